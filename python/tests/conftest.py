@@ -1,0 +1,74 @@
+"""Shared fixtures: the yee binary, scene runner, synthetic files."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+
+# Headless: tests render to files only.
+matplotlib.use("Agg")
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+# Test the working copy even when the package was not pip-installed.
+sys.path.insert(0, str(REPO / "python"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from synthetic import write_synthetic  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def yee_bin() -> Path:
+    """Path of the yee binary: $YEE_BIN, else target/release/yee. Missing binary fails the test."""
+    path = Path(os.environ.get("YEE_BIN", REPO / "target" / "release" / "yee"))
+    if not path.is_absolute():
+        path = REPO / path
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(
+            f"yee binary not found at {path}: build it with `cargo build --release` "
+            "or point YEE_BIN at it",
+            pytrace=False,
+        )
+    return path
+
+
+def run_scene(yee_bin: Path, directory: Path, name: str, toml: str, timeout: float = 120) -> Path:
+    """Write ``toml`` to ``directory/name.toml``, run it, and return the output HDF5 path."""
+    scene = directory / f"{name}.toml"
+    scene.write_text(toml)
+    out = directory / f"{name}.h5"
+    proc = subprocess.run(
+        [str(yee_bin), "run", str(scene), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if proc.returncode != 0:
+        pytest.fail(
+            f"yee run {scene.name} exited with {proc.returncode}\n"
+            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}",
+            pytrace=False,
+        )
+    assert out.is_file(), f"yee run did not write {out}"
+    return out
+
+
+@pytest.fixture(scope="session")
+def synthetic_file(tmp_path_factory) -> Path:
+    """A complete synthetic result file (f64)."""
+    path = tmp_path_factory.mktemp("synthetic") / "synthetic.h5"
+    write_synthetic(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def partial_file(tmp_path_factory) -> Path:
+    """A synthetic file from a run 'interrupted' at step 150 (f32, bytes-typed string attributes)."""
+    path = tmp_path_factory.mktemp("partial") / "partial.h5"
+    write_synthetic(path, precision="f32", interrupted_at=150, bytes_strings=True)
+    return path

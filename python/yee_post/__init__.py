@@ -1,0 +1,31 @@
+"""Post-processing for ``yee`` FDTD results.
+
+Open a file written by ``yee run scene.toml -o out.h5`` with :class:`Result`, read probes,
+spectra and snapshots with physical coordinates, and plot them::
+
+    from yee_post import Result, plot_slice
+
+    with Result("out.h5") as r:
+        print(r.monitors())
+        t, ez = r.probe("p", "Ez")
+        plot_slice(r, "ez_xy", "Ez").figure.savefig("ez.png")
+
+All lengths in the file and in this package are metres, times seconds and frequencies hertz;
+plots label lengths in a chosen unit (``unit="um"``).
+"""
+
+from .plot import animate, plot_slice, plot_spectrum
+from .result import COMPONENTS, STAGGER, Field, Result, spectrum
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Result",
+    "Field",
+    "STAGGER",
+    "COMPONENTS",
+    "spectrum",
+    "plot_slice",
+    "plot_spectrum",
+    "animate",
+]

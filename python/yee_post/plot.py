@@ -1,0 +1,237 @@
+"""Plots and animations of ``yee`` results (matplotlib)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from typing import Iterable, Optional, Sequence, Union
+
+import numpy as np
+
+from .result import Result, _frame_index
+
+_LENGTH_UNITS = {"m": 1.0, "mm": 1e3, "um": 1e6, "nm": 1e9}
+_LENGTH_LABELS = {"m": "m", "mm": "mm", "um": "µm", "nm": "nm"}
+_AXIS_NAMES = ("x", "y", "z")
+# Diverging map: fields are signed and the colour scale is symmetric about zero.
+_CMAP = "RdBu_r"
+
+ResultLike = Union[Result, str, os.PathLike]
+
+
+@contextlib.contextmanager
+def _opened(result: ResultLike):
+    """Yield a Result, opening (and closing) it when given a path."""
+    if isinstance(result, Result):
+        yield result
+    else:
+        with Result(result) as r:
+            yield r
+
+
+def _length_scale(unit: Optional[str], result: Result):
+    unit = unit or result.length_unit
+    if unit not in _LENGTH_UNITS:
+        raise ValueError(f"unknown length unit {unit!r}; use one of {list(_LENGTH_UNITS)}")
+    return _LENGTH_UNITS[unit], _LENGTH_LABELS[unit]
+
+
+def _si_prefix(value: float, unit: str):
+    """Scale and label putting ``value`` in a readable SI range (time in fs, frequency in THz...)."""
+    prefixes = [(1e-18, "a"), (1e-15, "f"), (1e-12, "p"), (1e-9, "n"), (1e-6, "µ"), (1e-3, "m"),
+                (1.0, ""), (1e3, "k"), (1e6, "M"), (1e9, "G"), (1e12, "T"), (1e15, "P")]
+    value = abs(value)
+    scale, prefix = prefixes[0]
+    for s, p in prefixes:
+        if value >= s:
+            scale, prefix = s, p
+    return 1.0 / scale, prefix + unit
+
+
+def _format_time(t: float) -> str:
+    scale, label = _si_prefix(t if t != 0 else 1e-15, "s")
+    return f"{t * scale:.5g} {label}"
+
+
+def _axis_number(axis) -> int:
+    if isinstance(axis, str):
+        if axis.lower() not in _AXIS_NAMES:
+            raise ValueError(f"axis must be x, y, z or 0, 1, 2, not {axis!r}")
+        return _AXIS_NAMES.index(axis.lower())
+    if axis not in (0, 1, 2):
+        raise ValueError(f"axis must be x, y, z or 0, 1, 2, not {axis!r}")
+    return int(axis)
+
+
+class _Plane:
+    """Which 2-D cut of a snapshot dataset to show, and how to read it frame by frame."""
+
+    def __init__(self, result: Result, name: str, component: str, axis=None, position=None,
+                 scale: float = 1.0):
+        self.dset = result._dataset("snapshots", name, component)
+        self.coords = result.snapshot_coords(name, component)
+        counts = self.dset.shape[1:]
+        thick = [a for a in range(3) if counts[a] > 1]
+        if len(thick) == 3:
+            # Default: the thinnest axis; on a tie prefer z, then y (the usual xy view).
+            cut = _axis_number(axis) if axis is not None else min(range(3), key=lambda a: (counts[a], -a))
+        elif len(thick) == 2:
+            cut = next(a for a in range(3) if a not in thick)
+            if axis is not None and _axis_number(axis) != cut:
+                raise ValueError(
+                    f"snapshot {name!r} is a plane normal to {_AXIS_NAMES[cut]}; "
+                    f"cutting it along {_AXIS_NAMES[_axis_number(axis)]} would leave a line"
+                )
+        else:
+            raise ValueError(f"snapshot {name!r} of shape {counts} has no 2-D plane to show")
+        self.cut = cut
+        self.axes = [a for a in range(3) if a != cut]
+        if position is not None:
+            # position is given in the plot's length unit, like the axis labels.
+            self.cut_index = int(np.argmin(np.abs(self.coords[cut] * scale - position)))
+        else:
+            self.cut_index = counts[cut] // 2
+        self.cut_coord = float(self.coords[cut][self.cut_index])
+
+    def read(self, frame: int) -> np.ndarray:
+        """Frame ``frame`` as a 2-D array indexed [horizontal, vertical]."""
+        sel = [frame, slice(None), slice(None), slice(None)]
+        sel[1 + self.cut] = self.cut_index
+        return np.asarray(self.dset[tuple(sel)], dtype=float)
+
+    def extent(self, scale: float):
+        """imshow extent: sample centres at the physical coordinates, each pixel one sample wide."""
+        ext = []
+        for a in self.axes:
+            c = self.coords[a] * scale
+            half = 0.5 * (c[1] - c[0]) if len(c) > 1 else 0.5
+            ext += [c[0] - half, c[-1] + half]
+        return ext
+
+
+def _draw_plane(ax, plane: _Plane, data: np.ndarray, vmax: float, scale: float, label: str):
+    im = ax.imshow(
+        data.T,  # imshow wants [row = vertical, column = horizontal]
+        origin="lower",
+        extent=plane.extent(scale),
+        cmap=_CMAP,
+        vmin=-vmax,
+        vmax=vmax,
+        interpolation="nearest",
+        aspect="equal",
+    )
+    h, v = (_AXIS_NAMES[a] for a in plane.axes)
+    ax.set_xlabel(f"{h} ({label})")
+    ax.set_ylabel(f"{v} ({label})")
+    return im
+
+
+def _title(name, component, plane: _Plane, t: float, scale: float, label: str) -> str:
+    cut = f"{_AXIS_NAMES[plane.cut]} = {plane.cut_coord * scale:.4g} {label}"
+    return f"{name}: {component} at {cut}, t = {_format_time(t)}"
+
+
+def _symmetric_limit(values: Iterable[np.ndarray]) -> float:
+    vmax = max((float(np.nanmax(np.abs(v))) if v.size else 0.0) for v in values)
+    # An all-zero field (before the source turns on) still needs a valid colour range.
+    return vmax if vmax > 0 and np.isfinite(vmax) else 1.0
+
+
+def plot_slice(result: ResultLike, name: str, component: str, index: int = -1, ax=None,
+               unit: Optional[str] = "um", axis=None, position: Optional[float] = None):
+    """Image of one snapshot frame on physical axes, with a colour scale symmetric about zero.
+
+    A plane snapshot shows its two non-singleton axes. A box snapshot is cut along ``axis``
+    (``"x"``, ``"y"``, ``"z"`` or 0-2; default: the thinnest axis) at ``position`` (in
+    ``unit``; default: the middle sample). ``unit`` is the length unit of the axes (``m``,
+    ``mm``, ``um``, ``nm``; None: the scene's unit). Returns the Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    with _opened(result) as r:
+        scale, label = _length_scale(unit, r)
+        plane = _Plane(r, name, component, axis=axis, position=position, scale=scale)
+        n = r.snapshot_count(name, component)
+        frame = _frame_index(index, n, name)
+        data = plane.read(frame)
+        times, _ = r.snapshot_times(name, component)
+        if ax is None:
+            _, ax = plt.subplots()
+        im = _draw_plane(ax, plane, data, _symmetric_limit([data]), scale, label)
+        ax.figure.colorbar(im, ax=ax, label=component)
+        ax.set_title(_title(name, component, plane, float(times[frame]), scale, label), fontsize="medium")
+    return ax
+
+
+def animate(result: ResultLike, name: str, component: str, path: Union[str, os.PathLike],
+            fps: int = 10, unit: Optional[str] = "um", axis=None, position: Optional[float] = None,
+            figsize: Sequence[float] = (5.0, 4.0), dpi: int = 100) -> str:
+    """Write a GIF with one frame per stored snapshot frame, using one symmetric colour scale
+    (the largest magnitude over all frames) throughout. Slicing arguments as in
+    :func:`plot_slice`. Returns the path written."""
+    from matplotlib.animation import FuncAnimation, PillowWriter
+    from matplotlib.figure import Figure
+
+    path = os.fspath(path)
+    with _opened(result) as r:
+        scale, label = _length_scale(unit, r)
+        plane = _Plane(r, name, component, axis=axis, position=position, scale=scale)
+        n = r.snapshot_count(name, component)
+        if n == 0:
+            raise ValueError(f"snapshot {name!r} has no frames")
+        frames = [plane.read(i) for i in range(n)]  # 2-D cuts only, so small
+        times, _ = r.snapshot_times(name, component)
+
+    vmax = _symmetric_limit(frames)
+    # A bare Figure (no pyplot) so animating works under any backend and leaks no windows.
+    fig = Figure(figsize=tuple(figsize), dpi=dpi)
+    ax = fig.add_subplot()
+    im = _draw_plane(ax, plane, frames[0], vmax, scale, label)
+    fig.colorbar(im, ax=ax, label=component)
+    title = ax.set_title("", fontsize="medium")
+
+    def update(i):
+        im.set_data(frames[i].T)
+        # The time in the title also keeps Pillow from merging identical (e.g. all-zero) frames.
+        title.set_text(_title(name, component, plane, float(times[i]), scale, label))
+        return im, title
+
+    anim = FuncAnimation(fig, update, frames=n, blit=False)
+    anim.save(path, writer=PillowWriter(fps=fps), dpi=dpi)
+    return path
+
+
+def plot_spectrum(result: ResultLike, name: str, component: str, ax=None,
+                  fmin: Optional[float] = None, fmax: Optional[float] = None,
+                  mark: Optional[Iterable[float]] = None, window: Optional[str] = "hann",
+                  pad: int = 4):
+    """Magnitude spectrum of a probe component between ``fmin`` and ``fmax`` (Hz), with dashed
+    vertical lines at the frequencies in ``mark`` (Hz). Without ``fmax`` the plot stops a
+    little above the highest frequency holding at least 0.1% of the peak (or the highest mark).
+    Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    with _opened(result) as r:
+        freqs, spec = r.spectrum(name, component, window=window, pad=pad)
+    mag = np.abs(spec)
+    marks = [float(m) for m in (mark if mark is not None else [])]
+    if fmax is None:
+        # FDTD's Nyquist frequency is far above any physics of interest: zoom on the content.
+        significant = freqs[mag >= 1e-3 * mag.max()] if mag.max() > 0 else freqs[-1:]
+        fmax = 1.1 * max([float(significant.max())] + marks)
+        fmax = min(fmax, float(freqs[-1]))
+    fmin = 0.0 if fmin is None else fmin
+    keep = (freqs >= fmin) & (freqs <= fmax)
+    scale, label = _si_prefix(fmax, "Hz")
+    if ax is None:
+        _, ax = plt.subplots()
+    ax.plot(freqs[keep] * scale, mag[keep], lw=1.2)
+    for m in marks:
+        if fmin <= m <= fmax:
+            ax.axvline(m * scale, color="k", ls="--", lw=0.8)
+    ax.set_xlim(fmin * scale, fmax * scale)
+    ax.set_ylim(bottom=0)
+    ax.set_xlabel(f"frequency ({label})")
+    ax.set_ylabel(f"|{component}(f)|")
+    ax.set_title(f"{name}: spectrum of {component}", fontsize="medium")
+    return ax

@@ -1,0 +1,332 @@
+"""Reading the HDF5 files written by ``yee run``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple, Union
+
+import h5py
+import numpy as np
+
+# Offset of each field component from its grid node, in cells (Yee staggering).
+STAGGER: Dict[str, Tuple[float, float, float]] = {
+    "Ex": (0.5, 0.0, 0.0),
+    "Ey": (0.0, 0.5, 0.0),
+    "Ez": (0.0, 0.0, 0.5),
+    "Hx": (0.0, 0.5, 0.5),
+    "Hy": (0.5, 0.0, 0.5),
+    "Hz": (0.5, 0.5, 0.0),
+}
+
+COMPONENTS = tuple(STAGGER)
+
+# Monitor kinds that monitors() always reports, even when the file has none of them.
+_MONITOR_GROUPS = {"probes": "probes", "snapshots": "snapshots", "flux": "flux"}
+
+_WINDOWS = {
+    "hann": np.hanning,
+    "hanning": np.hanning,
+    "hamming": np.hamming,
+    "blackman": np.blackman,
+}
+
+
+def _plain(value):
+    """Convert an attribute value read by h5py to a plain Python/numpy value."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8")
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind in "SO":
+            return [v.decode("utf-8") if isinstance(v, bytes) else v for v in value.tolist()]
+        return value
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _to_complex(array: np.ndarray) -> np.ndarray:
+    """Turn a compound array with fields ``r`` and ``i`` into a complex array; others pass through."""
+    names = array.dtype.names
+    if names and set(names) == {"r", "i"}:
+        out = np.empty(array.shape, dtype=np.result_type(array["r"].dtype, np.complex64))
+        out.real = array["r"]
+        out.imag = array["i"]
+        return out
+    return array
+
+
+@dataclass
+class Field:
+    """Snapshot samples with their physical coordinates.
+
+    ``data`` is ``[n, nx', ny', nz']`` for all frames or ``[nx', ny', nz']`` for one frame.
+    ``x``, ``y``, ``z`` are the sample coordinates in metres (staggering included),
+    ``time`` the sample time(s) in seconds (half a step earlier for H components) and
+    ``steps`` the step number(s) of the frame(s).
+    """
+
+    name: str
+    component: str
+    data: np.ndarray
+    x: np.ndarray
+    y: np.ndarray
+    z: np.ndarray
+    time: Union[float, np.ndarray]
+    steps: Union[int, np.ndarray]
+    origin: np.ndarray
+    spacing: np.ndarray
+
+    @property
+    def coords(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The ``(x, y, z)`` coordinate arrays in metres."""
+        return self.x, self.y, self.z
+
+
+class Result:
+    """An open ``yee`` output file.
+
+    Use as a context manager (``with Result("out.h5") as r: ...``) or call :meth:`close`.
+    The file is opened read-only; a file from an interrupted run (``complete == False``)
+    is read up to the last row written.
+    """
+
+    def __init__(self, path: Union[str, os.PathLike]):
+        self.path = os.fspath(path)
+        self._file = h5py.File(self.path, "r")
+        self.attrs: Dict[str, object] = {k: _plain(v) for k, v in self._file.attrs.items()}
+
+    # -- lifetime ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the underlying HDF5 file."""
+        self._file.close()
+
+    def __enter__(self) -> "Result":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Result({self.path!r}, shape={tuple(self.shape)}, complete={self.complete})"
+
+    @property
+    def file(self) -> h5py.File:
+        """The underlying :class:`h5py.File`, for anything this class does not cover."""
+        return self._file
+
+    # -- root attributes ----------------------------------------------------------------------
+    @property
+    def shape(self) -> Tuple[int, int, int]:
+        """Grid size ``(nx, ny, nz)`` in cells."""
+        return tuple(int(n) for n in self.attrs["shape"])
+
+    @property
+    def cell_size(self) -> np.ndarray:
+        """Cell size ``[dx, dy, dz]`` in metres."""
+        return np.asarray(self.attrs["cell_size"], dtype=float)
+
+    @property
+    def origin(self) -> np.ndarray:
+        """Coordinates of grid node (0, 0, 0) in metres: the minimum corner of the domain."""
+        return np.asarray(self.attrs["origin"], dtype=float)
+
+    @property
+    def size(self) -> np.ndarray:
+        """Domain extent ``shape * cell_size`` in metres."""
+        return np.asarray(self.shape, dtype=float) * self.cell_size
+
+    @property
+    def dt(self) -> float:
+        """Time step in seconds."""
+        return float(self.attrs["dt"])
+
+    @property
+    def steps(self) -> int:
+        """Number of steps the run was asked for (an interrupted run may have stored fewer)."""
+        return int(self.attrs["steps"])
+
+    @property
+    def complete(self) -> bool:
+        """Whether the run finished (False after an interrupt or failure)."""
+        return bool(self.attrs.get("complete", False))
+
+    @property
+    def length_unit(self) -> str:
+        """The scene's length unit (``m``, ``mm``, ``um`` or ``nm``); file values are in metres."""
+        return str(self.attrs.get("length_unit", "m"))
+
+    # -- listing ----------------------------------------------------------------------------
+    def monitors(self) -> Dict[str, List[str]]:
+        """Monitor names by kind: always ``probes``, ``snapshots`` and ``flux``, plus any other
+        top-level groups (e.g. DFT monitors) present in the file."""
+        out: Dict[str, List[str]] = {key: [] for key in _MONITOR_GROUPS}
+        for key, obj in self._file.items():
+            if isinstance(obj, h5py.Group):
+                out[key] = sorted(obj.keys())
+        return out
+
+    def components(self, kind: str, name: str) -> List[str]:
+        """Field components stored for monitor ``name`` of ``kind`` (``probes`` or ``snapshots``)."""
+        group = self._group(kind, name)
+        return [c for c in COMPONENTS if c in group]
+
+    def _group(self, kind: str, name: str) -> h5py.Group:
+        path = f"{kind}/{name}"
+        if path not in self._file:
+            have = self.monitors().get(kind, [])
+            raise KeyError(f"no {kind} monitor {name!r} in {self.path} (have: {have})")
+        return self._file[path]
+
+    def _dataset(self, kind: str, name: str, component: str) -> h5py.Dataset:
+        group = self._group(kind, name)
+        if component not in group:
+            raise KeyError(
+                f"{kind} monitor {name!r} has no component {component!r} "
+                f"(have: {self.components(kind, name)})"
+            )
+        return group[component]
+
+    def read(self, path: str) -> np.ndarray:
+        """Read any dataset by its path in the file; complex compounds (``r``, ``i``) become complex."""
+        return _to_complex(self._file[path][()])
+
+    # -- probes ----------------------------------------------------------------------------
+    def probe(self, name: str, component: str) -> Tuple[np.ndarray, np.ndarray]:
+        """Time series of a probe component: ``(time, values)``.
+
+        Times are in seconds with the component's ``time_offset`` applied, so H samples sit
+        half a step before E samples.
+        """
+        dset = self._dataset("probes", name, component)
+        values = dset[()]
+        group = self._group("probes", name)
+        if "time" in group:
+            time = group["time"][()]
+        else:
+            time = (np.arange(len(values)) + 1) * self.dt
+        n = min(len(values), len(time))  # a partial file may have one more row in either
+        offset = float(dset.attrs.get("time_offset", 0.0))
+        return time[:n] + offset, values[:n]
+
+    def probe_position(self, name: str, component: Optional[str] = None) -> np.ndarray:
+        """Requested probe position (metres), or the actual sample position of ``component``."""
+        if component is None:
+            return np.asarray(self._group("probes", name).attrs["position"], dtype=float)
+        return np.asarray(self._dataset("probes", name, component).attrs["position"], dtype=float)
+
+    def spectrum(
+        self, name: str, component: str, window: Optional[str] = "hann", pad: int = 4
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Spectrum of a probe component: ``(freqs in Hz, complex amplitude)``.
+
+        The record is multiplied by ``window`` (``hann``, ``hamming``, ``blackman`` or None),
+        zero-padded to ``pad`` times its length for a finer frequency grid, and transformed
+        with ``rfft``. Amplitudes are scaled by ``dt`` (an approximation of the continuous
+        Fourier transform) and referred to t = 0.
+        """
+        time, values = self.probe(name, component)
+        return spectrum(time, values, window=window, pad=pad)
+
+    # -- snapshots --------------------------------------------------------------------------
+    def snapshot_count(self, name: str, component: Optional[str] = None) -> int:
+        """Number of complete frames of a snapshot monitor (per component, or the minimum)."""
+        group = self._group("snapshots", name)
+        comps = [component] if component else self.components("snapshots", name)
+        lengths = [group[c].shape[0] for c in comps]
+        for extra in ("time", "step"):
+            if extra in group:
+                lengths.append(group[extra].shape[0])
+        return int(min(lengths)) if lengths else 0
+
+    def snapshot_coords(self, name: str, component: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Physical sample coordinates ``(x, y, z)`` in metres of a snapshot component,
+        from the dataset's own ``origin`` and ``spacing`` attributes."""
+        dset = self._dataset("snapshots", name, component)
+        origin = np.asarray(dset.attrs["origin"], dtype=float)
+        spacing = np.asarray(dset.attrs["spacing"], dtype=float)
+        return tuple(origin[a] + spacing[a] * np.arange(dset.shape[a + 1]) for a in range(3))
+
+    def snapshot_times(self, name: str, component: str) -> Tuple[np.ndarray, np.ndarray]:
+        """``(time, step)`` arrays of a snapshot component's frames, its time offset applied."""
+        group = self._group("snapshots", name)
+        dset = self._dataset("snapshots", name, component)
+        n = self.snapshot_count(name, component)
+        steps = group["step"][:n] if "step" in group else np.arange(n)
+        time = group["time"][:n] if "time" in group else steps * self.dt
+        return time + float(dset.attrs.get("time_offset", 0.0)), steps
+
+    def snapshot(self, name: str, component: str, index: Optional[int] = None) -> Field:
+        """Snapshot data with coordinates.
+
+        ``index=None`` reads every frame (``data`` is ``[n, nx', ny', nz']``); an integer
+        (negative counts from the end) reads one frame (``data`` is ``[nx', ny', nz']``).
+        """
+        dset = self._dataset("snapshots", name, component)
+        n = self.snapshot_count(name, component)
+        time, steps = self.snapshot_times(name, component)
+        if index is None:
+            data = dset[:n]
+        else:
+            i = _frame_index(index, n, name)
+            data = dset[i]
+            time, steps = float(time[i]), int(steps[i])
+        x, y, z = self.snapshot_coords(name, component)
+        return Field(
+            name=name,
+            component=component,
+            data=data,
+            x=x,
+            y=y,
+            z=z,
+            time=time,
+            steps=steps,
+            origin=np.asarray(dset.attrs["origin"], dtype=float),
+            spacing=np.asarray(dset.attrs["spacing"], dtype=float),
+        )
+
+    # -- flux and other frequency-domain monitors ---------------------------------------------
+    def flux(self, name: str) -> Dict[str, np.ndarray]:
+        """All datasets of flux monitor ``name`` as arrays (``frequency`` in Hz, ``power``, ...)."""
+        group = self._group("flux", name)
+        return {k: _to_complex(v[()]) for k, v in group.items() if isinstance(v, h5py.Dataset)}
+
+    def monitor_data(self, kind: str, name: str) -> Dict[str, np.ndarray]:
+        """All datasets of any monitor group (e.g. DFT fields) as arrays, complex where stored
+        as ``r``/``i`` compounds."""
+        group = self._group(kind, name)
+        return {k: _to_complex(v[()]) for k, v in group.items() if isinstance(v, h5py.Dataset)}
+
+
+def _frame_index(index: int, n: int, name: str) -> int:
+    i = index + n if index < 0 else index
+    if not 0 <= i < n:
+        raise IndexError(f"snapshot {name!r} has {n} frames; index {index} is out of range")
+    return i
+
+
+def spectrum(
+    time: np.ndarray, values: np.ndarray, window: Optional[str] = "hann", pad: int = 4
+) -> Tuple[np.ndarray, np.ndarray]:
+    """Windowed, zero-padded ``rfft`` of a uniformly sampled record: ``(freqs Hz, spectrum)``.
+
+    See :meth:`Result.spectrum`.
+    """
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if n < 2:
+        raise ValueError("need at least two samples for a spectrum")
+    dt = float(time[1] - time[0])
+    if window is None or window in ("none", "rect", "boxcar"):
+        w = np.ones(n)
+    else:
+        try:
+            w = _WINDOWS[window](n)
+        except KeyError:
+            raise ValueError(f"unknown window {window!r}; use one of {sorted(_WINDOWS)} or None") from None
+    nfft = max(int(pad), 1) * n
+    freqs = np.fft.rfftfreq(nfft, dt)
+    spec = np.fft.rfft(values * w, nfft) * dt
+    # rfft assumes the record starts at t = 0; shift the phase so it refers to absolute time.
+    spec *= np.exp(-2j * np.pi * freqs * float(time[0]))
+    return freqs, spec

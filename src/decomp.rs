@@ -1,0 +1,142 @@
+//! Slab decomposition along x and the halo exchange plan shared by every backend.
+//!
+//! Slab `s` owns global x planes `[x0, x1)` and stores one halo plane on each side. The E
+//! update at plane i reads H at i - 1 (the left halo for the first owned plane); the H update
+//! at plane i reads E at i + 1 (the right halo for the last). So after the H update each slab
+//! receives Hy and Hz into its left halo from the left neighbour, and after the E update Ey and
+//! Ez into its right halo from the right neighbour. The x faces of the domain are handled in
+//! the same list: a periodic face copies from the other end, a PMC face mirrors with a sign
+//! flip, and PEC or PML faces leave the halo at zero.
+
+use crate::model::{Axis, BoundaryKind, Boundaries, Component};
+
+/// The global x range one slab owns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlabRange {
+    /// First owned plane.
+    pub x0: usize,
+    /// One past the last owned plane.
+    pub x1: usize,
+}
+
+impl SlabRange {
+    /// Owned planes.
+    pub fn len(&self) -> usize {
+        self.x1 - self.x0
+    }
+    /// True if the slab owns nothing.
+    pub fn is_empty(&self) -> bool {
+        self.x1 == self.x0
+    }
+}
+
+/// Split `nx` planes into `n` slabs whose sizes differ by at most one.
+pub fn split_even(nx: usize, n: usize) -> Vec<SlabRange> {
+    split_weighted(nx, &vec![1.0; n.max(1)])
+}
+
+/// Split `nx` planes into slabs in proportion to `weights` (e.g. each device's free memory);
+/// every slab gets at least one plane.
+pub fn split_weighted(nx: usize, weights: &[f64]) -> Vec<SlabRange> {
+    let n = weights.len().min(nx).max(1);
+    let weights = &weights[..n];
+    let total: f64 = weights.iter().sum();
+    let mut out = Vec::with_capacity(n);
+    let mut x0 = 0;
+    let mut acc = 0.0;
+    for (s, w) in weights.iter().enumerate() {
+        acc += w;
+        let remaining_slabs = n - s - 1;
+        let ideal = (acc / total * nx as f64).round() as usize;
+        let x1 = if s + 1 == n { nx } else { ideal.clamp(x0 + 1, nx - remaining_slabs) };
+        out.push(SlabRange { x0, x1 });
+        x0 = x1;
+    }
+    out
+}
+
+/// Which halo plane of the destination slab receives a copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HaloSide {
+    /// The plane just below x0 (local plane 0).
+    Left,
+    /// The plane at x1 (local plane len + 1).
+    Right,
+}
+
+/// One plane copy between slabs (or within one, for the PMC mirror).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HaloCopy {
+    /// The field component copied.
+    pub component: Component,
+    /// Slab that owns the source plane.
+    pub src_slab: usize,
+    /// Global x index of the source plane (owned by `src_slab`).
+    pub src_x: usize,
+    /// Slab whose halo receives it.
+    pub dst_slab: usize,
+    /// Which halo.
+    pub dst_side: HaloSide,
+    /// Copy with the sign flipped (the PMC mirror of tangential H).
+    pub negate: bool,
+}
+
+/// The halo copies replayed every step.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HaloPlan {
+    /// After the H update: Hy, Hz into left halos.
+    pub after_h: Vec<HaloCopy>,
+    /// After the E update: Ey, Ez into right halos.
+    pub after_e: Vec<HaloCopy>,
+}
+
+impl HaloPlan {
+    /// Build the copy lists for `slabs` (tiling [0, nx)) and the x faces of `boundaries`.
+    pub fn new(slabs: &[SlabRange], boundaries: &Boundaries) -> Self {
+        let last = slabs.len() - 1;
+        let nx = slabs[last].x1;
+        let mut after_h = Vec::new();
+        let mut after_e = Vec::new();
+        for component in [Component::Hy, Component::Hz] {
+            for s in 1..slabs.len() {
+                after_h.push(HaloCopy { component, src_slab: s - 1, src_x: slabs[s].x0 - 1, dst_slab: s, dst_side: HaloSide::Left, negate: false });
+            }
+            match boundaries.face(Axis::X, false) {
+                BoundaryKind::Periodic => after_h.push(HaloCopy { component, src_slab: last, src_x: nx - 1, dst_slab: 0, dst_side: HaloSide::Left, negate: false }),
+                BoundaryKind::Pmc => after_h.push(HaloCopy { component, src_slab: 0, src_x: 0, dst_slab: 0, dst_side: HaloSide::Left, negate: true }),
+                _ => {}
+            }
+        }
+        for component in [Component::Ey, Component::Ez] {
+            for s in 0..last {
+                after_e.push(HaloCopy { component, src_slab: s + 1, src_x: slabs[s].x1, dst_slab: s, dst_side: HaloSide::Right, negate: false });
+            }
+            if boundaries.face(Axis::X, true) == BoundaryKind::Periodic {
+                after_e.push(HaloCopy { component, src_slab: 0, src_x: 0, dst_slab: last, dst_side: HaloSide::Right, negate: false });
+            }
+        }
+        HaloPlan { after_h, after_e }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn even_split_tiles_the_range() {
+        let s = split_even(10, 3);
+        assert_eq!(s.iter().map(|r| r.len()).collect::<Vec<_>>(), vec![3, 4, 3]);
+        assert_eq!(s[0].x0, 0);
+        assert_eq!(s[2].x1, 10);
+    }
+
+    #[test]
+    fn weighted_split_follows_weights_and_keeps_every_slab() {
+        let s = split_weighted(100, &[3.0, 1.0]);
+        assert_eq!((s[0].len(), s[1].len()), (75, 25));
+        let s = split_weighted(3, &[1.0, 1000.0, 1.0]);
+        assert!(s.iter().all(|r| r.len() >= 1));
+        assert_eq!(s.last().unwrap().x1, 3);
+    }
+}

@@ -1,0 +1,164 @@
+//! Grid geometry, field components and physical constants.
+
+/// Speed of light in vacuum, m/s.
+pub const C0: f64 = 299_792_458.0;
+/// Vacuum permeability, H/m (CODATA 2018).
+pub const MU0: f64 = 1.256_637_062_12e-6;
+/// Vacuum permittivity, F/m, consistent with C0 and MU0.
+pub const EPS0: f64 = 1.0 / (MU0 * C0 * C0);
+/// Impedance of free space, ohm.
+pub const ETA0: f64 = MU0 * C0;
+
+/// Floating-point precision of the fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Precision {
+    /// 32-bit floats (the default: half the memory traffic).
+    F32,
+    /// 64-bit floats.
+    F64,
+}
+
+impl Precision {
+    /// Bytes per field value.
+    pub fn bytes(self) -> usize {
+        match self {
+            Precision::F32 => 4,
+            Precision::F64 => 8,
+        }
+    }
+    /// "f32" or "f64".
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::F32 => "f32",
+            Precision::F64 => "f64",
+        }
+    }
+}
+
+/// A Cartesian axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Axis {
+    /// x (the slab axis).
+    X = 0,
+    /// y.
+    Y = 1,
+    /// z (contiguous in memory).
+    Z = 2,
+}
+
+impl Axis {
+    /// All three axes in order.
+    pub const ALL: [Axis; 3] = [Axis::X, Axis::Y, Axis::Z];
+    /// "x", "y" or "z".
+    pub fn name(self) -> &'static str {
+        ["x", "y", "z"][self as usize]
+    }
+}
+
+/// A face of the domain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Face {
+    /// Normal axis.
+    pub axis: Axis,
+    /// True for the maximum-coordinate face.
+    pub high: bool,
+}
+
+/// One of the six field components.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Component {
+    /// E along x, at (i+1/2, j, k).
+    Ex = 0,
+    /// E along y, at (i, j+1/2, k).
+    Ey = 1,
+    /// E along z, at (i, j, k+1/2).
+    Ez = 2,
+    /// H along x, at (i, j+1/2, k+1/2).
+    Hx = 3,
+    /// H along y, at (i+1/2, j, k+1/2).
+    Hy = 4,
+    /// H along z, at (i+1/2, j+1/2, k).
+    Hz = 5,
+}
+
+impl Component {
+    /// All six, E first.
+    pub const ALL: [Component; 6] = [
+        Component::Ex,
+        Component::Ey,
+        Component::Ez,
+        Component::Hx,
+        Component::Hy,
+        Component::Hz,
+    ];
+    /// "Ex", "Ey", ...
+    pub fn name(self) -> &'static str {
+        ["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"][self as usize]
+    }
+    /// Parse "Ex".."Hz" (case-sensitive, as written in scenes and HDF5).
+    pub fn parse(s: &str) -> Option<Component> {
+        Component::ALL.iter().copied().find(|c| c.name() == s)
+    }
+    /// True for Ex, Ey, Ez.
+    pub fn is_electric(self) -> bool {
+        (self as usize) < 3
+    }
+    /// The axis the component points along.
+    pub fn axis(self) -> Axis {
+        Axis::ALL[self as usize % 3]
+    }
+    /// Yee staggering in units of a cell: half-cell offsets along x, y, z.
+    pub fn offset(self) -> [f64; 3] {
+        match self {
+            Component::Ex => [0.5, 0.0, 0.0],
+            Component::Ey => [0.0, 0.5, 0.0],
+            Component::Ez => [0.0, 0.0, 0.5],
+            Component::Hx => [0.0, 0.5, 0.5],
+            Component::Hy => [0.5, 0.0, 0.5],
+            Component::Hz => [0.5, 0.5, 0.0],
+        }
+    }
+}
+
+/// The Yee grid: shape, spacing, origin and time step.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Grid {
+    /// Cells along x, y, z.
+    pub shape: [usize; 3],
+    /// Cell size in metres along x, y, z.
+    pub cell: [f64; 3],
+    /// Coordinates (m) of grid node (0, 0, 0): the minimum corner of the domain.
+    pub origin: [f64; 3],
+    /// Time step in seconds.
+    pub dt: f64,
+    /// Number of time steps.
+    pub steps: usize,
+}
+
+impl Grid {
+    /// Total number of cells.
+    pub fn cells(&self) -> u64 {
+        self.shape.iter().map(|&n| n as u64).product()
+    }
+    /// The largest stable time step: the 3D Courant limit 1 / (c sqrt(1/dx^2 + 1/dy^2 + 1/dz^2)).
+    pub fn courant_limit(cell: [f64; 3]) -> f64 {
+        1.0 / (C0 * cell.iter().map(|d| 1.0 / (d * d)).sum::<f64>().sqrt())
+    }
+    /// Physical position (m) of `component` at fractional grid index `index`.
+    pub fn position(&self, component: Component, index: [f64; 3]) -> [f64; 3] {
+        let off = component.offset();
+        [0, 1, 2].map(|a| self.origin[a] + (index[a] + off[a]) * self.cell[a])
+    }
+    /// The grid index of `component` nearest to physical point `p`, clamped into the grid.
+    pub fn nearest_index(&self, component: Component, p: [f64; 3]) -> [usize; 3] {
+        let off = component.offset();
+        [0, 1, 2].map(|a| {
+            let f = (p[a] - self.origin[a]) / self.cell[a] - off[a];
+            (f.round().max(0.0) as usize).min(self.shape[a] - 1)
+        })
+    }
+    /// Domain extent (m) along each axis.
+    pub fn size(&self) -> [f64; 3] {
+        [0, 1, 2].map(|a| self.shape[a] as f64 * self.cell[a])
+    }
+}

@@ -1,0 +1,52 @@
+//! Monitors on grid cells: point probes and snapshots.
+
+use super::grid::Component;
+
+/// A time series of field values at one point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Probe {
+    /// Unique name; the HDF5 group.
+    pub name: String,
+    /// Requested position (m).
+    pub position: [f64; 3],
+    /// Components and the grid index each samples (nearest to the position for its staggering).
+    pub samples: Vec<(Component, [usize; 3])>,
+}
+
+/// A strided index box [start, end) along each axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region {
+    /// First index along x, y, z.
+    pub start: [usize; 3],
+    /// One past the last index.
+    pub end: [usize; 3],
+    /// Keep every n-th index along each axis.
+    pub stride: [usize; 3],
+}
+
+impl Region {
+    /// Samples along each axis.
+    pub fn counts(&self) -> [usize; 3] {
+        [0, 1, 2].map(|a| (self.end[a] - self.start[a]).div_ceil(self.stride[a]))
+    }
+    /// Total samples.
+    pub fn len(&self) -> usize {
+        self.counts().iter().product()
+    }
+    /// True if the region holds no samples.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Field snapshots of a plane, a box or the whole volume, every `every` steps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    /// Unique name; the HDF5 group.
+    pub name: String,
+    /// Components and the region each samples (planes are chosen per component, nearest to
+    /// the requested coordinate for that component's staggering).
+    pub regions: Vec<(Component, Region)>,
+    /// Steps between snapshots.
+    pub every: usize,
+}

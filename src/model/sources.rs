@@ -1,0 +1,137 @@
+//! Source waveforms and current sources on grid cells.
+
+use super::grid::Component;
+use std::f64::consts::PI;
+
+/// A source's time dependence, normalised to a peak of about 1.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Waveform {
+    /// Gaussian-modulated sine: sin(2 pi f (t - t0)) exp(-(t - t0)^2 / (2 s^2)).
+    Gaussian {
+        /// Carrier frequency (Hz).
+        frequency: f64,
+        /// Spectral full width at half maximum (Hz).
+        bandwidth: f64,
+        /// Extra delay (s).
+        delay: f64,
+    },
+    /// Ricker wavelet (second derivative of a Gaussian), peak spectrum at `frequency`.
+    Ricker {
+        /// Peak frequency (Hz).
+        frequency: f64,
+        /// Extra delay (s).
+        delay: f64,
+    },
+    /// A sine switched on smoothly over `ramp` seconds (raised-cosine envelope).
+    Continuous {
+        /// Frequency (Hz).
+        frequency: f64,
+        /// Turn-on time (s).
+        ramp: f64,
+        /// Extra delay (s).
+        delay: f64,
+    },
+}
+
+impl Waveform {
+    /// Temporal standard deviation of the Gaussian envelope, from the spectral FWHM.
+    fn gaussian_sigma(bandwidth: f64) -> f64 {
+        // Spectrum exp(-(f - f0)^2 / (2 sf^2)) has FWHM 2 sqrt(2 ln 2) sf; time width s = 1 / (2 pi sf).
+        let sf = bandwidth / (2.0 * (2.0 * 2f64.ln()).sqrt());
+        1.0 / (2.0 * PI * sf)
+    }
+
+    /// Time of the pulse peak: far enough after t = 0 that switching on is smooth
+    /// (the envelope there is below 1e-6 of its peak).
+    pub fn peak_time(&self) -> f64 {
+        match *self {
+            Waveform::Gaussian { bandwidth, delay, .. } => 5.3 * Self::gaussian_sigma(bandwidth) + delay,
+            Waveform::Ricker { frequency, delay } => 1.3 / frequency + delay,
+            Waveform::Continuous { delay, .. } => delay,
+        }
+    }
+
+    /// Time after which the source is off for good (within 1e-6 of peak), or None if it never is.
+    pub fn end_time(&self) -> Option<f64> {
+        match *self {
+            Waveform::Continuous { .. } => None,
+            _ => Some(2.0 * self.peak_time() - self.delay()),
+        }
+    }
+
+    fn delay(&self) -> f64 {
+        match *self {
+            Waveform::Gaussian { delay, .. } | Waveform::Ricker { delay, .. } | Waveform::Continuous { delay, .. } => delay,
+        }
+    }
+
+    /// The highest frequency with significant energy (used for the resolution warning).
+    pub fn max_frequency(&self) -> f64 {
+        match *self {
+            // Spectrum down to about 1e-3 of its peak: f0 + 3.7 sf.
+            Waveform::Gaussian { frequency, bandwidth, .. } => frequency + 3.7 * bandwidth / 2.3548,
+            // The Ricker spectrum (f/fp)^2 exp(1 - (f/fp)^2) falls to about 1e-3 at 3 fp.
+            Waveform::Ricker { frequency, .. } => 3.0 * frequency,
+            Waveform::Continuous { frequency, .. } => frequency,
+        }
+    }
+
+    /// Value at time `t` (s).
+    pub fn value(&self, t: f64) -> f64 {
+        match *self {
+            Waveform::Gaussian { frequency, bandwidth, .. } => {
+                let s = Self::gaussian_sigma(bandwidth);
+                let u = t - self.peak_time();
+                (2.0 * PI * frequency * u).sin() * (-(u * u) / (2.0 * s * s)).exp()
+            }
+            Waveform::Ricker { frequency, .. } => {
+                let a = (PI * frequency * (t - self.peak_time())).powi(2);
+                (1.0 - 2.0 * a) * (-a).exp()
+            }
+            Waveform::Continuous { frequency, ramp, delay } => {
+                let u = t - delay;
+                if u <= 0.0 {
+                    return 0.0;
+                }
+                let envelope = if u >= ramp { 1.0 } else { 0.5 * (1.0 - (PI * u / ramp).cos()) };
+                envelope * (2.0 * PI * frequency * u).sin()
+            }
+        }
+    }
+}
+
+/// A current source: J on a set of E-component cells, J(t) = amplitude * waveform(t).
+///
+/// The E update subtracts (dt / eps) J at the cell, the discrete form of dE/dt = (curl H - J) / eps.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Source {
+    /// The driven E component.
+    pub component: Component,
+    /// Global cell ranges [start, end) along x, y, z (one cell for a dipole, a sheet for a plane wave).
+    pub cells: [[usize; 2]; 3],
+    /// Peak current density (A/m^2).
+    pub amplitude: f64,
+    /// Time dependence.
+    pub waveform: Waveform,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gaussian_starts_and_ends_quietly() {
+        let w = Waveform::Gaussian { frequency: 2e14, bandwidth: 1e14, delay: 0.0 };
+        assert!(w.value(0.0).abs() < 1e-5);
+        assert!(w.value(w.end_time().unwrap()).abs() < 1e-5);
+        let peak = (0..1000).map(|i| w.value(w.peak_time() + (i as f64 - 500.0) * 1e-17).abs()).fold(0.0, f64::max);
+        assert!(peak > 0.99 && peak <= 1.0);
+    }
+
+    #[test]
+    fn continuous_ramps_up() {
+        let w = Waveform::Continuous { frequency: 1e9, ramp: 3e-9, delay: 0.0 };
+        assert_eq!(w.value(0.0), 0.0);
+        assert!((w.value(5.25e-9) - 1.0).abs() < 1e-9);
+    }
+}

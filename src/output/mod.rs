@@ -1,0 +1,257 @@
+//! The HDF5 result file, written as the run goes (layout: design.md section 6, README).
+//!
+//! The file is created before the first step with every root attribute and `complete = false`,
+//! probe series are appended at each flush, and each snapshot is written (and the file flushed)
+//! as soon as it is taken, so memory stays flat and an interrupted run leaves a valid file
+//! holding everything up to its last flush.
+
+use crate::model::{Component, Model};
+use crate::real::Real;
+use hdf5::types::VarLenUnicode;
+use hdf5::{Dataset, File, Group, H5Type};
+use ndarray::{s, ArrayView1, ArrayView4};
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// Largest chunk written at once: HDF5 refuses chunks of 4 GiB or more, and big chunks make
+/// partial reads slow.
+const MAX_CHUNK_BYTES: usize = 64 << 20;
+
+/// Why the output file could not be written.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write `{path}`: {message}")]
+pub struct OutputError {
+    /// The output file.
+    pub path: PathBuf,
+    /// What HDF5 or the system said.
+    pub message: String,
+}
+
+struct ProbeSet {
+    datasets: Vec<Dataset>,
+    time: Dataset,
+    values: Vec<Vec<f64>>,
+    written: usize,
+}
+
+struct SnapshotSet {
+    datasets: Vec<Dataset>,
+    shapes: Vec<[usize; 3]>,
+    time: Dataset,
+    step: Dataset,
+    count: usize,
+}
+
+/// Streams one run's results into an HDF5 file.
+pub struct Hdf5Writer {
+    file: File,
+    path: PathBuf,
+    dt: f64,
+    probes: Vec<ProbeSet>,
+    snapshots: Vec<SnapshotSet>,
+    times: Vec<f64>,
+}
+
+fn err(path: &Path) -> impl Fn(hdf5::Error) -> OutputError + '_ {
+    move |e| OutputError { path: path.to_path_buf(), message: e.to_string() }
+}
+
+fn str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
+    let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
+    loc.new_attr::<VarLenUnicode>().shape(()).create(name)?.write_scalar(&v)
+}
+
+fn arr_attr<T: H5Type + Copy>(loc: &hdf5::Location, name: &str, value: &[T]) -> hdf5::Result<()> {
+    loc.new_attr::<T>().shape(value.len()).create(name)?.write_raw(value)
+}
+
+fn scalar_attr<T: H5Type>(loc: &hdf5::Location, name: &str, value: T) -> hdf5::Result<()> {
+    loc.new_attr::<T>().shape(()).create(name)?.write_scalar(&value)
+}
+
+fn growable<T: H5Type>(g: &Group, name: &str, chunk: usize) -> hdf5::Result<Dataset> {
+    g.new_dataset::<T>().chunk(chunk).shape(hdf5::SimpleExtents::resizable([0usize])).create(name)
+}
+
+impl Hdf5Writer {
+    /// Create `path` (replacing any file there) with the root attributes and empty monitor
+    /// datasets for `model`, in precision `T`, recording `backend` as the engine.
+    pub fn create<T: Real>(path: &Path, model: &Model, backend: &str) -> Result<Self, OutputError> {
+        Self::create_inner::<T>(path, model, backend).map_err(err(path))
+    }
+
+    fn create_inner<T: Real>(path: &Path, model: &Model, backend: &str) -> hdf5::Result<Self> {
+        let g = &model.grid;
+        let file = File::create(path)?;
+        str_attr(&file, "yee_version", env!("CARGO_PKG_VERSION"))?;
+        str_attr(&file, "scene", &model.scene_text)?;
+        str_attr(&file, "name", &model.name)?;
+        str_attr(&file, "length_unit", &model.length_unit)?;
+        arr_attr(&file, "cell_size", &g.cell)?;
+        arr_attr(&file, "origin", &g.origin)?;
+        arr_attr(&file, "shape", &g.shape.map(|n| n as u64))?;
+        scalar_attr(&file, "dt", g.dt)?;
+        scalar_attr(&file, "steps", g.steps as u64)?;
+        scalar_attr(&file, "steps_done", 0u64)?;
+        str_attr(&file, "precision", model.precision.name())?;
+        str_attr(&file, "backend", backend)?;
+        scalar_attr(&file, "complete", false)?;
+
+        let chunk = 4096;
+        let mut probes = Vec::new();
+        if !model.probes.is_empty() {
+            let root = file.create_group("probes")?;
+            for p in &model.probes {
+                let grp = root.create_group(&p.name)?;
+                arr_attr(&grp, "position", &p.position)?;
+                let time = growable::<f64>(&grp, "time", chunk)?;
+                let mut datasets = Vec::new();
+                for &(c, idx) in &p.samples {
+                    let ds = growable::<T>(&grp, c.name(), chunk)?;
+                    arr_attr(&ds, "index", &idx.map(|i| i as i64))?;
+                    arr_attr(&ds, "position", &g.position(c, idx.map(|i| i as f64)))?;
+                    scalar_attr(&ds, "time_offset", time_offset(c, g.dt))?;
+                    datasets.push(ds);
+                }
+                probes.push(ProbeSet { datasets, time, values: vec![Vec::new(); p.samples.len()], written: 0 });
+            }
+        }
+        let mut snapshots = Vec::new();
+        if !model.snapshots.is_empty() {
+            let root = file.create_group("snapshots")?;
+            for snap in &model.snapshots {
+                let grp = root.create_group(&snap.name)?;
+                scalar_attr(&grp, "every", snap.every as i64)?;
+                let time = growable::<f64>(&grp, "time", 256)?;
+                let step = growable::<u64>(&grp, "step", 256)?;
+                let mut datasets = Vec::new();
+                let mut shapes = Vec::new();
+                for &(c, region) in &snap.regions {
+                    let n = region.counts();
+                    let row_bytes = n[1] * n[2] * std::mem::size_of::<T>();
+                    let cx = (MAX_CHUNK_BYTES / row_bytes.max(1)).clamp(1, n[0]);
+                    let ds = grp
+                        .new_dataset::<T>()
+                        .chunk([1, cx, n[1], n[2]])
+                        .shape(hdf5::SimpleExtents::new([
+                            hdf5::Extent::resizable(0),
+                            hdf5::Extent::fixed(n[0]),
+                            hdf5::Extent::fixed(n[1]),
+                            hdf5::Extent::fixed(n[2]),
+                        ]))
+                        .create(c.name())?;
+                    let start = region.start.map(|i| i as f64);
+                    arr_attr(&ds, "origin", &g.position(c, start))?;
+                    arr_attr(&ds, "spacing", &[0, 1, 2].map(|a| region.stride[a] as f64 * g.cell[a]))?;
+                    arr_attr(&ds, "index_start", &region.start.map(|i| i as i64))?;
+                    arr_attr(&ds, "stride", &region.stride.map(|i| i as i64))?;
+                    scalar_attr(&ds, "time_offset", time_offset(c, g.dt))?;
+                    datasets.push(ds);
+                    shapes.push(n);
+                }
+                snapshots.push(SnapshotSet { datasets, shapes, time, step, count: 0 });
+            }
+        }
+        file.flush()?;
+        Ok(Hdf5Writer { file, path: path.to_path_buf(), dt: g.dt, probes, snapshots, times: Vec::new() })
+    }
+
+    /// Record the probe values of step `step` (1-based: E at time step * dt), in model order:
+    /// for each probe, one value per component.
+    pub fn push_probes(&mut self, step: usize, values: &[f64]) {
+        let mut it = values.iter();
+        for p in &mut self.probes {
+            for v in &mut p.values {
+                v.push(*it.next().expect("one value per probe component"));
+            }
+        }
+        if !self.probes.is_empty() {
+            self.times.push(step as f64 * self.dt);
+        }
+    }
+
+    /// Start snapshot `index` (model order) taken at `step`; returns the row it occupies.
+    pub fn begin_snapshot(&mut self, index: usize, step: usize) -> Result<usize, OutputError> {
+        let dt = self.dt;
+        let path = self.path.clone();
+        let s = &mut self.snapshots[index];
+        let row = s.count;
+        (|| -> hdf5::Result<()> {
+            s.time.resize([row + 1])?;
+            s.time.write_slice(&[step as f64 * dt], s![row..row + 1])?;
+            s.step.resize([row + 1])?;
+            s.step.write_slice(&[step as u64], s![row..row + 1])
+        })()
+        .map_err(err(&path))?;
+        s.count += 1;
+        Ok(row)
+    }
+
+    /// Write component `component` (the snapshot's own order) of snapshot `index` at `row`.
+    pub fn write_snapshot<T: Real>(&mut self, index: usize, component: usize, row: usize, data: &[T]) -> Result<(), OutputError> {
+        let s = &self.snapshots[index];
+        let n = s.shapes[component];
+        let ds = &s.datasets[component];
+        let view = ArrayView4::from_shape((1, n[0], n[1], n[2]), data).expect("snapshot buffer matches its region");
+        (|| -> hdf5::Result<()> {
+            if ds.shape()[0] < row + 1 {
+                ds.resize([row + 1, n[0], n[1], n[2]])?;
+            }
+            ds.write_slice(view, s![row..row + 1, .., .., ..])
+        })()
+        .map_err(err(&self.path))
+    }
+
+    /// Write buffered probe values, update `steps_done` and flush the file to disk.
+    pub fn flush<T: Real>(&mut self, steps_done: usize) -> Result<(), OutputError> {
+        let path = self.path.clone();
+        let times = &self.times;
+        (|| -> hdf5::Result<()> {
+            for p in &mut self.probes {
+                let n = times.len();
+                if n > p.written {
+                    p.time.resize([n])?;
+                    p.time.write_slice(ArrayView1::from(&times[p.written..n]), s![p.written..n])?;
+                    for (ds, v) in p.datasets.iter().zip(&p.values) {
+                        let conv: Vec<T> = v[p.written..n].iter().map(|&x| T::from_f64(x)).collect();
+                        ds.resize([n])?;
+                        ds.write_slice(ArrayView1::from(&conv[..]), s![p.written..n])?;
+                    }
+                    p.written = n;
+                }
+            }
+            self.file.attr("steps_done")?.write_scalar(&(steps_done as u64))?;
+            self.file.flush()
+        })()
+        .map_err(err(&path))
+    }
+
+    /// Flush and set the `complete` attribute (true only for a run that reached its last step).
+    pub fn finish<T: Real>(&mut self, steps_done: usize, complete: bool) -> Result<(), OutputError> {
+        self.flush::<T>(steps_done)?;
+        (|| -> hdf5::Result<()> {
+            self.file.attr("complete")?.write_scalar(&complete)?;
+            self.file.flush()
+        })()
+        .map_err(err(&self.path))
+    }
+
+    /// Probe series recorded so far (for the run summary and tests), per probe and component.
+    pub fn probe_values(&self) -> Vec<Vec<Vec<f64>>> {
+        self.probes.iter().map(|p| p.values.clone()).collect()
+    }
+
+    /// The output path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// H components live half a step before the E sample time.
+fn time_offset(c: Component, dt: f64) -> f64 {
+    if c.is_electric() {
+        0.0
+    } else {
+        -0.5 * dt
+    }
+}

@@ -1,0 +1,344 @@
+//! The time loop, shared by every backend: it reads as the algorithm.
+//!
+//! Per step: update H, exchange H halos, update E (with the source currents), exchange E
+//! halos, record monitors; now and then check for NaN/Inf, report progress and flush output.
+//! Each phase is timed. The loop stops at the end of a step when the stop flag is set
+//! (Ctrl-C), leaving a valid file with `complete = false`.
+
+use crate::backend::cpu::CpuBackend;
+use crate::backend::{Allocation, Backend};
+use crate::decomp::{split_even, HaloPlan, SlabRange};
+use crate::model::{Model, Precision};
+use crate::output::{Hdf5Writer, OutputError};
+use crate::real::Real;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Which engine to run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// CUDA when the plan puts the grid on GPUs, else the CPU.
+    Auto,
+    /// The rayon CPU engine.
+    Cpu,
+    /// CUDA GPUs; an error if none can be used.
+    Cuda,
+}
+
+/// How to run a model.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The HDF5 file to write.
+    pub output: PathBuf,
+    /// Engine choice.
+    pub backend: BackendChoice,
+    /// Number of slabs (None: one per worker thread, each at least 8 planes thick).
+    pub slabs: Option<usize>,
+    /// Worker threads (None: all cores).
+    pub threads: Option<usize>,
+    /// Set to stop at the end of the current step.
+    pub stop: Arc<AtomicBool>,
+    /// Steps between NaN/Inf checks of the whole grid.
+    pub check_every: usize,
+}
+
+impl RunOptions {
+    /// Defaults for writing `output`.
+    pub fn new(output: PathBuf) -> Self {
+        RunOptions { output, backend: BackendChoice::Auto, slabs: None, threads: None, stop: Arc::new(AtomicBool::new(false)), check_every: 100 }
+    }
+}
+
+/// What the run is about to do (for the observer).
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// Backend name.
+    pub backend: String,
+    /// Grid cells.
+    pub cells: u64,
+    /// Steps.
+    pub steps: usize,
+    /// Slabs' x ranges.
+    pub slabs: Vec<SlabRange>,
+    /// Worker threads.
+    pub threads: usize,
+    /// Bytes allocated by category.
+    pub allocation: Allocation,
+}
+
+/// A progress report.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Steps done.
+    pub step: usize,
+    /// Steps in all.
+    pub steps: usize,
+    /// Simulated time reached (s).
+    pub time: f64,
+    /// Throughput so far, million cell updates per second.
+    pub mcells_per_s: f64,
+    /// Wall time so far.
+    pub elapsed: Duration,
+}
+
+/// Wall time spent in each phase of the loop.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PhaseTimes {
+    /// H update.
+    pub update_h: Duration,
+    /// E update (with sources and CPML).
+    pub update_e: Duration,
+    /// Halo exchanges.
+    pub exchange: Duration,
+    /// Probes, snapshots and file writes.
+    pub monitors: Duration,
+    /// NaN/Inf checks.
+    pub checks: Duration,
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Backend name.
+    pub backend: String,
+    /// Grid cells.
+    pub cells: u64,
+    /// Steps completed.
+    pub steps_done: usize,
+    /// Steps requested.
+    pub steps: usize,
+    /// Wall time of the loop.
+    pub wall: Duration,
+    /// Million cell updates per second over the loop.
+    pub mcells_per_s: f64,
+    /// Time per phase.
+    pub phases: PhaseTimes,
+    /// The output file.
+    pub output: PathBuf,
+    /// True when every step ran.
+    pub complete: bool,
+}
+
+/// Receives progress; the engine does not depend on any terminal library.
+pub trait Observer: Send {
+    /// Called once before the first step.
+    fn start(&mut self, _info: &RunInfo) {}
+    /// Called a few times a second.
+    fn progress(&mut self, _p: &Progress) {}
+    /// A message for the user (e.g. why a backend was chosen).
+    fn message(&mut self, _m: &str) {}
+    /// Called once at the end, however the run ended.
+    fn finish(&mut self, _s: &Summary) {}
+}
+
+/// An observer that ignores everything (tests, libraries).
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// Why a run did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Stopped by the user; the file is valid and holds everything so far.
+    #[error("interrupted at step {} of {}; results so far are in `{}` (complete = false)", .0.steps_done, .0.steps, .0.output.display())]
+    Interrupted(Summary),
+    /// The fields blew up.
+    #[error("{message}; results up to step {} are in `{}` (complete = false)", .summary.steps_done, .summary.output.display())]
+    NonFinite {
+        /// What happened and the likely cause.
+        message: String,
+        /// The run so far.
+        summary: Summary,
+    },
+    /// Writing the output failed.
+    #[error(transparent)]
+    Output(#[from] OutputError),
+    /// The requested backend cannot run here.
+    #[error("{0}")]
+    Backend(String),
+}
+
+/// Run `model` to completion (or interruption), writing `opts.output`.
+pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<Summary, RunError> {
+    let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| RunError::Backend(format!("cannot start {threads} worker threads: {e}")))?;
+    match opts.backend {
+        BackendChoice::Cuda => {
+            return Err(RunError::Backend(
+                "the CUDA backend is not available in this build yet; use --backend cpu".into(),
+            ))
+        }
+        BackendChoice::Auto | BackendChoice::Cpu => {}
+    }
+    let nx = model.grid.shape[0];
+    let slabs = opts.slabs.unwrap_or_else(|| threads.min(nx / 8).max(1)).clamp(1, nx);
+    let ranges = split_even(nx, slabs);
+    pool.install(|| match model.precision {
+        Precision::F32 => {
+            let mut b = CpuBackend::<f32>::new(model, &ranges);
+            time_loop(model, &mut b, &ranges, threads, opts, obs)
+        }
+        Precision::F64 => {
+            let mut b = CpuBackend::<f64>::new(model, &ranges);
+            time_loop(model, &mut b, &ranges, threads, opts, obs)
+        }
+    })
+}
+
+/// Source currents J at time t for every model source.
+pub fn source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(model.sources.iter().map(|s| s.amplitude * s.waveform.value(t)));
+}
+
+/// The shared time loop over any backend.
+pub fn time_loop<B: Backend>(
+    model: &Model,
+    backend: &mut B,
+    ranges: &[SlabRange],
+    threads: usize,
+    opts: &RunOptions,
+    obs: &mut dyn Observer,
+) -> Result<Summary, RunError> {
+    let g = &model.grid;
+    let halos = HaloPlan::new(ranges, &model.boundaries);
+    let mut writer = Hdf5Writer::create::<B::Real>(&opts.output, model, &backend.name())?;
+    obs.start(&RunInfo {
+        backend: backend.name(),
+        cells: g.cells(),
+        steps: g.steps,
+        slabs: ranges.to_vec(),
+        threads,
+        allocation: backend.allocation(),
+    });
+
+    let mut phases = PhaseTimes::default();
+    let mut j = Vec::with_capacity(model.sources.len());
+    let mut probe_values = Vec::new();
+    let mut snap_buffer: Vec<B::Real> = Vec::new();
+    let started = Instant::now();
+    let mut last_report = started;
+    let mut last_flush = started;
+    let mut steps_done = 0;
+    let mut failure = None;
+
+    for n in 0..g.steps {
+        let t0 = Instant::now();
+        backend.update_h();
+        let t1 = Instant::now();
+        backend.exchange(&halos.after_h);
+        let t2 = Instant::now();
+        source_values(model, (n as f64 + 0.5) * g.dt, &mut j);
+        backend.update_e(&j);
+        let t3 = Instant::now();
+        backend.exchange(&halos.after_e);
+        let t4 = Instant::now();
+        let step = n + 1;
+
+        // Monitors see E^{n+1} and H^{n+1/2}.
+        probe_values.clear();
+        for p in &model.probes {
+            probe_values.extend(p.samples.iter().map(|&(c, idx)| backend.sample(c, idx)));
+        }
+        writer.push_probes(step, &probe_values);
+        let mut wrote_snapshot = false;
+        for (s, snap) in model.snapshots.iter().enumerate() {
+            if step % snap.every == 0 {
+                let row = writer.begin_snapshot(s, step)?;
+                for (ci, (c, region)) in snap.regions.iter().enumerate() {
+                    snap_buffer.resize(region.len(), <B::Real as Real>::ZERO);
+                    backend.gather(*c, region, &mut snap_buffer);
+                    writer.write_snapshot(s, ci, row, &snap_buffer)?;
+                }
+                wrote_snapshot = true;
+            }
+        }
+        steps_done = step;
+        let now = Instant::now();
+        if wrote_snapshot || now.duration_since(last_flush) > Duration::from_secs(10) {
+            writer.flush::<B::Real>(steps_done)?;
+            last_flush = Instant::now();
+        }
+        let t5 = Instant::now();
+        phases.update_h += t1 - t0;
+        phases.exchange += (t2 - t1) + (t4 - t3);
+        phases.update_e += t3 - t2;
+        phases.monitors += t5 - t4;
+
+        if step % opts.check_every == 0 || step == g.steps {
+            let c0 = Instant::now();
+            let finite = backend.all_finite();
+            phases.checks += c0.elapsed();
+            if !finite {
+                failure = Some(non_finite_message(model, step, opts.check_every));
+                break;
+            }
+        }
+        if now.duration_since(last_report) > Duration::from_millis(200) {
+            last_report = now;
+            obs.progress(&progress(g.cells(), step, g.steps, g.dt, started.elapsed()));
+        }
+        if opts.stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+
+    let wall = started.elapsed();
+    let complete = steps_done == g.steps && failure.is_none();
+    writer.finish::<B::Real>(steps_done, complete)?;
+    let summary = Summary {
+        backend: backend.name(),
+        cells: g.cells(),
+        steps_done,
+        steps: g.steps,
+        wall,
+        mcells_per_s: progress(g.cells(), steps_done, g.steps, g.dt, wall).mcells_per_s,
+        phases,
+        output: opts.output.clone(),
+        complete,
+    };
+    obs.progress(&progress(g.cells(), steps_done, g.steps, g.dt, wall));
+    obs.finish(&summary);
+    if let Some(message) = failure {
+        return Err(RunError::NonFinite { message, summary });
+    }
+    if !complete {
+        return Err(RunError::Interrupted(summary));
+    }
+    Ok(summary)
+}
+
+fn progress(cells: u64, step: usize, steps: usize, dt: f64, elapsed: Duration) -> Progress {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    Progress { step, steps, time: step as f64 * dt, mcells_per_s: cells as f64 * step as f64 / secs / 1e6, elapsed }
+}
+
+/// Explain a blow-up: when it was seen and what usually causes it in this model.
+fn non_finite_message(model: &Model, step: usize, every: usize) -> String {
+    let mut causes = Vec::new();
+    for m in &model.materials.materials {
+        if !m.pec && m.epsilon < 1.0 {
+            causes.push(format!(
+                "material `{}` has epsilon {} < 1: waves there are faster than light in vacuum, so the Courant factor must be below {:.3}",
+                m.name,
+                m.epsilon,
+                m.epsilon.sqrt()
+            ));
+        }
+    }
+    if model.precision == Precision::F32 && model.sources.iter().any(|s| s.amplitude.abs() > 1e20) {
+        causes.push("a source amplitude above 1e20 overflows f32 fields: lower it or use precision = \"f64\"".into());
+    }
+    if causes.is_empty() {
+        causes.push("an unstable time step (lower simulation.courant) or a source amplitude that overflows the precision".into());
+    }
+    format!(
+        "the fields became NaN or infinite between steps {} and {step}; likely cause: {}",
+        step.saturating_sub(every) + 1,
+        causes.join("; ")
+    )
+}

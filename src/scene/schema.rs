@@ -1,0 +1,198 @@
+//! The scene file as written: serde structs that mirror the TOML one to one.
+//!
+//! Every value that a later check may complain about is wrapped in `Spanned`, so the
+//! message can point at the exact line and column. Unknown keys are rejected by serde
+//! (`deny_unknown_fields`) with the span toml reports.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// The whole scene file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// `[simulation]`: grid, time stepping and precision.
+    pub simulation: Spanned<SimulationSection>,
+    /// `[boundaries]`: what terminates each face of the domain.
+    #[serde(default)]
+    pub boundaries: Option<Spanned<BoundariesSection>>,
+    /// `[materials]`: named materials that geometry refers to.
+    #[serde(default)]
+    pub materials: BTreeMap<Spanned<String>, Spanned<MaterialSpec>>,
+    /// `[[geometry]]`: objects painted in order, later over earlier.
+    #[serde(default)]
+    pub geometry: Vec<Spanned<GeometrySpec>>,
+    /// `[[source]]`: current sources.
+    #[serde(default)]
+    pub source: Vec<Spanned<SourceSpec>>,
+    /// `[[monitor]]`: what is recorded.
+    #[serde(default)]
+    pub monitor: Vec<Spanned<MonitorSpec>>,
+}
+
+/// `[simulation]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimulationSection {
+    /// Run name; the default output file is `<name>.h5`.
+    pub name: Option<Spanned<String>>,
+    /// Unit of every length in the file: m, mm, um or nm.
+    pub length_unit: Option<Spanned<String>>,
+    /// Cell size: one number or `[dx, dy, dz]`.
+    pub cell_size: Spanned<toml::Value>,
+    /// Domain size `[sx, sy, sz]`, including the PML, centred on the origin.
+    pub size: Spanned<Vec<f64>>,
+    /// Number of time steps (exclusive with `duration`).
+    pub steps: Option<Spanned<i64>>,
+    /// Simulated time in seconds (exclusive with `steps`).
+    pub duration: Option<Spanned<f64>>,
+    /// Fraction of the 3D Courant stability limit, in (0, 1].
+    pub courant: Option<Spanned<f64>>,
+    /// Floating-point precision of the fields: f32 or f64.
+    pub precision: Option<Spanned<String>>,
+}
+
+/// `[boundaries]`: a default plus per-face overrides.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoundariesSection {
+    /// Applies to every face not overridden.
+    pub default: Option<Spanned<BoundarySpec>>,
+    /// Face overrides.
+    pub x_min: Option<Spanned<BoundarySpec>>,
+    /// Face override.
+    pub x_max: Option<Spanned<BoundarySpec>>,
+    /// Face override.
+    pub y_min: Option<Spanned<BoundarySpec>>,
+    /// Face override.
+    pub y_max: Option<Spanned<BoundarySpec>>,
+    /// Face override.
+    pub z_min: Option<Spanned<BoundarySpec>>,
+    /// Face override.
+    pub z_max: Option<Spanned<BoundarySpec>>,
+}
+
+/// One face's boundary: `{ type = "pml", cells = 10 }`, `{ type = "pec" }`, ...
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct BoundarySpec {
+    /// pml | pec | pmc | periodic.
+    #[serde(rename = "type")]
+    pub kind: Spanned<String>,
+    /// PML thickness in cells.
+    pub cells: Option<Spanned<i64>>,
+    /// Polynomial grading order of sigma and kappa (default 3).
+    pub order: Option<Spanned<f64>>,
+    /// Peak conductivity as a multiple of the optimal value 0.8 (m+1) / (eta0 d) (default 1).
+    pub sigma_factor: Option<Spanned<f64>>,
+    /// Peak real stretch kappa (default 1: plain CPML; raise it for evanescent fields).
+    pub kappa_max: Option<Spanned<f64>>,
+    /// Complex-frequency-shift alpha, expressed as a frequency f_a in Hz with alpha = 2 pi eps0 f_a
+    /// at the inner PML face, graded linearly to zero at the outer face.
+    pub alpha_frequency: Option<Spanned<f64>>,
+}
+
+/// A material: a dielectric with optional conductivity, or a perfect electric conductor.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MaterialSpec {
+    /// Relative permittivity (>= 1 is typical; must be > 0).
+    pub epsilon: Option<Spanned<f64>>,
+    /// Electric conductivity in S/m (>= 0).
+    pub conductivity: Option<Spanned<f64>>,
+    /// A perfect electric conductor (excludes epsilon and conductivity).
+    pub pec: Option<Spanned<bool>>,
+}
+
+/// One `[[geometry]]` object.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GeometrySpec {
+    /// box | sphere | cylinder.
+    pub shape: Spanned<String>,
+    /// Name from `[materials]`, or the built-ins `vacuum` and `pec`.
+    pub material: Spanned<String>,
+    /// Centre.
+    pub center: Spanned<Vec<f64>>,
+    /// Box edge lengths.
+    pub size: Option<Spanned<Vec<f64>>>,
+    /// Sphere or cylinder radius.
+    pub radius: Option<Spanned<f64>>,
+    /// Cylinder length along its axis.
+    pub height: Option<Spanned<f64>>,
+    /// Cylinder axis: "x", "y", "z" or a vector `[ax, ay, az]`.
+    pub axis: Option<Spanned<toml::Value>>,
+}
+
+/// One `[[source]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceSpec {
+    /// dipole | plane_wave.
+    #[serde(rename = "type")]
+    pub kind: Spanned<String>,
+    /// Dipole: the E component driven (Ex, Ey, Ez).
+    pub component: Option<Spanned<String>>,
+    /// Dipole: position `[x, y, z]`; plane wave: coordinate of the sheet along its direction.
+    pub position: Option<Spanned<toml::Value>>,
+    /// Plane wave: +x, -x, +y, -y, +z, -z.
+    pub direction: Option<Spanned<String>>,
+    /// Plane wave: the E component driven, transverse to the direction.
+    pub polarization: Option<Spanned<String>>,
+    /// Time dependence.
+    pub waveform: Spanned<WaveformSpec>,
+    /// Peak current density in A/m^2 (default 1).
+    pub amplitude: Option<Spanned<f64>>,
+}
+
+/// A source's time dependence.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaveformSpec {
+    /// gaussian | ricker | continuous.
+    #[serde(rename = "type")]
+    pub kind: Spanned<String>,
+    /// Centre (gaussian), peak (ricker) or carrier (continuous) frequency in Hz.
+    pub frequency: Spanned<f64>,
+    /// Gaussian: full width at half maximum of the spectrum, in Hz (default: frequency / 2).
+    pub bandwidth: Option<Spanned<f64>>,
+    /// Continuous: turn-on time in seconds (default: three periods).
+    pub ramp: Option<Spanned<f64>>,
+    /// Extra delay in seconds before the pulse (default 0).
+    pub delay: Option<Spanned<f64>>,
+}
+
+/// One `[[monitor]]`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorSpec {
+    /// probe | snapshot.
+    #[serde(rename = "type")]
+    pub kind: Spanned<String>,
+    /// Unique name; the HDF5 group name.
+    pub name: Spanned<String>,
+    /// Probe position.
+    pub position: Option<Spanned<Vec<f64>>>,
+    /// Field components recorded.
+    pub components: Spanned<Vec<Spanned<String>>>,
+    /// Snapshot plane: a table with exactly one of x, y, z.
+    pub plane: Option<Spanned<BTreeMap<String, f64>>>,
+    /// Snapshot box: `{ center = [...], size = [...] }`.
+    #[serde(rename = "box")]
+    pub region: Option<Spanned<BoxSpec>>,
+    /// Snapshot period in steps.
+    pub every: Option<Spanned<i64>>,
+    /// Snapshot: keep every n-th cell along each axis (default 1).
+    pub stride: Option<Spanned<i64>>,
+}
+
+/// An axis-aligned box region.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BoxSpec {
+    /// Centre.
+    pub center: Vec<f64>,
+    /// Edge lengths.
+    pub size: Vec<f64>,
+}
