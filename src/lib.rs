@@ -11,3 +11,5 @@ pub mod decomp;
 pub mod real;
 pub mod output;
 pub mod run;
+pub mod devices;
+pub mod fpu;

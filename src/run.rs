@@ -164,6 +164,7 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
+        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
         .build()
         .map_err(|e| RunError::Backend(format!("cannot start {threads} worker threads: {e}")))?;
     match opts.backend {
@@ -189,6 +190,42 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     })
 }
 
+/// Steps a backend through the algorithm without any output: what the time loop, the tests
+/// and the benchmarks share.
+pub struct Stepper<'a, B: Backend> {
+    model: &'a Model,
+    /// The engine being stepped.
+    pub backend: &'a mut B,
+    /// The halo copies replayed each half step.
+    pub halos: HaloPlan,
+    currents: Vec<f64>,
+    steps_done: usize,
+}
+
+impl<'a, B: Backend> Stepper<'a, B> {
+    /// Prepare to step `backend`, which holds `model` split as `ranges`.
+    pub fn new(model: &'a Model, backend: &'a mut B, ranges: &[SlabRange]) -> Self {
+        let halos = HaloPlan::new(ranges, &model.boundaries);
+        Stepper { model, backend, halos, currents: Vec::with_capacity(model.sources.len()), steps_done: 0 }
+    }
+
+    /// One full step: H, H halos, E with sources at (n + 1/2) dt, E halos.
+    pub fn step(&mut self) {
+        let n = self.steps_done;
+        self.backend.update_h();
+        self.backend.exchange(&self.halos.after_h);
+        source_values(self.model, (n as f64 + 0.5) * self.model.grid.dt, &mut self.currents);
+        self.backend.update_e(&self.currents);
+        self.backend.exchange(&self.halos.after_e);
+        self.steps_done += 1;
+    }
+
+    /// Steps taken so far.
+    pub fn steps_done(&self) -> usize {
+        self.steps_done
+    }
+}
+
 /// Source currents J at time t for every model source.
 pub fn source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.clear();
@@ -205,7 +242,6 @@ pub fn time_loop<B: Backend>(
     obs: &mut dyn Observer,
 ) -> Result<Summary, RunError> {
     let g = &model.grid;
-    let halos = HaloPlan::new(ranges, &model.boundaries);
     let mut writer = Hdf5Writer::create::<B::Real>(&opts.output, model, &backend.name())?;
     obs.start(&RunInfo {
         backend: backend.name(),
@@ -217,7 +253,6 @@ pub fn time_loop<B: Backend>(
     });
 
     let mut phases = PhaseTimes::default();
-    let mut j = Vec::with_capacity(model.sources.len());
     let mut probe_values = Vec::new();
     let mut snap_buffer: Vec<B::Real> = Vec::new();
     let started = Instant::now();
@@ -226,16 +261,18 @@ pub fn time_loop<B: Backend>(
     let mut steps_done = 0;
     let mut failure = None;
 
+    let mut stepper = Stepper::new(model, backend, ranges);
+    let backend = &mut *stepper.backend;
     for n in 0..g.steps {
         let t0 = Instant::now();
         backend.update_h();
         let t1 = Instant::now();
-        backend.exchange(&halos.after_h);
+        backend.exchange(&stepper.halos.after_h);
         let t2 = Instant::now();
-        source_values(model, (n as f64 + 0.5) * g.dt, &mut j);
-        backend.update_e(&j);
+        source_values(model, (n as f64 + 0.5) * g.dt, &mut stepper.currents);
+        backend.update_e(&stepper.currents);
         let t3 = Instant::now();
-        backend.exchange(&halos.after_e);
+        backend.exchange(&stepper.halos.after_e);
         let t4 = Instant::now();
         let step = n + 1;
 
@@ -290,6 +327,14 @@ pub fn time_loop<B: Backend>(
     let wall = started.elapsed();
     let complete = steps_done == g.steps && failure.is_none();
     writer.finish::<B::Real>(steps_done, complete)?;
+    drop(writer);
+    if !model.snapshots.is_empty() {
+        // The sidecar lets ParaView and VisIt open the snapshots; a failure here loses no data.
+        let sidecar = opts.output.with_extension("xmf");
+        if let Err(e) = crate::output::xdmf::write_xdmf(&opts.output, &sidecar) {
+            obs.message(&format!("warning: could not write the XDMF sidecar `{}`: {e}", sidecar.display()));
+        }
+    }
     let summary = Summary {
         backend: backend.name(),
         cells: g.cells(),

@@ -44,11 +44,14 @@ def main(h5_path, png_path, name=None, component=None):
         component = component or r.components("probes", name)[0]
         size = r.size
         lowest = pec_box_resonances(size, 10 * C0 / min(size))[0]
-        fmax = 2.5 * lowest
+        fmax = 2.0 * lowest
         modes = pec_box_resonances(size, fmax)
         fig = Figure(figsize=(6, 4), dpi=100)
         ax = plot_spectrum(r, name, component, ax=fig.add_subplot(), fmin=0, fmax=fmax, mark=modes)
-        ax.set_title(f"{name}: {component}, box {' x '.join(f'{L * 1e6:.3g}' for L in size)} µm")
+        scale = {"m": 1.0, "mm": 1e3, "um": 1e6, "nm": 1e9}.get(r.length_unit, 1.0)
+        unit = {"um": "µm"}.get(r.length_unit, r.length_unit) if scale != 1.0 else "m"
+        box = " x ".join(f"{L * scale:.3g}" for L in size)
+        ax.set_title(f"{name}: {component} in a PEC box {box} {unit}; dashed: analytic modes", fontsize="medium")
         fig.savefig(png_path)
     print(f"wrote {png_path}; analytic resonances (THz): "
           + ", ".join(f"{f / 1e12:.2f}" for f in modes))

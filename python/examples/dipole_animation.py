@@ -2,10 +2,14 @@
 
 Usage: python dipole_animation.py out.h5 movie.gif [snapshot [component [fps]]]
 (defaults: the first snapshot monitor, its first component, 10 frames per second).
+
+One colour scale serves every frame; it is clipped to the radiated field so the wave shows
+next to the much stronger near field of the source cell (see dipole_slice.py).
 """
 
 import sys
 
+from dipole_slice import radiation_view
 from yee_post import Result, animate
 
 
@@ -14,7 +18,8 @@ def main(h5_path, gif_path, name=None, component=None, fps=10):
     with Result(h5_path) as r:
         name = name or r.monitors()["snapshots"][0]
         component = component or r.components("snapshots", name)[0]
-        animate(r, name, component, gif_path, fps=int(fps), unit=r.length_unit)
+        _, _, vmax = radiation_view(r, name, component)
+        animate(r, name, component, gif_path, fps=int(fps), unit=r.length_unit, vmax=vmax)
         print(f"wrote {gif_path}: {r.snapshot_count(name, component)} frames")
 
 

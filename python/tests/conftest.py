@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
@@ -35,27 +34,6 @@ def yee_bin() -> Path:
             pytrace=False,
         )
     return path
-
-
-def run_scene(yee_bin: Path, directory: Path, name: str, toml: str, timeout: float = 120) -> Path:
-    """Write ``toml`` to ``directory/name.toml``, run it, and return the output HDF5 path."""
-    scene = directory / f"{name}.toml"
-    scene.write_text(toml)
-    out = directory / f"{name}.h5"
-    proc = subprocess.run(
-        [str(yee_bin), "run", str(scene), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    if proc.returncode != 0:
-        pytest.fail(
-            f"yee run {scene.name} exited with {proc.returncode}\n"
-            f"stdout:\n{proc.stdout[-3000:]}\nstderr:\n{proc.stderr[-3000:]}",
-            pytrace=False,
-        )
-    assert out.is_file(), f"yee run did not write {out}"
-    return out
 
 
 @pytest.fixture(scope="session")

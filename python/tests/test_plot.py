@@ -11,7 +11,7 @@ import pytest
 from yee_post import Result, animate, plot_slice, plot_spectrum
 
 import synthetic as syn
-from imagecheck import assert_png, gif_frames
+from helpers import assert_png, gif_frames
 
 SIZE = (4.0, 3.0)
 DPI = 100
@@ -74,6 +74,12 @@ def test_plot_slice_box_default_and_chosen_axis(synthetic_file, tmp_path):
 def test_plot_slice_accepts_a_path_and_the_scene_unit(synthetic_file):
     ax = plot_slice(str(synthetic_file), "plane_xy", "Hz", unit=None)
     assert ax.get_xlabel() == "x (µm)"
+    plt.close(ax.figure)
+
+
+def test_plot_slice_fixed_colour_limit(synthetic_file):
+    ax = plot_slice(synthetic_file, "plane_xy", "Ez", index=0, vmax=2.5)
+    assert ax.images[0].get_clim() == (-2.5, 2.5)
     plt.close(ax.figure)
 
 

@@ -126,9 +126,9 @@ def _draw_plane(ax, plane: _Plane, data: np.ndarray, vmax: float, scale: float, 
     return im
 
 
-def _title(name, component, plane: _Plane, t: float, scale: float, label: str) -> str:
+def _title(name, component, plane: _Plane, t: float, step: int, scale: float, label: str) -> str:
     cut = f"{_AXIS_NAMES[plane.cut]} = {plane.cut_coord * scale:.4g} {label}"
-    return f"{name}: {component} at {cut}, t = {_format_time(t)}"
+    return f"{name}: {component} at {cut}, t = {_format_time(t)} (step {step})"
 
 
 def _symmetric_limit(values: Iterable[np.ndarray]) -> float:
@@ -138,13 +138,15 @@ def _symmetric_limit(values: Iterable[np.ndarray]) -> float:
 
 
 def plot_slice(result: ResultLike, name: str, component: str, index: int = -1, ax=None,
-               unit: Optional[str] = "um", axis=None, position: Optional[float] = None):
+               unit: Optional[str] = "um", axis=None, position: Optional[float] = None,
+               vmax: Optional[float] = None):
     """Image of one snapshot frame on physical axes, with a colour scale symmetric about zero.
 
     A plane snapshot shows its two non-singleton axes. A box snapshot is cut along ``axis``
     (``"x"``, ``"y"``, ``"z"`` or 0-2; default: the thinnest axis) at ``position`` (in
     ``unit``; default: the middle sample). ``unit`` is the length unit of the axes (``m``,
-    ``mm``, ``um``, ``nm``; None: the scene's unit). Returns the Axes.
+    ``mm``, ``um``, ``nm``; None: the scene's unit). The colour scale runs from ``-vmax`` to
+    ``vmax`` (default: the largest magnitude in the frame). Returns the Axes.
     """
     import matplotlib.pyplot as plt
 
@@ -154,21 +156,24 @@ def plot_slice(result: ResultLike, name: str, component: str, index: int = -1, a
         n = r.snapshot_count(name, component)
         frame = _frame_index(index, n, name)
         data = plane.read(frame)
-        times, _ = r.snapshot_times(name, component)
+        times, steps = r.snapshot_times(name, component)
         if ax is None:
             _, ax = plt.subplots()
-        im = _draw_plane(ax, plane, data, _symmetric_limit([data]), scale, label)
+        limit = float(vmax) if vmax else _symmetric_limit([data])
+        im = _draw_plane(ax, plane, data, limit, scale, label)
         ax.figure.colorbar(im, ax=ax, label=component)
-        ax.set_title(_title(name, component, plane, float(times[frame]), scale, label), fontsize="medium")
+        title = _title(name, component, plane, float(times[frame]), int(steps[frame]), scale, label)
+        ax.set_title(title, fontsize="medium")
     return ax
 
 
 def animate(result: ResultLike, name: str, component: str, path: Union[str, os.PathLike],
             fps: int = 10, unit: Optional[str] = "um", axis=None, position: Optional[float] = None,
-            figsize: Sequence[float] = (5.0, 4.0), dpi: int = 100) -> str:
-    """Write a GIF with one frame per stored snapshot frame, using one symmetric colour scale
-    (the largest magnitude over all frames) throughout. Slicing arguments as in
-    :func:`plot_slice`. Returns the path written."""
+            figsize: Sequence[float] = (5.0, 4.0), dpi: int = 100,
+            vmax: Optional[float] = None) -> str:
+    """Write a GIF with one frame per stored snapshot frame, using one colour scale symmetric
+    about zero throughout (``-vmax`` to ``vmax``; default: the largest magnitude over all
+    frames). Slicing arguments as in :func:`plot_slice`. Returns the path written."""
     from matplotlib.animation import FuncAnimation, PillowWriter
     from matplotlib.figure import Figure
 
@@ -180,20 +185,23 @@ def animate(result: ResultLike, name: str, component: str, path: Union[str, os.P
         if n == 0:
             raise ValueError(f"snapshot {name!r} has no frames")
         frames = [plane.read(i) for i in range(n)]  # 2-D cuts only, so small
-        times, _ = r.snapshot_times(name, component)
+        times, steps = r.snapshot_times(name, component)
 
-    vmax = _symmetric_limit(frames)
+    vmax = float(vmax) if vmax else _symmetric_limit(frames)
     # A bare Figure (no pyplot) so animating works under any backend and leaks no windows.
     fig = Figure(figsize=tuple(figsize), dpi=dpi)
     ax = fig.add_subplot()
     im = _draw_plane(ax, plane, frames[0], vmax, scale, label)
     fig.colorbar(im, ax=ax, label=component)
-    title = ax.set_title("", fontsize="medium")
+    title = ax.set_title(_title(name, component, plane, float(times[0]), int(steps[0]), scale, label),
+                         fontsize="medium")
+    fig.tight_layout()  # keep the axis labels inside the small frame
 
     def update(i):
         im.set_data(frames[i].T)
-        # The time in the title also keeps Pillow from merging identical (e.g. all-zero) frames.
-        title.set_text(_title(name, component, plane, float(times[i]), scale, label))
+        # The step in the title also keeps Pillow from merging identical (e.g. all-zero) frames,
+        # which would make the GIF shorter than the snapshot.
+        title.set_text(_title(name, component, plane, float(times[i]), int(steps[i]), scale, label))
         return im, title
 
     anim = FuncAnimation(fig, update, frames=n, blit=False)

@@ -5,6 +5,8 @@
 //! as soon as it is taken, so memory stays flat and an interrupted run leaves a valid file
 //! holding everything up to its last flush.
 
+pub mod xdmf;
+
 use crate::model::{Component, Model};
 use crate::real::Real;
 use hdf5::types::VarLenUnicode;

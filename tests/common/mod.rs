@@ -1,0 +1,101 @@
+//! Helpers shared by the integration tests: build models from TOML text, step them on the
+//! CPU backend, read fields back, and find spectral peaks.
+#![allow(dead_code)]
+
+use yee::backend::cpu::CpuBackend;
+use yee::backend::Backend;
+use yee::decomp::{split_even, SlabRange};
+use yee::model::{Component, Model, Region};
+use yee::real::Real;
+use yee::run::Stepper;
+
+/// Parse and resolve scene text, panicking with the scene error on failure.
+pub fn model(text: &str) -> Model {
+    match yee::scene::load_str(text, "test.toml") {
+        Ok((m, _)) => m,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// A whole-grid region of `model`.
+pub fn whole(model: &Model) -> Region {
+    Region { start: [0; 3], end: model.grid.shape, stride: [1; 3] }
+}
+
+/// Read a whole component as f64.
+pub fn field<B: Backend>(b: &B, model: &Model, c: Component) -> Vec<f64> {
+    let r = whole(model);
+    let mut out = vec![B::Real::ZERO; r.len()];
+    b.gather(c, &r, &mut out);
+    out.iter().map(|v| v.to_f64()).collect()
+}
+
+/// Run `model` on `slabs` even slabs for all its steps, recording every probe sample each
+/// step; returns (probe series per sample, final fields of all six components).
+pub fn run_cpu<T: Real>(model: &Model, slabs: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let ranges = split_even(model.grid.shape[0], slabs);
+    run_ranges::<T>(model, &ranges)
+}
+
+/// As [`run_cpu`] with explicit slab ranges.
+pub fn run_ranges<T: Real>(model: &Model, ranges: &[SlabRange]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let mut b = CpuBackend::<T>::new(model, ranges);
+    let samples: Vec<(Component, [usize; 3])> = model.probes.iter().flat_map(|p| p.samples.clone()).collect();
+    let mut series = vec![Vec::with_capacity(model.grid.steps); samples.len()];
+    {
+        let mut s = Stepper::new(model, &mut b, ranges);
+        for _ in 0..model.grid.steps {
+            s.step();
+            for (k, &(c, idx)) in samples.iter().enumerate() {
+                series[k].push(s.backend.sample(c, idx));
+            }
+        }
+    }
+    let fields = Component::ALL.iter().map(|&c| field(&b, model, c)).collect();
+    (series, fields)
+}
+
+/// |DFT| of `x` (sampled every `dt`) at frequency `f`, with a Hann window.
+pub fn hann_dft(x: &[f64], dt: f64, f: f64) -> f64 {
+    let n = x.len() as f64;
+    let (mut re, mut im) = (0.0, 0.0);
+    for (i, v) in x.iter().enumerate() {
+        let w = 0.5 - 0.5 * (2.0 * std::f64::consts::PI * i as f64 / n).cos();
+        let ph = 2.0 * std::f64::consts::PI * f * i as f64 * dt;
+        re += w * v * ph.cos();
+        im -= w * v * ph.sin();
+    }
+    (re * re + im * im).sqrt()
+}
+
+/// The frequency of the spectral peak of `x` within [lo, hi]: a coarse scan, then golden-section
+/// refinement of |DFT|.
+pub fn peak_frequency(x: &[f64], dt: f64, lo: f64, hi: f64) -> f64 {
+    let n = 400;
+    let mut best = (lo, 0.0);
+    for i in 0..=n {
+        let f = lo + (hi - lo) * i as f64 / n as f64;
+        let a = hann_dft(x, dt, f);
+        if a > best.1 {
+            best = (f, a);
+        }
+    }
+    let step = (hi - lo) / n as f64;
+    let (mut a, mut b) = (best.0 - step, best.0 + step);
+    let g = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..60 {
+        let c = b - g * (b - a);
+        let d = a + g * (b - a);
+        if hann_dft(x, dt, c) > hann_dft(x, dt, d) {
+            b = d;
+        } else {
+            a = c;
+        }
+    }
+    0.5 * (a + b)
+}
+
+/// Largest absolute value.
+pub fn max_abs(x: &[f64]) -> f64 {
+    x.iter().fold(0.0, |m, v| m.max(v.abs()))
+}
