@@ -1,0 +1,205 @@
+//! CPML corrections, applied to one x-plane right after its main update (still in cache).
+//!
+//! The main update uses plain derivatives. Inside a PML layer along axis a, each derivative
+//! D = dF/da in the curl of a component is replaced by D / kappa + psi, with
+//! psi <- b psi + c D (Roden and Gedney's recursive convolution). So the correction adds
+//! sign * coef * ((1/kappa - 1) D + psi), where sign is the derivative's sign in the curl
+//! and coef is cb for E (per material) or dt/mu0 for H. Cells on a PML's outer wall whose E is
+//! zeroed afterwards (the backing PEC) are skipped.
+
+use super::update::{row, RowCoef};
+use super::Shared;
+use crate::real::Real;
+
+/// The psi arrays one plane's correction updates (for E: Ey/Ez along x, Ex/Ez along y, Ex/Ey
+/// along z; for H: Hy/Hz, Hx/Hz, Hx/Hy).
+pub(super) struct PlanePsi<'a, T> {
+    /// The x layer index and the plane's psi, if the plane lies in an x layer.
+    pub x: Option<(usize, [&'a mut [T]; 2])>,
+    /// [y layer][z] for this plane.
+    pub y: [&'a mut [T]; 2],
+    /// [y][z layer] for this plane.
+    pub z: [&'a mut [T]; 2],
+}
+
+/// Per-cell coefficient of the correction: cb of the cell's material (E) or dt/mu0 (H).
+trait Coef<T>: Copy {
+    fn at(&self, k: usize) -> T;
+}
+
+impl<T: Real> Coef<T> for T {
+    #[inline(always)]
+    fn at(&self, _k: usize) -> T {
+        *self
+    }
+}
+
+impl<T: Real> Coef<T> for RowCoef<'_, T> {
+    #[inline(always)]
+    fn at(&self, k: usize) -> T {
+        match *self {
+            RowCoef::Uniform(_, cb) => cb,
+            RowCoef::PerCell(ids, table) => table[ids[k] as usize].1,
+        }
+    }
+}
+
+/// One correction over a contiguous run: D = (a1 - a0) inv; psi = b psi + c D;
+/// out += (or -= when NEG) coef (k1 D + psi). `bck(i)` gives (b, c, 1/kappa - 1) of element i,
+/// `coef_offset` is the run's first index within its row (for per-cell coefficients).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn term<T: Real, const NEG: bool>(
+    out: &mut [T],
+    coef: impl Coef<T>,
+    coef_offset: usize,
+    a1: &[T],
+    a0: &[T],
+    inv: T,
+    psi: &mut [T],
+    bck: impl Fn(usize) -> [T; 3],
+) {
+    let n = out.len();
+    let (a1, a0, psi) = (&a1[..n], &a0[..n], &mut psi[..n]);
+    for i in 0..n {
+        let [b, c, k1] = bck(i);
+        let d = (a1[i] - a0[i]) * inv;
+        let p = b * psi[i] + c * d;
+        psi[i] = p;
+        let v = coef.at(coef_offset + i) * (k1 * d + p);
+        if NEG {
+            out[i] -= v;
+        } else {
+            out[i] += v;
+        }
+    }
+}
+
+/// CPML correction of the E plane at global x index `i` (local plane `p`).
+pub(super) fn e_plane<'a, T: Real>(
+    sh: &Shared<T>,
+    i: usize,
+    p: usize,
+    h: &[Vec<T>; 3],
+    coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
+    e: [&mut [T]; 3],
+    psi: PlanePsi<T>,
+) {
+    let (ny, nz) = (sh.ny, sh.nz);
+    let plane = ny * nz;
+    let [idx, idy, idz] = sh.inv;
+    let o = p * plane;
+    let [ex, ey, ez] = e;
+    // x layers: Ey -= cb (..dHz/dx), Ez += cb (..dHy/dx). Skip the outer wall plane i = 0.
+    if let Some((l, [psi_ey, psi_ez])) = psi.x {
+        if i > 0 {
+            let bck = sh.pml[0].e[l];
+            for j in 0..ny {
+                let r = j * nz;
+                let s = r..r + nz;
+                term::<T, true>(&mut ey[s.clone()], coef(1, j), 0, row(&h[2], o + r, nz), row(&h[2], o - plane + r, nz), idx, &mut psi_ey[s.clone()], |_| bck);
+                term::<T, false>(&mut ez[s.clone()], coef(2, j), 0, row(&h[1], o + r, nz), row(&h[1], o - plane + r, nz), idx, &mut psi_ez[s], |_| bck);
+            }
+        }
+    }
+    // y layers: Ex += cb (..dHz/dy), Ez -= cb (..dHx/dy). Skip the outer wall row j = 0.
+    let py = &sh.pml[1];
+    let [psi_ex, psi_ez] = psi.y;
+    for l in 0..py.layers() {
+        let j = py.global(l);
+        if j == 0 {
+            continue;
+        }
+        let bck = py.e[l];
+        let r = j * nz;
+        let s = l * nz..(l + 1) * nz;
+        term::<T, false>(&mut ex[r..r + nz], coef(0, j), 0, row(&h[2], o + r, nz), row(&h[2], o + r - nz, nz), idy, &mut psi_ex[s.clone()], |_| bck);
+        term::<T, true>(&mut ez[r..r + nz], coef(2, j), 0, row(&h[0], o + r, nz), row(&h[0], o + r - nz, nz), idy, &mut psi_ez[s], |_| bck);
+    }
+    // z layers: Ex -= cb (..dHy/dz), Ey += cb (..dHx/dz). Skip the outer wall cell k = 0.
+    let pz = &sh.pml[2];
+    let lz = pz.layers();
+    if lz == 0 {
+        return;
+    }
+    let [psi_ex, psi_ey] = psi.z;
+    let segments = [(1.min(pz.lo), pz.lo), (nz - pz.hi, nz)];
+    for j in 0..ny {
+        let r = j * nz;
+        let (hx, hy) = (row(&h[0], o + r, nz), row(&h[1], o + r, nz));
+        for (k0, k1) in segments {
+            if k0 >= k1 {
+                continue;
+            }
+            let l0 = pz.layer_of(k0);
+            let ps = j * lz + l0..j * lz + l0 + (k1 - k0);
+            let bck = |q: usize| pz.e[l0 + q];
+            term::<T, true>(&mut ex[r + k0..r + k1], coef(0, j), k0, &hy[k0..k1], &hy[k0 - 1..k1 - 1], idz, &mut psi_ex[ps.clone()], bck);
+            term::<T, false>(&mut ey[r + k0..r + k1], coef(1, j), k0, &hx[k0..k1], &hx[k0 - 1..k1 - 1], idz, &mut psi_ey[ps], bck);
+        }
+    }
+}
+
+/// CPML correction of the H plane at global x index `i` (local plane `p`).
+pub(super) fn h_plane<T: Real>(sh: &Shared<T>, i: usize, p: usize, e: &[Vec<T>; 3], h: [&mut [T]; 3], psi: PlanePsi<T>) {
+    let _ = i;
+    let (ny, nz) = (sh.ny, sh.nz);
+    let plane = ny * nz;
+    let [idx, idy, idz] = sh.inv;
+    let ch = sh.ch;
+    let o = p * plane;
+    let [hx, hy, hz] = h;
+    // x layers: Hy += ch (..dEz/dx), Hz -= ch (..dEy/dx). E beyond the last plane is the halo.
+    if let Some((l, [psi_hy, psi_hz])) = psi.x {
+        let bck = sh.pml[0].h[l];
+        term::<T, false>(hy, ch, 0, &e[2][o + plane..o + 2 * plane], &e[2][o..o + plane], idx, psi_hy, |_| bck);
+        term::<T, true>(hz, ch, 0, &e[1][o + plane..o + 2 * plane], &e[1][o..o + plane], idx, psi_hz, |_| bck);
+    }
+    // y layers: Hx -= ch (..dEz/dy), Hz += ch (..dEx/dy). E beyond the last row is the PEC wall.
+    let py = &sh.pml[1];
+    let [psi_hx, psi_hz] = psi.y;
+    for l in 0..py.layers() {
+        let j = py.global(l);
+        let bck = py.h[l];
+        let r = j * nz;
+        let s = l * nz..(l + 1) * nz;
+        let (ez_n, ex_n) = if j + 1 < ny {
+            (row(&e[2], o + r + nz, nz), row(&e[0], o + r + nz, nz))
+        } else {
+            (&sh.zeros[..nz], &sh.zeros[..nz])
+        };
+        term::<T, true>(&mut hx[r..r + nz], ch, 0, ez_n, row(&e[2], o + r, nz), idy, &mut psi_hx[s.clone()], |_| bck);
+        term::<T, false>(&mut hz[r..r + nz], ch, 0, ex_n, row(&e[0], o + r, nz), idy, &mut psi_hz[s], |_| bck);
+    }
+    // z layers: Hx += ch (..dEy/dz), Hy -= ch (..dEx/dz). E beyond the last cell is the PEC wall.
+    let pz = &sh.pml[2];
+    let lz = pz.layers();
+    if lz == 0 {
+        return;
+    }
+    let [psi_hx, psi_hy] = psi.z;
+    for j in 0..ny {
+        let r = j * nz;
+        let (ex, ey) = (row(&e[0], o + r, nz), row(&e[1], o + r, nz));
+        for (k0, k1) in [(0, pz.lo), (nz - pz.hi, nz)] {
+            if k0 >= k1 {
+                continue;
+            }
+            let l0 = pz.layer_of(k0);
+            // The last cell of the grid reads E beyond the wall (zero): handle it apart.
+            let k1v = if k1 == nz { nz - 1 } else { k1 };
+            let ps = j * lz + l0..j * lz + l0 + (k1v - k0);
+            let bck = |q: usize| pz.h[l0 + q];
+            term::<T, false>(&mut hx[r + k0..r + k1v], ch, 0, &ey[k0 + 1..k1v + 1], &ey[k0..k1v], idz, &mut psi_hx[ps.clone()], bck);
+            term::<T, true>(&mut hy[r + k0..r + k1v], ch, 0, &ex[k0 + 1..k1v + 1], &ex[k0..k1v], idz, &mut psi_hy[ps], bck);
+            if k1 == nz {
+                let l = pz.layer_of(nz - 1);
+                let q = j * lz + l;
+                let zero = [T::ZERO];
+                let bck = |_| pz.h[l];
+                term::<T, false>(&mut hx[r + nz - 1..r + nz], ch, 0, &zero, &ey[nz - 1..nz], idz, &mut psi_hx[q..q + 1], bck);
+                term::<T, true>(&mut hy[r + nz - 1..r + nz], ch, 0, &zero, &ex[nz - 1..nz], idz, &mut psi_hy[q..q + 1], bck);
+            }
+        }
+    }
+}

@@ -1,0 +1,465 @@
+//! The CPU backend: slabs stepped with rayon, generic over f32 and f64.
+//!
+//! Each slab stores the six components as x-planes of `ny * nz` values (z contiguous) with one
+//! halo plane on each side, so local plane `p` is global plane `x0 + p - 1`. The update is
+//! the plain two-pass Yee scheme; the CPML adds a correction pass over its layers only, and
+//! sources and PEC faces are applied last. Every cell is computed by the same arithmetic in
+//! the same order whatever the slab count, so decomposition does not change a single bit.
+
+mod cpml;
+mod update;
+
+use super::{Allocation, Backend};
+use update::{beyond, e_plane, h_plane, Beyond, RowCoef};
+use crate::decomp::{HaloCopy, HaloSide, SlabRange};
+use crate::model::{Axis, Component, Model, Region};
+use crate::real::Real;
+use rayon::prelude::*;
+
+/// Marks a row whose cells do not all share one material.
+const MIXED_ROW: u16 = u16::MAX;
+
+/// Read-only data every slab uses.
+struct Shared<T> {
+    ny: usize,
+    nz: usize,
+    /// 1/dx, 1/dy, 1/dz.
+    inv: [T; 3],
+    /// dt / mu0.
+    ch: T,
+    /// (ca, cb) per material.
+    coef: Vec<(T, T)>,
+    /// What lies below the minimum face (for E reading H) and beyond the maximum face (for H
+    /// reading E), along y and z.
+    y_lo: Beyond,
+    y_hi: Beyond,
+    z_lo: Beyond,
+    z_hi: Beyond,
+    /// Tangential E is zeroed on the minimum faces of these axes.
+    zero_min_face: [bool; 3],
+    /// CPML (b, c, 1/kappa - 1) per layer index, E and H, per axis.
+    pml: [PmlAxis<T>; 3],
+    zeros: Vec<T>,
+}
+
+#[derive(Default)]
+struct PmlAxis<T> {
+    lo: usize,
+    hi: usize,
+    n: usize,
+    e: Vec<[T; 3]>,
+    h: Vec<[T; 3]>,
+}
+
+impl<T> PmlAxis<T> {
+    fn layers(&self) -> usize {
+        self.lo + self.hi
+    }
+    /// Global index of layer index `l`.
+    fn global(&self, l: usize) -> usize {
+        if l < self.lo {
+            l
+        } else {
+            self.n - self.hi + (l - self.lo)
+        }
+    }
+    /// Layer index of global index `i` (which must lie in a layer).
+    fn layer_of(&self, i: usize) -> usize {
+        if i < self.lo {
+            i
+        } else {
+            self.lo + i - (self.n - self.hi)
+        }
+    }
+}
+
+/// One slab's arrays.
+struct Slab<T> {
+    range: SlabRange,
+    /// Ex, Ey, Ez with halos: (len + 2) planes.
+    e: [Vec<T>; 3],
+    /// Hx, Hy, Hz with halos.
+    h: [Vec<T>; 3],
+    /// Material id per owned cell, per E component.
+    mat: [Vec<u8>; 3],
+    /// Per owned (plane, row): the row's material if uniform, else MIXED_ROW.
+    row_mat: [Vec<u16>; 3],
+    /// x-PML: (local plane, layer index) of the owned planes in a layer; psi for Ey, Ez, Hy, Hz.
+    pml_x_planes: Vec<(usize, usize)>,
+    psi_x: [Vec<T>; 4],
+    /// y-PML psi for Ex, Ez, Hx, Hz: [owned plane][y layer][z].
+    psi_y: [Vec<T>; 4],
+    /// z-PML psi for Ex, Ey, Hx, Hy: [owned plane][y][z layer].
+    psi_z: [Vec<T>; 4],
+    /// Sources that touch this slab: (model source index, component, local cell ranges).
+    sources: Vec<(usize, Component, [[usize; 2]; 3])>,
+}
+
+/// The rayon engine over all slabs.
+pub struct CpuBackend<T> {
+    shared: Shared<T>,
+    slabs: Vec<Slab<T>>,
+    allocation: Allocation,
+}
+
+impl<T: Real> CpuBackend<T> {
+    /// Allocate and initialise the slabs for `model` split as `ranges` (tiling [0, nx)).
+    pub fn new(model: &Model, ranges: &[SlabRange]) -> Self {
+        let g = &model.grid;
+        let [_, ny, nz] = g.shape;
+        let b = &model.boundaries;
+        let pml = [0, 1, 2].map(|a| {
+            let p = &b.profiles[a];
+            let conv = |v: &Vec<[f64; 3]>| v.iter().map(|c| [T::from_f64(c[0]), T::from_f64(c[1]), T::from_f64(c[2] - 1.0)]).collect();
+            PmlAxis { lo: p.lo, hi: p.hi, n: p.n, e: conv(&p.e), h: conv(&p.h) }
+        });
+        let shared = Shared {
+            ny,
+            nz,
+            inv: g.cell.map(|d| T::from_f64(1.0 / d)),
+            ch: T::from_f64(g.dt / crate::model::MU0),
+            coef: model.materials.coefficients(g.dt).iter().map(|c| (T::from_f64(c.ca), T::from_f64(c.cb))).collect(),
+            y_lo: beyond(b.face(Axis::Y, false)),
+            y_hi: beyond(b.face(Axis::Y, true)),
+            z_lo: beyond(b.face(Axis::Z, false)),
+            z_hi: beyond(b.face(Axis::Z, true)),
+            zero_min_face: [0, 1, 2].map(|a| b.faces[a][0].zeroes_tangential_e()),
+            pml,
+            zeros: vec![T::ZERO; nz.max(ny)],
+        };
+        let slabs: Vec<Slab<T>> = ranges.par_iter().map(|r| Slab::new(model, &shared, *r)).collect();
+        let mut allocation = Allocation::default();
+        for s in &slabs {
+            let a = s.allocation(&shared);
+            debug_assert_eq!(a, crate::plan::slab_bytes(model, s.range, T::PRECISION), "the CPU backend allocates exactly what the plan lists");
+            allocation.add(&a);
+        }
+        CpuBackend { shared, slabs, allocation }
+    }
+
+    fn slab_of(&self, x: usize) -> &Slab<T> {
+        self.slabs.iter().find(|s| s.range.x0 <= x && x < s.range.x1).expect("x index inside the grid")
+    }
+}
+
+impl<T: Real> Slab<T> {
+    fn new(model: &Model, sh: &Shared<T>, range: SlabRange) -> Self {
+        let (ny, nz) = (sh.ny, sh.nz);
+        let plane = ny * nz;
+        let n = range.len();
+        let field = || vec![T::ZERO; (n + 2) * plane];
+        let mut mat = [vec![0u8; n * plane], vec![0u8; n * plane], vec![0u8; n * plane]];
+        for (c, m) in mat.iter_mut().enumerate() {
+            paint_materials(model, Component::ALL[c], range, m);
+        }
+        let row_mat = [0, 1, 2].map(|c| {
+            mat[c]
+                .chunks(nz)
+                .map(|row| if row.iter().all(|&v| v == row[0]) { row[0] as u16 } else { MIXED_ROW })
+                .collect::<Vec<u16>>()
+        });
+        let px = &sh.pml[0];
+        let pml_x_planes: Vec<(usize, usize)> = (0..px.layers())
+            .map(|l| (px.global(l), l))
+            .filter(|(i, _)| range.x0 <= *i && *i < range.x1)
+            .map(|(i, l)| (i - range.x0 + 1, l))
+            .collect();
+        let nxp = pml_x_planes.len();
+        let ly = sh.pml[1].layers();
+        let lz = sh.pml[2].layers();
+        let sources = model
+            .sources
+            .iter()
+            .enumerate()
+            .filter_map(|(s, src)| {
+                let x0 = src.cells[0][0].max(range.x0);
+                let x1 = src.cells[0][1].min(range.x1);
+                (x0 < x1).then(|| (s, src.component, [[x0 - range.x0 + 1, x1 - range.x0 + 1], src.cells[1], src.cells[2]]))
+            })
+            .collect();
+        Slab {
+            range,
+            e: [field(), field(), field()],
+            h: [field(), field(), field()],
+            mat,
+            row_mat,
+            pml_x_planes,
+            psi_x: [0; 4].map(|_| vec![T::ZERO; nxp * plane]),
+            psi_y: [0; 4].map(|_| vec![T::ZERO; n * ly * nz]),
+            psi_z: [0; 4].map(|_| vec![T::ZERO; n * ny * lz]),
+            sources,
+        }
+    }
+
+    fn allocation(&self, _sh: &Shared<T>) -> Allocation {
+        let t = std::mem::size_of::<T>() as u64;
+        let len = |v: &Vec<T>| v.len() as u64 * t;
+        let plane = (self.e[0].len() / (self.range.len() + 2)) as u64 * t;
+        let with_halos: u64 = self.e.iter().chain(self.h.iter()).map(len).sum();
+        let halos = 6 * 2 * plane;
+        Allocation {
+            fields: with_halos - halos,
+            halos,
+            materials: self.mat.iter().map(|m| m.len() as u64).sum::<u64>()
+                + self.row_mat.iter().map(|m| 2 * m.len() as u64).sum::<u64>(),
+            pml: self.psi_x.iter().chain(&self.psi_y).chain(&self.psi_z).map(len).sum(),
+            monitors: 0,
+        }
+    }
+
+    /// H^{n-1/2} -> H^{n+1/2}: per plane, the curl of E, then the CPML correction while the
+    /// plane is still in cache.
+    fn update_h(&mut self, sh: &Shared<T>) {
+        let plane = sh.ny * sh.nz;
+        let n = self.range.len();
+        let x0 = self.range.x0;
+        let e = &self.e;
+        let psi = plane_psi(sh, n, &self.pml_x_planes, &mut self.psi_x, &mut self.psi_y, &mut self.psi_z, 2);
+        let [hx, hy, hz] = &mut self.h;
+        let owned = plane..(n + 1) * plane;
+        hx[owned.clone()]
+            .par_chunks_mut(plane)
+            .zip(hy[owned.clone()].par_chunks_mut(plane))
+            .zip(hz[owned].par_chunks_mut(plane))
+            .zip(psi.into_par_iter())
+            .enumerate()
+            .for_each(|(q, (((hx, hy), hz), psi))| {
+                h_plane(sh, q + 1, e, hx, hy, hz);
+                cpml::h_plane(sh, x0 + q, q + 1, e, [hx, hy, hz], psi);
+            });
+    }
+
+    /// E^n -> E^{n+1}: per plane, the curl of H and the CPML correction; then sources and PEC faces.
+    fn update_e(&mut self, sh: &Shared<T>, source_values: &[f64]) {
+        let (ny, nz) = (sh.ny, sh.nz);
+        let plane = ny * nz;
+        let n = self.range.len();
+        let x0 = self.range.x0;
+        let h = &self.h;
+        let mat = &self.mat;
+        let row_mat = &self.row_mat;
+        let psi = plane_psi(sh, n, &self.pml_x_planes, &mut self.psi_x, &mut self.psi_y, &mut self.psi_z, 0);
+        let [ex, ey, ez] = &mut self.e;
+        let owned = plane..(n + 1) * plane;
+        ex[owned.clone()]
+            .par_chunks_mut(plane)
+            .zip(ey[owned.clone()].par_chunks_mut(plane))
+            .zip(ez[owned].par_chunks_mut(plane))
+            .zip(psi.into_par_iter())
+            .enumerate()
+            .for_each(|(q, (((ex, ey), ez), psi))| {
+                let local = q * plane;
+                let coef = |c: usize, j: usize| {
+                    let rm = row_mat[c][q * ny + j];
+                    if rm == MIXED_ROW {
+                        RowCoef::PerCell(&mat[c][local + j * nz..local + (j + 1) * nz], &sh.coef)
+                    } else {
+                        let (ca, cb) = sh.coef[rm as usize];
+                        RowCoef::Uniform(ca, cb)
+                    }
+                };
+                e_plane(sh, q + 1, h, &coef, ex, ey, ez);
+                cpml::e_plane(sh, x0 + q, q + 1, h, &coef, [ex, ey, ez], psi);
+            });
+        self.inject(sh, source_values);
+        self.zero_pec_faces(sh);
+    }
+
+    fn inject(&mut self, sh: &Shared<T>, source_values: &[f64]) {
+        let plane = sh.ny * sh.nz;
+        for &(s, c, cells) in &self.sources {
+            let j = source_values[s];
+            let ci = c as usize;
+            for p in cells[0][0]..cells[0][1] {
+                for y in cells[1][0]..cells[1][1] {
+                    for z in cells[2][0]..cells[2][1] {
+                        let local = (p - 1) * plane + y * sh.nz + z;
+                        let cb = sh.coef[self.mat[ci][local] as usize].1;
+                        self.e[ci][p * plane + y * sh.nz + z] -= cb * T::from_f64(j);
+                    }
+                }
+            }
+        }
+    }
+
+    fn zero_pec_faces(&mut self, sh: &Shared<T>) {
+        let (ny, nz) = (sh.ny, sh.nz);
+        let plane = ny * nz;
+        let n = self.range.len();
+        if sh.zero_min_face[0] && self.range.x0 == 0 {
+            for c in [1, 2] {
+                self.e[c][plane..2 * plane].fill(T::ZERO);
+            }
+        }
+        for p in 1..=n {
+            if sh.zero_min_face[1] {
+                for c in [0, 2] {
+                    self.e[c][p * plane..p * plane + nz].fill(T::ZERO);
+                }
+            }
+            if sh.zero_min_face[2] {
+                for c in [0, 1] {
+                    for j in 0..ny {
+                        self.e[c][p * plane + j * nz] = T::ZERO;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Split the psi arrays of one field (E: `first` = 0, H: `first` = 2) into per-plane pieces
+/// for the parallel plane loop.
+fn plane_psi<'a, T: Real>(
+    sh: &Shared<T>,
+    n: usize,
+    x_planes: &[(usize, usize)],
+    psi_x: &'a mut [Vec<T>; 4],
+    psi_y: &'a mut [Vec<T>; 4],
+    psi_z: &'a mut [Vec<T>; 4],
+    first: usize,
+) -> Vec<cpml::PlanePsi<'a, T>> {
+    let plane = sh.ny * sh.nz;
+    let split = |v: &'a mut Vec<T>, per: usize| -> Vec<&'a mut [T]> {
+        if per == 0 {
+            (0..n).map(|_| <&mut [T]>::default()).collect()
+        } else {
+            v.chunks_mut(per).collect()
+        }
+    };
+    let [xa, xb] = pair(psi_x, first);
+    let [ya, yb] = pair(psi_y, first);
+    let [za, zb] = pair(psi_z, first);
+    let mut xa = xa.chunks_mut(plane.max(1));
+    let mut xb = xb.chunks_mut(plane.max(1));
+    let mut x: Vec<Option<(usize, [&'a mut [T]; 2])>> = (0..n).map(|_| None).collect();
+    for &(p, l) in x_planes {
+        x[p - 1] = Some((l, [xa.next().expect("psi plane"), xb.next().expect("psi plane")]));
+    }
+    let y_per = sh.pml[1].layers() * sh.nz;
+    let z_per = sh.ny * sh.pml[2].layers();
+    let ys = split(ya, y_per).into_iter().zip(split(yb, y_per));
+    let zs = split(za, z_per).into_iter().zip(split(zb, z_per));
+    x.into_iter()
+        .zip(ys.zip(zs))
+        .map(|(x, ((y0, y1), (z0, z1)))| cpml::PlanePsi { x, y: [y0, y1], z: [z0, z1] })
+        .collect()
+}
+
+/// Mutable access to arrays `first` and `first + 1` of four.
+fn pair<T>(v: &mut [Vec<T>; 4], first: usize) -> [&mut Vec<T>; 2] {
+    let [a, b, c, d] = v;
+    if first == 0 {
+        [a, b]
+    } else {
+        [c, d]
+    }
+}
+
+/// Paint the material ids of one E component over the slab's owned cells: objects in order,
+/// each only over the index box its bounds cover.
+fn paint_materials(model: &Model, c: Component, range: SlabRange, out: &mut [u8]) {
+    let g = &model.grid;
+    let [_, ny, nz] = g.shape;
+    let off = c.offset();
+    for obj in &model.objects {
+        let (lo, hi) = obj.bounds();
+        let idx = |a: usize, x: f64| (x - g.origin[a]) / g.cell[a] - off[a];
+        let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
+        let last = |a: usize, n: usize| ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize;
+        let (i0, i1) = (first(0).max(range.x0), last(0, g.shape[0]).min(range.x1));
+        let (j0, j1) = (first(1), last(1, ny));
+        let (k0, k1) = (first(2), last(2, nz));
+        for i in i0..i1 {
+            for j in j0..j1 {
+                for k in k0..k1 {
+                    let p = g.position(c, [i as f64, j as f64, k as f64]);
+                    if obj.contains(p) {
+                        out[((i - range.x0) * ny + j) * nz + k] = obj.material;
+                    }
+                }
+            }
+        }
+    }
+}
+
+impl<T: Real> Backend for CpuBackend<T> {
+    type Real = T;
+
+    fn update_h(&mut self) {
+        let sh = &self.shared;
+        self.slabs.par_iter_mut().for_each(|s| s.update_h(sh));
+    }
+
+    fn update_e(&mut self, source_values: &[f64]) {
+        let sh = &self.shared;
+        self.slabs.par_iter_mut().for_each(|s| s.update_e(sh, source_values));
+    }
+
+    fn exchange(&mut self, copies: &[HaloCopy]) {
+        let plane = self.shared.ny * self.shared.nz;
+        let mut buf = vec![T::ZERO; plane];
+        for c in copies {
+            let ci = c.component as usize % 3;
+            let src = &self.slabs[c.src_slab];
+            let sp = c.src_x - src.range.x0 + 1;
+            let field = if c.component.is_electric() { &src.e[ci] } else { &src.h[ci] };
+            buf.copy_from_slice(&field[sp * plane..(sp + 1) * plane]);
+            if c.negate {
+                buf.iter_mut().for_each(|v| *v = -*v);
+            }
+            let dst = &mut self.slabs[c.dst_slab];
+            let dp = match c.dst_side {
+                HaloSide::Left => 0,
+                HaloSide::Right => dst.range.len() + 1,
+            };
+            let f = if c.component.is_electric() { &mut dst.e[ci] } else { &mut dst.h[ci] };
+            f[dp * plane..(dp + 1) * plane].copy_from_slice(&buf);
+        }
+    }
+
+    fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
+        let s = self.slab_of(index[0]);
+        let ci = component as usize % 3;
+        let f = if component.is_electric() { &s.e[ci] } else { &s.h[ci] };
+        let p = index[0] - s.range.x0 + 1;
+        f[(p * self.shared.ny + index[1]) * self.shared.nz + index[2]].to_f64()
+    }
+
+    fn gather(&self, component: Component, region: &Region, out: &mut [T]) {
+        let (ny, nz) = (self.shared.ny, self.shared.nz);
+        let ci = component as usize % 3;
+        let counts = region.counts();
+        let mut o = 0;
+        for i in (region.start[0]..region.end[0]).step_by(region.stride[0]) {
+            let s = self.slab_of(i);
+            let f = if component.is_electric() { &s.e[ci] } else { &s.h[ci] };
+            let p = i - s.range.x0 + 1;
+            for j in (region.start[1]..region.end[1]).step_by(region.stride[1]) {
+                let base = (p * ny + j) * nz;
+                let rowv = &f[base + region.start[2]..base + region.end[2]];
+                for v in rowv.iter().step_by(region.stride[2]) {
+                    out[o] = *v;
+                    o += 1;
+                }
+            }
+        }
+        debug_assert_eq!(o, counts.iter().product::<usize>());
+    }
+
+    fn all_finite(&self) -> bool {
+        let plane = self.shared.ny * self.shared.nz;
+        self.slabs.par_iter().all(|s| {
+            let n = s.range.len();
+            s.e.iter().chain(s.h.iter()).all(|f| f[plane..(n + 1) * plane].par_iter().all(|v| v.is_finite()))
+        })
+    }
+
+    fn allocation(&self) -> Allocation {
+        self.allocation
+    }
+
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+}
