@@ -103,12 +103,13 @@ pub fn from_toml(file: &str, text: &str, err: &toml::de::Error) -> SceneError {
     let span = err.span().unwrap_or(0..0);
     let (line, column) = line_col(text, span.start);
     let raw = err.message().trim().to_string();
-    let key = text
-        .get(span.clone())
-        .filter(|s| !s.contains('\n') && s.len() < 60)
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let spanned = text.get(span.clone()).filter(|s| !s.contains('\n') && s.len() < 60).unwrap_or("").trim();
+    // A type error spans the value: name the key written before `=` on that line instead.
+    let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
+    let key = match line_text.split_once('=') {
+        Some((k, _)) if raw.starts_with("invalid") => k.trim().trim_matches('"').to_string(),
+        _ => spanned.to_string(),
+    };
     let message = improve_message(&raw);
     SceneError::Invalid {
         file: file.to_string(),
@@ -121,8 +122,14 @@ pub fn from_toml(file: &str, text: &str, err: &toml::de::Error) -> SceneError {
     }
 }
 
-/// serde says "unknown field `x`, expected one of `a`, `b`": add "did you mean `b`?".
+/// serde says "unknown field `x`, expected one of `a`, `b`": add "did you mean `b`?"; and
+/// serde's Rust type names become words.
 fn improve_message(raw: &str) -> String {
+    let raw = &raw
+        .replace("expected i64", "expected a whole number")
+        .replace("expected f64", "expected a number")
+        .replace("expected a sequence", "expected an array")
+        .replace("expected a boolean", "expected true or false");
     if let Some(rest) = raw.strip_prefix("unknown field `") {
         if let Some((given, tail)) = rest.split_once('`') {
             let allowed: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();
