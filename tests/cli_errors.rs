@@ -139,3 +139,22 @@ fn an_under_resolved_waveform_is_a_warning() {
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("warning:") && err.contains("cells"), "{err}");
 }
+
+#[test]
+fn a_blow_up_stops_the_run_with_the_step_and_the_likely_cause() {
+    // epsilon < 1 makes waves faster than c, so Courant 0.99 of the vacuum limit is unstable.
+    let text = GOOD
+        .replace("glass = { epsilon = 2.25 }", "fast = { epsilon = 0.2 }")
+        .replace("material = \"glass\"", "material = \"fast\"")
+        .replace("size = [0.2, 0.2, 0.2]", "size = [2.0, 2.0, 2.0]")
+        .replace("steps = 10", "steps = 3000");
+    let dir = tmpdir("blowup");
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_yee")).args(["run", "s.toml", "-o", "out.h5", "--quiet"]).current_dir(&dir).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("NaN or infinite between steps"), "{err}");
+    assert!(err.contains("`fast` has epsilon 0.2"), "{err}");
+    assert!(dir.join("out.h5").exists(), "the results up to the blow-up are kept");
+    let _ = std::fs::remove_dir_all(&dir);
+}

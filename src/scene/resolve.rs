@@ -265,6 +265,14 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             ck.error(key, &path, format!("too many materials: at most {} (including vacuum and pec)", MAX_MATERIALS));
             continue;
         }
+        if let (Some(c), Some(e)) = (courant, &m.epsilon) {
+            if epsilon < 1.0 && c > epsilon.sqrt() {
+                ck.warn(e, &format!("{path}.epsilon"), format!(
+                    "epsilon {epsilon} < 1 makes waves faster than light in vacuum: with courant = {c} the run is unstable; use courant <= {:.3}",
+                    epsilon.sqrt()
+                ));
+            }
+        }
         table.push(Material { name: name.clone(), epsilon, conductivity, pec });
     }
 
