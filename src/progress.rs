@@ -85,14 +85,22 @@ impl Observer for TerminalObserver {
         if self.quiet {
             return;
         }
+        let p = &s.phases;
+        let total = s.wall.as_secs_f64().max(1e-9);
+        let share = |d: Duration| 100.0 * d.as_secs_f64() / total;
         eprintln!(
-            "{} {} cells x {} steps in {:.2} s: {:.1} Mcells/s on {} -> {}",
+            "{} {} cells x {} steps in {:.2} s: {:.1} Mcells/s on {} (H {:.0}%, E {:.0}%, halos {:.0}%, monitors {:.0}%, checks {:.0}%) -> {}",
             if s.complete { "done:" } else { "stopped:" },
             s.cells,
             s.steps_done,
             s.wall.as_secs_f64(),
             s.mcells_per_s,
             s.backend,
+            share(p.update_h),
+            share(p.update_e),
+            share(p.exchange),
+            share(p.monitors),
+            share(p.checks),
             s.output.display()
         );
     }
