@@ -21,5 +21,128 @@ pub struct GpuInfo {
 
 /// The GPUs usable now, or the reason none is (no driver library, no device, ...).
 pub fn probe_gpus() -> Result<Vec<GpuInfo>, String> {
-    Err("this build has no CUDA device probing yet".into())
+    crate::backend::cuda::probe_gpus().map_err(|e| e.to_string())
+}
+
+fn gib(b: u64) -> String {
+    format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
+}
+
+/// The `yee devices` report, and whether CUDA can be used.
+#[cfg(feature = "cuda")]
+pub fn report() -> (String, bool) {
+    use crate::backend::cuda::{self, nvrtc, CudaError};
+    let mut out = String::new();
+    let mut line = |s: String| {
+        out.push_str(&s);
+        out.push('\n');
+    };
+    // The driver.
+    // SAFETY: dlopen of candidate names only.
+    let driver = if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        line("CUDA driver: not found (no libcuda.so on the loader path)".into());
+        None
+    } else if let Err(e) = cudarc::driver::result::init() {
+        line(format!("CUDA driver: found, but it did not initialise: {e:?}"));
+        None
+    } else {
+        let v = cuda::driver_version().ok();
+        let display = std::fs::read_to_string("/proc/driver/nvidia/version")
+            .ok()
+            .and_then(|t| t.split_whitespace().skip_while(|w| *w != "Kernel").nth(3).map(str::to_string));
+        let lib = nvrtc::loaded_library("libcuda.so").unwrap_or_else(|| "libcuda".into());
+        line(format!(
+            "CUDA driver: {}, supports CUDA {} ({lib})",
+            display.map_or("version unknown".into(), |d| format!("version {d}")),
+            v.map_or("?".into(), |(a, b)| format!("{a}.{b}"))
+        ));
+        v
+    };
+    // NVRTC.
+    let nv = nvrtc::version();
+    match &nv {
+        Ok((a, b)) => {
+            let lib = nvrtc::loaded_library("libnvrtc.so").unwrap_or_else(|| "libnvrtc".into());
+            let archs = nvrtc::supported_archs().unwrap_or_default();
+            line(format!(
+                "NVRTC: {a}.{b} ({lib}), compiles for sm_{}..sm_{}",
+                archs.first().copied().unwrap_or(0),
+                archs.last().copied().unwrap_or(0)
+            ));
+            if let Some(d) = driver {
+                if (*a, *b) > d {
+                    line(format!(
+                        "  warning: NVRTC {a}.{b} is newer than the driver's CUDA {}.{}: PTX it emits is rejected (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). yee loads machine code (CUBIN) for GPUs this NVRTC knows, which avoids that; to be safe install the matching NVRTC: pip install nvidia-cuda-nvrtc-cu{}=={}.{}.* and put its nvidia/cuda_nvrtc/lib first on LD_LIBRARY_PATH",
+                        d.0, d.1, d.0, d.0, d.1
+                    ));
+                }
+            }
+        }
+        Err(e) => line(format!("NVRTC: not found: {e}")),
+    }
+    // GPUs.
+    let gpus = match cuda::probe_gpus() {
+        Ok(g) => g,
+        Err(e) => {
+            line(format!("GPUs: none usable\nCUDA cannot be used: {e}"));
+            return (out, false);
+        }
+    };
+    line(format!("GPUs: {}", gpus.len()));
+    let mut usable = 0;
+    let mut first_error: Option<CudaError> = None;
+    for g in &gpus {
+        let kernels = match cuda::CudaDevice::new(&[g.ordinal], crate::model::Precision::F32) {
+            Ok(d) => {
+                usable += 1;
+                format!("kernels compiled and loaded ({})", d.images()[0])
+            }
+            Err(e) => {
+                let s = format!("kernels NOT usable: {e}");
+                first_error.get_or_insert(e);
+                s
+            }
+        };
+        line(format!(
+            "  {}: {}, compute capability {}.{}, {} free of {}, {:.2} TB/s peak; {kernels}",
+            g.ordinal,
+            g.name,
+            g.compute_capability.0,
+            g.compute_capability.1,
+            gib(g.memory_free),
+            gib(g.memory_total),
+            g.bandwidth_bytes_per_s / 1e12
+        ));
+    }
+    if gpus.len() > 1 {
+        match cuda::peer_matrix() {
+            Ok(m) => {
+                for (a, row) in m.iter().enumerate() {
+                    let peers: Vec<String> = row.iter().enumerate().filter(|(b, &p)| *b != a && p).map(|(b, _)| b.to_string()).collect();
+                    line(format!(
+                        "  peer access from {a}: {}",
+                        if peers.is_empty() { "none (halos go through pinned host memory)".into() } else { peers.join(", ") }
+                    ));
+                }
+            }
+            Err(e) => line(format!("  peer access: unknown ({e})")),
+        }
+    } else {
+        line("  peer access: not applicable (one GPU); several slabs on one GPU copy halos within it".into());
+    }
+    if usable > 0 {
+        line(format!("CUDA: usable on {usable} GPU(s) (yee run --backend cuda, or auto)"));
+        (out, true)
+    } else {
+        let why = first_error.map_or("no GPU could load the kernels".to_string(), |e| e.to_string());
+        line(format!("CUDA cannot be used: {why}"));
+        (out, false)
+    }
+}
+
+/// Without the `cuda` feature: say so.
+#[cfg(not(feature = "cuda"))]
+pub fn report() -> (String, bool) {
+    let _ = gib;
+    ("CUDA cannot be used: this yee was built without CUDA support (the `cuda` feature); rebuild with default features\n".into(), false)
 }

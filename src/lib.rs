@@ -13,3 +13,5 @@ pub mod output;
 pub mod run;
 pub mod devices;
 pub mod fpu;
+pub mod plan;
+pub mod bench;

@@ -36,15 +36,90 @@ enum Command {
         /// Worker threads for the CPU backend (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// CUDA: the GPUs to use, by driver ordinal (e.g. 0,2; default: as the plan decides).
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        gpus: Option<Vec<usize>>,
+        /// CUDA: slabs on each GPU (default 1; several test the multi-GPU path on one GPU).
+        #[arg(long, value_name = "N")]
+        slabs_per_gpu: Option<usize>,
         /// No progress output, only errors.
         #[arg(short, long)]
         quiet: bool,
+    },
+    /// The CUDA driver, NVRTC and GPUs this machine has, or why CUDA cannot be used.
+    Devices,
+    /// Update throughput on a vacuum cube with a 10-cell CPML: Mcells/s and the fraction of
+    /// the two-pass roofline at the memory bandwidth measured in the same run.
+    Bench {
+        /// Engine (auto: CUDA when usable, else the CPU).
+        #[arg(long, value_enum, default_value_t = Backend::Auto)]
+        backend: Backend,
+        /// Cells along each edge of the cube (default: 512 on CUDA, 128 on the CPU).
+        #[arg(long)]
+        size: Option<usize>,
+        /// Field precision.
+        #[arg(long, value_enum, default_value_t = PrecisionArg::F32)]
+        precision: PrecisionArg,
+        /// Timed steps (default: 100 on CUDA, 20 on the CPU).
+        #[arg(long)]
+        steps: Option<usize>,
+        /// CPU worker threads (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// CPU slabs (default: one per thread).
+        #[arg(long)]
+        slabs: Option<usize>,
+        /// CUDA: the GPUs to use, by driver ordinal (default: 0).
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        gpus: Option<Vec<usize>>,
+        /// CUDA: slabs on each GPU.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        slabs_per_gpu: usize,
+        /// Print the result as one JSON object.
+        #[arg(long)]
+        json: bool,
     },
     /// Check a scene without running it: print the grid and any warnings.
     Check {
         /// The scene file (TOML).
         scene: PathBuf,
     },
+    /// Dry run: the memory a scene needs, where it fits, the slab split and a time estimate.
+    Plan {
+        /// The scene file (TOML).
+        scene: PathBuf,
+        /// Print one JSON object (schema in docs/plan.md) instead of the report.
+        #[arg(long)]
+        json: bool,
+        /// GPUs to plan for instead of those present: COUNTxSIZE or COUNTxMODEL, comma-separated
+        /// (4x80GiB, 2xH100, 8xH200, 1xH100,1xA100-40GB).
+        #[arg(long, value_name = "SPEC", value_parser = parse_gpus_arg)]
+        gpus: Option<GpuSpec>,
+        /// Host memory to plan for instead of this machine's available memory (256GiB, 512GB).
+        #[arg(long, value_name = "SIZE", value_parser = yee::plan::parse_size)]
+        host_memory: Option<u64>,
+        /// Engine: auto picks CUDA when the grid fits on the GPUs, else the CPU.
+        #[arg(long, value_enum, default_value_t = Backend::Auto)]
+        backend: Backend,
+        /// Price of one GPU for one hour, for a cost estimate.
+        #[arg(long, value_name = "PER_GPU_HOUR", value_parser = parse_price)]
+        price: Option<f64>,
+    },
+}
+
+/// GPUs given with `--gpus`.
+#[derive(Clone)]
+struct GpuSpec(Vec<yee::plan::Device>);
+
+fn parse_gpus_arg(s: &str) -> Result<GpuSpec, String> {
+    yee::plan::parse_gpus(s).map(GpuSpec)
+}
+
+fn parse_price(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
+        _ => Err(format!("`{s}` is not a price: give a non-negative number per GPU-hour, e.g. 2.5")),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -54,12 +129,49 @@ enum Backend {
     Cuda,
 }
 
+#[derive(Clone, Copy, ValueEnum)]
+enum PrecisionArg {
+    F32,
+    F64,
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, output, backend, slabs, threads, quiet } => run(scene, output, backend, slabs, threads, quiet),
+        Command::Run { scene, output, backend, slabs, threads, gpus, slabs_per_gpu, quiet } => {
+            run(scene, output, backend, slabs, threads, (gpus, slabs_per_gpu), quiet)
+        }
+        Command::Devices => devices(),
+        Command::Bench { backend, size, precision, steps, threads, slabs, gpus, slabs_per_gpu, json } => {
+            bench(backend, size, precision, steps, threads, slabs, gpus, slabs_per_gpu, json)
+        }
         Command::Check { scene } => check(scene),
+        Command::Plan { scene, json, gpus, host_memory, backend, price } => plan(scene, json, gpus, host_memory, backend, price),
     }
+}
+
+fn plan(scene: PathBuf, json: bool, gpus: Option<GpuSpec>, host_memory: Option<u64>, backend: Backend, price: Option<f64>) -> ExitCode {
+    let model = match load(&scene) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let hardware = yee::plan::Hardware::detect(gpus.map(|g| g.0), host_memory);
+    let options = yee::plan::PlanOptions {
+        backend: match backend {
+            Backend::Auto => BackendChoice::Auto,
+            Backend::Cpu => BackendChoice::Cpu,
+            Backend::Cuda => BackendChoice::Cuda,
+        },
+        price_per_gpu_hour: price,
+        ..Default::default()
+    };
+    let p = yee::plan::plan(&model, &hardware, &options);
+    if json {
+        println!("{}", p.to_json());
+    } else {
+        print!("{}", p.render());
+    }
+    ExitCode::SUCCESS
 }
 
 /// Load a scene, printing warnings; on failure print the problems and return exit code 2.
@@ -99,13 +211,21 @@ fn check(scene: PathBuf) -> ExitCode {
     }
 }
 
-fn run(scene: PathBuf, output: Option<PathBuf>, backend: Backend, slabs: Option<usize>, threads: Option<usize>, quiet: bool) -> ExitCode {
+fn run(
+    scene: PathBuf,
+    output: Option<PathBuf>,
+    backend: Backend,
+    slabs: Option<usize>,
+    threads: Option<usize>,
+    (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
+    quiet: bool,
+) -> ExitCode {
     let model = match load(&scene) {
         Ok(m) => m,
         Err(code) => return code,
     };
-    if slabs == Some(0) || threads == Some(0) {
-        eprintln!("error: --slabs and --threads must be at least 1");
+    if slabs == Some(0) || threads == Some(0) || slabs_per_gpu == Some(0) {
+        eprintln!("error: --slabs, --threads and --slabs-per-gpu must be at least 1");
         return ExitCode::from(2);
     }
     let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
@@ -117,6 +237,8 @@ fn run(scene: PathBuf, output: Option<PathBuf>, backend: Backend, slabs: Option<
     };
     opts.slabs = slabs;
     opts.threads = threads;
+    opts.gpus = gpus;
+    opts.slabs_per_gpu = slabs_per_gpu;
     let stop = opts.stop.clone();
     // First Ctrl-C: finish the current step, flush and exit 130. Second: leave at once.
     let _ = ctrlc::set_handler(move || {
@@ -130,6 +252,70 @@ fn run(scene: PathBuf, output: Option<PathBuf>, backend: Backend, slabs: Option<
         Err(e @ RunError::Interrupted(_)) => {
             eprintln!("{e}");
             ExitCode::from(130)
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn devices() -> ExitCode {
+    let (report, _usable) = yee::devices::report();
+    print!("{report}");
+    ExitCode::SUCCESS
+}
+
+#[allow(clippy::too_many_arguments)]
+fn bench(
+    backend: Backend,
+    size: Option<usize>,
+    precision: PrecisionArg,
+    steps: Option<usize>,
+    threads: Option<usize>,
+    slabs: Option<usize>,
+    gpus: Option<Vec<usize>>,
+    slabs_per_gpu: usize,
+    json: bool,
+) -> ExitCode {
+    use yee::bench::{BenchBackend, BenchOptions};
+    if steps == Some(0) || slabs == Some(0) || threads == Some(0) || slabs_per_gpu == 0 {
+        eprintln!("error: --steps, --slabs, --threads and --slabs-per-gpu must be at least 1");
+        return ExitCode::from(2);
+    }
+    let backend = match backend {
+        Backend::Cpu => BenchBackend::Cpu,
+        Backend::Cuda => BenchBackend::Cuda,
+        Backend::Auto => match yee::backend::cuda::probe_gpus() {
+            Ok(_) => BenchBackend::Cuda,
+            Err(e) => {
+                eprintln!("note: benchmarking the CPU: {e}");
+                BenchBackend::Cpu
+            }
+        },
+    };
+    let gpu = backend == BenchBackend::Cuda;
+    let opts = BenchOptions {
+        backend,
+        size: size.unwrap_or(if gpu { 512 } else { 128 }),
+        precision: match precision {
+            PrecisionArg::F32 => yee::model::Precision::F32,
+            PrecisionArg::F64 => yee::model::Precision::F64,
+        },
+        steps: steps.unwrap_or(if gpu { 100 } else { 20 }),
+        threads,
+        slabs,
+        gpus,
+        slabs_per_gpu,
+    };
+    match yee::bench::run(&opts) {
+        Ok(r) => {
+            if json {
+                println!("{}", serde_json::to_string(&r).expect("a bench result serialises"));
+            } else {
+                print!("{}", r.render());
+            }
+            ExitCode::SUCCESS
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -7,7 +7,7 @@
 
 use crate::backend::cpu::CpuBackend;
 use crate::backend::{Allocation, Backend};
-use crate::decomp::{split_even, HaloPlan, SlabRange};
+use crate::decomp::{HaloPlan, SlabRange};
 use crate::model::{Model, Precision};
 use crate::output::{Hdf5Writer, OutputError};
 use crate::real::Real;
@@ -42,12 +42,16 @@ pub struct RunOptions {
     pub stop: Arc<AtomicBool>,
     /// Steps between NaN/Inf checks of the whole grid.
     pub check_every: usize,
+    /// CUDA: driver ordinals of the GPUs to use (None: as the plan decides).
+    pub gpus: Option<Vec<usize>>,
+    /// CUDA: slabs on each GPU (None: one).
+    pub slabs_per_gpu: Option<usize>,
 }
 
 impl RunOptions {
     /// Defaults for writing `output`.
     pub fn new(output: PathBuf) -> Self {
-        RunOptions { output, backend: BackendChoice::Auto, slabs: None, threads: None, stop: Arc::new(AtomicBool::new(false)), check_every: 100 }
+        RunOptions { output, backend: BackendChoice::Auto, slabs: None, threads: None, stop: Arc::new(AtomicBool::new(false)), check_every: 100, gpus: None, slabs_per_gpu: None }
     }
 }
 
@@ -167,17 +171,18 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
         .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
         .build()
         .map_err(|e| RunError::Backend(format!("cannot start {threads} worker threads: {e}")))?;
-    match opts.backend {
-        BackendChoice::Cuda => {
-            return Err(RunError::Backend(
-                "the CUDA backend is not available in this build yet; use --backend cpu".into(),
-            ))
-        }
-        BackendChoice::Auto | BackendChoice::Cpu => {}
+    // The plan decides where the grid goes and how it is split; say why before allocating.
+    let plan_options = crate::plan::PlanOptions { backend: opts.backend, slabs: opts.slabs, threads: Some(threads), price_per_gpu_hour: None };
+    let plan = crate::plan::plan(model, &crate::plan::Hardware::detect(None, None), &plan_options);
+    obs.message(&plan.reason);
+    // CUDA when the plan chose it (auto) or it was asked for; None: the CPU below.
+    if let Some(result) = crate::backend::cuda::select::run_planned(model, opts, &plan, threads, obs) {
+        return result;
     }
-    let nx = model.grid.shape[0];
-    let slabs = opts.slabs.unwrap_or_else(|| threads.min(nx / 8).max(1)).clamp(1, nx);
-    let ranges = split_even(nx, slabs);
+    if !plan.fits {
+        return Err(RunError::Backend(format!("{} {}", plan.reason, plan.suggestions.join(" "))));
+    }
+    let ranges = plan.ranges();
     pool.install(|| match model.precision {
         Precision::F32 => {
             let mut b = CpuBackend::<f32>::new(model, &ranges);
@@ -249,12 +254,18 @@ pub fn time_loop<B: Backend>(
         steps: g.steps,
         slabs: ranges.to_vec(),
         threads,
-        allocation: backend.allocation(),
+        allocation: {
+            // The backend's slabs plus the snapshot staging buffer below: what the plan lists.
+            let mut a = backend.allocation();
+            a.monitors += crate::plan::monitor_staging_bytes(model, <B::Real as Real>::PRECISION);
+            a
+        },
     });
 
     let mut phases = PhaseTimes::default();
     let mut probe_values = Vec::new();
-    let mut snap_buffer: Vec<B::Real> = Vec::new();
+    // Allocated once at its planned size; each snapshot component is gathered into a prefix.
+    let mut snap_buffer: Vec<B::Real> = vec![<B::Real as Real>::ZERO; crate::plan::monitor_staging_len(model)];
     let started = Instant::now();
     let mut last_report = started;
     let mut last_flush = started;
@@ -287,9 +298,9 @@ pub fn time_loop<B: Backend>(
             if step % snap.every == 0 {
                 let row = writer.begin_snapshot(s, step)?;
                 for (ci, (c, region)) in snap.regions.iter().enumerate() {
-                    snap_buffer.resize(region.len(), <B::Real as Real>::ZERO);
-                    backend.gather(*c, region, &mut snap_buffer);
-                    writer.write_snapshot(s, ci, row, &snap_buffer)?;
+                    let buffer = &mut snap_buffer[..region.len()];
+                    backend.gather(*c, region, buffer);
+                    writer.write_snapshot(s, ci, row, buffer)?;
                 }
                 wrote_snapshot = true;
             }

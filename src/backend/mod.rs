@@ -4,6 +4,9 @@
 //! only knows how to update its slabs, copy halo planes, inject sources and read fields back.
 
 pub mod cpu;
+/// The CUDA engine; without the `cuda` feature only its device-independent parts (the slab
+/// engine the host-kernel tests drive) are built.
+pub mod cuda;
 
 use crate::decomp::HaloCopy;
 use crate::model::{Component, Region};

@@ -125,7 +125,8 @@ mod tests {
         assert!(w.value(0.0).abs() < 1e-5);
         assert!(w.value(w.end_time().unwrap()).abs() < 1e-5);
         let peak = (0..1000).map(|i| w.value(w.peak_time() + (i as f64 - 500.0) * 1e-17).abs()).fold(0.0, f64::max);
-        assert!(peak > 0.99 && peak <= 1.0);
+        // The carrier's crest sits a quarter period off the envelope peak: exp(-(T/4)^2 / (2 s^2)) = 0.94.
+        assert!(peak > 0.93 && peak <= 1.0, "{peak}");
     }
 
     #[test]

@@ -1,0 +1,159 @@
+// Shared declarations of the yee kernels: the argument structs, the material table in constant
+// memory, and the kernel list.
+//
+// The program NVRTC compiles is `typedef float real;` (or double) followed by #includes of
+// this file and every kernels/*.cu, all embedded in the binary (src/backend/cuda/source.rs).
+// The same text also compiles as C++ on the host behind host_shim.h (the host-kernel tests),
+// so the kernels keep to a portable subset: one thread per cell or per column, no shared
+// memory, no barriers, no warp intrinsics.
+//
+// Layout (design.md section 2): each field component of a slab is (n + 2) x-planes of
+// ny * nz values, z contiguous, local plane 0 and n + 1 being the halos; owned plane p
+// (1..=n) is global plane x0 + p - 1. Material ids cover the owned planes only: the id of
+// field offset o is at o - plane.
+//
+// Every argument struct is mirrored field for field by a #[repr(C)] struct in
+// src/backend/cuda/args.rs; the static_asserts pin the sizes both sides agree on.
+
+#ifndef YEE_COMMON_CUH
+#define YEE_COMMON_CUH
+
+typedef long long i64;
+typedef unsigned char u8;
+
+// What lies beyond a face along y or z (cpu.rs `Beyond`).
+#define BEYOND_ZERO 0
+#define BEYOND_WRAP 1
+#define BEYOND_MIRROR 2
+
+#define MAX_MATERIALS 256
+
+// E update coefficients per material id: E = ca E + cb (curl H - J).
+extern "C" {
+__constant__ real c_ca[MAX_MATERIALS];
+__constant__ real c_cb[MAX_MATERIALS];
+}
+
+// update_h / update_e: one thread per (j, k) column, marching over planes
+// [p0 + blockIdx.y * chunk, min(p1, that + chunk)).
+struct UpdateArgs {
+    real *ex, *ey, *ez, *hx, *hy, *hz;
+    const u8 *mx, *my, *mz;
+    i64 plane;
+    int ny, nz;
+    int p0, p1, chunk;
+    int y_lo, y_hi, z_lo, z_hi;  // BEYOND_* of each face
+    int pad_;
+    real idx, idy, idz;  // 1/dx, 1/dy, 1/dz
+    real ch;             // dt / mu0
+};
+static_assert(sizeof(UpdateArgs) == 120 + 4 * sizeof(real), "UpdateArgs layout");
+
+// CPML correction passes. Along y and z: every owned plane in [p0, p1), the layers of that
+// axis (lo cells at the minimum face, hi at the maximum, n_axis cells in all). Along x: the
+// planes [p0, p1) of one run of consecutive layers, plane p being layer l0 + p - p0 and psi
+// plane q0 + p - p0.
+struct CpmlArgs {
+    real *ex, *ey, *ez, *hx, *hy, *hz;
+    real *psi0, *psi1;  // the pass's two psi arrays
+    const real* coef;   // per layer: b, c, 1/kappa - 1
+    const u8 *mx, *my, *mz;
+    i64 plane;
+    int ny, nz;
+    int p0, p1;
+    int lo, hi, n_axis;
+    int l0, q0;
+    int pad_;
+    real inv;  // 1/d along the pass's axis
+    real ch;   // dt / mu0 (H passes)
+};
+static_assert(sizeof(CpmlArgs) == 144 + 2 * sizeof(real), "CpmlArgs layout");
+
+// A current source over a box of owned cells.
+struct SourceArgs {
+    real* f;
+    const u8* mat;
+    i64 plane;
+    int nz;
+    int p0, p1, y0, y1, z0, z1;
+    int pad_;
+    real j;
+};
+static_assert(sizeof(SourceArgs) == 64, "SourceArgs layout");
+
+// Tangential E zeroed on PEC minimum faces.
+struct PecArgs {
+    real *ex, *ey, *ez;
+    i64 plane;
+    int ny, nz, p0, p1;
+    int x_face, y_face, z_face;
+    int pad_;
+};
+static_assert(sizeof(PecArgs) == 64, "PecArgs layout");
+
+// Probe samples: out[i] = *src[i].
+struct ProbeArgs {
+    const real* const* src;
+    real* out;
+    int n;
+    int pad_;
+};
+static_assert(sizeof(ProbeArgs) == 24, "ProbeArgs layout");
+
+// A strided box of one slab's field into a staging buffer (C order, out0 onwards).
+struct GatherArgs {
+    const real* f;
+    real* out;
+    i64 plane;
+    i64 out0;
+    int nz;
+    int p0, cx, cy, cz;
+    int sx, sy, sz;
+    int y0, z0;
+};
+static_assert(sizeof(GatherArgs) == 72, "GatherArgs layout");
+
+// NaN / Inf check of six owned-plane ranges.
+struct FiniteArgs {
+    const real* f[6];
+    int* flag;
+    i64 begin, count;
+};
+static_assert(sizeof(FiniteArgs) == 72, "FiniteArgs layout");
+
+// dst[i] = -src[i]: the PMC mirror halo.
+struct NegateArgs {
+    real* dst;
+    const real* src;
+    i64 n;
+};
+static_assert(sizeof(NegateArgs) == 24, "NegateArgs layout");
+
+// Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
+#define YEE_KERNELS(K)          \
+    K(update_h, UpdateArgs)     \
+    K(update_e, UpdateArgs)     \
+    K(cpml_x_h, CpmlArgs)       \
+    K(cpml_y_h, CpmlArgs)       \
+    K(cpml_z_h, CpmlArgs)       \
+    K(cpml_x_e, CpmlArgs)       \
+    K(cpml_y_e, CpmlArgs)       \
+    K(cpml_z_e, CpmlArgs)       \
+    K(inject_source, SourceArgs) \
+    K(zero_pec, PecArgs)        \
+    K(probe_gather, ProbeArgs)  \
+    K(snapshot_gather, GatherArgs) \
+    K(check_finite, FiniteArgs) \
+    K(copy_negated, NegateArgs)
+
+// The global index of one thread in a 1-D launch.
+__device__ __forceinline__ i64 thread_index() {
+    return (i64)blockIdx.x * blockDim.x + threadIdx.x;
+}
+
+// Global index along y or z of layer l of an axis with lo + hi layers (pml.rs global_index).
+__device__ __forceinline__ int layer_global(int l, int lo, int hi, int n) {
+    return l < lo ? l : n - hi + (l - lo);
+}
+
+#endif

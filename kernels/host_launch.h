@@ -1,0 +1,43 @@
+// Host launchers: yee_host_<kernel>(args, grid, block) runs <kernel> once for every thread of
+// the grid, in order (blocks x fastest, then threads x fastest), like a GPU that runs one
+// thread at a time. Used only by the host-kernel tests, after host_shim.h and the kernels.
+
+#ifndef YEE_HOST_LAUNCH_H
+#define YEE_HOST_LAUNCH_H
+
+#define YEE_HOST_LAUNCHER(name, Args)                                                        \
+    extern "C" void yee_host_##name(const void* args, const unsigned* grid, const unsigned* block) { \
+        const Args a = *static_cast<const Args*>(args);                                      \
+        gridDim = dim3{grid[0], grid[1], grid[2]};                                           \
+        blockDim = dim3{block[0], block[1], block[2]};                                       \
+        for (unsigned bz = 0; bz < grid[2]; ++bz)                                            \
+            for (unsigned by = 0; by < grid[1]; ++by)                                        \
+                for (unsigned bx = 0; bx < grid[0]; ++bx) {                                  \
+                    blockIdx = dim3{bx, by, bz};                                             \
+                    for (unsigned tz = 0; tz < block[2]; ++tz)                               \
+                        for (unsigned ty = 0; ty < block[1]; ++ty)                           \
+                            for (unsigned tx = 0; tx < block[0]; ++tx) {                     \
+                                threadIdx = dim3{tx, ty, tz};                                \
+                                name(a);                                                     \
+                            }                                                                \
+                }                                                                            \
+    }
+
+YEE_KERNELS(YEE_HOST_LAUNCHER)
+
+// sizeof(real) and the argument sizes, so the test can check the Rust mirror's layout.
+extern "C" unsigned long long yee_host_arg_size(int which) {
+    switch (which) {
+        case 0: return sizeof(UpdateArgs);
+        case 1: return sizeof(CpmlArgs);
+        case 2: return sizeof(SourceArgs);
+        case 3: return sizeof(PecArgs);
+        case 4: return sizeof(ProbeArgs);
+        case 5: return sizeof(GatherArgs);
+        case 6: return sizeof(FiniteArgs);
+        case 7: return sizeof(NegateArgs);
+        default: return sizeof(real);
+    }
+}
+
+#endif

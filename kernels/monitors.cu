@@ -1,0 +1,32 @@
+// Monitors: probes and snapshots gather into device staging buffers that are copied to pinned
+// host memory asynchronously; the NaN/Inf check raises a flag.
+
+#include "common.cuh"
+
+// out[i] = *src[i]: every probe sample held by one GPU, in one launch.
+extern "C" __global__ void probe_gather(const ProbeArgs a) {
+    const i64 t = thread_index();
+    if (t >= a.n) return;
+    a.out[t] = *a.src[t];
+}
+
+// out[out0 + (ii cy + jj) cz + kk] = f[(p0 + ii sx) plane + (y0 + jj sy) nz + z0 + kk sz]:
+// the part of a strided snapshot region inside one slab.
+extern "C" __global__ void snapshot_gather(const GatherArgs a) {
+    const i64 t = thread_index();
+    if (t >= (i64)a.cx * a.cy * a.cz) return;
+    const int kk = (int)(t % a.cz);
+    const i64 r = t / a.cz;
+    const int jj = (int)(r % a.cy);
+    const int ii = (int)(r / a.cy);
+    const i64 src = (i64)(a.p0 + ii * a.sx) * a.plane + (i64)(a.y0 + jj * a.sy) * a.nz + a.z0 + (i64)kk * a.sz;
+    a.out[a.out0 + t] = a.f[src];
+}
+
+// flag = 1 if any f[c][begin + i], i < count, c < 6, is NaN or infinite. blockIdx.y = c.
+extern "C" __global__ void check_finite(const FiniteArgs a) {
+    const i64 t = thread_index();
+    if (t >= a.count) return;
+    const real v = a.f[blockIdx.y][a.begin + t];
+    if (!isfinite(v)) *a.flag = 1;
+}

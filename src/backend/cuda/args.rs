@@ -1,0 +1,305 @@
+//! The kernels and their arguments: `#[repr(C)]` mirrors of the structs in
+//! `kernels/common.cuh`, field for field (the C side pins the sizes with `static_assert`s, the
+//! tests here pin the Rust side to the same numbers).
+//!
+//! Device pointers travel as `u64` addresses, so the same struct serves a CUDA launch (a
+//! `CUdeviceptr`) and a host launch (an ordinary pointer).
+
+/// A device address (a `CUdeviceptr` on a GPU, a plain pointer on the host).
+pub type Ptr = u64;
+
+/// Every kernel in `kernels/*.cu`, in the order of `YEE_KERNELS` in `kernels/common.cuh`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kernel {
+    /// H^{n-1/2} -> H^{n+1/2}, curl of E (kernels/update.cu).
+    UpdateH,
+    /// E^n -> E^{n+1}, curl of H with the material table (kernels/update.cu).
+    UpdateE,
+    /// CPML correction of Hy, Hz in the x layers.
+    CpmlXH,
+    /// CPML correction of Hx, Hz in the y layers.
+    CpmlYH,
+    /// CPML correction of Hx, Hy in the z layers.
+    CpmlZH,
+    /// CPML correction of Ey, Ez in the x layers.
+    CpmlXE,
+    /// CPML correction of Ex, Ez in the y layers.
+    CpmlYE,
+    /// CPML correction of Ex, Ey in the z layers.
+    CpmlZE,
+    /// E -= cb J over a source's cells.
+    InjectSource,
+    /// Tangential E = 0 on PEC minimum faces.
+    ZeroPec,
+    /// Probe samples into a staging buffer.
+    ProbeGather,
+    /// A strided snapshot region into a staging buffer.
+    SnapshotGather,
+    /// NaN / Inf flag.
+    CheckFinite,
+    /// dst = -src (the PMC mirror halo).
+    CopyNegated,
+}
+
+impl Kernel {
+    /// All kernels, in `YEE_KERNELS` order.
+    pub const ALL: [Kernel; 14] = [
+        Kernel::UpdateH,
+        Kernel::UpdateE,
+        Kernel::CpmlXH,
+        Kernel::CpmlYH,
+        Kernel::CpmlZH,
+        Kernel::CpmlXE,
+        Kernel::CpmlYE,
+        Kernel::CpmlZE,
+        Kernel::InjectSource,
+        Kernel::ZeroPec,
+        Kernel::ProbeGather,
+        Kernel::SnapshotGather,
+        Kernel::CheckFinite,
+        Kernel::CopyNegated,
+    ];
+
+    /// The `extern "C"` name of the kernel.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::UpdateH => "update_h",
+            Kernel::UpdateE => "update_e",
+            Kernel::CpmlXH => "cpml_x_h",
+            Kernel::CpmlYH => "cpml_y_h",
+            Kernel::CpmlZH => "cpml_z_h",
+            Kernel::CpmlXE => "cpml_x_e",
+            Kernel::CpmlYE => "cpml_y_e",
+            Kernel::CpmlZE => "cpml_z_e",
+            Kernel::InjectSource => "inject_source",
+            Kernel::ZeroPec => "zero_pec",
+            Kernel::ProbeGather => "probe_gather",
+            Kernel::SnapshotGather => "snapshot_gather",
+            Kernel::CheckFinite => "check_finite",
+            Kernel::CopyNegated => "copy_negated",
+        }
+    }
+}
+
+/// Grid and block dimensions of one launch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dims {
+    /// Blocks along x, y, z.
+    pub grid: [u32; 3],
+    /// Threads per block along x, y, z.
+    pub block: [u32; 3],
+}
+
+/// Threads per block of every launch.
+pub const BLOCK: u32 = 256;
+
+/// Column-marching launches aim for about this many threads in flight (a few per core of the
+/// largest GPUs), splitting the x range into chunks when the columns alone are too few.
+pub const TARGET_THREADS: u64 = 1 << 22;
+
+impl Dims {
+    /// One thread per element of `n` (1-D), `ys` copies along grid y.
+    pub fn elements(n: u64, ys: u32) -> Dims {
+        let blocks = n.div_ceil(BLOCK as u64).max(1);
+        assert!(blocks < u32::MAX as u64, "launch of {n} threads is too large");
+        Dims { grid: [blocks as u32, ys, 1], block: [BLOCK, 1, 1] }
+    }
+
+    /// One thread per (j, k) column of `ncol`, marching over `planes` planes in chunks:
+    /// returns the launch and the chunk length (planes per grid row).
+    pub fn columns(ncol: u64, planes: u32) -> (Dims, u32) {
+        let chunks = TARGET_THREADS.div_ceil(ncol.max(1)).clamp(1, planes.max(1) as u64) as u32;
+        let chunk = planes.div_ceil(chunks).max(1);
+        let rows = planes.div_ceil(chunk).max(1);
+        let mut d = Dims::elements(ncol, rows);
+        d.grid[1] = rows;
+        (d, chunk)
+    }
+}
+
+/// Arguments of `update_h` / `update_e`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UpdateArgs<T> {
+    pub ex: Ptr,
+    pub ey: Ptr,
+    pub ez: Ptr,
+    pub hx: Ptr,
+    pub hy: Ptr,
+    pub hz: Ptr,
+    pub mx: Ptr,
+    pub my: Ptr,
+    pub mz: Ptr,
+    pub plane: i64,
+    pub ny: i32,
+    pub nz: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub chunk: i32,
+    pub y_lo: i32,
+    pub y_hi: i32,
+    pub z_lo: i32,
+    pub z_hi: i32,
+    pub pad: i32,
+    pub idx: T,
+    pub idy: T,
+    pub idz: T,
+    pub ch: T,
+}
+
+/// Arguments of the six CPML kernels.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CpmlArgs<T> {
+    pub ex: Ptr,
+    pub ey: Ptr,
+    pub ez: Ptr,
+    pub hx: Ptr,
+    pub hy: Ptr,
+    pub hz: Ptr,
+    pub psi0: Ptr,
+    pub psi1: Ptr,
+    pub coef: Ptr,
+    pub mx: Ptr,
+    pub my: Ptr,
+    pub mz: Ptr,
+    pub plane: i64,
+    pub ny: i32,
+    pub nz: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub lo: i32,
+    pub hi: i32,
+    pub n_axis: i32,
+    pub l0: i32,
+    pub q0: i32,
+    pub pad: i32,
+    pub inv: T,
+    pub ch: T,
+}
+
+/// Arguments of `inject_source`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SourceArgs<T> {
+    pub f: Ptr,
+    pub mat: Ptr,
+    pub plane: i64,
+    pub nz: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub y0: i32,
+    pub y1: i32,
+    pub z0: i32,
+    pub z1: i32,
+    pub pad: i32,
+    pub j: T,
+}
+
+/// Arguments of `zero_pec`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PecArgs {
+    pub ex: Ptr,
+    pub ey: Ptr,
+    pub ez: Ptr,
+    pub plane: i64,
+    pub ny: i32,
+    pub nz: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub x_face: i32,
+    pub y_face: i32,
+    pub z_face: i32,
+    pub pad: i32,
+}
+
+/// Arguments of `probe_gather`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ProbeArgs {
+    pub src: Ptr,
+    pub out: Ptr,
+    pub n: i32,
+    pub pad: i32,
+}
+
+/// Arguments of `snapshot_gather`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GatherArgs {
+    pub f: Ptr,
+    pub out: Ptr,
+    pub plane: i64,
+    pub out0: i64,
+    pub nz: i32,
+    pub p0: i32,
+    pub cx: i32,
+    pub cy: i32,
+    pub cz: i32,
+    pub sx: i32,
+    pub sy: i32,
+    pub sz: i32,
+    pub y0: i32,
+    pub z0: i32,
+}
+
+/// Arguments of `check_finite`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FiniteArgs {
+    pub f: [Ptr; 6],
+    pub flag: Ptr,
+    pub begin: i64,
+    pub count: i64,
+}
+
+/// Arguments of `copy_negated`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NegateArgs {
+    pub dst: Ptr,
+    pub src: Ptr,
+    pub n: i64,
+}
+
+/// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
+/// order of `yee_host_arg_size` (kernels/host_launch.h).
+pub fn arg_sizes(real_bytes: usize) -> [usize; 8] {
+    [120 + 4 * real_bytes, 144 + 2 * real_bytes, 64, 64, 24, 72, 72, 24]
+}
+
+/// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
+pub fn rust_arg_sizes<T>() -> [usize; 8] {
+    use std::mem::size_of;
+    [
+        size_of::<UpdateArgs<T>>(),
+        size_of::<CpmlArgs<T>>(),
+        size_of::<SourceArgs<T>>(),
+        size_of::<PecArgs>(),
+        size_of::<ProbeArgs>(),
+        size_of::<GatherArgs>(),
+        size_of::<FiniteArgs>(),
+        size_of::<NegateArgs>(),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn argument_structs_match_the_sizes_the_kernels_assert() {
+        assert_eq!(rust_arg_sizes::<f32>(), arg_sizes(4));
+        assert_eq!(rust_arg_sizes::<f64>(), arg_sizes(8));
+    }
+
+    #[test]
+    fn column_launch_covers_every_plane_once() {
+        for (ncol, planes) in [(6400u64, 80u32), (1_000_000, 1000), (10, 3), (1, 1), (5_000_000, 7)] {
+            let (d, chunk) = Dims::columns(ncol, planes);
+            assert!(d.grid[0] as u64 * BLOCK as u64 >= ncol);
+            assert!(d.grid[1] * chunk >= planes && (d.grid[1] - 1) * chunk < planes);
+        }
+    }
+}

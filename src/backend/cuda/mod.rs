@@ -1,0 +1,162 @@
+//! The CUDA backend: the Yee grid in x slabs across GPUs, kernels compiled at run time by NVRTC.
+//!
+//! - [`args`]: the kernels and their `#[repr(C)]` argument structs (mirrors of
+//!   `kernels/common.cuh`) and launch geometry.
+//! - [`source`]: the kernel sources embedded in the binary.
+//! - [`engine`]: the slab engine over a [`engine::Device`]: buffers, launch order, halo copy
+//!   routes and events, monitor staging. It implements [`crate::backend::Backend`] and is the
+//!   same code whether the device is CUDA or the host-compiled kernels of the tests.
+//! - `nvrtc`, `driver` (feature `cuda`): NVRTC compilation and [`CudaDevice`], the engine's
+//!   device on the CUDA driver through cudarc.
+//! - [`select`]: which backend a run uses, and running it on CUDA.
+//!
+//! cudarc loads libcuda and libnvrtc at run time and panics when one is missing, so every
+//! entry point checks for them first ([`check_libraries`]): a machine without a GPU gets a
+//! message, never a panic. Without the `cuda` feature only the device-independent parts are
+//! built.
+
+pub mod args;
+pub mod engine;
+pub mod select;
+pub mod source;
+
+#[cfg(feature = "cuda")]
+mod driver;
+#[cfg(feature = "cuda")]
+pub mod nvrtc;
+
+#[cfg(feature = "cuda")]
+pub use driver::{driver_version, CudaDevice};
+pub use engine::{Device, DeviceError, Engine, EngineOptions};
+
+/// The CUDA backend: the slab engine on the CUDA driver.
+#[cfg(feature = "cuda")]
+pub type CudaBackend<T> = Engine<CudaDevice, T>;
+
+/// Why CUDA cannot be used, each with what to do.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum CudaError {
+    /// This binary was built without the `cuda` feature.
+    #[error("this yee was built without CUDA support (the `cuda` feature); rebuild with default features, or use --backend cpu")]
+    NotBuilt,
+    /// libcuda could not be loaded.
+    #[error("the NVIDIA driver library (libcuda.so) was not found: this machine has no NVIDIA driver, or its library folder is not on the loader path; install the driver (or run in a container with GPU support), or use --backend cpu")]
+    NoDriver,
+    /// The driver loaded but no usable device.
+    #[error("no usable GPU: {0}; check `nvidia-smi`, or use --backend cpu")]
+    NoDevice(String),
+    /// libnvrtc missing or broken.
+    #[error("{0}")]
+    Nvrtc(String),
+    /// NVRTC failed to compile the kernels.
+    #[error("NVRTC could not compile the kernels: {0}")]
+    Compile(String),
+    /// The driver refused the compiled kernels.
+    #[error("{0}")]
+    ModuleLoad(String),
+    /// The grid did not fit.
+    #[error("{0}")]
+    OutOfMemory(String),
+    /// Any other driver failure.
+    #[error("CUDA failed: {0}")]
+    Other(String),
+}
+
+impl From<DeviceError> for CudaError {
+    fn from(e: DeviceError) -> Self {
+        match e {
+            DeviceError::OutOfMemory { .. } => CudaError::OutOfMemory(e.to_string()),
+            DeviceError::Failed(s) => CudaError::Other(s),
+        }
+    }
+}
+
+/// Check that libcuda and libnvrtc can be loaded and the driver initialises (no panics).
+#[cfg(feature = "cuda")]
+pub fn check_libraries() -> Result<(), CudaError> {
+    // SAFETY: dlopen of candidate library names only.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(CudaError::NoDriver);
+    }
+    cudarc::driver::result::init().map_err(|e| {
+        let why = driver::describe(e);
+        match e.0 {
+            cudarc::driver::sys::CUresult::CUDA_ERROR_NO_DEVICE => CudaError::NoDevice(format!("the driver found no CUDA device ({why})")),
+            cudarc::driver::sys::CUresult::CUDA_ERROR_SYSTEM_DRIVER_MISMATCH => {
+                CudaError::NoDevice(format!("the user-space driver library does not match the kernel driver ({why}); update the driver"))
+            }
+            _ => CudaError::NoDevice(format!("the driver failed to initialise ({why})")),
+        }
+    })?;
+    if !nvrtc::available() {
+        return Err(CudaError::Nvrtc(nvrtc::not_found()));
+    }
+    Ok(())
+}
+
+/// Without the `cuda` feature CUDA is never usable.
+#[cfg(not(feature = "cuda"))]
+pub fn check_libraries() -> Result<(), CudaError> {
+    Err(CudaError::NotBuilt)
+}
+
+/// Number of CUDA devices the driver sees (after [`check_libraries`]).
+#[cfg(feature = "cuda")]
+pub fn device_count() -> Result<usize, CudaError> {
+    let n = cudarc::driver::CudaContext::device_count().map_err(|e| CudaError::NoDevice(driver::describe(e)))?;
+    if n <= 0 {
+        return Err(CudaError::NoDevice("the driver found no CUDA device".into()));
+    }
+    Ok(n as usize)
+}
+
+/// The GPUs the driver sees, with free memory and peak bandwidth, or why none can be used.
+#[cfg(feature = "cuda")]
+pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
+    use cudarc::driver::sys::CUdevice_attribute as A;
+    check_libraries()?;
+    let n = device_count()?;
+    let mut out = Vec::with_capacity(n);
+    for ordinal in 0..n {
+        let ctx = cudarc::driver::CudaContext::new(ordinal).map_err(|e| CudaError::Other(format!("cannot open GPU {ordinal}: {}", driver::describe(e))))?;
+        let (major, minor) = ctx.compute_capability().map_err(|e| CudaError::Other(driver::describe(e)))?;
+        let (free, total) = ctx.mem_get_info().map_err(|e| CudaError::Other(driver::describe(e)))?;
+        let clock_khz = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).unwrap_or(0) as f64;
+        let bus_bits = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).unwrap_or(0) as f64;
+        out.push(crate::devices::GpuInfo {
+            ordinal,
+            name: ctx.name().unwrap_or_else(|_| "unknown GPU".into()),
+            compute_capability: (major as u32, minor as u32),
+            memory_total: total as u64,
+            memory_free: free as u64,
+            bandwidth_bytes_per_s: 2.0 * clock_khz * 1e3 * bus_bits / 8.0,
+        });
+    }
+    Ok(out)
+}
+
+/// Without the `cuda` feature there are no GPUs.
+#[cfg(not(feature = "cuda"))]
+pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
+    Err(CudaError::NotBuilt)
+}
+
+/// Whether GPU `a` can access GPU `b`'s memory directly, for every pair of the driver's GPUs.
+#[cfg(feature = "cuda")]
+pub fn peer_matrix() -> Result<Vec<Vec<bool>>, CudaError> {
+    check_libraries()?;
+    let n = device_count()?;
+    let dev = |o: usize| cudarc::driver::result::device::get(o as i32).map_err(|e| CudaError::Other(driver::describe(e)));
+    let mut m = vec![vec![false; n]; n];
+    for a in 0..n {
+        for b in 0..n {
+            if a != b {
+                let mut can = 0;
+                // SAFETY: device handles from the driver; out-parameter.
+                unsafe { cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, dev(a)?, dev(b)?) }.result().map_err(|e| CudaError::Other(driver::describe(e)))?;
+                m[a][b] = can == 1;
+            }
+        }
+    }
+    Ok(m)
+}

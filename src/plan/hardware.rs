@@ -1,0 +1,491 @@
+//! What the plan runs on: GPUs (found by the driver or given as `--gpus 4xH100`), the host's
+//! memory, and a small table of common GPUs with their memory and bandwidth.
+
+use serde::Serialize;
+
+/// Memory held back on every GPU used for the CUDA context, the NVRTC module and the driver's
+/// own buffers (an assumption; the plan states it).
+pub const CUDA_CONTEXT_RESERVE: u64 = 500 << 20;
+
+/// Host memory bandwidth assumed per core (the plan states it; there is no measurement).
+pub const HOST_BANDWIDTH_PER_CORE: f64 = 10e9;
+/// Cap on the assumed host bandwidth.
+pub const HOST_BANDWIDTH_MAX: f64 = 200e9;
+/// Bandwidth assumed for a GPU given only by its size (`--gpus 4x80GiB`).
+pub const GENERIC_GPU_BANDWIDTH: f64 = 2.0e12;
+/// GPU-to-GPU bandwidth assumed over PCIe 4.0 x16 (per direction, achieved).
+pub const PCIE_BANDWIDTH: f64 = 25e9;
+
+/// A GPU model in the built-in table.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct GpuModel {
+    /// Name as printed.
+    pub name: &'static str,
+    /// Spellings accepted in `--gpus` (compared after [`normalise`]).
+    pub keys: &'static [&'static str],
+    /// Memory in bytes.
+    pub memory_bytes: u64,
+    /// Peak memory bandwidth, bytes/s.
+    pub bandwidth_bytes_per_s: f64,
+    /// GPU-to-GPU bandwidth per direction, bytes/s (NVLink on SXM parts, else PCIe).
+    pub interconnect_bytes_per_s: f64,
+}
+
+/// Common GPUs: vendor figures for memory (decimal GB as sold) and peak bandwidth.
+pub const GPU_MODELS: &[GpuModel] = &[
+    GpuModel {
+        name: "H200 (141 GB)",
+        keys: &["H200", "H200SXM"],
+        memory_bytes: 141_000_000_000,
+        bandwidth_bytes_per_s: 4.8e12,
+        interconnect_bytes_per_s: 450e9,
+    },
+    GpuModel {
+        name: "H100 SXM (80 GB)",
+        keys: &["H100", "H100SXM", "H10080GB"],
+        memory_bytes: 80_000_000_000,
+        bandwidth_bytes_per_s: 3.35e12,
+        interconnect_bytes_per_s: 450e9,
+    },
+    GpuModel {
+        name: "H100 PCIe (80 GB)",
+        keys: &["H100PCIE"],
+        memory_bytes: 80_000_000_000,
+        bandwidth_bytes_per_s: 2.0e12,
+        interconnect_bytes_per_s: 50e9,
+    },
+    GpuModel {
+        name: "A100 (80 GB)",
+        keys: &["A10080GB", "A10080G", "A10080"],
+        memory_bytes: 80_000_000_000,
+        bandwidth_bytes_per_s: 2.039e12,
+        interconnect_bytes_per_s: 300e9,
+    },
+    GpuModel {
+        name: "A100 (40 GB)",
+        keys: &["A10040GB", "A10040G", "A10040"],
+        memory_bytes: 40_000_000_000,
+        bandwidth_bytes_per_s: 1.555e12,
+        interconnect_bytes_per_s: 300e9,
+    },
+    GpuModel {
+        name: "L40S (48 GB)",
+        keys: &["L40S"],
+        memory_bytes: 48_000_000_000,
+        bandwidth_bytes_per_s: 864e9,
+        interconnect_bytes_per_s: PCIE_BANDWIDTH,
+    },
+    GpuModel {
+        name: "RTX 4090 (24 GB)",
+        keys: &["RTX4090", "4090"],
+        memory_bytes: 24_000_000_000,
+        bandwidth_bytes_per_s: 1.008e12,
+        interconnect_bytes_per_s: PCIE_BANDWIDTH,
+    },
+    GpuModel {
+        name: "RTX 3090 (24 GB)",
+        keys: &["RTX3090", "3090"],
+        memory_bytes: 24_000_000_000,
+        bandwidth_bytes_per_s: 936e9,
+        interconnect_bytes_per_s: PCIE_BANDWIDTH,
+    },
+    GpuModel {
+        name: "A10 (24 GB)",
+        keys: &["A10"],
+        memory_bytes: 24_000_000_000,
+        bandwidth_bytes_per_s: 600e9,
+        interconnect_bytes_per_s: PCIE_BANDWIDTH,
+    },
+    GpuModel {
+        name: "L4 (24 GB)",
+        keys: &["L4"],
+        memory_bytes: 24_000_000_000,
+        bandwidth_bytes_per_s: 300e9,
+        interconnect_bytes_per_s: PCIE_BANDWIDTH,
+    },
+    GpuModel {
+        name: "T4 (16 GB)",
+        keys: &["T4"],
+        memory_bytes: 16_000_000_000,
+        bandwidth_bytes_per_s: 320e9,
+        interconnect_bytes_per_s: 12e9,
+    },
+];
+
+/// Upper-case, without spaces, dashes, underscores or a vendor prefix: "NVIDIA A100-SXM4-40GB"
+/// becomes "A100SXM440GB".
+pub fn normalise(name: &str) -> String {
+    let up: String = name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect::<String>()
+        .to_ascii_uppercase();
+    let mut s = up.as_str();
+    for prefix in ["NVIDIA", "GEFORCE", "TESLA"] {
+        s = s.strip_prefix(prefix).unwrap_or(s);
+    }
+    s.to_string()
+}
+
+/// Look a model up by name (as written in `--gpus`).
+pub fn find_model(name: &str) -> Result<&'static GpuModel, String> {
+    let key = normalise(name);
+    if key == "A100" {
+        return Err("`A100` comes with 40 GB or 80 GB: write A100-40GB or A100-80GB".into());
+    }
+    GPU_MODELS.iter().find(|m| m.keys.contains(&key.as_str())).ok_or_else(|| {
+        format!("unknown GPU model `{name}`; known models: {}; or give a size such as 80GB or 80GiB", known_models())
+    })
+}
+
+fn known_models() -> String {
+    [
+        "H200",
+        "H100",
+        "H100-PCIe",
+        "A100-80GB",
+        "A100-40GB",
+        "L40S",
+        "RTX4090",
+        "RTX3090",
+        "A10",
+        "L4",
+        "T4",
+    ]
+    .join(", ")
+}
+
+/// Parse a memory size: a number and a unit, `B`, `kB`, `MB`, `GB`, `TB` (powers of 1000) or
+/// `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024), case-insensitive: `80GiB`, `80GB`, `1.5 TB`.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = (&t[..split], t[split..].trim());
+    let allowed = "a number and a unit: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. 80GiB or 512MB";
+    if num.is_empty() || num.starts_with('.') || num.ends_with('.') || num.matches('.').count() > 1
+    {
+        return Err(format!("`{text}` is not a size: give {allowed}"));
+    }
+    let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+        "b" => 1,
+        "kb" => 1_000,
+        "mb" => 1_000_000,
+        "gb" => 1_000_000_000,
+        "tb" => 1_000_000_000_000,
+        "kib" => 1 << 10,
+        "mib" => 1 << 20,
+        "gib" => 1 << 30,
+        "tib" => 1 << 40,
+        "" => return Err(format!("`{text}` has no unit: give {allowed}")),
+        _ => {
+            return Err(format!(
+                "`{text}` has an unknown unit `{unit}`: give {allowed}"
+            ))
+        }
+    };
+    let bytes = match num.split_once('.') {
+        None => num.parse::<u64>().ok().and_then(|n| n.checked_mul(mult)),
+        Some(_) => {
+            let v = num
+                .parse::<f64>()
+                .map_err(|_| format!("`{text}` is not a size: give {allowed}"))?
+                * mult as f64;
+            (v < 9.0e18).then(|| v.round() as u64)
+        }
+    };
+    match bytes {
+        Some(0) => Err(format!("`{text}` is zero: give a positive size")),
+        Some(b) => Ok(b),
+        None => Err(format!("`{text}` is too large")),
+    }
+}
+
+/// Whether a device is a GPU or the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DeviceKind {
+    /// A CUDA GPU.
+    Gpu,
+    /// The host's memory and cores (the CPU backend).
+    Host,
+}
+
+/// A device the plan can place slabs on.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Device {
+    /// Name as printed.
+    pub name: String,
+    /// GPU or host.
+    pub kind: DeviceKind,
+    /// Memory available for the run in bytes (free memory of a probed GPU, the whole memory
+    /// of a GPU given with `--gpus`, MemAvailable of the host).
+    pub memory_bytes: u64,
+    /// Peak memory bandwidth, bytes/s.
+    pub bandwidth_bytes_per_s: f64,
+    /// True when the bandwidth is an assumption rather than a figure for this device.
+    pub bandwidth_assumed: bool,
+    /// Bandwidth to the neighbouring device for halo copies, bytes/s.
+    #[serde(skip)]
+    pub interconnect_bytes_per_s: f64,
+}
+
+impl Device {
+    /// A GPU of a table model.
+    pub fn from_model(m: &GpuModel) -> Device {
+        Device {
+            name: m.name.to_string(),
+            kind: DeviceKind::Gpu,
+            memory_bytes: m.memory_bytes,
+            bandwidth_bytes_per_s: m.bandwidth_bytes_per_s,
+            bandwidth_assumed: false,
+            interconnect_bytes_per_s: m.interconnect_bytes_per_s,
+        }
+    }
+
+    /// A GPU known only by its memory size.
+    pub fn generic_gpu(memory_bytes: u64, label: &str) -> Device {
+        Device {
+            name: format!("{label} GPU"),
+            kind: DeviceKind::Gpu,
+            memory_bytes,
+            bandwidth_bytes_per_s: GENERIC_GPU_BANDWIDTH,
+            bandwidth_assumed: true,
+            interconnect_bytes_per_s: PCIE_BANDWIDTH,
+        }
+    }
+
+    /// A GPU found by the driver: its free memory and bandwidth; NVLink assumed on data-centre
+    /// SXM parts (H100, H200, A100 not PCIe), PCIe otherwise.
+    pub fn from_probe(g: &crate::devices::GpuInfo) -> Device {
+        let n = normalise(&g.name);
+        let nvlink = ["H100", "H200", "A100"].iter().any(|k| n.contains(k)) && !n.contains("PCIE");
+        let known = g.bandwidth_bytes_per_s.is_finite() && g.bandwidth_bytes_per_s > 0.0;
+        Device {
+            name: g.name.clone(),
+            kind: DeviceKind::Gpu,
+            memory_bytes: g.memory_free,
+            bandwidth_bytes_per_s: if known {
+                g.bandwidth_bytes_per_s
+            } else {
+                GENERIC_GPU_BANDWIDTH
+            },
+            bandwidth_assumed: !known,
+            interconnect_bytes_per_s: if nvlink { 300e9 } else { PCIE_BANDWIDTH },
+        }
+    }
+
+    /// The host: `memory_bytes` available and the assumed bandwidth for `cores` cores.
+    pub fn host(memory_bytes: u64, cores: usize) -> Device {
+        Device {
+            name: "host".into(),
+            kind: DeviceKind::Host,
+            memory_bytes,
+            bandwidth_bytes_per_s: (cores as f64 * HOST_BANDWIDTH_PER_CORE).min(HOST_BANDWIDTH_MAX),
+            bandwidth_assumed: true,
+            interconnect_bytes_per_s: f64::INFINITY,
+        }
+    }
+
+    /// Memory left for slabs: a GPU loses the CUDA context reserve.
+    pub fn usable_bytes(&self) -> u64 {
+        match self.kind {
+            DeviceKind::Gpu => self.memory_bytes.saturating_sub(CUDA_CONTEXT_RESERVE),
+            DeviceKind::Host => self.memory_bytes,
+        }
+    }
+}
+
+/// Parse `--gpus`: comma-separated groups `COUNTxSIZE` or `COUNTxMODEL` (the count defaults to
+/// 1): `4x80GiB`, `2xH100`, `8xH200`, `1xH100,1xA100-40GB`.
+pub fn parse_gpus(spec: &str) -> Result<Vec<Device>, String> {
+    let mut out = Vec::new();
+    for group in spec.split(',').map(str::trim) {
+        if group.is_empty() {
+            return Err(format!("`{spec}` has an empty group: write COUNTxSIZE or COUNTxMODEL, e.g. 4x80GiB or 2xH100"));
+        }
+        let (count, what) = match group.find(['x', 'X']) {
+            Some(i) if i > 0 && group[..i].chars().all(|c| c.is_ascii_digit()) => {
+                let n: usize = group[..i]
+                    .parse()
+                    .map_err(|_| format!("`{group}`: the count is too large"))?;
+                (n, group[i + 1..].trim())
+            }
+            _ => (1, group),
+        };
+        if count == 0 || count > 4096 {
+            return Err(format!("`{group}`: the GPU count must be 1 to 4096"));
+        }
+        if what.is_empty() {
+            return Err(format!(
+                "`{group}` gives no size or model after the count: e.g. 4x80GiB or 2xH100"
+            ));
+        }
+        let device = if what.starts_with(|c: char| c.is_ascii_digit())
+            && !GPU_MODELS
+                .iter()
+                .any(|m| m.keys.contains(&normalise(what).as_str()))
+        {
+            let bytes = parse_size(what)?;
+            Device::generic_gpu(bytes, &what.replace(' ', ""))
+        } else {
+            Device::from_model(find_model(what)?)
+        };
+        out.extend(std::iter::repeat_n(device, count));
+    }
+    Ok(out)
+}
+
+/// The host's available memory: MemAvailable from /proc/meminfo, if it can be read.
+pub fn host_memory_available() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Everything the planner may use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hardware {
+    /// The GPUs (empty when none is present or given).
+    pub gpus: Vec<Device>,
+    /// Where the GPUs came from, or why there are none.
+    pub gpu_note: String,
+    /// The host.
+    pub host: Device,
+    /// Where the host figure came from.
+    pub host_note: String,
+    /// Host cores (the CPU backend's worker threads).
+    pub cores: usize,
+}
+
+impl Hardware {
+    /// GPUs and host as given (`gpus`, `host_memory`) or found on this machine: the driver's
+    /// GPUs with their free memory, MemAvailable of the host.
+    pub fn detect(gpus: Option<Vec<Device>>, host_memory: Option<u64>) -> Hardware {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (gpus, gpu_note) = match gpus {
+            Some(g) => (g, "given with --gpus".to_string()),
+            None => match crate::devices::probe_gpus() {
+                Ok(list) if !list.is_empty() => (
+                    list.iter().map(Device::from_probe).collect(),
+                    "found by the CUDA driver (free memory)".to_string(),
+                ),
+                Ok(_) => (Vec::new(), "no GPU found".to_string()),
+                Err(why) => (Vec::new(), format!("no GPU found: {why}")),
+            },
+        };
+        let (host_bytes, host_note) = match host_memory {
+            Some(b) => (b, "given with --host-memory".to_string()),
+            None => match host_memory_available() {
+                Some(b) => (
+                    b,
+                    "MemAvailable of this machine (--host-memory to override)".to_string(),
+                ),
+                None => (
+                    0,
+                    "unknown: /proc/meminfo could not be read (give --host-memory)".to_string(),
+                ),
+            },
+        };
+        Hardware {
+            gpus,
+            gpu_note,
+            host: Device::host(host_bytes, cores),
+            host_note,
+            cores,
+        }
+    }
+
+    /// Hardware with exactly these GPUs and host memory, for tests and what-if plans.
+    pub fn new(gpus: Vec<Device>, host_memory: u64, cores: usize) -> Hardware {
+        Hardware {
+            gpus,
+            gpu_note: "given".into(),
+            host: Device::host(host_memory, cores),
+            host_note: "given".into(),
+            cores,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_keep_decimal_and_binary_units_apart() {
+        assert_eq!(parse_size("80GiB"), Ok(80 << 30));
+        assert_eq!(parse_size("80GB"), Ok(80_000_000_000));
+        assert_eq!(parse_size("512MiB"), Ok(512 << 20));
+        assert_eq!(parse_size("1.5 TB"), Ok(1_500_000_000_000));
+        assert_eq!(parse_size("1.5gib"), Ok(3 << 29));
+        assert_eq!(parse_size("4096B"), Ok(4096));
+        for bad in [
+            "80",
+            "80G",
+            "GB",
+            "-1GB",
+            "1..5GB",
+            ".5GB",
+            "0GB",
+            "80 parsecs",
+            "99999999999TB",
+        ] {
+            assert!(parse_size(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn gpu_specs_by_size_and_model() {
+        let g = parse_gpus("4x80GiB").unwrap();
+        assert_eq!(g.len(), 4);
+        assert_eq!(g[0].memory_bytes, 80 << 30);
+        assert!(g[0].bandwidth_assumed);
+        let g = parse_gpus("2xH100").unwrap();
+        assert_eq!(
+            (g.len(), g[0].memory_bytes, g[0].bandwidth_bytes_per_s),
+            (2, 80_000_000_000, 3.35e12)
+        );
+        let g = parse_gpus("8xH200").unwrap();
+        assert_eq!(
+            (g.len(), g[0].memory_bytes, g[0].bandwidth_bytes_per_s),
+            (8, 141_000_000_000, 4.8e12)
+        );
+        let g = parse_gpus("1xH100, 1xa100-40gb,RTX4090").unwrap();
+        assert_eq!(
+            g.iter()
+                .map(|d| d.memory_bytes / 1_000_000_000)
+                .collect::<Vec<_>>(),
+            vec![80, 40, 24]
+        );
+        assert_eq!(
+            parse_gpus("1xA100-80GB").unwrap()[0].bandwidth_bytes_per_s,
+            2.039e12
+        );
+        assert_eq!(parse_gpus("L40S").unwrap()[0].bandwidth_bytes_per_s, 864e9);
+        assert_eq!(
+            parse_gpus("1x3090").unwrap()[0].bandwidth_bytes_per_s,
+            936e9
+        );
+        for bad in [
+            "0xH100",
+            "4x",
+            "4xB9000",
+            "4x80",
+            "2xA100",
+            "",
+            "1xH100,,1xH100",
+            "x80GB",
+        ] {
+            assert!(parse_gpus(bad).is_err(), "{bad} should be rejected");
+        }
+    }
+
+    #[test]
+    fn probed_names_match_the_table_spellings() {
+        assert_eq!(normalise("NVIDIA A100-SXM4-40GB"), "A100SXM440GB");
+        assert_eq!(normalise("NVIDIA GeForce RTX 4090"), "RTX4090");
+    }
+}

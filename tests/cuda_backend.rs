@@ -1,0 +1,164 @@
+//! The CUDA backend on a real GPU, against the CPU backend. Ignored by default (CI has no GPU);
+//! `scripts/gpu-check.sh` runs them with `--ignored`.
+//!
+//! - the scenes of the host-kernel tests (PML, dielectrics, conductors, dipole and plane-wave
+//!   sources, periodic / PMC / PEC faces) in f32 and f64, within 1e-6 / 1e-12 of each
+//!   quantity's largest magnitude;
+//! - 1, 2 and 4 slabs on one GPU giving the same fields bit for bit (a race in the halo
+//!   exchange or its overlap with the interior update would show here);
+//! - the multi-GPU paths on one card: two logical GPUs on one device (cross-GPU events and
+//!   `cuMemcpyPeerAsync`), and every halo forced through pinned host memory; on a machine with
+//!   two or more GPUs, the real thing too;
+//! - out of memory at allocation reported as an error with the memory given back;
+//! - `run` with `--backend cuda` end to end.
+#![cfg(feature = "cuda")]
+
+mod cuda_support;
+
+use cuda_support::*;
+use yee::backend::cuda::select::{new_backend, Placement};
+use yee::backend::cuda::{CudaDevice, CudaError, Engine, EngineOptions};
+use yee::decomp::split_even;
+use yee::model::Model;
+use yee::real::Real;
+
+
+fn cuda_trace<T: Real>(model: &Model, slabs: usize, logical_gpus: usize, staged: bool) -> Trace {
+    let ranges = split_even(model.grid.shape[0], slabs);
+    let gpu_of: Vec<usize> = (0..ranges.len()).map(|s| s * logical_gpus / ranges.len()).collect();
+    let dev = CudaDevice::new_logical(&vec![0; logical_gpus], T::PRECISION).unwrap_or_else(|e| panic!("{e}"));
+    let mut b = Engine::<CudaDevice, T>::new(dev, model, &ranges, &gpu_of, EngineOptions { staged_halos: staged }, "cuda").unwrap_or_else(|e| panic!("{e}"));
+    drive(model, &mut b, &ranges)
+}
+
+fn against_cpu<T: Real>(scene: &str, steps: usize, slabs: usize, logical_gpus: usize, staged: bool) {
+    let model = model(scene, T::PRECISION.name(), steps);
+    let want = cpu_trace::<T>(&model);
+    let got = cuda_trace::<T>(&model, slabs, logical_gpus, staged);
+    let what = format!("{} {} on {slabs} slab(s), {logical_gpus} logical GPU(s), staged {staged}", model.name, T::PRECISION.name());
+    let worst = assert_close(&got, &want, tolerance::<T>(), &what);
+    eprintln!("{what}: largest relative difference from the CPU {worst:e}");
+}
+
+fn identical(a: &Trace, b: &Trace, what: &str) {
+    assert_eq!(a.fields, b.fields, "{what}: fields differ");
+    assert_eq!(a.probes, b.probes, "{what}: probes differ");
+    assert_eq!(a.snapshots, b.snapshots, "{what}: snapshots differ");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_pml_dielectric_conductor_dipole_f32() {
+    against_cpu::<f32>(PML_SCENE, 60, 1, 1, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_pml_dielectric_conductor_dipole_f64() {
+    against_cpu::<f64>(PML_SCENE, 60, 1, 1, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_periodic_pmc_plane_wave_f32_and_f64() {
+    against_cpu::<f32>(PERIODIC_SCENE, 40, 3, 1, false);
+    against_cpu::<f64>(PERIODIC_SCENE, 40, 3, 1, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_pmc_mirror_halo_f32_and_f64() {
+    against_cpu::<f32>(PMC_SCENE, 50, 3, 1, false);
+    against_cpu::<f64>(PMC_SCENE, 50, 3, 1, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_one_two_and_four_slabs_on_one_gpu_give_identical_fields_f32_and_f64() {
+    for precision in ["f32", "f64"] {
+        let model = model(PML_SCENE, precision, 60);
+        let run = |slabs| match precision {
+            "f32" => cuda_trace::<f32>(&model, slabs, 1, false),
+            _ => cuda_trace::<f64>(&model, slabs, 1, false),
+        };
+        let one = run(1);
+        identical(&run(2), &one, &format!("{precision}: 2 slabs vs 1"));
+        identical(&run(4), &one, &format!("{precision}: 4 slabs vs 1"));
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_peer_path_between_two_logical_gpus_matches_cpu_f32_and_f64() {
+    against_cpu::<f32>(PML_SCENE, 60, 4, 2, false);
+    against_cpu::<f64>(PERIODIC_SCENE, 40, 3, 2, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_halos_staged_through_pinned_host_memory_match_cpu_f32_and_f64() {
+    against_cpu::<f32>(PML_SCENE, 60, 4, 2, true);
+    against_cpu::<f64>(PMC_SCENE, 50, 3, 1, true);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_real_multi_gpu_matches_cpu_when_the_machine_has_two_gpus() {
+    let gpus = yee::backend::cuda::probe_gpus().expect("GPUs");
+    if gpus.len() < 2 {
+        eprintln!("skipping the real multi-GPU check: this machine has {} GPU", gpus.len());
+        return;
+    }
+    let model = model(PML_SCENE, "f32", 60);
+    let want = cpu_trace::<f32>(&model);
+    let placement = Placement::over(&model, &gpus[..2], 2);
+    let mut b = new_backend::<f32>(&model, &placement, EngineOptions::default()).expect("backend");
+    let got = drive(&model, &mut b, &placement.ranges);
+    assert_close(&got, &want, 1e-6, "two GPUs");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_out_of_memory_at_allocation_is_an_error_and_frees_what_it_took() {
+    let g = yee::backend::cuda::probe_gpus().expect("GPUs");
+    // A cube whose six fields alone are twice the card's memory.
+    let n = ((g[0].memory_total as f64 * 2.0 / 24.0).cbrt()) as usize;
+    let text = format!(
+        "[simulation]\nlength_unit = \"mm\"\ncell_size = 1.0\nsize = [{n}.0, {n}.0, {n}.0]\nsteps = 1\n[boundaries]\ndefault = {{ type = \"pec\" }}\n"
+    );
+    let (model, _) = yee::scene::load_str(&text, "huge.toml").expect("scene");
+    let placement = Placement { ranges: split_even(n, 1), ordinals: vec![0] };
+    let before = yee::backend::cuda::probe_gpus().unwrap()[0].memory_free;
+    match new_backend::<f32>(&model, &placement, EngineOptions::default()) {
+        Err(CudaError::OutOfMemory(m)) => eprintln!("as expected: {m}"),
+        Err(e) => panic!("expected out of memory, got {e}"),
+        Ok(_) => panic!("a {n}^3 grid cannot fit"),
+    }
+    let after = yee::backend::cuda::probe_gpus().unwrap()[0].memory_free;
+    assert!(after + (256 << 20) >= before, "memory given back: {before} free before, {after} after");
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_run_writes_the_same_probe_series_as_the_cpu_run() {
+    use yee::run::{run, BackendChoice, Quiet, RunOptions};
+    let model = model(PML_SCENE, "f32", 60);
+    let dir = std::env::temp_dir().join(format!("yee-cuda-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut results = Vec::new();
+    for (backend, name) in [(BackendChoice::Cuda, "cuda"), (BackendChoice::Cpu, "cpu")] {
+        let mut opts = RunOptions::new(dir.join(format!("{name}.h5")));
+        opts.backend = backend;
+        opts.slabs_per_gpu = Some(2);
+        let s = run(&model, &opts, &mut Quiet).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s.backend, name);
+        assert!(s.complete);
+        let f = hdf5::File::open(dir.join(format!("{name}.h5"))).unwrap();
+        let ez: Vec<f32> = f.dataset("probes/p/Ez").unwrap().read_raw().unwrap();
+        results.push(ez);
+    }
+    let scale = results[1].iter().fold(0f32, |m, v| m.max(v.abs()));
+    let d = results[0].iter().zip(&results[1]).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(scale > 0.0 && d <= 1e-6 * scale, "probe series differ by {d} of {scale}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

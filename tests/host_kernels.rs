@@ -1,0 +1,328 @@
+//! The CUDA kernels compiled as C++ on the host and driven by the CUDA backend's own engine
+//! (design.md section 8, layer 3): `kernels/*.cu` behind `kernels/host_shim.h` become a shared
+//! object (built here with `c++`), and [`HostDevice`] implements the engine's `Device` with
+//! plain memory and calls into it. Launch geometry, kernel order, boundary/interior plane
+//! split, halo routes (same GPU, peer, staged through pinned memory, PMC mirror) and monitor
+//! staging are the engine's, unchanged; only the memory and launch calls are swapped.
+//!
+//! Every comparison is with the CPU backend: within 1e-6 of each quantity's largest magnitude
+//! in f32, 1e-12 in f64, on scenes with PML, dielectrics, conductors (lossy and PEC) and
+//! dipole and plane-wave sources, on 1 and 3 slabs.
+
+mod cuda_support;
+
+use cuda_support::*;
+use libloading::Library;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::{Mutex, MutexGuard, OnceLock};
+use yee::backend::cuda::args::{arg_sizes, rust_arg_sizes, Dims, Kernel, Ptr};
+use yee::backend::cuda::engine::{estimate, Device, DeviceError, Event, KernelArgs, Stream};
+use yee::backend::cuda::source::{host_program, FILES, HOST_FILES};
+use yee::backend::cuda::{Engine, EngineOptions};
+use yee::backend::Backend;
+use yee::decomp::split_even;
+use yee::model::{Model, Precision};
+use yee::real::Real;
+
+type Launcher = unsafe extern "C" fn(*const c_void, *const u32, *const u32);
+
+/// The kernels of one precision, compiled for the host and loaded.
+struct HostKernels {
+    lib: Library,
+    launchers: Vec<Launcher>,
+}
+
+/// Build (once per test process and precision) and load the host kernels.
+fn host_kernels(precision: Precision) -> &'static HostKernels {
+    static F32: OnceLock<HostKernels> = OnceLock::new();
+    static F64: OnceLock<HostKernels> = OnceLock::new();
+    let cell = if precision == Precision::F32 { &F32 } else { &F64 };
+    cell.get_or_init(|| {
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("host-kernels-{}-{}", std::process::id(), precision.name()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        for (name, text) in FILES.iter().chain(HOST_FILES.iter()) {
+            std::fs::write(dir.join(name), text).expect("write kernel source");
+        }
+        let main = dir.join("host.cpp");
+        std::fs::write(&main, host_program(precision)).expect("write host program");
+        let so = dir.join("libyee_host_kernels.so");
+        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+        // -ffp-contract=off: no fused multiply-add, so every product and sum is rounded as in
+        // the Rust CPU backend.
+        let out = Command::new(&cxx)
+            .args(["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wno-unused-function", "-o"])
+            .arg(&so)
+            .arg(&main)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}` (set CXX): {e}"));
+        assert!(out.status.success(), "host build of kernels/*.cu failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        // SAFETY: loading a library this test just built; its initialisers do nothing.
+        let lib = unsafe { Library::new(&so) }.expect("load host kernels");
+        let launchers = Kernel::ALL
+            .iter()
+            .map(|k| {
+                let name = format!("yee_host_{}", k.name());
+                // SAFETY: the launcher signature of host_launch.h.
+                *unsafe { lib.get::<Launcher>(name.as_bytes()) }.unwrap_or_else(|e| panic!("{name}: {e}"))
+            })
+            .collect();
+        HostKernels { lib, launchers }
+    })
+}
+
+/// The constant tables are globals of the shared object: one test at a time sets them.
+fn serial() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// What the engine asked the device to do.
+#[derive(Debug, Default, Clone)]
+struct Log {
+    launches: HashMap<&'static str, usize>,
+    local_copies: usize,
+    peer_copies: usize,
+    to_pinned: usize,
+    from_pinned: usize,
+    waits: usize,
+    records: usize,
+}
+
+/// The engine's device on the host: memory is the heap, a launch runs the kernel over its
+/// whole grid at once, events are already complete.
+struct HostDevice {
+    kernels: &'static HostKernels,
+    gpus: usize,
+    peer: bool,
+    memory: RefCell<Vec<Box<[u64]>>>,
+    log: RefCell<Log>,
+}
+
+impl HostDevice {
+    fn new(precision: Precision, gpus: usize, peer: bool) -> Self {
+        HostDevice { kernels: host_kernels(precision), gpus, peer, memory: RefCell::new(Vec::new()), log: RefCell::new(Log::default()) }
+    }
+
+    fn zeroed(&self, bytes: usize) -> Ptr {
+        let mut b = vec![0u64; bytes.div_ceil(8).max(1)].into_boxed_slice();
+        let p = b.as_mut_ptr() as Ptr;
+        self.memory.borrow_mut().push(b);
+        p
+    }
+}
+
+fn copy(dst: Ptr, src: Ptr, bytes: usize) {
+    // SAFETY: both are allocations of this device (or host slices) at least `bytes` long.
+    unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) }
+}
+
+impl Device for HostDevice {
+    fn gpus(&self) -> usize {
+        self.gpus
+    }
+    fn alloc(&self, _gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
+        Ok(self.zeroed(bytes))
+    }
+    fn alloc_pinned(&self, _gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
+        Ok(self.zeroed(bytes))
+    }
+    fn upload(&self, _gpu: usize, dst: Ptr, src: &[u8]) -> Result<(), DeviceError> {
+        copy(dst, src.as_ptr() as Ptr, src.len());
+        Ok(())
+    }
+    fn download(&self, _gpu: usize, src: Ptr, dst: &mut [u8]) -> Result<(), DeviceError> {
+        copy(dst.as_mut_ptr() as Ptr, src, dst.len());
+        Ok(())
+    }
+    fn set_constant(&self, _gpu: usize, name: &str, bytes: &[u8]) -> Result<(), DeviceError> {
+        // SAFETY: c_ca / c_cb are arrays of MAX_MATERIALS reals in the shared object.
+        let sym = unsafe { self.kernels.lib.get::<*mut u8>(name.as_bytes()) }.map_err(|e| DeviceError::Failed(e.to_string()))?;
+        copy(*sym as Ptr, bytes.as_ptr() as Ptr, bytes.len());
+        Ok(())
+    }
+    unsafe fn launch<A: KernelArgs>(&self, _gpu: usize, stream: Stream, kernel: Kernel, dims: Dims, args: &A) -> Result<(), DeviceError> {
+        assert!(stream != Stream::Monitor, "kernels run on the compute or halo stream");
+        *self.log.borrow_mut().launches.entry(kernel.name()).or_default() += 1;
+        (self.kernels.launchers[kernel as usize])(args as *const A as *const c_void, dims.grid.as_ptr(), dims.block.as_ptr());
+        Ok(())
+    }
+    fn copy_dtod(&self, _gpu: usize, _stream: Stream, dst: (usize, Ptr), src: (usize, Ptr), bytes: usize) -> Result<(), DeviceError> {
+        let mut log = self.log.borrow_mut();
+        if dst.0 == src.0 {
+            log.local_copies += 1;
+        } else {
+            assert!(self.peer, "a peer copy between GPUs without peer access");
+            log.peer_copies += 1;
+        }
+        copy(dst.1, src.1, bytes);
+        Ok(())
+    }
+    fn copy_dtoh(&self, _gpu: usize, _stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError> {
+        self.log.borrow_mut().to_pinned += 1;
+        copy(dst, src, bytes);
+        Ok(())
+    }
+    fn copy_htod(&self, _gpu: usize, _stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError> {
+        self.log.borrow_mut().from_pinned += 1;
+        copy(dst, src, bytes);
+        Ok(())
+    }
+    fn record(&self, _gpu: usize, _stream: Stream, _event: Event) -> Result<(), DeviceError> {
+        self.log.borrow_mut().records += 1;
+        Ok(())
+    }
+    fn wait(&self, _gpu: usize, _stream: Stream, _event_gpu: usize, _event: Event) -> Result<(), DeviceError> {
+        self.log.borrow_mut().waits += 1;
+        Ok(())
+    }
+    fn sync_event(&self, _gpu: usize, _event: Event) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn peer(&self, _a: usize, _b: usize) -> bool {
+        self.peer
+    }
+}
+
+/// How the slabs sit on (emulated) GPUs.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    slabs: usize,
+    gpus: usize,
+    peer: bool,
+    staged: bool,
+}
+
+const ONE: Layout = Layout { slabs: 1, gpus: 1, peer: false, staged: false };
+const THREE_ON_ONE: Layout = Layout { slabs: 3, gpus: 1, peer: false, staged: false };
+
+fn host_trace<T: Real>(model: &Model, l: Layout) -> (Trace, Log) {
+    let ranges = split_even(model.grid.shape[0], l.slabs);
+    let gpu_of: Vec<usize> = (0..ranges.len()).map(|s| s * l.gpus / ranges.len()).collect();
+    let dev = HostDevice::new(T::PRECISION, l.gpus, l.peer);
+    let mut b = Engine::<HostDevice, T>::new(dev, model, &ranges, &gpu_of, EngineOptions { staged_halos: l.staged }, "host").expect("host engine");
+    assert_eq!(b.allocation(), estimate(model, &ranges, std::mem::size_of::<T>()), "the engine allocates what estimate() says");
+    let trace = drive(model, &mut b, &ranges);
+    let log = b.device().log.borrow().clone();
+    (trace, log)
+}
+
+fn compare<T: Real>(scene: &str, steps: usize, layout: Layout) -> Log {
+    let _guard = serial();
+    let model = model(scene, T::PRECISION.name(), steps);
+    let want = cpu_trace::<T>(&model);
+    let (got, log) = host_trace::<T>(&model, layout);
+    let worst = assert_close(&got, &want, tolerance::<T>(), &format!("{} {} {:?}", model.name, T::PRECISION.name(), layout));
+    eprintln!("{} {} {layout:?}: largest relative difference {worst:e}", model.name, T::PRECISION.name());
+    log
+}
+
+#[test]
+fn host_kernel_argument_structs_match_their_rust_mirrors() {
+    for p in [Precision::F32, Precision::F64] {
+        let k = host_kernels(p);
+        // SAFETY: the signature of yee_host_arg_size in host_launch.h.
+        let size = unsafe { k.lib.get::<unsafe extern "C" fn(i32) -> u64>(b"yee_host_arg_size") }.unwrap();
+        let c_sizes: Vec<usize> = (0..8).map(|i| unsafe { size(i) } as usize).collect();
+        let rust = if p == Precision::F32 { rust_arg_sizes::<f32>() } else { rust_arg_sizes::<f64>() };
+        assert_eq!(c_sizes, rust.to_vec(), "{}", p.name());
+        assert_eq!(c_sizes, arg_sizes(p.bytes()).to_vec());
+        assert_eq!(unsafe { size(99) } as usize, p.bytes(), "real is {}", p.name());
+    }
+}
+
+#[test]
+fn host_kernels_match_cpu_with_pml_dielectric_conductor_dipole_f32_one_slab() {
+    let log = compare::<f32>(PML_SCENE, 40, ONE);
+    // Each step: main updates, CPML passes along all three axes, the dipole; no halo copies.
+    assert_eq!(log.launches["update_h"], 40);
+    assert_eq!(log.launches["inject_source"], 40);
+    assert!(log.launches["cpml_x_e"] >= 40 && log.launches["cpml_y_h"] == 40 && log.launches["cpml_z_e"] == 40);
+    assert_eq!(log.local_copies + log.peer_copies + log.from_pinned, 0, "one slab, no halo copies");
+    // Monitor staging: the probe every step, the two snapshot components every 7 steps.
+    assert_eq!(log.to_pinned, 40 + 2 * (40 / 7));
+}
+
+#[test]
+fn host_kernels_match_cpu_with_pml_dielectric_conductor_dipole_f32_three_slabs() {
+    let log = compare::<f32>(PML_SCENE, 40, THREE_ON_ONE);
+    // Two interior boundaries, Hy and Hz after H, Ey and Ez after E: 8 plane copies a step.
+    assert_eq!(log.local_copies, 8 * 40);
+}
+
+#[test]
+fn host_kernels_match_cpu_with_pml_dielectric_conductor_dipole_f64_one_slab() {
+    compare::<f64>(PML_SCENE, 40, ONE);
+}
+
+#[test]
+fn host_kernels_match_cpu_with_pml_dielectric_conductor_dipole_f64_three_slabs() {
+    compare::<f64>(PML_SCENE, 40, THREE_ON_ONE);
+}
+
+#[test]
+fn host_kernels_match_cpu_with_periodic_pmc_plane_wave_f32_one_and_three_slabs() {
+    let log = compare::<f32>(PERIODIC_SCENE, 30, ONE);
+    // Periodic x: one slab copies its own planes across (2 after H, 2 after E).
+    assert_eq!(log.local_copies, 4 * 30);
+    compare::<f32>(PERIODIC_SCENE, 30, THREE_ON_ONE);
+}
+
+#[test]
+fn host_kernels_match_cpu_with_periodic_pmc_plane_wave_f64_one_and_three_slabs() {
+    compare::<f64>(PERIODIC_SCENE, 30, ONE);
+    compare::<f64>(PERIODIC_SCENE, 30, THREE_ON_ONE);
+}
+
+#[test]
+fn host_kernels_match_cpu_with_pmc_mirror_halo_and_anisotropic_cells_f32_and_f64() {
+    let log = compare::<f32>(PMC_SCENE, 40, THREE_ON_ONE);
+    // The PMC x face: Hy and Hz mirrored into slab 0's left halo every step.
+    assert_eq!(log.launches["copy_negated"], 2 * 40);
+    compare::<f64>(PMC_SCENE, 40, ONE);
+    compare::<f64>(PMC_SCENE, 40, THREE_ON_ONE);
+}
+
+#[test]
+fn host_kernels_match_cpu_across_gpus_with_peer_copies() {
+    let log = compare::<f32>(PML_SCENE, 25, Layout { slabs: 3, gpus: 2, peer: true, staged: false });
+    // Slabs 0 and 1 share GPU 0, slab 2 is on GPU 1: one boundary in each GPU, one across.
+    assert_eq!(log.local_copies, 4 * 25);
+    assert_eq!(log.peer_copies, 4 * 25);
+    assert_eq!(log.from_pinned, 0);
+}
+
+#[test]
+fn host_kernels_match_cpu_across_gpus_staged_through_pinned_memory() {
+    let log = compare::<f64>(PML_SCENE, 25, Layout { slabs: 3, gpus: 2, peer: false, staged: false });
+    assert_eq!(log.peer_copies, 0);
+    assert_eq!(log.from_pinned, 4 * 25, "the cross-GPU planes land from pinned memory");
+}
+
+#[test]
+fn host_kernels_match_cpu_with_every_halo_forced_through_pinned_memory() {
+    let log = compare::<f32>(PERIODIC_SCENE, 20, Layout { slabs: 3, gpus: 1, peer: false, staged: true });
+    assert_eq!(log.local_copies, 0);
+    // Three boundaries (two interior, one periodic) x 4 planes per step.
+    assert_eq!(log.from_pinned, 12 * 20);
+}
+
+#[test]
+fn host_engine_reports_allocations_by_category_like_the_cpu_backend() {
+    let _guard = serial();
+    let model = model(PML_SCENE, "f32", 1);
+    let ranges = split_even(model.grid.shape[0], 3);
+    let dev = HostDevice::new(Precision::F32, 1, false);
+    let b = Engine::<HostDevice, f32>::new(dev, &model, &ranges, &[0, 0, 0], EngineOptions::default(), "host").unwrap();
+    let cpu = yee::backend::cpu::CpuBackend::<f32>::new(&model, &ranges);
+    let (a, c) = (b.allocation(), cpu.allocation());
+    assert_eq!((a.fields, a.halos, a.pml), (c.fields, c.halos, c.pml));
+    let [nx, ny, nz] = model.grid.shape;
+    assert_eq!(a.materials, 3 * (nx * ny * nz) as u64, "one byte per E component per cell, no row summaries");
+    // One probe of three components and a strided plane of two components, device and pinned.
+    let snap: usize = model.snapshots[0].regions.iter().map(|(_, r)| r.len()).sum();
+    assert_eq!(a.monitors, (3 * 8 + 2 * (3 + snap) * 4) as u64);
+}

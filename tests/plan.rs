@@ -1,0 +1,505 @@
+//! The memory planner: the published 10 um example, the GPU count, proportional slabs, the
+//! suggestions, the CPU fallback, speed on huge grids, and the `yee plan` command line
+//! (report, JSON schema, invalid input).
+
+mod common;
+
+use common::model;
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use yee::model::Model;
+use yee::plan::{self, parse_gpus, Hardware, Plan, PlanBackend, PlanOptions};
+use yee::run::BackendChoice;
+
+const GB: u64 = 1_000_000_000;
+
+fn repo(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(path)
+}
+
+/// A cube of `n`^3 cells of 10 nm with a 10-cell PML and one dipole.
+fn cube(n: usize, precision: &str) -> Model {
+    model(&format!(
+        r#"
+[simulation]
+name = "cube{n}"
+length_unit = "nm"
+cell_size = 10.0
+size = [{s}, {s}, {s}]
+steps = 1000
+precision = "{precision}"
+[boundaries]
+default = {{ type = "pml", cells = 10 }}
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = {{ type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }}
+"#,
+        s = n * 10
+    ))
+}
+
+fn on(gpus: &str, host: u64) -> Hardware {
+    Hardware::new(parse_gpus(gpus).unwrap(), host, 16)
+}
+
+fn auto() -> PlanOptions {
+    PlanOptions::default()
+}
+
+fn tiles(p: &Plan) {
+    let nx = p.grid[0];
+    assert_eq!(p.slabs.first().map(|s| s.x_start), Some(0));
+    assert_eq!(p.slabs.last().map(|s| s.x_end), Some(nx));
+    for w in p.slabs.windows(2) {
+        assert_eq!(w[0].x_end, w[1].x_start);
+    }
+    assert!(p.slabs.iter().all(|s| s.x_end > s.x_start));
+}
+
+fn one_sentence(s: &str) {
+    assert!(s.ends_with('.'), "{s}");
+    assert!(!s[..s.len() - 1].contains(". "), "one sentence: {s}");
+}
+
+#[test]
+fn the_published_example_needs_several_80_gb_gpus_and_plans_fast() {
+    let started = Instant::now();
+    let (m, _) = yee::scene::load(&repo("scenes/plan_10um_5nm.toml")).unwrap();
+    let loaded = started.elapsed();
+    let hw = on("1x80GB", 64 << 30);
+    let t = Instant::now();
+    let p = plan::plan(&m, &hw, &auto());
+    let planned = t.elapsed();
+    assert!(
+        loaded + planned < Duration::from_millis(500),
+        "load {loaded:?} + plan {planned:?}"
+    );
+
+    assert_eq!(p.grid, [2000, 2000, 2000]);
+    assert_eq!(p.cells, 8_000_000_000);
+    assert_eq!(p.precision, "f32");
+    // Six f32 components over the owned cells; the halo planes are their own category.
+    assert_eq!(p.bytes.fields, 8_000_000_000 * 6 * 4);
+    assert_eq!(p.bytes.fields, 192_000_000_000);
+    assert_eq!(p.bytes.halos, 12 * 2000 * 2000 * 4);
+    assert!(!p.fits);
+    assert_eq!(p.backend, PlanBackend::None);
+    one_sentence(&p.reason);
+    assert!(p.reason.contains("1 GPU holds only"), "{}", p.reason);
+    // With the CUDA context reserve, 2 x 80 GB hold 159 GB: 220 GB needs 3.
+    let need = p.bytes.fields + p.bytes.materials + p.bytes.pml;
+    let usable = 80 * GB - plan::CUDA_CONTEXT_RESERVE;
+    assert!(2 * usable < need && need < 3 * usable);
+    assert!(
+        p.suggestions
+            .iter()
+            .any(|s| s.starts_with("3 x 80GB GPUs would hold it")),
+        "{:?}",
+        p.suggestions
+    );
+    assert!(
+        p.suggestions.iter().any(|s| s.contains("cell_size = ")),
+        "{:?}",
+        p.suggestions
+    );
+    assert!(
+        !p.suggestions.iter().any(|s| s.contains("f32")),
+        "already f32: {:?}",
+        p.suggestions
+    );
+    assert_eq!(p.estimate.seconds, None);
+
+    // And on three of them it runs, one slab per GPU, in proportion.
+    let p3 = plan::plan(&m, &on("3x80GB", 64 << 30), &auto());
+    assert!(p3.fits);
+    assert_eq!(p3.backend, PlanBackend::Cuda);
+    assert_eq!(p3.slabs.len(), 3);
+    tiles(&p3);
+    assert!(p3.slabs.iter().all(|s| s.share <= 1.0));
+    assert_eq!(p3.bytes.overhead, 3 * plan::CUDA_CONTEXT_RESERVE);
+}
+
+#[test]
+fn any_size_plans_in_well_under_a_second() {
+    // 1e12 cells (the scene limit) on 4096 GPUs, and 1e10 cells on the host.
+    let huge = model(
+        r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.001
+size = [10.0, 10.0, 10.0]
+steps = 100000
+[boundaries]
+default = { type = "pml", cells = 16 }
+"#,
+    );
+    assert_eq!(huge.grid.cells(), 1_000_000_000_000);
+    let t = Instant::now();
+    let p = plan::plan(&huge, &on("4096x80GB", 64 << 30), &auto());
+    let p2 = plan::plan(&huge, &on("8xH200", 64 << 30), &auto());
+    let p3 = plan::plan(&cube(2154, "f32"), &on("1xH100", 64 << 30), &auto());
+    let elapsed = t.elapsed();
+    assert!(elapsed < Duration::from_millis(300), "{elapsed:?}");
+    assert!(p.fits && p.slabs.len() > 300, "{} slabs", p.slabs.len());
+    tiles(&p);
+    assert!(!p2.fits && !p2.suggestions.is_empty());
+    assert!(p3.cells > 9_990_000_000 && !p3.fits);
+}
+
+#[test]
+fn a_small_grid_on_eight_gpus_uses_one() {
+    let (m, _) = yee::scene::load(&repo("scenes/dipole.toml")).unwrap();
+    let p = plan::plan(&m, &on("8xH100", 64 << 30), &auto());
+    assert_eq!(p.backend, PlanBackend::Cuda);
+    assert_eq!(p.slabs.len(), 1);
+    assert_eq!(p.devices.iter().filter(|d| d.used).count(), 1);
+    assert!(
+        p.reason
+            .starts_with("CUDA on 1 of the 8 GPUs: one GPU holds the grid"),
+        "{}",
+        p.reason
+    );
+    one_sentence(&p.reason);
+}
+
+#[test]
+fn a_medium_grid_uses_as_many_gpus_as_keep_overhead_under_the_limit() {
+    let m = cube(800, "f32");
+    let p = plan::plan(&m, &on("8xH100", 64 << 30), &auto());
+    let k = p.slabs.len();
+    assert!(1 < k && k < 8, "{k} GPUs");
+    let f = p.estimate.overhead_fraction.unwrap();
+    assert!(f <= plan::OVERHEAD_LIMIT, "{f}");
+    assert!(
+        p.reason.starts_with(&format!("CUDA on {k} of the 8 GPUs")),
+        "{}",
+        p.reason
+    );
+    assert!(p.reason.contains("the limit is 5.0%"), "{}", p.reason);
+    one_sentence(&p.reason);
+    tiles(&p);
+    // A large grid takes all of them.
+    let big = plan::plan(&cube(2000, "f32"), &on("8xH100", 64 << 30), &auto());
+    assert_eq!(big.slabs.len(), 8, "{}", big.reason);
+    assert!(
+        big.reason.starts_with("CUDA on all 8 GPUs"),
+        "{}",
+        big.reason
+    );
+}
+
+#[test]
+fn slabs_follow_each_devices_memory() {
+    // 1500^3 f32 is about 92 GB: it needs both GPUs.
+    let m = cube(1500, "f32");
+    let p = plan::plan(&m, &on("1xA100-40GB,1xH100", 64 << 30), &auto());
+    assert!(p.fits, "{}", p.reason);
+    assert_eq!(p.slabs.len(), 2);
+    tiles(&p);
+    // The larger GPU (device 1, the H100) comes first and takes about twice the planes.
+    assert_eq!((p.slabs[0].device, p.slabs[1].device), (1, 0));
+    let usable = |gb: u64| (gb * GB - plan::CUDA_CONTEXT_RESERVE) as f64;
+    let want0 = 1500.0 * usable(80) / (usable(80) + usable(40));
+    let got0 = (p.slabs[0].x_end - p.slabs[0].x_start) as f64;
+    assert!((got0 - want0).abs() <= 1.0, "{got0} planes, want {want0}");
+    for s in &p.slabs {
+        assert!(s.share <= 1.0 && s.share > 0.7, "{}", s.share);
+    }
+    // Four unequal devices.
+    let p = plan::plan(&cube(2000, "f32"), &on("2x80GB,2x40GB", 64 << 30), &auto());
+    let lens: Vec<usize> = p.slabs.iter().map(|s| s.x_end - s.x_start).collect();
+    assert_eq!(lens.len(), 4);
+    assert!(
+        lens[0].abs_diff(lens[1]) <= 1 && lens[2].abs_diff(lens[3]) <= 1,
+        "{lens:?}"
+    );
+    let ratio = usable(80) / usable(40);
+    assert!(
+        (lens[0] as f64 - ratio * lens[2] as f64).abs() <= 2.0,
+        "{lens:?}"
+    );
+}
+
+#[test]
+fn f64_that_fits_in_f32_says_so() {
+    // 1300^3 in f64 is about 112 GB; in f32 about 60 GB.
+    let p = plan::plan(&cube(1300, "f64"), &on("1x80GB", 16 << 30), &auto());
+    assert!(!p.fits);
+    let s = p
+        .suggestions
+        .iter()
+        .find(|s| s.contains("precision = \"f32\""))
+        .expect("an f32 suggestion");
+    assert!(s.contains("fits on the 80GB GPU"), "{s}");
+    let f32 = plan::plan(&cube(1300, "f32"), &on("1x80GB", 16 << 30), &auto());
+    assert!(f32.fits);
+    assert_eq!(f32.bytes.fields * 2, p.bytes.fields);
+}
+
+#[test]
+fn the_cpu_takes_what_the_gpus_cannot_hold_and_says_why() {
+    // 1000^3 f32 is about 27 GB: more than a 24 GB RTX 4090, less than a 64 GiB host.
+    let m = cube(1000, "f32");
+    let p = plan::plan(&m, &on("1xRTX4090", 64 << 30), &auto());
+    assert_eq!(p.backend, PlanBackend::Cpu);
+    assert!(p.fits);
+    one_sentence(&p.reason);
+    assert!(
+        p.reason.starts_with("The CPU backend runs it: it needs"),
+        "{}",
+        p.reason
+    );
+    assert!(
+        p.reason
+            .contains("on GPUs but the 1 GPU holds only 23.5 GB"),
+        "{}",
+        p.reason
+    );
+    assert!(
+        p.reason.contains("of host memory available"),
+        "{}",
+        p.reason
+    );
+    assert!(p.devices.last().unwrap().used && !p.devices[0].used);
+    assert_eq!(p.bytes.overhead, 0);
+    assert!(p.estimate.seconds.unwrap() > 0.0);
+    tiles(&p);
+    // No GPU at all.
+    let mut hw = on("1xH100", 64 << 30);
+    hw.gpus.clear();
+    hw.gpu_note = "the CUDA driver library is not installed".into();
+    let p = plan::plan(&m, &hw, &auto());
+    assert_eq!(p.backend, PlanBackend::Cpu);
+    assert_eq!(p.reason.split(':').next(), Some("The CPU backend runs it"));
+    assert!(
+        p.reason
+            .contains("no GPU is available (the CUDA driver library is not installed)"),
+        "{}",
+        p.reason
+    );
+    one_sentence(&p.reason);
+    // Forced backends.
+    let p = plan::plan(
+        &m,
+        &on("1xRTX4090", 64 << 30),
+        &PlanOptions {
+            backend: BackendChoice::Cuda,
+            ..auto()
+        },
+    );
+    assert_eq!(p.backend, PlanBackend::None);
+    one_sentence(&p.reason);
+    let p = plan::plan(
+        &m,
+        &on("2xH100", 16 << 30),
+        &PlanOptions {
+            backend: BackendChoice::Cpu,
+            ..auto()
+        },
+    );
+    assert_eq!(p.backend, PlanBackend::None);
+    assert!(
+        p.suggestions
+            .iter()
+            .any(|s| s.starts_with("A host with at least")),
+        "{:?}",
+        p.suggestions
+    );
+}
+
+#[test]
+fn price_gives_a_cost() {
+    let m = cube(1500, "f32");
+    let p = plan::plan(
+        &m,
+        &on("4xH100", 64 << 30),
+        &PlanOptions {
+            price_per_gpu_hour: Some(2.5),
+            ..auto()
+        },
+    );
+    let k = p.slabs.len() as f64;
+    let want = p.estimate.seconds.unwrap() / 3600.0 * k * 2.5;
+    assert!((p.estimate.cost.unwrap() - want).abs() < 1e-9 * want);
+}
+
+fn yee(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("yee runs")
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let out = yee(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+fn check_schema(v: &serde_json::Value) {
+    for key in [
+        "grid",
+        "cells",
+        "steps",
+        "dt",
+        "bytes",
+        "backend",
+        "reason",
+        "fits",
+        "devices",
+        "slabs",
+        "estimate",
+        "suggestions",
+    ] {
+        assert!(v.get(key).is_some(), "missing `{key}`");
+    }
+    for key in ["fields", "materials", "pml", "monitors", "halos", "total"] {
+        assert!(v["bytes"][key].is_u64(), "bytes.{key}");
+    }
+    let grid: Vec<u64> = v["grid"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_u64().unwrap())
+        .collect();
+    assert_eq!(grid.len(), 3);
+    assert_eq!(v["cells"].as_u64().unwrap(), grid.iter().product::<u64>());
+    assert!(v["steps"].is_u64() && v["dt"].is_f64());
+    assert!(["cuda", "cpu", "none"].contains(&v["backend"].as_str().unwrap()));
+    assert!(v["reason"].is_string() && v["fits"].is_boolean());
+    for d in v["devices"].as_array().unwrap() {
+        assert!(
+            d["name"].is_string()
+                && d["memory_bytes"].is_u64()
+                && d["bandwidth_bytes_per_s"].is_number(),
+            "{d}"
+        );
+    }
+    let slabs = v["slabs"].as_array().unwrap();
+    let mut x = 0;
+    for s in slabs {
+        assert!(s["device"].as_u64().unwrap() < v["devices"].as_array().unwrap().len() as u64);
+        assert_eq!(s["x_start"].as_u64().unwrap(), x);
+        x = s["x_end"].as_u64().unwrap();
+        assert!(s["bytes"].is_u64());
+    }
+    assert_eq!(x, grid[0], "slabs tile [0, nx)");
+    assert!(v["estimate"]["bytes_per_cell_step"].is_u64());
+    assert!(v["estimate"]["seconds"].is_f64() || v["estimate"]["seconds"].is_null());
+    assert!(v["suggestions"].is_array());
+}
+
+#[test]
+fn json_output_follows_the_schema() {
+    let v = json(&[
+        "plan",
+        "scenes/dipole.toml",
+        "--json",
+        "--host-memory",
+        "16GiB",
+        "--gpus",
+        "2xH100",
+    ]);
+    check_schema(&v);
+    assert_eq!(v["grid"], serde_json::json!([80, 80, 80]));
+    assert_eq!(v["backend"], "cuda");
+    assert_eq!(v["fits"], true);
+    assert_eq!(v["estimate"]["bytes_per_cell_step"], 75);
+    assert!(v["estimate"]["seconds"].as_f64().unwrap() > 0.0);
+
+    let v = json(&[
+        "plan",
+        "scenes/plan_10um_5nm.toml",
+        "--json",
+        "--gpus",
+        "1x80GB",
+        "--host-memory",
+        "64GiB",
+    ]);
+    check_schema(&v);
+    assert_eq!(v["bytes"]["fields"], 192_000_000_000u64);
+    assert_eq!(v["backend"], "none");
+    assert_eq!(v["fits"], false);
+    assert!(v["estimate"]["seconds"].is_null());
+    assert!(!v["suggestions"].as_array().unwrap().is_empty());
+
+    let v = json(&[
+        "plan",
+        "scenes/plan_10um_5nm.toml",
+        "--json",
+        "--gpus",
+        "4xH100",
+        "--price",
+        "3",
+    ]);
+    check_schema(&v);
+    assert_eq!(v["backend"], "cuda");
+    assert!(v["estimate"]["cost"].as_f64().unwrap() > 0.0);
+
+    let v = json(&[
+        "plan",
+        "scenes/dipole.toml",
+        "--json",
+        "--backend",
+        "cpu",
+        "--host-memory",
+        "1GB",
+    ]);
+    check_schema(&v);
+    assert_eq!(v["backend"], "cpu");
+}
+
+#[test]
+fn the_report_says_what_fits() {
+    let out = yee(&[
+        "plan",
+        "scenes/plan_10um_5nm.toml",
+        "--gpus",
+        "1x80GB",
+        "--host-memory",
+        "64GiB",
+    ]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    for want in [
+        "2000 x 2000 x 2000 = 8,000,000,000 cells",
+        "192,000,000,000",
+        "it does not fit",
+        "3 x 80GB GPUs would hold it",
+        "backend   none",
+    ] {
+        assert!(text.contains(want), "missing `{want}` in\n{text}");
+    }
+}
+
+#[test]
+fn invalid_flags_exit_2_and_name_the_flag() {
+    for (args, flag) in [
+        (vec!["--gpus", "4x"], "--gpus"),
+        (vec!["--gpus", "2xB9000"], "--gpus"),
+        (vec!["--gpus", "2xA100"], "--gpus"),
+        (vec!["--host-memory", "80"], "--host-memory"),
+        (vec!["--host-memory", "80G"], "--host-memory"),
+        (vec!["--price=-1"], "--price"),
+        (vec!["--price", "cheap"], "--price"),
+        (vec!["--backend", "opencl"], "--backend"),
+    ] {
+        let mut all = vec!["plan", "scenes/dipole.toml"];
+        all.extend(args.iter());
+        let out = yee(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(flag), "{args:?}: {err}");
+    }
+    let out = yee(&["plan", "scenes/no_such_scene.toml"]);
+    assert_eq!(out.status.code(), Some(2));
+}

@@ -1,0 +1,262 @@
+//! Allocation equals plan: what the CPU backend allocates, category by category and byte for
+//! byte, is what the planner lists for the same slab split; and a whole run reports the plan's
+//! allocation (slabs plus the snapshot staging buffer).
+
+mod common;
+
+use common::*;
+use yee::backend::cpu::CpuBackend;
+use yee::backend::{Allocation, Backend};
+use yee::decomp::{split_even, SlabRange};
+use yee::model::{Model, Precision};
+use yee::plan::{self, Hardware, PlanBackend, PlanOptions};
+use yee::run::{BackendChoice, Observer, RunInfo, RunOptions};
+
+fn scene(precision: &str, boundaries: &str, monitors: &str) -> String {
+    format!(
+        r#"
+[simulation]
+name = "alloc"
+length_unit = "um"
+cell_size = [0.05, 0.04, 0.05]
+size = [1.5, 1.0, 1.2]
+steps = 6
+precision = "{precision}"
+[boundaries]
+{boundaries}
+[materials]
+glass = {{ epsilon = 2.25 }}
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [0.1, 0.0, -0.2]
+size = [0.6, 0.5, 0.3]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.02, 0.03, 0.0]
+waveform = {{ type = "gaussian", frequency = 3.0e14, bandwidth = 2.0e14 }}
+{monitors}
+"#
+    )
+}
+
+const SNAPSHOTS: &str = r#"
+[[monitor]]
+type = "probe"
+name = "p"
+position = [0.3, -0.1, 0.05]
+components = ["Ex", "Hz"]
+[[monitor]]
+type = "snapshot"
+name = "xy"
+components = ["Ez", "Hx"]
+plane = { z = 0.0 }
+every = 2
+[[monitor]]
+type = "snapshot"
+name = "cube"
+components = ["Ex"]
+box = { center = [0.0, 0.0, 0.0], size = [0.6, 0.4, 0.4] }
+every = 3
+[[monitor]]
+type = "snapshot"
+name = "volume"
+components = ["Ey"]
+every = 5
+stride = 2
+"#;
+
+/// Scenes covering PML on all faces, uneven PML, periodic and PEC x faces, snapshots and
+/// none, f32 and f64.
+fn scenes() -> Vec<(&'static str, Model)> {
+    let pml = r#"default = { type = "pml", cells = 6 }"#;
+    let uneven = r#"default = { type = "pml", cells = 4 }
+x_min = { type = "pml", cells = 3 }
+x_max = { type = "pml", cells = 7 }
+y_max = { type = "pec" }"#;
+    let periodic = r#"default = { type = "pml", cells = 5 }
+x_min = { type = "periodic" }
+x_max = { type = "periodic" }"#;
+    let pec = r#"default = { type = "pec" }"#;
+    vec![
+        ("pml f32 snapshots", model(&scene("f32", pml, SNAPSHOTS))),
+        ("pml f64 snapshots", model(&scene("f64", pml, SNAPSHOTS))),
+        ("uneven pml f32", model(&scene("f32", uneven, SNAPSHOTS))),
+        ("periodic x f64", model(&scene("f64", periodic, ""))),
+        ("pec f32 no monitors", model(&scene("f32", pec, ""))),
+    ]
+}
+
+fn splits(nx: usize) -> Vec<Vec<SlabRange>> {
+    vec![
+        split_even(nx, 1),
+        split_even(nx, 3),
+        split_even(nx, 5),
+        // Uneven, with slabs that start and end inside the x PML layers.
+        vec![
+            SlabRange { x0: 0, x1: 2 },
+            SlabRange { x0: 2, x1: 9 },
+            SlabRange { x0: 9, x1: nx - 4 },
+            SlabRange { x0: nx - 4, x1: nx },
+        ],
+    ]
+}
+
+fn backend_allocation(model: &Model, ranges: &[SlabRange], precision: Precision) -> Allocation {
+    match precision {
+        Precision::F32 => CpuBackend::<f32>::new(model, ranges).allocation(),
+        Precision::F64 => CpuBackend::<f64>::new(model, ranges).allocation(),
+    }
+}
+
+#[test]
+fn cpu_backend_allocates_exactly_what_slab_bytes_says() {
+    for (name, m) in scenes() {
+        for ranges in splits(m.grid.shape[0]) {
+            // Both precisions on every scene: the plan's formula takes the precision.
+            for precision in [Precision::F32, Precision::F64] {
+                let got = backend_allocation(&m, &ranges, precision);
+                let mut want = Allocation::default();
+                for r in &ranges {
+                    want.add(&plan::slab_bytes(&m, *r, precision));
+                }
+                assert_eq!(
+                    got,
+                    want,
+                    "{name}, {} slabs, {}",
+                    ranges.len(),
+                    precision.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn cpu_plan_lists_the_backend_allocation_category_by_category() {
+    for (name, m) in scenes() {
+        let nx = m.grid.shape[0];
+        for slabs in [1, 2, 4, 7] {
+            let hw = Hardware::new(Vec::new(), 64 << 30, 2);
+            let options = PlanOptions {
+                backend: BackendChoice::Cpu,
+                slabs: Some(slabs),
+                ..Default::default()
+            };
+            let p = plan::plan(&m, &hw, &options);
+            assert_eq!(p.backend, PlanBackend::Cpu, "{name}");
+            assert!(p.fits);
+            assert_eq!(
+                p.ranges(),
+                split_even(nx, slabs),
+                "{name}: the CPU plan uses the run's split"
+            );
+            let got = backend_allocation(&m, &p.ranges(), m.precision);
+            let staging = plan::monitor_staging_bytes(&m, m.precision);
+            assert_eq!(p.bytes.fields, got.fields, "{name} fields");
+            assert_eq!(p.bytes.halos, got.halos, "{name} halos");
+            assert_eq!(p.bytes.materials, got.materials, "{name} materials");
+            assert_eq!(p.bytes.pml, got.pml, "{name} pml");
+            assert_eq!(p.bytes.monitors, got.monitors + staging, "{name} monitors");
+            assert_eq!(
+                p.bytes.overhead, 0,
+                "{name}: no per-device overhead on the CPU"
+            );
+            let mut total = got;
+            total.monitors += staging;
+            assert_eq!(p.allocation(), total, "{name}");
+            assert_eq!(
+                p.bytes.total,
+                total.total() + p.bytes.probe_series,
+                "{name} total"
+            );
+            for s in &p.slabs {
+                assert_eq!(s.bytes, s.allocation.total());
+            }
+        }
+    }
+}
+
+#[test]
+fn staging_is_the_largest_snapshot_region() {
+    let m = model(&scene(
+        "f32",
+        r#"default = { type = "pml", cells = 6 }"#,
+        SNAPSHOTS,
+    ));
+    let [nx, ny, nz] = m.grid.shape;
+    let volume = nx.div_ceil(2) * ny.div_ceil(2) * nz.div_ceil(2);
+    let largest = m
+        .snapshots
+        .iter()
+        .flat_map(|s| s.regions.iter().map(|(_, r)| r.len()))
+        .max()
+        .unwrap();
+    assert_eq!(plan::monitor_staging_len(&m), largest);
+    assert!(largest >= volume.min(nx * ny));
+    assert_eq!(
+        plan::monitor_staging_bytes(&m, Precision::F64),
+        8 * largest as u64
+    );
+    let none = model(&scene("f32", r#"default = { type = "pec" }"#, ""));
+    assert_eq!(plan::monitor_staging_len(&none), 0);
+}
+
+struct Record(Option<RunInfo>, Vec<String>);
+impl Observer for Record {
+    fn start(&mut self, info: &RunInfo) {
+        self.0 = Some(info.clone());
+    }
+    fn message(&mut self, m: &str) {
+        self.1.push(m.to_string());
+    }
+}
+
+#[test]
+fn a_run_allocates_what_its_plan_lists_and_says_why() {
+    let dir = std::env::temp_dir().join(format!("yee-plan-alloc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (name, m)) in scenes().into_iter().enumerate() {
+        let mut opts = RunOptions::new(dir.join(format!("run{i}.h5")));
+        opts.backend = BackendChoice::Cpu;
+        opts.slabs = Some(3);
+        opts.threads = Some(2);
+        let mut rec = Record(None, Vec::new());
+        yee::run::run(&m, &opts, &mut rec).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let info = rec.0.expect("the run started");
+        let hw = Hardware::detect(Some(Vec::new()), None);
+        let p = plan::plan(
+            &m,
+            &hw,
+            &PlanOptions {
+                backend: BackendChoice::Cpu,
+                slabs: Some(3),
+                threads: Some(2),
+                ..Default::default()
+            },
+        );
+        assert_eq!(info.slabs, p.ranges(), "{name}");
+        assert_eq!(
+            info.allocation,
+            p.allocation(),
+            "{name}: the run allocates what the plan lists"
+        );
+        // The host figure moves between two reads of /proc/meminfo: compare the sentence's start.
+        let said = rec
+            .1
+            .first()
+            .expect("the run prints the plan's reason first");
+        assert!(
+            said.starts_with("The CPU backend was requested (--backend cpu); it needs"),
+            "{name}: {said}"
+        );
+        assert!(
+            p.reason
+                .starts_with("The CPU backend was requested (--backend cpu); it needs"),
+            "{name}: {}",
+            p.reason
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
