@@ -98,8 +98,8 @@ impl HaloPlan {
         let mut after_h = Vec::new();
         let mut after_e = Vec::new();
         for component in [Component::Hy, Component::Hz] {
-            for s in 1..slabs.len() {
-                after_h.push(HaloCopy { component, src_slab: s - 1, src_x: slabs[s].x0 - 1, dst_slab: s, dst_side: HaloSide::Left, negate: false });
+            for (s, slab) in slabs.iter().enumerate().skip(1) {
+                after_h.push(HaloCopy { component, src_slab: s - 1, src_x: slab.x0 - 1, dst_slab: s, dst_side: HaloSide::Left, negate: false });
             }
             match boundaries.face(Axis::X, false) {
                 BoundaryKind::Periodic => after_h.push(HaloCopy { component, src_slab: last, src_x: nx - 1, dst_slab: 0, dst_side: HaloSide::Left, negate: false }),
@@ -108,8 +108,8 @@ impl HaloPlan {
             }
         }
         for component in [Component::Ey, Component::Ez] {
-            for s in 0..last {
-                after_e.push(HaloCopy { component, src_slab: s + 1, src_x: slabs[s].x1, dst_slab: s, dst_side: HaloSide::Right, negate: false });
+            for (s, slab) in slabs.iter().enumerate().take(last) {
+                after_e.push(HaloCopy { component, src_slab: s + 1, src_x: slab.x1, dst_slab: s, dst_side: HaloSide::Right, negate: false });
             }
             if boundaries.face(Axis::X, true) == BoundaryKind::Periodic {
                 after_e.push(HaloCopy { component, src_slab: 0, src_x: 0, dst_slab: last, dst_side: HaloSide::Right, negate: false });
@@ -136,7 +136,7 @@ mod tests {
         let s = split_weighted(100, &[3.0, 1.0]);
         assert_eq!((s[0].len(), s[1].len()), (75, 25));
         let s = split_weighted(3, &[1.0, 1000.0, 1.0]);
-        assert!(s.iter().all(|r| r.len() >= 1));
+        assert!(s.iter().all(|r| !r.is_empty()));
         assert_eq!(s.last().unwrap().x1, 3);
     }
 }

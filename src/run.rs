@@ -146,14 +146,14 @@ impl Observer for Quiet {}
 pub enum RunError {
     /// Stopped by the user; the file is valid and holds everything so far.
     #[error("interrupted at step {} of {}; results so far are in `{}` (complete = false)", .0.steps_done, .0.steps, .0.output.display())]
-    Interrupted(Summary),
+    Interrupted(Box<Summary>),
     /// The fields blew up.
     #[error("{message}; results up to step {} are in `{}` (complete = false)", .summary.steps_done, .summary.output.display())]
     NonFinite {
         /// What happened and the likely cause.
         message: String,
         /// The run so far.
-        summary: Summary,
+        summary: Box<Summary>,
     },
     /// Writing the output failed.
     #[error(transparent)]
@@ -360,10 +360,10 @@ pub fn time_loop<B: Backend>(
     obs.progress(&progress(g.cells(), steps_done, g.steps, g.dt, wall));
     obs.finish(&summary);
     if let Some(message) = failure {
-        return Err(RunError::NonFinite { message, summary });
+        return Err(RunError::NonFinite { message, summary: Box::new(summary) });
     }
     if !complete {
-        return Err(RunError::Interrupted(summary));
+        return Err(RunError::Interrupted(Box::new(summary)));
     }
     Ok(summary)
 }

@@ -386,11 +386,14 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
 }
 
 fn unit_label(unit_m: f64) -> &'static str {
-    match unit_m {
-        u if u == 1.0 => "m",
-        u if u == 1e-3 => "mm",
-        u if u == 1e-9 => "nm",
-        _ => "um",
+    if unit_m == 1.0 {
+        "m"
+    } else if unit_m == 1e-3 {
+        "mm"
+    } else if unit_m == 1e-9 {
+        "nm"
+    } else {
+        "um"
     }
 }
 

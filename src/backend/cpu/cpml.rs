@@ -11,11 +11,14 @@ use super::update::{row, RowCoef};
 use super::Shared;
 use crate::real::Real;
 
+/// An x-layer plane's layer index and its two psi arrays, if the plane lies in an x layer.
+pub(super) type XLayerPsi<'a, T> = Option<(usize, [&'a mut [T]; 2])>;
+
 /// The psi arrays one plane's correction updates (for E: Ey/Ez along x, Ex/Ez along y, Ex/Ey
 /// along z; for H: Hy/Hz, Hx/Hz, Hx/Hy).
 pub(super) struct PlanePsi<'a, T> {
     /// The x layer index and the plane's psi, if the plane lies in an x layer.
-    pub x: Option<(usize, [&'a mut [T]; 2])>,
+    pub x: XLayerPsi<'a, T>,
     /// [y layer][z] for this plane.
     pub y: [&'a mut [T]; 2],
     /// [y][z layer] for this plane.

@@ -332,7 +332,7 @@ fn plane_psi<'a, T: Real>(
     let [za, zb] = pair(psi_z, first);
     let mut xa = xa.chunks_mut(plane.max(1));
     let mut xb = xb.chunks_mut(plane.max(1));
-    let mut x: Vec<Option<(usize, [&'a mut [T]; 2])>> = (0..n).map(|_| None).collect();
+    let mut x: Vec<cpml::XLayerPsi<'a, T>> = (0..n).map(|_| None).collect();
     for &(p, l) in x_planes {
         x[p - 1] = Some((l, [xa.next().expect("psi plane"), xb.next().expect("psi plane")]));
     }

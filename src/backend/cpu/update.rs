@@ -26,13 +26,14 @@ pub(super) fn beyond(kind: BoundaryKind) -> Beyond {
     }
 }
 
-/// The row beyond a face: zeros, the wrapped row, or (for Mirror) None: the caller negates.
-pub(super) fn row<'a, T: Real>(field: &'a [T], start: usize, nz: usize) -> &'a [T] {
+/// The `nz` values of `field` from `start`: one z row.
+pub(super) fn row<T: Real>(field: &[T], start: usize, nz: usize) -> &[T] {
     &field[start..start + nz]
 }
 
 /// `out[k] -= coef * ((a1[k] - a0[k]) * sa + (b[k+1] - b[k]) * sb)`, with `b_end` standing for
 /// b[nz] (the value beyond the z maximum face).
+#[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
 fn h_row_shift<T: Real>(out: &mut [T], coef: T, a1: &[T], a0: &[T], sa: T, b: &[T], sb: T, b_end: T) {
     let m = out.len() - 1;
@@ -44,6 +45,7 @@ fn h_row_shift<T: Real>(out: &mut [T], coef: T, a1: &[T], a0: &[T], sa: T, b: &[
 }
 
 /// `out[k] -= coef * ((a1[k] - a0[k]) * sa + (b1[k] - b0[k]) * sb)`.
+#[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
 fn h_row<T: Real>(out: &mut [T], coef: T, a1: &[T], a0: &[T], sa: T, b1: &[T], b0: &[T], sb: T) {
     for ((((o, &x1), &x0), &y1), &y0) in out.iter_mut().zip(a1).zip(a0).zip(b1).zip(b0) {
@@ -99,6 +101,7 @@ pub(super) enum RowCoef<'a, T> {
 }
 
 /// `out[k] = ca out[k] + cb ((a1[k] - a0[k]) sa + (b[k] - b[k-1]) sb)`, `b_start` standing for b[-1].
+#[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
 fn e_row_shift<T: Real>(out: &mut [T], rc: RowCoef<T>, a1: &[T], a0: &[T], sa: T, b: &[T], sb: T, b_start: T) {
     let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * sb;
@@ -124,6 +127,7 @@ fn e_row_shift<T: Real>(out: &mut [T], rc: RowCoef<T>, a1: &[T], a0: &[T], sa: T
 }
 
 /// `out[k] = ca out[k] + cb ((a1[k] - a0[k]) sa + (b1[k] - b0[k]) sb)`.
+#[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
 fn e_row<T: Real>(out: &mut [T], rc: RowCoef<T>, a1: &[T], a0: &[T], sa: T, b1: &[T], b0: &[T], sb: T) {
     match rc {
