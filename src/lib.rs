@@ -15,3 +15,4 @@ pub mod devices;
 pub mod fpu;
 pub mod plan;
 pub mod bench;
+pub mod flux;

@@ -266,6 +266,7 @@ pub fn time_loop<B: Backend>(
     let mut probe_values = Vec::new();
     // Allocated once at its planned size; each snapshot component is gathered into a prefix.
     let mut snap_buffer: Vec<B::Real> = vec![<B::Real as Real>::ZERO; crate::plan::monitor_staging_len(model)];
+    let mut fluxes = crate::flux::FluxAccumulators::new(model);
     let started = Instant::now();
     let mut last_report = started;
     let mut last_flush = started;
@@ -305,9 +306,17 @@ pub fn time_loop<B: Backend>(
                 wrote_snapshot = true;
             }
         }
+        if !fluxes.is_empty() {
+            fluxes.accumulate(&*backend, step, g.dt, &mut snap_buffer);
+        }
         steps_done = step;
         let now = Instant::now();
-        if wrote_snapshot || now.duration_since(last_flush) > Duration::from_secs(10) {
+        let timed_flush = now.duration_since(last_flush) > Duration::from_secs(10);
+        if timed_flush {
+            // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
+            write_fluxes(&mut writer, &fluxes, steps_done)?;
+        }
+        if wrote_snapshot || timed_flush {
             writer.flush::<B::Real>(steps_done)?;
             last_flush = Instant::now();
         }
@@ -337,6 +346,7 @@ pub fn time_loop<B: Backend>(
 
     let wall = started.elapsed();
     let complete = steps_done == g.steps && failure.is_none();
+    write_fluxes(&mut writer, &fluxes, steps_done)?;
     writer.finish::<B::Real>(steps_done, complete)?;
     drop(writer);
     if !model.snapshots.is_empty() {
@@ -366,6 +376,14 @@ pub fn time_loop<B: Backend>(
         return Err(RunError::Interrupted(Box::new(summary)));
     }
     Ok(summary)
+}
+
+/// Store every flux spectrum accumulated so far.
+fn write_fluxes(writer: &mut Hdf5Writer, fluxes: &crate::flux::FluxAccumulators, steps_done: usize) -> Result<(), OutputError> {
+    for i in 0..fluxes.len() {
+        writer.write_flux(i, &fluxes.power(i), steps_done)?;
+    }
+    Ok(())
 }
 
 fn progress(cells: u64, step: usize, steps: usize, dt: f64, elapsed: Duration) -> Progress {

@@ -13,7 +13,7 @@ mod sources;
 pub use geometry::{Object, Shape};
 pub use grid::{Axis, Component, Face, Grid, Precision, C0, EPS0, ETA0, MU0};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
-pub use monitors::{Probe, Region, Snapshot};
+pub use monitors::{Flux, Probe, Region, Snapshot};
 pub use pml::{AxisProfile, BoundaryKind, Boundaries, PmlParams};
 pub use sources::{Source, Waveform};
 
@@ -42,6 +42,8 @@ pub struct Model {
     pub probes: Vec<Probe>,
     /// Snapshot monitors.
     pub snapshots: Vec<Snapshot>,
+    /// Flux monitors.
+    pub fluxes: Vec<Flux>,
 }
 
 impl Model {

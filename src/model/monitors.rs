@@ -1,6 +1,6 @@
 //! Monitors on grid cells: point probes and snapshots.
 
-use super::grid::Component;
+use super::grid::{Axis, Component};
 
 /// A time series of field values at one point.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,4 +49,19 @@ pub struct Snapshot {
     pub regions: Vec<(Component, Region)>,
     /// Steps between snapshots.
     pub every: usize,
+}
+
+/// The net Poynting flux through a plane, as a spectrum: running DFTs of the tangential E and
+/// H on the plane, combined as Re sum (E x H*) . n dA at the end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flux {
+    /// Unique name; the HDF5 group.
+    pub name: String,
+    /// The plane's normal.
+    pub axis: Axis,
+    /// Index of the E node plane along `axis` (tangential E lies on it; tangential H is
+    /// averaged from the planes half a cell either side). Between 1 and n - 1.
+    pub index: usize,
+    /// Frequencies of the spectrum (Hz).
+    pub frequencies: Vec<f64>,
 }

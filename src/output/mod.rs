@@ -36,6 +36,11 @@ struct ProbeSet {
     written: usize,
 }
 
+struct FluxSet {
+    group: Group,
+    power: Dataset,
+}
+
 struct SnapshotSet {
     datasets: Vec<Dataset>,
     shapes: Vec<[usize; 3]>,
@@ -51,6 +56,7 @@ pub struct Hdf5Writer {
     dt: f64,
     probes: Vec<ProbeSet>,
     snapshots: Vec<SnapshotSet>,
+    fluxes: Vec<FluxSet>,
     times: Vec<f64>,
 }
 
@@ -154,8 +160,25 @@ impl Hdf5Writer {
                 snapshots.push(SnapshotSet { datasets, shapes, time, step, count: 0 });
             }
         }
+        let mut fluxes = Vec::new();
+        if !model.fluxes.is_empty() {
+            let root = file.create_group("flux")?;
+            for f in &model.fluxes {
+                let grp = root.create_group(&f.name)?;
+                let a = f.axis as usize;
+                str_attr(&grp, "axis", f.axis.name())?;
+                scalar_attr(&grp, "index", f.index as i64)?;
+                scalar_attr(&grp, "position", g.origin[a] + f.index as f64 * g.cell[a])?;
+                scalar_attr(&grp, "steps_accumulated", 0u64)?;
+                str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; normal n along +axis")?;
+                grp.new_dataset::<f64>().shape(f.frequencies.len()).create("frequency")?.write_raw(&f.frequencies)?;
+                let power = grp.new_dataset::<f64>().shape(f.frequencies.len()).create("power")?;
+                power.write_raw(&vec![0.0; f.frequencies.len()])?;
+                fluxes.push(FluxSet { group: grp, power });
+            }
+        }
         file.flush()?;
-        Ok(Hdf5Writer { file, path: path.to_path_buf(), dt: g.dt, probes, snapshots, times: Vec::new() })
+        Ok(Hdf5Writer { file, path: path.to_path_buf(), dt: g.dt, probes, snapshots, fluxes, times: Vec::new() })
     }
 
     /// Record the probe values of step `step` (1-based: E at time step * dt), in model order:
@@ -200,6 +223,16 @@ impl Hdf5Writer {
                 ds.resize([row + 1, n[0], n[1], n[2]])?;
             }
             ds.write_slice(view, s![row..row + 1, .., .., ..])
+        })()
+        .map_err(err(&self.path))
+    }
+
+    /// Replace the spectrum of flux monitor `index` with `power` (accumulated over `steps` steps).
+    pub fn write_flux(&mut self, index: usize, power: &[f64], steps: usize) -> Result<(), OutputError> {
+        let set = &self.fluxes[index];
+        (|| -> hdf5::Result<()> {
+            set.power.write_raw(power)?;
+            set.group.attr("steps_accumulated")?.write_scalar(&(steps as u64))
         })()
         .map_err(err(&self.path))
     }

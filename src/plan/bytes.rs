@@ -28,6 +28,8 @@ pub struct Layout {
     pub precision: Precision,
     /// Values in the snapshot staging buffer (the largest region of any snapshot component).
     pub staging_values: u64,
+    /// Bytes of the flux monitors' DFT accumulators and scratch (host, f64).
+    pub flux_bytes: u64,
     /// Values the HDF5 writer keeps per step for the probe series (one per probe component,
     /// plus the shared time axis when there are probes).
     pub probe_values_per_step: u64,
@@ -44,6 +46,7 @@ impl Layout {
             pml: [0, 1, 2].map(|a| (profiles[a].lo, profiles[a].hi)),
             precision: model.precision,
             staging_values: monitor_staging_len(model) as u64,
+            flux_bytes: flux_bytes(model),
             probe_values_per_step: probe_values_per_step(model),
             steps: model.grid.steps as u64,
         }
@@ -94,7 +97,7 @@ impl Layout {
 
     /// Bytes of the snapshot staging buffer.
     pub fn staging_bytes(&self) -> u64 {
-        self.staging_values * self.precision.bytes() as u64
+        self.staging_values * self.precision.bytes() as u64 + self.flux_bytes
     }
 
     /// Bytes of the probe series the writer holds by the end of the run (f64 values).
@@ -120,11 +123,21 @@ pub fn monitor_staging_len(model: &Model) -> usize {
         .flat_map(|s| s.regions.iter().map(|(_, r)| r.len()))
         .max()
         .unwrap_or(0)
+        .max(crate::flux::largest_plane(model))
 }
 
-/// Bytes of the snapshot staging buffer in `precision`.
+/// Bytes the time loop holds for monitors in `precision`: the staging buffer plus the flux
+/// monitors' DFT accumulators (f64) and their gather scratch (four f64 planes and one more).
 pub fn monitor_staging_bytes(model: &Model, precision: Precision) -> u64 {
-    monitor_staging_len(model) as u64 * precision.bytes() as u64
+    monitor_staging_len(model) as u64 * precision.bytes() as u64 + flux_bytes(model)
+}
+
+/// Bytes of the flux monitors' host buffers: DFT accumulators and gather scratch.
+pub fn flux_bytes(model: &Model) -> u64 {
+    if model.fluxes.is_empty() {
+        return 0;
+    }
+    8 * (crate::flux::accumulator_values(model) + 5 * crate::flux::largest_plane(model) as u64)
 }
 
 fn probe_values_per_step(model: &Model) -> u64 {
@@ -152,6 +165,7 @@ mod tests {
             pml: [(pml, pml); 3],
             precision: Precision::F32,
             staging_values: 0,
+            flux_bytes: 0,
             probe_values_per_step: 0,
             steps: 1,
         }

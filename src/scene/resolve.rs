@@ -362,7 +362,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
 
     // Sources and monitors need the grid.
     let sources = sources(scene, ck, grid.as_ref(), unit_m, &table, faces.as_ref());
-    let (probes, snapshots) = monitors(scene, ck, grid.as_ref(), unit_m);
+    let (probes, snapshots, fluxes) = monitors(scene, ck, grid.as_ref(), unit_m);
 
     let grid = grid?;
     let faces = faces?;
@@ -382,6 +382,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         sources,
         probes,
         snapshots,
+        fluxes,
     })
 }
 
@@ -756,9 +757,10 @@ fn outside_message(g: &Grid, p: [f64; 3], unit_m: f64) -> String {
     )
 }
 
-fn monitors(scene: &SceneFile, ck: &mut Checker, grid: Option<&Grid>, unit_m: f64) -> (Vec<Probe>, Vec<Snapshot>) {
+fn monitors(scene: &SceneFile, ck: &mut Checker, grid: Option<&Grid>, unit_m: f64) -> (Vec<Probe>, Vec<Snapshot>, Vec<Flux>) {
     let mut probes = Vec::new();
     let mut snaps = Vec::new();
+    let mut fluxes = Vec::new();
     let mut names = HashSet::new();
     for (n, mon) in scene.monitor.iter().enumerate() {
         let key = format!("monitor[{n}]");
@@ -769,22 +771,34 @@ fn monitors(scene: &SceneFile, ck: &mut Checker, grid: Option<&Grid>, unit_m: f6
         } else if !names.insert(name.clone()) {
             ck.error(&m.name, &format!("{key}.name"), format!("duplicate monitor name `{name}`: each monitor needs its own name"));
         }
-        let comps: Vec<Component> = m
-            .components
+        let Some(kind) = ck.one_of(&m.kind, &format!("{key}.type"), &["probe", "snapshot", "flux"]) else { continue };
+        if kind == 2 {
+            if let Some(f) = flux(m, mon, &key, ck, grid, unit_m) {
+                fluxes.push(f);
+            }
+            continue;
+        }
+        if m.frequencies.is_some() {
+            ck.error(mon, &format!("{key}.frequencies"), "`frequencies` belongs to flux monitors");
+        }
+        let Some(components) = &m.components else {
+            ck.error(mon, &key, "a probe or snapshot needs `components`, e.g. [\"Ez\"]");
+            continue;
+        };
+        let comps: Vec<Component> = components
             .get_ref()
             .iter()
             .filter_map(|c| ck.component(c, &format!("{key}.components"), &ALL_COMPONENTS))
             .collect();
-        if m.components.get_ref().is_empty() {
-            ck.error(&m.components, &format!("{key}.components"), "list at least one component");
+        if components.get_ref().is_empty() {
+            ck.error(components, &format!("{key}.components"), "list at least one component");
         }
         let mut seen = HashSet::new();
         for c in &comps {
             if !seen.insert(*c) {
-                ck.error(&m.components, &format!("{key}.components"), format!("{} is listed twice", c.name()));
+                ck.error(components, &format!("{key}.components"), format!("{} is listed twice", c.name()));
             }
         }
-        let Some(kind) = ck.one_of(&m.kind, &format!("{key}.type"), &["probe", "snapshot"]) else { continue };
         if kind == 0 {
             for (field, present) in [("plane", m.plane.is_some()), ("box", m.region.is_some()), ("every", m.every.is_some()), ("stride", m.stride.is_some())] {
                 if present {
@@ -898,7 +912,62 @@ fn monitors(scene: &SceneFile, ck: &mut Checker, grid: Option<&Grid>, unit_m: f6
             snaps.push(Snapshot { name, regions, every });
         }
     }
-    (probes, snaps)
+    (probes, snaps, fluxes)
+}
+
+/// A flux monitor: a plane with one coordinate and a frequency list.
+fn flux(m: &MonitorSpec, mon: &Spanned<MonitorSpec>, key: &str, ck: &mut Checker, grid: Option<&Grid>, unit_m: f64) -> Option<Flux> {
+    for (field, present) in [("components", m.components.is_some()), ("box", m.region.is_some()), ("every", m.every.is_some()), ("stride", m.stride.is_some()), ("position", m.position.is_some())] {
+        if present {
+            ck.error(mon, &format!("{key}.{field}"), format!("a flux monitor takes `plane` and `frequencies`; `{field}` does not apply"));
+        }
+    }
+    let frequencies = match &m.frequencies {
+        None => {
+            ck.error(mon, key, "a flux monitor needs `frequencies = { min = ..., max = ..., count = ... }` (Hz)");
+            None
+        }
+        Some(f) => {
+            let s = f.get_ref();
+            if !(s.min > 0.0 && s.max >= s.min && s.max.is_finite()) || s.count < 1 || s.count > 100_000 {
+                ck.error(f, &format!("{key}.frequencies"), format!(
+                    "need 0 < min <= max and 1 <= count <= 100000, got min = {}, max = {}, count = {}",
+                    s.min, s.max, s.count
+                ));
+                None
+            } else {
+                let n = s.count as usize;
+                Some((0..n).map(|i| if n == 1 { s.min } else { s.min + (s.max - s.min) * i as f64 / (n - 1) as f64 }).collect::<Vec<f64>>())
+            }
+        }
+    };
+    let Some(plane) = &m.plane else {
+        ck.error(mon, key, "a flux monitor needs `plane = { x = ... }` (or y, z)");
+        return None;
+    };
+    let map = plane.get_ref();
+    let (axis_name, value) = match map.iter().next() {
+        Some(kv) if map.len() == 1 => kv,
+        _ => {
+            ck.error(plane, &format!("{key}.plane"), "a plane is one coordinate: `{ x = ... }`, `{ y = ... }` or `{ z = ... }`");
+            return None;
+        }
+    };
+    let Some(a) = ["x", "y", "z"].iter().position(|s| s == axis_name) else {
+        ck.error(plane, &format!("{key}.plane"), format!("`{axis_name}` is not an axis: use x, y or z"));
+        return None;
+    };
+    let g = grid?;
+    let index = ((value * unit_m - g.origin[a]) / g.cell[a]).round();
+    if index < 1.0 || index > (g.shape[a] - 1) as f64 {
+        ck.error(plane, &format!("{key}.plane.{axis_name}"), format!(
+            "{axis_name} = {value} must lie at least one cell inside the domain, which spans [{}, {}]",
+            g.origin[a] / unit_m,
+            (g.origin[a] + g.size()[a]) / unit_m
+        ));
+        return None;
+    }
+    Some(Flux { name: m.name.get_ref().clone(), axis: Axis::ALL[a], index: index as usize, frequencies: frequencies? })
 }
 
 fn vec3_plain(v: &[f64]) -> Option<[f64; 3]> {

@@ -167,15 +167,15 @@ pub struct WaveformSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MonitorSpec {
-    /// probe | snapshot.
+    /// probe | snapshot | flux.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     /// Unique name; the HDF5 group name.
     pub name: Spanned<String>,
     /// Probe position.
     pub position: Option<Spanned<Vec<f64>>>,
-    /// Field components recorded.
-    pub components: Spanned<Vec<Spanned<String>>>,
+    /// Field components recorded (probes and snapshots).
+    pub components: Option<Spanned<Vec<Spanned<String>>>>,
     /// Snapshot plane: a table with exactly one of x, y, z.
     pub plane: Option<Spanned<BTreeMap<String, f64>>>,
     /// Snapshot box: `{ center = [...], size = [...] }`.
@@ -185,6 +185,20 @@ pub struct MonitorSpec {
     pub every: Option<Spanned<i64>>,
     /// Snapshot: keep every n-th cell along each axis (default 1).
     pub stride: Option<Spanned<i64>>,
+    /// Flux: the frequencies of the spectrum.
+    pub frequencies: Option<Spanned<FrequencySpec>>,
+}
+
+/// Evenly spaced frequencies `{ min = ..., max = ..., count = ... }` in Hz.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FrequencySpec {
+    /// Lowest frequency (Hz).
+    pub min: f64,
+    /// Highest frequency (Hz).
+    pub max: f64,
+    /// Number of frequencies (>= 1).
+    pub count: i64,
 }
 
 /// An axis-aligned box region.
