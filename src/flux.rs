@@ -124,10 +124,9 @@ impl FluxAccumulators {
             hc[..n].iter_mut().zip(tmp.iter()).for_each(|(h, t)| *h = 0.5 * (*h + t));
             let t_e = step as f64 * dt;
             let t_h = t_e - 0.5 * dt;
-            let values = &self.values;
-            for q in 0..4 {
+            for (q, values) in self.values.iter().enumerate() {
                 let t = if q < 2 { t_e } else { t_h };
-                let v = &values[q][..n];
+                let v = &values[..n];
                 m.re[q]
                     .par_chunks_mut(n)
                     .zip(m.im[q].par_chunks_mut(n))
