@@ -36,14 +36,19 @@ waveform = {{ type = "continuous", frequency = 1.5e14 }}
 "#,
         s = n as f64 * 0.05
     );
-    yee::scene::load_str(&text, "bench").expect("bench scene is valid").0
+    yee::scene::load_str(&text, "bench")
+        .expect("bench scene is valid")
+        .0
 }
 
 /// STREAM triad a = b + s c over arrays far larger than the caches; returns bytes/s.
 fn triad(threads: usize) -> f64 {
     use rayon::prelude::*;
     let n = 1 << 25;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
     pool.install(|| {
         let mut a = vec![0.0f64; n];
         let b = vec![1.0f64; n];
@@ -51,11 +56,14 @@ fn triad(threads: usize) -> f64 {
         let mut best = f64::MAX;
         for _ in 0..5 {
             let t = Instant::now();
-            a.par_chunks_mut(1 << 16).zip(b.par_chunks(1 << 16)).zip(c.par_chunks(1 << 16)).for_each(|((a, b), c)| {
-                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
-                    *x = y + 3.0 * z;
-                }
-            });
+            a.par_chunks_mut(1 << 16)
+                .zip(b.par_chunks(1 << 16))
+                .zip(c.par_chunks(1 << 16))
+                .for_each(|((a, b), c)| {
+                    for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
+                        *x = y + 3.0 * z;
+                    }
+                });
             best = best.min(t.elapsed().as_secs_f64());
         }
         std::hint::black_box(&a);
@@ -89,16 +97,27 @@ fn measure<T: Real>(model: &Model, threads: usize, seconds: f64) -> f64 {
 }
 
 fn main() {
-    let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with('-'))
+        .collect();
     let want = |tags: &[String]| filters.iter().all(|f| tags.iter().any(|t| t == f));
     println!("| case | threads | Mcells/s | triad GB/s | roofline Mcells/s | fraction |");
     println!("|---|---|---|---|---|---|");
     let mut triads = std::collections::HashMap::new();
     for n in [128usize, 256] {
-        for (walls_tag, walls) in [("pec", r#"{ type = "pec" }"#), ("pml", r#"{ type = "pml", cells = 10 }"#)] {
+        for (walls_tag, walls) in [
+            ("pec", r#"{ type = "pec" }"#),
+            ("pml", r#"{ type = "pml", cells = 10 }"#),
+        ] {
             for precision in ["f32", "f64"] {
                 for threads in [1usize, 2] {
-                    let tags = [n.to_string(), walls_tag.to_string(), precision.to_string(), format!("t{threads}")];
+                    let tags = [
+                        n.to_string(),
+                        walls_tag.to_string(),
+                        precision.to_string(),
+                        format!("t{threads}"),
+                    ];
                     if !want(&tags) {
                         continue;
                     }

@@ -27,6 +27,9 @@ extern "C" __global__ void snapshot_gather(const GatherArgs a) {
 extern "C" __global__ void check_finite(const FiniteArgs a) {
     const i64 t = thread_index();
     if (t >= a.count) return;
-    const real v = a.f[blockIdx.y][a.begin + t];
+    // A chain of selects rather than a[blockIdx.y], which would copy the array to local memory.
+    const unsigned c = blockIdx.y;
+    const real* f = c == 0 ? a.f[0] : c == 1 ? a.f[1] : c == 2 ? a.f[2] : c == 3 ? a.f[3] : c == 4 ? a.f[4] : a.f[5];
+    const real v = f[a.begin + t];
     if (!isfinite(v)) *a.flag = 1;
 }

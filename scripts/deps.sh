@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Install what a fresh Debian machine lacks to build yee: the HDF5 library and pkg-config.
+# Install what a fresh Debian machine lacks to build yee: the HDF5 library, pkg-config, and
+# g++ (the kernel tests compile kernels/*.cu as C++ on the host).
 # Idempotent and quiet when everything is already there. Needs root (or sudo) only to install.
 set -euo pipefail
 
 missing=()
-for pkg in libhdf5-dev pkg-config; do
+for pkg in libhdf5-dev pkg-config g++; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if [ ${#missing[@]} -gt 0 ]; then

@@ -7,7 +7,7 @@
 
 use crate::backend::cpu::CpuBackend;
 use crate::backend::Backend;
-use crate::decomp::{split_even, HaloPlan, SlabRange};
+use crate::decomp::{split_even, HaloPlan};
 use crate::model::{Model, Precision};
 use crate::real::Real;
 use crate::run::source_values;
@@ -119,7 +119,9 @@ pub fn vacuum_cube(size: usize, precision: Precision, steps: usize) -> Result<Mo
          waveform = {{ type = \"gaussian\", frequency = 1.5e10, bandwidth = 7.5e9 }}\n",
         precision.name()
     );
-    crate::scene::load_str(&text, "bench.toml").map(|(m, _)| m).map_err(|e| e.to_string())
+    crate::scene::load_str(&text, "bench.toml")
+        .map(|(m, _)| m)
+        .map_err(|e| e.to_string())
 }
 
 /// Step `backend` `steps` times.
@@ -149,7 +151,16 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, String> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn result(opts: &BenchOptions, model: &Model, backend: &str, device: String, slabs: usize, seconds: f64, bandwidth: f64, method: String) -> BenchResult {
+fn result(
+    opts: &BenchOptions,
+    model: &Model,
+    backend: &str,
+    device: String,
+    slabs: usize,
+    seconds: f64,
+    bandwidth: f64,
+    method: String,
+) -> BenchResult {
     let cells = model.grid.cells();
     let mcells = cells as f64 * opts.steps as f64 / seconds / 1e6;
     let bpcs = bytes_per_cell_step(opts.precision);
@@ -173,14 +184,21 @@ fn result(opts: &BenchOptions, model: &Model, backend: &str, device: String, sla
 }
 
 fn cpu<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, String> {
-    let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
         .build()
         .map_err(|e| format!("cannot start {threads} threads: {e}"))?;
     let nx = model.grid.shape[0];
-    let ranges = split_even(nx, opts.slabs.unwrap_or_else(|| threads.min(nx / 8).max(1)).clamp(1, nx));
+    let ranges = split_even(
+        nx,
+        opts.slabs
+            .unwrap_or_else(|| threads.min(nx / 8).max(1))
+            .clamp(1, nx),
+    );
     pool.install(|| {
         let bandwidth = host_triad_bandwidth();
         let mut b = CpuBackend::<T>::new(model, &ranges);
@@ -192,7 +210,16 @@ fn cpu<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, Strin
         if !b.all_finite() {
             return Err("the benchmark fields became NaN or infinite".to_string());
         }
-        Ok(result(opts, model, "cpu", format!("{threads} threads"), ranges.len(), seconds, bandwidth, "STREAM triad on the host, 3 x 256 MiB".into()))
+        Ok(result(
+            opts,
+            model,
+            "cpu",
+            format!("{threads} threads"),
+            ranges.len(),
+            seconds,
+            bandwidth,
+            "STREAM triad on the host, 3 x 256 MiB".into(),
+        ))
     })
 }
 
@@ -208,11 +235,14 @@ pub fn host_triad_bandwidth() -> f64 {
     let mut best = f64::INFINITY;
     for _ in 0..5 {
         let t = Instant::now();
-        a.par_chunks_mut(1 << 16).zip(b.par_chunks(1 << 16)).zip(c.par_chunks(1 << 16)).for_each(|((a, b), c)| {
-            for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
-                *x = y + s * z;
-            }
-        });
+        a.par_chunks_mut(1 << 16)
+            .zip(b.par_chunks(1 << 16))
+            .zip(c.par_chunks(1 << 16))
+            .for_each(|((a, b), c)| {
+                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
+                    *x = y + s * z;
+                }
+            });
         best = best.min(t.elapsed().as_secs_f64());
     }
     std::hint::black_box(&a);
@@ -227,15 +257,24 @@ fn cuda<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, Stri
     let wanted = opts.gpus.clone().unwrap_or_else(|| vec![0]);
     let gpus: Vec<_> = wanted
         .iter()
-        .map(|&o| all.iter().find(|g| g.ordinal == o).cloned().ok_or_else(|| format!("GPU {o} does not exist (the driver sees {})", all.len())))
+        .map(|&o| {
+            all.iter()
+                .find(|g| g.ordinal == o)
+                .cloned()
+                .ok_or_else(|| format!("GPU {o} does not exist (the driver sees {})", all.len()))
+        })
         .collect::<Result<_, _>>()?;
     let placement = Placement::over(model, &gpus, opts.slabs_per_gpu);
-    let mut b = new_backend::<T>(model, &placement, EngineOptions::default()).map_err(|e| e.to_string())?;
+    let mut b =
+        new_backend::<T>(model, &placement, EngineOptions::default()).map_err(|e| e.to_string())?;
     let dev = b.device();
     let (free, _) = dev.memory(0).map_err(|e| e.to_string())?;
     let copy_bytes = (free / 4).min(4 << 30) & !((1 << 20) - 1);
     // Every GPU is taken to be as fast as the first.
-    let bandwidth = dev.copy_bandwidth(0, copy_bytes).map_err(|e| e.to_string())? * gpus.len() as f64;
+    let bandwidth = dev
+        .copy_bandwidth(0, copy_bytes)
+        .map_err(|e| e.to_string())?
+        * gpus.len() as f64;
     let halos = HaloPlan::new(&placement.ranges, &model.boundaries);
     step(model, &mut b, &halos, 0, 2);
     b.device().synchronize().map_err(|e| e.to_string())?;
@@ -246,13 +285,30 @@ fn cuda<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, Stri
     if !b.all_finite() {
         return Err("the benchmark fields became NaN or infinite".to_string());
     }
-    let names: Vec<String> = gpus.iter().map(|g| format!("{} {}", g.ordinal, g.name)).collect();
-    let method = format!("device-to-device copy of {} MiB on GPU {}, x {} GPU(s)", copy_bytes >> 20, gpus[0].ordinal, gpus.len());
-    let ranges: Vec<SlabRange> = placement.ranges.clone();
-    Ok(result(opts, model, "cuda", names.join(", "), ranges.len(), seconds, bandwidth, method))
+    let names: Vec<String> = gpus
+        .iter()
+        .map(|g| format!("{} {}", g.ordinal, g.name))
+        .collect();
+    let method = format!(
+        "device-to-device copy of {} MiB on GPU {}, x {} GPU(s)",
+        copy_bytes >> 20,
+        gpus[0].ordinal,
+        gpus.len()
+    );
+    Ok(result(
+        opts,
+        model,
+        "cuda",
+        names.join(", "),
+        placement.ranges.len(),
+        seconds,
+        bandwidth,
+        method,
+    ))
 }
 
 #[cfg(not(feature = "cuda"))]
+#[allow(clippy::extra_unused_type_parameters)]
 fn cuda<T: Real>(_: &Model, _: &BenchOptions) -> Result<BenchResult, String> {
     Err(crate::backend::cuda::CudaError::NotBuilt.to_string())
 }

@@ -8,7 +8,7 @@
 //! the same list: a periodic face copies from the other end, a PMC face mirrors with a sign
 //! flip, and PEC or PML faces leave the halo at zero.
 
-use crate::model::{Axis, BoundaryKind, Boundaries, Component};
+use crate::model::{Axis, Boundaries, BoundaryKind, Component};
 
 /// The global x range one slab owns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,11 @@ pub fn split_weighted(nx: usize, weights: &[f64]) -> Vec<SlabRange> {
         acc += w;
         let remaining_slabs = n - s - 1;
         let ideal = (acc / total * nx as f64).round() as usize;
-        let x1 = if s + 1 == n { nx } else { ideal.clamp(x0 + 1, nx - remaining_slabs) };
+        let x1 = if s + 1 == n {
+            nx
+        } else {
+            ideal.clamp(x0 + 1, nx - remaining_slabs)
+        };
         out.push(SlabRange { x0, x1 });
         x0 = x1;
     }
@@ -99,20 +103,55 @@ impl HaloPlan {
         let mut after_e = Vec::new();
         for component in [Component::Hy, Component::Hz] {
             for (s, slab) in slabs.iter().enumerate().skip(1) {
-                after_h.push(HaloCopy { component, src_slab: s - 1, src_x: slab.x0 - 1, dst_slab: s, dst_side: HaloSide::Left, negate: false });
+                after_h.push(HaloCopy {
+                    component,
+                    src_slab: s - 1,
+                    src_x: slab.x0 - 1,
+                    dst_slab: s,
+                    dst_side: HaloSide::Left,
+                    negate: false,
+                });
             }
             match boundaries.face(Axis::X, false) {
-                BoundaryKind::Periodic => after_h.push(HaloCopy { component, src_slab: last, src_x: nx - 1, dst_slab: 0, dst_side: HaloSide::Left, negate: false }),
-                BoundaryKind::Pmc => after_h.push(HaloCopy { component, src_slab: 0, src_x: 0, dst_slab: 0, dst_side: HaloSide::Left, negate: true }),
+                BoundaryKind::Periodic => after_h.push(HaloCopy {
+                    component,
+                    src_slab: last,
+                    src_x: nx - 1,
+                    dst_slab: 0,
+                    dst_side: HaloSide::Left,
+                    negate: false,
+                }),
+                BoundaryKind::Pmc => after_h.push(HaloCopy {
+                    component,
+                    src_slab: 0,
+                    src_x: 0,
+                    dst_slab: 0,
+                    dst_side: HaloSide::Left,
+                    negate: true,
+                }),
                 _ => {}
             }
         }
         for component in [Component::Ey, Component::Ez] {
             for (s, slab) in slabs.iter().enumerate().take(last) {
-                after_e.push(HaloCopy { component, src_slab: s + 1, src_x: slab.x1, dst_slab: s, dst_side: HaloSide::Right, negate: false });
+                after_e.push(HaloCopy {
+                    component,
+                    src_slab: s + 1,
+                    src_x: slab.x1,
+                    dst_slab: s,
+                    dst_side: HaloSide::Right,
+                    negate: false,
+                });
             }
             if boundaries.face(Axis::X, true) == BoundaryKind::Periodic {
-                after_e.push(HaloCopy { component, src_slab: 0, src_x: 0, dst_slab: last, dst_side: HaloSide::Right, negate: false });
+                after_e.push(HaloCopy {
+                    component,
+                    src_slab: 0,
+                    src_x: 0,
+                    dst_slab: last,
+                    dst_side: HaloSide::Right,
+                    negate: false,
+                });
             }
         }
         HaloPlan { after_h, after_e }

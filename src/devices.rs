@@ -43,13 +43,21 @@ pub fn report() -> (String, bool) {
         line("CUDA driver: not found (no libcuda.so on the loader path)".into());
         None
     } else if let Err(e) = cudarc::driver::result::init() {
-        line(format!("CUDA driver: found, but it did not initialise: {e:?}"));
+        line(format!(
+            "CUDA driver: found, but it did not initialise: {e:?}"
+        ));
         None
     } else {
         let v = cuda::driver_version().ok();
         let display = std::fs::read_to_string("/proc/driver/nvidia/version")
             .ok()
-            .and_then(|t| t.split_whitespace().skip_while(|w| *w != "Kernel").nth(3).map(str::to_string));
+            .and_then(|t| {
+                // "NVRM version: NVIDIA UNIX [Open] Kernel Module [for x86_64]  580.95.05  ..."
+                t.split_whitespace()
+                    .skip_while(|w| *w != "Module")
+                    .find(|w| w.contains('.') && w.starts_with(|c: char| c.is_ascii_digit()))
+                    .map(str::to_string)
+            });
         let lib = nvrtc::loaded_library("libcuda.so").unwrap_or_else(|| "libcuda".into());
         line(format!(
             "CUDA driver: {}, supports CUDA {} ({lib})",
@@ -118,10 +126,19 @@ pub fn report() -> (String, bool) {
         match cuda::peer_matrix() {
             Ok(m) => {
                 for (a, row) in m.iter().enumerate() {
-                    let peers: Vec<String> = row.iter().enumerate().filter(|(b, &p)| *b != a && p).map(|(b, _)| b.to_string()).collect();
+                    let peers: Vec<String> = row
+                        .iter()
+                        .enumerate()
+                        .filter(|(b, &p)| *b != a && p)
+                        .map(|(b, _)| b.to_string())
+                        .collect();
                     line(format!(
                         "  peer access from {a}: {}",
-                        if peers.is_empty() { "none (halos go through pinned host memory)".into() } else { peers.join(", ") }
+                        if peers.is_empty() {
+                            "none (halos go through pinned host memory)".into()
+                        } else {
+                            peers.join(", ")
+                        }
                     ));
                 }
             }
@@ -131,10 +148,14 @@ pub fn report() -> (String, bool) {
         line("  peer access: not applicable (one GPU); several slabs on one GPU copy halos within it".into());
     }
     if usable > 0 {
-        line(format!("CUDA: usable on {usable} GPU(s) (yee run --backend cuda, or auto)"));
+        line(format!(
+            "CUDA: usable on {usable} GPU(s) (yee run --backend cuda, or auto)"
+        ));
         (out, true)
     } else {
-        let why = first_error.map_or("no GPU could load the kernels".to_string(), |e| e.to_string());
+        let why = first_error.map_or("no GPU could load the kernels".to_string(), |e| {
+            e.to_string()
+        });
         line(format!("CUDA cannot be used: {why}"));
         (out, false)
     }

@@ -80,10 +80,24 @@ impl FluxAccumulators {
                     let mut end = g.shape;
                     start[a] = index;
                     end[a] = index + 1;
-                    (Component::ALL[comp], Region { start, end, stride: [1; 3] })
+                    (
+                        Component::ALL[comp],
+                        Region {
+                            start,
+                            end,
+                            stride: [1; 3],
+                        },
+                    )
                 };
                 let k = f.index;
-                let regions = [plane(b, k), plane(c, k), plane(3 + b, k - 1), plane(3 + b, k), plane(3 + c, k - 1), plane(3 + c, k)];
+                let regions = [
+                    plane(b, k),
+                    plane(c, k),
+                    plane(3 + b, k - 1),
+                    plane(3 + b, k),
+                    plane(3 + c, k - 1),
+                    plane(3 + c, k),
+                ];
                 let cells = g.shape[b] * g.shape[c];
                 let n = cells * f.frequencies.len();
                 Monitor {
@@ -97,12 +111,22 @@ impl FluxAccumulators {
             })
             .collect();
         let plane = largest_plane(model);
-        FluxAccumulators { monitors, values: [0; 4].map(|_| vec![0.0; plane]), scratch: vec![0.0; plane] }
+        FluxAccumulators {
+            monitors,
+            values: [0; 4].map(|_| vec![0.0; plane]),
+            scratch: vec![0.0; plane],
+        }
     }
 
     /// Add the fields after step `step` (E at step dt, H at (step - 1/2) dt) to every DFT,
     /// gathering through `staging`.
-    pub fn accumulate<B: Backend>(&mut self, backend: &B, step: usize, dt: f64, staging: &mut [B::Real]) {
+    pub fn accumulate<B: Backend>(
+        &mut self,
+        backend: &B,
+        step: usize,
+        dt: f64,
+        staging: &mut [B::Real],
+    ) {
         for m in &mut self.monitors {
             let n = m.cells;
             let read = |r: usize, out: &mut [f64], staging: &mut [B::Real]| {
@@ -118,10 +142,16 @@ impl FluxAccumulators {
             read(2, &mut hb[..n], staging);
             let tmp = &mut self.scratch[..n];
             read(3, tmp, staging);
-            hb[..n].iter_mut().zip(tmp.iter()).for_each(|(h, t)| *h = 0.5 * (*h + t));
+            hb[..n]
+                .iter_mut()
+                .zip(tmp.iter())
+                .for_each(|(h, t)| *h = 0.5 * (*h + t));
             read(4, &mut hc[..n], staging);
             read(5, tmp, staging);
-            hc[..n].iter_mut().zip(tmp.iter()).for_each(|(h, t)| *h = 0.5 * (*h + t));
+            hc[..n]
+                .iter_mut()
+                .zip(tmp.iter())
+                .for_each(|(h, t)| *h = 0.5 * (*h + t));
             let t_e = step as f64 * dt;
             let t_h = t_e - 0.5 * dt;
             for (q, values) in self.values.iter().enumerate() {
@@ -152,8 +182,16 @@ impl FluxAccumulators {
             .map(|f| {
                 let s = f * n..(f + 1) * n;
                 let dot = |p: usize, q: usize| -> f64 {
-                    m.re[p][s.clone()].iter().zip(&m.re[q][s.clone()]).map(|(a, b)| a * b).sum::<f64>()
-                        + m.im[p][s.clone()].iter().zip(&m.im[q][s.clone()]).map(|(a, b)| a * b).sum::<f64>()
+                    m.re[p][s.clone()]
+                        .iter()
+                        .zip(&m.re[q][s.clone()])
+                        .map(|(a, b)| a * b)
+                        .sum::<f64>()
+                        + m.im[p][s.clone()]
+                            .iter()
+                            .zip(&m.im[q][s.clone()])
+                            .map(|(a, b)| a * b)
+                            .sum::<f64>()
                 };
                 (dot(0, 3) - dot(1, 2)) * m.area
             })

@@ -4,15 +4,15 @@
 //! scene file into a [`model::Model`]; [`decomp`] splits the grid into slabs; a backend steps
 //! the fields; [`output`] streams results to HDF5; [`run::run`] ties them together.
 
-pub mod model;
-pub mod scene;
 pub mod backend;
-pub mod decomp;
-pub mod real;
-pub mod output;
-pub mod run;
-pub mod devices;
-pub mod fpu;
-pub mod plan;
 pub mod bench;
+pub mod decomp;
+pub mod devices;
 pub mod flux;
+pub mod fpu;
+pub mod model;
+pub mod output;
+pub mod plan;
+pub mod real;
+pub mod run;
+pub mod scene;

@@ -12,7 +12,11 @@ use yee::run::{BackendChoice, RunError, RunOptions};
 use yee::scene::SceneError;
 
 #[derive(Parser)]
-#[command(name = "yee", version, about = "FDTD electromagnetic simulation: scene files in, HDF5 out")]
+#[command(
+    name = "yee",
+    version,
+    about = "FDTD electromagnetic simulation: scene files in, HDF5 out"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -118,7 +122,9 @@ fn parse_gpus_arg(s: &str) -> Result<GpuSpec, String> {
 fn parse_price(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
-        _ => Err(format!("`{s}` is not a price: give a non-negative number per GPU-hour, e.g. 2.5")),
+        _ => Err(format!(
+            "`{s}` is not a price: give a non-negative number per GPU-hour, e.g. 2.5"
+        )),
     }
 }
 
@@ -138,19 +144,66 @@ enum PrecisionArg {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
-        Command::Run { scene, output, backend, slabs, threads, gpus, slabs_per_gpu, quiet } => {
-            run(scene, output, backend, slabs, threads, (gpus, slabs_per_gpu), quiet)
-        }
+        Command::Run {
+            scene,
+            output,
+            backend,
+            slabs,
+            threads,
+            gpus,
+            slabs_per_gpu,
+            quiet,
+        } => run(
+            scene,
+            output,
+            backend,
+            slabs,
+            threads,
+            (gpus, slabs_per_gpu),
+            quiet,
+        ),
         Command::Devices => devices(),
-        Command::Bench { backend, size, precision, steps, threads, slabs, gpus, slabs_per_gpu, json } => {
-            bench(backend, size, precision, steps, threads, slabs, gpus, slabs_per_gpu, json)
-        }
+        Command::Bench {
+            backend,
+            size,
+            precision,
+            steps,
+            threads,
+            slabs,
+            gpus,
+            slabs_per_gpu,
+            json,
+        } => bench(
+            backend,
+            size,
+            precision,
+            steps,
+            threads,
+            slabs,
+            gpus,
+            slabs_per_gpu,
+            json,
+        ),
         Command::Check { scene } => check(scene),
-        Command::Plan { scene, json, gpus, host_memory, backend, price } => plan(scene, json, gpus, host_memory, backend, price),
+        Command::Plan {
+            scene,
+            json,
+            gpus,
+            host_memory,
+            backend,
+            price,
+        } => plan(scene, json, gpus, host_memory, backend, price),
     }
 }
 
-fn plan(scene: PathBuf, json: bool, gpus: Option<GpuSpec>, host_memory: Option<u64>, backend: Backend, price: Option<f64>) -> ExitCode {
+fn plan(
+    scene: PathBuf,
+    json: bool,
+    gpus: Option<GpuSpec>,
+    host_memory: Option<u64>,
+    backend: Backend,
+    price: Option<f64>,
+) -> ExitCode {
     let model = match load(&scene) {
         Ok(m) => m,
         Err(code) => return code,
@@ -311,7 +364,10 @@ fn bench(
     match yee::bench::run(&opts) {
         Ok(r) => {
             if json {
-                println!("{}", serde_json::to_string(&r).expect("a bench result serialises"));
+                println!(
+                    "{}",
+                    serde_json::to_string(&r).expect("a bench result serialises")
+                );
             } else {
                 print!("{}", r.render());
             }

@@ -16,7 +16,11 @@ pub struct TerminalObserver {
 impl TerminalObserver {
     /// A bar when stderr is a terminal, else plain lines every 10 s; silent when `quiet`.
     pub fn new(quiet: bool) -> Self {
-        TerminalObserver { quiet, bar: None, last_line: None }
+        TerminalObserver {
+            quiet,
+            bar: None,
+            last_line: None,
+        }
     }
 }
 
@@ -66,7 +70,10 @@ impl Observer for TerminalObserver {
         if let Some(bar) = &self.bar {
             bar.set_position(p.step as u64);
             bar.set_message(msg);
-        } else if self.last_line.is_none_or(|t| t.elapsed() > Duration::from_secs(10)) {
+        } else if self
+            .last_line
+            .is_none_or(|t| t.elapsed() > Duration::from_secs(10))
+        {
             self.last_line = Some(Instant::now());
             eprintln!("step {}/{}  {msg}", p.step, p.steps);
         }

@@ -51,7 +51,16 @@ pub struct RunOptions {
 impl RunOptions {
     /// Defaults for writing `output`.
     pub fn new(output: PathBuf) -> Self {
-        RunOptions { output, backend: BackendChoice::Auto, slabs: None, threads: None, stop: Arc::new(AtomicBool::new(false)), check_every: 100, gpus: None, slabs_per_gpu: None }
+        RunOptions {
+            output,
+            backend: BackendChoice::Auto,
+            slabs: None,
+            threads: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            check_every: 100,
+            gpus: None,
+            slabs_per_gpu: None,
+        }
     }
 }
 
@@ -165,22 +174,39 @@ pub enum RunError {
 
 /// Run `model` to completion (or interruption), writing `opts.output`.
 pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<Summary, RunError> {
-    let threads = opts.threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
         .build()
         .map_err(|e| RunError::Backend(format!("cannot start {threads} worker threads: {e}")))?;
     // The plan decides where the grid goes and how it is split; say why before allocating.
-    let plan_options = crate::plan::PlanOptions { backend: opts.backend, slabs: opts.slabs, threads: Some(threads), price_per_gpu_hour: None };
-    let plan = crate::plan::plan(model, &crate::plan::Hardware::detect(None, None), &plan_options);
+    let plan_options = crate::plan::PlanOptions {
+        backend: opts.backend,
+        slabs: opts.slabs,
+        threads: Some(threads),
+        price_per_gpu_hour: None,
+    };
+    let plan = crate::plan::plan(
+        model,
+        &crate::plan::Hardware::detect(None, None),
+        &plan_options,
+    );
     obs.message(&plan.reason);
     // CUDA when the plan chose it (auto) or it was asked for; None: the CPU below.
-    if let Some(result) = crate::backend::cuda::select::run_planned(model, opts, &plan, threads, obs) {
+    if let Some(result) =
+        crate::backend::cuda::select::run_planned(model, opts, &plan, threads, obs)
+    {
         return result;
     }
     if !plan.fits {
-        return Err(RunError::Backend(format!("{} {}", plan.reason, plan.suggestions.join(" "))));
+        return Err(RunError::Backend(format!(
+            "{} {}",
+            plan.reason,
+            plan.suggestions.join(" ")
+        )));
     }
     let ranges = plan.ranges();
     pool.install(|| match model.precision {
@@ -211,7 +237,13 @@ impl<'a, B: Backend> Stepper<'a, B> {
     /// Prepare to step `backend`, which holds `model` split as `ranges`.
     pub fn new(model: &'a Model, backend: &'a mut B, ranges: &[SlabRange]) -> Self {
         let halos = HaloPlan::new(ranges, &model.boundaries);
-        Stepper { model, backend, halos, currents: Vec::with_capacity(model.sources.len()), steps_done: 0 }
+        Stepper {
+            model,
+            backend,
+            halos,
+            currents: Vec::with_capacity(model.sources.len()),
+            steps_done: 0,
+        }
     }
 
     /// One full step: H, H halos, E with sources at (n + 1/2) dt, E halos.
@@ -219,7 +251,11 @@ impl<'a, B: Backend> Stepper<'a, B> {
         let n = self.steps_done;
         self.backend.update_h();
         self.backend.exchange(&self.halos.after_h);
-        source_values(self.model, (n as f64 + 0.5) * self.model.grid.dt, &mut self.currents);
+        source_values(
+            self.model,
+            (n as f64 + 0.5) * self.model.grid.dt,
+            &mut self.currents,
+        );
         self.backend.update_e(&self.currents);
         self.backend.exchange(&self.halos.after_e);
         self.steps_done += 1;
@@ -234,7 +270,12 @@ impl<'a, B: Backend> Stepper<'a, B> {
 /// Source currents J at time t for every model source.
 pub fn source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.clear();
-    out.extend(model.sources.iter().map(|s| s.amplitude * s.waveform.value(t)));
+    out.extend(
+        model
+            .sources
+            .iter()
+            .map(|s| s.amplitude * s.waveform.value(t)),
+    );
 }
 
 /// The shared time loop over any backend.
@@ -265,7 +306,8 @@ pub fn time_loop<B: Backend>(
     let mut phases = PhaseTimes::default();
     let mut probe_values = Vec::new();
     // Allocated once at its planned size; each snapshot component is gathered into a prefix.
-    let mut snap_buffer: Vec<B::Real> = vec![<B::Real as Real>::ZERO; crate::plan::monitor_staging_len(model)];
+    let mut snap_buffer: Vec<B::Real> =
+        vec![<B::Real as Real>::ZERO; crate::plan::monitor_staging_len(model)];
     let mut fluxes = crate::flux::FluxAccumulators::new(model);
     let started = Instant::now();
     let mut last_report = started;
@@ -353,7 +395,10 @@ pub fn time_loop<B: Backend>(
         // The sidecar lets ParaView and VisIt open the snapshots; a failure here loses no data.
         let sidecar = opts.output.with_extension("xmf");
         if let Err(e) = crate::output::xdmf::write_xdmf(&opts.output, &sidecar) {
-            obs.message(&format!("warning: could not write the XDMF sidecar `{}`: {e}", sidecar.display()));
+            obs.message(&format!(
+                "warning: could not write the XDMF sidecar `{}`: {e}",
+                sidecar.display()
+            ));
         }
     }
     let summary = Summary {
@@ -370,7 +415,10 @@ pub fn time_loop<B: Backend>(
     obs.progress(&progress(g.cells(), steps_done, g.steps, g.dt, wall));
     obs.finish(&summary);
     if let Some(message) = failure {
-        return Err(RunError::NonFinite { message, summary: Box::new(summary) });
+        return Err(RunError::NonFinite {
+            message,
+            summary: Box::new(summary),
+        });
     }
     if !complete {
         return Err(RunError::Interrupted(Box::new(summary)));
@@ -379,7 +427,11 @@ pub fn time_loop<B: Backend>(
 }
 
 /// Store every flux spectrum accumulated so far.
-fn write_fluxes(writer: &mut Hdf5Writer, fluxes: &crate::flux::FluxAccumulators, steps_done: usize) -> Result<(), OutputError> {
+fn write_fluxes(
+    writer: &mut Hdf5Writer,
+    fluxes: &crate::flux::FluxAccumulators,
+    steps_done: usize,
+) -> Result<(), OutputError> {
     for i in 0..fluxes.len() {
         writer.write_flux(i, &fluxes.power(i), steps_done)?;
     }
@@ -388,7 +440,13 @@ fn write_fluxes(writer: &mut Hdf5Writer, fluxes: &crate::flux::FluxAccumulators,
 
 fn progress(cells: u64, step: usize, steps: usize, dt: f64, elapsed: Duration) -> Progress {
     let secs = elapsed.as_secs_f64().max(1e-9);
-    Progress { step, steps, time: step as f64 * dt, mcells_per_s: cells as f64 * step as f64 / secs / 1e6, elapsed }
+    Progress {
+        step,
+        steps,
+        time: step as f64 * dt,
+        mcells_per_s: cells as f64 * step as f64 / secs / 1e6,
+        elapsed,
+    }
 }
 
 /// Explain a blow-up: when it was seen and what usually causes it in this model.

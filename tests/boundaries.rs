@@ -67,9 +67,17 @@ fn check_pmc_symmetry(axis: usize) {
     };
     // No geometry here: the rod is along z and would break the symmetry for axis z.
     let strip = |t: String| t.replace("size = [0.2, 0.2, 10.0]", "size = [0.0001, 0.0001, 0.0001]");
-    let full = model(&strip(scene(size_full, "", &[(with(0.25), component), (with(-0.25), component)])));
+    let full = model(&strip(scene(
+        size_full,
+        "",
+        &[(with(0.25), component), (with(-0.25), component)],
+    )));
     let face = format!("{}_min = {{ type = \"pmc\" }}", names[axis]);
-    let half = model(&strip(scene(size_half, &face, &[(with(0.25 - 0.45), component)])));
+    let half = model(&strip(scene(
+        size_half,
+        &face,
+        &[(with(0.25 - 0.45), component)],
+    )));
     assert_eq!(half.sources[0].cells[axis][0], 5);
     let (_, f) = run_cpu::<f64>(&full, 1);
     let (_, h) = run_cpu::<f64>(&half, 2);
@@ -83,13 +91,21 @@ fn check_pmc_symmetry(axis: usize) {
         for i in 0..sh[0] {
             for j in 0..sh[1] {
                 for k in 0..sh[2] {
-                    worst = worst.max((ff[at(sf, i + off[0], j + off[1], k + off[2])] - hh[at(sh, i, j, k)]).abs());
+                    worst = worst.max(
+                        (ff[at(sf, i + off[0], j + off[1], k + off[2])] - hh[at(sh, i, j, k)])
+                            .abs(),
+                    );
                 }
             }
         }
         // Only rounding differs (the mirror is applied exactly); 1e-9 of the peak is ~1e6 ulps
         // of headroom and still catches a wrong sign or a half-cell shift (errors of order 1).
-        assert!(worst <= 1e-9 * peak.max(1e-30), "PMC on {}: {}: max difference {worst:.3e} of peak {peak:.3e}", names[axis], c.name());
+        assert!(
+            worst <= 1e-9 * peak.max(1e-30),
+            "PMC on {}: {}: max difference {worst:.3e} of peak {peak:.3e}",
+            names[axis],
+            c.name()
+        );
     }
 }
 
@@ -114,8 +130,18 @@ fn periodic_axes_are_translation_invariant() {
 x_max = { type = "periodic" }
 y_min = { type = "periodic" }
 y_max = { type = "periodic" }"#;
-    let a = model(&scene([1.0, 0.8, 1.0], faces, &[([0.1, 0.05, 0.0], "Ey")]).replace("size = [0.2, 0.2, 10.0]", "size = [10.0, 10.0, 10.0]"));
-    let b = model(&scene([1.0, 0.8, 1.0], faces, &[([0.1 + 0.35, 0.05 + 0.3, 0.0], "Ey")]).replace("size = [0.2, 0.2, 10.0]", "size = [10.0, 10.0, 10.0]"));
+    let a = model(
+        &scene([1.0, 0.8, 1.0], faces, &[([0.1, 0.05, 0.0], "Ey")])
+            .replace("size = [0.2, 0.2, 10.0]", "size = [10.0, 10.0, 10.0]"),
+    );
+    let b = model(
+        &scene(
+            [1.0, 0.8, 1.0],
+            faces,
+            &[([0.1 + 0.35, 0.05 + 0.3, 0.0], "Ey")],
+        )
+        .replace("size = [0.2, 0.2, 10.0]", "size = [10.0, 10.0, 10.0]"),
+    );
     let (sx, sy) = (7, 6);
     assert_eq!(b.sources[0].cells[0][0], a.sources[0].cells[0][0] + sx);
     assert_eq!(b.sources[0].cells[1][0], a.sources[0].cells[1][0] + sy);
@@ -136,6 +162,10 @@ y_max = { type = "periodic" }"#;
             }
         }
         // Translation on a uniform periodic grid is exact: the same operations on the same values.
-        assert!(worst == 0.0, "{}: translated fields differ by {worst:.3e} (peak {peak:.3e})", c.name());
+        assert!(
+            worst == 0.0,
+            "{}: translated fields differ by {worst:.3e} (peak {peak:.3e})",
+            c.name()
+        );
     }
 }

@@ -50,12 +50,19 @@ fn run_scene(name: &str, bytes: &[u8]) -> (Option<i32>, String, bool) {
         .unwrap();
     let exists = out.exists();
     let _ = std::fs::remove_dir_all(&dir);
-    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned(), exists)
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        exists,
+    )
 }
 
 /// Replace the first occurrence of `from` in the good scene.
 fn edit(from: &str, to: &str) -> String {
-    assert!(GOOD.contains(from), "test setup: `{from}` not in the good scene");
+    assert!(
+        GOOD.contains(from),
+        "test setup: `{from}` not in the good scene"
+    );
     GOOD.replacen(from, to, 1)
 }
 
@@ -94,7 +101,11 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
     assert!(cases.len() >= 15);
     for (case, text, wants) in cases {
         let (code, err, exists) = run_scene(&case.replace(' ', "_"), text.as_bytes());
-        assert_eq!(code, Some(2), "{case}: expected exit code 2, stderr:\n{err}");
+        assert_eq!(
+            code,
+            Some(2),
+            "{case}: expected exit code 2, stderr:\n{err}"
+        );
         assert!(!err.contains("panicked"), "{case}: panicked:\n{err}");
         assert!(!exists, "{case}: an output file was created");
         for w in wants {
@@ -115,16 +126,23 @@ fn non_utf8_scene_is_refused_cleanly() {
 
 #[test]
 fn every_problem_is_reported_in_one_pass() {
-    let text = edit("material = \"glass\"", "material = \"stone\"").replace("component = \"Ez\"", "component = \"Hz\"");
+    let text = edit("material = \"glass\"", "material = \"stone\"")
+        .replace("component = \"Ez\"", "component = \"Hz\"");
     let (code, err, _) = run_scene("several", text.as_bytes());
     assert_eq!(code, Some(2));
     assert!(err.contains("2 problems"), "{err}");
-    assert!(err.contains("geometry[0].material") && err.contains("source[0].component"), "{err}");
+    assert!(
+        err.contains("geometry[0].material") && err.contains("source[0].component"),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_missing_file_is_named() {
-    let o = Command::new(env!("CARGO_BIN_EXE_yee")).args(["run", "no/such/scene.toml"]).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "no/such/scene.toml"])
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("no/such/scene.toml"));
 }
@@ -134,7 +152,11 @@ fn an_under_resolved_waveform_is_a_warning() {
     let text = edit("cell_size = 0.05", "cell_size = 0.1").replace("cells = 5", "cells = 2");
     let dir = tmpdir("warn");
     std::fs::write(dir.join("s.toml"), text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_yee")).args(["check", "s.toml"]).current_dir(&dir).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["check", "s.toml"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(0), "{err}");
     assert!(err.contains("warning:") && err.contains("cells"), "{err}");
@@ -150,11 +172,18 @@ fn a_blow_up_stops_the_run_with_the_step_and_the_likely_cause() {
         .replace("steps = 10", "steps = 3000");
     let dir = tmpdir("blowup");
     std::fs::write(dir.join("s.toml"), text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_yee")).args(["run", "s.toml", "-o", "out.h5", "--quiet"]).current_dir(&dir).output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "s.toml", "-o", "out.h5", "--quiet"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("NaN or infinite between steps"), "{err}");
     assert!(err.contains("`fast` has epsilon 0.2"), "{err}");
-    assert!(dir.join("out.h5").exists(), "the results up to the blow-up are kept");
+    assert!(
+        dir.join("out.h5").exists(),
+        "the results up to the blow-up are kept"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -22,20 +22,42 @@ use yee::decomp::split_even;
 use yee::model::Model;
 use yee::real::Real;
 
-
 fn cuda_trace<T: Real>(model: &Model, slabs: usize, logical_gpus: usize, staged: bool) -> Trace {
     let ranges = split_even(model.grid.shape[0], slabs);
-    let gpu_of: Vec<usize> = (0..ranges.len()).map(|s| s * logical_gpus / ranges.len()).collect();
-    let dev = CudaDevice::new_logical(&vec![0; logical_gpus], T::PRECISION).unwrap_or_else(|e| panic!("{e}"));
-    let mut b = Engine::<CudaDevice, T>::new(dev, model, &ranges, &gpu_of, EngineOptions { staged_halos: staged }, "cuda").unwrap_or_else(|e| panic!("{e}"));
+    let gpu_of: Vec<usize> = (0..ranges.len())
+        .map(|s| s * logical_gpus / ranges.len())
+        .collect();
+    let dev = CudaDevice::new_logical(&vec![0; logical_gpus], T::PRECISION)
+        .unwrap_or_else(|e| panic!("{e}"));
+    let mut b = Engine::<CudaDevice, T>::new(
+        dev,
+        model,
+        &ranges,
+        &gpu_of,
+        EngineOptions {
+            staged_halos: staged,
+        },
+        "cuda",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     drive(model, &mut b, &ranges)
 }
 
-fn against_cpu<T: Real>(scene: &str, steps: usize, slabs: usize, logical_gpus: usize, staged: bool) {
+fn against_cpu<T: Real>(
+    scene: &str,
+    steps: usize,
+    slabs: usize,
+    logical_gpus: usize,
+    staged: bool,
+) {
     let model = model(scene, T::PRECISION.name(), steps);
     let want = cpu_trace::<T>(&model);
     let got = cuda_trace::<T>(&model, slabs, logical_gpus, staged);
-    let what = format!("{} {} on {slabs} slab(s), {logical_gpus} logical GPU(s), staged {staged}", model.name, T::PRECISION.name());
+    let what = format!(
+        "{} {} on {slabs} slab(s), {logical_gpus} logical GPU(s), staged {staged}",
+        model.name,
+        T::PRECISION.name()
+    );
     let worst = assert_close(&got, &want, tolerance::<T>(), &what);
     eprintln!("{what}: largest relative difference from the CPU {worst:e}");
 }
@@ -106,7 +128,10 @@ fn cuda_halos_staged_through_pinned_host_memory_match_cpu_f32_and_f64() {
 fn cuda_real_multi_gpu_matches_cpu_when_the_machine_has_two_gpus() {
     let gpus = yee::backend::cuda::probe_gpus().expect("GPUs");
     if gpus.len() < 2 {
-        eprintln!("skipping the real multi-GPU check: this machine has {} GPU", gpus.len());
+        eprintln!(
+            "skipping the real multi-GPU check: this machine has {} GPU",
+            gpus.len()
+        );
         return;
     }
     let model = model(PML_SCENE, "f32", 60);
@@ -127,7 +152,10 @@ fn cuda_out_of_memory_at_allocation_is_an_error_and_frees_what_it_took() {
         "[simulation]\nlength_unit = \"mm\"\ncell_size = 1.0\nsize = [{n}.0, {n}.0, {n}.0]\nsteps = 1\n[boundaries]\ndefault = {{ type = \"pec\" }}\n"
     );
     let (model, _) = yee::scene::load_str(&text, "huge.toml").expect("scene");
-    let placement = Placement { ranges: split_even(n, 1), ordinals: vec![0] };
+    let placement = Placement {
+        ranges: split_even(n, 1),
+        ordinals: vec![0],
+    };
     let before = yee::backend::cuda::probe_gpus().unwrap()[0].memory_free;
     match new_backend::<f32>(&model, &placement, EngineOptions::default()) {
         Err(CudaError::OutOfMemory(m)) => eprintln!("as expected: {m}"),
@@ -135,7 +163,10 @@ fn cuda_out_of_memory_at_allocation_is_an_error_and_frees_what_it_took() {
         Ok(_) => panic!("a {n}^3 grid cannot fit"),
     }
     let after = yee::backend::cuda::probe_gpus().unwrap()[0].memory_free;
-    assert!(after + (256 << 20) >= before, "memory given back: {before} free before, {after} after");
+    assert!(
+        after + (256 << 20) >= before,
+        "memory given back: {before} free before, {after} after"
+    );
 }
 
 #[test]
@@ -158,7 +189,13 @@ fn cuda_run_writes_the_same_probe_series_as_the_cpu_run() {
         results.push(ez);
     }
     let scale = results[1].iter().fold(0f32, |m, v| m.max(v.abs()));
-    let d = results[0].iter().zip(&results[1]).fold(0f32, |m, (a, b)| m.max((a - b).abs()));
-    assert!(scale > 0.0 && d <= 1e-6 * scale, "probe series differ by {d} of {scale}");
+    let d = results[0]
+        .iter()
+        .zip(&results[1])
+        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    assert!(
+        scale > 0.0 && d <= 1e-6 * scale,
+        "probe series differ by {d} of {scale}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -62,7 +62,9 @@ fn ranges(splits: &[usize], nx: usize) -> Vec<SlabRange> {
     let mut cuts = vec![0];
     cuts.extend_from_slice(splits);
     cuts.push(nx);
-    cuts.windows(2).map(|w| SlabRange { x0: w[0], x1: w[1] }).collect()
+    cuts.windows(2)
+        .map(|w| SlabRange { x0: w[0], x1: w[1] })
+        .collect()
 }
 
 fn check_identical(text: &str) {
@@ -74,9 +76,15 @@ fn check_identical(text: &str) {
     // Two even-ish slabs, three uneven ones, and a one-plane slab against the PML.
     for splits in [vec![11], vec![5, 16], vec![1, 2, 20]] {
         let many = run_ranges::<f64>(&m, &ranges(&splits, nx));
-        assert!(one.0 == many.0, "probe series differ with slabs cut at {splits:?}");
+        assert!(
+            one.0 == many.0,
+            "probe series differ with slabs cut at {splits:?}"
+        );
         for c in 0..6 {
-            assert!(one.1[c] == many.1[c], "component {c} differs with slabs cut at {splits:?}");
+            assert!(
+                one.1[c] == many.1[c],
+                "component {c} differs with slabs cut at {splits:?}"
+            );
         }
     }
 }
@@ -88,14 +96,20 @@ fn slabs_give_bit_identical_fields_with_pml_dielectric_conductor_and_pec() {
 
 #[test]
 fn slabs_give_bit_identical_fields_with_periodic_x() {
-    check_identical(&scene(r#"x_min = { type = "periodic" }
-x_max = { type = "periodic" }"#, "f64"));
+    check_identical(&scene(
+        r#"x_min = { type = "periodic" }
+x_max = { type = "periodic" }"#,
+        "f64",
+    ));
 }
 
 #[test]
 fn slabs_give_bit_identical_fields_with_pmc_and_pec_x_faces() {
-    check_identical(&scene(r#"x_min = { type = "pmc" }
-x_max = { type = "pec" }"#, "f64"));
+    check_identical(&scene(
+        r#"x_min = { type = "pmc" }
+x_max = { type = "pec" }"#,
+        "f64",
+    ));
 }
 
 #[test]

@@ -60,11 +60,27 @@ fn run(name: &str, text: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("s.toml"), text).unwrap();
     let out: PathBuf = dir.join("out.h5");
-    let st = Command::new(env!("CARGO_BIN_EXE_yee")).args(["run", "s.toml", "-o", "out.h5", "--quiet", "--backend", "cpu"]).current_dir(&dir).status().unwrap();
+    let st = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args([
+            "run",
+            "s.toml",
+            "-o",
+            "out.h5",
+            "--quiet",
+            "--backend",
+            "cpu",
+        ])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
     assert!(st.success());
     let f = hdf5::File::open(&out).unwrap();
     let read = |p: &str| f.dataset(p).unwrap().read_raw::<f64>().unwrap();
-    let r = (read("flux/reflected/frequency"), read("flux/reflected/power"), read("flux/transmitted/power"));
+    let r = (
+        read("flux/reflected/frequency"),
+        read("flux/reflected/power"),
+        read("flux/transmitted/power"),
+    );
     let _ = std::fs::remove_dir_all(&dir);
     r
 }
@@ -78,7 +94,11 @@ fn flux_spectra_match_fresnel_reflection_and_transmission() {
     let t_exact = 4.0 * n1 * n2 / (n1 + n2).powi(2);
     for i in 0..freq.len() {
         // Without the glass both planes see the same incident flux (lossless vacuum).
-        assert!((inc_r[i] - inc_t[i]).abs() < 1e-3 * inc_t[i], "incident flux differs between planes at {:.3e} Hz", freq[i]);
+        assert!(
+            (inc_r[i] - inc_t[i]).abs() < 1e-3 * inc_t[i],
+            "incident flux differs between planes at {:.3e} Hz",
+            freq[i]
+        );
         let t = trans[i] / inc_t[i];
         // The plane before the interface sees incident minus reflected flux.
         let r = 1.0 - tot_r[i] / inc_r[i];
@@ -90,7 +110,15 @@ fn flux_spectra_match_fresnel_reflection_and_transmission() {
         // is the grid's dispersion, which changes the wave impedance in each medium by
         // O((k d)^2 / 24): at >= 24 cells per wavelength in the glass that is < 0.3 %, so R
         // (a small difference of impedances) may move by a few per cent of itself. 5 % of R.
-        assert!((r - r_exact).abs() < 0.05 * r_exact, "R = {r} vs {r_exact} at {:.3e} Hz", freq[i]);
-        assert!((t - t_exact).abs() < 0.01 * t_exact, "T = {t} vs {t_exact} at {:.3e} Hz", freq[i]);
+        assert!(
+            (r - r_exact).abs() < 0.05 * r_exact,
+            "R = {r} vs {r_exact} at {:.3e} Hz",
+            freq[i]
+        );
+        assert!(
+            (t - t_exact).abs() < 0.01 * t_exact,
+            "T = {t} vs {t_exact} at {:.3e} Hz",
+            freq[i]
+        );
     }
 }

@@ -38,11 +38,25 @@ struct HostKernels {
 
 /// Build (once per test process and precision) and load the host kernels.
 fn host_kernels(precision: Precision) -> &'static HostKernels {
-    static F32: OnceLock<HostKernels> = OnceLock::new();
-    static F64: OnceLock<HostKernels> = OnceLock::new();
-    let cell = if precision == Precision::F32 { &F32 } else { &F64 };
+    host_kernels_variant(precision, true)
+}
+
+/// As [`host_kernels`], with the two-plane load pipeline of the main updates on or off
+/// (`YEE_PIPELINE`, which only reorders loads: the results must not change).
+fn host_kernels_variant(precision: Precision, pipeline: bool) -> &'static HostKernels {
+    static CELLS: [OnceLock<HostKernels>; 4] = [
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+        OnceLock::new(),
+    ];
+    let cell = &CELLS[(precision == Precision::F64) as usize * 2 + pipeline as usize];
     cell.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!("host-kernels-{}-{}", std::process::id(), precision.name()));
+        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "host-kernels-{}-{}",
+            std::process::id(),
+            precision.name()
+        ));
         std::fs::create_dir_all(&dir).expect("temp dir");
         for (name, text) in FILES.iter().chain(HOST_FILES.iter()) {
             std::fs::write(dir.join(name), text).expect("write kernel source");
@@ -54,12 +68,31 @@ fn host_kernels(precision: Precision) -> &'static HostKernels {
         // -ffp-contract=off: no fused multiply-add, so every product and sum is rounded as in
         // the Rust CPU backend.
         let out = Command::new(&cxx)
-            .args(["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off", "-fno-fast-math", "-Wall", "-Wno-unused-function", "-o"])
+            .args([
+                "-std=c++17",
+                if pipeline {
+                    "-DYEE_PIPELINE=1"
+                } else {
+                    "-DYEE_PIPELINE=0"
+                },
+                "-O2",
+                "-fPIC",
+                "-shared",
+                "-ffp-contract=off",
+                "-fno-fast-math",
+                "-Wall",
+                "-Wno-unused-function",
+                "-o",
+            ])
             .arg(&so)
             .arg(&main)
             .output()
             .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}` (set CXX): {e}"));
-        assert!(out.status.success(), "host build of kernels/*.cu failed:\n{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "host build of kernels/*.cu failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         // SAFETY: loading a library this test just built; its initialisers do nothing.
         let lib = unsafe { Library::new(&so) }.expect("load host kernels");
         let launchers = Kernel::ALL
@@ -67,7 +100,8 @@ fn host_kernels(precision: Precision) -> &'static HostKernels {
             .map(|k| {
                 let name = format!("yee_host_{}", k.name());
                 // SAFETY: the launcher signature of host_launch.h.
-                *unsafe { lib.get::<Launcher>(name.as_bytes()) }.unwrap_or_else(|e| panic!("{name}: {e}"))
+                *unsafe { lib.get::<Launcher>(name.as_bytes()) }
+                    .unwrap_or_else(|e| panic!("{name}: {e}"))
             })
             .collect();
         HostKernels { lib, launchers }
@@ -104,7 +138,17 @@ struct HostDevice {
 
 impl HostDevice {
     fn new(precision: Precision, gpus: usize, peer: bool) -> Self {
-        HostDevice { kernels: host_kernels(precision), gpus, peer, memory: RefCell::new(Vec::new()), log: RefCell::new(Log::default()) }
+        Self::with_kernels(host_kernels(precision), gpus, peer)
+    }
+
+    fn with_kernels(kernels: &'static HostKernels, gpus: usize, peer: bool) -> Self {
+        HostDevice {
+            kernels,
+            gpus,
+            peer,
+            memory: RefCell::new(Vec::new()),
+            log: RefCell::new(Log::default()),
+        }
     }
 
     fn zeroed(&self, bytes: usize) -> Ptr {
@@ -140,17 +184,44 @@ impl Device for HostDevice {
     }
     fn set_constant(&self, _gpu: usize, name: &str, bytes: &[u8]) -> Result<(), DeviceError> {
         // SAFETY: c_ca / c_cb are arrays of MAX_MATERIALS reals in the shared object.
-        let sym = unsafe { self.kernels.lib.get::<*mut u8>(name.as_bytes()) }.map_err(|e| DeviceError::Failed(e.to_string()))?;
+        let sym = unsafe { self.kernels.lib.get::<*mut u8>(name.as_bytes()) }
+            .map_err(|e| DeviceError::Failed(e.to_string()))?;
         copy(*sym as Ptr, bytes.as_ptr() as Ptr, bytes.len());
         Ok(())
     }
-    unsafe fn launch<A: KernelArgs>(&self, _gpu: usize, stream: Stream, kernel: Kernel, dims: Dims, args: &A) -> Result<(), DeviceError> {
-        assert!(stream != Stream::Monitor, "kernels run on the compute or halo stream");
-        *self.log.borrow_mut().launches.entry(kernel.name()).or_default() += 1;
-        (self.kernels.launchers[kernel as usize])(args as *const A as *const c_void, dims.grid.as_ptr(), dims.block.as_ptr());
+    unsafe fn launch<A: KernelArgs>(
+        &self,
+        _gpu: usize,
+        stream: Stream,
+        kernel: Kernel,
+        dims: Dims,
+        args: &A,
+    ) -> Result<(), DeviceError> {
+        assert!(
+            stream != Stream::Monitor,
+            "kernels run on the compute or halo stream"
+        );
+        *self
+            .log
+            .borrow_mut()
+            .launches
+            .entry(kernel.name())
+            .or_default() += 1;
+        (self.kernels.launchers[kernel as usize])(
+            args as *const A as *const c_void,
+            dims.grid.as_ptr(),
+            dims.block.as_ptr(),
+        );
         Ok(())
     }
-    fn copy_dtod(&self, _gpu: usize, _stream: Stream, dst: (usize, Ptr), src: (usize, Ptr), bytes: usize) -> Result<(), DeviceError> {
+    fn copy_dtod(
+        &self,
+        _gpu: usize,
+        _stream: Stream,
+        dst: (usize, Ptr),
+        src: (usize, Ptr),
+        bytes: usize,
+    ) -> Result<(), DeviceError> {
         let mut log = self.log.borrow_mut();
         if dst.0 == src.0 {
             log.local_copies += 1;
@@ -161,12 +232,26 @@ impl Device for HostDevice {
         copy(dst.1, src.1, bytes);
         Ok(())
     }
-    fn copy_dtoh(&self, _gpu: usize, _stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError> {
+    fn copy_dtoh(
+        &self,
+        _gpu: usize,
+        _stream: Stream,
+        dst: Ptr,
+        src: Ptr,
+        bytes: usize,
+    ) -> Result<(), DeviceError> {
         self.log.borrow_mut().to_pinned += 1;
         copy(dst, src, bytes);
         Ok(())
     }
-    fn copy_htod(&self, _gpu: usize, _stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError> {
+    fn copy_htod(
+        &self,
+        _gpu: usize,
+        _stream: Stream,
+        dst: Ptr,
+        src: Ptr,
+        bytes: usize,
+    ) -> Result<(), DeviceError> {
         self.log.borrow_mut().from_pinned += 1;
         copy(dst, src, bytes);
         Ok(())
@@ -175,7 +260,13 @@ impl Device for HostDevice {
         self.log.borrow_mut().records += 1;
         Ok(())
     }
-    fn wait(&self, _gpu: usize, _stream: Stream, _event_gpu: usize, _event: Event) -> Result<(), DeviceError> {
+    fn wait(
+        &self,
+        _gpu: usize,
+        _stream: Stream,
+        _event_gpu: usize,
+        _event: Event,
+    ) -> Result<(), DeviceError> {
         self.log.borrow_mut().waits += 1;
         Ok(())
     }
@@ -196,15 +287,41 @@ struct Layout {
     staged: bool,
 }
 
-const ONE: Layout = Layout { slabs: 1, gpus: 1, peer: false, staged: false };
-const THREE_ON_ONE: Layout = Layout { slabs: 3, gpus: 1, peer: false, staged: false };
+const ONE: Layout = Layout {
+    slabs: 1,
+    gpus: 1,
+    peer: false,
+    staged: false,
+};
+const THREE_ON_ONE: Layout = Layout {
+    slabs: 3,
+    gpus: 1,
+    peer: false,
+    staged: false,
+};
 
 fn host_trace<T: Real>(model: &Model, l: Layout) -> (Trace, Log) {
     let ranges = split_even(model.grid.shape[0], l.slabs);
-    let gpu_of: Vec<usize> = (0..ranges.len()).map(|s| s * l.gpus / ranges.len()).collect();
+    let gpu_of: Vec<usize> = (0..ranges.len())
+        .map(|s| s * l.gpus / ranges.len())
+        .collect();
     let dev = HostDevice::new(T::PRECISION, l.gpus, l.peer);
-    let mut b = Engine::<HostDevice, T>::new(dev, model, &ranges, &gpu_of, EngineOptions { staged_halos: l.staged }, "host").expect("host engine");
-    assert_eq!(b.allocation(), estimate(model, &ranges, std::mem::size_of::<T>()), "the engine allocates what estimate() says");
+    let mut b = Engine::<HostDevice, T>::new(
+        dev,
+        model,
+        &ranges,
+        &gpu_of,
+        EngineOptions {
+            staged_halos: l.staged,
+        },
+        "host",
+    )
+    .expect("host engine");
+    assert_eq!(
+        b.allocation(),
+        estimate(model, &ranges, std::mem::size_of::<T>()),
+        "the engine allocates what estimate() says"
+    );
     let trace = drive(model, &mut b, &ranges);
     let log = b.device().log.borrow().clone();
     (trace, log)
@@ -215,8 +332,17 @@ fn compare<T: Real>(scene: &str, steps: usize, layout: Layout) -> Log {
     let model = model(scene, T::PRECISION.name(), steps);
     let want = cpu_trace::<T>(&model);
     let (got, log) = host_trace::<T>(&model, layout);
-    let worst = assert_close(&got, &want, tolerance::<T>(), &format!("{} {} {:?}", model.name, T::PRECISION.name(), layout));
-    eprintln!("{} {} {layout:?}: largest relative difference {worst:e}", model.name, T::PRECISION.name());
+    let worst = assert_close(
+        &got,
+        &want,
+        tolerance::<T>(),
+        &format!("{} {} {:?}", model.name, T::PRECISION.name(), layout),
+    );
+    eprintln!(
+        "{} {} {layout:?}: largest relative difference {worst:e}",
+        model.name,
+        T::PRECISION.name()
+    );
     log
 }
 
@@ -225,12 +351,25 @@ fn host_kernel_argument_structs_match_their_rust_mirrors() {
     for p in [Precision::F32, Precision::F64] {
         let k = host_kernels(p);
         // SAFETY: the signature of yee_host_arg_size in host_launch.h.
-        let size = unsafe { k.lib.get::<unsafe extern "C" fn(i32) -> u64>(b"yee_host_arg_size") }.unwrap();
+        let size = unsafe {
+            k.lib
+                .get::<unsafe extern "C" fn(i32) -> u64>(b"yee_host_arg_size")
+        }
+        .unwrap();
         let c_sizes: Vec<usize> = (0..8).map(|i| unsafe { size(i) } as usize).collect();
-        let rust = if p == Precision::F32 { rust_arg_sizes::<f32>() } else { rust_arg_sizes::<f64>() };
+        let rust = if p == Precision::F32 {
+            rust_arg_sizes::<f32>()
+        } else {
+            rust_arg_sizes::<f64>()
+        };
         assert_eq!(c_sizes, rust.to_vec(), "{}", p.name());
         assert_eq!(c_sizes, arg_sizes(p.bytes()).to_vec());
-        assert_eq!(unsafe { size(99) } as usize, p.bytes(), "real is {}", p.name());
+        assert_eq!(
+            unsafe { size(99) } as usize,
+            p.bytes(),
+            "real is {}",
+            p.name()
+        );
     }
 }
 
@@ -240,10 +379,20 @@ fn host_kernels_match_cpu_with_pml_dielectric_conductor_dipole_f32_one_slab() {
     // Each step: main updates, CPML passes along all three axes, the dipole; no halo copies.
     assert_eq!(log.launches["update_h"], 40);
     assert_eq!(log.launches["inject_source"], 40);
-    assert!(log.launches["cpml_x_e"] >= 40 && log.launches["cpml_y_h"] == 40 && log.launches["cpml_z_e"] == 40);
-    assert_eq!(log.local_copies + log.peer_copies + log.from_pinned, 0, "one slab, no halo copies");
-    // Monitor staging: the probe every step, the two snapshot components every 7 steps.
-    assert_eq!(log.to_pinned, 40 + 2 * (40 / 7));
+    assert!(
+        log.launches["cpml_x_e"] >= 40
+            && log.launches["cpml_y_h"] == 40
+            && log.launches["cpml_z_e"] == 40
+    );
+    assert_eq!(
+        log.local_copies + log.peer_copies + log.from_pinned,
+        0,
+        "one slab, no halo copies"
+    );
+    // Monitor staging: the probe every step, the two snapshot components every 7 steps; then
+    // the six whole fields read at the end, each gathered on the device and copied once.
+    assert_eq!(log.to_pinned, 40 + 2 * (40 / 7) + 6);
+    assert_eq!(log.launches["snapshot_gather"], 2 * (40 / 7) + 6);
 }
 
 #[test]
@@ -288,7 +437,16 @@ fn host_kernels_match_cpu_with_pmc_mirror_halo_and_anisotropic_cells_f32_and_f64
 
 #[test]
 fn host_kernels_match_cpu_across_gpus_with_peer_copies() {
-    let log = compare::<f32>(PML_SCENE, 25, Layout { slabs: 3, gpus: 2, peer: true, staged: false });
+    let log = compare::<f32>(
+        PML_SCENE,
+        25,
+        Layout {
+            slabs: 3,
+            gpus: 2,
+            peer: true,
+            staged: false,
+        },
+    );
     // Slabs 0 and 1 share GPU 0, slab 2 is on GPU 1: one boundary in each GPU, one across.
     assert_eq!(log.local_copies, 4 * 25);
     assert_eq!(log.peer_copies, 4 * 25);
@@ -297,14 +455,36 @@ fn host_kernels_match_cpu_across_gpus_with_peer_copies() {
 
 #[test]
 fn host_kernels_match_cpu_across_gpus_staged_through_pinned_memory() {
-    let log = compare::<f64>(PML_SCENE, 25, Layout { slabs: 3, gpus: 2, peer: false, staged: false });
+    let log = compare::<f64>(
+        PML_SCENE,
+        25,
+        Layout {
+            slabs: 3,
+            gpus: 2,
+            peer: false,
+            staged: false,
+        },
+    );
     assert_eq!(log.peer_copies, 0);
-    assert_eq!(log.from_pinned, 4 * 25, "the cross-GPU planes land from pinned memory");
+    assert_eq!(
+        log.from_pinned,
+        4 * 25,
+        "the cross-GPU planes land from pinned memory"
+    );
 }
 
 #[test]
 fn host_kernels_match_cpu_with_every_halo_forced_through_pinned_memory() {
-    let log = compare::<f32>(PERIODIC_SCENE, 20, Layout { slabs: 3, gpus: 1, peer: false, staged: true });
+    let log = compare::<f32>(
+        PERIODIC_SCENE,
+        20,
+        Layout {
+            slabs: 3,
+            gpus: 1,
+            peer: false,
+            staged: true,
+        },
+    );
     assert_eq!(log.local_copies, 0);
     // Three boundaries (two interior, one periodic) x 4 planes per step.
     assert_eq!(log.from_pinned, 12 * 20);
@@ -316,13 +496,53 @@ fn host_engine_reports_allocations_by_category_like_the_cpu_backend() {
     let model = model(PML_SCENE, "f32", 1);
     let ranges = split_even(model.grid.shape[0], 3);
     let dev = HostDevice::new(Precision::F32, 1, false);
-    let b = Engine::<HostDevice, f32>::new(dev, &model, &ranges, &[0, 0, 0], EngineOptions::default(), "host").unwrap();
+    let b = Engine::<HostDevice, f32>::new(
+        dev,
+        &model,
+        &ranges,
+        &[0, 0, 0],
+        EngineOptions::default(),
+        "host",
+    )
+    .unwrap();
     let cpu = yee::backend::cpu::CpuBackend::<f32>::new(&model, &ranges);
     let (a, c) = (b.allocation(), cpu.allocation());
     assert_eq!((a.fields, a.halos, a.pml), (c.fields, c.halos, c.pml));
     let [nx, ny, nz] = model.grid.shape;
-    assert_eq!(a.materials, 3 * (nx * ny * nz) as u64, "one byte per E component per cell, no row summaries");
+    assert_eq!(
+        a.materials,
+        3 * (nx * ny * nz) as u64,
+        "one byte per E component per cell, no row summaries"
+    );
     // One probe of three components and a strided plane of two components, device and pinned.
-    let snap: usize = model.snapshots[0].regions.iter().map(|(_, r)| r.len()).sum();
+    let snap: usize = model.snapshots[0]
+        .regions
+        .iter()
+        .map(|(_, r)| r.len())
+        .sum();
     assert_eq!(a.monitors, (3 * 8 + 2 * (3 + snap) * 4) as u64);
+}
+
+#[test]
+fn host_kernels_without_the_load_pipeline_match_cpu_bit_for_bit() {
+    let _guard = serial();
+    let model = model(PML_SCENE, "f32", 40);
+    let want = cpu_trace::<f32>(&model);
+    let ranges = split_even(model.grid.shape[0], 3);
+    let dev = HostDevice::with_kernels(host_kernels_variant(Precision::F32, false), 1, false);
+    let mut b = Engine::<HostDevice, f32>::new(
+        dev,
+        &model,
+        &ranges,
+        &[0, 0, 0],
+        EngineOptions::default(),
+        "host",
+    )
+    .unwrap();
+    let got = drive(&model, &mut b, &ranges);
+    assert_eq!(
+        assert_close(&got, &want, 1e-6, "plain loads"),
+        0.0,
+        "reordering loads changes nothing"
+    );
 }

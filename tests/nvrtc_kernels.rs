@@ -22,7 +22,10 @@ fn nvrtc_present() -> bool {
         return true;
     }
     if required() {
-        panic!("CI requires NVRTC but it cannot be loaded: {}", nvrtc::not_found());
+        panic!(
+            "CI requires NVRTC but it cannot be loaded: {}",
+            nvrtc::not_found()
+        );
     }
     eprintln!("skipping: {}", nvrtc::not_found());
     false
@@ -39,15 +42,35 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
     let ptx = nvrtc::compile(precision, cc, false).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(ptx.kind, ImageKind::Ptx);
     let text = String::from_utf8_lossy(&ptx.bytes);
-    assert!(text.contains(&format!(".target sm_{cc}")), "PTX for compute_{cc}");
+    assert!(
+        text.contains(&format!(".target sm_{cc}")),
+        "PTX for compute_{cc}"
+    );
     for k in Kernel::ALL {
-        assert!(text.contains(&format!(".entry {}(", k.name())), "kernel {} missing from the PTX", k.name());
+        assert!(
+            text.contains(&format!(".entry {}(", k.name())),
+            "kernel {} missing from the PTX",
+            k.name()
+        );
     }
     // Constant memory holds the material table, in the precision asked for.
     assert!(text.contains(".const .align") && text.contains("c_ca") && text.contains("c_cb"));
-    let real = if precision == Precision::F32 { ".f32" } else { ".f64" };
-    assert!(text.contains(&format!("ld.global.nc{real}")) || text.contains(&format!("ld.global.nc.v2{real}")) || text.contains("ld.global.nc"), "read-only loads");
-    assert!(cubin.log.is_empty() || !cubin.log.contains("error"), "compile log: {}", cubin.log);
+    let real = if precision == Precision::F32 {
+        ".f32"
+    } else {
+        ".f64"
+    };
+    assert!(
+        text.contains(&format!("ld.global.nc{real}"))
+            || text.contains(&format!("ld.global.nc.v2{real}"))
+            || text.contains("ld.global.nc"),
+        "read-only loads"
+    );
+    assert!(
+        cubin.log.is_empty() || !cubin.log.contains("error"),
+        "compile log: {}",
+        cubin.log
+    );
 }
 
 #[test]
@@ -77,7 +100,10 @@ fn nvrtc_reports_a_compile_error_with_its_log_not_a_panic() {
     }
     // An architecture NVRTC does not know is refused with NVRTC's message.
     let err = nvrtc::compile(Precision::F32, 11, true).expect_err("sm_11 is not supported");
-    assert!(err.contains("sm_11") || err.contains("architecture") || err.contains("INVALID_OPTION"), "{err}");
+    assert!(
+        err.contains("sm_11") || err.contains("architecture") || err.contains("INVALID_OPTION"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -90,7 +116,10 @@ fn nvrtc_target_prefers_a_cubin_for_the_gpus_own_architecture() {
     assert_eq!(nvrtc::target_for(90, &archs), Some((90, true)));
     // A GPU newer than every architecture NVRTC knows gets PTX of the newest it knows.
     let newest = *archs.iter().max().unwrap();
-    assert_eq!(nvrtc::target_for(newest + 1000, &archs), Some((newest, false)));
+    assert_eq!(
+        nvrtc::target_for(newest + 1000, &archs),
+        Some((newest, false))
+    );
     let (major, minor) = nvrtc::version().expect("version");
     assert!(major >= 12, "NVRTC {major}.{minor}");
 }

@@ -65,10 +65,25 @@ fn hdf5_layout_attributes_staggering_and_values() {
     let dir = tmpdir("roundtrip");
     let text = scene(60, 24);
     std::fs::write(dir.join("s.toml"), &text).unwrap();
-    let st = Command::new(env!("CARGO_BIN_EXE_yee")).args(["run", "s.toml", "--quiet", "--slabs", "3", "--backend", "cpu"]).current_dir(&dir).status().unwrap();
+    let st = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args([
+            "run",
+            "s.toml",
+            "--quiet",
+            "--slabs",
+            "3",
+            "--backend",
+            "cpu",
+        ])
+        .current_dir(&dir)
+        .status()
+        .unwrap();
     assert!(st.success());
     let path = dir.join("roundtrip.h5");
-    assert!(dir.join("roundtrip.xmf").exists(), "the XDMF sidecar is written next to the file");
+    assert!(
+        dir.join("roundtrip.xmf").exists(),
+        "the XDMF sidecar is written next to the file"
+    );
     let f = hdf5::File::open(&path).unwrap();
     let shape = f.attr("shape").unwrap().read_raw::<u64>().unwrap();
     assert_eq!(shape, vec![24, 30, 20]);
@@ -85,33 +100,63 @@ fn hdf5_layout_attributes_staggering_and_values() {
     // Probes: one value per step; time = (n + 1) dt; H half a step earlier.
     let ez = f.dataset("probes/p/Ez").unwrap().read_raw::<f32>().unwrap();
     assert_eq!(ez.len(), 60);
-    let t = f.dataset("probes/p/time").unwrap().read_raw::<f64>().unwrap();
+    let t = f
+        .dataset("probes/p/time")
+        .unwrap()
+        .read_raw::<f64>()
+        .unwrap();
     assert!((t[0] - dt).abs() < 1e-30 && (t[59] - 60.0 * dt).abs() < 1e-25);
     let hy = f.dataset("probes/p/Hy").unwrap();
-    assert_eq!(hy.attr("time_offset").unwrap().read_scalar::<f64>().unwrap(), -0.5 * dt);
+    assert_eq!(
+        hy.attr("time_offset")
+            .unwrap()
+            .read_scalar::<f64>()
+            .unwrap(),
+        -0.5 * dt
+    );
 
     // Plane snapshot: [6, nx, ny, 1]; each component's origin carries its own staggering.
     let snap = f.dataset("snapshots/plane/Ez").unwrap();
     assert_eq!(snap.shape(), vec![6, 24, 30, 1]);
     let o_ez = attr_f64s(&snap, "origin");
     let k_ez = snap.attr("index_start").unwrap().read_raw::<i64>().unwrap()[2] as f64;
-    assert!((o_ez[2] - (origin[2] + (k_ez + 0.5) * cell[2])).abs() < 1e-18, "Ez sits half a cell up in z");
-    assert!((o_ez[0] - origin[0]).abs() < 1e-18, "Ez is on whole x nodes");
+    assert!(
+        (o_ez[2] - (origin[2] + (k_ez + 0.5) * cell[2])).abs() < 1e-18,
+        "Ez sits half a cell up in z"
+    );
+    assert!(
+        (o_ez[0] - origin[0]).abs() < 1e-18,
+        "Ez is on whole x nodes"
+    );
     let hx = f.dataset("snapshots/plane/Hx").unwrap();
     let o_hx = attr_f64s(&hx, "origin");
-    assert!((o_hx[1] - (origin[1] + 0.5 * cell[1])).abs() < 1e-18, "Hx sits half a cell up in y");
-    let steps = f.dataset("snapshots/plane/step").unwrap().read_raw::<u64>().unwrap();
+    assert!(
+        (o_hx[1] - (origin[1] + 0.5 * cell[1])).abs() < 1e-18,
+        "Hx sits half a cell up in y"
+    );
+    let steps = f
+        .dataset("snapshots/plane/step")
+        .unwrap()
+        .read_raw::<u64>()
+        .unwrap();
     assert_eq!(steps, vec![10, 20, 30, 40, 50, 60]);
 
     // Strided box snapshot.
     let b = f.dataset("snapshots/box/Ex").unwrap();
     assert_eq!(b.shape()[0], 2);
-    assert_eq!(attr_f64s(&b, "spacing"), vec![2.0 * cell[0], 2.0 * cell[1], 2.0 * cell[2]]);
+    assert_eq!(
+        attr_f64s(&b, "spacing"),
+        vec![2.0 * cell[0], 2.0 * cell[1], 2.0 * cell[2]]
+    );
 
     // A value at a known cell equals the library's own run of the same model.
     let model = common::model(&text);
     let (series, fields) = common::run_cpu::<f32>(&model, 1);
-    assert_eq!(series[0].iter().map(|&v| v as f32).collect::<Vec<_>>(), ez, "probe series match the library run");
+    assert_eq!(
+        series[0].iter().map(|&v| v as f32).collect::<Vec<_>>(),
+        ez,
+        "probe series match the library run"
+    );
     let data = snap.read_raw::<f32>().unwrap();
     let per = 24 * 30;
     let last = &data[5 * per..6 * per];
@@ -151,16 +196,30 @@ fn sigint_leaves_a_valid_incomplete_file() {
         }
     }
     std::thread::sleep(std::time::Duration::from_millis(800));
-    let st = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(st.success());
     let rest: Vec<String> = lines.map_while(Result::ok).collect();
     let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(130), "exit code 130 after SIGINT; stderr: {rest:?}");
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "exit code 130 after SIGINT; stderr: {rest:?}"
+    );
     assert!(rest.iter().any(|l| l.contains("interrupted")), "{rest:?}");
     let (complete, done, snaps, probe) = read_complete(&dir.join("out.h5"));
     assert!(!complete);
     assert!(done > 0 && done < 200_000);
-    assert_eq!(probe as u64, done, "probe series hold every step up to the interrupt");
-    assert_eq!(snaps as u64, done / 10, "every snapshot up to the interrupt is in the file");
+    assert_eq!(
+        probe as u64, done,
+        "probe series hold every step up to the interrupt"
+    );
+    assert_eq!(
+        snaps as u64,
+        done / 10,
+        "every snapshot up to the interrupt is in the file"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -49,12 +49,18 @@ components = ["Ez", "Ex", "Ey", "Hy"]
 /// standing waves with k = (m pi / a, ...), and the Yee dispersion relation
 /// sin^2(w dt / 2) / (c dt)^2 = sum sin^2(k_i d_i / 2) / d_i^2 gives their frequency.
 fn yee_resonance(mode: [f64; 3], box_size: [f64; 3], cell: [f64; 3], dt: f64) -> f64 {
-    let s: f64 = (0..3).map(|a| ((mode[a] * PI / box_size[a]) * cell[a] / 2.0).sin().powi(2) / cell[a].powi(2)).sum();
+    let s: f64 = (0..3)
+        .map(|a| ((mode[a] * PI / box_size[a]) * cell[a] / 2.0).sin().powi(2) / cell[a].powi(2))
+        .sum();
     2.0 * ((C0 * dt) * s.sqrt()).asin() / dt / (2.0 * PI)
 }
 
 fn analytic_resonance(mode: [f64; 3], box_size: [f64; 3]) -> f64 {
-    C0 / 2.0 * (0..3).map(|a| (mode[a] / box_size[a]).powi(2)).sum::<f64>().sqrt()
+    C0 / 2.0
+        * (0..3)
+            .map(|a| (mode[a] / box_size[a]).powi(2))
+            .sum::<f64>()
+            .sqrt()
 }
 
 #[test]
@@ -68,7 +74,12 @@ fn pec_cavity_resonances_match_yee_corrected_analytic_values() {
     let (series, _) = run_cpu::<f64>(&m, 1);
     // Skip the source's turn-on so the record is the free ring-down.
     let start = (2.0 * 5.3 / (2.0 * PI * 3.0e14 / 2.3548) / g.dt) as usize;
-    let modes = [[1.0, 1.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 1.0], [1.0, 1.0, 1.0]];
+    let modes = [
+        [1.0, 1.0, 0.0],
+        [1.0, 0.0, 1.0],
+        [0.0, 1.0, 1.0],
+        [1.0, 1.0, 1.0],
+    ];
     for mode in modes {
         let f_yee = yee_resonance(mode, size, g.cell, g.dt);
         let f_cont = analytic_resonance(mode, size);
@@ -102,7 +113,11 @@ fn lossless_pec_cavity_conserves_energy_to_1e6() {
     let ranges = split_even(m.grid.shape[0], 2);
     let mut b = CpuBackend::<f64>::new(&m, &ranges);
     let dv = m.grid.cell.iter().product::<f64>();
-    let end_of_source = m.sources.iter().map(|s| s.waveform.end_time().unwrap()).fold(0.0, f64::max);
+    let end_of_source = m
+        .sources
+        .iter()
+        .map(|s| s.waveform.end_time().unwrap())
+        .fold(0.0, f64::max);
     let quiet_from = (end_of_source / m.grid.dt).ceil() as usize + 1;
     assert!(quiet_from + 5000 < m.grid.steps);
     let mut s = Stepper::new(&m, &mut b, &ranges);
@@ -111,12 +126,23 @@ fn lossless_pec_cavity_conserves_energy_to_1e6() {
     }
     let energy = |s: &mut Stepper<CpuBackend<f64>>| {
         // State now: E^n, H^{n-1/2}. Step once to get H^{n+1/2}.
-        let e: Vec<Vec<f64>> = (0..3).map(|c| field(&*s.backend, &m, Component::ALL[c])).collect();
-        let h0: Vec<Vec<f64>> = (3..6).map(|c| field(&*s.backend, &m, Component::ALL[c])).collect();
+        let e: Vec<Vec<f64>> = (0..3)
+            .map(|c| field(&*s.backend, &m, Component::ALL[c]))
+            .collect();
+        let h0: Vec<Vec<f64>> = (3..6)
+            .map(|c| field(&*s.backend, &m, Component::ALL[c]))
+            .collect();
         s.step();
-        let h1: Vec<Vec<f64>> = (3..6).map(|c| field(&*s.backend, &m, Component::ALL[c])).collect();
+        let h1: Vec<Vec<f64>> = (3..6)
+            .map(|c| field(&*s.backend, &m, Component::ALL[c]))
+            .collect();
         let we: f64 = e.iter().flatten().map(|v| v * v).sum::<f64>() * EPS0 * 0.5 * dv;
-        let wh: f64 = (0..3).map(|c| h0[c].iter().zip(&h1[c]).map(|(a, b)| a * b).sum::<f64>()).sum::<f64>() * MU0 * 0.5 * dv;
+        let wh: f64 = (0..3)
+            .map(|c| h0[c].iter().zip(&h1[c]).map(|(a, b)| a * b).sum::<f64>())
+            .sum::<f64>()
+            * MU0
+            * 0.5
+            * dv;
         we + wh
     };
     let w0 = energy(&mut s);
@@ -128,7 +154,10 @@ fn lossless_pec_cavity_conserves_energy_to_1e6() {
     let rel = (w1 - w0).abs() / w0;
     // 1e-6 is the issue's bound; the invariant is exact, so only f64 rounding (~1e-13 per
     // step, random-walk) remains.
-    assert!(rel < 1e-6, "energy drifted by {rel:.3e} over 5000 steps ({w0:.6e} -> {w1:.6e})");
+    assert!(
+        rel < 1e-6,
+        "energy drifted by {rel:.3e} over 5000 steps ({w0:.6e} -> {w1:.6e})"
+    );
     eprintln!("energy drift over 5000 steps: {rel:.2e}");
 }
 
@@ -195,8 +224,14 @@ components = ["Ey"]
     eprintln!("k measured {k_meas:.6e}, Yee {k_yee:.6e} (err {err_yee:.1e}), continuum {k_cont:.6e} (err {err_cont:.1e})");
     // 0.05 %: PML reflections (< -40 dB, i.e. < 1 % amplitude) perturb the phase by < 0.01 rad
     // over a 75 rad advance (1.3e-4); the Yee-vs-continuum gap is 1.2 %, 20x larger.
-    assert!(err_yee < 5e-4, "measured k deviates from Yee dispersion by {err_yee:.2e}");
-    assert!(err_cont > 5e-3, "the test must distinguish Yee from continuum dispersion");
+    assert!(
+        err_yee < 5e-4,
+        "measured k deviates from Yee dispersion by {err_yee:.2e}"
+    );
+    assert!(
+        err_cont > 5e-3,
+        "the test must distinguish Yee from continuum dispersion"
+    );
 }
 
 /// A dipole next to a 10-cell CPML: the probe record must match a run in a domain large
@@ -243,7 +278,11 @@ components = ["Ez", "Ex"]
         let (a, _) = run_cpu::<f64>(small, 2);
         (0..2)
             .map(|c| {
-                let err = a[c].iter().zip(&b[c]).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max);
+                let err = a[c]
+                    .iter()
+                    .zip(&b[c])
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0.0, f64::max);
                 20.0 * (err / max_abs(&b[c])).log10()
             })
             .fold(f64::MIN, f64::max)
@@ -254,10 +293,16 @@ components = ["Ez", "Ex"]
     assert!(db < -40.0, "reflection {db:.1} dB");
     // The measurement must be able to see a reflection: a layer with 1 % of the optimal
     // conductivity is nearly a bare PEC wall.
-    let weak = model(&scene(2.0, r#"{ type = "pml", cells = 10, sigma_factor = 0.01 }"#));
+    let weak = model(&scene(
+        2.0,
+        r#"{ type = "pml", cells = 10, sigma_factor = 0.01 }"#,
+    ));
     let weak_db = reflection_db(&weak);
     eprintln!("CPML reflection (sigma x 0.01): {weak_db:.1} dB");
-    assert!(weak_db > -20.0, "a weak PML should reflect strongly, measured {weak_db:.1} dB");
+    assert!(
+        weak_db > -20.0,
+        "a weak PML should reflect strongly, measured {weak_db:.1} dB"
+    );
 }
 
 /// f32 and f64 runs of the cavity agree to what f32 rounding allows.
@@ -267,7 +312,12 @@ fn f32_and_f64_agree_on_the_cavity_probe() {
     let (s64, _) = run_cpu::<f64>(&model(&cavity("f64", 2000)), 1);
     for (a, b) in s32.iter().zip(&s64) {
         let peak = max_abs(b);
-        let err = a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f64::max) / peak;
+        let err = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).abs())
+            .fold(0.0, f64::max)
+            / peak;
         // f32 keeps 24 bits (6e-8); per-step rounding of ~10 operations accumulates like a
         // random walk over 2000 steps (~6e-8 * 10 * sqrt(2000) = 3e-5), and rounding dt/eps
         // shifts each resonance by ~1e-7 relative. 2e-4 leaves headroom while still catching

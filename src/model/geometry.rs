@@ -43,10 +43,15 @@ impl Object {
         match &self.shape {
             Shape::Box { size } => (0..3).all(|a| d[a].abs() <= 0.5 * size[a] * (1.0 + 1e-9)),
             Shape::Sphere { radius } => dot(d, d) <= radius * radius * (1.0 + 1e-9),
-            Shape::Cylinder { radius, height, axis } => {
+            Shape::Cylinder {
+                radius,
+                height,
+                axis,
+            } => {
                 let along = dot(d, *axis);
                 let radial2 = dot(d, d) - along * along;
-                along.abs() <= 0.5 * height * (1.0 + 1e-9) && radial2 <= radius * radius * (1.0 + 1e-9)
+                along.abs() <= 0.5 * height * (1.0 + 1e-9)
+                    && radial2 <= radius * radius * (1.0 + 1e-9)
             }
         }
     }
@@ -56,9 +61,11 @@ impl Object {
         let half = match &self.shape {
             Shape::Box { size } => size.map(|s| 0.5 * s),
             Shape::Sphere { radius } => [*radius; 3],
-            Shape::Cylinder { radius, height, axis } => {
-                axis.map(|a| 0.5 * height * a.abs() + radius * (1.0 - a * a).max(0.0).sqrt())
-            }
+            Shape::Cylinder {
+                radius,
+                height,
+                axis,
+            } => axis.map(|a| 0.5 * height * a.abs() + radius * (1.0 - a * a).max(0.0).sqrt()),
         };
         (
             [0, 1, 2].map(|a| self.center[a] - half[a]),
@@ -78,7 +85,11 @@ mod tests {
     #[test]
     fn cylinder_along_y() {
         let c = Object {
-            shape: Shape::Cylinder { radius: 1.0, height: 4.0, axis: [0.0, 1.0, 0.0] },
+            shape: Shape::Cylinder {
+                radius: 1.0,
+                height: 4.0,
+                axis: [0.0, 1.0, 0.0],
+            },
             center: [0.0; 3],
             material: 1,
         };

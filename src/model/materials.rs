@@ -52,7 +52,10 @@ impl MaterialTable {
 
     /// The id of `name`, if present.
     pub fn id(&self, name: &str) -> Option<u8> {
-        self.materials.iter().position(|m| m.name == name).map(|i| i as u8)
+        self.materials
+            .iter()
+            .position(|m| m.name == name)
+            .map(|i| i as u8)
     }
 
     /// Add a material and return its id (the caller checks the table size).

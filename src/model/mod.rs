@@ -14,7 +14,7 @@ pub use geometry::{Object, Shape};
 pub use grid::{Axis, Component, Face, Grid, Precision, C0, EPS0, ETA0, MU0};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use monitors::{Flux, Probe, Region, Snapshot};
-pub use pml::{AxisProfile, BoundaryKind, Boundaries, PmlParams};
+pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
 pub use sources::{Source, Waveform};
 
 /// A fully resolved simulation.
@@ -50,7 +50,9 @@ impl Model {
     /// Material index for `component` at global cell `(i, j, k)`: the last object that contains
     /// the component's staggered position, or vacuum.
     pub fn material_at(&self, component: Component, i: usize, j: usize, k: usize) -> u8 {
-        let p = self.grid.position(component, [i as f64, j as f64, k as f64]);
+        let p = self
+            .grid
+            .position(component, [i as f64, j as f64, k as f64]);
         self.objects
             .iter()
             .rev()

@@ -84,7 +84,8 @@ pub struct Boundaries {
 impl Boundaries {
     /// Build the profiles for the grid of `shape`, `cell` and `dt`.
     pub fn new(faces: [[BoundaryKind; 2]; 3], shape: [usize; 3], cell: [f64; 3], dt: f64) -> Self {
-        let profiles = [0, 1, 2].map(|a| AxisProfile::new(Axis::ALL[a], faces[a], shape[a], cell[a], dt));
+        let profiles =
+            [0, 1, 2].map(|a| AxisProfile::new(Axis::ALL[a], faces[a], shape[a], cell[a], dt));
         Boundaries { faces, profiles }
     }
     /// The kind of one face.
@@ -113,21 +114,33 @@ impl AxisProfile {
         let _ = axis;
         let lo = faces[0].pml_cells();
         let hi = faces[1].pml_cells();
-        let mut prof = AxisProfile { lo, hi, n, e: Vec::new(), h: Vec::new() };
+        let mut prof = AxisProfile {
+            lo,
+            hi,
+            n,
+            e: Vec::new(),
+            h: Vec::new(),
+        };
         for l in 0..lo + hi {
             let i = prof.global_index(l) as f64;
             let (params, de, dh) = if l < lo {
-                let BoundaryKind::Pml(p) = faces[0] else { unreachable!() };
+                let BoundaryKind::Pml(p) = faces[0] else {
+                    unreachable!()
+                };
                 let t = lo as f64;
                 (p, (t - i) / t, (t - i - 0.5) / t)
             } else {
-                let BoundaryKind::Pml(p) = faces[1] else { unreachable!() };
+                let BoundaryKind::Pml(p) = faces[1] else {
+                    unreachable!()
+                };
                 let t = hi as f64;
                 let start = (n - hi) as f64;
                 (p, (i - start) / t, (i + 0.5 - start) / t)
             };
-            prof.e.push(coefficients(&params, de.clamp(0.0, 1.0), d, dt));
-            prof.h.push(coefficients(&params, dh.clamp(0.0, 1.0), d, dt));
+            prof.e
+                .push(coefficients(&params, de.clamp(0.0, 1.0), d, dt));
+            prof.h
+                .push(coefficients(&params, dh.clamp(0.0, 1.0), d, dt));
         }
         prof
     }
@@ -168,7 +181,11 @@ fn coefficients(p: &PmlParams, depth: f64, d: f64, dt: f64) -> [f64; 3] {
     let alpha = p.alpha_max * (1.0 - depth);
     let b = (-(sigma / kappa + alpha) * dt / EPS0).exp();
     let denom = sigma * kappa + kappa * kappa * alpha;
-    let c = if denom > 0.0 { sigma / denom * (b - 1.0) } else { 0.0 };
+    let c = if denom > 0.0 {
+        sigma / denom * (b - 1.0)
+    } else {
+        0.0
+    };
     [b, c, 1.0 / kappa]
 }
 
@@ -178,9 +195,15 @@ mod tests {
 
     #[test]
     fn layers_map_to_both_ends() {
-        let f = [BoundaryKind::Pml(PmlParams::with_cells(3)), BoundaryKind::Pml(PmlParams::with_cells(2))];
+        let f = [
+            BoundaryKind::Pml(PmlParams::with_cells(3)),
+            BoundaryKind::Pml(PmlParams::with_cells(2)),
+        ];
         let p = AxisProfile::new(Axis::X, f, 20, 1e-8, 1e-17);
-        assert_eq!((0..5).map(|l| p.global_index(l)).collect::<Vec<_>>(), vec![0, 1, 2, 18, 19]);
+        assert_eq!(
+            (0..5).map(|l| p.global_index(l)).collect::<Vec<_>>(),
+            vec![0, 1, 2, 18, 19]
+        );
         assert_eq!(p.layer_of(19), Some(4));
         assert_eq!(p.layer_of(5), None);
         // The inner E node of the low layer has zero depth: b = 1, c = 0 (no absorption).

@@ -45,7 +45,9 @@ impl Waveform {
     /// (the envelope there is below 1e-6 of its peak).
     pub fn peak_time(&self) -> f64 {
         match *self {
-            Waveform::Gaussian { bandwidth, delay, .. } => 5.3 * Self::gaussian_sigma(bandwidth) + delay,
+            Waveform::Gaussian {
+                bandwidth, delay, ..
+            } => 5.3 * Self::gaussian_sigma(bandwidth) + delay,
             Waveform::Ricker { frequency, delay } => 1.3 / frequency + delay,
             Waveform::Continuous { delay, .. } => delay,
         }
@@ -61,7 +63,9 @@ impl Waveform {
 
     fn delay(&self) -> f64 {
         match *self {
-            Waveform::Gaussian { delay, .. } | Waveform::Ricker { delay, .. } | Waveform::Continuous { delay, .. } => delay,
+            Waveform::Gaussian { delay, .. }
+            | Waveform::Ricker { delay, .. }
+            | Waveform::Continuous { delay, .. } => delay,
         }
     }
 
@@ -69,7 +73,11 @@ impl Waveform {
     pub fn max_frequency(&self) -> f64 {
         match *self {
             // Spectrum down to about 1e-3 of its peak: f0 + 3.7 sf.
-            Waveform::Gaussian { frequency, bandwidth, .. } => frequency + 3.7 * bandwidth / 2.3548,
+            Waveform::Gaussian {
+                frequency,
+                bandwidth,
+                ..
+            } => frequency + 3.7 * bandwidth / 2.3548,
             // The Ricker spectrum (f/fp)^2 exp(1 - (f/fp)^2) falls to about 1e-3 at 3 fp.
             Waveform::Ricker { frequency, .. } => 3.0 * frequency,
             Waveform::Continuous { frequency, .. } => frequency,
@@ -79,7 +87,11 @@ impl Waveform {
     /// Value at time `t` (s).
     pub fn value(&self, t: f64) -> f64 {
         match *self {
-            Waveform::Gaussian { frequency, bandwidth, .. } => {
+            Waveform::Gaussian {
+                frequency,
+                bandwidth,
+                ..
+            } => {
                 let s = Self::gaussian_sigma(bandwidth);
                 let u = t - self.peak_time();
                 (2.0 * PI * frequency * u).sin() * (-(u * u) / (2.0 * s * s)).exp()
@@ -88,12 +100,20 @@ impl Waveform {
                 let a = (PI * frequency * (t - self.peak_time())).powi(2);
                 (1.0 - 2.0 * a) * (-a).exp()
             }
-            Waveform::Continuous { frequency, ramp, delay } => {
+            Waveform::Continuous {
+                frequency,
+                ramp,
+                delay,
+            } => {
                 let u = t - delay;
                 if u <= 0.0 {
                     return 0.0;
                 }
-                let envelope = if u >= ramp { 1.0 } else { 0.5 * (1.0 - (PI * u / ramp).cos()) };
+                let envelope = if u >= ramp {
+                    1.0
+                } else {
+                    0.5 * (1.0 - (PI * u / ramp).cos())
+                };
                 envelope * (2.0 * PI * frequency * u).sin()
             }
         }
@@ -121,17 +141,27 @@ mod tests {
 
     #[test]
     fn gaussian_starts_and_ends_quietly() {
-        let w = Waveform::Gaussian { frequency: 2e14, bandwidth: 1e14, delay: 0.0 };
+        let w = Waveform::Gaussian {
+            frequency: 2e14,
+            bandwidth: 1e14,
+            delay: 0.0,
+        };
         assert!(w.value(0.0).abs() < 1e-5);
         assert!(w.value(w.end_time().unwrap()).abs() < 1e-5);
-        let peak = (0..1000).map(|i| w.value(w.peak_time() + (i as f64 - 500.0) * 1e-17).abs()).fold(0.0, f64::max);
+        let peak = (0..1000)
+            .map(|i| w.value(w.peak_time() + (i as f64 - 500.0) * 1e-17).abs())
+            .fold(0.0, f64::max);
         // The carrier's crest sits a quarter period off the envelope peak: exp(-(T/4)^2 / (2 s^2)) = 0.94.
         assert!(peak > 0.93 && peak <= 1.0, "{peak}");
     }
 
     #[test]
     fn continuous_ramps_up() {
-        let w = Waveform::Continuous { frequency: 1e9, ramp: 3e-9, delay: 0.0 };
+        let w = Waveform::Continuous {
+            frequency: 1e9,
+            ramp: 3e-9,
+            delay: 0.0,
+        };
         assert_eq!(w.value(0.0), 0.0);
         assert!((w.value(5.25e-9) - 1.0).abs() < 1e-9);
     }

@@ -61,24 +61,39 @@ pub struct Hdf5Writer {
 }
 
 fn err(path: &Path) -> impl Fn(hdf5::Error) -> OutputError + '_ {
-    move |e| OutputError { path: path.to_path_buf(), message: e.to_string() }
+    move |e| OutputError {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
 }
 
 fn str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
     let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
-    loc.new_attr::<VarLenUnicode>().shape(()).create(name)?.write_scalar(&v)
+    loc.new_attr::<VarLenUnicode>()
+        .shape(())
+        .create(name)?
+        .write_scalar(&v)
 }
 
 fn arr_attr<T: H5Type + Copy>(loc: &hdf5::Location, name: &str, value: &[T]) -> hdf5::Result<()> {
-    loc.new_attr::<T>().shape(value.len()).create(name)?.write_raw(value)
+    loc.new_attr::<T>()
+        .shape(value.len())
+        .create(name)?
+        .write_raw(value)
 }
 
 fn scalar_attr<T: H5Type>(loc: &hdf5::Location, name: &str, value: T) -> hdf5::Result<()> {
-    loc.new_attr::<T>().shape(()).create(name)?.write_scalar(&value)
+    loc.new_attr::<T>()
+        .shape(())
+        .create(name)?
+        .write_scalar(&value)
 }
 
 fn growable<T: H5Type>(g: &Group, name: &str, chunk: usize) -> hdf5::Result<Dataset> {
-    g.new_dataset::<T>().chunk(chunk).shape(hdf5::SimpleExtents::resizable([0usize])).create(name)
+    g.new_dataset::<T>()
+        .chunk(chunk)
+        .shape(hdf5::SimpleExtents::resizable([0usize]))
+        .create(name)
 }
 
 impl Hdf5Writer {
@@ -121,7 +136,12 @@ impl Hdf5Writer {
                     scalar_attr(&ds, "time_offset", time_offset(c, g.dt))?;
                     datasets.push(ds);
                 }
-                probes.push(ProbeSet { datasets, time, values: vec![Vec::new(); p.samples.len()], written: 0 });
+                probes.push(ProbeSet {
+                    datasets,
+                    time,
+                    values: vec![Vec::new(); p.samples.len()],
+                    written: 0,
+                });
             }
         }
         let mut snapshots = Vec::new();
@@ -150,14 +170,24 @@ impl Hdf5Writer {
                         .create(c.name())?;
                     let start = region.start.map(|i| i as f64);
                     arr_attr(&ds, "origin", &g.position(c, start))?;
-                    arr_attr(&ds, "spacing", &[0, 1, 2].map(|a| region.stride[a] as f64 * g.cell[a]))?;
+                    arr_attr(
+                        &ds,
+                        "spacing",
+                        &[0, 1, 2].map(|a| region.stride[a] as f64 * g.cell[a]),
+                    )?;
                     arr_attr(&ds, "index_start", &region.start.map(|i| i as i64))?;
                     arr_attr(&ds, "stride", &region.stride.map(|i| i as i64))?;
                     scalar_attr(&ds, "time_offset", time_offset(c, g.dt))?;
                     datasets.push(ds);
                     shapes.push(n);
                 }
-                snapshots.push(SnapshotSet { datasets, shapes, time, step, count: 0 });
+                snapshots.push(SnapshotSet {
+                    datasets,
+                    shapes,
+                    time,
+                    step,
+                    count: 0,
+                });
             }
         }
         let mut fluxes = Vec::new();
@@ -171,14 +201,28 @@ impl Hdf5Writer {
                 scalar_attr(&grp, "position", g.origin[a] + f.index as f64 * g.cell[a])?;
                 scalar_attr(&grp, "steps_accumulated", 0u64)?;
                 str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; normal n along +axis")?;
-                grp.new_dataset::<f64>().shape(f.frequencies.len()).create("frequency")?.write_raw(&f.frequencies)?;
-                let power = grp.new_dataset::<f64>().shape(f.frequencies.len()).create("power")?;
+                grp.new_dataset::<f64>()
+                    .shape(f.frequencies.len())
+                    .create("frequency")?
+                    .write_raw(&f.frequencies)?;
+                let power = grp
+                    .new_dataset::<f64>()
+                    .shape(f.frequencies.len())
+                    .create("power")?;
                 power.write_raw(&vec![0.0; f.frequencies.len()])?;
                 fluxes.push(FluxSet { group: grp, power });
             }
         }
         file.flush()?;
-        Ok(Hdf5Writer { file, path: path.to_path_buf(), dt: g.dt, probes, snapshots, fluxes, times: Vec::new() })
+        Ok(Hdf5Writer {
+            file,
+            path: path.to_path_buf(),
+            dt: g.dt,
+            probes,
+            snapshots,
+            fluxes,
+            times: Vec::new(),
+        })
     }
 
     /// Record the probe values of step `step` (1-based: E at time step * dt), in model order:
@@ -213,11 +257,18 @@ impl Hdf5Writer {
     }
 
     /// Write component `component` (the snapshot's own order) of snapshot `index` at `row`.
-    pub fn write_snapshot<T: Real>(&mut self, index: usize, component: usize, row: usize, data: &[T]) -> Result<(), OutputError> {
+    pub fn write_snapshot<T: Real>(
+        &mut self,
+        index: usize,
+        component: usize,
+        row: usize,
+        data: &[T],
+    ) -> Result<(), OutputError> {
         let s = &self.snapshots[index];
         let n = s.shapes[component];
         let ds = &s.datasets[component];
-        let view = ArrayView4::from_shape((1, n[0], n[1], n[2]), data).expect("snapshot buffer matches its region");
+        let view = ArrayView4::from_shape((1, n[0], n[1], n[2]), data)
+            .expect("snapshot buffer matches its region");
         (|| -> hdf5::Result<()> {
             if ds.shape()[0] < row + 1 {
                 ds.resize([row + 1, n[0], n[1], n[2]])?;
@@ -228,11 +279,18 @@ impl Hdf5Writer {
     }
 
     /// Replace the spectrum of flux monitor `index` with `power` (accumulated over `steps` steps).
-    pub fn write_flux(&mut self, index: usize, power: &[f64], steps: usize) -> Result<(), OutputError> {
+    pub fn write_flux(
+        &mut self,
+        index: usize,
+        power: &[f64],
+        steps: usize,
+    ) -> Result<(), OutputError> {
         let set = &self.fluxes[index];
         (|| -> hdf5::Result<()> {
             set.power.write_raw(power)?;
-            set.group.attr("steps_accumulated")?.write_scalar(&(steps as u64))
+            set.group
+                .attr("steps_accumulated")?
+                .write_scalar(&(steps as u64))
         })()
         .map_err(err(&self.path))
     }
@@ -246,23 +304,31 @@ impl Hdf5Writer {
                 let n = times.len();
                 if n > p.written {
                     p.time.resize([n])?;
-                    p.time.write_slice(ArrayView1::from(&times[p.written..n]), s![p.written..n])?;
+                    p.time
+                        .write_slice(ArrayView1::from(&times[p.written..n]), s![p.written..n])?;
                     for (ds, v) in p.datasets.iter().zip(&p.values) {
-                        let conv: Vec<T> = v[p.written..n].iter().map(|&x| T::from_f64(x)).collect();
+                        let conv: Vec<T> =
+                            v[p.written..n].iter().map(|&x| T::from_f64(x)).collect();
                         ds.resize([n])?;
                         ds.write_slice(ArrayView1::from(&conv[..]), s![p.written..n])?;
                     }
                     p.written = n;
                 }
             }
-            self.file.attr("steps_done")?.write_scalar(&(steps_done as u64))?;
+            self.file
+                .attr("steps_done")?
+                .write_scalar(&(steps_done as u64))?;
             self.file.flush()
         })()
         .map_err(err(&path))
     }
 
     /// Flush and set the `complete` attribute (true only for a run that reached its last step).
-    pub fn finish<T: Real>(&mut self, steps_done: usize, complete: bool) -> Result<(), OutputError> {
+    pub fn finish<T: Real>(
+        &mut self,
+        steps_done: usize,
+        complete: bool,
+    ) -> Result<(), OutputError> {
         self.flush::<T>(steps_done)?;
         (|| -> hdf5::Result<()> {
             self.file.attr("complete")?.write_scalar(&complete)?;

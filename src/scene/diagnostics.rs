@@ -39,7 +39,11 @@ pub enum SceneError {
 impl SceneError {
     /// An error with a single problem at byte offset `at`.
     pub fn single(file: &str, text: &str, at: usize, key: &str, message: String) -> Self {
-        let (line, column) = if text.is_empty() { (0, 0) } else { line_col(text, at) };
+        let (line, column) = if text.is_empty() {
+            (0, 0)
+        } else {
+            line_col(text, at)
+        };
         SceneError::Invalid {
             file: file.to_string(),
             problems: vec![Diagnostic {
@@ -103,7 +107,11 @@ pub fn from_toml(file: &str, text: &str, err: &toml::de::Error) -> SceneError {
     let span = err.span().unwrap_or(0..0);
     let (line, column) = line_col(text, span.start);
     let raw = err.message().trim().to_string();
-    let spanned = text.get(span.clone()).filter(|s| !s.contains('\n') && s.len() < 60).unwrap_or("").trim();
+    let spanned = text
+        .get(span.clone())
+        .filter(|s| !s.contains('\n') && s.len() < 60)
+        .unwrap_or("")
+        .trim();
     // A type error spans the value: name the key written before `=` on that line instead.
     let line_text = text.lines().nth(line.saturating_sub(1)).unwrap_or("");
     let key = match line_text.split_once('=') {
@@ -145,7 +153,12 @@ fn improve_message(raw: &str) -> String {
 pub fn closest<'a>(given: &str, allowed: &[&'a str]) -> Option<&'a str> {
     allowed
         .iter()
-        .map(|a| (strsim::damerau_levenshtein(&given.to_lowercase(), &a.to_lowercase()), *a))
+        .map(|a| {
+            (
+                strsim::damerau_levenshtein(&given.to_lowercase(), &a.to_lowercase()),
+                *a,
+            )
+        })
         .filter(|(d, a)| *d <= 2.max(a.len() / 3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, a)| a)

@@ -21,16 +21,18 @@ pub fn load(path: &Path) -> Result<(Model, Vec<String>), SceneError> {
         file: file.clone(),
         message: e.to_string(),
     })?;
-    let text = String::from_utf8(bytes).map_err(|e| SceneError::single(
-        &file,
-        "",
-        0,
-        "",
-        format!(
-            "the file is not valid UTF-8 (invalid byte at offset {}); save it as UTF-8 text",
-            e.utf8_error().valid_up_to()
-        ),
-    ))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        SceneError::single(
+            &file,
+            "",
+            0,
+            "",
+            format!(
+                "the file is not valid UTF-8 (invalid byte at offset {}); save it as UTF-8 text",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })?;
     load_str(&text, &file)
 }
 
@@ -46,6 +48,7 @@ pub fn load_str(text: &str, file: &str) -> Result<(Model, Vec<String>), SceneErr
                 .to_string(),
         ));
     }
-    let parsed: schema::SceneFile = toml::from_str(text).map_err(|e| diagnostics::from_toml(file, text, &e))?;
+    let parsed: schema::SceneFile =
+        toml::from_str(text).map_err(|e| diagnostics::from_toml(file, text, &e))?;
     resolve(&parsed, text, file)
 }

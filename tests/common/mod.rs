@@ -19,7 +19,11 @@ pub fn model(text: &str) -> Model {
 
 /// A whole-grid region of `model`.
 pub fn whole(model: &Model) -> Region {
-    Region { start: [0; 3], end: model.grid.shape, stride: [1; 3] }
+    Region {
+        start: [0; 3],
+        end: model.grid.shape,
+        stride: [1; 3],
+    }
 }
 
 /// Read a whole component as f64.
@@ -40,7 +44,11 @@ pub fn run_cpu<T: Real>(model: &Model, slabs: usize) -> (Vec<Vec<f64>>, Vec<Vec<
 /// As [`run_cpu`] with explicit slab ranges.
 pub fn run_ranges<T: Real>(model: &Model, ranges: &[SlabRange]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let mut b = CpuBackend::<T>::new(model, ranges);
-    let samples: Vec<(Component, [usize; 3])> = model.probes.iter().flat_map(|p| p.samples.clone()).collect();
+    let samples: Vec<(Component, [usize; 3])> = model
+        .probes
+        .iter()
+        .flat_map(|p| p.samples.clone())
+        .collect();
     let mut series = vec![Vec::with_capacity(model.grid.steps); samples.len()];
     {
         let mut s = Stepper::new(model, &mut b, ranges);
@@ -51,7 +59,10 @@ pub fn run_ranges<T: Real>(model: &Model, ranges: &[SlabRange]) -> (Vec<Vec<f64>
             }
         }
     }
-    let fields = Component::ALL.iter().map(|&c| field(&b, model, c)).collect();
+    let fields = Component::ALL
+        .iter()
+        .map(|&c| field(&b, model, c))
+        .collect();
     (series, fields)
 }
 

@@ -12,7 +12,9 @@ use yee::run::source_values;
 
 /// Parse and resolve scene text with a precision and step count substituted.
 pub fn model(text: &str, precision: &str, steps: usize) -> Model {
-    let text = text.replace("PRECISION", precision).replace("STEPS", &steps.to_string());
+    let text = text
+        .replace("PRECISION", precision)
+        .replace("STEPS", &steps.to_string());
     match yee::scene::load_str(&text, "test.toml") {
         Ok((m, _)) => m,
         Err(e) => panic!("{e}"),
@@ -206,15 +208,26 @@ pub struct Trace {
 }
 
 fn whole(model: &Model) -> Region {
-    Region { start: [0; 3], end: model.grid.shape, stride: [1; 3] }
+    Region {
+        start: [0; 3],
+        end: model.grid.shape,
+        stride: [1; 3],
+    }
 }
 
 /// Step `b` (holding `model` split as `ranges`) through all the model's steps as the time
 /// loop does, recording every probe sample each step and every snapshot when due.
 pub fn drive<B: Backend>(model: &Model, b: &mut B, ranges: &[SlabRange]) -> Trace {
     let halos = HaloPlan::new(ranges, &model.boundaries);
-    let samples: Vec<(Component, [usize; 3])> = model.probes.iter().flat_map(|p| p.samples.clone()).collect();
-    let mut trace = Trace { probes: vec![Vec::new(); samples.len()], ..Default::default() };
+    let samples: Vec<(Component, [usize; 3])> = model
+        .probes
+        .iter()
+        .flat_map(|p| p.samples.clone())
+        .collect();
+    let mut trace = Trace {
+        probes: vec![Vec::new(); samples.len()],
+        ..Default::default()
+    };
     let mut n_snap = 0;
     for s in &model.snapshots {
         n_snap += s.regions.len();
@@ -271,7 +284,10 @@ fn max_abs(v: &[f64]) -> f64 {
 fn rel_diff(got: &[f64], want: &[f64]) -> f64 {
     assert_eq!(got.len(), want.len(), "same length");
     let scale = max_abs(want);
-    let d = got.iter().zip(want).fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+    let d = got
+        .iter()
+        .zip(want)
+        .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
     if scale == 0.0 {
         if d == 0.0 {
             0.0
@@ -288,21 +304,35 @@ fn rel_diff(got: &[f64], want: &[f64]) -> f64 {
 pub fn assert_close(got: &Trace, want: &Trace, tol: f64, what: &str) -> f64 {
     let mut worst: f64 = 0.0;
     for (c, (g, w)) in got.fields.iter().zip(&want.fields).enumerate() {
-        assert!(max_abs(w) > 0.0, "{what}: component {} is all zero in the reference: the scene tests nothing", Component::ALL[c].name());
+        assert!(
+            max_abs(w) > 0.0,
+            "{what}: component {} is all zero in the reference: the scene tests nothing",
+            Component::ALL[c].name()
+        );
         let d = rel_diff(g, w);
-        assert!(d <= tol, "{what}: {} differs by {d:e} of its maximum (tolerance {tol:e})", Component::ALL[c].name());
+        assert!(
+            d <= tol,
+            "{what}: {} differs by {d:e} of its maximum (tolerance {tol:e})",
+            Component::ALL[c].name()
+        );
         worst = worst.max(d);
     }
     for (k, (g, w)) in got.probes.iter().zip(&want.probes).enumerate() {
         let d = rel_diff(g, w);
-        assert!(d <= tol, "{what}: probe sample {k} differs by {d:e} (tolerance {tol:e})");
+        assert!(
+            d <= tol,
+            "{what}: probe sample {k} differs by {d:e} (tolerance {tol:e})"
+        );
         worst = worst.max(d);
     }
     assert_eq!(got.snapshots.len(), want.snapshots.len());
     for (k, (g, w)) in got.snapshots.iter().zip(&want.snapshots).enumerate() {
         assert!(!w.is_empty(), "{what}: snapshot {k} was never taken");
         let d = rel_diff(g, w);
-        assert!(d <= tol, "{what}: snapshot {k} differs by {d:e} (tolerance {tol:e})");
+        assert!(
+            d <= tol,
+            "{what}: snapshot {k} differs by {d:e} (tolerance {tol:e})"
+        );
         worst = worst.max(d);
     }
     worst

@@ -100,8 +100,26 @@ pub(super) fn e_plane<'a, T: Real>(
             for j in 0..ny {
                 let r = j * nz;
                 let s = r..r + nz;
-                term::<T, true>(&mut ey[s.clone()], coef(1, j), 0, row(&h[2], o + r, nz), row(&h[2], o - plane + r, nz), idx, &mut psi_ey[s.clone()], |_| bck);
-                term::<T, false>(&mut ez[s.clone()], coef(2, j), 0, row(&h[1], o + r, nz), row(&h[1], o - plane + r, nz), idx, &mut psi_ez[s], |_| bck);
+                term::<T, true>(
+                    &mut ey[s.clone()],
+                    coef(1, j),
+                    0,
+                    row(&h[2], o + r, nz),
+                    row(&h[2], o - plane + r, nz),
+                    idx,
+                    &mut psi_ey[s.clone()],
+                    |_| bck,
+                );
+                term::<T, false>(
+                    &mut ez[s.clone()],
+                    coef(2, j),
+                    0,
+                    row(&h[1], o + r, nz),
+                    row(&h[1], o - plane + r, nz),
+                    idx,
+                    &mut psi_ez[s],
+                    |_| bck,
+                );
             }
         }
     }
@@ -116,8 +134,26 @@ pub(super) fn e_plane<'a, T: Real>(
         let bck = py.e[l];
         let r = j * nz;
         let s = l * nz..(l + 1) * nz;
-        term::<T, false>(&mut ex[r..r + nz], coef(0, j), 0, row(&h[2], o + r, nz), row(&h[2], o + r - nz, nz), idy, &mut psi_ex[s.clone()], |_| bck);
-        term::<T, true>(&mut ez[r..r + nz], coef(2, j), 0, row(&h[0], o + r, nz), row(&h[0], o + r - nz, nz), idy, &mut psi_ez[s], |_| bck);
+        term::<T, false>(
+            &mut ex[r..r + nz],
+            coef(0, j),
+            0,
+            row(&h[2], o + r, nz),
+            row(&h[2], o + r - nz, nz),
+            idy,
+            &mut psi_ex[s.clone()],
+            |_| bck,
+        );
+        term::<T, true>(
+            &mut ez[r..r + nz],
+            coef(2, j),
+            0,
+            row(&h[0], o + r, nz),
+            row(&h[0], o + r - nz, nz),
+            idy,
+            &mut psi_ez[s],
+            |_| bck,
+        );
     }
     // z layers: Ex -= cb (..dHy/dz), Ey += cb (..dHx/dz). Skip the outer wall cell k = 0.
     let pz = &sh.pml[2];
@@ -137,14 +173,39 @@ pub(super) fn e_plane<'a, T: Real>(
             let l0 = pz.layer_of(k0);
             let ps = j * lz + l0..j * lz + l0 + (k1 - k0);
             let bck = |q: usize| pz.e[l0 + q];
-            term::<T, true>(&mut ex[r + k0..r + k1], coef(0, j), k0, &hy[k0..k1], &hy[k0 - 1..k1 - 1], idz, &mut psi_ex[ps.clone()], bck);
-            term::<T, false>(&mut ey[r + k0..r + k1], coef(1, j), k0, &hx[k0..k1], &hx[k0 - 1..k1 - 1], idz, &mut psi_ey[ps], bck);
+            term::<T, true>(
+                &mut ex[r + k0..r + k1],
+                coef(0, j),
+                k0,
+                &hy[k0..k1],
+                &hy[k0 - 1..k1 - 1],
+                idz,
+                &mut psi_ex[ps.clone()],
+                bck,
+            );
+            term::<T, false>(
+                &mut ey[r + k0..r + k1],
+                coef(1, j),
+                k0,
+                &hx[k0..k1],
+                &hx[k0 - 1..k1 - 1],
+                idz,
+                &mut psi_ey[ps],
+                bck,
+            );
         }
     }
 }
 
 /// CPML correction of the H plane at global x index `i` (local plane `p`).
-pub(super) fn h_plane<T: Real>(sh: &Shared<T>, i: usize, p: usize, e: &[Vec<T>; 3], h: [&mut [T]; 3], psi: PlanePsi<T>) {
+pub(super) fn h_plane<T: Real>(
+    sh: &Shared<T>,
+    i: usize,
+    p: usize,
+    e: &[Vec<T>; 3],
+    h: [&mut [T]; 3],
+    psi: PlanePsi<T>,
+) {
     let _ = i;
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
@@ -155,8 +216,26 @@ pub(super) fn h_plane<T: Real>(sh: &Shared<T>, i: usize, p: usize, e: &[Vec<T>; 
     // x layers: Hy += ch (..dEz/dx), Hz -= ch (..dEy/dx). E beyond the last plane is the halo.
     if let Some((l, [psi_hy, psi_hz])) = psi.x {
         let bck = sh.pml[0].h[l];
-        term::<T, false>(hy, ch, 0, &e[2][o + plane..o + 2 * plane], &e[2][o..o + plane], idx, psi_hy, |_| bck);
-        term::<T, true>(hz, ch, 0, &e[1][o + plane..o + 2 * plane], &e[1][o..o + plane], idx, psi_hz, |_| bck);
+        term::<T, false>(
+            hy,
+            ch,
+            0,
+            &e[2][o + plane..o + 2 * plane],
+            &e[2][o..o + plane],
+            idx,
+            psi_hy,
+            |_| bck,
+        );
+        term::<T, true>(
+            hz,
+            ch,
+            0,
+            &e[1][o + plane..o + 2 * plane],
+            &e[1][o..o + plane],
+            idx,
+            psi_hz,
+            |_| bck,
+        );
     }
     // y layers: Hx -= ch (..dEz/dy), Hz += ch (..dEx/dy). E beyond the last row is the PEC wall.
     let py = &sh.pml[1];
@@ -171,8 +250,26 @@ pub(super) fn h_plane<T: Real>(sh: &Shared<T>, i: usize, p: usize, e: &[Vec<T>; 
         } else {
             (&sh.zeros[..nz], &sh.zeros[..nz])
         };
-        term::<T, true>(&mut hx[r..r + nz], ch, 0, ez_n, row(&e[2], o + r, nz), idy, &mut psi_hx[s.clone()], |_| bck);
-        term::<T, false>(&mut hz[r..r + nz], ch, 0, ex_n, row(&e[0], o + r, nz), idy, &mut psi_hz[s], |_| bck);
+        term::<T, true>(
+            &mut hx[r..r + nz],
+            ch,
+            0,
+            ez_n,
+            row(&e[2], o + r, nz),
+            idy,
+            &mut psi_hx[s.clone()],
+            |_| bck,
+        );
+        term::<T, false>(
+            &mut hz[r..r + nz],
+            ch,
+            0,
+            ex_n,
+            row(&e[0], o + r, nz),
+            idy,
+            &mut psi_hz[s],
+            |_| bck,
+        );
     }
     // z layers: Hx += ch (..dEy/dz), Hy -= ch (..dEx/dz). E beyond the last cell is the PEC wall.
     let pz = &sh.pml[2];
@@ -193,15 +290,51 @@ pub(super) fn h_plane<T: Real>(sh: &Shared<T>, i: usize, p: usize, e: &[Vec<T>; 
             let k1v = if k1 == nz { nz - 1 } else { k1 };
             let ps = j * lz + l0..j * lz + l0 + (k1v - k0);
             let bck = |q: usize| pz.h[l0 + q];
-            term::<T, false>(&mut hx[r + k0..r + k1v], ch, 0, &ey[k0 + 1..k1v + 1], &ey[k0..k1v], idz, &mut psi_hx[ps.clone()], bck);
-            term::<T, true>(&mut hy[r + k0..r + k1v], ch, 0, &ex[k0 + 1..k1v + 1], &ex[k0..k1v], idz, &mut psi_hy[ps], bck);
+            term::<T, false>(
+                &mut hx[r + k0..r + k1v],
+                ch,
+                0,
+                &ey[k0 + 1..k1v + 1],
+                &ey[k0..k1v],
+                idz,
+                &mut psi_hx[ps.clone()],
+                bck,
+            );
+            term::<T, true>(
+                &mut hy[r + k0..r + k1v],
+                ch,
+                0,
+                &ex[k0 + 1..k1v + 1],
+                &ex[k0..k1v],
+                idz,
+                &mut psi_hy[ps],
+                bck,
+            );
             if k1 == nz {
                 let l = pz.layer_of(nz - 1);
                 let q = j * lz + l;
                 let zero = [T::ZERO];
                 let bck = |_| pz.h[l];
-                term::<T, false>(&mut hx[r + nz - 1..r + nz], ch, 0, &zero, &ey[nz - 1..nz], idz, &mut psi_hx[q..q + 1], bck);
-                term::<T, true>(&mut hy[r + nz - 1..r + nz], ch, 0, &zero, &ex[nz - 1..nz], idz, &mut psi_hy[q..q + 1], bck);
+                term::<T, false>(
+                    &mut hx[r + nz - 1..r + nz],
+                    ch,
+                    0,
+                    &zero,
+                    &ey[nz - 1..nz],
+                    idz,
+                    &mut psi_hx[q..q + 1],
+                    bck,
+                );
+                term::<T, true>(
+                    &mut hy[r + nz - 1..r + nz],
+                    ch,
+                    0,
+                    &zero,
+                    &ex[nz - 1..nz],
+                    idz,
+                    &mut psi_hy[q..q + 1],
+                    bck,
+                );
             }
         }
     }

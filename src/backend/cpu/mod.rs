@@ -10,11 +10,11 @@ mod cpml;
 mod update;
 
 use super::{Allocation, Backend};
-use update::{beyond, e_plane, h_plane, Beyond, RowCoef};
 use crate::decomp::{HaloCopy, HaloSide, SlabRange};
 use crate::model::{Axis, Component, Model, Region};
 use crate::real::Real;
 use rayon::prelude::*;
+use update::{beyond, e_plane, h_plane, Beyond, RowCoef};
 
 /// Marks a row whose cells do not all share one material.
 const MIXED_ROW: u16 = u16::MAX;
@@ -110,15 +110,36 @@ impl<T: Real> CpuBackend<T> {
         let b = &model.boundaries;
         let pml = [0, 1, 2].map(|a| {
             let p = &b.profiles[a];
-            let conv = |v: &Vec<[f64; 3]>| v.iter().map(|c| [T::from_f64(c[0]), T::from_f64(c[1]), T::from_f64(c[2] - 1.0)]).collect();
-            PmlAxis { lo: p.lo, hi: p.hi, n: p.n, e: conv(&p.e), h: conv(&p.h) }
+            let conv = |v: &Vec<[f64; 3]>| {
+                v.iter()
+                    .map(|c| {
+                        [
+                            T::from_f64(c[0]),
+                            T::from_f64(c[1]),
+                            T::from_f64(c[2] - 1.0),
+                        ]
+                    })
+                    .collect()
+            };
+            PmlAxis {
+                lo: p.lo,
+                hi: p.hi,
+                n: p.n,
+                e: conv(&p.e),
+                h: conv(&p.h),
+            }
         });
         let shared = Shared {
             ny,
             nz,
             inv: g.cell.map(|d| T::from_f64(1.0 / d)),
             ch: T::from_f64(g.dt / crate::model::MU0),
-            coef: model.materials.coefficients(g.dt).iter().map(|c| (T::from_f64(c.ca), T::from_f64(c.cb))).collect(),
+            coef: model
+                .materials
+                .coefficients(g.dt)
+                .iter()
+                .map(|c| (T::from_f64(c.ca), T::from_f64(c.cb)))
+                .collect(),
             y_lo: beyond(b.face(Axis::Y, false)),
             y_hi: beyond(b.face(Axis::Y, true)),
             z_lo: beyond(b.face(Axis::Z, false)),
@@ -127,18 +148,32 @@ impl<T: Real> CpuBackend<T> {
             pml,
             zeros: vec![T::ZERO; nz.max(ny)],
         };
-        let slabs: Vec<Slab<T>> = ranges.par_iter().map(|r| Slab::new(model, &shared, *r)).collect();
+        let slabs: Vec<Slab<T>> = ranges
+            .par_iter()
+            .map(|r| Slab::new(model, &shared, *r))
+            .collect();
         let mut allocation = Allocation::default();
         for s in &slabs {
             let a = s.allocation(&shared);
-            debug_assert_eq!(a, crate::plan::slab_bytes(model, s.range, T::PRECISION), "the CPU backend allocates exactly what the plan lists");
+            debug_assert_eq!(
+                a,
+                crate::plan::slab_bytes(model, s.range, T::PRECISION),
+                "the CPU backend allocates exactly what the plan lists"
+            );
             allocation.add(&a);
         }
-        CpuBackend { shared, slabs, allocation }
+        CpuBackend {
+            shared,
+            slabs,
+            allocation,
+        }
     }
 
     fn slab_of(&self, x: usize) -> &Slab<T> {
-        self.slabs.iter().find(|s| s.range.x0 <= x && x < s.range.x1).expect("x index inside the grid")
+        self.slabs
+            .iter()
+            .find(|s| s.range.x0 <= x && x < s.range.x1)
+            .expect("x index inside the grid")
     }
 }
 
@@ -148,14 +183,24 @@ impl<T: Real> Slab<T> {
         let plane = ny * nz;
         let n = range.len();
         let field = || vec![T::ZERO; (n + 2) * plane];
-        let mut mat = [vec![0u8; n * plane], vec![0u8; n * plane], vec![0u8; n * plane]];
+        let mut mat = [
+            vec![0u8; n * plane],
+            vec![0u8; n * plane],
+            vec![0u8; n * plane],
+        ];
         for (c, m) in mat.iter_mut().enumerate() {
             paint_materials(model, Component::ALL[c], range, m);
         }
         let row_mat = [0, 1, 2].map(|c| {
             mat[c]
                 .chunks(nz)
-                .map(|row| if row.iter().all(|&v| v == row[0]) { row[0] as u16 } else { MIXED_ROW })
+                .map(|row| {
+                    if row.iter().all(|&v| v == row[0]) {
+                        row[0] as u16
+                    } else {
+                        MIXED_ROW
+                    }
+                })
                 .collect::<Vec<u16>>()
         });
         let px = &sh.pml[0];
@@ -174,7 +219,17 @@ impl<T: Real> Slab<T> {
             .filter_map(|(s, src)| {
                 let x0 = src.cells[0][0].max(range.x0);
                 let x1 = src.cells[0][1].min(range.x1);
-                (x0 < x1).then(|| (s, src.component, [[x0 - range.x0 + 1, x1 - range.x0 + 1], src.cells[1], src.cells[2]]))
+                (x0 < x1).then(|| {
+                    (
+                        s,
+                        src.component,
+                        [
+                            [x0 - range.x0 + 1, x1 - range.x0 + 1],
+                            src.cells[1],
+                            src.cells[2],
+                        ],
+                    )
+                })
             })
             .collect();
         Slab {
@@ -202,7 +257,13 @@ impl<T: Real> Slab<T> {
             halos,
             materials: self.mat.iter().map(|m| m.len() as u64).sum::<u64>()
                 + self.row_mat.iter().map(|m| 2 * m.len() as u64).sum::<u64>(),
-            pml: self.psi_x.iter().chain(&self.psi_y).chain(&self.psi_z).map(len).sum(),
+            pml: self
+                .psi_x
+                .iter()
+                .chain(&self.psi_y)
+                .chain(&self.psi_z)
+                .map(len)
+                .sum(),
             monitors: 0,
         }
     }
@@ -214,7 +275,15 @@ impl<T: Real> Slab<T> {
         let n = self.range.len();
         let x0 = self.range.x0;
         let e = &self.e;
-        let psi = plane_psi(sh, n, &self.pml_x_planes, &mut self.psi_x, &mut self.psi_y, &mut self.psi_z, 2);
+        let psi = plane_psi(
+            sh,
+            n,
+            &self.pml_x_planes,
+            &mut self.psi_x,
+            &mut self.psi_y,
+            &mut self.psi_z,
+            2,
+        );
         let [hx, hy, hz] = &mut self.h;
         let owned = plane..(n + 1) * plane;
         hx[owned.clone()]
@@ -238,7 +307,15 @@ impl<T: Real> Slab<T> {
         let h = &self.h;
         let mat = &self.mat;
         let row_mat = &self.row_mat;
-        let psi = plane_psi(sh, n, &self.pml_x_planes, &mut self.psi_x, &mut self.psi_y, &mut self.psi_z, 0);
+        let psi = plane_psi(
+            sh,
+            n,
+            &self.pml_x_planes,
+            &mut self.psi_x,
+            &mut self.psi_y,
+            &mut self.psi_z,
+            0,
+        );
         let [ex, ey, ez] = &mut self.e;
         let owned = plane..(n + 1) * plane;
         ex[owned.clone()]
@@ -334,7 +411,10 @@ fn plane_psi<'a, T: Real>(
     let mut xb = xb.chunks_mut(plane.max(1));
     let mut x: Vec<cpml::XLayerPsi<'a, T>> = (0..n).map(|_| None).collect();
     for &(p, l) in x_planes {
-        x[p - 1] = Some((l, [xa.next().expect("psi plane"), xb.next().expect("psi plane")]));
+        x[p - 1] = Some((
+            l,
+            [xa.next().expect("psi plane"), xb.next().expect("psi plane")],
+        ));
     }
     let y_per = sh.pml[1].layers() * sh.nz;
     let z_per = sh.ny * sh.pml[2].layers();
@@ -342,7 +422,11 @@ fn plane_psi<'a, T: Real>(
     let zs = split(za, z_per).into_iter().zip(split(zb, z_per));
     x.into_iter()
         .zip(ys.zip(zs))
-        .map(|(x, ((y0, y1), (z0, z1)))| cpml::PlanePsi { x, y: [y0, y1], z: [z0, z1] })
+        .map(|(x, ((y0, y1), (z0, z1)))| cpml::PlanePsi {
+            x,
+            y: [y0, y1],
+            z: [z0, z1],
+        })
         .collect()
 }
 
@@ -366,7 +450,9 @@ fn paint_materials(model: &Model, c: Component, range: SlabRange, out: &mut [u8]
         let (lo, hi) = obj.bounds();
         let idx = |a: usize, x: f64| (x - g.origin[a]) / g.cell[a] - off[a];
         let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
-        let last = |a: usize, n: usize| ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize;
+        let last = |a: usize, n: usize| {
+            ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize
+        };
         let (i0, i1) = (first(0).max(range.x0), last(0, g.shape[0]).min(range.x1));
         let (j0, j1) = (first(1), last(1, ny));
         let (k0, k1) = (first(2), last(2, nz));
@@ -393,7 +479,9 @@ impl<T: Real> Backend for CpuBackend<T> {
 
     fn update_e(&mut self, source_values: &[f64]) {
         let sh = &self.shared;
-        self.slabs.par_iter_mut().for_each(|s| s.update_e(sh, source_values));
+        self.slabs
+            .par_iter_mut()
+            .for_each(|s| s.update_e(sh, source_values));
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {
@@ -403,7 +491,11 @@ impl<T: Real> Backend for CpuBackend<T> {
             let ci = c.component as usize % 3;
             let src = &self.slabs[c.src_slab];
             let sp = c.src_x - src.range.x0 + 1;
-            let field = if c.component.is_electric() { &src.e[ci] } else { &src.h[ci] };
+            let field = if c.component.is_electric() {
+                &src.e[ci]
+            } else {
+                &src.h[ci]
+            };
             buf.copy_from_slice(&field[sp * plane..(sp + 1) * plane]);
             if c.negate {
                 buf.iter_mut().for_each(|v| *v = -*v);
@@ -413,7 +505,11 @@ impl<T: Real> Backend for CpuBackend<T> {
                 HaloSide::Left => 0,
                 HaloSide::Right => dst.range.len() + 1,
             };
-            let f = if c.component.is_electric() { &mut dst.e[ci] } else { &mut dst.h[ci] };
+            let f = if c.component.is_electric() {
+                &mut dst.e[ci]
+            } else {
+                &mut dst.h[ci]
+            };
             f[dp * plane..(dp + 1) * plane].copy_from_slice(&buf);
         }
     }
@@ -421,7 +517,11 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
         let s = self.slab_of(index[0]);
         let ci = component as usize % 3;
-        let f = if component.is_electric() { &s.e[ci] } else { &s.h[ci] };
+        let f = if component.is_electric() {
+            &s.e[ci]
+        } else {
+            &s.h[ci]
+        };
         let p = index[0] - s.range.x0 + 1;
         f[(p * self.shared.ny + index[1]) * self.shared.nz + index[2]].to_f64()
     }
@@ -433,7 +533,11 @@ impl<T: Real> Backend for CpuBackend<T> {
         let mut o = 0;
         for i in (region.start[0]..region.end[0]).step_by(region.stride[0]) {
             let s = self.slab_of(i);
-            let f = if component.is_electric() { &s.e[ci] } else { &s.h[ci] };
+            let f = if component.is_electric() {
+                &s.e[ci]
+            } else {
+                &s.h[ci]
+            };
             let p = i - s.range.x0 + 1;
             for j in (region.start[1]..region.end[1]).step_by(region.stride[1]) {
                 let base = (p * ny + j) * nz;
@@ -451,7 +555,9 @@ impl<T: Real> Backend for CpuBackend<T> {
         let plane = self.shared.ny * self.shared.nz;
         self.slabs.par_iter().all(|s| {
             let n = s.range.len();
-            s.e.iter().chain(s.h.iter()).all(|f| f[plane..(n + 1) * plane].par_iter().all(|v| v.is_finite()))
+            s.e.iter()
+                .chain(s.h.iter())
+                .all(|f| f[plane..(n + 1) * plane].par_iter().all(|v| v.is_finite()))
         })
     }
 

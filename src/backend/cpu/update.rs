@@ -35,10 +35,25 @@ pub(super) fn row<T: Real>(field: &[T], start: usize, nz: usize) -> &[T] {
 /// b[nz] (the value beyond the z maximum face).
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn h_row_shift<T: Real>(out: &mut [T], coef: T, a1: &[T], a0: &[T], sa: T, b: &[T], sb: T, b_end: T) {
+fn h_row_shift<T: Real>(
+    out: &mut [T],
+    coef: T,
+    a1: &[T],
+    a0: &[T],
+    sa: T,
+    b: &[T],
+    sb: T,
+    b_end: T,
+) {
     let m = out.len() - 1;
     let (main, last) = out.split_at_mut(m);
-    for ((((o, &x1), &x0), &y1), &y0) in main.iter_mut().zip(&a1[..m]).zip(&a0[..m]).zip(&b[1..]).zip(&b[..m]) {
+    for ((((o, &x1), &x0), &y1), &y0) in main
+        .iter_mut()
+        .zip(&a1[..m])
+        .zip(&a0[..m])
+        .zip(&b[1..])
+        .zip(&b[..m])
+    {
         *o -= coef * ((x1 - x0) * sa + (y1 - y0) * sb);
     }
     last[0] -= coef * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * sb);
@@ -61,7 +76,14 @@ pub(super) fn z_end<T: Real>(kind: Beyond, row: &[T]) -> T {
 }
 
 /// H update of one owned plane `p`.
-pub(super) fn h_plane<T: Real>(sh: &Shared<T>, p: usize, e: &[Vec<T>; 3], hx: &mut [T], hy: &mut [T], hz: &mut [T]) {
+pub(super) fn h_plane<T: Real>(
+    sh: &Shared<T>,
+    p: usize,
+    e: &[Vec<T>; 3],
+    hx: &mut [T],
+    hy: &mut [T],
+    hz: &mut [T],
+) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let [idx, idy, idz] = sh.inv;
@@ -83,9 +105,27 @@ pub(super) fn h_plane<T: Real>(sh: &Shared<T>, p: usize, e: &[Vec<T>; 3], hx: &m
             (&sh.zeros[..nz], &sh.zeros[..nz])
         };
         // Hx -= ch (dEz/dy - dEy/dz)
-        h_row_shift(&mut hx[r..r + nz], ch, ez_yn, ez, idy, ey, -idz, z_end(sh.z_hi, ey));
+        h_row_shift(
+            &mut hx[r..r + nz],
+            ch,
+            ez_yn,
+            ez,
+            idy,
+            ey,
+            -idz,
+            z_end(sh.z_hi, ey),
+        );
         // Hy -= ch (dEx/dz - dEz/dx)
-        h_row_shift(&mut hy[r..r + nz], ch, ez_xn, ez, -idx, ex, idz, z_end(sh.z_hi, ex));
+        h_row_shift(
+            &mut hy[r..r + nz],
+            ch,
+            ez_xn,
+            ez,
+            -idx,
+            ex,
+            idz,
+            z_end(sh.z_hi, ex),
+        );
         // Hz -= ch (dEy/dx - dEx/dy)
         h_row(&mut hz[r..r + nz], ch, ey_xn, ey, idx, ex_yn, ex, -idy);
     }
@@ -103,21 +143,41 @@ pub(super) enum RowCoef<'a, T> {
 /// `out[k] = ca out[k] + cb ((a1[k] - a0[k]) sa + (b[k] - b[k-1]) sb)`, `b_start` standing for b[-1].
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn e_row_shift<T: Real>(out: &mut [T], rc: RowCoef<T>, a1: &[T], a0: &[T], sa: T, b: &[T], sb: T, b_start: T) {
+fn e_row_shift<T: Real>(
+    out: &mut [T],
+    rc: RowCoef<T>,
+    a1: &[T],
+    a0: &[T],
+    sa: T,
+    b: &[T],
+    sb: T,
+    b_start: T,
+) {
     let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * sb;
     let n = out.len();
     match rc {
         RowCoef::Uniform(ca, cb) => {
             out[0] = ca * out[0] + cb * curl0;
-            for ((((o, &x1), &x0), &y1), &y0) in out[1..].iter_mut().zip(&a1[1..]).zip(&a0[1..]).zip(&b[1..]).zip(&b[..n - 1]) {
+            for ((((o, &x1), &x0), &y1), &y0) in out[1..]
+                .iter_mut()
+                .zip(&a1[1..])
+                .zip(&a0[1..])
+                .zip(&b[1..])
+                .zip(&b[..n - 1])
+            {
                 *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * sb);
             }
         }
         RowCoef::PerCell(ids, table) => {
             let (ca, cb) = table[ids[0] as usize];
             out[0] = ca * out[0] + cb * curl0;
-            for (((((o, &x1), &x0), &y1), &y0), &id) in
-                out[1..].iter_mut().zip(&a1[1..]).zip(&a0[1..]).zip(&b[1..]).zip(&b[..n - 1]).zip(&ids[1..])
+            for (((((o, &x1), &x0), &y1), &y0), &id) in out[1..]
+                .iter_mut()
+                .zip(&a1[1..])
+                .zip(&a0[1..])
+                .zip(&b[1..])
+                .zip(&b[..n - 1])
+                .zip(&ids[1..])
             {
                 let (ca, cb) = table[id as usize];
                 *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * sb);
@@ -129,7 +189,16 @@ fn e_row_shift<T: Real>(out: &mut [T], rc: RowCoef<T>, a1: &[T], a0: &[T], sa: T
 /// `out[k] = ca out[k] + cb ((a1[k] - a0[k]) sa + (b1[k] - b0[k]) sb)`.
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn e_row<T: Real>(out: &mut [T], rc: RowCoef<T>, a1: &[T], a0: &[T], sa: T, b1: &[T], b0: &[T], sb: T) {
+fn e_row<T: Real>(
+    out: &mut [T],
+    rc: RowCoef<T>,
+    a1: &[T],
+    a0: &[T],
+    sa: T,
+    b1: &[T],
+    b0: &[T],
+    sb: T,
+) {
     match rc {
         RowCoef::Uniform(ca, cb) => {
             for ((((o, &x1), &x0), &y1), &y0) in out.iter_mut().zip(a1).zip(a0).zip(b1).zip(b0) {
@@ -137,7 +206,9 @@ fn e_row<T: Real>(out: &mut [T], rc: RowCoef<T>, a1: &[T], a0: &[T], sa: T, b1: 
             }
         }
         RowCoef::PerCell(ids, table) => {
-            for (((((o, &x1), &x0), &y1), &y0), &id) in out.iter_mut().zip(a1).zip(a0).zip(b1).zip(b0).zip(ids) {
+            for (((((o, &x1), &x0), &y1), &y0), &id) in
+                out.iter_mut().zip(a1).zip(a0).zip(b1).zip(b0).zip(ids)
+            {
                 let (ca, cb) = table[id as usize];
                 *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * sb);
             }
@@ -170,7 +241,11 @@ pub(super) fn e_plane<'a, T: Real>(
     let ob = o - plane;
     // Rows below y = 0 for the Mirror case: the negated first rows.
     let mirror = |f: &Vec<T>| -> Vec<T> { f[o..o + nz].iter().map(|&v| -v).collect() };
-    let (hx_m, hz_m) = if sh.y_lo == Beyond::Mirror { (mirror(&h[0]), mirror(&h[2])) } else { (Vec::new(), Vec::new()) };
+    let (hx_m, hz_m) = if sh.y_lo == Beyond::Mirror {
+        (mirror(&h[0]), mirror(&h[2]))
+    } else {
+        (Vec::new(), Vec::new())
+    };
     for j in 0..ny {
         let r = j * nz;
         let hx = row(&h[0], o + r, nz);
@@ -182,16 +257,46 @@ pub(super) fn e_plane<'a, T: Real>(
             (row(&h[0], o + r - nz, nz), row(&h[2], o + r - nz, nz))
         } else {
             match sh.y_lo {
-                Beyond::Wrap => (row(&h[0], o + (ny - 1) * nz, nz), row(&h[2], o + (ny - 1) * nz, nz)),
+                Beyond::Wrap => (
+                    row(&h[0], o + (ny - 1) * nz, nz),
+                    row(&h[2], o + (ny - 1) * nz, nz),
+                ),
                 Beyond::Mirror => (&hx_m, &hz_m),
                 Beyond::Zero => (&sh.zeros[..nz], &sh.zeros[..nz]),
             }
         };
         // Ex = ca Ex + cb (dHz/dy - dHy/dz)
-        e_row_shift(&mut ex[r..r + nz], coef(0, j), hz, hz_yb, idy, hy, -idz, z_start(sh.z_lo, hy));
+        e_row_shift(
+            &mut ex[r..r + nz],
+            coef(0, j),
+            hz,
+            hz_yb,
+            idy,
+            hy,
+            -idz,
+            z_start(sh.z_lo, hy),
+        );
         // Ey = ca Ey + cb (dHx/dz - dHz/dx)
-        e_row_shift(&mut ey[r..r + nz], coef(1, j), hz, hz_xb, -idx, hx, idz, z_start(sh.z_lo, hx));
+        e_row_shift(
+            &mut ey[r..r + nz],
+            coef(1, j),
+            hz,
+            hz_xb,
+            -idx,
+            hx,
+            idz,
+            z_start(sh.z_lo, hx),
+        );
         // Ez = ca Ez + cb (dHy/dx - dHx/dy)
-        e_row(&mut ez[r..r + nz], coef(2, j), hy, hy_xb, idx, hx, hx_yb, -idy);
+        e_row(
+            &mut ez[r..r + nz],
+            coef(2, j),
+            hy,
+            hy_xb,
+            idx,
+            hx,
+            hx_yb,
+            -idy,
+        );
     }
 }

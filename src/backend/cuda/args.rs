@@ -90,26 +90,59 @@ pub struct Dims {
     pub block: [u32; 3],
 }
 
-/// Threads per block of every launch.
+/// Threads per block of every launch (default; `YEE_CUDA_BLOCK` overrides it for tuning).
 pub const BLOCK: u32 = 256;
 
-/// Column-marching launches aim for about this many threads in flight (a few per core of the
-/// largest GPUs), splitting the x range into chunks when the columns alone are too few.
-pub const TARGET_THREADS: u64 = 1 << 22;
+/// Column-marching launches aim for about this many threads, splitting the x range into
+/// chunks when the columns alone are too few (default; `YEE_CUDA_TARGET_THREADS` overrides it
+/// for tuning). On an H200 a 1000^3 f32 cube ran 45.1 Gcells/s with 16M threads (x chunks of
+/// 59 planes) and 44.2 with 4M (chunks of 250) in the same run (docs/performance.md).
+pub const TARGET_THREADS: u64 = 1 << 24;
+
+/// (threads per block, target threads) in force: the defaults, or the tuning variables
+/// `YEE_CUDA_BLOCK` (a multiple of 32 up to 1024) and `YEE_CUDA_TARGET_THREADS`.
+pub fn tuning() -> (u32, u64) {
+    static T: std::sync::OnceLock<(u32, u64)> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        let var = |k: &str| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        let block = var("YEE_CUDA_BLOCK")
+            .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
+            .unwrap_or(BLOCK as u64);
+        let target = var("YEE_CUDA_TARGET_THREADS")
+            .filter(|t| *t > 0)
+            .unwrap_or(TARGET_THREADS);
+        (block as u32, target)
+    })
+}
 
 impl Dims {
     /// One thread per element of `n` (1-D), `ys` copies along grid y.
     pub fn elements(n: u64, ys: u32) -> Dims {
-        let blocks = n.div_ceil(BLOCK as u64).max(1);
-        assert!(blocks < u32::MAX as u64, "launch of {n} threads is too large");
-        Dims { grid: [blocks as u32, ys, 1], block: [BLOCK, 1, 1] }
+        let block = tuning().0;
+        let blocks = n.div_ceil(block as u64).max(1);
+        assert!(
+            blocks < u32::MAX as u64,
+            "launch of {n} threads is too large"
+        );
+        Dims {
+            grid: [blocks as u32, ys, 1],
+            block: [block, 1, 1],
+        }
     }
 
     /// One thread per (j, k) column of `ncol`, marching over `planes` planes in chunks:
     /// returns the launch and the chunk length (planes per grid row).
     pub fn columns(ncol: u64, planes: u32) -> (Dims, u32) {
-        let chunks = TARGET_THREADS.div_ceil(ncol.max(1)).clamp(1, planes.max(1) as u64) as u32;
-        let chunk = planes.div_ceil(chunks).max(1);
+        let chunks = tuning()
+            .1
+            .div_ceil(ncol.max(1))
+            .clamp(1, planes.max(1) as u64) as u32;
+        // gridDim.y is at most 65535.
+        let chunk = planes.div_ceil(chunks).max(planes.div_ceil(65535)).max(1);
         let rows = planes.div_ceil(chunk).max(1);
         let mut d = Dims::elements(ncol, rows);
         d.grid[1] = rows;
@@ -266,7 +299,16 @@ pub struct NegateArgs {
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
 pub fn arg_sizes(real_bytes: usize) -> [usize; 8] {
-    [120 + 4 * real_bytes, 144 + 2 * real_bytes, 64, 64, 24, 72, 72, 24]
+    [
+        120 + 4 * real_bytes,
+        144 + 2 * real_bytes,
+        64,
+        64,
+        24,
+        72,
+        72,
+        24,
+    ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
@@ -296,10 +338,17 @@ mod tests {
 
     #[test]
     fn column_launch_covers_every_plane_once() {
-        for (ncol, planes) in [(6400u64, 80u32), (1_000_000, 1000), (10, 3), (1, 1), (5_000_000, 7)] {
+        for (ncol, planes) in [
+            (6400u64, 80u32),
+            (1_000_000, 1000),
+            (10, 3),
+            (1, 1),
+            (5_000_000, 7),
+        ] {
             let (d, chunk) = Dims::columns(ncol, planes);
-            assert!(d.grid[0] as u64 * BLOCK as u64 >= ncol);
+            assert!(d.grid[0] as u64 * d.block[0] as u64 >= ncol);
             assert!(d.grid[1] * chunk >= planes && (d.grid[1] - 1) * chunk < planes);
+            assert!(d.grid[1] <= 65535);
         }
     }
 }

@@ -17,8 +17,14 @@ use std::sync::{Arc, Mutex};
 
 /// The driver's name for an error, e.g. "CUDA_ERROR_OUT_OF_MEMORY: out of memory".
 pub fn describe(e: DriverError) -> String {
-    let name = e.error_name().map(|c| c.to_string_lossy().into_owned()).unwrap_or_else(|_| format!("{:?}", e.0));
-    let text = e.error_string().map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = e
+        .error_name()
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_else(|_| format!("{:?}", e.0));
+    let text = e
+        .error_string()
+        .map(|c| c.to_string_lossy().into_owned())
+        .unwrap_or_default();
     format!("{name}: {text}")
 }
 
@@ -30,7 +36,9 @@ fn failed(doing: &str) -> impl Fn(DriverError) -> DeviceError + '_ {
 pub fn driver_version() -> Result<(i32, i32), String> {
     let mut v = 0;
     // SAFETY: out-parameter; the caller checked that libcuda is present.
-    unsafe { sys::cuDriverGetVersion(&mut v) }.result().map_err(describe)?;
+    unsafe { sys::cuDriverGetVersion(&mut v) }
+        .result()
+        .map_err(describe)?;
     Ok((v / 1000, (v % 1000) / 10))
 }
 
@@ -56,8 +64,13 @@ pub struct CudaDevice {
 
 /// Load the kernels into `ctx`: a CUBIN for the GPU's architecture, else PTX. Returns the
 /// module and a description ("sm_90 cubin").
-fn load_kernels(ctx: &Arc<CudaContext>, precision: Precision) -> Result<(Arc<CudaModule>, String), CudaError> {
-    let (major, minor) = ctx.compute_capability().map_err(|e| CudaError::Other(describe(e)))?;
+fn load_kernels(
+    ctx: &Arc<CudaContext>,
+    precision: Precision,
+) -> Result<(Arc<CudaModule>, String), CudaError> {
+    let (major, minor) = ctx
+        .compute_capability()
+        .map_err(|e| CudaError::Other(describe(e)))?;
     let cc = major * 10 + minor;
     let supported = nvrtc::supported_archs().map_err(CudaError::Nvrtc)?;
     let nv = nvrtc::version().map_err(CudaError::Nvrtc)?;
@@ -71,10 +84,21 @@ fn load_kernels(ctx: &Arc<CudaContext>, precision: Precision) -> Result<(Arc<Cud
         )));
     };
     let image = nvrtc::compile(precision, arch, cubin).map_err(CudaError::Compile)?;
-    let what = format!("{} {}", image.arch, if image.kind == ImageKind::Cubin { "cubin" } else { "ptx" });
+    let what = format!(
+        "{} {}",
+        image.arch,
+        if image.kind == ImageKind::Cubin {
+            "cubin"
+        } else {
+            "ptx"
+        }
+    );
     let ptx = match image.kind {
         ImageKind::Cubin => cudarc::nvrtc::Ptx::from_binary(image.bytes),
-        ImageKind::Ptx => cudarc::nvrtc::Ptx::from_src(String::from_utf8_lossy(&image.bytes[..image.bytes.len().saturating_sub(1)]).into_owned()),
+        ImageKind::Ptx => cudarc::nvrtc::Ptx::from_src(
+            String::from_utf8_lossy(&image.bytes[..image.bytes.len().saturating_sub(1)])
+                .into_owned(),
+        ),
     };
     match ctx.load_module(ptx) {
         Ok(m) => Ok((m, what)),
@@ -86,10 +110,20 @@ fn load_kernels(ctx: &Arc<CudaContext>, precision: Precision) -> Result<(Arc<Cud
 /// disagree.
 pub fn module_load_message(e: DriverError, nvrtc: (i32, i32), what: &str) -> String {
     let driver = driver_version().unwrap_or((0, 0));
-    let base = format!("the driver (CUDA {}.{}) refused the kernels NVRTC {}.{} compiled ({what}): {}", driver.0, driver.1, nvrtc.0, nvrtc.1, describe(e));
+    let base = format!(
+        "the driver (CUDA {}.{}) refused the kernels NVRTC {}.{} compiled ({what}): {}",
+        driver.0,
+        driver.1,
+        nvrtc.0,
+        nvrtc.1,
+        describe(e)
+    );
     let mismatch = matches!(
         e.0,
-        CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION | CUresult::CUDA_ERROR_INVALID_PTX | CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU | CUresult::CUDA_ERROR_INVALID_IMAGE
+        CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION
+            | CUresult::CUDA_ERROR_INVALID_PTX
+            | CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU
+            | CUresult::CUDA_ERROR_INVALID_IMAGE
     );
     if mismatch && nvrtc > driver {
         format!(
@@ -117,7 +151,11 @@ impl CudaDevice {
         Self::open(ordinals, precision, true)
     }
 
-    fn open(ordinals: &[usize], precision: Precision, allow_repeat: bool) -> Result<CudaDevice, CudaError> {
+    fn open(
+        ordinals: &[usize],
+        precision: Precision,
+        allow_repeat: bool,
+    ) -> Result<CudaDevice, CudaError> {
         super::check_libraries()?;
         let count = super::device_count()?;
         if ordinals.is_empty() {
@@ -125,7 +163,10 @@ impl CudaDevice {
         }
         for (i, &o) in ordinals.iter().enumerate() {
             if o >= count {
-                return Err(CudaError::NoDevice(format!("GPU {o} does not exist: the driver sees {count} (ordinals 0..{})", count.saturating_sub(1))));
+                return Err(CudaError::NoDevice(format!(
+                    "GPU {o} does not exist: the driver sees {count} (ordinals 0..{})",
+                    count.saturating_sub(1)
+                )));
             }
             if !allow_repeat && ordinals[..i].contains(&o) {
                 return Err(CudaError::NoDevice(format!("GPU {o} is listed twice in --gpus; use --slabs-per-gpu for several slabs on one GPU")));
@@ -134,7 +175,8 @@ impl CudaDevice {
         let mut gpus = Vec::new();
         let mut images = Vec::new();
         for &o in ordinals {
-            let ctx = CudaContext::new(o).map_err(|e| CudaError::Other(format!("cannot open GPU {o}: {}", describe(e))))?;
+            let ctx = CudaContext::new(o)
+                .map_err(|e| CudaError::Other(format!("cannot open GPU {o}: {}", describe(e))))?;
             // The engine orders its streams with its own events.
             // SAFETY: no CudaSlice is created by this device; buffers are raw allocations.
             unsafe { ctx.disable_event_tracking() };
@@ -144,14 +186,36 @@ impl CudaDevice {
             images.push(what);
             let functions = Kernel::ALL
                 .iter()
-                .map(|k| module.load_function(k.name()).map_err(|e| CudaError::ModuleLoad(format!("kernel {} missing: {}", k.name(), describe(e)))))
+                .map(|k| {
+                    module.load_function(k.name()).map_err(|e| {
+                        CudaError::ModuleLoad(format!(
+                            "kernel {} missing: {}",
+                            k.name(),
+                            describe(e)
+                        ))
+                    })
+                })
                 .collect::<Result<Vec<_>, _>>()?;
-            let events = (0..EVENTS).map(|_| ctx.new_event(None).map_err(|e| CudaError::Other(describe(e)))).collect::<Result<Vec<_>, _>>()?;
+            let events = (0..EVENTS)
+                .map(|_| {
+                    ctx.new_event(None)
+                        .map_err(|e| CudaError::Other(describe(e)))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             // The raw module handle, for cuModuleGetGlobal: taken from a loaded function.
             let mut raw_module: sys::CUmodule = std::ptr::null_mut();
             // SAFETY: a valid function handle of a loaded module; out-parameter.
-            unsafe { sys::cuFuncGetModule(&mut raw_module, functions[0].cu_function()) }.result().map_err(|e| CudaError::Other(describe(e)))?;
-            gpus.push(Gpu { ctx, streams, _module: module, functions, module: raw_module, events });
+            unsafe { sys::cuFuncGetModule(&mut raw_module, functions[0].cu_function()) }
+                .result()
+                .map_err(|e| CudaError::Other(describe(e)))?;
+            gpus.push(Gpu {
+                ctx,
+                streams,
+                _module: module,
+                functions,
+                module: raw_module,
+                events,
+            });
         }
         let n = gpus.len();
         let mut peer = vec![vec![false; n]; n];
@@ -167,16 +231,37 @@ impl CudaDevice {
                 }
                 let mut can = 0;
                 // SAFETY: device handles of open contexts; out-parameter.
-                let ok = unsafe { sys::cuDeviceCanAccessPeer(&mut can, gpus[a].ctx.cu_device(), gpus[b].ctx.cu_device()) }.result().is_ok();
+                let ok = unsafe {
+                    sys::cuDeviceCanAccessPeer(
+                        &mut can,
+                        gpus[a].ctx.cu_device(),
+                        gpus[b].ctx.cu_device(),
+                    )
+                }
+                .result()
+                .is_ok();
                 if ok && can == 1 {
-                    gpus[a].ctx.bind_to_thread().map_err(|e| CudaError::Other(describe(e)))?;
+                    gpus[a]
+                        .ctx
+                        .bind_to_thread()
+                        .map_err(|e| CudaError::Other(describe(e)))?;
                     // SAFETY: enabling access from the current context (a) to b's context.
                     let r = unsafe { sys::cuCtxEnablePeerAccess(gpus[b].ctx.cu_ctx(), 0) };
-                    peer[a][b] = matches!(r, CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+                    peer[a][b] = matches!(
+                        r,
+                        CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
+                    );
                 }
             }
         }
-        Ok(CudaDevice { gpus, ordinals: ordinals.to_vec(), images, peer, allocations: Mutex::new(Vec::new()), pinned: Mutex::new(Vec::new()) })
+        Ok(CudaDevice {
+            gpus,
+            ordinals: ordinals.to_vec(),
+            images,
+            peer,
+            allocations: Mutex::new(Vec::new()),
+            pinned: Mutex::new(Vec::new()),
+        })
     }
 
     /// Driver ordinal of each GPU in use.
@@ -191,7 +276,10 @@ impl CudaDevice {
 
     /// (free, total) memory of a GPU in bytes.
     pub fn memory(&self, gpu: usize) -> Result<(usize, usize), DeviceError> {
-        self.gpus[gpu].ctx.mem_get_info().map_err(failed("cuMemGetInfo"))
+        self.gpus[gpu]
+            .ctx
+            .mem_get_info()
+            .map_err(failed("cuMemGetInfo"))
     }
 
     fn bind(&self, gpu: usize) -> Result<&Gpu, DeviceError> {
@@ -217,11 +305,21 @@ impl CudaDevice {
         let a = self.alloc(gpu, bytes)?;
         let b = self.alloc(gpu, bytes)?;
         let stream = &g.streams[Stream::Compute as usize];
-        let start = g.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(failed("cuEventCreate"))?;
-        let end = g.ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT)).map_err(failed("cuEventCreate"))?;
+        let start = g
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(failed("cuEventCreate"))?;
+        let end = g
+            .ctx
+            .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(failed("cuEventCreate"))?;
         let reps = 10;
         // SAFETY: two live allocations of `bytes` bytes on this GPU.
-        let copy = |d: u64, s: u64| unsafe { sys::cuMemcpyDtoDAsync_v2(d, s, bytes, stream.cu_stream()) }.result().map_err(failed("cuMemcpyDtoDAsync"));
+        let copy = |d: u64, s: u64| {
+            unsafe { sys::cuMemcpyDtoDAsync_v2(d, s, bytes, stream.cu_stream()) }
+                .result()
+                .map_err(failed("cuMemcpyDtoDAsync"))
+        };
         copy(b, a)?;
         start.record(stream).map_err(failed("cuEventRecord"))?;
         for i in 0..reps {
@@ -233,7 +331,9 @@ impl CudaDevice {
         }
         end.record(stream).map_err(failed("cuEventRecord"))?;
         end.synchronize().map_err(failed("cuEventSynchronize"))?;
-        let ms = start.elapsed_ms(&end).map_err(failed("cuEventElapsedTime"))?;
+        let ms = start
+            .elapsed_ms(&end)
+            .map_err(failed("cuEventElapsedTime"))?;
         self.free(a);
         self.free(b);
         Ok(2.0 * bytes as f64 * reps as f64 / (ms as f64 * 1e-3))
@@ -254,13 +354,23 @@ impl CudaDevice {
 impl Drop for CudaDevice {
     fn drop(&mut self) {
         let _ = self.synchronize();
-        for (gpu, p) in self.allocations.get_mut().map(std::mem::take).unwrap_or_default() {
+        for (gpu, p) in self
+            .allocations
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+        {
             if self.gpus[gpu].ctx.bind_to_thread().is_ok() {
                 // SAFETY: allocated by cuMemAlloc in this context; every stream is idle.
                 unsafe { sys::cuMemFree_v2(p) };
             }
         }
-        for (gpu, p) in self.pinned.get_mut().map(std::mem::take).unwrap_or_default() {
+        for (gpu, p) in self
+            .pinned
+            .get_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
+        {
             if self.gpus[gpu].ctx.bind_to_thread().is_ok() {
                 // SAFETY: allocated by cuMemHostAlloc; every stream is idle.
                 unsafe { sys::cuMemFreeHost(p as *mut c_void) };
@@ -282,14 +392,23 @@ impl Device for CudaDevice {
             CUresult::CUDA_SUCCESS => {}
             CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
                 let free = g.ctx.mem_get_info().map(|(f, _)| f as u64).unwrap_or(0);
-                return Err(DeviceError::OutOfMemory { gpu, requested: bytes as u64, free });
+                return Err(DeviceError::OutOfMemory {
+                    gpu,
+                    requested: bytes as u64,
+                    free,
+                });
             }
             e => return Err(failed("cuMemAlloc")(DriverError(e))),
         }
-        self.allocations.lock().expect("allocation list").push((gpu, p));
+        self.allocations
+            .lock()
+            .expect("allocation list")
+            .push((gpu, p));
         let s = &g.streams[Stream::Compute as usize];
         // SAFETY: the allocation just made, `bytes` long.
-        unsafe { sys::cuMemsetD8Async(p, 0, bytes, s.cu_stream()) }.result().map_err(failed("cuMemsetD8Async"))?;
+        unsafe { sys::cuMemsetD8Async(p, 0, bytes, s.cu_stream()) }
+            .result()
+            .map_err(failed("cuMemsetD8Async"))?;
         s.synchronize().map_err(failed("cuStreamSynchronize"))?;
         Ok(p)
     }
@@ -300,12 +419,21 @@ impl Device for CudaDevice {
         // SAFETY: out-parameter; PORTABLE makes it usable from every context.
         match unsafe { sys::cuMemHostAlloc(&mut p, bytes.max(1), sys::CU_MEMHOSTALLOC_PORTABLE) } {
             CUresult::CUDA_SUCCESS => {}
-            CUresult::CUDA_ERROR_OUT_OF_MEMORY => return Err(DeviceError::OutOfMemory { gpu, requested: bytes as u64, free: 0 }),
+            CUresult::CUDA_ERROR_OUT_OF_MEMORY => {
+                return Err(DeviceError::OutOfMemory {
+                    gpu,
+                    requested: bytes as u64,
+                    free: 0,
+                })
+            }
             e => return Err(failed("cuMemHostAlloc")(DriverError(e))),
         }
         // SAFETY: `bytes` writable bytes just allocated.
         unsafe { std::ptr::write_bytes(p.cast::<u8>(), 0, bytes) };
-        self.pinned.lock().expect("pinned list").push((gpu, p as usize));
+        self.pinned
+            .lock()
+            .expect("pinned list")
+            .push((gpu, p as usize));
         Ok(p as Ptr)
     }
 
@@ -313,7 +441,9 @@ impl Device for CudaDevice {
         let g = self.bind(gpu)?;
         let s = &g.streams[Stream::Compute as usize];
         // SAFETY: `dst` is an allocation of this GPU at least `src.len()` long (engine contract).
-        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr().cast(), src.len(), s.cu_stream()) }.result().map_err(failed("cuMemcpyHtoDAsync"))?;
+        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src.as_ptr().cast(), src.len(), s.cu_stream()) }
+            .result()
+            .map_err(failed("cuMemcpyHtoDAsync"))?;
         s.synchronize().map_err(failed("cuStreamSynchronize"))
     }
 
@@ -323,7 +453,9 @@ impl Device for CudaDevice {
             s.synchronize().map_err(failed("cuStreamSynchronize"))?;
         }
         // SAFETY: `src` is an allocation of this GPU at least `dst.len()` long; streams idle.
-        unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src, dst.len()) }.result().map_err(failed("cuMemcpyDtoH"))
+        unsafe { sys::cuMemcpyDtoH_v2(dst.as_mut_ptr().cast(), src, dst.len()) }
+            .result()
+            .map_err(failed("cuMemcpyDtoH"))
     }
 
     fn set_constant(&self, gpu: usize, name: &str, bytes: &[u8]) -> Result<(), DeviceError> {
@@ -331,14 +463,26 @@ impl Device for CudaDevice {
         let cname = CString::new(name).expect("symbol name");
         let (mut p, mut size) = (0, 0);
         // SAFETY: out-parameters; a loaded module.
-        unsafe { sys::cuModuleGetGlobal_v2(&mut p, &mut size, g.module, cname.as_ptr()) }.result().map_err(failed("cuModuleGetGlobal"))?;
+        unsafe { sys::cuModuleGetGlobal_v2(&mut p, &mut size, g.module, cname.as_ptr()) }
+            .result()
+            .map_err(failed("cuModuleGetGlobal"))?;
         if size < bytes.len() {
-            return Err(DeviceError::Failed(format!("constant {name} holds {size} bytes, {} given", bytes.len())));
+            return Err(DeviceError::Failed(format!(
+                "constant {name} holds {size} bytes, {} given",
+                bytes.len()
+            )));
         }
         self.upload(gpu, p, bytes)
     }
 
-    unsafe fn launch<A: KernelArgs>(&self, gpu: usize, stream: Stream, kernel: Kernel, dims: Dims, args: &A) -> Result<(), DeviceError> {
+    unsafe fn launch<A: KernelArgs>(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        kernel: Kernel,
+        dims: Dims,
+        args: &A,
+    ) -> Result<(), DeviceError> {
         let g = self.bind(gpu)?;
         let f = &g.functions[kernel as usize];
         let mut params = [args as *const A as *mut c_void];
@@ -359,48 +503,104 @@ impl Device for CudaDevice {
         .map_err(|e| DeviceError::Failed(format!("launching {}: {}", kernel.name(), describe(e))))
     }
 
-    fn copy_dtod(&self, gpu: usize, stream: Stream, dst: (usize, Ptr), src: (usize, Ptr), bytes: usize) -> Result<(), DeviceError> {
+    fn copy_dtod(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        dst: (usize, Ptr),
+        src: (usize, Ptr),
+        bytes: usize,
+    ) -> Result<(), DeviceError> {
         let g = self.bind(gpu)?;
         let s = g.streams[stream as usize].cu_stream();
         // SAFETY: both are allocations of the named GPUs, `bytes` long (engine contract).
         unsafe {
             if dst.0 == src.0 {
-                sys::cuMemcpyDtoDAsync_v2(dst.1, src.1, bytes, s).result().map_err(failed("cuMemcpyDtoDAsync"))
-            } else {
-                sys::cuMemcpyPeerAsync(dst.1, self.gpus[dst.0].ctx.cu_ctx(), src.1, self.gpus[src.0].ctx.cu_ctx(), bytes, s)
+                sys::cuMemcpyDtoDAsync_v2(dst.1, src.1, bytes, s)
                     .result()
-                    .map_err(failed("cuMemcpyPeerAsync"))
+                    .map_err(failed("cuMemcpyDtoDAsync"))
+            } else {
+                sys::cuMemcpyPeerAsync(
+                    dst.1,
+                    self.gpus[dst.0].ctx.cu_ctx(),
+                    src.1,
+                    self.gpus[src.0].ctx.cu_ctx(),
+                    bytes,
+                    s,
+                )
+                .result()
+                .map_err(failed("cuMemcpyPeerAsync"))
             }
         }
     }
 
-    fn copy_dtoh(&self, gpu: usize, stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError> {
+    fn copy_dtoh(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        dst: Ptr,
+        src: Ptr,
+        bytes: usize,
+    ) -> Result<(), DeviceError> {
         let g = self.bind(gpu)?;
         // SAFETY: `dst` is pinned memory and `src` device memory, `bytes` long.
-        unsafe { sys::cuMemcpyDtoHAsync_v2(dst as *mut c_void, src, bytes, g.streams[stream as usize].cu_stream()) }
-            .result()
-            .map_err(failed("cuMemcpyDtoHAsync"))
+        unsafe {
+            sys::cuMemcpyDtoHAsync_v2(
+                dst as *mut c_void,
+                src,
+                bytes,
+                g.streams[stream as usize].cu_stream(),
+            )
+        }
+        .result()
+        .map_err(failed("cuMemcpyDtoHAsync"))
     }
 
-    fn copy_htod(&self, gpu: usize, stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError> {
+    fn copy_htod(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        dst: Ptr,
+        src: Ptr,
+        bytes: usize,
+    ) -> Result<(), DeviceError> {
         let g = self.bind(gpu)?;
         // SAFETY: `src` is pinned memory and `dst` device memory, `bytes` long.
-        unsafe { sys::cuMemcpyHtoDAsync_v2(dst, src as *const c_void, bytes, g.streams[stream as usize].cu_stream()) }
-            .result()
-            .map_err(failed("cuMemcpyHtoDAsync"))
+        unsafe {
+            sys::cuMemcpyHtoDAsync_v2(
+                dst,
+                src as *const c_void,
+                bytes,
+                g.streams[stream as usize].cu_stream(),
+            )
+        }
+        .result()
+        .map_err(failed("cuMemcpyHtoDAsync"))
     }
 
     fn record(&self, gpu: usize, stream: Stream, event: Event) -> Result<(), DeviceError> {
         let g = &self.gpus[gpu];
-        g.events[event as usize].record(&g.streams[stream as usize]).map_err(failed("cuEventRecord"))
+        g.events[event as usize]
+            .record(&g.streams[stream as usize])
+            .map_err(failed("cuEventRecord"))
     }
 
-    fn wait(&self, gpu: usize, stream: Stream, event_gpu: usize, event: Event) -> Result<(), DeviceError> {
-        self.gpus[gpu].streams[stream as usize].wait(&self.gpus[event_gpu].events[event as usize]).map_err(failed("cuStreamWaitEvent"))
+    fn wait(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        event_gpu: usize,
+        event: Event,
+    ) -> Result<(), DeviceError> {
+        self.gpus[gpu].streams[stream as usize]
+            .wait(&self.gpus[event_gpu].events[event as usize])
+            .map_err(failed("cuStreamWaitEvent"))
     }
 
     fn sync_event(&self, gpu: usize, event: Event) -> Result<(), DeviceError> {
-        self.gpus[gpu].events[event as usize].synchronize().map_err(failed("cuEventSynchronize"))
+        self.gpus[gpu].events[event as usize]
+            .synchronize()
+            .map_err(failed("cuEventSynchronize"))
     }
 
     fn peer(&self, a: usize, b: usize) -> bool {

@@ -29,7 +29,7 @@ use crate::backend::{Allocation, Backend};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::model::{Axis, BoundaryKind, Component, Model, Region};
 use crate::real::Real;
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::marker::PhantomData;
 
@@ -59,10 +59,12 @@ pub enum Event {
     Gathered = 4,
     /// Monitor staging copied to pinned host memory (monitor stream).
     MonitorsDone = 5,
+    /// A gather outside the monitor schedule has reached pinned memory (compute stream).
+    Fallback = 6,
 }
 
 /// Number of [`Event`] kinds.
-pub const EVENTS: usize = 6;
+pub const EVENTS: usize = 7;
 
 /// Why a device operation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -119,17 +121,51 @@ pub trait Device {
     /// # Safety
     /// `args` must be the argument struct of `kernel` for the module's precision, and every
     /// pointer in it valid for what the kernel touches under `dims`.
-    unsafe fn launch<A: KernelArgs>(&self, gpu: usize, stream: Stream, kernel: Kernel, dims: Dims, args: &A) -> Result<(), DeviceError>;
+    unsafe fn launch<A: KernelArgs>(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        kernel: Kernel,
+        dims: Dims,
+        args: &A,
+    ) -> Result<(), DeviceError>;
     /// Queue a device-to-device copy on `gpu`'s `stream` (same GPU, or peer).
-    fn copy_dtod(&self, gpu: usize, stream: Stream, dst: (usize, Ptr), src: (usize, Ptr), bytes: usize) -> Result<(), DeviceError>;
+    fn copy_dtod(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        dst: (usize, Ptr),
+        src: (usize, Ptr),
+        bytes: usize,
+    ) -> Result<(), DeviceError>;
     /// Queue a device-to-pinned-host copy.
-    fn copy_dtoh(&self, gpu: usize, stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError>;
+    fn copy_dtoh(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        dst: Ptr,
+        src: Ptr,
+        bytes: usize,
+    ) -> Result<(), DeviceError>;
     /// Queue a pinned-host-to-device copy.
-    fn copy_htod(&self, gpu: usize, stream: Stream, dst: Ptr, src: Ptr, bytes: usize) -> Result<(), DeviceError>;
+    fn copy_htod(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        dst: Ptr,
+        src: Ptr,
+        bytes: usize,
+    ) -> Result<(), DeviceError>;
     /// Record `event` of `gpu` on `stream` of `gpu`.
     fn record(&self, gpu: usize, stream: Stream, event: Event) -> Result<(), DeviceError>;
     /// Make `stream` of `gpu` wait for `event` of `event_gpu`.
-    fn wait(&self, gpu: usize, stream: Stream, event_gpu: usize, event: Event) -> Result<(), DeviceError>;
+    fn wait(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        event_gpu: usize,
+        event: Event,
+    ) -> Result<(), DeviceError>;
     /// Block the host until `event` of `gpu` has happened.
     fn sync_event(&self, gpu: usize, event: Event) -> Result<(), DeviceError>;
     /// True if `a` can read and write `b`'s memory directly (peer access enabled).
@@ -171,10 +207,18 @@ impl SlabSizes {
         let plane = ny * nz;
         let n = range.len();
         let px = &model.boundaries.profiles[0];
-        let x_planes = (0..px.layers()).map(|l| px.global_index(l)).filter(|i| range.x0 <= *i && *i < range.x1).count();
+        let x_planes = (0..px.layers())
+            .map(|l| px.global_index(l))
+            .filter(|i| range.x0 <= *i && *i < range.x1)
+            .count();
         let ly = model.boundaries.profiles[1].layers();
         let lz = model.boundaries.profiles[2].layers();
-        SlabSizes { field_len: (n + 2) * plane, mat_len: n * plane, x_planes, psi_len: [x_planes * plane, n * ly * nz, n * ny * lz] }
+        SlabSizes {
+            field_len: (n + 2) * plane,
+            mat_len: n * plane,
+            x_planes,
+            psi_len: [x_planes * plane, n * ly * nz, n * ny * lz],
+        }
     }
 
     /// Bytes by category for values of `real` bytes, monitors excluded.
@@ -196,7 +240,11 @@ impl SlabSizes {
 /// for every probe sample and every snapshot value.
 pub fn monitor_bytes(model: &Model, real: usize) -> u64 {
     let samples: usize = model.probes.iter().map(|p| p.samples.len()).sum();
-    let values: usize = model.snapshots.iter().flat_map(|s| s.regions.iter().map(|(_, r)| r.len())).sum();
+    let values: usize = model
+        .snapshots
+        .iter()
+        .flat_map(|s| s.regions.iter().map(|(_, r)| r.len()))
+        .sum();
     (samples * 8 + 2 * (samples + values) * real) as u64
 }
 
@@ -205,7 +253,9 @@ pub fn monitor_bytes(model: &Model, real: usize) -> u64 {
 /// `materials` = 3 one-byte ids per owned cell (no per-row summaries on the GPU) and
 /// `monitors` = [`monitor_bytes`]. Not counted: the CPML coefficient tables (a few hundred
 /// bytes per GPU), the NaN flag (4 bytes per GPU), and, between GPUs without peer access (or
-/// with [`EngineOptions::staged_halos`]), one pinned plane per staged halo copy.
+/// with [`EngineOptions::staged_halos`]), one pinned plane per staged halo copy; and the
+/// device and pinned scratch buffers of regions gathered outside the snapshot schedule (flux
+/// planes, whole-field reads), sized to the largest such region and allocated on first use.
 pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation {
     let [_, ny, nz] = model.grid.shape;
     let mut a = Allocation::default();
@@ -218,7 +268,15 @@ pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation 
 
 /// (b, c, 1/kappa - 1) per layer, the tables the CPML kernels read.
 fn pml_table<T: Real>(v: &[[f64; 3]]) -> Vec<T> {
-    v.iter().flat_map(|c| [T::from_f64(c[0]), T::from_f64(c[1]), T::from_f64(c[2] - 1.0)]).collect()
+    v.iter()
+        .flat_map(|c| {
+            [
+                T::from_f64(c[0]),
+                T::from_f64(c[1]),
+                T::from_f64(c[2] - 1.0),
+            ]
+        })
+        .collect()
 }
 
 fn beyond(kind: BoundaryKind) -> i32 {
@@ -239,7 +297,9 @@ fn paint_materials(model: &Model, c: Component, range: SlabRange, out: &mut [u8]
         let (lo, hi) = obj.bounds();
         let idx = |a: usize, x: f64| (x - g.origin[a]) / g.cell[a] - off[a];
         let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
-        let last = |a: usize, n: usize| ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize;
+        let last = |a: usize, n: usize| {
+            ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize
+        };
         let (i0, i1) = (first(0).max(range.x0), last(0, g.shape[0]).min(range.x1));
         let (j0, j1) = (first(1), last(1, ny));
         let (k0, k1) = (first(2), last(2, nz));
@@ -377,6 +437,10 @@ pub struct Engine<D: Device, T: Real> {
     gathered_step: Option<usize>,
     snapshot_due: Vec<bool>,
     monitors_synced: Cell<bool>,
+    /// Per GPU: (device, pinned, capacity in values) of the scratch buffers that regions
+    /// gathered outside the snapshot schedule (flux planes, whole fields) go through;
+    /// allocated on first use, grown as needed, not counted in `allocation`.
+    scratch: RefCell<Vec<(Ptr, Ptr, usize)>>,
     allocation: Allocation,
     name: String,
     _t: PhantomData<T>,
@@ -385,9 +449,19 @@ pub struct Engine<D: Device, T: Real> {
 impl<D: Device, T: Real> Engine<D, T> {
     /// Allocate and initialise the slabs of `model` split as `ranges` (tiling [0, nx)), slab
     /// `s` on GPU `gpu_of[s]` of `dev`. Fails (freeing everything) if an allocation fails.
-    pub fn new(dev: D, model: &Model, ranges: &[SlabRange], gpu_of: &[usize], opts: EngineOptions, name: &str) -> Result<Self, DeviceError> {
+    pub fn new(
+        dev: D,
+        model: &Model,
+        ranges: &[SlabRange],
+        gpu_of: &[usize],
+        opts: EngineOptions,
+        name: &str,
+    ) -> Result<Self, DeviceError> {
         assert_eq!(ranges.len(), gpu_of.len(), "one GPU per slab");
-        assert!(gpu_of.iter().all(|&g| g < dev.gpus()), "slab on a GPU the device lacks");
+        assert!(
+            gpu_of.iter().all(|&g| g < dev.gpus()),
+            "slab on a GPU the device lacks"
+        );
         let g = &model.grid;
         let [_, ny, nz] = g.shape;
         let plane = ny * nz;
@@ -461,7 +535,12 @@ impl<D: Device, T: Real> Engine<D, T> {
                     let p = i - range.x0 + 1;
                     match x_runs.last_mut() {
                         Some(r) if r.p1 == p && r.l0 + (r.p1 - r.p0) == l => r.p1 += 1,
-                        _ => x_runs.push(XRun { p0: p, p1: p + 1, l0: l, q0: q }),
+                        _ => x_runs.push(XRun {
+                            p0: p,
+                            p1: p + 1,
+                            l0: l,
+                            q0: q,
+                        }),
                     }
                     q += 1;
                 }
@@ -474,11 +553,31 @@ impl<D: Device, T: Real> Engine<D, T> {
                 .filter_map(|(k, src)| {
                     let x0 = src.cells[0][0].max(range.x0);
                     let x1 = src.cells[0][1].min(range.x1);
-                    (x0 < x1).then(|| (k, src.component, [[x0 - range.x0 + 1, x1 - range.x0 + 1], src.cells[1], src.cells[2]]))
+                    (x0 < x1).then(|| {
+                        (
+                            k,
+                            src.component,
+                            [
+                                [x0 - range.x0 + 1, x1 - range.x0 + 1],
+                                src.cells[1],
+                                src.cells[2],
+                            ],
+                        )
+                    })
                 })
                 .collect();
             allocation.add(&sizes.allocation(plane, t));
-            slabs.push(Slab { range, gpu, f, mat, psi, x_runs, sources, boundary: [vec![], vec![]], interior: [vec![], vec![]] });
+            slabs.push(Slab {
+                range,
+                gpu,
+                f,
+                mat,
+                psi,
+                x_runs,
+                sources,
+                boundary: [vec![], vec![]],
+                interior: [vec![], vec![]],
+            });
         }
 
         // Boundary planes: those a halo copy reads, per phase; the rest is interior.
@@ -515,8 +614,19 @@ impl<D: Device, T: Real> Engine<D, T> {
                 } else {
                     RouteKind::Peer
                 };
-                let pinned = if kind == RouteKind::Staged { dev.alloc_pinned(src_gpu, plane * t)? } else { 0 };
-                routes[pi].push(Route { kind, src_gpu, dst_gpu, src, dst, pinned });
+                let pinned = if kind == RouteKind::Staged {
+                    dev.alloc_pinned(src_gpu, plane * t)?
+                } else {
+                    0
+                };
+                routes[pi].push(Route {
+                    kind,
+                    src_gpu,
+                    dst_gpu,
+                    src,
+                    dst,
+                    pinned,
+                });
             }
         }
 
@@ -524,7 +634,12 @@ impl<D: Device, T: Real> Engine<D, T> {
         let mut gpu_mon = vec![GpuMonitors::default(); ngpu];
         let mut probe_ptrs: Vec<Vec<u64>> = vec![Vec::new(); ngpu];
         let mut probe_index = HashMap::new();
-        let slab_of = |x: usize| slabs.iter().position(|s| s.range.x0 <= x && x < s.range.x1).expect("x inside the grid");
+        let slab_of = |x: usize| {
+            slabs
+                .iter()
+                .position(|s| s.range.x0 <= x && x < s.range.x1)
+                .expect("x inside the grid")
+        };
         for p in &model.probes {
             for &(c, idx) in &p.samples {
                 if probe_index.contains_key(&(c, idx)) {
@@ -541,39 +656,20 @@ impl<D: Device, T: Real> Engine<D, T> {
         for snap in &model.snapshots {
             let mut regions = Vec::new();
             for &(c, region) in &snap.regions {
-                let [cx, cy, cz] = region.counts();
-                let mut chunks = Vec::new();
-                let mut out0 = 0;
-                for (s, slab) in slabs.iter().enumerate() {
-                    // Region samples along x that fall in this slab.
-                    let xs: Vec<usize> = (0..cx).filter(|&ii| slab_of(region.start[0] + ii * region.stride[0]) == s).collect();
-                    let Some(&first) = xs.first() else { continue };
-                    debug_assert_eq!(first * cy * cz, out0);
-                    let len = xs.len() * cy * cz;
-                    let args = GatherArgs {
-                        f: slab.f[c as usize],
-                        out: 0,
-                        plane: plane as i64,
-                        out0: 0,
-                        nz: nz as i32,
-                        p0: (region.start[0] + first * region.stride[0] - slab.range.x0 + 1) as i32,
-                        cx: xs.len() as i32,
-                        cy: cy as i32,
-                        cz: cz as i32,
-                        sx: region.stride[0] as i32,
-                        sy: region.stride[1] as i32,
-                        sz: region.stride[2] as i32,
-                        y0: region.start[1] as i32,
-                        z0: region.start[2] as i32,
-                        ..Default::default()
-                    };
-                    chunks.push(Chunk { gpu: slab.gpu, out0, len, staging: staging_len[slab.gpu], args });
-                    staging_len[slab.gpu] += len;
-                    out0 += len;
-                }
+                let chunks = region_chunks(&slabs, plane, nz, c, &region)
+                    .into_iter()
+                    .map(|mut ch| {
+                        ch.staging = staging_len[ch.gpu];
+                        staging_len[ch.gpu] += ch.len;
+                        ch
+                    })
+                    .collect();
                 regions.push((c, region, chunks));
             }
-            snapshots.push(SnapshotStage { every: snap.every, regions });
+            snapshots.push(SnapshotStage {
+                every: snap.every,
+                regions,
+            });
         }
         for gpu in 0..ngpu {
             let m = &mut gpu_mon[gpu];
@@ -630,6 +726,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             gathered_step: None,
             snapshot_due: vec![false; n_snap],
             monitors_synced: Cell::new(true),
+            scratch: RefCell::new(vec![(0, 0, 0); ngpu]),
             allocation,
             name: name.to_string(),
             _t: PhantomData,
@@ -646,7 +743,14 @@ impl<D: Device, T: Real> Engine<D, T> {
         self.slabs.iter().map(|s| (s.range, s.gpu)).collect()
     }
 
-    fn launch<A: KernelArgs>(&self, gpu: usize, stream: Stream, kernel: Kernel, dims: Dims, args: &A) -> Result<(), DeviceError> {
+    fn launch<A: KernelArgs>(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        kernel: Kernel,
+        dims: Dims,
+        args: &A,
+    ) -> Result<(), DeviceError> {
         // SAFETY: every launch below builds `args` for `kernel` from this engine's own
         // allocations, sized by `SlabSizes` for the planes and cells the launch covers.
         unsafe { self.dev.launch(gpu, stream, kernel, dims, args) }
@@ -720,7 +824,14 @@ impl<D: Device, T: Real> Engine<D, T> {
 
     /// Everything one half step does to planes [p0, p1) of slab `s`, in the CPU backend's
     /// order: main update, CPML x, y, z; for E then the sources in model order and PEC faces.
-    fn run_planes(&self, s: &Slab, phase: Phase, p0: usize, p1: usize, currents: &[f64]) -> Result<(), DeviceError> {
+    fn run_planes(
+        &self,
+        s: &Slab,
+        phase: Phase,
+        p0: usize,
+        p1: usize,
+        currents: &[f64],
+    ) -> Result<(), DeviceError> {
         let gpu = s.gpu;
         let np = p1 - p0;
         if np == 0 {
@@ -731,7 +842,13 @@ impl<D: Device, T: Real> Engine<D, T> {
             Phase::H => Kernel::UpdateH,
             Phase::E => Kernel::UpdateE,
         };
-        self.launch(gpu, Stream::Compute, main, dims, &self.update_args(s, p0, p1, chunk))?;
+        self.launch(
+            gpu,
+            Stream::Compute,
+            main,
+            dims,
+            &self.update_args(s, p0, p1, chunk),
+        )?;
         let [kx, ky, kz] = match phase {
             Phase::H => [Kernel::CpmlXH, Kernel::CpmlYH, Kernel::CpmlZH],
             Phase::E => [Kernel::CpmlXE, Kernel::CpmlYE, Kernel::CpmlZE],
@@ -742,18 +859,36 @@ impl<D: Device, T: Real> Engine<D, T> {
                 let mut args = self.cpml_args(s, 0, phase, a, b);
                 args.l0 = (run.l0 + a - run.p0) as i32;
                 args.q0 = (run.q0 + a - run.p0) as i32;
-                self.launch(gpu, Stream::Compute, kx, Dims::elements(((b - a) * self.plane) as u64, 1), &args)?;
+                self.launch(
+                    gpu,
+                    Stream::Compute,
+                    kx,
+                    Dims::elements(((b - a) * self.plane) as u64, 1),
+                    &args,
+                )?;
             }
         }
         let (ylo, yhi, _) = self.layers[1];
         if ylo + yhi > 0 {
             let n = (np * (ylo + yhi) * self.nz) as u64;
-            self.launch(gpu, Stream::Compute, ky, Dims::elements(n, 1), &self.cpml_args(s, 1, phase, p0, p1))?;
+            self.launch(
+                gpu,
+                Stream::Compute,
+                ky,
+                Dims::elements(n, 1),
+                &self.cpml_args(s, 1, phase, p0, p1),
+            )?;
         }
         let (zlo, zhi, _) = self.layers[2];
         if zlo + zhi > 0 {
             let n = (np * self.ny * (zlo + zhi)) as u64;
-            self.launch(gpu, Stream::Compute, kz, Dims::elements(n, 1), &self.cpml_args(s, 2, phase, p0, p1))?;
+            self.launch(
+                gpu,
+                Stream::Compute,
+                kz,
+                Dims::elements(n, 1),
+                &self.cpml_args(s, 2, phase, p0, p1),
+            )?;
         }
         if phase == Phase::E {
             for &(k, c, cells) in &s.sources {
@@ -776,8 +911,15 @@ impl<D: Device, T: Real> Engine<D, T> {
                     pad: 0,
                     j: T::from_f64(currents[k]),
                 };
-                let n = ((b - a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64;
-                self.launch(gpu, Stream::Compute, Kernel::InjectSource, Dims::elements(n, 1), &args)?;
+                let n =
+                    ((b - a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64;
+                self.launch(
+                    gpu,
+                    Stream::Compute,
+                    Kernel::InjectSource,
+                    Dims::elements(n, 1),
+                    &args,
+                )?;
             }
             let x_face = self.zero_min_face[0] && s.range.x0 == 0 && p0 <= 1 && 1 < p1;
             let [_, y_face, z_face] = self.zero_min_face;
@@ -804,7 +946,13 @@ impl<D: Device, T: Real> Engine<D, T> {
                     z_face: z_face as i32,
                     pad: 0,
                 };
-                self.launch(gpu, Stream::Compute, Kernel::ZeroPec, Dims::elements(threads as u64, 1), &args)?;
+                self.launch(
+                    gpu,
+                    Stream::Compute,
+                    Kernel::ZeroPec,
+                    Dims::elements(threads as u64, 1),
+                    &args,
+                )?;
             }
         }
         Ok(())
@@ -815,6 +963,8 @@ impl<D: Device, T: Real> Engine<D, T> {
         let pi = phase as usize;
         let ngpu = self.dev.gpus();
         self.last_phase = phase;
+        // The staged monitor values describe the fields before this half step.
+        self.gathered_step = None;
         if self.routes[pi].is_empty() {
             for s in &self.slabs {
                 self.run_planes(s, phase, 1, s.range.len() + 1, currents)?;
@@ -849,13 +999,17 @@ impl<D: Device, T: Real> Engine<D, T> {
         let bytes = self.plane * std::mem::size_of::<T>();
         let routes = &self.routes[pi];
         let mut used = vec![false; ngpu];
-        for a in 0..ngpu {
+        for (a, used_a) in used.iter_mut().enumerate() {
             let mine: Vec<&Route> = routes.iter().filter(|r| r.src_gpu == a).collect();
             if mine.is_empty() {
                 continue;
             }
             self.dev.wait(a, Stream::Halo, a, Event::Boundary)?;
-            let mut dsts: Vec<usize> = mine.iter().filter(|r| r.kind != RouteKind::Staged).map(|r| r.dst_gpu).collect();
+            let mut dsts: Vec<usize> = mine
+                .iter()
+                .filter(|r| r.kind != RouteKind::Staged)
+                .map(|r| r.dst_gpu)
+                .collect();
             dsts.sort_unstable();
             dsts.dedup();
             for b in dsts {
@@ -864,13 +1018,30 @@ impl<D: Device, T: Real> Engine<D, T> {
             let mut staged = false;
             for r in &mine {
                 match r.kind {
-                    RouteKind::Local | RouteKind::Peer => self.dev.copy_dtod(a, Stream::Halo, (r.dst_gpu, r.dst), (a, r.src), bytes)?,
+                    RouteKind::Local | RouteKind::Peer => self.dev.copy_dtod(
+                        a,
+                        Stream::Halo,
+                        (r.dst_gpu, r.dst),
+                        (a, r.src),
+                        bytes,
+                    )?,
                     RouteKind::Negate => {
-                        let args = NegateArgs { dst: r.dst, src: r.src, n: self.plane as i64 };
-                        self.launch(a, Stream::Halo, Kernel::CopyNegated, Dims::elements(self.plane as u64, 1), &args)?;
+                        let args = NegateArgs {
+                            dst: r.dst,
+                            src: r.src,
+                            n: self.plane as i64,
+                        };
+                        self.launch(
+                            a,
+                            Stream::Halo,
+                            Kernel::CopyNegated,
+                            Dims::elements(self.plane as u64, 1),
+                            &args,
+                        )?;
                     }
                     RouteKind::Staged => {
-                        self.dev.copy_dtoh(a, Stream::Halo, r.pinned, r.src, bytes)?;
+                        self.dev
+                            .copy_dtoh(a, Stream::Halo, r.pinned, r.src, bytes)?;
                         staged = true;
                     }
                 }
@@ -878,11 +1049,14 @@ impl<D: Device, T: Real> Engine<D, T> {
             if staged {
                 self.dev.record(a, Stream::Halo, Event::Staged)?;
             }
-            used[a] = true;
+            *used_a = true;
         }
         // Staged planes land from the destination GPU's halo stream.
-        for b in 0..ngpu {
-            let landing: Vec<&Route> = routes.iter().filter(|r| r.kind == RouteKind::Staged && r.dst_gpu == b).collect();
+        for (b, used_b) in used.iter_mut().enumerate() {
+            let landing: Vec<&Route> = routes
+                .iter()
+                .filter(|r| r.kind == RouteKind::Staged && r.dst_gpu == b)
+                .collect();
             if landing.is_empty() {
                 continue;
             }
@@ -894,9 +1068,10 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
             self.dev.wait(b, Stream::Halo, b, Event::PhaseStart)?;
             for r in landing {
-                self.dev.copy_htod(b, Stream::Halo, r.dst, r.pinned, bytes)?;
+                self.dev
+                    .copy_htod(b, Stream::Halo, r.dst, r.pinned, bytes)?;
             }
-            used[b] = true;
+            *used_b = true;
         }
         for (gpu, &u) in used.iter().enumerate() {
             if u {
@@ -948,22 +1123,47 @@ impl<D: Device, T: Real> Engine<D, T> {
                 continue;
             }
             // The staging is free once the previous copy to pinned memory is done.
-            self.dev.wait(gpu, Stream::Compute, gpu, Event::MonitorsDone)?;
+            self.dev
+                .wait(gpu, Stream::Compute, gpu, Event::MonitorsDone)?;
             if m.probes > 0 {
-                let args = ProbeArgs { src: m.probe_src, out: m.staging, n: m.probes as i32, pad: 0 };
-                self.launch(gpu, Stream::Compute, Kernel::ProbeGather, Dims::elements(m.probes as u64, 1), &args)?;
+                let args = ProbeArgs {
+                    src: m.probe_src,
+                    out: m.staging,
+                    n: m.probes as i32,
+                    pad: 0,
+                };
+                self.launch(
+                    gpu,
+                    Stream::Compute,
+                    Kernel::ProbeGather,
+                    Dims::elements(m.probes as u64, 1),
+                    &args,
+                )?;
             }
             for c in &chunks {
-                self.launch(gpu, Stream::Compute, Kernel::SnapshotGather, Dims::elements(c.len as u64, 1), &c.args)?;
+                self.launch(
+                    gpu,
+                    Stream::Compute,
+                    Kernel::SnapshotGather,
+                    Dims::elements(c.len as u64, 1),
+                    &c.args,
+                )?;
             }
             self.dev.record(gpu, Stream::Compute, Event::Gathered)?;
             self.dev.wait(gpu, Stream::Monitor, gpu, Event::Gathered)?;
             if m.probes > 0 {
-                self.dev.copy_dtoh(gpu, Stream::Monitor, m.pinned, m.staging, m.probes * t)?;
+                self.dev
+                    .copy_dtoh(gpu, Stream::Monitor, m.pinned, m.staging, m.probes * t)?;
             }
             for c in &chunks {
                 let off = (c.staging * t) as u64;
-                self.dev.copy_dtoh(gpu, Stream::Monitor, m.pinned + off, m.staging + off, c.len * t)?;
+                self.dev.copy_dtoh(
+                    gpu,
+                    Stream::Monitor,
+                    m.pinned + off,
+                    m.staging + off,
+                    c.len * t,
+                )?;
             }
             self.dev.record(gpu, Stream::Monitor, Event::MonitorsDone)?;
         }
@@ -978,7 +1178,10 @@ impl<D: Device, T: Real> Engine<D, T> {
             return;
         }
         for gpu in 0..self.dev.gpus() {
-            fail(self.dev.sync_event(gpu, Event::MonitorsDone), "waiting for monitor data");
+            fail(
+                self.dev.sync_event(gpu, Event::MonitorsDone),
+                "waiting for monitor data",
+            );
         }
         self.monitors_synced.set(true);
     }
@@ -993,24 +1196,131 @@ impl<D: Device, T: Real> Engine<D, T> {
     }
 
     fn slab_of(&self, x: usize) -> &Slab {
-        self.slabs.iter().find(|s| s.range.x0 <= x && x < s.range.x1).expect("x index inside the grid")
+        self.slabs
+            .iter()
+            .find(|s| s.range.x0 <= x && x < s.range.x1)
+            .expect("x index inside the grid")
     }
 
-    /// Read a whole local plane of one component (the synchronous fallback of `gather`).
-    fn download_plane(&self, s: &Slab, c: Component, p: usize, out: &mut [T]) {
+    /// Gather a region outside the monitor schedule: on the device into the scratch buffers,
+    /// one copy to pinned memory per GPU, then wait.
+    fn gather_now(
+        &self,
+        component: Component,
+        region: &Region,
+        out: &mut [T],
+    ) -> Result<(), DeviceError> {
         let t = std::mem::size_of::<T>();
-        // SAFETY: `out` holds `plane` values of a plain float type; any bytes are valid.
-        let bytes = unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), self.plane * t) };
-        fail(self.dev.download(s.gpu, s.f[c as usize] + (p * self.plane * t) as u64, bytes), "reading a field plane");
+        let ngpu = self.dev.gpus();
+        let mut chunks = region_chunks(&self.slabs, self.plane, self.nz, component, region);
+        let mut need = vec![0usize; ngpu];
+        for ch in chunks.iter_mut() {
+            ch.staging = need[ch.gpu];
+            need[ch.gpu] += ch.len;
+        }
+        let mut scratch = self.scratch.borrow_mut();
+        for (gpu, &n) in need.iter().enumerate() {
+            if n > scratch[gpu].2 {
+                let cap = n.max(2 * scratch[gpu].2);
+                scratch[gpu] = (
+                    self.dev.alloc(gpu, cap * t)?,
+                    self.dev.alloc_pinned(gpu, cap * t)?,
+                    cap,
+                );
+            }
+        }
+        for ch in chunks.iter_mut() {
+            ch.args.out = scratch[ch.gpu].0;
+            ch.args.out0 = ch.staging as i64;
+            self.launch(
+                ch.gpu,
+                Stream::Compute,
+                Kernel::SnapshotGather,
+                Dims::elements(ch.len as u64, 1),
+                &ch.args,
+            )?;
+        }
+        for (gpu, &n) in need.iter().enumerate() {
+            if n > 0 {
+                self.dev
+                    .copy_dtoh(gpu, Stream::Compute, scratch[gpu].1, scratch[gpu].0, n * t)?;
+                self.dev.record(gpu, Stream::Compute, Event::Fallback)?;
+            }
+        }
+        for (gpu, &n) in need.iter().enumerate() {
+            if n > 0 {
+                self.dev.sync_event(gpu, Event::Fallback)?;
+            }
+        }
+        for ch in &chunks {
+            // SAFETY: the pinned scratch of this GPU holds at least `staging + len` values and
+            // the copy into it has completed (sync_event above).
+            let src = unsafe {
+                std::slice::from_raw_parts((scratch[ch.gpu].1 as *const T).add(ch.staging), ch.len)
+            };
+            out[ch.out0..ch.out0 + ch.len].copy_from_slice(src);
+        }
+        Ok(())
     }
+}
+
+/// The parts of a strided `region` of component `c`, one per slab it crosses, in output order:
+/// each part is a contiguous run of the region's C-order output (x is outermost). `staging`
+/// and the args' `out` / `out0` are left for the caller.
+fn region_chunks(
+    slabs: &[Slab],
+    plane: usize,
+    nz: usize,
+    c: Component,
+    region: &Region,
+) -> Vec<Chunk> {
+    let [cx, cy, cz] = region.counts();
+    let mut chunks = Vec::new();
+    let mut out0 = 0;
+    for slab in slabs {
+        // Region samples along x that fall in this slab.
+        let inside = |ii: &usize| {
+            let x = region.start[0] + ii * region.stride[0];
+            slab.range.x0 <= x && x < slab.range.x1
+        };
+        let xs: Vec<usize> = (0..cx).filter(inside).collect();
+        let Some(&first) = xs.first() else { continue };
+        debug_assert_eq!(first * cy * cz, out0);
+        let len = xs.len() * cy * cz;
+        let args = GatherArgs {
+            f: slab.f[c as usize],
+            out: 0,
+            plane: plane as i64,
+            out0: 0,
+            nz: nz as i32,
+            p0: (region.start[0] + first * region.stride[0] - slab.range.x0 + 1) as i32,
+            cx: xs.len() as i32,
+            cy: cy as i32,
+            cz: cz as i32,
+            sx: region.stride[0] as i32,
+            sy: region.stride[1] as i32,
+            sz: region.stride[2] as i32,
+            y0: region.start[1] as i32,
+            z0: region.start[2] as i32,
+        };
+        chunks.push(Chunk {
+            gpu: slab.gpu,
+            out0,
+            len,
+            staging: 0,
+            args,
+        });
+        out0 += len;
+    }
+    chunks
 }
 
 /// Split planes 1..=n by `marked[p] == want` into ranges [p0, p1).
 fn plane_runs(marked: &[bool], want: bool) -> Vec<(usize, usize)> {
     let n = marked.len() - 2;
     let mut out: Vec<(usize, usize)> = Vec::new();
-    for p in 1..=n {
-        if marked[p] == want {
+    for (p, &m) in marked.iter().enumerate().take(n + 1).skip(1) {
+        if m == want {
             match out.last_mut() {
                 Some(r) if r.1 == p => r.1 = p + 1,
                 _ => out.push((p, p + 1)),
@@ -1051,7 +1361,11 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             Phase::H => &self.plan.after_h,
             Phase::E => &self.plan.after_e,
         };
-        debug_assert_eq!(planned.as_slice(), copies, "the engine replays the halo plan of its own slabs");
+        debug_assert_eq!(
+            planned.as_slice(),
+            copies,
+            "the engine replays the halo plan of its own slabs"
+        );
         let r = self.finish_copies();
         fail(r, "exchanging halos");
         if self.last_phase == Phase::E {
@@ -1073,7 +1387,11 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let mut v = [T::ZERO];
         // SAFETY: one plain float value; any bytes are valid.
         let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), t) };
-        fail(self.dev.download(s.gpu, s.f[component as usize] + off as u64, bytes), "reading a sample");
+        fail(
+            self.dev
+                .download(s.gpu, s.f[component as usize] + off as u64, bytes),
+            "reading a sample",
+        );
         v[0].to_f64()
     }
 
@@ -1089,40 +1407,49 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             if let Some((_, _, chunks)) = staged {
                 self.sync_monitors();
                 for c in chunks {
-                    out[c.out0..c.out0 + c.len].copy_from_slice(self.pinned_values(c.gpu, c.staging, c.len));
+                    out[c.out0..c.out0 + c.len]
+                        .copy_from_slice(self.pinned_values(c.gpu, c.staging, c.len));
                 }
                 return;
             }
         }
-        let mut buf = vec![T::ZERO; self.plane];
-        let mut o = 0;
-        for i in (region.start[0]..region.end[0]).step_by(region.stride[0]) {
-            let s = self.slab_of(i);
-            self.download_plane(s, component, i - s.range.x0 + 1, &mut buf);
-            for j in (region.start[1]..region.end[1]).step_by(region.stride[1]) {
-                let row = &buf[j * self.nz + region.start[2]..j * self.nz + region.end[2]];
-                for v in row.iter().step_by(region.stride[2]) {
-                    out[o] = *v;
-                    o += 1;
-                }
-            }
-        }
-        debug_assert_eq!(o, region.len());
+        let r = self.gather_now(component, region, out);
+        fail(r, "gathering a region");
     }
 
     fn all_finite(&self) -> bool {
         for s in &self.slabs {
             let n = s.range.len();
-            let args = FiniteArgs { f: s.f, flag: self.finite_flag[s.gpu], begin: self.plane as i64, count: (n * self.plane) as i64 };
-            fail(self.launch(s.gpu, Stream::Compute, Kernel::CheckFinite, Dims::elements((n * self.plane) as u64, 6), &args), "checking for NaN");
+            let args = FiniteArgs {
+                f: s.f,
+                flag: self.finite_flag[s.gpu],
+                begin: self.plane as i64,
+                count: (n * self.plane) as i64,
+            };
+            fail(
+                self.launch(
+                    s.gpu,
+                    Stream::Compute,
+                    Kernel::CheckFinite,
+                    Dims::elements((n * self.plane) as u64, 6),
+                    &args,
+                ),
+                "checking for NaN",
+            );
         }
         let mut finite = true;
         for gpu in 0..self.dev.gpus() {
             let mut flag = [0u8; 4];
-            fail(self.dev.download(gpu, self.finite_flag[gpu], &mut flag), "reading the NaN flag");
+            fail(
+                self.dev.download(gpu, self.finite_flag[gpu], &mut flag),
+                "reading the NaN flag",
+            );
             if flag != [0; 4] {
                 finite = false;
-                fail(self.dev.upload(gpu, self.finite_flag[gpu], &[0; 4]), "resetting the NaN flag");
+                fail(
+                    self.dev.upload(gpu, self.finite_flag[gpu], &[0; 4]),
+                    "resetting the NaN flag",
+                );
             }
         }
         finite

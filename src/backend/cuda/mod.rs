@@ -103,9 +103,12 @@ pub fn check_libraries() -> Result<(), CudaError> {
 /// Number of CUDA devices the driver sees (after [`check_libraries`]).
 #[cfg(feature = "cuda")]
 pub fn device_count() -> Result<usize, CudaError> {
-    let n = cudarc::driver::CudaContext::device_count().map_err(|e| CudaError::NoDevice(driver::describe(e)))?;
+    let n = cudarc::driver::CudaContext::device_count()
+        .map_err(|e| CudaError::NoDevice(driver::describe(e)))?;
     if n <= 0 {
-        return Err(CudaError::NoDevice("the driver found no CUDA device".into()));
+        return Err(CudaError::NoDevice(
+            "the driver found no CUDA device".into(),
+        ));
     }
     Ok(n as usize)
 }
@@ -118,11 +121,24 @@ pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
     let n = device_count()?;
     let mut out = Vec::with_capacity(n);
     for ordinal in 0..n {
-        let ctx = cudarc::driver::CudaContext::new(ordinal).map_err(|e| CudaError::Other(format!("cannot open GPU {ordinal}: {}", driver::describe(e))))?;
-        let (major, minor) = ctx.compute_capability().map_err(|e| CudaError::Other(driver::describe(e)))?;
-        let (free, total) = ctx.mem_get_info().map_err(|e| CudaError::Other(driver::describe(e)))?;
-        let clock_khz = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).unwrap_or(0) as f64;
-        let bus_bits = ctx.attribute(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).unwrap_or(0) as f64;
+        let ctx = cudarc::driver::CudaContext::new(ordinal).map_err(|e| {
+            CudaError::Other(format!(
+                "cannot open GPU {ordinal}: {}",
+                driver::describe(e)
+            ))
+        })?;
+        let (major, minor) = ctx
+            .compute_capability()
+            .map_err(|e| CudaError::Other(driver::describe(e)))?;
+        let (free, total) = ctx
+            .mem_get_info()
+            .map_err(|e| CudaError::Other(driver::describe(e)))?;
+        let clock_khz = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+            .unwrap_or(0) as f64;
+        let bus_bits = ctx
+            .attribute(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+            .unwrap_or(0) as f64;
         out.push(crate::devices::GpuInfo {
             ordinal,
             name: ctx.name().unwrap_or_else(|_| "unknown GPU".into()),
@@ -146,15 +162,20 @@ pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
 pub fn peer_matrix() -> Result<Vec<Vec<bool>>, CudaError> {
     check_libraries()?;
     let n = device_count()?;
-    let dev = |o: usize| cudarc::driver::result::device::get(o as i32).map_err(|e| CudaError::Other(driver::describe(e)));
+    let dev = |o: usize| {
+        cudarc::driver::result::device::get(o as i32)
+            .map_err(|e| CudaError::Other(driver::describe(e)))
+    };
     let mut m = vec![vec![false; n]; n];
-    for a in 0..n {
-        for b in 0..n {
+    for (a, row) in m.iter_mut().enumerate() {
+        for (b, cell) in row.iter_mut().enumerate() {
             if a != b {
                 let mut can = 0;
                 // SAFETY: device handles from the driver; out-parameter.
-                unsafe { cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, dev(a)?, dev(b)?) }.result().map_err(|e| CudaError::Other(driver::describe(e)))?;
-                m[a][b] = can == 1;
+                unsafe { cudarc::driver::sys::cuDeviceCanAccessPeer(&mut can, dev(a)?, dev(b)?) }
+                    .result()
+                    .map_err(|e| CudaError::Other(driver::describe(e)))?;
+                *cell = can == 1;
             }
         }
     }

@@ -47,7 +47,9 @@ fn check(r: sys::nvrtcResult, what: &str) -> Result<(), String> {
         return Ok(());
     }
     // SAFETY: nvrtcGetErrorString returns a static C string for any result code.
-    let s = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(r)) }.to_string_lossy().into_owned();
+    let s = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(r)) }
+        .to_string_lossy()
+        .into_owned();
     Err(format!("{what}: {s}"))
 }
 
@@ -58,7 +60,10 @@ pub fn version() -> Result<(i32, i32), String> {
     }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: two out-parameters.
-    check(unsafe { sys::nvrtcVersion(&mut major, &mut minor) }, "nvrtcVersion")?;
+    check(
+        unsafe { sys::nvrtcVersion(&mut major, &mut minor) },
+        "nvrtcVersion",
+    )?;
     Ok((major, minor))
 }
 
@@ -70,9 +75,15 @@ pub fn supported_archs() -> Result<Vec<i32>, String> {
     let mut n = 0;
     // SAFETY: out-parameter, then a buffer of the size NVRTC gave.
     unsafe {
-        check(sys::nvrtcGetNumSupportedArchs(&mut n), "nvrtcGetNumSupportedArchs")?;
+        check(
+            sys::nvrtcGetNumSupportedArchs(&mut n),
+            "nvrtcGetNumSupportedArchs",
+        )?;
         let mut v = vec![0; n.max(0) as usize];
-        check(sys::nvrtcGetSupportedArchs(v.as_mut_ptr()), "nvrtcGetSupportedArchs")?;
+        check(
+            sys::nvrtcGetSupportedArchs(v.as_mut_ptr()),
+            "nvrtcGetSupportedArchs",
+        )?;
         Ok(v)
     }
 }
@@ -88,7 +99,14 @@ pub fn not_found() -> String {
 /// The file a loaded library was mapped from, by name fragment (e.g. "libnvrtc.so").
 pub fn loaded_library(fragment: &str) -> Option<String> {
     let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
-    maps.lines().filter_map(|l| l.split_whitespace().nth(5)).find(|p| p.rsplit('/').next().is_some_and(|f| f.starts_with(fragment))).map(str::to_string)
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            p.rsplit('/')
+                .next()
+                .is_some_and(|f| f.starts_with(fragment))
+        })
+        .map(str::to_string)
 }
 
 /// Compile every kernel for `precision`: a CUBIN for `sm_{cc}` when `cubin`, else PTX for
@@ -97,13 +115,32 @@ pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, Stri
     if !available() {
         return Err(not_found());
     }
-    let arch = if cubin { format!("sm_{cc}") } else { format!("compute_{cc}") };
+    let arch = if cubin {
+        format!("sm_{cc}")
+    } else {
+        format!("compute_{cc}")
+    };
     let src = CString::new(program(precision)).expect("no NUL in the kernel sources");
-    let names: Vec<CString> = FILES.iter().map(|(n, _)| CString::new(*n).expect("file name")).collect();
-    let texts: Vec<CString> = FILES.iter().map(|(_, t)| CString::new(*t).expect("no NUL in the kernel sources")).collect();
+    let names: Vec<CString> = FILES
+        .iter()
+        .map(|(n, _)| CString::new(*n).expect("file name"))
+        .collect();
+    let texts: Vec<CString> = FILES
+        .iter()
+        .map(|(_, t)| CString::new(*t).expect("no NUL in the kernel sources"))
+        .collect();
     let name_ptrs: Vec<*const c_char> = names.iter().map(|c| c.as_ptr()).collect();
     let text_ptrs: Vec<*const c_char> = texts.iter().map(|c| c.as_ptr()).collect();
-    let options: Vec<CString> = [format!("--gpu-architecture={arch}"), "--fmad=false".into(), "--std=c++17".into()]
+    let mut options = vec![
+        format!("--gpu-architecture={arch}"),
+        "--fmad=false".into(),
+        "--std=c++17".into(),
+    ];
+    // Tuning: YEE_CUDA_PIPELINE=0 turns off the two-plane load pipeline of the main updates.
+    if std::env::var("YEE_CUDA_PIPELINE").is_ok_and(|v| v.trim() == "0") {
+        options.push("-DYEE_PIPELINE=0".into());
+    }
+    let options: Vec<CString> = options
         .into_iter()
         .map(|o| CString::new(o).expect("option"))
         .collect();
@@ -113,13 +150,25 @@ pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, Stri
     // function; the program is destroyed before returning.
     unsafe {
         check(
-            sys::nvrtcCreateProgram(&mut prog, src.as_ptr(), c"yee.cu".as_ptr(), FILES.len() as i32, text_ptrs.as_ptr(), name_ptrs.as_ptr()),
+            sys::nvrtcCreateProgram(
+                &mut prog,
+                src.as_ptr(),
+                c"yee.cu".as_ptr(),
+                FILES.len() as i32,
+                text_ptrs.as_ptr(),
+                name_ptrs.as_ptr(),
+            ),
             "nvrtcCreateProgram",
         )?;
-        let compiled = sys::nvrtcCompileProgram(prog, option_ptrs.len() as i32, option_ptrs.as_ptr());
+        let compiled =
+            sys::nvrtcCompileProgram(prog, option_ptrs.len() as i32, option_ptrs.as_ptr());
         let log = program_log(prog);
         let out = if compiled != sys::nvrtcResult::NVRTC_SUCCESS {
-            check(compiled, &format!("compiling the kernels for {arch} ({})", precision.name())).map_err(|e| format!("{e}\n{log}"))
+            check(
+                compiled,
+                &format!("compiling the kernels for {arch} ({})", precision.name()),
+            )
+            .map_err(|e| format!("{e}\n{log}"))
         } else {
             Ok(())
         };
@@ -133,34 +182,57 @@ pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, Stri
 ///
 /// # Safety
 /// `prog` must be a live, successfully compiled program.
-unsafe fn extract(prog: sys::nvrtcProgram, cubin: bool, arch: String, log: String) -> Result<Image, String> {
+unsafe fn extract(
+    prog: sys::nvrtcProgram,
+    cubin: bool,
+    arch: String,
+    log: String,
+) -> Result<Image, String> {
     let mut size = 0;
     let mut bytes;
     if cubin {
         check(sys::nvrtcGetCUBINSize(prog, &mut size), "nvrtcGetCUBINSize")?;
         bytes = vec![0u8; size];
-        check(sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast()), "nvrtcGetCUBIN")?;
+        check(
+            sys::nvrtcGetCUBIN(prog, bytes.as_mut_ptr().cast()),
+            "nvrtcGetCUBIN",
+        )?;
     } else {
         check(sys::nvrtcGetPTXSize(prog, &mut size), "nvrtcGetPTXSize")?;
         bytes = vec![0u8; size];
-        check(sys::nvrtcGetPTX(prog, bytes.as_mut_ptr().cast()), "nvrtcGetPTX")?;
+        check(
+            sys::nvrtcGetPTX(prog, bytes.as_mut_ptr().cast()),
+            "nvrtcGetPTX",
+        )?;
     }
-    let kind = if cubin { ImageKind::Cubin } else { ImageKind::Ptx };
-    Ok(Image { bytes, kind, arch, log })
+    let kind = if cubin {
+        ImageKind::Cubin
+    } else {
+        ImageKind::Ptx
+    };
+    Ok(Image {
+        bytes,
+        kind,
+        arch,
+        log,
+    })
 }
 
 /// # Safety
 /// `prog` must be a live program.
 unsafe fn program_log(prog: sys::nvrtcProgram) -> String {
     let mut size = 0;
-    if sys::nvrtcGetProgramLogSize(prog, &mut size) != sys::nvrtcResult::NVRTC_SUCCESS || size <= 1 {
+    if sys::nvrtcGetProgramLogSize(prog, &mut size) != sys::nvrtcResult::NVRTC_SUCCESS || size <= 1
+    {
         return String::new();
     }
     let mut buf = vec![0u8; size];
     if sys::nvrtcGetProgramLog(prog, buf.as_mut_ptr().cast()) != sys::nvrtcResult::NVRTC_SUCCESS {
         return String::new();
     }
-    CStr::from_bytes_until_nul(&buf).map(|c| c.to_string_lossy().trim().to_string()).unwrap_or_default()
+    CStr::from_bytes_until_nul(&buf)
+        .map(|c| c.to_string_lossy().trim().to_string())
+        .unwrap_or_default()
 }
 
 /// The architecture to compile for on a GPU of compute capability `cc` (10 major + minor):
@@ -170,5 +242,10 @@ pub fn target_for(cc: i32, supported: &[i32]) -> Option<(i32, bool)> {
     if supported.contains(&cc) {
         return Some((cc, true));
     }
-    supported.iter().copied().filter(|&a| a <= cc).max().map(|a| (a, false))
+    supported
+        .iter()
+        .copied()
+        .filter(|&a| a <= cc)
+        .max()
+        .map(|a| (a, false))
 }

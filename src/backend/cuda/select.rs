@@ -31,7 +31,10 @@ pub enum Choice {
 /// each GPU's free memory; returns the ranges and each slab's index into `gpus`.
 pub fn layout(nx: usize, gpus: &[GpuInfo], slabs_per_gpu: usize) -> (Vec<SlabRange>, Vec<usize>) {
     let spg = slabs_per_gpu.max(1);
-    let weights: Vec<f64> = gpus.iter().flat_map(|g| std::iter::repeat_n(g.memory_free.max(1) as f64 / spg as f64, spg)).collect();
+    let weights: Vec<f64> = gpus
+        .iter()
+        .flat_map(|g| std::iter::repeat_n(g.memory_free.max(1) as f64 / spg as f64, spg))
+        .collect();
     let ranges = split_weighted(nx, &weights);
     let gpu_of = (0..ranges.len()).map(|s| s / spg).collect();
     (ranges, gpu_of)
@@ -58,12 +61,21 @@ fn gib(b: u64) -> String {
 /// its share plus [`GPU_RESERVE`].
 fn fewest_that_fit(model: &Model, gpus: &[GpuInfo], slabs_per_gpu: usize) -> Option<Vec<GpuInfo>> {
     let mut sorted = gpus.to_vec();
-    sorted.sort_by(|a, b| b.memory_free.cmp(&a.memory_free).then(a.ordinal.cmp(&b.ordinal)));
-    (1..=sorted.len()).map(|k| sorted[..k].to_vec()).find(|set| fits(model, set, slabs_per_gpu))
+    sorted.sort_by(|a, b| {
+        b.memory_free
+            .cmp(&a.memory_free)
+            .then(a.ordinal.cmp(&b.ordinal))
+    });
+    (1..=sorted.len())
+        .map(|k| sorted[..k].to_vec())
+        .find(|set| fits(model, set, slabs_per_gpu))
 }
 
 fn fits(model: &Model, gpus: &[GpuInfo], slabs_per_gpu: usize) -> bool {
-    per_gpu_bytes(model, gpus, slabs_per_gpu).iter().zip(gpus).all(|(need, g)| need + GPU_RESERVE <= g.memory_free)
+    per_gpu_bytes(model, gpus, slabs_per_gpu)
+        .iter()
+        .zip(gpus)
+        .all(|(need, g)| need + GPU_RESERVE <= g.memory_free)
 }
 
 /// Decide the engine. `Err` only when `--backend cuda` was asked for and cannot be honoured.
@@ -73,7 +85,13 @@ pub fn choose(model: &Model, opts: &RunOptions) -> Result<Choice, String> {
         BackendChoice::Cuda => true,
         BackendChoice::Auto => false,
     };
-    let refuse = |why: String| if explicit { Err(why) } else { Ok(Choice::Cpu(why)) };
+    let refuse = |why: String| {
+        if explicit {
+            Err(why)
+        } else {
+            Ok(Choice::Cpu(why))
+        }
+    };
     let all = match super::probe_gpus() {
         Ok(g) => g,
         Err(e) => return refuse(format!("CUDA cannot be used: {e}")),
@@ -93,20 +111,55 @@ pub fn choose(model: &Model, opts: &RunOptions) -> Result<Choice, String> {
         }
         None => all.clone(),
     };
-    let need_total: u64 = estimate(model, &[SlabRange { x0: 0, x1: model.grid.shape[0] }], model.precision.bytes()).total();
+    let need_total: u64 = estimate(
+        model,
+        &[SlabRange {
+            x0: 0,
+            x1: model.grid.shape[0],
+        }],
+        model.precision.bytes(),
+    )
+    .total();
     let free_total: u64 = gpus.iter().map(|g| g.memory_free).sum();
     if opts.gpus.is_some() {
         if fits(model, &gpus, spg) {
-            return Ok(Choice::Cuda(gpus.clone(), format!("{} GPU(s) given with --gpus hold the grid ({})", gpus.len(), gib(need_total))));
+            return Ok(Choice::Cuda(
+                gpus.clone(),
+                format!(
+                    "{} GPU(s) given with --gpus hold the grid ({})",
+                    gpus.len(),
+                    gib(need_total)
+                ),
+            ));
         }
-        return refuse(format!("the grid needs {} but the {} GPU(s) given have {} free", gib(need_total), gpus.len(), gib(free_total)));
+        return refuse(format!(
+            "the grid needs {} but the {} GPU(s) given have {} free",
+            gib(need_total),
+            gpus.len(),
+            gib(free_total)
+        ));
     }
     match fewest_that_fit(model, &gpus, spg) {
         Some(set) => {
-            let names: Vec<String> = set.iter().map(|g| format!("{} ({})", g.ordinal, g.name)).collect();
-            Ok(Choice::Cuda(set, format!("the grid ({}) fits on GPU {}", gib(need_total), names.join(", "))))
+            let names: Vec<String> = set
+                .iter()
+                .map(|g| format!("{} ({})", g.ordinal, g.name))
+                .collect();
+            Ok(Choice::Cuda(
+                set,
+                format!(
+                    "the grid ({}) fits on GPU {}",
+                    gib(need_total),
+                    names.join(", ")
+                ),
+            ))
         }
-        None => refuse(format!("the grid needs {} but the {} GPU(s) have {} free", gib(need_total), gpus.len(), gib(free_total))),
+        None => refuse(format!(
+            "the grid needs {} but the {} GPU(s) have {} free",
+            gib(need_total),
+            gpus.len(),
+            gib(free_total)
+        )),
     }
 }
 
@@ -123,7 +176,10 @@ impl Placement {
     /// [`layout`] over `gpus`.
     pub fn over(model: &Model, gpus: &[GpuInfo], slabs_per_gpu: usize) -> Placement {
         let (ranges, gpu_of) = layout(model.grid.shape[0], gpus, slabs_per_gpu);
-        Placement { ranges, ordinals: gpu_of.iter().map(|&g| gpus[g].ordinal).collect() }
+        Placement {
+            ranges,
+            ordinals: gpu_of.iter().map(|&g| gpus[g].ordinal).collect(),
+        }
     }
 
     /// The distinct ordinals in order of first use, and each slab's index into them.
@@ -147,24 +203,37 @@ impl Placement {
 /// Run `model` on CUDA when asked for (`--backend cuda`) or when the memory plan chose CUDA
 /// (`auto`); `None` means: run on the CPU. Without `--gpus` or `--slabs-per-gpu` the plan's
 /// own slabs are used.
-pub fn run_planned(model: &Model, opts: &RunOptions, plan: &crate::plan::Plan, threads: usize, obs: &mut dyn Observer) -> Option<Result<Summary, RunError>> {
+pub fn run_planned(
+    model: &Model,
+    opts: &RunOptions,
+    plan: &crate::plan::Plan,
+    threads: usize,
+    obs: &mut dyn Observer,
+) -> Option<Result<Summary, RunError>> {
     let planned_cuda = plan.backend == crate::plan::PlanBackend::Cuda && plan.fits;
     match opts.backend {
         BackendChoice::Cpu => return None,
         BackendChoice::Auto if !planned_cuda => return None,
         _ => {}
     }
-    let placement = (planned_cuda && opts.gpus.is_none() && opts.slabs_per_gpu.is_none()).then(|| Placement {
-        ranges: plan.ranges(),
-        // The plan lists the probed GPUs first, in ordinal order.
-        ordinals: plan.slabs.iter().map(|s| s.device).collect(),
-    });
+    let placement =
+        (planned_cuda && opts.gpus.is_none() && opts.slabs_per_gpu.is_none()).then(|| Placement {
+            ranges: plan.ranges(),
+            // The plan lists the probed GPUs first, in ordinal order.
+            ordinals: plan.slabs.iter().map(|s| s.device).collect(),
+        });
     try_run(model, opts, placement, threads, obs)
 }
 
 /// Run `model` on CUDA, on `placement` or else where [`choose`] says. `None` means: run on
 /// the CPU (the reason has been passed to `obs.message` under `auto`).
-pub fn try_run(model: &Model, opts: &RunOptions, placement: Option<Placement>, threads: usize, obs: &mut dyn Observer) -> Option<Result<Summary, RunError>> {
+pub fn try_run(
+    model: &Model,
+    opts: &RunOptions,
+    placement: Option<Placement>,
+    threads: usize,
+    obs: &mut dyn Observer,
+) -> Option<Result<Summary, RunError>> {
     let auto = opts.backend == BackendChoice::Auto;
     let spg = opts.slabs_per_gpu.unwrap_or(1).max(1);
     let mut placement = match placement {
@@ -192,17 +261,31 @@ pub fn try_run(model: &Model, opts: &RunOptions, placement: Option<Placement>, t
                 // Re-plan on one more GPU (never beyond those given with --gpus).
                 let (used, _) = placement.devices();
                 let all = super::probe_gpus().unwrap_or_default();
-                let allowed = |g: &GpuInfo| opts.gpus.as_ref().is_none_or(|l| l.contains(&g.ordinal));
-                let next = all.iter().filter(|g| !used.contains(&g.ordinal) && allowed(g)).max_by_key(|g| g.memory_free);
+                let allowed =
+                    |g: &GpuInfo| opts.gpus.as_ref().is_none_or(|l| l.contains(&g.ordinal));
+                let next = all
+                    .iter()
+                    .filter(|g| !used.contains(&g.ordinal) && allowed(g))
+                    .max_by_key(|g| g.memory_free);
                 if let Some(next) = next {
-                    let mut set: Vec<GpuInfo> = all.iter().filter(|g| used.contains(&g.ordinal)).cloned().collect();
+                    let mut set: Vec<GpuInfo> = all
+                        .iter()
+                        .filter(|g| used.contains(&g.ordinal))
+                        .cloned()
+                        .collect();
                     set.push(next.clone());
-                    obs.message(&format!("out of GPU memory on {} GPU(s) ({m}); re-planning on {}", used.len(), set.len()));
+                    obs.message(&format!(
+                        "out of GPU memory on {} GPU(s) ({m}); re-planning on {}",
+                        used.len(),
+                        set.len()
+                    ));
                     placement = Placement::over(model, &set, spg);
                     continue;
                 }
                 if auto {
-                    obs.message(&format!("out of GPU memory ({m}); running on the CPU instead"));
+                    obs.message(&format!(
+                        "out of GPU memory ({m}); running on the CPU instead"
+                    ));
                     return None;
                 }
                 return Some(Err(RunError::Backend(format!(
@@ -211,7 +294,9 @@ pub fn try_run(model: &Model, opts: &RunOptions, placement: Option<Placement>, t
             }
             Err(e) => {
                 if auto {
-                    obs.message(&format!("CUDA could not start ({e}); running on the CPU instead"));
+                    obs.message(&format!(
+                        "CUDA could not start ({e}); running on the CPU instead"
+                    ));
                     return None;
                 }
                 return Some(Err(RunError::Backend(e.to_string())));
@@ -221,7 +306,13 @@ pub fn try_run(model: &Model, opts: &RunOptions, placement: Option<Placement>, t
 }
 
 #[cfg(feature = "cuda")]
-fn run_on(model: &Model, opts: &RunOptions, placement: &Placement, threads: usize, obs: &mut dyn Observer) -> Result<Result<Summary, RunError>, CudaError> {
+fn run_on(
+    model: &Model,
+    opts: &RunOptions,
+    placement: &Placement,
+    threads: usize,
+    obs: &mut dyn Observer,
+) -> Result<Result<Summary, RunError>, CudaError> {
     use crate::model::Precision;
     match model.precision {
         Precision::F32 => run_typed::<f32>(model, opts, placement, threads, obs),
@@ -238,19 +329,43 @@ fn run_typed<T: crate::real::Real>(
     obs: &mut dyn Observer,
 ) -> Result<Result<Summary, RunError>, CudaError> {
     let mut backend = new_backend::<T>(model, placement, super::EngineOptions::default())?;
-    Ok(crate::run::time_loop(model, &mut backend, &placement.ranges, threads, opts, obs))
+    Ok(crate::run::time_loop(
+        model,
+        &mut backend,
+        &placement.ranges,
+        threads,
+        opts,
+        obs,
+    ))
 }
 
 /// Build the CUDA engine for `model` on `placement`.
 #[cfg(feature = "cuda")]
-pub fn new_backend<T: crate::real::Real>(model: &Model, placement: &Placement, opts: super::EngineOptions) -> Result<super::CudaBackend<T>, CudaError> {
+pub fn new_backend<T: crate::real::Real>(
+    model: &Model,
+    placement: &Placement,
+    opts: super::EngineOptions,
+) -> Result<super::CudaBackend<T>, CudaError> {
     let (ordinals, gpu_of) = placement.devices();
     let dev = super::CudaDevice::new(&ordinals, T::PRECISION)?;
-    Ok(super::Engine::new(dev, model, &placement.ranges, &gpu_of, opts, "cuda")?)
+    Ok(super::Engine::new(
+        dev,
+        model,
+        &placement.ranges,
+        &gpu_of,
+        opts,
+        "cuda",
+    )?)
 }
 
 #[cfg(not(feature = "cuda"))]
-fn run_on(_: &Model, _: &RunOptions, _: &Placement, _: usize, _: &mut dyn Observer) -> Result<Result<Summary, RunError>, CudaError> {
+fn run_on(
+    _: &Model,
+    _: &RunOptions,
+    _: &Placement,
+    _: usize,
+    _: &mut dyn Observer,
+) -> Result<Result<Summary, RunError>, CudaError> {
     Err(CudaError::NotBuilt)
 }
 

@@ -19,7 +19,10 @@ pub const FILES: [(&str, &str); 6] = [
 /// The host shim and launcher (host-kernel tests only).
 pub const HOST_FILES: [(&str, &str); 2] = [
     ("host_shim.h", include_str!("../../../kernels/host_shim.h")),
-    ("host_launch.h", include_str!("../../../kernels/host_launch.h")),
+    (
+        "host_launch.h",
+        include_str!("../../../kernels/host_launch.h"),
+    ),
 ];
 
 /// The C type of `real` for a precision.

@@ -5,7 +5,11 @@ use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
 
-pub(super) fn boundaries(scene: &SceneFile, ck: &mut Checker, shape: Option<[usize; 3]>) -> Option<[[BoundaryKind; 2]; 3]> {
+pub(super) fn boundaries(
+    scene: &SceneFile,
+    ck: &mut Checker,
+    shape: Option<[usize; 3]>,
+) -> Option<[[BoundaryKind; 2]; 3]> {
     let names = ["x_min", "x_max", "y_min", "y_max", "z_min", "z_max"];
     let default_pml = BoundaryKind::Pml(PmlParams::with_cells(10));
     let mut faces = [[default_pml; 2]; 3];
@@ -41,10 +45,16 @@ pub(super) fn boundaries(scene: &SceneFile, ck: &mut Checker, shape: Option<[usi
         let [lo, hi] = faces[a];
         let at = spans[a][0].or(spans[a][1]).unwrap_or(0);
         if (lo == BoundaryKind::Periodic) != (hi == BoundaryKind::Periodic) {
-            ck.error_at(at, &format!("boundaries.{}", names[2 * a]), format!(
-                "periodic along {} needs both {} and {} periodic",
-                Axis::ALL[a].name(), names[2 * a], names[2 * a + 1]
-            ));
+            ck.error_at(
+                at,
+                &format!("boundaries.{}", names[2 * a]),
+                format!(
+                    "periodic along {} needs both {} and {} periodic",
+                    Axis::ALL[a].name(),
+                    names[2 * a],
+                    names[2 * a + 1]
+                ),
+            );
             ok = false;
         }
         if hi == BoundaryKind::Pmc {
@@ -65,21 +75,47 @@ pub(super) fn boundaries(scene: &SceneFile, ck: &mut Checker, shape: Option<[usi
     ok.then_some(faces)
 }
 
-fn boundary_kind(spec: &Spanned<BoundarySpec>, key: &str, ck: &mut Checker) -> Option<BoundaryKind> {
+fn boundary_kind(
+    spec: &Spanned<BoundarySpec>,
+    key: &str,
+    ck: &mut Checker,
+) -> Option<BoundaryKind> {
     let s = spec.get_ref();
-    let kind = ck.one_of(&s.kind, &format!("{key}.type"), &["pml", "pec", "pmc", "periodic"])?;
-    let has_pml_keys = s.cells.is_some() || s.order.is_some() || s.sigma_factor.is_some() || s.kappa_max.is_some() || s.alpha_frequency.is_some();
+    let kind = ck.one_of(
+        &s.kind,
+        &format!("{key}.type"),
+        &["pml", "pec", "pmc", "periodic"],
+    )?;
+    let has_pml_keys = s.cells.is_some()
+        || s.order.is_some()
+        || s.sigma_factor.is_some()
+        || s.kappa_max.is_some()
+        || s.alpha_frequency.is_some();
     if kind != 0 {
         if has_pml_keys {
             ck.error(spec, key, format!("`cells`, `order`, `sigma_factor`, `kappa_max` and `alpha_frequency` apply only to type = \"pml\", not \"{}\"", s.kind.get_ref()));
             return None;
         }
-        return Some([BoundaryKind::Pml(PmlParams::with_cells(0)), BoundaryKind::Pec, BoundaryKind::Pmc, BoundaryKind::Periodic][kind]);
+        return Some(
+            [
+                BoundaryKind::Pml(PmlParams::with_cells(0)),
+                BoundaryKind::Pec,
+                BoundaryKind::Pmc,
+                BoundaryKind::Periodic,
+            ][kind],
+        );
     }
     let mut p = PmlParams::with_cells(10);
     if let Some(c) = &s.cells {
         if *c.get_ref() < 1 || *c.get_ref() > 1000 {
-            ck.error(c, &format!("{key}.cells"), format!("PML thickness must be 1 to 1000 cells (8 to 20 is typical), got {}", c.get_ref()));
+            ck.error(
+                c,
+                &format!("{key}.cells"),
+                format!(
+                    "PML thickness must be 1 to 1000 cells (8 to 20 is typical), got {}",
+                    c.get_ref()
+                ),
+            );
             return None;
         }
         p.cells = *c.get_ref() as usize;
@@ -87,7 +123,11 @@ fn boundary_kind(spec: &Spanned<BoundarySpec>, key: &str, ck: &mut Checker) -> O
     if let Some(m) = &s.order {
         let v = *m.get_ref();
         if !(1.0..=6.0).contains(&v) {
-            ck.error(m, &format!("{key}.order"), format!("grading order must be 1 to 6 (3 or 4 is typical), got {v}"));
+            ck.error(
+                m,
+                &format!("{key}.order"),
+                format!("grading order must be 1 to 6 (3 or 4 is typical), got {v}"),
+            );
             return None;
         }
         p.order = v;
@@ -98,7 +138,11 @@ fn boundary_kind(spec: &Spanned<BoundarySpec>, key: &str, ck: &mut Checker) -> O
     if let Some(k) = &s.kappa_max {
         let v = *k.get_ref();
         if !(v >= 1.0 && v.is_finite()) {
-            ck.error(k, &format!("{key}.kappa_max"), format!("must be >= 1, got {v}"));
+            ck.error(
+                k,
+                &format!("{key}.kappa_max"),
+                format!("must be >= 1, got {v}"),
+            );
             return None;
         }
         p.kappa_max = v;
@@ -106,11 +150,14 @@ fn boundary_kind(spec: &Spanned<BoundarySpec>, key: &str, ck: &mut Checker) -> O
     if let Some(a) = &s.alpha_frequency {
         let v = *a.get_ref();
         if !(v >= 0.0 && v.is_finite()) {
-            ck.error(a, &format!("{key}.alpha_frequency"), format!("must be >= 0 Hz, got {v}"));
+            ck.error(
+                a,
+                &format!("{key}.alpha_frequency"),
+                format!("must be >= 0 Hz, got {v}"),
+            );
             return None;
         }
         p.alpha_max = 2.0 * std::f64::consts::PI * EPS0 * v;
     }
     Some(BoundaryKind::Pml(p))
 }
-

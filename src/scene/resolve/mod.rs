@@ -29,16 +29,26 @@ impl<'a> Checker<'a> {
     }
     fn error_at(&mut self, offset: usize, key: &str, message: impl Into<String>) {
         let (line, column) = line_col(self.text, offset);
-        self.problems.push(Diagnostic { line, column, key: key.to_string(), message: message.into() });
+        self.problems.push(Diagnostic {
+            line,
+            column,
+            key: key.to_string(),
+            message: message.into(),
+        });
     }
     fn warn<T>(&mut self, at: &Spanned<T>, key: &str, message: impl Into<String>) {
         let (line, _) = line_col(self.text, at.span().start);
-        self.warnings.push(format!("{}:{line}: `{key}`: {}", self.file, message.into()));
+        self.warnings
+            .push(format!("{}:{line}: `{key}`: {}", self.file, message.into()));
     }
     /// A `[x, y, z]` of finite numbers.
     fn vec3(&mut self, v: &Spanned<Vec<f64>>, key: &str) -> Option<[f64; 3]> {
         if v.get_ref().len() != 3 {
-            self.error(v, key, format!("expected 3 numbers [x, y, z], got {}", v.get_ref().len()));
+            self.error(
+                v,
+                key,
+                format!("expected 3 numbers [x, y, z], got {}", v.get_ref().len()),
+            );
             return None;
         }
         if v.get_ref().iter().any(|x| !x.is_finite()) {
@@ -61,8 +71,17 @@ impl<'a> Checker<'a> {
         if allowed.contains(&s) {
             return Component::parse(s);
         }
-        let hint = closest(s, allowed).map(|c| format!("; did you mean `{c}`?")).unwrap_or_default();
-        self.error(v, key, format!("unknown component `{s}`: allowed are {}{hint}", list(allowed)));
+        let hint = closest(s, allowed)
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        self.error(
+            v,
+            key,
+            format!(
+                "unknown component `{s}`: allowed are {}{hint}",
+                list(allowed)
+            ),
+        );
         None
     }
     fn one_of(&mut self, v: &Spanned<String>, key: &str, allowed: &[&str]) -> Option<usize> {
@@ -70,28 +89,56 @@ impl<'a> Checker<'a> {
         if let Some(i) = allowed.iter().position(|a| *a == s) {
             return Some(i);
         }
-        let hint = closest(s, allowed).map(|c| format!("; did you mean `{c}`?")).unwrap_or_default();
-        self.error(v, key, format!("`{s}` is not allowed here: use one of {}{hint}", list(allowed)));
+        let hint = closest(s, allowed)
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        self.error(
+            v,
+            key,
+            format!(
+                "`{s}` is not allowed here: use one of {}{hint}",
+                list(allowed)
+            ),
+        );
         None
     }
 }
 
 fn list(items: &[&str]) -> String {
-    items.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+    items
+        .iter()
+        .map(|s| format!("`{s}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 const E_COMPONENTS: [&str; 3] = ["Ex", "Ey", "Ez"];
 const ALL_COMPONENTS: [&str; 6] = ["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"];
 
 /// Check a parsed scene and build its model. `text` and `file` are for messages.
-pub fn resolve(scene: &SceneFile, text: &str, file: &str) -> Result<(Model, Vec<String>), SceneError> {
-    let mut ck = Checker { text, problems: Vec::new(), warnings: Vec::new(), file };
+pub fn resolve(
+    scene: &SceneFile,
+    text: &str,
+    file: &str,
+) -> Result<(Model, Vec<String>), SceneError> {
+    let mut ck = Checker {
+        text,
+        problems: Vec::new(),
+        warnings: Vec::new(),
+        file,
+    };
     let model = build(scene, text, &mut ck);
     if ck.problems.is_empty() {
-        Ok((model.expect("a model is built whenever no problem was found"), ck.warnings))
+        Ok((
+            model.expect("a model is built whenever no problem was found"),
+            ck.warnings,
+        ))
     } else {
         ck.problems.sort_by_key(|p| (p.line, p.column));
-        Err(SceneError::Invalid { file: file.to_string(), problems: ck.problems })
+        Err(SceneError::Invalid {
+            file: file.to_string(),
+            problems: ck.problems,
+        })
     }
 }
 
@@ -99,16 +146,23 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let sim = scene.simulation.get_ref();
 
     // Units.
-    let unit_name = sim.length_unit.as_ref().map_or("um".to_string(), |u| u.get_ref().clone());
+    let unit_name = sim
+        .length_unit
+        .as_ref()
+        .map_or("um".to_string(), |u| u.get_ref().clone());
     let unit = match sim.length_unit.as_ref() {
         None => Some(1e-6),
-        Some(u) => ck.one_of(u, "simulation.length_unit", &["m", "mm", "um", "nm"]).map(|i| [1.0, 1e-3, 1e-6, 1e-9][i]),
+        Some(u) => ck
+            .one_of(u, "simulation.length_unit", &["m", "mm", "um", "nm"])
+            .map(|i| [1.0, 1e-3, 1e-6, 1e-9][i]),
     };
     let unit_m = unit.unwrap_or(1e-6);
 
     // Cell size: a number or three.
     let cell: Option<[f64; 3]> = match sim.cell_size.get_ref() {
-        toml::Value::Float(_) | toml::Value::Integer(_) => as_f64(sim.cell_size.get_ref()).map(|d| [d; 3]),
+        toml::Value::Float(_) | toml::Value::Integer(_) => {
+            as_f64(sim.cell_size.get_ref()).map(|d| [d; 3])
+        }
         toml::Value::Array(a) if a.len() == 3 => {
             let v: Vec<Option<f64>> = a.iter().map(as_f64).collect();
             if v.iter().all(Option::is_some) {
@@ -122,14 +176,21 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let cell = match cell {
         Some(c) if c.iter().all(|d| d.is_finite() && *d > 0.0) => Some(c.map(|d| d * unit_m)),
         Some(_) => {
-            ck.error(&sim.cell_size, "simulation.cell_size", "cell sizes must be positive numbers");
+            ck.error(
+                &sim.cell_size,
+                "simulation.cell_size",
+                "cell sizes must be positive numbers",
+            );
             None
         }
         None => {
             ck.error(
                 &sim.cell_size,
                 "simulation.cell_size",
-                format!("expected a positive number or [dx, dy, dz], got {}", sim.cell_size.get_ref()),
+                format!(
+                    "expected a positive number or [dx, dy, dz], got {}",
+                    sim.cell_size.get_ref()
+                ),
             );
             None
         }
@@ -138,7 +199,11 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let size = ck.vec3(&sim.size, "simulation.size");
     if let Some(s) = size {
         if s.iter().any(|x| *x <= 0.0) {
-            ck.error(&sim.size, "simulation.size", format!("every edge must be positive, got {s:?}"));
+            ck.error(
+                &sim.size,
+                "simulation.size",
+                format!("every edge must be positive, got {s:?}"),
+            );
         }
     }
 
@@ -188,7 +253,11 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             if x > 0.0 && x <= 1.0 {
                 Some(x)
             } else {
-                ck.error(c, "simulation.courant", format!("must be in (0, 1] (a fraction of the 3D stability limit), got {x}"));
+                ck.error(
+                    c,
+                    "simulation.courant",
+                    format!("must be in (0, 1] (a fraction of the 3D stability limit), got {x}"),
+                );
                 None
             }
         }
@@ -202,30 +271,50 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             if *s.get_ref() > 0 {
                 Some(*s.get_ref() as usize)
             } else {
-                ck.error(s, "simulation.steps", format!("must be a positive whole number, got {}", s.get_ref()));
+                ck.error(
+                    s,
+                    "simulation.steps",
+                    format!("must be a positive whole number, got {}", s.get_ref()),
+                );
                 None
             }
         }
-        (None, Some(d)) => ck.positive(d, "simulation.duration").and_then(|d| dt.map(|dt| (d / dt).ceil() as usize)),
+        (None, Some(d)) => ck
+            .positive(d, "simulation.duration")
+            .and_then(|d| dt.map(|dt| (d / dt).ceil() as usize)),
         (Some(s), Some(_)) => {
-            ck.error(s, "simulation.steps", "give either `steps` or `duration`, not both");
+            ck.error(
+                s,
+                "simulation.steps",
+                "give either `steps` or `duration`, not both",
+            );
             None
         }
         (None, None) => {
-            ck.error(&scene.simulation, "simulation", "missing the run length: add `steps = N` or `duration = SECONDS`");
+            ck.error(
+                &scene.simulation,
+                "simulation",
+                "missing the run length: add `steps = N` or `duration = SECONDS`",
+            );
             None
         }
     };
     let precision = match &sim.precision {
         None => Some(Precision::F32),
-        Some(p) => ck.one_of(p, "simulation.precision", &["f32", "f64"]).map(|i| [Precision::F32, Precision::F64][i]),
+        Some(p) => ck
+            .one_of(p, "simulation.precision", &["f32", "f64"])
+            .map(|i| [Precision::F32, Precision::F64][i]),
     };
     let name = match &sim.name {
         None => "yee".to_string(),
         Some(n) => {
             let s = n.get_ref();
             if s.is_empty() || s.contains(['/', '\\']) {
-                ck.error(n, "simulation.name", "must be a non-empty name without path separators");
+                ck.error(
+                    n,
+                    "simulation.name",
+                    "must be a non-empty name without path separators",
+                );
             }
             s.clone()
         }
@@ -236,18 +325,31 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
 
     // Materials.
     let mut table = MaterialTable::vacuum();
-    table.push(Material { name: "pec".into(), epsilon: 1.0, conductivity: 0.0, pec: true });
+    table.push(Material {
+        name: "pec".into(),
+        epsilon: 1.0,
+        conductivity: 0.0,
+        pec: true,
+    });
     for (key, spec) in &scene.materials {
         let name = key.get_ref();
         let path = format!("materials.{name}");
         if name == "vacuum" || name == "pec" {
-            ck.error(key, &path, format!("`{name}` is built in and cannot be redefined; choose another name"));
+            ck.error(
+                key,
+                &path,
+                format!("`{name}` is built in and cannot be redefined; choose another name"),
+            );
             continue;
         }
         let m = spec.get_ref();
         let pec = m.pec.as_ref().is_some_and(|p| *p.get_ref());
         if pec && (m.epsilon.is_some() || m.conductivity.is_some()) {
-            ck.error(spec, &path, "a PEC material takes no epsilon or conductivity");
+            ck.error(
+                spec,
+                &path,
+                "a PEC material takes no epsilon or conductivity",
+            );
         }
         let epsilon = match &m.epsilon {
             Some(e) => ck.positive(e, &format!("{path}.epsilon")).unwrap_or(1.0),
@@ -256,16 +358,31 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         let conductivity = match &m.conductivity {
             Some(s) if *s.get_ref() >= 0.0 && s.get_ref().is_finite() => *s.get_ref(),
             Some(s) => {
-                ck.error(s, &format!("{path}.conductivity"), format!("must be >= 0 S/m, got {}", s.get_ref()));
+                ck.error(
+                    s,
+                    &format!("{path}.conductivity"),
+                    format!("must be >= 0 S/m, got {}", s.get_ref()),
+                );
                 0.0
             }
             None => 0.0,
         };
         if !pec && m.epsilon.is_none() && m.conductivity.is_none() {
-            ck.error(spec, &path, "a material needs `epsilon`, `conductivity` or `pec = true`");
+            ck.error(
+                spec,
+                &path,
+                "a material needs `epsilon`, `conductivity` or `pec = true`",
+            );
         }
         if table.materials.len() >= MAX_MATERIALS {
-            ck.error(key, &path, format!("too many materials: at most {} (including vacuum and pec)", MAX_MATERIALS));
+            ck.error(
+                key,
+                &path,
+                format!(
+                    "too many materials: at most {} (including vacuum and pec)",
+                    MAX_MATERIALS
+                ),
+            );
             continue;
         }
         if let (Some(c), Some(e)) = (courant, &m.epsilon) {
@@ -276,7 +393,12 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
                 ));
             }
         }
-        table.push(Material { name: name.clone(), epsilon, conductivity, pec });
+        table.push(Material {
+            name: name.clone(),
+            epsilon,
+            conductivity,
+            pec,
+        });
     }
 
     // Geometry.
@@ -288,24 +410,42 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             Some(id) => Some(id),
             None => {
                 let names: Vec<&str> = table.materials.iter().map(|m| m.name.as_str()).collect();
-                let hint = closest(g.material.get_ref(), &names).map(|c| format!("; did you mean `{c}`?")).unwrap_or_default();
+                let hint = closest(g.material.get_ref(), &names)
+                    .map(|c| format!("; did you mean `{c}`?"))
+                    .unwrap_or_default();
                 ck.error(
                     &g.material,
                     &format!("{key}.material"),
-                    format!("unknown material `{}`: defined are {}{hint}", g.material.get_ref(), list(&names)),
+                    format!(
+                        "unknown material `{}`: defined are {}{hint}",
+                        g.material.get_ref(),
+                        list(&names)
+                    ),
                 );
                 None
             }
         };
-        let center = ck.vec3(&g.center, &format!("{key}.center")).map(|c| c.map(|x| x * unit_m));
-        let shape_kind = ck.one_of(&g.shape, &format!("{key}.shape"), &["box", "sphere", "cylinder"]);
+        let center = ck
+            .vec3(&g.center, &format!("{key}.center"))
+            .map(|c| c.map(|x| x * unit_m));
+        let shape_kind = ck.one_of(
+            &g.shape,
+            &format!("{key}.shape"),
+            &["box", "sphere", "cylinder"],
+        );
         let shape = match shape_kind {
             Some(0) => match &g.size {
                 Some(s) => ck.vec3(s, &format!("{key}.size")).and_then(|s| {
                     if s.iter().all(|x| *x > 0.0) {
-                        Some(Shape::Box { size: s.map(|x| x * unit_m) })
+                        Some(Shape::Box {
+                            size: s.map(|x| x * unit_m),
+                        })
                     } else {
-                        ck.error(g.size.as_ref().unwrap(), &format!("{key}.size"), "box edges must be positive");
+                        ck.error(
+                            g.size.as_ref().unwrap(),
+                            &format!("{key}.size"),
+                            "box edges must be positive",
+                        );
                         None
                     }
                 }),
@@ -315,7 +455,9 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
                 }
             },
             Some(1) => match &g.radius {
-                Some(r) => ck.positive(r, &format!("{key}.radius")).map(|r| Shape::Sphere { radius: r * unit_m }),
+                Some(r) => ck
+                    .positive(r, &format!("{key}.radius"))
+                    .map(|r| Shape::Sphere { radius: r * unit_m }),
                 None => {
                     ck.error(&g.shape, &key, "a sphere needs `radius`");
                     None
@@ -344,21 +486,35 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
                     }),
                 };
                 match (radius, height, axis) {
-                    (Some(r), Some(h), Some(a)) => Some(Shape::Cylinder { radius: r * unit_m, height: h * unit_m, axis: a }),
+                    (Some(r), Some(h), Some(a)) => Some(Shape::Cylinder {
+                        radius: r * unit_m,
+                        height: h * unit_m,
+                        axis: a,
+                    }),
                     _ => None,
                 }
             }
             _ => None,
         };
         if let (Some(material), Some(center), Some(shape)) = (material, center, shape) {
-            objects.push(Object { shape, center, material });
+            objects.push(Object {
+                shape,
+                center,
+                material,
+            });
         }
     }
 
     let grid = match (shape, cell, dt, steps) {
         (Some(shape), Some(cell), Some(dt), Some(steps)) => {
             let origin = [0, 1, 2].map(|a| -0.5 * shape[a] as f64 * cell[a]);
-            Some(Grid { shape, cell, origin, dt, steps })
+            Some(Grid {
+                shape,
+                cell,
+                origin,
+                dt,
+                steps,
+            })
         }
         _ => None,
     };
@@ -420,7 +576,8 @@ fn cylinder_axis(v: &toml::Value) -> Option<[f64; 3]> {
         toml::Value::Array(a) if a.len() == 3 => {
             let v: Vec<f64> = a.iter().filter_map(as_f64).collect();
             let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-            (v.len() == 3 && norm > 0.0 && norm.is_finite()).then(|| [v[0] / norm, v[1] / norm, v[2] / norm])
+            (v.len() == 3 && norm > 0.0 && norm.is_finite())
+                .then(|| [v[0] / norm, v[1] / norm, v[2] / norm])
         }
         _ => None,
     }
@@ -428,7 +585,9 @@ fn cylinder_axis(v: &toml::Value) -> Option<[f64; 3]> {
 
 fn inside(grid: &Grid, p: [f64; 3]) -> bool {
     let size = grid.size();
-    (0..3).all(|a| p[a] >= grid.origin[a] - 1e-9 * size[a] && p[a] <= grid.origin[a] + size[a] * (1.0 + 1e-9))
+    (0..3).all(|a| {
+        p[a] >= grid.origin[a] - 1e-9 * size[a] && p[a] <= grid.origin[a] + size[a] * (1.0 + 1e-9)
+    })
 }
 
 fn position3(v: &toml::Value) -> Option<[f64; 3]> {
@@ -444,7 +603,14 @@ fn position3(v: &toml::Value) -> Option<[f64; 3]> {
 fn outside_message(g: &Grid, p: [f64; 3], unit_m: f64) -> String {
     let size = g.size();
     let span: Vec<String> = (0..3)
-        .map(|a| format!("{} in [{}, {}]", Axis::ALL[a].name(), g.origin[a] / unit_m, (g.origin[a] + size[a]) / unit_m))
+        .map(|a| {
+            format!(
+                "{} in [{}, {}]",
+                Axis::ALL[a].name(),
+                g.origin[a] / unit_m,
+                (g.origin[a] + size[a]) / unit_m
+            )
+        })
         .collect();
     format!(
         "position [{}, {}, {}] lies outside the domain ({})",
@@ -458,4 +624,3 @@ fn outside_message(g: &Grid, p: [f64; 3], unit_m: f64) -> String {
 fn vec3_plain(v: &[f64]) -> Option<[f64; 3]> {
     (v.len() == 3 && v.iter().all(|x| x.is_finite())).then(|| [v[0], v[1], v[2]])
 }
-

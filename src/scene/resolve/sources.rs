@@ -1,13 +1,20 @@
 //! `[[source]]`: dipoles, plane-wave sheets and their waveforms.
 
-use super::{as_f64, inside, outside_message, position3, unit_label, Checker, E_COMPONENTS, MIN_CELLS_PER_WAVELENGTH};
+use super::{
+    as_f64, inside, outside_message, position3, unit_label, Checker, E_COMPONENTS,
+    MIN_CELLS_PER_WAVELENGTH,
+};
 use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
 
 fn waveform(w: &Spanned<WaveformSpec>, key: &str, ck: &mut Checker) -> Option<Waveform> {
     let s = w.get_ref();
-    let kind = ck.one_of(&s.kind, &format!("{key}.type"), &["gaussian", "ricker", "continuous"]);
+    let kind = ck.one_of(
+        &s.kind,
+        &format!("{key}.type"),
+        &["gaussian", "ricker", "continuous"],
+    );
     let frequency = ck.positive(&s.frequency, &format!("{key}.frequency"));
     let delay = match &s.delay {
         Some(d) if *d.get_ref() >= 0.0 => *d.get_ref(),
@@ -19,12 +26,20 @@ fn waveform(w: &Spanned<WaveformSpec>, key: &str, ck: &mut Checker) -> Option<Wa
     };
     if kind != Some(0) {
         if let Some(b) = &s.bandwidth {
-            ck.error(b, &format!("{key}.bandwidth"), "only a gaussian waveform takes a bandwidth");
+            ck.error(
+                b,
+                &format!("{key}.bandwidth"),
+                "only a gaussian waveform takes a bandwidth",
+            );
         }
     }
     if kind != Some(2) {
         if let Some(r) = &s.ramp {
-            ck.error(r, &format!("{key}.ramp"), "only a continuous waveform takes a ramp");
+            ck.error(
+                r,
+                &format!("{key}.ramp"),
+                "only a continuous waveform takes a ramp",
+            );
         }
     }
     let f = frequency?;
@@ -34,15 +49,26 @@ fn waveform(w: &Spanned<WaveformSpec>, key: &str, ck: &mut Checker) -> Option<Wa
                 Some(b) => ck.positive(b, &format!("{key}.bandwidth"))?,
                 None => 0.5 * f,
             };
-            Some(Waveform::Gaussian { frequency: f, bandwidth, delay })
+            Some(Waveform::Gaussian {
+                frequency: f,
+                bandwidth,
+                delay,
+            })
         }
-        1 => Some(Waveform::Ricker { frequency: f, delay }),
+        1 => Some(Waveform::Ricker {
+            frequency: f,
+            delay,
+        }),
         _ => {
             let ramp = match &s.ramp {
                 Some(r) => ck.positive(r, &format!("{key}.ramp"))?,
                 None => 3.0 / f,
             };
-            Some(Waveform::Continuous { frequency: f, ramp, delay })
+            Some(Waveform::Continuous {
+                frequency: f,
+                ramp,
+                delay,
+            })
         }
     }
 }
@@ -104,7 +130,11 @@ pub(super) fn sources(
                     Some(p) => match position3(p.get_ref()) {
                         Some(v) => Some(v.map(|x| x * unit_m)),
                         None => {
-                            ck.error(p, &format!("{key}.position"), format!("expected [x, y, z], got {}", p.get_ref()));
+                            ck.error(
+                                p,
+                                &format!("{key}.position"),
+                                format!("expected [x, y, z], got {}", p.get_ref()),
+                            );
                             None
                         }
                     },
@@ -116,7 +146,11 @@ pub(super) fn sources(
                 match (comp, pos, grid) {
                     (Some(c), Some(p), Some(g)) => {
                         if !inside(g, p) {
-                            ck.error(s.position.as_ref().unwrap(), &format!("{key}.position"), outside_message(g, p, unit_m));
+                            ck.error(
+                                s.position.as_ref().unwrap(),
+                                &format!("{key}.position"),
+                                outside_message(g, p, unit_m),
+                            );
                             None
                         } else {
                             let idx = g.nearest_index(c, p);
@@ -130,7 +164,12 @@ pub(super) fn sources(
             _ => None,
         };
         match (cells_and_component, wave) {
-            (Some((component, cells)), Some(waveform)) => out.push(Source { component, cells, amplitude, waveform }),
+            (Some((component, cells)), Some(waveform)) => out.push(Source {
+                component,
+                cells,
+                amplitude,
+                waveform,
+            }),
             _ => ok = false,
         }
     }
@@ -150,7 +189,11 @@ fn plane_wave(
     let dir = match &s.direction {
         Some(d) => ck.one_of(d, &format!("{key}.direction"), &dirs),
         None => {
-            ck.error(src, key, "a plane wave needs `direction` (+x, -x, +y, -y, +z or -z)");
+            ck.error(
+                src,
+                key,
+                "a plane wave needs `direction` (+x, -x, +y, -y, +z or -z)",
+            );
             None
         }
     };
@@ -158,13 +201,25 @@ fn plane_wave(
     let pol = match &s.polarization {
         Some(p) => ck.component(p, &format!("{key}.polarization"), &E_COMPONENTS),
         None => {
-            ck.error(src, key, "a plane wave needs `polarization` (an E component transverse to the direction)");
+            ck.error(
+                src,
+                key,
+                "a plane wave needs `polarization` (an E component transverse to the direction)",
+            );
             None
         }
     };
     if let (Some(a), Some(p)) = (axis, pol) {
         if p.axis() as usize == a {
-            ck.error(s.polarization.as_ref().unwrap(), &format!("{key}.polarization"), format!("{} is along the direction {}: choose a transverse component", p.name(), dirs[dir.unwrap()]));
+            ck.error(
+                s.polarization.as_ref().unwrap(),
+                &format!("{key}.polarization"),
+                format!(
+                    "{} is along the direction {}: choose a transverse component",
+                    p.name(),
+                    dirs[dir.unwrap()]
+                ),
+            );
             return None;
         }
     }
@@ -177,17 +232,28 @@ fn plane_wave(
             }
         },
         None => {
-            ck.error(src, key, "a plane wave needs `position`, the sheet's coordinate along its direction");
+            ck.error(
+                src,
+                key,
+                "a plane wave needs `position`, the sheet's coordinate along its direction",
+            );
             None
         }
     };
     let (a, comp, c, g) = (axis?, pol?, coord?, grid?);
     let size = g.size();
     if c < g.origin[a] || c > g.origin[a] + size[a] {
-        ck.error(s.position.as_ref().unwrap(), &format!("{key}.position"), format!(
-            "{} = {} lies outside the domain, which spans [{}, {}]",
-            Axis::ALL[a].name(), c / unit_m, g.origin[a] / unit_m, (g.origin[a] + size[a]) / unit_m
-        ));
+        ck.error(
+            s.position.as_ref().unwrap(),
+            &format!("{key}.position"),
+            format!(
+                "{} = {} lies outside the domain, which spans [{}, {}]",
+                Axis::ALL[a].name(),
+                c / unit_m,
+                g.origin[a] / unit_m,
+                (g.origin[a] + size[a]) / unit_m
+            ),
+        );
         return None;
     }
     // The sheet spans the whole cross-section; without periodic transverse boundaries it is
@@ -200,4 +266,3 @@ fn plane_wave(
     cells[a] = [idx[a], idx[a] + 1];
     Some((comp, cells))
 }
-

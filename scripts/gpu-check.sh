@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# The GPU check (design.md section 8): on a machine with an NVIDIA GPU, build with CUDA, run the
+# GPU tests (the CUDA backend against the CPU backend on the comparison scenes; 1, 2 and 4 slabs
+# on one GPU giving identical fields; f32 and f64; the peer and the staged-through-host halo
+# paths), `yee run --backend cuda` end to end, and `yee bench --backend cuda` on a vacuum cube of
+# about 1e9 cells; then print one table. A few minutes on an H100/H200.
+#
+#   scripts/gpu-check.sh                 build here with cargo (needs a Rust toolchain), then check
+#   scripts/gpu-check.sh --make-bundle   build the binaries into gpu-bundle/ (with the shared
+#                                        libraries they need), for a GPU machine without Rust
+#   scripts/gpu-check.sh --bundle        check with the binaries in gpu-bundle/
+#
+# Environment: BENCH_SIZE (default 1000: 1e9 cells), BENCH_STEPS (default 100), YEE_NVRTC_DIR
+# (a folder holding libnvrtc.so*, searched first).
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+mode="${1:-build}"
+bundle="$root/gpu-bundle"
+
+executables() { # cargo's JSON messages -> "name path" of each test executable we use
+    grep -o '"executable":"[^"]*"' | sed 's/"executable":"//; s/"$//' | while read -r exe; do
+        case "$(basename "$exe")" in
+            cuda_backend-*) echo "cuda_backend $exe" ;;
+            nvrtc_kernels-*) echo "nvrtc_kernels $exe" ;;
+            host_kernels-*) echo "host_kernels $exe" ;;
+        esac
+    done
+}
+
+if [ "$mode" = "--make-bundle" ]; then
+    set -e
+    cargo build --release --features cuda --quiet
+    rm -rf "$bundle" && mkdir -p "$bundle/bin" "$bundle/lib"
+    cargo test --release --features cuda --no-run --message-format=json 2>/dev/null | executables |
+        while read -r name exe; do cp "$exe" "$bundle/bin/$name"; done
+    cp target/release/yee "$bundle/bin/yee"
+    strip "$bundle"/bin/* 2>/dev/null || true
+    # The shared libraries they link (HDF5 and what it pulls in), not the C library itself.
+    for f in "$bundle"/bin/*; do ldd "$f"; done | awk '/=>/ {print $3}' | sort -u |
+        grep -v -E '/(libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|ld-linux[^/]*)\.so' |
+        while read -r lib; do cp -L "$lib" "$bundle/lib/"; done
+    cp -r scenes "$bundle/"
+    du -sh "$bundle"
+    exit 0
+fi
+
+echo "== diagnostics"
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,clocks.max.memory --format=csv
+else
+    echo "nvidia-smi: not found"
+fi
+for t in cargo rustc nvcc c++ python3; do printf '%-8s %s\n' "$t" "$(command -v "$t" || echo '-')"; done
+command -v nvcc >/dev/null && nvcc --version | tail -2
+libcuda="$(ldconfig -p 2>/dev/null | awk '/libcuda\.so/ {print $NF; exit}')"
+echo "libcuda  ${libcuda:-not in ldconfig}"
+
+# NVRTC: cudarc loads libnvrtc.so (or .so.12, .so.11, ...) from the loader path. Take the first
+# folder that has one; a CUDA 13 NVRTC has only .so.13, so link it as libnvrtc.so.
+nvrtc_dirs=("${YEE_NVRTC_DIR:-}" /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib)
+nvrtc_dirs+=(/usr/local/cuda-*/lib64 "$root"/.venv/lib/python3*/site-packages/nvidia/cuda_nvrtc/lib)
+nvrtc_dirs+=($(python3 -c 'import site,glob; print(" ".join(d for s in site.getsitepackages() for d in glob.glob(s + "/nvidia/*/lib")))' 2>/dev/null))
+nvrtc=""
+for d in "${nvrtc_dirs[@]}"; do
+    [ -n "$d" ] && [ -d "$d" ] || continue
+    f="$(ls "$d"/libnvrtc.so* 2>/dev/null | grep -v builtins | sort | tail -1)"
+    if [ -n "$f" ]; then nvrtc="$f"; break; fi
+done
+shim="$(mktemp -d)"
+if [ -n "$nvrtc" ]; then
+    ln -sf "$nvrtc" "$shim/libnvrtc.so"
+    export LD_LIBRARY_PATH="$shim:$(dirname "$nvrtc")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+echo "libnvrtc ${nvrtc:-not found}"
+
+if [ "$mode" = "--bundle" ]; then
+    bin="$bundle/bin"
+    export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$bundle/lib"
+    scenes="$bundle/scenes"
+    declare -A exe=([cuda_backend]="$bin/cuda_backend" [nvrtc_kernels]="$bin/nvrtc_kernels" [host_kernels]="$bin/host_kernels")
+else
+    echo "== build"
+    cargo build --release --features cuda --quiet || exit 1
+    bin="$root/target/release"
+    scenes="$root/scenes"
+    declare -A exe=()
+    while read -r name path; do exe[$name]="$path"; done < <(cargo test --release --features cuda --no-run --message-format=json 2>/dev/null | executables)
+fi
+yee="$bin/yee"
+out="$(mktemp -d)"
+declare -a rows=()
+row() { rows+=("$(printf '%-44s %-6s %s' "$1" "$2" "$3")"); }
+
+echo "== yee devices"
+"$yee" devices | tee "$out/devices.txt"
+gpu="$(grep -m1 -E '^  0: ' "$out/devices.txt" | sed 's/^  0: //; s/, compute capability.*//')"
+row "GPU 0" "" "${gpu:-none} | $(grep -m1 '^CUDA driver' "$out/devices.txt" | sed 's/CUDA driver: //')"
+row "NVRTC" "" "$(grep -m1 '^NVRTC' "$out/devices.txt" | sed 's/NVRTC: //')"
+
+run_tests() { # name, label, extra args
+    local name="$1" label="$2"; shift 2
+    local path="${exe[$name]:-}"
+    if [ -z "$path" ] || [ ! -x "$path" ]; then row "$label" "SKIP" "no $name test binary"; return; fi
+    echo "== $label"
+    timeout "${TEST_TIMEOUT:-240}" "$path" "$@" 2>&1 | tee "$out/$name.log"
+    local status=${PIPESTATUS[0]}
+    local summary
+    summary="$(grep -E '^test result' "$out/$name.log" | tail -1 | sed 's/test result: //; s/; finished in/ in/')"
+    if [ "$status" -eq 0 ]; then row "$label" "PASS" "$summary"; else row "$label" "FAIL" "$summary"; fi
+}
+
+export YEE_REQUIRE_NVRTC=1
+run_tests nvrtc_kernels "NVRTC compiles every kernel (sm_80, sm_90)"
+run_tests cuda_backend "CUDA vs CPU; 1/2/4 slabs; peer, staged halos" --ignored --test-threads=1
+if command -v c++ >/dev/null; then
+    run_tests host_kernels "host-compiled kernels vs CPU"
+fi
+
+echo "== yee run --backend cuda"
+if (cd "$out" && timeout 60 "$yee" run "$scenes/dipole.toml" --backend cuda --slabs-per-gpu 2 -o dipole.h5 --quiet); then
+    row "yee run dipole.toml --backend cuda" "PASS" "2 slabs on GPU 0"
+else
+    row "yee run dipole.toml --backend cuda" "FAIL" "see the log above"
+fi
+
+size="${BENCH_SIZE:-1000}"
+steps="${BENCH_STEPS:-100}"
+bench() { # label, args...
+    local label="$1"; shift
+    echo "== yee bench $*"
+    local json
+    if json="$(timeout 90 "$yee" bench --backend cuda --size "$size" --steps "$steps" --json "$@")"; then
+        echo "$json"
+        row "$label" "" "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.0f Mcells/s, %.0f%% of roofline %.0f Mcells/s (copy %.2f TB/s)" % (r["mcells_per_s"], 100*r["fraction_of_roofline"], r["roofline_mcells_per_s"], r["bandwidth_bytes_per_s"]/1e12))' "$json" 2>/dev/null || echo "$json")"
+    else
+        row "$label" "FAIL" "yee bench $*"
+    fi
+}
+bench "bench f32 ${size}^3, 1 slab" --precision f32
+bench "bench f32 ${size}^3, 4 slabs on one GPU" --precision f32 --slabs-per-gpu 4
+bench "bench f64 ${size}^3, 1 slab" --precision f64
+# Tuning variants, f32, 1 slab: the load pipeline off, other block sizes, fewer threads.
+if [ -z "${SKIP_TUNING:-}" ]; then
+    YEE_CUDA_PIPELINE=0 bench "  tuning: load pipeline off" --precision f32
+    YEE_CUDA_BLOCK=128 bench "  tuning: 128 threads per block" --precision f32
+    YEE_CUDA_BLOCK=512 bench "  tuning: 512 threads per block" --precision f32
+    YEE_CUDA_TARGET_THREADS=4194304 bench "  tuning: 4M threads (longer x chunks)" --precision f32
+fi
+
+echo
+echo "== gpu-check summary"
+for r in "${rows[@]}"; do echo "$r"; done
+if printf '%s\n' "${rows[@]}" | grep -q ' FAIL '; then exit 1; fi
