@@ -260,3 +260,26 @@ fn a_run_allocates_what_its_plan_lists_and_says_why() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn cuda_engine_allocates_exactly_what_gpu_slab_bytes_says() {
+    // The CUDA engine's own count of its device arrays (computed from the lengths it allocates)
+    // must equal the planner's GPU formula, category by category, for every split.
+    for (name, m) in scenes() {
+        for ranges in splits(m.grid.shape[0]) {
+            for precision in [Precision::F32, Precision::F64] {
+                let engine = yee::backend::cuda::engine::estimate(&m, &ranges, precision.bytes());
+                let layout = plan::Layout::of(&m).with_precision(precision);
+                let mut planned = Allocation::default();
+                for r in &ranges {
+                    planned.add(&layout.gpu_slab_bytes(*r));
+                }
+                assert_eq!(
+                    (engine.fields, engine.halos, engine.materials, engine.pml),
+                    (planned.fields, planned.halos, planned.materials, planned.pml),
+                    "{name}, {ranges:?}, {precision:?}"
+                );
+            }
+        }
+    }
+}

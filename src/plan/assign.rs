@@ -79,7 +79,7 @@ fn gpu_candidate(layout: &Layout, gpus: &[Device], host: &Device, sel: &[usize])
     let mut usable = 0;
     for (&i, r) in sel.iter().zip(&ranges) {
         let d = &gpus[i];
-        let a = layout.slab_bytes(*r);
+        let a = layout.gpu_slab_bytes(*r);
         add(&mut bytes, &a);
         fits &= a.total() + CUDA_CONTEXT_RESERVE <= d.memory_bytes;
         let cells = (r.len() * ny * nz) as f64;

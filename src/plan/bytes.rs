@@ -95,6 +95,17 @@ impl Layout {
         }
     }
 
+    /// What the CUDA backend allocates on its GPU for the slab that owns `range`: as
+    /// [`Layout::slab_bytes`] without the per-row material summaries (the GPU kernels look up
+    /// every cell's id). Its monitor staging is counted separately, for the whole run.
+    pub fn gpu_slab_bytes(&self, range: SlabRange) -> Allocation {
+        let a = self.slab_bytes(range);
+        Allocation {
+            materials: 3 * range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64,
+            ..a
+        }
+    }
+
     /// Bytes of the snapshot staging buffer.
     pub fn staging_bytes(&self) -> u64 {
         self.staging_values * self.precision.bytes() as u64 + self.flux_bytes
