@@ -14,7 +14,7 @@ All lengths in the file and in this package are metres, times seconds and freque
 plots label lengths in a chosen unit (``unit="um"``).
 """
 
-from .plot import animate, plot_slice, plot_spectrum
+from .plot import animate, plot_flux, plot_slice, plot_spectrum
 from .result import COMPONENTS, STAGGER, Field, Result, spectrum
 
 __version__ = "0.1.0"
@@ -26,6 +26,7 @@ __all__ = [
     "COMPONENTS",
     "spectrum",
     "plot_slice",
+    "plot_flux",
     "plot_spectrum",
     "animate",
 ]

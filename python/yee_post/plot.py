@@ -243,3 +243,35 @@ def plot_spectrum(result: ResultLike, name: str, component: str, ax=None,
     ax.set_ylabel(f"|{component}(f)|")
     ax.set_title(f"{name}: spectrum of {component}", fontsize="medium")
     return ax
+
+
+def plot_flux(result: ResultLike, names: Union[str, Sequence[str]], ax=None,
+              reference: Optional[str] = None, reference_result: Optional[ResultLike] = None):
+    """Flux spectra of one or more flux monitors against frequency.
+
+    With ``reference`` (a flux monitor name, read from ``reference_result`` when given, e.g. a
+    vacuum run, else from ``result``), each spectrum is divided by the reference spectrum, which
+    turns a transmitted flux into a transmission. Returns the Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    names = [names] if isinstance(names, str) else list(names)
+    with _opened(result) as r:
+        spectra = {n: r.flux(n) for n in names}
+    ref = None
+    if reference is not None:
+        with _opened(reference_result if reference_result is not None else result) as r:
+            ref = r.flux(reference)["power"]
+    if ax is None:
+        _, ax = plt.subplots()
+    fmax = max(float(s["frequency"].max()) for s in spectra.values())
+    scale, label = _si_prefix(fmax, "Hz")
+    for n, s in spectra.items():
+        power = s["power"] / ref if ref is not None else s["power"]
+        ax.plot(s["frequency"] * scale, power, lw=1.2, marker=".", label=n)
+    ax.set_xlabel(f"frequency ({label})")
+    ax.set_ylabel(f"flux / {reference}" if reference else "flux (Re sum E x H*  dA)")
+    if len(names) > 1:
+        ax.legend()
+    ax.set_title("flux spectra" if reference is None else f"flux relative to {reference}", fontsize="medium")
+    return ax
