@@ -276,7 +276,12 @@ fn cuda_engine_allocates_exactly_what_gpu_slab_bytes_says() {
                 }
                 assert_eq!(
                     (engine.fields, engine.halos, engine.materials, engine.pml),
-                    (planned.fields, planned.halos, planned.materials, planned.pml),
+                    (
+                        planned.fields,
+                        planned.halos,
+                        planned.materials,
+                        planned.pml
+                    ),
                     "{name}, {ranges:?}, {precision:?}"
                 );
             }
