@@ -11,12 +11,6 @@ use yee::model::{Model, Precision};
 use yee::real::Real;
 use yee::run::Stepper;
 
-/// Bytes per cell-step of the two-pass update (design.md section 3): read E and H, write H;
-/// read E and H, write E: 18 values... counted as 72 bytes in f32, 144 in f64.
-fn bytes_per_cell_step(p: Precision) -> f64 {
-    18.0 * p.bytes() as f64
-}
-
 fn cube(n: usize, walls: &str, precision: &str) -> Model {
     let text = format!(
         r#"
@@ -41,34 +35,13 @@ waveform = {{ type = "continuous", frequency = 1.5e14 }}
         .0
 }
 
-/// STREAM triad a = b + s c over arrays far larger than the caches; returns bytes/s.
+/// The host triad (yee bench's own) with `threads` workers, in bytes/s.
 fn triad(threads: usize) -> f64 {
-    use rayon::prelude::*;
-    let n = 1 << 25;
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(threads)
         .build()
         .unwrap();
-    pool.install(|| {
-        let mut a = vec![0.0f64; n];
-        let b = vec![1.0f64; n];
-        let c = vec![2.0f64; n];
-        let mut best = f64::MAX;
-        for _ in 0..5 {
-            let t = Instant::now();
-            a.par_chunks_mut(1 << 16)
-                .zip(b.par_chunks(1 << 16))
-                .zip(c.par_chunks(1 << 16))
-                .for_each(|((a, b), c)| {
-                    for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
-                        *x = y + 3.0 * z;
-                    }
-                });
-            best = best.min(t.elapsed().as_secs_f64());
-        }
-        std::hint::black_box(&a);
-        24.0 * n as f64 / best
-    })
+    pool.install(yee::bench::host_triad_bandwidth)
 }
 
 fn measure<T: Real>(model: &Model, threads: usize, seconds: f64) -> f64 {
@@ -127,7 +100,7 @@ fn main() {
                         Precision::F64 => measure::<f64>(&model, threads, 3.0),
                     };
                     let bw = *triads.entry(threads).or_insert_with(|| triad(threads));
-                    let roof = bw / bytes_per_cell_step(model.precision) / 1e6;
+                    let roof = bw / yee::bench::bytes_per_cell_step(model.precision) as f64 / 1e6;
                     println!(
                         "| {n}^3 vacuum, {walls_tag} walls, {precision} | {threads} | {mcells:.0} | {:.1} | {roof:.0} | {:.0}% |",
                         bw / 1e9,

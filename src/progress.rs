@@ -24,12 +24,13 @@ impl TerminalObserver {
     }
 }
 
+/// Decimal units, as `yee plan` prints them.
 fn bytes(n: u64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let units = ["B", "kB", "MB", "GB", "TB"];
     let mut v = n as f64;
     let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
         u += 1;
     }
     format!("{v:.1} {}", units[u])
