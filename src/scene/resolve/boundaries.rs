@@ -63,7 +63,15 @@ pub(super) fn boundaries(
         }
         if let Some(n) = shape {
             let thick = lo.pml_cells() + hi.pml_cells();
-            if thick > 0 && thick + 2 > n[a] {
+            if thick > 0 && thick + 2 > n[a] && spans[a] == [None, None] {
+                // Nothing in the file set these faces: point at the domain size instead.
+                ck.error_at(scene.simulation.get_ref().size.span().start, "simulation.size", format!(
+                    "without a [boundaries] entry for {axis} every face gets the default 10-cell PML, but the domain has only {} cells along {axis}; enlarge the domain or set e.g. `[boundaries] default = {{ type = \"pml\", cells = 4 }}`",
+                    n[a],
+                    axis = Axis::ALL[a].name()
+                ));
+                ok = false;
+            } else if thick > 0 && thick + 2 > n[a] {
                 ck.error_at(at, &format!("boundaries.{}", names[2 * a]), format!(
                     "the PML layers along {} ({} + {} cells) leave no interior: the domain has only {} cells along {}; enlarge simulation.size or use fewer PML cells",
                     Axis::ALL[a].name(), lo.pml_cells(), hi.pml_cells(), n[a], Axis::ALL[a].name()
