@@ -129,6 +129,20 @@ struct NegateArgs {
 };
 static_assert(sizeof(NegateArgs) == 24, "NegateArgs layout");
 
+// One flux monitor's part inside one slab: cell (u, v) of the part, u < cells / nv, v < nv,
+// is at field offset u su + v sv from each plane pointer; H below / above the E plane.
+struct FluxArgs {
+    const real *eb, *ec;
+    const real *hb0, *hb1, *hc0, *hc1;
+    double* acc;         // [8][nf][cells]: real parts of E_b, E_c, H_b, H_c, then imaginary
+    const double* freq;  // nf frequencies (Hz)
+    i64 su, sv;
+    i64 cells;
+    int nv, nf;
+    double t_e, t_h, dt;  // sample times of E and H (s), and dt
+};
+static_assert(sizeof(FluxArgs) == 120, "FluxArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -144,7 +158,8 @@ static_assert(sizeof(NegateArgs) == 24, "NegateArgs layout");
     K(probe_gather, ProbeArgs)  \
     K(snapshot_gather, GatherArgs) \
     K(check_finite, FiniteArgs) \
-    K(copy_negated, NegateArgs)
+    K(copy_negated, NegateArgs) \
+    K(flux_dft, FluxArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

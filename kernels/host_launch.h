@@ -36,6 +36,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 5: return sizeof(GatherArgs);
         case 6: return sizeof(FiniteArgs);
         case 7: return sizeof(NegateArgs);
+        case 8: return sizeof(FluxArgs);
         default: return sizeof(real);
     }
 }

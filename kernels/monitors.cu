@@ -1,9 +1,10 @@
-// Monitors: probes and snapshots gather into device staging buffers that are copied to pinned
-// host memory asynchronously; the NaN/Inf check raises a flag.
+// Monitors: probes gather into a device ring of rows and snapshots into device staging,
+// both copied to pinned host memory asynchronously; the NaN/Inf check raises a flag.
 
 #include "common.cuh"
 
-// out[i] = *src[i]: every probe sample held by one GPU, in one launch.
+// out[i] = *src[i]: every probe sample held by one GPU, in one launch (out is this step's row
+// of the probe ring).
 extern "C" __global__ void probe_gather(const ProbeArgs a) {
     const i64 t = thread_index();
     if (t >= a.n) return;

@@ -2,8 +2,11 @@
 # The GPU check (design.md section 8): on a machine with an NVIDIA GPU, build with CUDA, run the
 # GPU tests (the CUDA backend against the CPU backend on the comparison scenes; 1, 2 and 4 slabs
 # on one GPU giving identical fields; f32 and f64; the peer and the staged-through-host halo
-# paths), `yee run --backend cuda` end to end, and `yee bench --backend cuda` on a vacuum cube of
-# about 1e9 cells; then print one table. A few minutes on an H100/H200.
+# paths; queued monitors and the device flux DFT; a GPU failure mid-run exiting 1), `yee run
+# --backend cuda` end to end, `yee run scenes/gpr.toml --backend cuda` and a 1e8-cell scene with
+# probes, snapshots and a flux plane (throughput and the share of wall time in monitors), and
+# `yee bench --backend cuda` on a vacuum cube of about 1e9 cells; then print one table. A few
+# minutes on an H100/H200.
 #
 #   scripts/gpu-check.sh                 build here with cargo (needs a Rust toolchain), then check
 #   scripts/gpu-check.sh --make-bundle   build the binaries into gpu-bundle/ (with the shared
@@ -111,6 +114,7 @@ run_tests() { # name, label, extra args
 }
 
 export YEE_REQUIRE_NVRTC=1
+export YEE_BIN="$yee"  # the binary the GPU tests run (cuda_backend's failure test)
 run_tests nvrtc_kernels "NVRTC compiles every kernel (sm_80, sm_90)"
 run_tests cuda_backend "CUDA vs CPU; 1/2/4 slabs; peer, staged halos" --ignored --test-threads=1
 if command -v c++ >/dev/null; then
@@ -123,6 +127,64 @@ if (cd "$out" && timeout 60 "$yee" run "$scenes/dipole.toml" --backend cuda --sl
 else
     row "yee run dipole.toml --backend cuda" "FAIL" "see the log above"
 fi
+
+# A run with monitors: throughput and the monitors' share from the summary line, e.g.
+# "done: 3750000 cells x 1050 steps in 0.22 s: 18000.0 Mcells/s on cuda (H 1%, ..., monitors 2%, ...)".
+monitored_run() { # label, scene, extra args...
+    local label="$1" scene="$2"; shift 2
+    echo "== yee run $scene --backend cuda $*"
+    local log="$out/run-$(basename "$scene" .toml).log"
+    if (cd "$out" && timeout 180 "$yee" run "$scene" --backend cuda -o "$(basename "$scene" .toml).h5" "$@") 2>&1 | tee "$log" &&
+        grep -q '^done:' "$log"; then
+        row "$label" "" "$(sed -n 's/^done: \([0-9]*\) cells x \([0-9]*\) steps in \([0-9.]*\) s: \([0-9.]*\) Mcells\/s.*monitors \([0-9]*\)%.*/\4 Mcells\/s, monitors \5% of wall (\1 cells x \2 steps in \3 s)/p' "$log" | tail -1)"
+    else
+        row "$label" "FAIL" "see the log above"
+    fi
+}
+monitored_run "yee run gpr.toml --backend cuda" "$scenes/gpr.toml"
+big="$out/monitors-1e8.toml"
+cat > "$big" <<'TOML'
+# 500 x 500 x 400 = 1e8 cells, 300 steps: a probe every step, a plane snapshot every 25 steps,
+# a flux plane of 21 frequencies every step.
+[simulation]
+name = "monitors-1e8"
+length_unit = "mm"
+cell_size = 1.0
+size = [500.0, 500.0, 400.0]
+steps = 300
+precision = "f32"
+[boundaries]
+default = { type = "pml", cells = 10 }
+[materials]
+glass = { epsilon = 4.0 }
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [0.0, 0.0, -100.0]
+size = [600.0, 600.0, 200.0]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 50.0]
+waveform = { type = "gaussian", frequency = 5.0e9, bandwidth = 3.0e9 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [20.0, 0.0, 50.0]
+components = ["Ez", "Hy"]
+[[monitor]]
+type = "snapshot"
+name = "ez_xz"
+components = ["Ez"]
+plane = { y = 0.0 }
+every = 25
+[[monitor]]
+type = "flux"
+name = "down"
+plane = { z = 0.0 }
+frequencies = { min = 2.0e9, max = 8.0e9, count = 21 }
+TOML
+monitored_run "yee run 1e8 cells, probe+snapshot+flux" "$big"
 
 size="${BENCH_SIZE:-1000}"
 steps="${BENCH_STEPS:-100}"

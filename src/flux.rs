@@ -7,10 +7,12 @@
 //! half steps), so E and H are combined at the same instant. Tangential E lies on the E node
 //! plane; tangential H, half a cell either side of it, is averaged onto the plane. In-plane the
 //! pairs (E_b, H_c) and (E_c, H_b) share their Yee positions, so no in-plane interpolation is
-//! needed. The DFTs are kept in f64 on the host.
+//! needed. The DFTs are kept in f64: on the host here ([`FluxAccumulators`], the CPU
+//! backend's path), or on the device by the CUDA backend (`kernels/flux.cu`, same arithmetic in
+//! the same order, read back only when a spectrum is written and combined by [`power_from`]).
 
 use crate::backend::Backend;
-use crate::model::{Component, Model, Region};
+use crate::model::{Component, Flux, Model, Region};
 use crate::real::Real;
 use rayon::prelude::*;
 
@@ -35,8 +37,72 @@ pub struct FluxAccumulators {
 }
 
 /// Components tangential to a plane normal to axis `a`, in cyclic order (b, c).
-fn tangential(a: usize) -> (usize, usize) {
+pub fn tangential(a: usize) -> (usize, usize) {
     ((a + 1) % 3, (a + 2) % 3)
+}
+
+/// The six planes a flux monitor reads each step: E_b, E_c on the E node plane, then H_b
+/// below and above it, H_c below and above it (whole planes, stride 1).
+pub fn planes(model: &Model, flux: &Flux) -> [(Component, Region); 6] {
+    let g = &model.grid;
+    let a = flux.axis as usize;
+    let (b, c) = tangential(a);
+    let plane = |comp: usize, index: usize| {
+        let mut start = [0; 3];
+        let mut end = g.shape;
+        start[a] = index;
+        end[a] = index + 1;
+        (
+            Component::ALL[comp],
+            Region {
+                start,
+                end,
+                stride: [1; 3],
+            },
+        )
+    };
+    let k = flux.index;
+    [
+        plane(b, k),
+        plane(c, k),
+        plane(3 + b, k - 1),
+        plane(3 + b, k),
+        plane(3 + c, k - 1),
+        plane(3 + c, k),
+    ]
+}
+
+/// Cells in a flux monitor's plane and the area of one cell face (m^2).
+pub fn plane_cells(model: &Model, flux: &Flux) -> (usize, f64) {
+    let (b, c) = tangential(flux.axis as usize);
+    let g = &model.grid;
+    (g.shape[b] * g.shape[c], g.cell[b] * g.cell[c])
+}
+
+/// The flux spectrum from DFT accumulators of E_b, E_c, H_b, H_c (real parts `re`, imaginary
+/// parts `im`, each `[frequency][cell]` over `cells` cells): Re sum (E_b H_c* - E_c H_b*) dA
+/// per frequency.
+pub fn power_from(re: &[Vec<f64>; 4], im: &[Vec<f64>; 4], cells: usize, area: f64) -> Vec<f64> {
+    let n = cells;
+    let nf = re[0].len().checked_div(n).unwrap_or(0);
+    (0..nf)
+        .map(|f| {
+            let s = f * n..(f + 1) * n;
+            let dot = |p: usize, q: usize| -> f64 {
+                re[p][s.clone()]
+                    .iter()
+                    .zip(&re[q][s.clone()])
+                    .map(|(a, b)| a * b)
+                    .sum::<f64>()
+                    + im[p][s.clone()]
+                        .iter()
+                        .zip(&im[q][s.clone()])
+                        .map(|(a, b)| a * b)
+                        .sum::<f64>()
+            };
+            (dot(0, 3) - dot(1, 2)) * area
+        })
+        .collect()
 }
 
 /// Values of host memory the accumulators of `model` hold (f64 each).
@@ -68,43 +134,17 @@ pub fn largest_plane(model: &Model) -> usize {
 impl FluxAccumulators {
     /// Zeroed accumulators for the flux monitors of `model`.
     pub fn new(model: &Model) -> Self {
-        let g = &model.grid;
         let monitors = model
             .fluxes
             .iter()
             .map(|f| {
-                let a = f.axis as usize;
-                let (b, c) = tangential(a);
-                let plane = |comp: usize, index: usize| {
-                    let mut start = [0; 3];
-                    let mut end = g.shape;
-                    start[a] = index;
-                    end[a] = index + 1;
-                    (
-                        Component::ALL[comp],
-                        Region {
-                            start,
-                            end,
-                            stride: [1; 3],
-                        },
-                    )
-                };
-                let k = f.index;
-                let regions = [
-                    plane(b, k),
-                    plane(c, k),
-                    plane(3 + b, k - 1),
-                    plane(3 + b, k),
-                    plane(3 + c, k - 1),
-                    plane(3 + c, k),
-                ];
-                let cells = g.shape[b] * g.shape[c];
+                let (cells, area) = plane_cells(model, f);
                 let n = cells * f.frequencies.len();
                 Monitor {
-                    regions,
+                    regions: planes(model, f),
                     frequencies: f.frequencies.clone(),
                     cells,
-                    area: g.cell[b] * g.cell[c],
+                    area,
                     re: [0; 4].map(|_| vec![0.0; n]),
                     im: [0; 4].map(|_| vec![0.0; n]),
                 }
@@ -177,25 +217,7 @@ impl FluxAccumulators {
     /// The flux spectrum of monitor `index` so far: Re sum (E_b H_c* - E_c H_b*) dA per frequency.
     pub fn power(&self, index: usize) -> Vec<f64> {
         let m = &self.monitors[index];
-        let n = m.cells;
-        (0..m.frequencies.len())
-            .map(|f| {
-                let s = f * n..(f + 1) * n;
-                let dot = |p: usize, q: usize| -> f64 {
-                    m.re[p][s.clone()]
-                        .iter()
-                        .zip(&m.re[q][s.clone()])
-                        .map(|(a, b)| a * b)
-                        .sum::<f64>()
-                        + m.im[p][s.clone()]
-                            .iter()
-                            .zip(&m.im[q][s.clone()])
-                            .map(|(a, b)| a * b)
-                            .sum::<f64>()
-                };
-                (dot(0, 3) - dot(1, 2)) * m.area
-            })
-            .collect()
+        power_from(&m.re, &m.im, m.cells, m.area)
     }
 
     /// Number of flux monitors.

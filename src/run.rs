@@ -3,14 +3,22 @@
 //! Per step: update H, exchange H halos, update E (with the source currents), exchange E
 //! halos, record monitors; now and then check for NaN/Inf, report progress and flush output.
 //! Each phase is timed. The loop stops at the end of a step when the stop flag is set
-//! (Ctrl-C), leaving a valid file with `complete = false`.
+//! (Ctrl-C), the fields blow up, or the backend reports a device failure, leaving a valid file
+//! with `complete = false` that holds everything written so far.
+//!
+//! Monitors are queued, not read: probe rows, snapshot regions and flux DFTs are recorded by
+//! the backend (on a GPU, without waiting for it) and written when their data has reached the
+//! host, so the device keeps computing while the HDF5 writer works. The CPU backend reads at
+//! once, so there everything is written in the step it was taken. The file is the same either
+//! way: the same probe series, snapshot rows and flux spectra.
 
 use crate::backend::cpu::CpuBackend;
-use crate::backend::{Allocation, Backend};
+use crate::backend::{Allocation, Backend, GatherTicket};
 use crate::decomp::{HaloPlan, SlabRange};
-use crate::model::{Model, Precision};
+use crate::model::{Component, Model, Precision, Region};
 use crate::output::{Hdf5Writer, OutputError};
 use crate::real::Real;
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -164,6 +172,16 @@ pub enum RunError {
         /// The run so far.
         summary: Box<Summary>,
     },
+    /// The device failed mid-run (a CUDA error); the file holds everything written before.
+    #[error("{message} (detected in step {step}); results up to step {} are in `{}` (complete = false)", .summary.steps_done, .summary.output.display())]
+    Device {
+        /// The step being computed when the failure was seen (1-based).
+        step: usize,
+        /// What the backend said, with the driver's error.
+        message: String,
+        /// The run so far.
+        summary: Box<Summary>,
+    },
     /// Writing the output failed.
     #[error(transparent)]
     Output(#[from] OutputError),
@@ -296,7 +314,8 @@ pub fn time_loop<B: Backend>(
         slabs: ranges.to_vec(),
         threads,
         allocation: {
-            // The backend's slabs plus the snapshot staging buffer below: what the plan lists.
+            // The backend's slabs plus the host monitor buffers (the snapshot gather buffer and
+            // the flux DFTs, which the CPU backend holds): what the plan lists.
             let mut a = backend.allocation();
             a.monitors += crate::plan::monitor_staging_bytes(model, <B::Real as Real>::PRECISION);
             a
@@ -304,11 +323,7 @@ pub fn time_loop<B: Backend>(
     });
 
     let mut phases = PhaseTimes::default();
-    let mut probe_values = Vec::new();
-    // Allocated once at its planned size; each snapshot component is gathered into a prefix.
-    let mut snap_buffer: Vec<B::Real> =
-        vec![<B::Real as Real>::ZERO; crate::plan::monitor_staging_len(model)];
-    let mut fluxes = crate::flux::FluxAccumulators::new(model);
+    let mut monitors = Monitors::new(model);
     let started = Instant::now();
     let mut last_report = started;
     let mut last_flush = started;
@@ -330,36 +345,28 @@ pub fn time_loop<B: Backend>(
         let t4 = Instant::now();
         let step = n + 1;
 
-        // Monitors see E^{n+1} and H^{n+1/2}.
-        probe_values.clear();
-        for p in &model.probes {
-            probe_values.extend(p.samples.iter().map(|&(c, idx)| backend.sample(c, idx)));
+        // Monitors see E^{n+1} and H^{n+1/2}: queued now, written when their data is here.
+        if !monitors.samples.is_empty() {
+            backend.queue_probes(&monitors.samples);
         }
-        writer.push_probes(step, &probe_values);
-        let mut wrote_snapshot = false;
+        let mut wrote_snapshot = monitors.write_snapshots(&mut writer, backend, false)?;
         for (s, snap) in model.snapshots.iter().enumerate() {
             if step % snap.every == 0 {
-                let row = writer.begin_snapshot(s, step)?;
-                for (ci, (c, region)) in snap.regions.iter().enumerate() {
-                    let buffer = &mut snap_buffer[..region.len()];
-                    backend.gather(*c, region, buffer);
-                    writer.write_snapshot(s, ci, row, buffer)?;
-                }
-                wrote_snapshot = true;
+                wrote_snapshot |= monitors.queue_snapshot(&mut writer, backend, s, step)?;
             }
         }
-        if !fluxes.is_empty() {
-            fluxes.accumulate(&*backend, step, g.dt, &mut snap_buffer);
+        if !model.fluxes.is_empty() {
+            backend.accumulate_flux(step, g.dt);
         }
-        steps_done = step;
         let now = Instant::now();
         let timed_flush = now.duration_since(last_flush) > Duration::from_secs(10);
         if timed_flush {
             // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
-            write_fluxes(&mut writer, &fluxes, steps_done)?;
+            write_fluxes(&mut writer, backend, model, step)?;
         }
         if wrote_snapshot || timed_flush {
-            writer.flush::<B::Real>(steps_done)?;
+            monitors.write_probes(&mut writer, backend, false);
+            writer.flush::<B::Real>(step)?;
             last_flush = Instant::now();
         }
         let t5 = Instant::now();
@@ -368,12 +375,26 @@ pub fn time_loop<B: Backend>(
         phases.update_e += t3 - t2;
         phases.monitors += t5 - t4;
 
+        if let Some(message) = backend.failure() {
+            failure = Some(Failure::Device { step, message });
+            break;
+        }
+        steps_done = step;
         if step % opts.check_every == 0 || step == g.steps {
             let c0 = Instant::now();
             let finite = backend.all_finite();
             phases.checks += c0.elapsed();
+            if let Some(message) = backend.failure() {
+                steps_done = step - 1;
+                failure = Some(Failure::Device { step, message });
+                break;
+            }
             if !finite {
-                failure = Some(non_finite_message(model, step, opts.check_every));
+                failure = Some(Failure::NonFinite(non_finite_message(
+                    model,
+                    step,
+                    opts.check_every,
+                )));
                 break;
             }
         }
@@ -386,9 +407,14 @@ pub fn time_loop<B: Backend>(
         }
     }
 
+    // Whatever is still queued: wait for it (after a device failure, keep what reached the host).
+    let t6 = Instant::now();
+    monitors.write_snapshots(&mut writer, backend, true)?;
+    monitors.write_probes(&mut writer, backend, true);
+    write_fluxes(&mut writer, backend, model, steps_done)?;
+    phases.monitors += t6.elapsed();
     let wall = started.elapsed();
     let complete = steps_done == g.steps && failure.is_none();
-    write_fluxes(&mut writer, &fluxes, steps_done)?;
     writer.finish::<B::Real>(steps_done, complete)?;
     drop(writer);
     if !model.snapshots.is_empty() {
@@ -414,11 +440,21 @@ pub fn time_loop<B: Backend>(
     };
     obs.progress(&progress(g.cells(), steps_done, g.steps, g.dt, wall));
     obs.finish(&summary);
-    if let Some(message) = failure {
-        return Err(RunError::NonFinite {
-            message,
-            summary: Box::new(summary),
-        });
+    match failure {
+        Some(Failure::NonFinite(message)) => {
+            return Err(RunError::NonFinite {
+                message,
+                summary: Box::new(summary),
+            })
+        }
+        Some(Failure::Device { step, message }) => {
+            return Err(RunError::Device {
+                step,
+                message,
+                summary: Box::new(summary),
+            })
+        }
+        None => {}
     }
     if !complete {
         return Err(RunError::Interrupted(Box::new(summary)));
@@ -426,16 +462,133 @@ pub fn time_loop<B: Backend>(
     Ok(summary)
 }
 
-/// Store every flux spectrum accumulated so far.
-fn write_fluxes(
+/// Why the loop stopped early (other than the stop flag).
+enum Failure {
+    NonFinite(String),
+    Device { step: usize, message: String },
+}
+
+/// Store every flux spectrum accumulated so far (after a device failure, the file keeps the
+/// spectra last written).
+fn write_fluxes<B: Backend>(
     writer: &mut Hdf5Writer,
-    fluxes: &crate::flux::FluxAccumulators,
+    backend: &mut B,
+    model: &Model,
     steps_done: usize,
 ) -> Result<(), OutputError> {
-    for i in 0..fluxes.len() {
-        writer.write_flux(i, &fluxes.power(i), steps_done)?;
+    for i in 0..model.fluxes.len() {
+        if let Some(power) = backend.flux_power(i) {
+            writer.write_flux(i, &power, steps_done)?;
+        }
     }
     Ok(())
+}
+
+/// The time loop's side of the queued monitors: what is queued and how far the file has got.
+struct Monitors {
+    /// Every probe sample in model order: one row of values per step.
+    samples: Vec<(Component, [usize; 3])>,
+    /// Each snapshot's components and regions.
+    snapshots: Vec<Vec<(Component, Region)>>,
+    /// Queued snapshot components, oldest first: (snapshot, step, component, ticket).
+    pending: VecDeque<(usize, usize, usize, GatherTicket)>,
+    /// The file row of the frame each snapshot is writing.
+    rows: Vec<usize>,
+    /// Probe rows written (row r holds step r + 1).
+    probe_rows: usize,
+    values: Vec<f64>,
+}
+
+impl Monitors {
+    fn new(model: &Model) -> Self {
+        Monitors {
+            samples: model
+                .probes
+                .iter()
+                .flat_map(|p| p.samples.iter().copied())
+                .collect(),
+            snapshots: model.snapshots.iter().map(|s| s.regions.clone()).collect(),
+            pending: VecDeque::new(),
+            rows: vec![0; model.snapshots.len()],
+            probe_rows: 0,
+            values: Vec::new(),
+        }
+    }
+
+    /// Write the oldest queued snapshot component, waiting for its data if needed. True if
+    /// it was written (false after a device failure: the frame is lost).
+    fn write_oldest<B: Backend>(
+        &mut self,
+        writer: &mut Hdf5Writer,
+        backend: &mut B,
+    ) -> Result<bool, OutputError> {
+        let Some((s, step, ci, ticket)) = self.pending.pop_front() else {
+            return Ok(false);
+        };
+        let Some(values) = backend.take_gather(ticket) else {
+            return Ok(false);
+        };
+        if ci == 0 {
+            self.rows[s] = writer.begin_snapshot(s, step)?;
+        }
+        writer.write_snapshot(s, ci, self.rows[s], values)?;
+        Ok(true)
+    }
+
+    /// Write queued snapshot components in order while their data is in host memory (with
+    /// `wait`, all of them). True if any was written.
+    fn write_snapshots<B: Backend>(
+        &mut self,
+        writer: &mut Hdf5Writer,
+        backend: &mut B,
+        wait: bool,
+    ) -> Result<bool, OutputError> {
+        let mut wrote = false;
+        while let Some((_, _, _, ticket)) = self.pending.front() {
+            if !wait && !backend.gather_ready(ticket) {
+                break;
+            }
+            wrote |= self.write_oldest(writer, backend)?;
+        }
+        Ok(wrote)
+    }
+
+    /// Queue snapshot `s` taken at `step`, component by component, writing each as soon as
+    /// its data is here (at once on the CPU, so one gather buffer serves every component). A
+    /// frame of `s` still queued from its last turn is written first (waiting for it): the
+    /// backend reuses its buffers. True if anything was written.
+    fn queue_snapshot<B: Backend>(
+        &mut self,
+        writer: &mut Hdf5Writer,
+        backend: &mut B,
+        s: usize,
+        step: usize,
+    ) -> Result<bool, OutputError> {
+        let mut wrote = false;
+        while self.pending.iter().any(|p| p.0 == s) {
+            wrote |= self.write_oldest(writer, backend)?;
+        }
+        for ci in 0..self.snapshots[s].len() {
+            let (c, region) = self.snapshots[s][ci];
+            let ticket = backend.queue_gather(c, &region);
+            self.pending.push_back((s, step, ci, ticket));
+            wrote |= self.write_snapshots(writer, backend, false)?;
+        }
+        Ok(wrote)
+    }
+
+    /// Hand the probe rows that reached the host to the writer (with `wait`, every row queued).
+    fn write_probes<B: Backend>(&mut self, writer: &mut Hdf5Writer, backend: &mut B, wait: bool) {
+        if self.samples.is_empty() {
+            return;
+        }
+        self.values.clear();
+        backend.drain_probes(&mut self.values, wait);
+        for row in self.values.chunks_exact(self.samples.len()) {
+            self.probe_rows += 1;
+            writer.push_probes(self.probe_rows, row);
+        }
+    }
 }
 
 fn progress(cells: u64, step: usize, steps: usize, dt: f64, elapsed: Duration) -> Progress {

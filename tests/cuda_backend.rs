@@ -9,8 +9,12 @@
 //! - the multi-GPU paths on one card: two logical GPUs on one device (cross-GPU events and
 //!   `cuMemcpyPeerAsync`), and every halo forced through pinned host memory; on a machine with
 //!   two or more GPUs, the real thing too;
+//! - monitors read as the time loop reads them (probe ring, snapshots queued and taken a step
+//!   later, flux DFTs accumulated on the device) and also at once;
 //! - out of memory at allocation reported as an error with the memory given back;
-//! - `run` with `--backend cuda` end to end.
+//! - `run` with `--backend cuda` end to end: the same HDF5 file as the CPU's (probe series,
+//!   snapshot rows, flux spectra); and a GPU failure mid-run (the engine's test hook) exiting
+//!   with code 1 and a valid file with `complete = false`.
 #![cfg(feature = "cuda")]
 
 mod cuda_support;
@@ -23,6 +27,16 @@ use yee::model::Model;
 use yee::real::Real;
 
 fn cuda_trace<T: Real>(model: &Model, slabs: usize, logical_gpus: usize, staged: bool) -> Trace {
+    cuda_trace_with::<T>(model, slabs, logical_gpus, staged, Reads::Queued)
+}
+
+fn cuda_trace_with<T: Real>(
+    model: &Model,
+    slabs: usize,
+    logical_gpus: usize,
+    staged: bool,
+    reads: Reads,
+) -> Trace {
     let ranges = split_even(model.grid.shape[0], slabs);
     let gpu_of: Vec<usize> = (0..ranges.len())
         .map(|s| s * logical_gpus / ranges.len())
@@ -40,7 +54,7 @@ fn cuda_trace<T: Real>(model: &Model, slabs: usize, logical_gpus: usize, staged:
         "cuda",
     )
     .unwrap_or_else(|e| panic!("{e}"));
-    drive(model, &mut b, &ranges)
+    drive_with(model, &mut b, &ranges, reads)
 }
 
 fn against_cpu<T: Real>(
@@ -111,6 +125,22 @@ fn cuda_one_two_and_four_slabs_on_one_gpu_give_identical_fields_f32_and_f64() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_queued_probes_snapshots_and_device_flux_dft_match_cpu_f32_and_f64() {
+    // Flux planes on a slab boundary, inside a slab and across slabs; the probe ring, and
+    // snapshots taken after the next step has overwritten the fields.
+    against_cpu::<f32>(FLUX_SCENE, 60, 1, 1, false);
+    against_cpu::<f32>(FLUX_SCENE, 60, 3, 1, false);
+    against_cpu::<f64>(FLUX_SCENE, 60, 3, 2, false);
+    // Read at once (sample / gather) as well: the same values.
+    let model = model(FLUX_SCENE, "f32", 40);
+    let queued = cuda_trace_with::<f32>(&model, 3, 1, false, Reads::Queued);
+    let at_once = cuda_trace_with::<f32>(&model, 3, 1, false, Reads::Immediate);
+    identical(&queued, &at_once, "queued vs immediate reads");
+    assert_eq!(queued.flux, at_once.flux);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
 fn cuda_peer_path_between_two_logical_gpus_matches_cpu_f32_and_f64() {
     against_cpu::<f32>(PML_SCENE, 60, 4, 2, false);
     against_cpu::<f64>(PERIODIC_SCENE, 40, 3, 2, false);
@@ -171,31 +201,89 @@ fn cuda_out_of_memory_at_allocation_is_an_error_and_frees_what_it_took() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
-fn cuda_run_writes_the_same_probe_series_as_the_cpu_run() {
+fn cuda_run_writes_the_same_file_as_the_cpu_run() {
     use yee::run::{run, BackendChoice, Quiet, RunOptions};
-    let model = model(PML_SCENE, "f32", 60);
     let dir = std::env::temp_dir().join(format!("yee-cuda-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let mut results = Vec::new();
-    for (backend, name) in [(BackendChoice::Cuda, "cuda"), (BackendChoice::Cpu, "cpu")] {
-        let mut opts = RunOptions::new(dir.join(format!("{name}.h5")));
-        opts.backend = backend;
-        opts.slabs_per_gpu = Some(2);
-        let s = run(&model, &opts, &mut Quiet).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(s.backend, name);
-        assert!(s.complete);
-        let f = hdf5::File::open(dir.join(format!("{name}.h5"))).unwrap();
-        let ez: Vec<f32> = f.dataset("probes/p/Ez").unwrap().read_raw().unwrap();
-        results.push(ez);
+    for (scene, precision) in [(PML_SCENE, "f32"), (FLUX_SCENE, "f32"), (FLUX_SCENE, "f64")] {
+        let model = model(scene, precision, 60);
+        let mut files = Vec::new();
+        for (backend, name) in [(BackendChoice::Cuda, "cuda"), (BackendChoice::Cpu, "cpu")] {
+            let path = dir.join(format!("{}-{precision}-{name}.h5", model.name));
+            let mut opts = RunOptions::new(path.clone());
+            opts.backend = backend;
+            opts.slabs_per_gpu = Some(2);
+            let s = run(&model, &opts, &mut Quiet).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(s.backend, name);
+            assert!(s.complete);
+            files.push(h5_contents(&path));
+        }
+        let (got, want) = (&files[0], &files[1]);
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>()
+        );
+        let tol = if precision == "f32" { 1e-6 } else { 1e-12 };
+        for (k, w) in want {
+            let tol = if k.starts_with("flux/") {
+                flux_tolerance(tol)
+            } else {
+                tol
+            };
+            let g = &got[k];
+            assert_eq!(g.len(), w.len(), "{k}: length");
+            let scale = w.iter().fold(0f64, |m, v| m.max(v.abs()));
+            let d = g.iter().zip(w).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert!(
+                d <= tol * scale,
+                "{} {precision} {k}: differs by {d:e} of {scale:e}",
+                model.name
+            );
+        }
+        eprintln!(
+            "{} {precision}: the CUDA run's file matches the CPU run's",
+            model.name
+        );
     }
-    let scale = results[1].iter().fold(0f32, |m, v| m.max(v.abs()));
-    let d = results[0]
-        .iter()
-        .zip(&results[1])
-        .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_failure_mid_run_exits_1_with_a_valid_incomplete_file() {
+    let dir = std::env::temp_dir().join(format!("yee-cuda-fail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("flux.toml");
+    std::fs::write(
+        &scene,
+        FLUX_SCENE
+            .replace("PRECISION", "f32")
+            .replace("STEPS", "80"),
+    )
+    .unwrap();
+    let out = dir.join("flux.h5");
+    // YEE_BIN: the binary next to the test binaries in scripts/gpu-check.sh's bundle.
+    let bin = std::env::var("YEE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_yee").to_string());
+    let r = std::process::Command::new(bin)
+        .args(["run", "--backend", "cuda", "--quiet", "-o"])
+        .arg(&out)
+        .arg(&scene)
+        .env("YEE_CUDA_FAIL_AT_STEP", "41")
+        .output()
+        .expect("run yee");
+    let stderr = String::from_utf8_lossy(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{stderr}");
     assert!(
-        scale > 0.0 && d <= 1e-6 * scale,
-        "probe series differ by {d} of {scale}"
+        stderr.contains("the GPU failed while") && stderr.contains("detected in step 41"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("results up to step 40"), "{stderr}");
+    let got = h5_contents(&out);
+    assert_eq!(got["@complete"], vec![0.0]);
+    assert_eq!(got["@steps_done"], vec![40.0]);
+    assert!(
+        !got["snapshots/ez/Ez"].is_empty(),
+        "snapshots written before the failure"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,20 +7,26 @@
 //!
 //! Every comparison is with the CPU backend: within 1e-6 of each quantity's largest magnitude
 //! in f32, 1e-12 in f64, on scenes with PML, dielectrics, conductors (lossy and PEC) and
-//! dipole and plane-wave sources, on 1 and 3 slabs.
+//! dipole and plane-wave sources, on 1 and 3 slabs. Monitors are read the way the time loop
+//! reads them (queued on the device, collected later, flux DFTs accumulated by `flux_dft`),
+//! also on a device whose events lag (the copies land a few queries after they are queued),
+//! and the whole time loop's HDF5 file is compared with the CPU's. A device that fails mid-run
+//! stops the loop with `RunError::Device` and leaves a valid file with `complete = false`.
 
 mod cuda_support;
 
 use cuda_support::*;
 use libloading::Library;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use yee::backend::cuda::args::{arg_sizes, rust_arg_sizes, Dims, Kernel, Ptr};
-use yee::backend::cuda::engine::{estimate, Device, DeviceError, Event, KernelArgs, Stream};
+use yee::backend::cuda::engine::{
+    estimate, probe_ring_rows, Device, DeviceError, Event, KernelArgs, Stream,
+};
 use yee::backend::cuda::source::{host_program, FILES, HOST_FILES};
 use yee::backend::cuda::{Engine, EngineOptions};
 use yee::backend::Backend;
@@ -127,13 +133,20 @@ struct Log {
 }
 
 /// The engine's device on the host: memory is the heap, a launch runs the kernel over its
-/// whole grid at once, events are already complete.
+/// whole grid at once, events are complete when recorded; but `query` may report an event
+/// as not yet happened `lag` times after each record (as a GPU that is behind the host
+/// would), and a launch may be made to fail, after which every call fails (as CUDA errors are
+/// sticky).
 struct HostDevice {
     kernels: &'static HostKernels,
     gpus: usize,
     peer: bool,
     memory: RefCell<Vec<Box<[u64]>>>,
     log: RefCell<Log>,
+    lag: usize,
+    lagging: RefCell<HashMap<(usize, usize), usize>>,
+    launches_before_failure: Cell<Option<usize>>,
+    failed: Cell<bool>,
 }
 
 impl HostDevice {
@@ -148,6 +161,25 @@ impl HostDevice {
             peer,
             memory: RefCell::new(Vec::new()),
             log: RefCell::new(Log::default()),
+            lag: 0,
+            lagging: RefCell::new(HashMap::new()),
+            launches_before_failure: Cell::new(None),
+            failed: Cell::new(false),
+        }
+    }
+
+    fn lagging(mut self, lag: usize) -> Self {
+        self.lag = lag;
+        self
+    }
+
+    fn sticky(&self) -> Result<(), DeviceError> {
+        if self.failed.get() {
+            Err(DeviceError::Failed(
+                "CUDA_ERROR_ILLEGAL_ADDRESS: an illegal memory access was encountered".into(),
+            ))
+        } else {
+            Ok(())
         }
     }
 
@@ -179,6 +211,7 @@ impl Device for HostDevice {
         Ok(())
     }
     fn download(&self, _gpu: usize, src: Ptr, dst: &mut [u8]) -> Result<(), DeviceError> {
+        self.sticky()?;
         copy(dst.as_mut_ptr() as Ptr, src, dst.len());
         Ok(())
     }
@@ -201,6 +234,13 @@ impl Device for HostDevice {
             stream != Stream::Monitor,
             "kernels run on the compute or halo stream"
         );
+        if let Some(left) = self.launches_before_failure.get() {
+            if left == 0 {
+                self.failed.set(true);
+            }
+            self.launches_before_failure.set(left.checked_sub(1));
+        }
+        self.sticky()?;
         *self
             .log
             .borrow_mut()
@@ -256,8 +296,12 @@ impl Device for HostDevice {
         copy(dst, src, bytes);
         Ok(())
     }
-    fn record(&self, _gpu: usize, _stream: Stream, _event: Event) -> Result<(), DeviceError> {
+    fn record(&self, gpu: usize, _stream: Stream, event: Event) -> Result<(), DeviceError> {
+        self.sticky()?;
         self.log.borrow_mut().records += 1;
+        self.lagging
+            .borrow_mut()
+            .insert((gpu, event as usize), self.lag);
         Ok(())
     }
     fn wait(
@@ -270,21 +314,36 @@ impl Device for HostDevice {
         self.log.borrow_mut().waits += 1;
         Ok(())
     }
-    fn sync_event(&self, _gpu: usize, _event: Event) -> Result<(), DeviceError> {
+    fn sync_event(&self, gpu: usize, event: Event) -> Result<(), DeviceError> {
+        self.sticky()?;
+        self.lagging.borrow_mut().remove(&(gpu, event as usize));
         Ok(())
+    }
+    fn query(&self, gpu: usize, event: Event) -> Result<bool, DeviceError> {
+        self.sticky()?;
+        match self.lagging.borrow_mut().get_mut(&(gpu, event as usize)) {
+            Some(left) if *left > 0 => {
+                *left -= 1;
+                Ok(false)
+            }
+            _ => Ok(true),
+        }
     }
     fn peer(&self, _a: usize, _b: usize) -> bool {
         self.peer
     }
 }
 
-/// How the slabs sit on (emulated) GPUs.
+/// How the slabs sit on (emulated) GPUs, how monitors are read, and how far the device's
+/// events lag.
 #[derive(Debug, Clone, Copy)]
 struct Layout {
     slabs: usize,
     gpus: usize,
     peer: bool,
     staged: bool,
+    reads: Reads,
+    lag: usize,
 }
 
 const ONE: Layout = Layout {
@@ -292,12 +351,16 @@ const ONE: Layout = Layout {
     gpus: 1,
     peer: false,
     staged: false,
+    reads: Reads::Queued,
+    lag: 0,
 };
 const THREE_ON_ONE: Layout = Layout {
     slabs: 3,
     gpus: 1,
     peer: false,
     staged: false,
+    reads: Reads::Queued,
+    lag: 0,
 };
 
 fn host_trace<T: Real>(model: &Model, l: Layout) -> (Trace, Log) {
@@ -305,7 +368,7 @@ fn host_trace<T: Real>(model: &Model, l: Layout) -> (Trace, Log) {
     let gpu_of: Vec<usize> = (0..ranges.len())
         .map(|s| s * l.gpus / ranges.len())
         .collect();
-    let dev = HostDevice::new(T::PRECISION, l.gpus, l.peer);
+    let dev = HostDevice::new(T::PRECISION, l.gpus, l.peer).lagging(l.lag);
     let mut b = Engine::<HostDevice, T>::new(
         dev,
         model,
@@ -322,7 +385,7 @@ fn host_trace<T: Real>(model: &Model, l: Layout) -> (Trace, Log) {
         estimate(model, &ranges, std::mem::size_of::<T>()),
         "the engine allocates what estimate() says"
     );
-    let trace = drive(model, &mut b, &ranges);
+    let trace = drive_with(model, &mut b, &ranges, l.reads);
     let log = b.device().log.borrow().clone();
     (trace, log)
 }
@@ -356,7 +419,7 @@ fn host_kernel_argument_structs_match_their_rust_mirrors() {
                 .get::<unsafe extern "C" fn(i32) -> u64>(b"yee_host_arg_size")
         }
         .unwrap();
-        let c_sizes: Vec<usize> = (0..8).map(|i| unsafe { size(i) } as usize).collect();
+        let c_sizes: Vec<usize> = (0..9).map(|i| unsafe { size(i) } as usize).collect();
         let rust = if p == Precision::F32 {
             rust_arg_sizes::<f32>()
         } else {
@@ -389,9 +452,11 @@ fn host_kernels_match_cpu_with_pml_dielectric_conductor_dipole_f32_one_slab() {
         0,
         "one slab, no halo copies"
     );
-    // Monitor staging: the probe every step, the two snapshot components every 7 steps; then
+    // Monitors: the probe samples into the device ring every step, the ring copied to pinned
+    // memory once per drain (every 5 steps), the two snapshot components every 7 steps; then
     // the six whole fields read at the end, each gathered on the device and copied once.
-    assert_eq!(log.to_pinned, 40 + 2 * (40 / 7) + 6);
+    assert_eq!(log.launches["probe_gather"], 40);
+    assert_eq!(log.to_pinned, 40 / 5 + 2 * (40 / 7) + 6);
     assert_eq!(log.launches["snapshot_gather"], 2 * (40 / 7) + 6);
 }
 
@@ -445,6 +510,8 @@ fn host_kernels_match_cpu_across_gpus_with_peer_copies() {
             gpus: 2,
             peer: true,
             staged: false,
+            reads: Reads::Queued,
+            lag: 0,
         },
     );
     // Slabs 0 and 1 share GPU 0, slab 2 is on GPU 1: one boundary in each GPU, one across.
@@ -463,6 +530,8 @@ fn host_kernels_match_cpu_across_gpus_staged_through_pinned_memory() {
             gpus: 2,
             peer: false,
             staged: false,
+            reads: Reads::Queued,
+            lag: 0,
         },
     );
     assert_eq!(log.peer_copies, 0);
@@ -483,6 +552,8 @@ fn host_kernels_match_cpu_with_every_halo_forced_through_pinned_memory() {
             gpus: 1,
             peer: false,
             staged: true,
+            reads: Reads::Queued,
+            lag: 0,
         },
     );
     assert_eq!(log.local_copies, 0);
@@ -514,12 +585,14 @@ fn host_engine_reports_allocations_by_category_like_the_cpu_backend() {
         3 * (nx * ny * nz) as u64,
         "one byte per E component per cell, no row summaries"
     );
-    // One probe of three components and a strided plane of two components, device and pinned.
+    // One probe of three components (addresses, and a ring of one row per step, here one
+    // step), and a strided plane of two components, device and pinned.
     let snap: usize = model.snapshots[0]
         .regions
         .iter()
         .map(|(_, r)| r.len())
         .sum();
+    assert_eq!(probe_ring_rows(&model), 1);
     assert_eq!(a.monitors, (3 * 8 + 2 * (3 + snap) * 4) as u64);
 }
 
@@ -545,4 +618,255 @@ fn host_kernels_without_the_load_pipeline_match_cpu_bit_for_bit() {
         0.0,
         "reordering loads changes nothing"
     );
+}
+
+#[test]
+fn host_flux_dft_probe_ring_and_queued_snapshots_match_cpu_f32_and_f64() {
+    // x planes on a slab boundary (H below from the left halo) and inside a slab, y and z
+    // planes across all three slabs; two snapshots due together; flux spectra bit for bit.
+    for layout in [ONE, THREE_ON_ONE] {
+        let log = compare::<f32>(FLUX_SCENE, 60, layout);
+        assert_eq!(log.launches["flux_dft"], 60 * (1 + 1 + 2 * layout.slabs));
+        compare::<f64>(FLUX_SCENE, 60, layout);
+    }
+    let _guard = serial();
+    let model = model(FLUX_SCENE, "f64", 60);
+    assert_eq!(
+        model.fluxes[0].index, 8,
+        "x_boundary sits on slab 1's first plane"
+    );
+    assert_eq!(split_even(model.grid.shape[0], 3)[1].x0, 8);
+    let want = cpu_trace::<f64>(&model);
+    let (got, _) = host_trace::<f64>(&model, THREE_ON_ONE);
+    assert_eq!(
+        got.flux, want.flux,
+        "the device DFT is the host DFT, bit for bit"
+    );
+    assert_eq!(got.probes, want.probes);
+    assert_eq!(got.snapshots, want.snapshots);
+}
+
+#[test]
+fn host_queued_monitors_on_a_lagging_device_across_gpus_match_cpu() {
+    // Events report "not yet" twice after each record: probe rows are collected a drain later
+    // and snapshots are taken after the next step's update has changed the fields.
+    for (lag, staged) in [(2, false), (5, true)] {
+        let layout = Layout {
+            slabs: 3,
+            gpus: 2,
+            peer: true,
+            staged,
+            reads: Reads::Queued,
+            lag,
+        };
+        compare::<f32>(FLUX_SCENE, 50, layout);
+        compare::<f64>(PML_SCENE, 40, layout);
+    }
+}
+
+#[test]
+fn host_probe_ring_smaller_than_the_run_is_read_when_full() {
+    // 5000 steps of a tiny grid: the 4096-row ring fills before the first drain.
+    let _guard = serial();
+    let text = r#"
+[simulation]
+name = "ring"
+length_unit = "mm"
+cell_size = 1.0
+size = [6.0, 5.0, 4.0]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+default = { type = "periodic" }
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = { type = "ricker", frequency = 3.0e10 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [1.0, 1.0, 1.0]
+components = ["Ez", "Hx"]
+"#;
+    let model = model(text, "f32", 5000);
+    assert_eq!(probe_ring_rows(&model), 4096);
+    let ranges = split_even(model.grid.shape[0], 2);
+    let samples: Vec<_> = model.probes[0].samples.clone();
+    let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(&model, &ranges);
+    let dev = HostDevice::new(Precision::F32, 2, true).lagging(1);
+    let mut b = Engine::<HostDevice, f32>::new(
+        dev,
+        &model,
+        &ranges,
+        &[0, 1],
+        EngineOptions::default(),
+        "host",
+    )
+    .unwrap();
+    let mut s1 = yee::run::Stepper::new(&model, &mut cpu, &ranges);
+    let mut want = Vec::new();
+    for _ in 0..5000 {
+        s1.step();
+        s1.backend.queue_probes(&samples);
+    }
+    s1.backend.drain_probes(&mut want, true);
+    let mut got = Vec::new();
+    let mut s2 = yee::run::Stepper::new(&model, &mut b, &ranges);
+    for step in 1..=5000 {
+        s2.step();
+        s2.backend.queue_probes(&samples);
+        if step == 4500 {
+            // Without waiting: what reached the host (the 4096 rows read when the ring filled).
+            s2.backend.drain_probes(&mut got, false);
+            assert_eq!(got.len(), 4096 * samples.len());
+        }
+    }
+    s2.backend.drain_probes(&mut got, true);
+    assert_eq!(got.len(), 5000 * samples.len());
+    assert_eq!(got, want);
+}
+
+fn host_engine<T: Real>(model: &Model, slabs: usize, dev: HostDevice) -> Engine<HostDevice, T> {
+    let ranges = split_even(model.grid.shape[0], slabs);
+    let gpus = dev.gpus;
+    let gpu_of: Vec<usize> = (0..slabs).map(|s| s * gpus / slabs).collect();
+    Engine::<HostDevice, T>::new(
+        dev,
+        model,
+        &ranges,
+        &gpu_of,
+        EngineOptions::default(),
+        "host",
+    )
+    .expect("host engine")
+}
+
+fn out_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("host-run-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn cpu_run<T: Real>(model: &Model, path: &std::path::Path) {
+    let ranges = split_even(model.grid.shape[0], 1);
+    let mut cpu = yee::backend::cpu::CpuBackend::<T>::new(model, &ranges);
+    let opts = yee::run::RunOptions::new(path.to_path_buf());
+    yee::run::time_loop(model, &mut cpu, &ranges, 1, &opts, &mut yee::run::Quiet).expect("cpu run");
+}
+
+#[test]
+fn host_engine_time_loop_writes_the_same_file_as_the_cpu_backend() {
+    let _guard = serial();
+    let dir = out_dir("same-file");
+    for (precision, lag) in [("f32", 3), ("f64", 0)] {
+        let model = model(FLUX_SCENE, precision, 50);
+        let (cpu_path, host_path) = (dir.join("cpu.h5"), dir.join("host.h5"));
+        let slabs = 3;
+        let ranges = split_even(model.grid.shape[0], slabs);
+        let summary = if precision == "f32" {
+            cpu_run::<f32>(&model, &cpu_path);
+            let dev = HostDevice::new(Precision::F32, 2, true).lagging(lag);
+            let mut b = host_engine::<f32>(&model, slabs, dev);
+            let opts = yee::run::RunOptions::new(host_path.clone());
+            yee::run::time_loop(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+        } else {
+            cpu_run::<f64>(&model, &cpu_path);
+            let dev = HostDevice::new(Precision::F64, 1, false).lagging(lag);
+            let mut b = host_engine::<f64>(&model, slabs, dev);
+            let opts = yee::run::RunOptions::new(host_path.clone());
+            yee::run::time_loop(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+        }
+        .expect("host engine run");
+        assert!(summary.complete);
+        let (want, got) = (h5_contents(&cpu_path), h5_contents(&host_path));
+        assert_eq!(
+            got.keys().collect::<Vec<_>>(),
+            want.keys().collect::<Vec<_>>()
+        );
+        for (k, w) in &want {
+            assert!(!w.is_empty(), "{k} is empty");
+            assert_eq!(&got[k], w, "{precision}: {k} differs from the CPU run's");
+        }
+        assert_eq!(want["probes/a/Ez"].len(), 50);
+        assert_eq!(
+            want["snapshots/ez/step"],
+            (1..=12).map(|i| 4.0 * i as f64).collect::<Vec<_>>()
+        );
+        assert_eq!(want["snapshots/box/Ey"].len() % 8, 0);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn host_engine_failure_mid_run_stops_with_a_device_error_and_a_valid_incomplete_file() {
+    let _guard = serial();
+    let dir = out_dir("failure");
+    let model = model(FLUX_SCENE, "f32", 60);
+    let ranges = split_even(model.grid.shape[0], 3);
+    let cpu_path = dir.join("cpu.h5");
+    cpu_run::<f32>(&model, &cpu_path);
+    let want = h5_contents(&cpu_path);
+    // A launch fails with a driver error in some step (the device's own failure), or the
+    // engine's test hook fails every launch from step 33 on.
+    for how in ["device", "hook"] {
+        let path = dir.join(format!("{how}.h5"));
+        let dev = HostDevice::new(Precision::F32, 1, false).lagging(1);
+        if how == "device" {
+            dev.launches_before_failure.set(Some(1500));
+        }
+        let mut b = host_engine::<f32>(&model, 3, dev);
+        if how == "hook" {
+            b.fail_at_step(33);
+        }
+        let opts = yee::run::RunOptions::new(path.clone());
+        let r = yee::run::time_loop(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet);
+        let err = r.expect_err("the run fails");
+        let text = err.to_string();
+        let yee::run::RunError::Device {
+            step,
+            message,
+            summary,
+        } = err
+        else {
+            panic!("{how}: expected a device error, got {text}");
+        };
+        eprintln!("{how}: {text}");
+        assert!(text.contains(&format!("detected in step {step}")), "{text}");
+        assert!(text.contains("complete = false"), "{text}");
+        if how == "hook" {
+            assert_eq!(step, 33);
+            assert!(message.contains("injected failure"), "{message}");
+        } else {
+            assert!(
+                message.contains("CUDA_ERROR_ILLEGAL_ADDRESS")
+                    && message.contains("the GPU failed while"),
+                "{message}"
+            );
+            assert!(step > 5 && step < 60, "failed in step {step}");
+        }
+        assert_eq!(summary.steps_done, step - 1);
+        assert!(!summary.complete);
+        // The file is valid, says it is incomplete, and holds what was written: each series a
+        // prefix of the CPU run's.
+        let got = h5_contents(&path);
+        assert_eq!(got["@complete"], vec![0.0]);
+        assert_eq!(got["@steps_done"], vec![(step - 1) as f64]);
+        let rows = got["probes/a/Ez"].len();
+        assert!(
+            rows > 0 && rows < step,
+            "{rows} probe rows before step {step}"
+        );
+        for (k, g) in &got {
+            if k.starts_with('@') || k.starts_with("flux/") {
+                continue;
+            }
+            let w = &want[k];
+            assert!(g.len() <= w.len());
+            assert_eq!(g[..], w[..g.len()], "{how}: {k}");
+        }
+        assert!(!got["snapshots/ez/Ez"].is_empty());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -2,6 +2,15 @@
 //!
 //! The time loop ([`crate::run`]) and the halo plan ([`crate::decomp`]) are shared; a backend
 //! only knows how to update its slabs, copy halo planes, inject sources and read fields back.
+//!
+//! Monitors are *queued*: the time loop asks for this step's probe samples, snapshot regions
+//! and flux DFTs right after the E exchange and collects the values later, so a backend on a
+//! device (CUDA) records them on the device and copies them to pinned host memory while the
+//! next steps run, instead of waiting for the device every step. The CPU backend reads them at
+//! once. [`Backend::sample`] and [`Backend::gather`] read immediately (tests, tools).
+//!
+//! A backend never panics on a device failure: it records the first one, skips further work,
+//! and reports it through [`Backend::failure`], which the time loop checks every step.
 
 pub mod cpu;
 /// The CUDA engine; without the `cuda` feature only its device-independent parts (the slab
@@ -42,6 +51,11 @@ impl Allocation {
     }
 }
 
+/// A snapshot region queued by [`Backend::queue_gather`], to be read once with
+/// [`Backend::take_gather`].
+#[derive(Debug, PartialEq, Eq)]
+pub struct GatherTicket(pub usize);
+
 /// A set of slabs that together hold the whole grid, stepped in lock step.
 pub trait Backend {
     /// The field value type.
@@ -58,8 +72,37 @@ pub trait Backend {
     fn sample(&self, component: Component, index: [usize; 3]) -> f64;
     /// Copy the strided `region` of `component` into `out` (C order, `region.len()` values).
     fn gather(&self, component: Component, region: &Region, out: &mut [Self::Real]);
+    /// Record the value of every probe sample in `samples` (one row, in order) as the fields
+    /// are now, without waiting for a device. Called once per step after the E exchange, with
+    /// the same list every time (the model's probe samples in model order).
+    fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]);
+    /// Append queued probe rows to `out`, oldest first, one value per sample each. With
+    /// `wait`, every row queued so far; without, only those already in host memory (the
+    /// copy of the others starts, so a later call finds them): it never waits for a device.
+    /// After a [`Backend::failure`], the rows that reached the host before it.
+    fn drain_probes(&mut self, out: &mut Vec<f64>, wait: bool);
+    /// Start reading the strided `region` of `component` as the fields are now (after the E
+    /// exchange), without waiting for a device: later updates do not change what is read. Every
+    /// ticket must be taken before the same region is queued again.
+    fn queue_gather(&mut self, component: Component, region: &Region) -> GatherTicket;
+    /// True if [`Backend::take_gather`] would not wait for the device.
+    fn gather_ready(&self, ticket: &GatherTicket) -> bool;
+    /// The values of a queued region (C order, `region.len()` values), waiting for them if
+    /// needed; `None` after a [`Backend::failure`].
+    fn take_gather(&mut self, ticket: GatherTicket) -> Option<&[Self::Real]>;
+    /// Add the fields after step `step` (E at `step dt`, H at `(step - 1/2) dt`) to the
+    /// running DFT of every flux monitor of the model ([`crate::flux`]).
+    fn accumulate_flux(&mut self, step: usize, dt: f64);
+    /// The spectrum of flux monitor `index` (model order) accumulated so far; `None` after a
+    /// [`Backend::failure`].
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>>;
     /// False if any field value is NaN or infinite.
     fn all_finite(&self) -> bool;
+    /// The first device failure, in the driver's words; after one, every method does nothing
+    /// (reads give zeros or `None`). Always `None` on the CPU.
+    fn failure(&self) -> Option<String> {
+        None
+    }
     /// What this backend allocated, by category.
     fn allocation(&self) -> Allocation;
     /// A short name for output files and messages ("cpu", "cuda").

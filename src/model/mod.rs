@@ -168,12 +168,7 @@ axis = [1.0, 1.0, 0.0]
                     }
                 }
             }
-            assert!(
-                nx > 16
-                    && out.iter().any(|&v| v == 2)
-                    && out.iter().any(|&v| v == 3)
-                    && out.iter().any(|&v| v == 1)
-            );
+            assert!(nx > 16 && out.contains(&2) && out.contains(&3) && out.contains(&1));
         }
     }
 }

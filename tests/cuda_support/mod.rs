@@ -1,10 +1,12 @@
 //! Shared by the host-kernel tests and the GPU tests: the comparison scenes, a driver that
-//! steps any backend exactly as the time loop does (probes every step, snapshots when due),
-//! and the comparison with the CPU backend.
+//! steps any backend as the time loop does (probes every step, snapshots when due, flux DFTs
+//! every step), reading monitors either at once (`sample`, `gather`) or queued (`queue_probes`
+//! / `drain_probes`, `queue_gather` / `take_gather` a step later, after the next update has
+//! overwritten the fields), and the comparison with the CPU backend.
 #![allow(dead_code)]
 
 use yee::backend::cpu::CpuBackend;
-use yee::backend::Backend;
+use yee::backend::{Backend, GatherTicket};
 use yee::decomp::{split_even, HaloPlan, SlabRange};
 use yee::model::{Component, Model, Region};
 use yee::real::Real;
@@ -196,15 +198,117 @@ position = [0.0, 0.0, 0.0]
 components = ["Ey", "Hz", "Hx"]
 "#;
 
-/// Everything a run produced: probe series (per sample), snapshot frames, final fields.
+/// Flux planes normal to x (one on a slab boundary of a 3-slab split, where H below the plane
+/// is in the left halo, one inside a slab), y and z, through a lossy dielectric and a dipole's
+/// field; probes, and two snapshots due together every 12 steps.
+pub const FLUX_SCENE: &str = r#"
+[simulation]
+name = "flux"
+length_unit = "mm"
+cell_size = 1.0
+size = [24.0, 18.0, 16.0]
+steps = STEPS
+courant = 0.99
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "pml", cells = 4 }
+
+[materials]
+glass = { epsilon = 3.0, conductivity = 0.1 }
+
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [3.0, -1.0, 2.0]
+size = [6.0, 8.0, 6.0]
+
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [-1.0, 1.0, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
+
+[[source]]
+type = "dipole"
+component = "Ex"
+position = [1.0, -2.0, 1.0]
+waveform = { type = "ricker", frequency = 2.5e10 }
+
+[[monitor]]
+type = "flux"
+name = "x_boundary"
+plane = { x = -4.0 }
+frequencies = { min = 1.0e10, max = 5.0e10, count = 7 }
+
+[[monitor]]
+type = "flux"
+name = "x_inside"
+plane = { x = 5.0 }
+frequencies = { min = 2.0e10, max = 4.0e10, count = 3 }
+
+[[monitor]]
+type = "flux"
+name = "y"
+plane = { y = 3.0 }
+frequencies = { min = 1.0e10, max = 5.0e10, count = 5 }
+
+[[monitor]]
+type = "flux"
+name = "z"
+plane = { z = -2.0 }
+frequencies = { min = 1.0e10, max = 5.0e10, count = 4 }
+
+[[monitor]]
+type = "probe"
+name = "a"
+position = [2.0, 1.0, 1.0]
+components = ["Ez", "Hy"]
+
+[[monitor]]
+type = "probe"
+name = "b"
+position = [-6.0, 3.0, -2.0]
+components = ["Ex", "Hz", "Ey"]
+
+[[monitor]]
+type = "snapshot"
+name = "ez"
+components = ["Ez", "Hx"]
+plane = { z = 0.0 }
+every = 4
+
+[[monitor]]
+type = "snapshot"
+name = "box"
+components = ["Ey"]
+box = { center = [0.0, 0.0, 0.0], size = [16.0, 10.0, 8.0] }
+every = 6
+stride = 2
+"#;
+
+/// Everything a run produced: probe series (per sample), snapshot frames, flux spectra,
+/// final fields.
 #[derive(Debug, Clone, Default)]
 pub struct Trace {
     /// probes[sample][step]
     pub probes: Vec<Vec<f64>>,
     /// snapshot values in order of capture, per (snapshot, component)
     pub snapshots: Vec<Vec<f64>>,
+    /// each flux monitor's spectrum at the end
+    pub flux: Vec<Vec<f64>>,
     /// the six components over the whole grid
     pub fields: Vec<Vec<f64>>,
+}
+
+/// How the driver reads monitors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reads {
+    /// `sample` and `gather` right after the step.
+    Immediate,
+    /// Queued after the step; snapshots taken after the next step's update, probe rows
+    /// drained without waiting every 5 steps and with waiting at the end.
+    Queued,
 }
 
 fn whole(model: &Model) -> Region {
@@ -216,8 +320,19 @@ fn whole(model: &Model) -> Region {
 }
 
 /// Step `b` (holding `model` split as `ranges`) through all the model's steps as the time
-/// loop does, recording every probe sample each step and every snapshot when due.
+/// loop does, reading probes and snapshots at once.
 pub fn drive<B: Backend>(model: &Model, b: &mut B, ranges: &[SlabRange]) -> Trace {
+    drive_with(model, b, ranges, Reads::Immediate)
+}
+
+/// Step `b` through all the model's steps, recording every probe sample each step, every
+/// snapshot when due and the flux DFTs, read as `reads` says.
+pub fn drive_with<B: Backend>(
+    model: &Model,
+    b: &mut B,
+    ranges: &[SlabRange],
+    reads: Reads,
+) -> Trace {
     let halos = HaloPlan::new(ranges, &model.boundaries);
     let samples: Vec<(Component, [usize; 3])> = model
         .probes
@@ -233,6 +348,24 @@ pub fn drive<B: Backend>(model: &Model, b: &mut B, ranges: &[SlabRange]) -> Trac
         n_snap += s.regions.len();
     }
     trace.snapshots = vec![Vec::new(); n_snap];
+    let mut rows = Vec::new();
+    let mut drain = |b: &mut B, trace: &mut Trace, wait: bool| {
+        rows.clear();
+        b.drain_probes(&mut rows, wait);
+        for row in rows.chunks_exact(samples.len().max(1)) {
+            for (k, v) in row.iter().enumerate() {
+                trace.probes[k].push(*v);
+            }
+        }
+    };
+    // Queued gathers: (trace slot, ticket), taken after the next step's update.
+    let mut pending: Vec<(usize, GatherTicket)> = Vec::new();
+    let take = |b: &mut B, trace: &mut Trace, pending: &mut Vec<(usize, GatherTicket)>| {
+        for (slot, ticket) in pending.drain(..) {
+            let values = b.take_gather(ticket).expect("no device failure");
+            trace.snapshots[slot].extend(values.iter().map(|v: &B::Real| v.to_f64()));
+        }
+    };
     let mut j = Vec::new();
     for n in 0..model.grid.steps {
         b.update_h();
@@ -240,23 +373,51 @@ pub fn drive<B: Backend>(model: &Model, b: &mut B, ranges: &[SlabRange]) -> Trac
         source_values(model, (n as f64 + 0.5) * model.grid.dt, &mut j);
         b.update_e(&j);
         b.exchange(&halos.after_e);
+        take(b, &mut trace, &mut pending);
         let step = n + 1;
-        for (k, &(c, idx)) in samples.iter().enumerate() {
-            trace.probes[k].push(b.sample(c, idx));
+        match reads {
+            Reads::Immediate => {
+                for (k, &(c, idx)) in samples.iter().enumerate() {
+                    trace.probes[k].push(b.sample(c, idx));
+                }
+            }
+            Reads::Queued if !samples.is_empty() => {
+                b.queue_probes(&samples);
+                if step % 5 == 0 {
+                    drain(b, &mut trace, false);
+                }
+            }
+            Reads::Queued => {}
         }
         let mut slot = 0;
         for s in &model.snapshots {
             for (c, region) in &s.regions {
                 if step % s.every == 0 {
-                    let mut out = vec![B::Real::ZERO; region.len()];
-                    b.gather(*c, region, &mut out);
-                    trace.snapshots[slot].extend(out.iter().map(|v| v.to_f64()));
+                    match reads {
+                        Reads::Immediate => {
+                            let mut out = vec![B::Real::ZERO; region.len()];
+                            b.gather(*c, region, &mut out);
+                            trace.snapshots[slot].extend(out.iter().map(|v| v.to_f64()));
+                        }
+                        Reads::Queued => pending.push((slot, b.queue_gather(*c, region))),
+                    }
                 }
                 slot += 1;
             }
         }
+        if !model.fluxes.is_empty() {
+            b.accumulate_flux(step, model.grid.dt);
+        }
+    }
+    take(b, &mut trace, &mut pending);
+    if reads == Reads::Queued && !samples.is_empty() {
+        drain(b, &mut trace, true);
     }
     assert!(b.all_finite(), "fields stayed finite");
+    assert_eq!(b.failure(), None);
+    trace.flux = (0..model.fluxes.len())
+        .map(|i| b.flux_power(i).expect("a flux spectrum"))
+        .collect();
     let r = whole(model);
     trace.fields = Component::ALL
         .iter()
@@ -325,6 +486,29 @@ pub fn assert_close(got: &Trace, want: &Trace, tol: f64, what: &str) -> f64 {
         );
         worst = worst.max(d);
     }
+    for (k, w) in want.probes.iter().enumerate() {
+        assert_eq!(
+            got.probes[k].len(),
+            w.len(),
+            "{what}: probe sample {k} has one value per step"
+        );
+    }
+    assert_eq!(got.flux.len(), want.flux.len());
+    for (k, (g, w)) in got.flux.iter().zip(&want.flux).enumerate() {
+        assert!(
+            max_abs(w) > 0.0,
+            "{what}: flux {k} is zero in the reference"
+        );
+        // A GPU's sin and cos may differ from the host's in the last bit: the host-compiled
+        // kernels are checked bit for bit separately.
+        let tol = flux_tolerance(tol);
+        let d = rel_diff(g, w);
+        assert!(
+            d <= tol,
+            "{what}: flux spectrum {k} differs by {d:e} (tolerance {tol:e})"
+        );
+        worst = worst.max(d);
+    }
     assert_eq!(got.snapshots.len(), want.snapshots.len());
     for (k, (g, w)) in got.snapshots.iter().zip(&want.snapshots).enumerate() {
         assert!(!w.is_empty(), "{what}: snapshot {k} was never taken");
@@ -338,10 +522,46 @@ pub fn assert_close(got: &Trace, want: &Trace, tol: f64, what: &str) -> f64 {
     worst
 }
 
+/// Tolerance of a flux spectrum given the fields' tolerance `tol`: 10 x `tol` in f32, at least
+/// 1e-10 in f64 (the DFT weights' sin and cos on a GPU are not the host's to the last bit).
+pub fn flux_tolerance(tol: f64) -> f64 {
+    (10.0 * tol).max(1e-10)
+}
+
 /// Tolerance of a comparison: 1e-6 in f32, 1e-12 in f64 (relative to the largest magnitude).
 pub fn tolerance<T: Real>() -> f64 {
     match T::PRECISION {
         yee::model::Precision::F32 => 1e-6,
         yee::model::Precision::F64 => 1e-12,
     }
+}
+
+/// Every dataset of a result file as f64 (probes, snapshots, flux), and the attributes the
+/// run sets at the end.
+pub fn h5_contents(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let f = hdf5::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = std::collections::BTreeMap::new();
+    for top in ["probes", "snapshots", "flux"] {
+        let Ok(g) = f.group(top) else { continue };
+        for name in g.member_names().unwrap() {
+            let sub = g.group(&name).unwrap();
+            for ds in sub.member_names().unwrap() {
+                let v: Vec<f64> = sub.dataset(&ds).unwrap().read_raw().unwrap();
+                out.insert(format!("{top}/{name}/{ds}"), v);
+            }
+            if top == "flux" {
+                let n: u64 = sub
+                    .attr("steps_accumulated")
+                    .unwrap()
+                    .read_scalar()
+                    .unwrap();
+                out.insert(format!("{top}/{name}@steps_accumulated"), vec![n as f64]);
+            }
+        }
+    }
+    let done: u64 = f.attr("steps_done").unwrap().read_scalar().unwrap();
+    let complete: bool = f.attr("complete").unwrap().read_scalar().unwrap();
+    out.insert("@steps_done".into(), vec![done as f64]);
+    out.insert("@complete".into(), vec![complete as u8 as f64]);
+    out
 }

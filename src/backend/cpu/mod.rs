@@ -9,7 +9,7 @@
 mod cpml;
 mod update;
 
-use super::{Allocation, Backend};
+use super::{Allocation, Backend, GatherTicket};
 use crate::decomp::{HaloCopy, HaloSide, SlabRange};
 use crate::model::{Axis, Component, Model, Region};
 use crate::real::Real;
@@ -100,6 +100,20 @@ pub struct CpuBackend<T> {
     shared: Shared<T>,
     slabs: Vec<Slab<T>>,
     allocation: Allocation,
+    monitors: Monitors<T>,
+}
+
+/// The queued monitor reads of the [`Backend`] trait, done at once: probe rows wait in a
+/// vector, each queued region in a buffer of its own until taken (the time loop takes each at
+/// once, so one buffer of the largest region is reused), and the flux DFTs are the host
+/// accumulators of [`crate::flux`].
+struct Monitors<T> {
+    probe_rows: Vec<f64>,
+    /// (taken, values) of each queued region.
+    gathers: Vec<(bool, Vec<T>)>,
+    flux: Option<crate::flux::FluxAccumulators>,
+    /// Gather buffer of the flux planes.
+    flux_staging: Vec<T>,
 }
 
 impl<T: Real> CpuBackend<T> {
@@ -162,10 +176,21 @@ impl<T: Real> CpuBackend<T> {
             );
             allocation.add(&a);
         }
+        let fluxes = !model.fluxes.is_empty();
         CpuBackend {
             shared,
             slabs,
             allocation,
+            monitors: Monitors {
+                probe_rows: Vec::new(),
+                gathers: Vec::new(),
+                flux: fluxes.then(|| crate::flux::FluxAccumulators::new(model)),
+                flux_staging: if fluxes {
+                    vec![T::ZERO; crate::flux::largest_plane(model)]
+                } else {
+                    Vec::new()
+                },
+            },
         }
     }
 
@@ -189,7 +214,7 @@ impl<T: Real> Slab<T> {
             vec![0u8; n * plane],
         ];
         for (c, m) in mat.iter_mut().enumerate() {
-            paint_materials(model, Component::ALL[c], range, m);
+            model.paint_materials(Component::ALL[c], range.x0, range.x1, m);
         }
         let row_mat = [0, 1, 2].map(|c| {
             mat[c]
@@ -212,26 +237,7 @@ impl<T: Real> Slab<T> {
         let nxp = pml_x_planes.len();
         let ly = sh.pml[1].layers();
         let lz = sh.pml[2].layers();
-        let sources = model
-            .sources
-            .iter()
-            .enumerate()
-            .filter_map(|(s, src)| {
-                let x0 = src.cells[0][0].max(range.x0);
-                let x1 = src.cells[0][1].min(range.x1);
-                (x0 < x1).then(|| {
-                    (
-                        s,
-                        src.component,
-                        [
-                            [x0 - range.x0 + 1, x1 - range.x0 + 1],
-                            src.cells[1],
-                            src.cells[2],
-                        ],
-                    )
-                })
-            })
-            .collect();
+        let sources = model.sources_in(range.x0, range.x1);
         Slab {
             range,
             e: [field(), field(), field()],
@@ -440,35 +446,6 @@ fn pair<T>(v: &mut [Vec<T>; 4], first: usize) -> [&mut Vec<T>; 2] {
     }
 }
 
-/// Paint the material ids of one E component over the slab's owned cells: objects in order,
-/// each only over the index box its bounds cover.
-fn paint_materials(model: &Model, c: Component, range: SlabRange, out: &mut [u8]) {
-    let g = &model.grid;
-    let [_, ny, nz] = g.shape;
-    let off = c.offset();
-    for obj in &model.objects {
-        let (lo, hi) = obj.bounds();
-        let idx = |a: usize, x: f64| (x - g.origin[a]) / g.cell[a] - off[a];
-        let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
-        let last = |a: usize, n: usize| {
-            ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize
-        };
-        let (i0, i1) = (first(0).max(range.x0), last(0, g.shape[0]).min(range.x1));
-        let (j0, j1) = (first(1), last(1, ny));
-        let (k0, k1) = (first(2), last(2, nz));
-        for i in i0..i1 {
-            for j in j0..j1 {
-                for k in k0..k1 {
-                    let p = g.position(c, [i as f64, j as f64, k as f64]);
-                    if obj.contains(p) {
-                        out[((i - range.x0) * ny + j) * nz + k] = obj.material;
-                    }
-                }
-            }
-        }
-    }
-}
-
 impl<T: Real> Backend for CpuBackend<T> {
     type Real = T;
 
@@ -549,6 +526,57 @@ impl<T: Real> Backend for CpuBackend<T> {
             }
         }
         debug_assert_eq!(o, counts.iter().product::<usize>());
+    }
+
+    fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
+        for &(c, idx) in samples {
+            let v = self.sample(c, idx);
+            self.monitors.probe_rows.push(v);
+        }
+    }
+
+    fn drain_probes(&mut self, out: &mut Vec<f64>, _wait: bool) {
+        out.append(&mut self.monitors.probe_rows);
+    }
+
+    fn queue_gather(&mut self, component: Component, region: &Region) -> GatherTicket {
+        let g = &mut self.monitors.gathers;
+        let i = match g.iter().position(|(taken, _)| *taken) {
+            Some(i) => i,
+            None => {
+                g.push((true, Vec::new()));
+                g.len() - 1
+            }
+        };
+        let mut buf = std::mem::take(&mut g[i].1);
+        buf.resize(region.len(), T::ZERO);
+        self.gather(component, region, &mut buf);
+        self.monitors.gathers[i] = (false, buf);
+        GatherTicket(i)
+    }
+
+    fn gather_ready(&self, _ticket: &GatherTicket) -> bool {
+        true
+    }
+
+    fn take_gather(&mut self, ticket: GatherTicket) -> Option<&[T]> {
+        let slot = &mut self.monitors.gathers[ticket.0];
+        debug_assert!(!slot.0, "a ticket is taken once");
+        slot.0 = true;
+        Some(&slot.1)
+    }
+
+    fn accumulate_flux(&mut self, step: usize, dt: f64) {
+        if let Some(mut flux) = self.monitors.flux.take() {
+            let mut staging = std::mem::take(&mut self.monitors.flux_staging);
+            flux.accumulate(&*self, step, dt, &mut staging);
+            self.monitors.flux = Some(flux);
+            self.monitors.flux_staging = staging;
+        }
+    }
+
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+        self.monitors.flux.as_ref().map(|f| f.power(index))
     }
 
     fn all_finite(&self) -> bool {

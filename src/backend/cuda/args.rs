@@ -39,11 +39,13 @@ pub enum Kernel {
     CheckFinite,
     /// dst = -src (the PMC mirror halo).
     CopyNegated,
+    /// Running DFTs of a flux plane's tangential fields (kernels/flux.cu).
+    FluxDft,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 14] = [
+    pub const ALL: [Kernel; 15] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -58,6 +60,7 @@ impl Kernel {
         Kernel::SnapshotGather,
         Kernel::CheckFinite,
         Kernel::CopyNegated,
+        Kernel::FluxDft,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -77,6 +80,7 @@ impl Kernel {
             Kernel::SnapshotGather => "snapshot_gather",
             Kernel::CheckFinite => "check_finite",
             Kernel::CopyNegated => "copy_negated",
+            Kernel::FluxDft => "flux_dft",
         }
     }
 }
@@ -296,9 +300,31 @@ pub struct NegateArgs {
     pub n: i64,
 }
 
+/// Arguments of `flux_dft`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FluxArgs {
+    pub eb: Ptr,
+    pub ec: Ptr,
+    pub hb0: Ptr,
+    pub hb1: Ptr,
+    pub hc0: Ptr,
+    pub hc1: Ptr,
+    pub acc: Ptr,
+    pub freq: Ptr,
+    pub su: i64,
+    pub sv: i64,
+    pub cells: i64,
+    pub nv: i32,
+    pub nf: i32,
+    pub t_e: f64,
+    pub t_h: f64,
+    pub dt: f64,
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 8] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 9] {
     [
         120 + 4 * real_bytes,
         144 + 2 * real_bytes,
@@ -308,11 +334,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 8] {
         72,
         72,
         24,
+        120,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 8] {
+pub fn rust_arg_sizes<T>() -> [usize; 9] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -323,6 +350,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 8] {
         size_of::<GatherArgs>(),
         size_of::<FiniteArgs>(),
         size_of::<NegateArgs>(),
+        size_of::<FluxArgs>(),
     ]
 }
 

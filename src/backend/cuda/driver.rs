@@ -603,6 +603,12 @@ impl Device for CudaDevice {
             .map_err(failed("cuEventSynchronize"))
     }
 
+    fn query(&self, gpu: usize, event: Event) -> Result<bool, DeviceError> {
+        self.bind(gpu)?.events[event as usize]
+            .try_is_complete()
+            .map_err(failed("cuEventQuery"))
+    }
+
     fn peer(&self, a: usize, b: usize) -> bool {
         self.peer[a][b]
     }

@@ -19,18 +19,28 @@
 //! 4. update the interior planes, overlapping the copies;
 //! 5. [`Backend::exchange`] makes every compute stream wait for every `Copied`.
 //!
-//! After the E exchange, probes and due snapshots are gathered on the compute stream into a
-//! device staging buffer and copied to pinned host memory on the monitor stream, so the next
-//! step's kernels may be queued while the copy runs; `sample` and `gather` wait for that copy
-//! only when they read.
+//! Monitors are queued after the E exchange, on the compute stream, so the next step's
+//! kernels (which overwrite the fields) run after them without the host waiting:
+//! - probes: `probe_gather` writes the step's samples into row `k` of a device ring of
+//!   [`PROBE_RING_ROWS`] rows; [`Backend::drain_probes`] copies the rows queued since the last
+//!   call to a pinned mirror on the monitor stream and reads those that have arrived (or, with
+//!   `wait` or when the ring is full, waits for them);
+//! - snapshots: `snapshot_gather` writes the region into its device staging, the monitor
+//!   stream copies it to its own range of one pinned buffer and records `MonitorsDone`;
+//!   [`Backend::take_gather`] waits for that event only if it has not happened yet, and hands
+//!   out the pinned values themselves;
+//! - flux: `flux_dft` adds the step's tangential fields to f64 DFT accumulators on the device,
+//!   read back only by [`Backend::flux_power`].
+//!
+//! A failed driver call never panics: the engine records the first failure, skips every later
+//! operation, and reports it through [`Backend::failure`].
 
 use super::args::*;
-use crate::backend::{Allocation, Backend};
+use crate::backend::{Allocation, Backend, GatherTicket};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::model::{Axis, BoundaryKind, Component, Model, Region};
 use crate::real::Real;
-use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::marker::PhantomData;
 
 /// A stream of one GPU.
@@ -61,10 +71,17 @@ pub enum Event {
     MonitorsDone = 5,
     /// A gather outside the monitor schedule has reached pinned memory (compute stream).
     Fallback = 6,
+    /// Probe rows queued so far are in the device ring (compute stream).
+    ProbesQueued = 7,
+    /// Probe rows requested so far are in the pinned ring (monitor stream).
+    ProbesCopied = 8,
 }
 
 /// Number of [`Event`] kinds.
-pub const EVENTS: usize = 7;
+pub const EVENTS: usize = 9;
+
+/// Rows (steps) of probe samples the device ring holds before it must be read.
+pub const PROBE_RING_ROWS: usize = 4096;
 
 /// Why a device operation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -97,6 +114,7 @@ unsafe impl KernelArgs for ProbeArgs {}
 unsafe impl KernelArgs for GatherArgs {}
 unsafe impl KernelArgs for FiniteArgs {}
 unsafe impl KernelArgs for NegateArgs {}
+unsafe impl KernelArgs for FluxArgs {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///
@@ -168,6 +186,8 @@ pub trait Device {
     ) -> Result<(), DeviceError>;
     /// Block the host until `event` of `gpu` has happened.
     fn sync_event(&self, gpu: usize, event: Event) -> Result<(), DeviceError>;
+    /// True if `event` of `gpu` has happened (or was never recorded); never waits.
+    fn query(&self, gpu: usize, event: Event) -> Result<bool, DeviceError>;
     /// True if `a` can read and write `b`'s memory directly (peer access enabled).
     fn peer(&self, a: usize, b: usize) -> bool;
 }
@@ -236,8 +256,16 @@ impl SlabSizes {
     }
 }
 
-/// Monitor staging bytes for the whole model: probe pointers, and device plus pinned staging
-/// for every probe sample and every snapshot value.
+/// Rows of the probe ring: [`PROBE_RING_ROWS`], or the step count when smaller.
+pub fn probe_ring_rows(model: &Model) -> usize {
+    model.grid.steps.clamp(1, PROBE_RING_ROWS)
+}
+
+/// Monitor bytes for the whole model: probe sample addresses (8 bytes each) and the probe
+/// ring on the device and in pinned memory ([`probe_ring_rows`] rows of every sample); device
+/// staging plus pinned memory for every snapshot value; and the flux monitors' DFT
+/// accumulators on the device (8 f64 per cell and frequency: real and imaginary parts of
+/// E_b, E_c, H_b, H_c).
 pub fn monitor_bytes(model: &Model, real: usize) -> u64 {
     let samples: usize = model.probes.iter().map(|p| p.samples.len()).sum();
     let values: usize = model
@@ -245,14 +273,20 @@ pub fn monitor_bytes(model: &Model, real: usize) -> u64 {
         .iter()
         .flat_map(|s| s.regions.iter().map(|(_, r)| r.len()))
         .sum();
-    (samples * 8 + 2 * (samples + values) * real) as u64
+    let flux: usize = model
+        .fluxes
+        .iter()
+        .map(|f| 64 * crate::flux::plane_cells(model, f).0 * f.frequencies.len())
+        .sum();
+    (samples * 8 + 2 * (probe_ring_rows(model) * samples + values) * real + flux) as u64
 }
 
 /// What the engine allocates on the GPUs and in pinned host memory for `model` split as
 /// `ranges` (the CUDA backend's memory plan): the same categories as the CPU backend, with
 /// `materials` = 3 one-byte ids per owned cell (no per-row summaries on the GPU) and
 /// `monitors` = [`monitor_bytes`]. Not counted: the CPML coefficient tables (a few hundred
-/// bytes per GPU), the NaN flag (4 bytes per GPU), and, between GPUs without peer access (or
+/// bytes per GPU), the NaN flag (4 bytes per GPU), the flux monitors' frequency tables (8
+/// bytes per frequency and slab), and, between GPUs without peer access (or
 /// with [`EngineOptions::staged_halos`]), one pinned plane per staged halo copy; and the
 /// device and pinned scratch buffers of regions gathered outside the snapshot schedule (flux
 /// planes, whole-field reads), sized to the largest such region and allocated on first use.
@@ -284,35 +318,6 @@ fn beyond(kind: BoundaryKind) -> i32 {
         BoundaryKind::Periodic => 1,
         BoundaryKind::Pmc => 2,
         BoundaryKind::Pec | BoundaryKind::Pml(_) => 0,
-    }
-}
-
-/// Paint the material ids of one E component over a slab's owned cells: objects in order, each
-/// only over the index box its bounds cover (the same painting as the CPU backend's).
-fn paint_materials(model: &Model, c: Component, range: SlabRange, out: &mut [u8]) {
-    let g = &model.grid;
-    let [_, ny, nz] = g.shape;
-    let off = c.offset();
-    for obj in &model.objects {
-        let (lo, hi) = obj.bounds();
-        let idx = |a: usize, x: f64| (x - g.origin[a]) / g.cell[a] - off[a];
-        let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
-        let last = |a: usize, n: usize| {
-            ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize
-        };
-        let (i0, i1) = (first(0).max(range.x0), last(0, g.shape[0]).min(range.x1));
-        let (j0, j1) = (first(1), last(1, ny));
-        let (k0, k1) = (first(2), last(2, nz));
-        for i in i0..i1 {
-            for j in j0..j1 {
-                for k in k0..k1 {
-                    let p = g.position(c, [i as f64, j as f64, k as f64]);
-                    if obj.contains(p) {
-                        out[((i - range.x0) * ny + j) * nz + k] = obj.material;
-                    }
-                }
-            }
-        }
     }
 }
 
@@ -386,23 +391,72 @@ struct Chunk {
     args: GatherArgs,
 }
 
+/// The staging of one snapshot component of the model: its chunks are gathered into their
+/// GPUs' device staging and copied to `[pinned_off, pinned_off + len)` of the shared pinned
+/// buffer, so the region's values end up contiguous in C order.
 #[derive(Debug, Clone)]
-struct SnapshotStage {
-    every: usize,
-    /// (component, region, chunks) per component.
-    regions: Vec<(Component, Region, Vec<Chunk>)>,
+struct Slot {
+    component: Component,
+    region: Region,
+    chunks: Vec<Chunk>,
+    /// The GPUs the chunks are on.
+    gpus: Vec<usize>,
+    pinned_off: usize,
+    len: usize,
+    /// Queued and not yet taken.
+    queued: bool,
 }
 
-/// Per-GPU monitor staging.
-#[derive(Debug, Clone, Default)]
-struct GpuMonitors {
-    /// Device staging and its pinned mirror, `len` values each.
-    staging: Ptr,
+/// A queued gather: a planned slot, or a region outside the plan read at once.
+#[derive(Debug)]
+enum Ticket<T> {
+    Slot(usize),
+    Host(Vec<T>),
+}
+
+/// One GPU's share of the probe ring.
+#[derive(Debug, Clone, Copy, Default)]
+struct RingGpu {
+    /// Device array of sample addresses; device ring and its pinned mirror, `rows` rows of `n`
+    /// values each.
+    src: Ptr,
+    ring: Ptr,
     pinned: Ptr,
-    len: usize,
-    /// Device array of probe sample addresses, and their count.
-    probe_src: Ptr,
-    probes: usize,
+    n: usize,
+}
+
+/// Probe rows on their way to the host. Row r (the r-th queued step) sits in ring row
+/// r % rows; rows [collected, requested) are being copied to (or are in) the pinned mirror,
+/// rows [requested, queued) only on the device. At most `rows` rows are not yet collected.
+#[derive(Debug, Clone, Default)]
+struct Probes {
+    gpus: Vec<RingGpu>,
+    /// Model sample k (model order) -> (GPU, column in its ring rows).
+    column: Vec<(usize, usize)>,
+    rows: usize,
+    queued: usize,
+    requested: usize,
+    collected: usize,
+    /// Rows collected when the ring filled, not yet drained (model order).
+    host: Vec<f64>,
+}
+
+/// One flux monitor's part in one slab: accumulators `[8][nf][cells]` on the slab's GPU,
+/// covering cells `[cell0, cell0 + cells)` of the monitor's plane.
+#[derive(Debug, Clone, Copy)]
+struct FluxPart {
+    gpu: usize,
+    cell0: usize,
+    cells: usize,
+    args: FluxArgs,
+}
+
+#[derive(Debug, Clone)]
+struct FluxMonitor {
+    cells: usize,
+    area: f64,
+    nf: usize,
+    parts: Vec<FluxPart>,
 }
 
 /// The slab engine over a device `D`, fields of type `T`.
@@ -427,20 +481,29 @@ pub struct Engine<D: Device, T: Real> {
     in_flight: Option<Phase>,
     last_phase: Phase,
     finite_flag: Vec<Ptr>,
-    gpu_mon: Vec<GpuMonitors>,
-    /// Model probe sample -> (GPU, index in its staging).
-    probe_index: HashMap<(Component, [usize; 3]), (usize, usize)>,
-    snapshots: Vec<SnapshotStage>,
+    probes: Probes,
+    /// Snapshot components of the model, their device staging per GPU and the pinned buffer
+    /// they all land in.
+    slots: Vec<Slot>,
+    staging: Vec<Ptr>,
+    pinned: Ptr,
+    /// Queued gathers by ticket number (`None`: free).
+    tickets: Vec<Option<Ticket<T>>>,
+    /// The values of the last `Ticket::Host` taken.
+    host_gather: Vec<T>,
+    fluxes: Vec<FluxMonitor>,
     /// E updates done.
     steps: usize,
-    /// The step whose monitors are in staging, and which snapshots were gathered for it.
-    gathered_step: Option<usize>,
-    snapshot_due: Vec<bool>,
-    monitors_synced: Cell<bool>,
+    /// The step under way (1-based): its H update has started.
+    step: usize,
     /// Per GPU: (device, pinned, capacity in values) of the scratch buffers that regions
-    /// gathered outside the snapshot schedule (flux planes, whole fields) go through;
-    /// allocated on first use, grown as needed, not counted in `allocation`.
+    /// gathered outside the snapshot schedule (whole fields, tests) go through; allocated on
+    /// first use, grown as needed, not counted in `allocation`.
     scratch: RefCell<Vec<(Ptr, Ptr, usize)>>,
+    /// The first device failure, as the message [`Backend::failure`] gives.
+    failure: RefCell<Option<String>>,
+    /// Test hook: every launch from this step (1-based) on fails.
+    fail_at_step: Option<usize>,
     allocation: Allocation,
     name: String,
     _t: PhantomData<T>,
@@ -513,7 +576,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             let mut ids = vec![0u8; sizes.mat_len];
             for (c, m) in mat.iter_mut().enumerate() {
                 ids.fill(0);
-                paint_materials(model, Component::ALL[c], range, &mut ids);
+                model.paint_materials(Component::ALL[c], range.x0, range.x1, &mut ids);
                 *m = dev.alloc(gpu, ids.len())?;
                 dev.upload(gpu, *m, &ids)?;
             }
@@ -546,26 +609,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 }
             }
             debug_assert_eq!(q, sizes.x_planes);
-            let sources = model
-                .sources
-                .iter()
-                .enumerate()
-                .filter_map(|(k, src)| {
-                    let x0 = src.cells[0][0].max(range.x0);
-                    let x1 = src.cells[0][1].min(range.x1);
-                    (x0 < x1).then(|| {
-                        (
-                            k,
-                            src.component,
-                            [
-                                [x0 - range.x0 + 1, x1 - range.x0 + 1],
-                                src.cells[1],
-                                src.cells[2],
-                            ],
-                        )
-                    })
-                })
-                .collect();
+            let sources = model.sources_in(range.x0, range.x1);
             allocation.add(&sizes.allocation(plane, t));
             slabs.push(Slab {
                 range,
@@ -630,33 +674,49 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
         }
 
-        // Monitors: probe sample addresses and snapshot chunks, per GPU.
-        let mut gpu_mon = vec![GpuMonitors::default(); ngpu];
-        let mut probe_ptrs: Vec<Vec<u64>> = vec![Vec::new(); ngpu];
-        let mut probe_index = HashMap::new();
+        // Probes: each model sample's address on its slab's GPU, and a ring of rows per GPU.
         let slab_of = |x: usize| {
             slabs
                 .iter()
                 .position(|s| s.range.x0 <= x && x < s.range.x1)
                 .expect("x inside the grid")
         };
+        let rows = probe_ring_rows(model);
+        let mut probe_ptrs: Vec<Vec<u64>> = vec![Vec::new(); ngpu];
+        let mut column = Vec::new();
         for p in &model.probes {
             for &(c, idx) in &p.samples {
-                if probe_index.contains_key(&(c, idx)) {
-                    continue;
-                }
                 let s = &slabs[slab_of(idx[0])];
                 let off = ((idx[0] - s.range.x0 + 1) * plane + idx[1] * nz + idx[2]) * t;
-                probe_index.insert((c, idx), (s.gpu, probe_ptrs[s.gpu].len()));
+                column.push((s.gpu, probe_ptrs[s.gpu].len()));
                 probe_ptrs[s.gpu].push(s.f[c as usize] + off as u64);
             }
         }
-        let mut staging_len: Vec<usize> = probe_ptrs.iter().map(|v| v.len()).collect();
-        let mut snapshots = Vec::new();
+        let mut ring = vec![RingGpu::default(); ngpu];
+        for (gpu, r) in ring.iter_mut().enumerate() {
+            r.n = probe_ptrs[gpu].len();
+            if r.n > 0 {
+                r.src = dev.alloc(gpu, r.n * 8)?;
+                dev.upload(gpu, r.src, bytes_of(&probe_ptrs[gpu]))?;
+                r.ring = dev.alloc(gpu, rows * r.n * t)?;
+                r.pinned = dev.alloc_pinned(gpu, rows * r.n * t)?;
+            }
+            allocation.monitors += (r.n * 8 + 2 * rows * r.n * t) as u64;
+        }
+        let probes = Probes {
+            gpus: ring,
+            column,
+            rows,
+            ..Default::default()
+        };
+
+        // Snapshots: each component's chunks gathered into device staging, copied to pinned.
+        let mut staging_len = vec![0usize; ngpu];
+        let mut slots = Vec::new();
+        let mut pinned_len = 0;
         for snap in &model.snapshots {
-            let mut regions = Vec::new();
             for &(c, region) in &snap.regions {
-                let chunks = region_chunks(&slabs, plane, nz, c, &region)
+                let chunks: Vec<Chunk> = region_chunks(&slabs, plane, nz, c, &region)
                     .into_iter()
                     .map(|mut ch| {
                         ch.staging = staging_len[ch.gpu];
@@ -664,38 +724,72 @@ impl<D: Device, T: Real> Engine<D, T> {
                         ch
                     })
                     .collect();
-                regions.push((c, region, chunks));
+                let mut gpus: Vec<usize> = chunks.iter().map(|ch| ch.gpu).collect();
+                gpus.dedup();
+                slots.push(Slot {
+                    component: c,
+                    region,
+                    chunks,
+                    gpus,
+                    pinned_off: pinned_len,
+                    len: region.len(),
+                    queued: false,
+                });
+                pinned_len += region.len();
             }
-            snapshots.push(SnapshotStage {
-                every: snap.every,
-                regions,
+        }
+        let mut staging = vec![0; ngpu];
+        for (gpu, &len) in staging_len.iter().enumerate() {
+            if len > 0 {
+                staging[gpu] = dev.alloc(gpu, len * t)?;
+            }
+            allocation.monitors += (len * t) as u64;
+        }
+        let pinned = if pinned_len > 0 {
+            dev.alloc_pinned(0, pinned_len * t)?
+        } else {
+            0
+        };
+        allocation.monitors += (pinned_len * t) as u64;
+        for slot in &mut slots {
+            for ch in slot.chunks.iter_mut() {
+                ch.args.out = staging[ch.gpu];
+                ch.args.out0 = ch.staging as i64;
+            }
+        }
+
+        // Flux monitors: DFT accumulators next to the fields they read.
+        let mut fluxes = Vec::new();
+        for f in &model.fluxes {
+            let (cells, area) = crate::flux::plane_cells(model, f);
+            let nf = f.frequencies.len();
+            let mut parts = Vec::new();
+            for s in &slabs {
+                let Some((mut args, cell0, part_cells)) = flux_part(s, f, plane, [ny, nz], t)
+                else {
+                    continue;
+                };
+                args.acc = dev.alloc(s.gpu, 8 * nf * part_cells * 8)?;
+                args.freq = dev.alloc(s.gpu, nf * 8)?;
+                dev.upload(s.gpu, args.freq, bytes_of(&f.frequencies))?;
+                parts.push(FluxPart {
+                    gpu: s.gpu,
+                    cell0,
+                    cells: part_cells,
+                    args,
+                });
+            }
+            debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), cells);
+            allocation.monitors += (64 * nf * cells) as u64;
+            fluxes.push(FluxMonitor {
+                cells,
+                area,
+                nf,
+                parts,
             });
-        }
-        for gpu in 0..ngpu {
-            let m = &mut gpu_mon[gpu];
-            m.len = staging_len[gpu];
-            m.probes = probe_ptrs[gpu].len();
-            if m.probes > 0 {
-                m.probe_src = dev.alloc(gpu, m.probes * 8)?;
-                dev.upload(gpu, m.probe_src, bytes_of(&probe_ptrs[gpu]))?;
-            }
-            if m.len > 0 {
-                m.staging = dev.alloc(gpu, m.len * t)?;
-                m.pinned = dev.alloc_pinned(gpu, m.len * t)?;
-            }
-            allocation.monitors += (m.probes * 8 + 2 * m.len * t) as u64;
-        }
-        for stage in &mut snapshots {
-            for (_, _, chunks) in &mut stage.regions {
-                for ch in chunks.iter_mut() {
-                    ch.args.out = gpu_mon[ch.gpu].staging;
-                    ch.args.out0 = ch.staging as i64;
-                }
-            }
         }
         debug_assert_eq!(allocation, estimate(model, ranges, t));
 
-        let n_snap = snapshots.len();
         Ok(Engine {
             dev,
             ny,
@@ -719,14 +813,18 @@ impl<D: Device, T: Real> Engine<D, T> {
             in_flight: None,
             last_phase: Phase::E,
             finite_flag,
-            gpu_mon,
-            probe_index,
-            snapshots,
+            probes,
+            slots,
+            staging,
+            pinned,
+            tickets: Vec::new(),
+            host_gather: Vec::new(),
+            fluxes,
             steps: 0,
-            gathered_step: None,
-            snapshot_due: vec![false; n_snap],
-            monitors_synced: Cell::new(true),
+            step: 0,
             scratch: RefCell::new(vec![(0, 0, 0); ngpu]),
+            failure: RefCell::new(None),
+            fail_at_step: None,
             allocation,
             name: name.to_string(),
             _t: PhantomData,
@@ -751,6 +849,12 @@ impl<D: Device, T: Real> Engine<D, T> {
         dims: Dims,
         args: &A,
     ) -> Result<(), DeviceError> {
+        if let Some(step) = self.fail_at_step.filter(|&s| self.step >= s) {
+            return Err(DeviceError::Failed(format!(
+                "launching {}: injected failure from step {step} (test hook)",
+                kernel.name()
+            )));
+        }
         // SAFETY: every launch below builds `args` for `kernel` from this engine's own
         // allocations, sized by `SlabSizes` for the planes and cells the launch covers.
         unsafe { self.dev.launch(gpu, stream, kernel, dims, args) }
@@ -963,8 +1067,6 @@ impl<D: Device, T: Real> Engine<D, T> {
         let pi = phase as usize;
         let ngpu = self.dev.gpus();
         self.last_phase = phase;
-        // The staged monitor values describe the fields before this half step.
-        self.gathered_step = None;
         if self.routes[pi].is_empty() {
             for s in &self.slabs {
                 self.run_planes(s, phase, 1, s.range.len() + 1, currents)?;
@@ -1097,50 +1199,157 @@ impl<D: Device, T: Real> Engine<D, T> {
         Ok(())
     }
 
-    /// After the E exchange: gather probes and due snapshots, and start their copy to pinned
-    /// host memory.
-    fn gather_monitors(&mut self) -> Result<(), DeviceError> {
-        let step = self.steps;
-        for (s, stage) in self.snapshots.iter().enumerate() {
-            self.snapshot_due[s] = step % stage.every == 0;
+    /// Record the first failure; `None` if `r` failed.
+    fn ok<V>(&self, r: Result<V, DeviceError>, doing: &str) -> Option<V> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let mut f = self.failure.borrow_mut();
+                if f.is_none() {
+                    *f = Some(format!("the GPU failed while {doing}: {e}"));
+                }
+                None
+            }
         }
+    }
+
+    fn failed(&self) -> bool {
+        self.failure.borrow().is_some()
+    }
+
+    /// Test hook: make every kernel launch from step `step` (1-based) on fail, as a GPU that
+    /// fails mid-run would (`YEE_CUDA_FAIL_AT_STEP` for `yee run`).
+    pub fn fail_at_step(&mut self, step: usize) {
+        self.fail_at_step = Some(step);
+    }
+
+    /// Write this step's probe samples into the next ring row (reading the ring first if it
+    /// is full of rows not yet read).
+    fn queue_probe_row(&mut self) -> Result<(), DeviceError> {
         let t = std::mem::size_of::<T>();
-        let any_probe = self.gpu_mon.iter().any(|m| m.probes > 0);
-        if !any_probe && !self.snapshot_due.iter().any(|&d| d) {
-            return Ok(());
+        if self.probes.queued - self.probes.collected == self.probes.rows {
+            let mut host = std::mem::take(&mut self.probes.host);
+            let r = self.read_probe_rows(&mut host, true);
+            self.probes.host = host;
+            r?;
         }
-        for gpu in 0..self.dev.gpus() {
-            let m = &self.gpu_mon[gpu];
-            let chunks: Vec<&Chunk> = self
-                .snapshots
-                .iter()
-                .zip(&self.snapshot_due)
-                .filter(|(_, &due)| due)
-                .flat_map(|(st, _)| st.regions.iter().flat_map(|(_, _, c)| c.iter()))
-                .filter(|c| c.gpu == gpu)
-                .collect();
-            if m.probes == 0 && chunks.is_empty() {
+        let row = self.probes.queued % self.probes.rows;
+        for (gpu, r) in self.probes.gpus.iter().enumerate() {
+            if r.n == 0 {
                 continue;
             }
-            // The staging is free once the previous copy to pinned memory is done.
+            let args = ProbeArgs {
+                src: r.src,
+                out: r.ring + (row * r.n * t) as u64,
+                n: r.n as i32,
+                pad: 0,
+            };
+            self.launch(
+                gpu,
+                Stream::Compute,
+                Kernel::ProbeGather,
+                Dims::elements(r.n as u64, 1),
+                &args,
+            )?;
+        }
+        self.probes.queued += 1;
+        Ok(())
+    }
+
+    /// Start copying the rows queued since the last request to the pinned ring.
+    fn request_probe_rows(&mut self) -> Result<(), DeviceError> {
+        let p = &self.probes;
+        let (first, queued) = (p.requested, p.queued);
+        let count = queued - first;
+        if count == 0 {
+            return Ok(());
+        }
+        let t = std::mem::size_of::<T>();
+        let start = first % p.rows;
+        let head = count.min(p.rows - start);
+        for (gpu, r) in p.gpus.iter().enumerate() {
+            if r.n == 0 {
+                continue;
+            }
+            let row_bytes = r.n * t;
+            self.dev.record(gpu, Stream::Compute, Event::ProbesQueued)?;
             self.dev
-                .wait(gpu, Stream::Compute, gpu, Event::MonitorsDone)?;
-            if m.probes > 0 {
-                let args = ProbeArgs {
-                    src: m.probe_src,
-                    out: m.staging,
-                    n: m.probes as i32,
-                    pad: 0,
-                };
-                self.launch(
+                .wait(gpu, Stream::Monitor, gpu, Event::ProbesQueued)?;
+            let off = (start * row_bytes) as u64;
+            self.dev.copy_dtoh(
+                gpu,
+                Stream::Monitor,
+                r.pinned + off,
+                r.ring + off,
+                head * row_bytes,
+            )?;
+            if count > head {
+                self.dev.copy_dtoh(
                     gpu,
-                    Stream::Compute,
-                    Kernel::ProbeGather,
-                    Dims::elements(m.probes as u64, 1),
-                    &args,
+                    Stream::Monitor,
+                    r.pinned,
+                    r.ring,
+                    (count - head) * row_bytes,
                 )?;
             }
-            for c in &chunks {
+            self.dev.record(gpu, Stream::Monitor, Event::ProbesCopied)?;
+        }
+        self.probes.requested = queued;
+        Ok(())
+    }
+
+    /// Append the requested rows to `out` (model sample order) once their copy has landed:
+    /// waiting for it with `wait`, else only if it already has (and then request the rows
+    /// queued since). With `wait`, every queued row is requested first.
+    fn read_probe_rows(&mut self, out: &mut Vec<f64>, wait: bool) -> Result<(), DeviceError> {
+        if wait {
+            self.request_probe_rows()?;
+        }
+        let p = &self.probes;
+        if p.requested > p.collected {
+            let mut landed = true;
+            for (gpu, r) in p.gpus.iter().enumerate() {
+                if r.n > 0 {
+                    if wait {
+                        self.dev.sync_event(gpu, Event::ProbesCopied)?;
+                    } else if !self.dev.query(gpu, Event::ProbesCopied)? {
+                        landed = false;
+                    }
+                }
+            }
+            if landed {
+                out.reserve((p.requested - p.collected) * p.column.len());
+                for row in p.collected..p.requested {
+                    let slot = row % p.rows;
+                    for &(gpu, i) in &p.column {
+                        let r = &p.gpus[gpu];
+                        // SAFETY: the pinned ring of this GPU holds `rows * n` values of T,
+                        // allocated by the device and alive as long as it; this row's copy has
+                        // landed (event above) and no copy writes its slot until it is
+                        // collected (`queued - collected <= rows`).
+                        let v = unsafe { *(r.pinned as *const T).add(slot * r.n + i) };
+                        out.push(v.to_f64());
+                    }
+                }
+                self.probes.collected = self.probes.requested;
+            }
+        }
+        // One request in flight at a time: its event then stands for its rows alone, and a
+        // later drain finds them even if the device is always a little behind.
+        if !wait && self.probes.requested == self.probes.collected {
+            self.request_probe_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Gather slot `i` on the compute stream and copy it to pinned memory on the monitor
+    /// stream, recording `MonitorsDone`.
+    fn queue_slot(&mut self, i: usize) -> Result<(), DeviceError> {
+        let t = std::mem::size_of::<T>();
+        let slot = &self.slots[i];
+        for &gpu in &slot.gpus {
+            let mine = || slot.chunks.iter().filter(move |c| c.gpu == gpu);
+            for c in mine() {
                 self.launch(
                     gpu,
                     Stream::Compute,
@@ -1151,48 +1360,44 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
             self.dev.record(gpu, Stream::Compute, Event::Gathered)?;
             self.dev.wait(gpu, Stream::Monitor, gpu, Event::Gathered)?;
-            if m.probes > 0 {
-                self.dev
-                    .copy_dtoh(gpu, Stream::Monitor, m.pinned, m.staging, m.probes * t)?;
-            }
-            for c in &chunks {
-                let off = (c.staging * t) as u64;
+            for c in mine() {
                 self.dev.copy_dtoh(
                     gpu,
                     Stream::Monitor,
-                    m.pinned + off,
-                    m.staging + off,
+                    self.pinned + ((slot.pinned_off + c.out0) * t) as u64,
+                    self.staging[gpu] + (c.staging * t) as u64,
                     c.len * t,
                 )?;
             }
             self.dev.record(gpu, Stream::Monitor, Event::MonitorsDone)?;
         }
-        self.gathered_step = Some(step);
-        self.monitors_synced.set(false);
+        self.slots[i].queued = true;
         Ok(())
     }
 
-    /// Wait until the monitor staging of this step is in pinned memory.
-    fn sync_monitors(&self) {
-        if self.monitors_synced.get() {
-            return;
+    /// Read flux monitor `index`'s accumulators back and form its spectrum.
+    fn read_flux(&self, index: usize) -> Result<Vec<f64>, DeviceError> {
+        let m = &self.fluxes[index];
+        let n = m.nf * m.cells;
+        let mut re: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
+        let mut im: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
+        for part in &m.parts {
+            let pc = part.cells;
+            let mut acc = vec![0.0f64; 8 * m.nf * pc];
+            // SAFETY: plain f64 values; any bytes are valid.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(acc.as_mut_ptr().cast::<u8>(), acc.len() * 8)
+            };
+            self.dev.download(part.gpu, part.args.acc, bytes)?;
+            for q in 0..8 {
+                let dst = if q < 4 { &mut re[q] } else { &mut im[q - 4] };
+                for f in 0..m.nf {
+                    let src = &acc[(q * m.nf + f) * pc..][..pc];
+                    dst[f * m.cells + part.cell0..][..pc].copy_from_slice(src);
+                }
+            }
         }
-        for gpu in 0..self.dev.gpus() {
-            fail(
-                self.dev.sync_event(gpu, Event::MonitorsDone),
-                "waiting for monitor data",
-            );
-        }
-        self.monitors_synced.set(true);
-    }
-
-    fn pinned_values(&self, gpu: usize, first: usize, len: usize) -> &[T] {
-        let m = &self.gpu_mon[gpu];
-        assert!(first + len <= m.len);
-        // SAFETY: `pinned` holds `m.len` values of T, allocated by the device and alive as long
-        // as it; the copy into it finished (sync_monitors) and nothing writes it until the
-        // next gather, which needs `&mut self`.
-        unsafe { std::slice::from_raw_parts((m.pinned as *const T).add(first), len) }
+        Ok(crate::flux::power_from(&re, &im, m.cells, m.area))
     }
 
     fn slab_of(&self, x: usize) -> &Slab {
@@ -1315,6 +1520,50 @@ fn region_chunks(
     chunks
 }
 
+/// The part of flux monitor `f` inside slab `s`: its kernel arguments (without `acc`, `freq`
+/// and the times), its first cell in the monitor's plane and its cell count; `None` if the
+/// plane does not cross the slab. Offsets in values: the E plane's first cell at `base`, the H
+/// plane below it `below` earlier (for an x plane at the slab's first plane, the left halo,
+/// which holds the neighbour's tangential H after the H exchange).
+fn flux_part(
+    s: &Slab,
+    f: &crate::model::Flux,
+    plane: usize,
+    [ny, nz]: [usize; 2],
+    t: usize,
+) -> Option<(FluxArgs, usize, usize)> {
+    let a = f.axis as usize;
+    let (b, c) = crate::flux::tangential(a);
+    let (k, x0, n) = (f.index, s.range.x0, s.range.len());
+    // (base, below, su, sv, nv, cells, cell0): cell (u, v) of the part at base + u su + v sv.
+    let (base, below, su, sv, nv, cells, cell0) = match a {
+        0 if (x0..s.range.x1).contains(&k) => ((k - x0 + 1) * plane, plane, nz, 1, nz, ny * nz, 0),
+        0 => return None,
+        1 => (plane + k * nz, nz, plane, 1, nz, n * nz, x0 * nz),
+        _ => (plane + k, 1, plane, nz, ny, n * ny, x0 * ny),
+    };
+    let at = |comp: usize, off: usize| s.f[comp] + (off * t) as u64;
+    let args = FluxArgs {
+        eb: at(b, base),
+        ec: at(c, base),
+        hb0: at(3 + b, base - below),
+        hb1: at(3 + b, base),
+        hc0: at(3 + c, base - below),
+        hc1: at(3 + c, base),
+        acc: 0,
+        freq: 0,
+        su: su as i64,
+        sv: sv as i64,
+        cells: cells as i64,
+        nv: nv as i32,
+        nf: f.frequencies.len() as i32,
+        t_e: 0.0,
+        t_h: 0.0,
+        dt: 0.0,
+    };
+    Some((args, cell0, cells))
+}
+
 /// Split planes 1..=n by `marked[p] == want` into ranges [p0, p1).
 fn plane_runs(marked: &[bool], want: bool) -> Vec<(usize, usize)> {
     let n = marked.len() - 2;
@@ -1330,26 +1579,22 @@ fn plane_runs(marked: &[bool], want: bool) -> Vec<(usize, usize)> {
     out
 }
 
-/// A device failure in the middle of a run cannot be returned through [`Backend`]: stop with
-/// the driver's words.
-fn fail<V>(r: Result<V, DeviceError>, doing: &str) -> V {
-    match r {
-        Ok(v) => v,
-        Err(e) => panic!("the GPU failed while {doing}: {e}"),
-    }
-}
-
 impl<D: Device, T: Real> Backend for Engine<D, T> {
     type Real = T;
 
     fn update_h(&mut self) {
-        let r = self.phase(Phase::H, &[]);
-        fail(r, "updating H");
+        self.step = self.steps + 1;
+        if !self.failed() {
+            let r = self.phase(Phase::H, &[]);
+            self.ok(r, "updating H");
+        }
     }
 
     fn update_e(&mut self, source_values: &[f64]) {
-        let r = self.phase(Phase::E, source_values);
-        fail(r, "updating E");
+        if !self.failed() {
+            let r = self.phase(Phase::E, source_values);
+            self.ok(r, "updating E");
+        }
         self.steps += 1;
     }
 
@@ -1366,20 +1611,15 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             copies,
             "the engine replays the halo plan of its own slabs"
         );
-        let r = self.finish_copies();
-        fail(r, "exchanging halos");
-        if self.last_phase == Phase::E {
-            let r = self.gather_monitors();
-            fail(r, "gathering monitors");
+        if !self.failed() {
+            let r = self.finish_copies();
+            self.ok(r, "exchanging halos");
         }
     }
 
     fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
-        if self.gathered_step == Some(self.steps) {
-            if let Some(&(gpu, i)) = self.probe_index.get(&(component, index)) {
-                self.sync_monitors();
-                return self.pinned_values(gpu, i, 1)[0].to_f64();
-            }
+        if self.failed() {
+            return 0.0;
         }
         let s = self.slab_of(index[0]);
         let t = std::mem::size_of::<T>();
@@ -1387,72 +1627,195 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let mut v = [T::ZERO];
         // SAFETY: one plain float value; any bytes are valid.
         let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), t) };
-        fail(
-            self.dev
-                .download(s.gpu, s.f[component as usize] + off as u64, bytes),
-            "reading a sample",
-        );
+        let r = self
+            .dev
+            .download(s.gpu, s.f[component as usize] + off as u64, bytes);
+        self.ok(r, "reading a sample");
         v[0].to_f64()
     }
 
     fn gather(&self, component: Component, region: &Region, out: &mut [T]) {
-        if self.gathered_step == Some(self.steps) {
-            let staged = self
-                .snapshots
-                .iter()
-                .zip(&self.snapshot_due)
-                .filter(|(_, &due)| due)
-                .flat_map(|(st, _)| st.regions.iter())
-                .find(|(c, r, _)| *c == component && r == region);
-            if let Some((_, _, chunks)) = staged {
-                self.sync_monitors();
-                for c in chunks {
-                    out[c.out0..c.out0 + c.len]
-                        .copy_from_slice(self.pinned_values(c.gpu, c.staging, c.len));
-                }
-                return;
-            }
+        if self.failed() {
+            out.fill(T::ZERO);
+            return;
         }
         let r = self.gather_now(component, region, out);
-        fail(r, "gathering a region");
+        self.ok(r, "gathering a region");
+    }
+
+    fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
+        debug_assert_eq!(
+            samples.len(),
+            self.probes.column.len(),
+            "the model's probe samples"
+        );
+        if self.probes.column.is_empty() || self.failed() {
+            return;
+        }
+        let r = self.queue_probe_row();
+        self.ok(r, "recording probe samples");
+    }
+
+    fn drain_probes(&mut self, out: &mut Vec<f64>, wait: bool) {
+        out.append(&mut self.probes.host);
+        if self.probes.column.is_empty() || self.failed() {
+            return;
+        }
+        let r = self.read_probe_rows(out, wait);
+        self.ok(r, "reading probe samples");
+    }
+
+    fn queue_gather(&mut self, component: Component, region: &Region) -> GatherTicket {
+        let ticket = if self.failed() {
+            Ticket::Host(Vec::new())
+        } else if let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| !s.queued && s.component == component && s.region == *region)
+        {
+            let r = self.queue_slot(i);
+            self.ok(r, "gathering a snapshot");
+            Ticket::Slot(i)
+        } else {
+            // Not a snapshot of the model (or one queued twice): read it at once.
+            let mut v = vec![T::ZERO; region.len()];
+            self.gather(component, region, &mut v);
+            Ticket::Host(v)
+        };
+        let id = match self.tickets.iter().position(|t| t.is_none()) {
+            Some(id) => id,
+            None => {
+                self.tickets.push(None);
+                self.tickets.len() - 1
+            }
+        };
+        self.tickets[id] = Some(ticket);
+        GatherTicket(id)
+    }
+
+    fn gather_ready(&self, ticket: &GatherTicket) -> bool {
+        match &self.tickets[ticket.0] {
+            Some(Ticket::Slot(i)) if !self.failed() => {
+                for &gpu in &self.slots[*i].gpus {
+                    let r = self.dev.query(gpu, Event::MonitorsDone);
+                    // After a failure the ticket is "ready": take_gather returns None at once.
+                    if self.ok(r, "checking on a snapshot") == Some(false) {
+                        return false;
+                    }
+                }
+                true
+            }
+            _ => true,
+        }
+    }
+
+    fn take_gather(&mut self, ticket: GatherTicket) -> Option<&[T]> {
+        let taken = self.tickets[ticket.0]
+            .take()
+            .expect("a ticket is taken once");
+        match taken {
+            Ticket::Slot(i) => {
+                self.slots[i].queued = false;
+                for &gpu in &self.slots[i].gpus {
+                    if self.failed() {
+                        break;
+                    }
+                    let r = self.dev.sync_event(gpu, Event::MonitorsDone);
+                    self.ok(r, "waiting for a snapshot");
+                }
+                if self.failed() {
+                    return None;
+                }
+                let s = &self.slots[i];
+                // SAFETY: the pinned buffer holds every slot's values, `pinned_off + len` at
+                // most, allocated by the device and alive as long as it; the copies into this
+                // slot's range have completed (sync_event above) and nothing writes it until
+                // it is queued again, which needs `&mut self`.
+                Some(unsafe {
+                    std::slice::from_raw_parts((self.pinned as *const T).add(s.pinned_off), s.len)
+                })
+            }
+            Ticket::Host(v) => {
+                if self.failed() {
+                    return None;
+                }
+                self.host_gather = v;
+                Some(&self.host_gather)
+            }
+        }
+    }
+
+    fn accumulate_flux(&mut self, step: usize, dt: f64) {
+        if self.failed() {
+            return;
+        }
+        let t_e = step as f64 * dt;
+        let t_h = t_e - 0.5 * dt;
+        for m in 0..self.fluxes.len() {
+            for p in 0..self.fluxes[m].parts.len() {
+                let part = &self.fluxes[m].parts[p];
+                let args = FluxArgs {
+                    t_e,
+                    t_h,
+                    dt,
+                    ..part.args
+                };
+                let dims = Dims::elements((part.cells * self.fluxes[m].nf) as u64, 1);
+                let r = self.launch(part.gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
+                if self.ok(r, "accumulating a flux DFT").is_none() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+        if self.failed() {
+            return None;
+        }
+        let r = self.read_flux(index);
+        self.ok(r, "reading a flux spectrum")
     }
 
     fn all_finite(&self) -> bool {
-        for s in &self.slabs {
-            let n = s.range.len();
-            let args = FiniteArgs {
-                f: s.f,
-                flag: self.finite_flag[s.gpu],
-                begin: self.plane as i64,
-                count: (n * self.plane) as i64,
-            };
-            fail(
+        if self.failed() {
+            return true;
+        }
+        let mut finite = true;
+        let mut check = || -> Result<(), DeviceError> {
+            for s in &self.slabs {
+                let n = s.range.len();
+                let args = FiniteArgs {
+                    f: s.f,
+                    flag: self.finite_flag[s.gpu],
+                    begin: self.plane as i64,
+                    count: (n * self.plane) as i64,
+                };
                 self.launch(
                     s.gpu,
                     Stream::Compute,
                     Kernel::CheckFinite,
                     Dims::elements((n * self.plane) as u64, 6),
                     &args,
-                ),
-                "checking for NaN",
-            );
-        }
-        let mut finite = true;
-        for gpu in 0..self.dev.gpus() {
-            let mut flag = [0u8; 4];
-            fail(
-                self.dev.download(gpu, self.finite_flag[gpu], &mut flag),
-                "reading the NaN flag",
-            );
-            if flag != [0; 4] {
-                finite = false;
-                fail(
-                    self.dev.upload(gpu, self.finite_flag[gpu], &[0; 4]),
-                    "resetting the NaN flag",
-                );
+                )?;
             }
-        }
+            for gpu in 0..self.dev.gpus() {
+                let mut flag = [0u8; 4];
+                self.dev.download(gpu, self.finite_flag[gpu], &mut flag)?;
+                if flag != [0; 4] {
+                    finite = false;
+                    self.dev.upload(gpu, self.finite_flag[gpu], &[0; 4])?;
+                }
+            }
+            Ok(())
+        };
+        let r = check();
+        self.ok(r, "checking for NaN");
         finite
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.borrow().clone()
     }
 
     fn allocation(&self) -> Allocation {

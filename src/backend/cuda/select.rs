@@ -329,6 +329,13 @@ fn run_typed<T: crate::real::Real>(
     obs: &mut dyn Observer,
 ) -> Result<Result<Summary, RunError>, CudaError> {
     let mut backend = new_backend::<T>(model, placement, super::EngineOptions::default())?;
+    // Test hook (scripts/gpu-check.sh, tests/cuda_backend.rs): a GPU that fails mid-run.
+    if let Some(step) = std::env::var("YEE_CUDA_FAIL_AT_STEP")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        backend.fail_at_step(step);
+    }
     Ok(crate::run::time_loop(
         model,
         &mut backend,

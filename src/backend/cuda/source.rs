@@ -7,13 +7,14 @@
 use crate::model::Precision;
 
 /// Every kernel source file: (name, text), in include order.
-pub const FILES: [(&str, &str); 6] = [
+pub const FILES: [(&str, &str); 7] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("update.cu", include_str!("../../../kernels/update.cu")),
     ("cpml.cu", include_str!("../../../kernels/cpml.cu")),
     ("sources.cu", include_str!("../../../kernels/sources.cu")),
     ("monitors.cu", include_str!("../../../kernels/monitors.cu")),
     ("halo.cu", include_str!("../../../kernels/halo.cu")),
+    ("flux.cu", include_str!("../../../kernels/flux.cu")),
 ];
 
 /// The host shim and launcher (host-kernel tests only).

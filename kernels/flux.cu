@@ -1,0 +1,40 @@
+// Flux monitors: running DFTs of the tangential fields on a plane, accumulated on the device in
+// f64 (the CPU backend does the same on the host, src/flux.rs), read back only when a
+// spectrum is written.
+
+#include "common.cuh"
+
+// For frequency f = freq[i] and each cell of the part, with E at t_e = step dt and H at
+// t_h = t_e - dt / 2 (each field at its own sample time):
+//   X += x (cos(p) dt + i sin(p) dt),  p = -2 pi f t,
+// for x = E_b, E_c, (H_b below + H_b above) / 2, (H_c below + H_c above) / 2 (H averaged onto
+// the E plane). Accumulators: acc[q][i][cell] real parts (q = E_b, E_c, H_b, H_c), then
+// acc[4 + q][i][cell] imaginary parts. One thread per (frequency, cell), cells fastest.
+// Every product and sum is rounded as in src/flux.rs (no fused multiply-add).
+extern "C" __global__ void flux_dft(const FluxArgs a) {
+    const i64 t = thread_index();
+    if (t >= a.cells * a.nf) return;
+    const i64 c = t % a.cells;
+    const i64 i = t / a.cells;
+    const i64 off = (c / a.nv) * a.su + (c % a.nv) * a.sv;
+    const double x0 = (double)a.eb[off];
+    const double x1 = (double)a.ec[off];
+    const double x2 = 0.5 * ((double)a.hb0[off] + (double)a.hb1[off]);
+    const double x3 = 0.5 * ((double)a.hc0[off] + (double)a.hc1[off]);
+    const double f = a.freq[i];
+    const double pe = -2.0 * 3.14159265358979323846 * f * a.t_e;
+    const double ph = -2.0 * 3.14159265358979323846 * f * a.t_h;
+    const double wre = cos(pe) * a.dt, wie = sin(pe) * a.dt;
+    const double wrh = cos(ph) * a.dt, wih = sin(ph) * a.dt;
+    const i64 q = a.nf * a.cells;
+    double* re = a.acc + i * a.cells + c;
+    double* im = re + 4 * q;
+    re[0] += x0 * wre;
+    im[0] += x0 * wie;
+    re[q] += x1 * wre;
+    im[q] += x1 * wie;
+    re[2 * q] += x2 * wrh;
+    im[2 * q] += x2 * wih;
+    re[3 * q] += x3 * wrh;
+    im[3 * q] += x3 * wih;
+}
