@@ -208,7 +208,11 @@ fn plan(
         Ok(m) => m,
         Err(code) => return code,
     };
-    let hardware = yee::plan::Hardware::detect(gpus.map(|g| g.0), host_memory);
+    let mut hardware = yee::plan::Hardware::detect(gpus.map(|g| g.0), host_memory);
+    if host_memory.is_none() {
+        // Planning for this machine: measure its memory bandwidth rather than assume it.
+        hardware.measure_host_bandwidth();
+    }
     let options = yee::plan::PlanOptions {
         backend: match backend {
             Backend::Auto => BackendChoice::Auto,

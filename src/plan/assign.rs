@@ -525,19 +525,28 @@ fn suggest_f32(
 fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
     let bpcs = bytes_per_cell_step(layout.precision);
     let p = layout.precision.bytes();
-    let mut out = vec![
-        format!(
-            "time: {bpcs} B per cell-step ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes) at {} of each GPU's peak bandwidth, {} of the host's",
-            percent(GPU_ACHIEVED_FRACTION),
-            percent(CPU_ACHIEVED_FRACTION)
-        ),
+    let host_bandwidth = if hw.host.bandwidth_assumed {
         format!(
             "host bandwidth: {}/s assumed ({}/s per core, {} cores, at most {}/s); there is no measurement",
             bytes_h(hw.host.bandwidth_bytes_per_s as u64),
             bytes_h(super::hardware::HOST_BANDWIDTH_PER_CORE as u64),
             hw.cores,
             bytes_h(super::hardware::HOST_BANDWIDTH_MAX as u64)
+        )
+    } else {
+        format!(
+            "host bandwidth: {}/s, a STREAM-like triad measured just now on {} cores",
+            bytes_h(hw.host.bandwidth_bytes_per_s as u64),
+            hw.cores
+        )
+    };
+    let mut out = vec![
+        format!(
+            "time: {bpcs} B per cell-step ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes) at {} of each GPU's peak bandwidth, {} of the host's",
+            percent(GPU_ACHIEVED_FRACTION),
+            percent(CPU_ACHIEVED_FRACTION)
         ),
+        host_bandwidth,
         format!(
             "GPUs: {} per GPU held back for the CUDA context; {} kernel launches per step and, when split, {} halo plane copies at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
             crate::plan::report::bytes_bin(CUDA_CONTEXT_RESERVE),

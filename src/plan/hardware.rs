@@ -398,6 +398,13 @@ impl Hardware {
         }
     }
 
+    /// Replace the assumed host bandwidth with a STREAM-like triad measured now over three
+    /// 64 MiB arrays (beyond the caches of common CPUs), best of three: about 0.1 s.
+    pub fn measure_host_bandwidth(&mut self) {
+        self.host.bandwidth_bytes_per_s = crate::bench::host_triad(8 << 20, 3);
+        self.host.bandwidth_assumed = false;
+    }
+
     /// Hardware with exactly these GPUs and host memory, for tests and what-if plans.
     pub fn new(gpus: Vec<Device>, host_memory: u64, cores: usize) -> Hardware {
         Hardware {
