@@ -106,10 +106,11 @@ fn flux_spectra_match_fresnel_reflection_and_transmission() {
         // Energy: R + T = 1 to 1e-3 (lossless; only PML reflections of < -60 dB and f64
         // rounding perturb it).
         assert!((r + t - 1.0).abs() < 1e-3, "R + T = {}", r + t);
-        // The staircased interface is exact for normal incidence on a grid plane; what remains
-        // is the grid's dispersion, which changes the wave impedance in each medium by
-        // O((k d)^2 / 24): at >= 24 cells per wavelength in the glass that is < 0.3 %, so R
-        // (a small difference of impedances) may move by a few per cent of itself. 5 % of R.
+        // The interface lies on an E node plane, which smoothing gives the mean permittivity,
+        // placing the interface exactly; what remains is the grid's dispersion, which changes
+        // the wave impedance in each medium by O((k d)^2 / 24): at >= 24 cells per wavelength
+        // in the glass that is < 0.3 %, so R (a small difference of impedances) may move by a
+        // few per cent of itself. 5 % of R.
         assert!(
             (r - r_exact).abs() < 0.05 * r_exact,
             "R = {r} vs {r_exact} at {:.3e} Hz",

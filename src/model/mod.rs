@@ -8,6 +8,7 @@ mod grid;
 mod materials;
 mod monitors;
 mod pml;
+mod smoothing;
 mod sources;
 
 pub use geometry::{Object, Shape};
@@ -15,6 +16,7 @@ pub use grid::{Axis, Component, Face, Grid, Precision, C0, EPS0, ETA0, MU0};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use monitors::{Flux, Probe, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
+pub use smoothing::Smoothing;
 pub use sources::{Source, Waveform};
 
 /// A fully resolved simulation.
@@ -34,6 +36,8 @@ pub struct Model {
     pub materials: MaterialTable,
     /// Objects in paint order (later over earlier).
     pub objects: Vec<Object>,
+    /// Subpixel smoothing of interfaces (None: staircased).
+    pub smoothing: Option<Smoothing>,
     /// What terminates each face, and the CPML profiles.
     pub boundaries: Boundaries,
     /// Current sources on grid cells.
@@ -100,6 +104,103 @@ impl Model {
                 }
             }
         }
+        if let Some(smoothing) = &self.smoothing {
+            self.smooth(smoothing, c, x0, x1, out);
+        }
+    }
+
+    /// Replace the ids of cells that straddle an interface by mixture ids (see [`Smoothing`]).
+    /// A cell straddles one when a face neighbour has another id; neighbours beyond the slab
+    /// are looked up directly, so every slab split gives the same ids.
+    fn smooth(&self, smoothing: &Smoothing, c: Component, x0: usize, x1: usize, out: &mut [u8]) {
+        let g = &self.grid;
+        let [nx, ny, nz] = g.shape;
+        let at = |i: usize, j: usize, k: usize| ((i - x0) * ny + j) * nz + k;
+        let center = |out: &[u8], i: usize, j: usize, k: usize| {
+            if (x0..x1).contains(&i) {
+                out[at(i, j, k)]
+            } else {
+                self.material_at(c, i, j, k)
+            }
+        };
+        let mut straddling = Vec::new();
+        for i in x0..x1 {
+            for j in 0..ny {
+                for k in 0..nz {
+                    let m = out[at(i, j, k)];
+                    let differs = (i > 0 && center(out, i - 1, j, k) != m)
+                        || (i + 1 < nx && center(out, i + 1, j, k) != m)
+                        || (j > 0 && out[at(i, j - 1, k)] != m)
+                        || (j + 1 < ny && out[at(i, j + 1, k)] != m)
+                        || (k > 0 && out[at(i, j, k - 1)] != m)
+                        || (k + 1 < nz && out[at(i, j, k + 1)] != m);
+                    if differs {
+                        straddling.push((i, j, k));
+                    }
+                }
+            }
+        }
+        for (i, j, k) in straddling {
+            if let Some(id) = self.mixture_at(smoothing, c, i, j, k) {
+                out[at(i, j, k)] = id;
+            }
+        }
+    }
+
+    /// The mixture id of the cell of component `c` at (i, j, k) from 4 x 4 x 4 samples over
+    /// the cell, or None to keep the centre's material (a PEC is involved).
+    fn mixture_at(
+        &self,
+        smoothing: &Smoothing,
+        c: Component,
+        i: usize,
+        j: usize,
+        k: usize,
+    ) -> Option<u8> {
+        const N: usize = 4;
+        let g = &self.grid;
+        let p = g.position(c, [i as f64, j as f64, k as f64]);
+        let mut counts: Vec<(u8, usize, [f64; 3])> = Vec::new();
+        for a in 0..N {
+            for b in 0..N {
+                for d in 0..N {
+                    let u = [a, b, d].map(|s| (s as f64 + 0.5) / N as f64 - 0.5);
+                    let q = [0, 1, 2].map(|x| p[x] + u[x] * g.cell[x]);
+                    let m = self
+                        .objects
+                        .iter()
+                        .rev()
+                        .find(|o| o.contains(q))
+                        .map_or(0, |o| o.material);
+                    if self.materials.materials[m as usize].pec {
+                        return None;
+                    }
+                    let off = [0, 1, 2].map(|x| u[x] * g.cell[x]);
+                    match counts.iter_mut().find(|e| e.0 == m) {
+                        Some(e) => {
+                            e.1 += 1;
+                            (0..3).for_each(|x| e.2[x] += off[x]);
+                        }
+                        None => counts.push((m, 1, off)),
+                    }
+                }
+            }
+        }
+        counts.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
+        let (a, na, centroid) = counts[0];
+        let Some(&(b, nb, _)) = counts.get(1) else {
+            return Some(a);
+        };
+        let fa = na as f64 / (na + nb) as f64;
+        // The offset of material a's centroid is along the interface normal.
+        let len = centroid.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let axis = c.axis() as usize;
+        let w = if len > 1e-12 * g.cell.iter().sum::<f64>() {
+            (centroid[axis] / len).powi(2)
+        } else {
+            1.0 / 3.0
+        };
+        smoothing.mixture(a, b, fa, w)
     }
 
     /// Material index for `component` at global cell `(i, j, k)`: the last object that contains
@@ -129,6 +230,7 @@ mod tests {
 cell_size = [0.05, 0.04, 0.03]
 size = [1.0, 0.8, 0.6]
 steps = 1
+subpixel = false
 [boundaries]
 default = { type = "pec" }
 [materials]

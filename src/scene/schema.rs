@@ -51,6 +51,8 @@ pub struct SimulationSection {
     pub courant: Option<Spanned<f64>>,
     /// Floating-point precision of the fields: f32 or f64.
     pub precision: Option<Spanned<String>>,
+    /// Subpixel smoothing of material interfaces (default true).
+    pub subpixel: Option<Spanned<bool>>,
 }
 
 /// `[boundaries]`: a default plus per-face overrides.

@@ -529,6 +529,26 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let sources = sources?;
     let _ = unit?;
     let boundaries = Boundaries::new(faces, grid.shape, grid.cell, grid.dt);
+    let subpixel = sim.subpixel.as_ref().is_none_or(|s| *s.get_ref());
+    let smoothing = if subpixel && !objects.is_empty() {
+        let used: Vec<u8> = std::iter::once(0)
+            .chain(objects.iter().map(|o| o.material))
+            .collect();
+        let s = Smoothing::build(&mut table, &used);
+        if s.is_none()
+            && used
+                .iter()
+                .any(|&m| m != 0 && !table.materials[m as usize].pec)
+        {
+            ck.warnings.push(format!(
+                "{}: too many materials for subpixel smoothing in the 256-entry material table; interfaces are staircased",
+                ck.file
+            ));
+        }
+        s
+    } else {
+        None
+    };
     Some(Model {
         name,
         scene_text: text.to_string(),
@@ -537,6 +557,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         precision,
         materials: table,
         objects,
+        smoothing,
         boundaries,
         sources,
         probes,
