@@ -79,6 +79,28 @@ pub fn plane_cells(model: &Model, flux: &Flux) -> (usize, f64) {
     (g.shape[b] * g.shape[c], g.cell[b] * g.cell[c])
 }
 
+/// The DFTs of one flux monitor's tangential fields so far: E_b, E_c, H_b, H_c (H averaged onto
+/// the E plane), real and imaginary parts, each `[frequency][cell]` with the plane's cells in
+/// C order of the two in-plane axes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FluxDft {
+    /// Real parts of E_b, E_c, H_b, H_c.
+    pub re: [Vec<f64>; 4],
+    /// Imaginary parts.
+    pub im: [Vec<f64>; 4],
+    /// Cells in the plane.
+    pub cells: usize,
+    /// Area of one cell face (m^2).
+    pub area: f64,
+}
+
+impl FluxDft {
+    /// The flux spectrum: Re sum (E_b H_c* - E_c H_b*) dA per frequency.
+    pub fn power(&self) -> Vec<f64> {
+        power_from(&self.re, &self.im, self.cells, self.area)
+    }
+}
+
 /// The flux spectrum from DFT accumulators of E_b, E_c, H_b, H_c (real parts `re`, imaginary
 /// parts `im`, each `[frequency][cell]` over `cells` cells): Re sum (E_b H_c* - E_c H_b*) dA
 /// per frequency.
@@ -218,6 +240,17 @@ impl FluxAccumulators {
     pub fn power(&self, index: usize) -> Vec<f64> {
         let m = &self.monitors[index];
         power_from(&m.re, &m.im, m.cells, m.area)
+    }
+
+    /// A copy of monitor `index`'s DFTs so far.
+    pub fn dft(&self, index: usize) -> FluxDft {
+        let m = &self.monitors[index];
+        FluxDft {
+            re: m.re.clone(),
+            im: m.im.clone(),
+            cells: m.cells,
+            area: m.area,
+        }
     }
 
     /// Number of flux monitors.

@@ -477,8 +477,8 @@ fn write_fluxes<B: Backend>(
     steps_done: usize,
 ) -> Result<(), OutputError> {
     for i in 0..model.fluxes.len() {
-        if let Some(power) = backend.flux_power(i) {
-            writer.write_flux(i, &power, steps_done)?;
+        if let Some(dft) = backend.flux_dft(i) {
+            writer.write_flux(i, &dft, steps_done)?;
         }
     }
     Ok(())

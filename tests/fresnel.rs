@@ -50,6 +50,7 @@ type = "flux"
 name = "transmitted"
 plane = {{ z = 1.5 }}
 frequencies = {{ min = 1.5e14, max = 2.5e14, count = 11 }}
+fields = true
 "#
     )
 }
@@ -81,6 +82,7 @@ fn run(name: &str, text: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
         read("flux/reflected/power"),
         read("flux/transmitted/power"),
     );
+    check_dft_fields(&f, &r.2);
     let _ = std::fs::remove_dir_all(&dir);
     r
 }
@@ -121,5 +123,42 @@ fn flux_spectra_match_fresnel_reflection_and_transmission() {
             "T = {t} vs {t_exact} at {:.3e} Hz",
             freq[i]
         );
+    }
+}
+
+/// The stored DFT fields of the `transmitted` plane give back its stored spectrum, and a plane
+/// wave in a periodic cell has the same DFT in every cell of the plane.
+fn check_dft_fields(f: &hdf5::File, power: &[f64]) {
+    use yee::output::Complex;
+    let read = |c: &str| {
+        let ds = f.dataset(&format!("flux/transmitted/{c}")).unwrap();
+        assert_eq!(
+            ds.shape(),
+            vec![11, 4, 4],
+            "[frequency, nx, ny] for a z plane"
+        );
+        ds.read_raw::<Complex>().unwrap()
+    };
+    let (ex, ey, hx, hy) = (read("Ex"), read("Ey"), read("Hx"), read("Hy"));
+    let area = 0.025e-6 * 0.025e-6;
+    for (q, p) in power.iter().enumerate() {
+        let s = q * 16..(q + 1) * 16;
+        let mut sum = 0.0;
+        for k in s.clone() {
+            // Re(E_x conj(H_y) - E_y conj(H_x)).
+            sum += ex[k].r * hy[k].r + ex[k].i * hy[k].i - (ey[k].r * hx[k].r + ey[k].i * hx[k].i);
+        }
+        assert!(
+            (sum * area - p).abs() <= 1e-12 * p.abs(),
+            "fields give {} vs power {p}",
+            sum * area
+        );
+        for k in s {
+            let d = ((ex[k].r - ex[q * 16].r).powi(2) + (ex[k].i - ex[q * 16].i).powi(2)).sqrt();
+            assert!(
+                d <= 1e-9 * (ex[q * 16].r.hypot(ex[q * 16].i)),
+                "plane wave DFT uniform across the plane"
+            );
+        }
     }
 }

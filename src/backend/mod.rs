@@ -93,9 +93,9 @@ pub trait Backend {
     /// Add the fields after step `step` (E at `step dt`, H at `(step - 1/2) dt`) to the
     /// running DFT of every flux monitor of the model ([`crate::flux`]).
     fn accumulate_flux(&mut self, step: usize, dt: f64);
-    /// The spectrum of flux monitor `index` (model order) accumulated so far; `None` after a
-    /// [`Backend::failure`].
-    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>>;
+    /// The DFTs of flux monitor `index` (model order) accumulated so far, from which its
+    /// spectrum follows ([`crate::flux::FluxDft::power`]); `None` after a [`Backend::failure`].
+    fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft>;
     /// False if any field value is NaN or infinite.
     fn all_finite(&self) -> bool;
     /// The first device failure, in the driver's words; after one, every method does nothing

@@ -64,4 +64,6 @@ pub struct Flux {
     pub index: usize,
     /// Frequencies of the spectrum (Hz).
     pub frequencies: Vec<f64>,
+    /// Also store the DFT fields on the plane (complex, per frequency).
+    pub fields: bool,
 }

@@ -36,9 +36,21 @@ struct ProbeSet {
     written: usize,
 }
 
+/// A complex value as HDF5 stores it: a compound of `r` and `i`, which h5py reads as complex.
+#[derive(hdf5::H5Type, Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
+pub struct Complex {
+    /// Real part.
+    pub r: f64,
+    /// Imaginary part.
+    pub i: f64,
+}
+
 struct FluxSet {
     group: Group,
     power: Dataset,
+    /// E_b, E_c, H_b, H_c DFT datasets [frequency, in-plane shape], when the monitor keeps them.
+    fields: Option<[Dataset; 4]>,
 }
 
 struct SnapshotSet {
@@ -210,7 +222,43 @@ impl Hdf5Writer {
                     .shape(f.frequencies.len())
                     .create("power")?;
                 power.write_raw(&vec![0.0; f.frequencies.len()])?;
-                fluxes.push(FluxSet { group: grp, power });
+                let fields = if f.fields {
+                    // [frequency, in-plane shape]: the plane's two axes in x, y, z order.
+                    let (b, c) = crate::flux::tangential(a);
+                    let (p, q) = (b.min(c), b.max(c));
+                    let shape = [f.frequencies.len(), g.shape[p], g.shape[q]];
+                    let mut index = [0usize; 3];
+                    index[a] = f.index;
+                    let comps = [b, c, 3 + b, 3 + c].map(|k| Component::ALL[k]);
+                    let mut made = Vec::with_capacity(4);
+                    for comp in comps {
+                        let ds = grp
+                            .new_dataset::<Complex>()
+                            .shape(shape)
+                            .create(comp.name())?;
+                        // H is averaged onto the E plane, so H_b sits where E_c does and H_c
+                        // where E_b does: give each its in-plane Yee position on the plane.
+                        let twin = match comp as usize {
+                            k if k == 3 + b => Component::ALL[c],
+                            k if k == 3 + c => Component::ALL[b],
+                            _ => comp,
+                        };
+                        let mut origin = g.position(twin, index.map(|i| i as f64));
+                        origin[a] = g.origin[a] + f.index as f64 * g.cell[a];
+                        arr_attr(&ds, "origin", &origin)?;
+                        arr_attr(&ds, "spacing", &g.cell)?;
+                        made.push(ds);
+                    }
+                    let [e1, e2, h1, h2]: [Dataset; 4] = made.try_into().expect("four datasets");
+                    Some([e1, e2, h1, h2])
+                } else {
+                    None
+                };
+                fluxes.push(FluxSet {
+                    group: grp,
+                    power,
+                    fields,
+                });
             }
         }
         file.flush()?;
@@ -278,16 +326,27 @@ impl Hdf5Writer {
         .map_err(err(&self.path))
     }
 
-    /// Replace the spectrum of flux monitor `index` with `power` (accumulated over `steps` steps).
+    /// Replace the spectrum of flux monitor `index` (and its DFT fields, when kept) with what
+    /// `dft` holds after `steps` steps.
     pub fn write_flux(
         &mut self,
         index: usize,
-        power: &[f64],
+        dft: &crate::flux::FluxDft,
         steps: usize,
     ) -> Result<(), OutputError> {
         let set = &self.fluxes[index];
         (|| -> hdf5::Result<()> {
-            set.power.write_raw(power)?;
+            set.power.write_raw(&dft.power())?;
+            if let Some(fields) = &set.fields {
+                for (q, ds) in fields.iter().enumerate() {
+                    let values: Vec<Complex> = dft.re[q]
+                        .iter()
+                        .zip(&dft.im[q])
+                        .map(|(&r, &i)| Complex { r, i })
+                        .collect();
+                    ds.write_raw(&values)?;
+                }
+            }
             set.group
                 .attr("steps_accumulated")?
                 .write_scalar(&(steps as u64))

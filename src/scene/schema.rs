@@ -189,6 +189,8 @@ pub struct MonitorSpec {
     pub stride: Option<Spanned<i64>>,
     /// Flux: the frequencies of the spectrum.
     pub frequencies: Option<Spanned<FrequencySpec>>,
+    /// Flux: also store the DFT fields on the plane (default false).
+    pub fields: Option<Spanned<bool>>,
 }
 
 /// Evenly spaced frequencies `{ min = ..., max = ..., count = ... }` in Hz.

@@ -416,7 +416,7 @@ pub fn drive_with<B: Backend>(
     assert!(b.all_finite(), "fields stayed finite");
     assert_eq!(b.failure(), None);
     trace.flux = (0..model.fluxes.len())
-        .map(|i| b.flux_power(i).expect("a flux spectrum"))
+        .map(|i| b.flux_dft(i).expect("a flux spectrum").power())
         .collect();
     let r = whole(model);
     trace.fields = Component::ALL

@@ -575,8 +575,8 @@ impl<T: Real> Backend for CpuBackend<T> {
         }
     }
 
-    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
-        self.monitors.flux.as_ref().map(|f| f.power(index))
+    fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft> {
+        self.monitors.flux.as_ref().map(|f| f.dft(index))
     }
 
     fn all_finite(&self) -> bool {

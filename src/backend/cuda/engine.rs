@@ -30,7 +30,7 @@
 //!   [`Backend::take_gather`] waits for that event only if it has not happened yet, and hands
 //!   out the pinned values themselves;
 //! - flux: `flux_dft` adds the step's tangential fields to f64 DFT accumulators on the device,
-//!   read back only by [`Backend::flux_power`].
+//!   read back only by [`Backend::flux_dft`].
 //!
 //! A failed driver call never panics: the engine records the first failure, skips every later
 //! operation, and reports it through [`Backend::failure`].
@@ -1376,7 +1376,7 @@ impl<D: Device, T: Real> Engine<D, T> {
     }
 
     /// Read flux monitor `index`'s accumulators back and form its spectrum.
-    fn read_flux(&self, index: usize) -> Result<Vec<f64>, DeviceError> {
+    fn read_flux(&self, index: usize) -> Result<crate::flux::FluxDft, DeviceError> {
         let m = &self.fluxes[index];
         let n = m.nf * m.cells;
         let mut re: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
@@ -1397,7 +1397,12 @@ impl<D: Device, T: Real> Engine<D, T> {
                 }
             }
         }
-        Ok(crate::flux::power_from(&re, &im, m.cells, m.area))
+        Ok(crate::flux::FluxDft {
+            re,
+            im,
+            cells: m.cells,
+            area: m.area,
+        })
     }
 
     fn slab_of(&self, x: usize) -> &Slab {
@@ -1769,7 +1774,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         }
     }
 
-    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+    fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft> {
         if self.failed() {
             return None;
         }

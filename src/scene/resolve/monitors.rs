@@ -46,11 +46,11 @@ pub(super) fn monitors(
             }
             continue;
         }
-        if m.frequencies.is_some() {
+        if m.frequencies.is_some() || m.fields.is_some() {
             ck.error(
                 mon,
                 &format!("{key}.frequencies"),
-                "`frequencies` belongs to flux monitors",
+                "`frequencies` and `fields` belong to flux monitors",
             );
         }
         let Some(components) = &m.components else {
@@ -380,5 +380,6 @@ fn flux(
         axis: Axis::ALL[a],
         index: index as usize,
         frequencies: frequencies?,
+        fields: m.fields.as_ref().is_some_and(|f| *f.get_ref()),
     })
 }
