@@ -122,7 +122,7 @@ if command -v c++ >/dev/null; then
 fi
 
 echo "== yee run --backend cuda"
-if (cd "$out" && timeout 60 "$yee" run "$scenes/dipole.toml" --backend cuda --slabs-per-gpu 2 -o dipole.h5 --quiet); then
+if (cd "$out" && timeout 60 "$yee" run "$scenes/dipole.toml" --backend cuda --slabs-per-gpu 2 -o dipole.h5 --quiet --overwrite); then
     row "yee run dipole.toml --backend cuda" "PASS" "2 slabs on GPU 0"
 else
     row "yee run dipole.toml --backend cuda" "FAIL" "see the log above"
@@ -134,7 +134,7 @@ monitored_run() { # label, scene, extra args...
     local label="$1" scene="$2"; shift 2
     echo "== yee run $scene --backend cuda $*"
     local log="$out/run-$(basename "$scene" .toml).log"
-    if (cd "$out" && timeout 180 "$yee" run "$scene" --backend cuda -o "$(basename "$scene" .toml).h5" "$@") 2>&1 | tee "$log" &&
+    if (cd "$out" && timeout 180 "$yee" run "$scene" --backend cuda --overwrite -o "$(basename "$scene" .toml).h5" "$@") 2>&1 | tee "$log" &&
         grep -q '^done:' "$log"; then
         row "$label" "" "$(sed -n 's/^done: \([0-9]*\) cells x \([0-9]*\) steps in \([0-9.]*\) s: \([0-9.]*\) Mcells\/s.*monitors \([0-9]*\)%.*/\4 Mcells\/s, monitors \5% of wall (\1 cells x \2 steps in \3 s)/p' "$log" | tail -1)"
     else

@@ -8,4 +8,4 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cargo build --release --quiet --manifest-path "$root/Cargo.toml"
 scene="${1:-$root/scenes/dipole.toml}"
 shift || true
-"$root/target/release/yee" run "$scene" "$@"
+"$root/target/release/yee" run "$scene" --overwrite "$@"

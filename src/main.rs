@@ -49,6 +49,10 @@ enum Command {
         /// No progress output, only errors.
         #[arg(short, long)]
         quiet: bool,
+        /// Replace the output file if it exists (without this, yee refuses rather than
+        /// overwrite earlier results).
+        #[arg(long)]
+        overwrite: bool,
     },
     /// The CUDA driver, NVRTC and GPUs this machine has, or why CUDA cannot be used.
     Devices,
@@ -153,6 +157,7 @@ fn main() -> ExitCode {
             gpus,
             slabs_per_gpu,
             quiet,
+            overwrite,
         } => run(
             scene,
             output,
@@ -160,7 +165,7 @@ fn main() -> ExitCode {
             slabs,
             threads,
             (gpus, slabs_per_gpu),
-            quiet,
+            (quiet, overwrite),
         ),
         Command::Devices => devices(),
         Command::Bench {
@@ -275,7 +280,7 @@ fn run(
     slabs: Option<usize>,
     threads: Option<usize>,
     (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
-    quiet: bool,
+    (quiet, overwrite): (bool, bool),
 ) -> ExitCode {
     let model = match load(&scene) {
         Ok(m) => m,
@@ -286,6 +291,13 @@ fn run(
         return ExitCode::from(2);
     }
     let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
+    if output.exists() && !overwrite {
+        eprintln!(
+            "error: `{}` already exists; pass --overwrite to replace it, or choose another file with -o",
+            output.display()
+        );
+        return ExitCode::from(2);
+    }
     let mut opts = RunOptions::new(output);
     opts.backend = match backend {
         Backend::Auto => BackendChoice::Auto,

@@ -187,3 +187,27 @@ fn a_blow_up_stops_the_run_with_the_step_and_the_likely_cause() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn an_existing_result_is_not_overwritten_without_overwrite() {
+    let dir = tmpdir("overwrite");
+    std::fs::write(dir.join("s.toml"), GOOD).unwrap();
+    std::fs::write(dir.join("out.h5"), b"earlier results").unwrap();
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_yee"))
+            .args(["run", "s.toml", "-o", "out.h5", "--quiet"])
+            .args(extra)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("--overwrite"));
+    assert_eq!(
+        std::fs::read(dir.join("out.h5")).unwrap(),
+        b"earlier results"
+    );
+    assert_eq!(run(&["--overwrite"]).status.code(), Some(0));
+    let _ = std::fs::remove_dir_all(&dir);
+}

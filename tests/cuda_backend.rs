@@ -265,7 +265,7 @@ fn cuda_failure_mid_run_exits_1_with_a_valid_incomplete_file() {
     // YEE_BIN: the binary next to the test binaries in scripts/gpu-check.sh's bundle.
     let bin = std::env::var("YEE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_yee").to_string());
     let r = std::process::Command::new(bin)
-        .args(["run", "--backend", "cuda", "--quiet", "-o"])
+        .args(["run", "--backend", "cuda", "--quiet", "--overwrite", "-o"])
         .arg(&out)
         .arg(&scene)
         .env("YEE_CUDA_FAIL_AT_STEP", "41")

@@ -19,7 +19,7 @@ def run_scene(yee_bin: Path, directory: Path, name: str, toml: str, timeout: flo
     scene.write_text(toml)
     out = directory / f"{name}.h5"
     proc = subprocess.run(
-        [str(yee_bin), "run", "--quiet", str(scene), "-o", str(out)],
+        [str(yee_bin), "run", "--quiet", "--overwrite", str(scene), "-o", str(out)],
         capture_output=True,
         text=True,
         timeout=timeout,
