@@ -1,3 +1,4 @@
+#![warn(missing_docs)]
 //! yee: a finite-difference time-domain (FDTD) electromagnetic solver.
 //!
 //! The library API follows the data flow of the design: [`scene::load`] reads and checks a

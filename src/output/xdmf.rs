@@ -31,21 +31,28 @@ pub enum XdmfError {
     /// The HDF5 file could not be opened or read.
     #[error("reading {path}: {source}")]
     Hdf5 {
+        /// The HDF5 file.
         path: PathBuf,
+        /// What HDF5 said.
         #[source]
         source: hdf5::Error,
     },
     /// A snapshot dataset does not follow the output layout.
     #[error("{path}: {object}: {message}")]
     Layout {
+        /// The HDF5 file.
         path: PathBuf,
+        /// The offending group or dataset.
         object: String,
+        /// What is wrong with it.
         message: String,
     },
     /// The XDMF file could not be written.
     #[error("writing {path}: {source}")]
     Io {
+        /// The XDMF file.
         path: PathBuf,
+        /// What the system said.
         #[source]
         source: std::io::Error,
     },

@@ -15,6 +15,9 @@
 //! message, never a panic. Without the `cuda` feature only the device-independent parts are
 //! built.
 
+// The argument structs mirror kernels/common.cuh field for field; their fields are
+// documented there, next to the kernels that read them.
+#[allow(missing_docs)]
 pub mod args;
 pub mod engine;
 pub mod select;
