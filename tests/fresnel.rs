@@ -3,9 +3,6 @@
 
 mod common;
 
-use std::path::PathBuf;
-use std::process::Command;
-
 fn scene(with_slab: bool) -> String {
     let slab = if with_slab {
         r#"
@@ -56,34 +53,13 @@ fields = true
 }
 
 fn run(name: &str, text: &str) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
-    let dir = std::env::temp_dir().join(format!("yee-fresnel-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("s.toml"), text).unwrap();
-    let out: PathBuf = dir.join("out.h5");
-    let st = Command::new(env!("CARGO_BIN_EXE_yee"))
-        .args([
-            "run",
-            "s.toml",
-            "-o",
-            "out.h5",
-            "--quiet",
-            "--backend",
-            "cpu",
-        ])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let f = hdf5::File::open(&out).unwrap();
-    let read = |p: &str| f.dataset(p).unwrap().read_raw::<f64>().unwrap();
+    let run = common::BinaryRun::new(&format!("fresnel-{name}"), text);
     let r = (
-        read("flux/reflected/frequency"),
-        read("flux/reflected/power"),
-        read("flux/transmitted/power"),
+        run.read("flux/reflected/frequency"),
+        run.read("flux/reflected/power"),
+        run.read("flux/transmitted/power"),
     );
-    check_dft_fields(&f, &r.2);
-    let _ = std::fs::remove_dir_all(&dir);
+    check_dft_fields(&run.file, &r.2);
     r
 }
 

@@ -2,7 +2,7 @@
 //! faces fall between grid planes. Staircasing rounds the film to whole cells; smoothing keeps
 //! its optical thickness.
 
-use std::process::Command;
+mod common;
 
 const N_FILM: f64 = 2.0;
 const THICKNESS_UM: f64 = 0.33;
@@ -56,29 +56,8 @@ frequencies = {{ min = 1.5e14, max = 3.0e14, count = 16 }}
 }
 
 fn flux(name: &str, text: &str) -> (Vec<f64>, Vec<f64>) {
-    let dir = std::env::temp_dir().join(format!("yee-film-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("s.toml"), text).unwrap();
-    let st = Command::new(env!("CARGO_BIN_EXE_yee"))
-        .args([
-            "run",
-            "s.toml",
-            "-o",
-            "out.h5",
-            "--quiet",
-            "--backend",
-            "cpu",
-        ])
-        .current_dir(&dir)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let f = hdf5::File::open(dir.join("out.h5")).unwrap();
-    let read = |p: &str| f.dataset(p).unwrap().read_raw::<f64>().unwrap();
-    let r = (read("flux/t/frequency"), read("flux/t/power"));
-    let _ = std::fs::remove_dir_all(&dir);
-    r
+    let run = common::BinaryRun::new(&format!("film-{name}"), text);
+    (run.read("flux/t/frequency"), run.read("flux/t/power"))
 }
 
 /// Airy transmission of a lossless film at normal incidence:

@@ -110,3 +110,48 @@ pub fn peak_frequency(x: &[f64], dt: f64, lo: f64, hi: f64) -> f64 {
 pub fn max_abs(x: &[f64]) -> f64 {
     x.iter().fold(0.0, |m, v| m.max(v.abs()))
 }
+
+/// A finished `yee run` of some scene text: its HDF5 file, open, in a temporary folder that is
+/// removed when this is dropped.
+pub struct BinaryRun {
+    dir: std::path::PathBuf,
+    /// The result file.
+    pub file: hdf5::File,
+}
+
+impl BinaryRun {
+    /// Run the built binary on `text` (CPU backend) in a fresh folder named after `name`.
+    pub fn new(name: &str, text: &str) -> BinaryRun {
+        let dir = std::env::temp_dir().join(format!("yee-run-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("s.toml"), text).unwrap();
+        let st = std::process::Command::new(env!("CARGO_BIN_EXE_yee"))
+            .args([
+                "run",
+                "s.toml",
+                "-o",
+                "out.h5",
+                "--quiet",
+                "--backend",
+                "cpu",
+            ])
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(st.success(), "yee run {name} failed");
+        let file = hdf5::File::open(dir.join("out.h5")).unwrap();
+        BinaryRun { dir, file }
+    }
+
+    /// A whole f64 dataset.
+    pub fn read(&self, path: &str) -> Vec<f64> {
+        self.file.dataset(path).unwrap().read_raw::<f64>().unwrap()
+    }
+}
+
+impl Drop for BinaryRun {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
