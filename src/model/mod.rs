@@ -123,27 +123,34 @@ impl Model {
                 self.material_at(c, i, j, k)
             }
         };
-        let mut straddling = Vec::new();
-        for i in x0..x1 {
-            for j in 0..ny {
-                for k in 0..nz {
-                    let m = out[at(i, j, k)];
-                    let differs = (i > 0 && center(out, i - 1, j, k) != m)
-                        || (i + 1 < nx && center(out, i + 1, j, k) != m)
-                        || (j > 0 && out[at(i, j - 1, k)] != m)
-                        || (j + 1 < ny && out[at(i, j + 1, k)] != m)
-                        || (k > 0 && out[at(i, j, k - 1)] != m)
-                        || (k + 1 < nz && out[at(i, j, k + 1)] != m);
-                    if differs {
-                        straddling.push((i, j, k));
+        // Planes in parallel: find the straddling cells against the unmodified ids, then mix.
+        use rayon::prelude::*;
+        let ids: &[u8] = out;
+        let changes: Vec<(usize, u8)> = (x0..x1)
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let mut plane = Vec::new();
+                for j in 0..ny {
+                    for k in 0..nz {
+                        let m = ids[at(i, j, k)];
+                        let differs = (i > 0 && center(ids, i - 1, j, k) != m)
+                            || (i + 1 < nx && center(ids, i + 1, j, k) != m)
+                            || (j > 0 && ids[at(i, j - 1, k)] != m)
+                            || (j + 1 < ny && ids[at(i, j + 1, k)] != m)
+                            || (k > 0 && ids[at(i, j, k - 1)] != m)
+                            || (k + 1 < nz && ids[at(i, j, k + 1)] != m);
+                        if differs {
+                            if let Some(id) = self.mixture_at(smoothing, c, i, j, k) {
+                                plane.push((at(i, j, k), id));
+                            }
+                        }
                     }
                 }
-            }
-        }
-        for (i, j, k) in straddling {
-            if let Some(id) = self.mixture_at(smoothing, c, i, j, k) {
-                out[at(i, j, k)] = id;
-            }
+                plane
+            })
+            .collect();
+        for (index, id) in changes {
+            out[index] = id;
         }
     }
 
