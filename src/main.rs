@@ -291,6 +291,16 @@ fn run(
         return ExitCode::from(2);
     }
     let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
+    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
+        if !parent.is_dir() {
+            eprintln!(
+                "error: cannot write `{}`: the folder `{}` does not exist",
+                output.display(),
+                parent.display()
+            );
+            return ExitCode::from(2);
+        }
+    }
     if output.exists() && !overwrite {
         eprintln!(
             "error: `{}` already exists; pass --overwrite to replace it, or choose another file with -o",

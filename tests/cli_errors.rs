@@ -209,5 +209,12 @@ fn an_existing_result_is_not_overwritten_without_overwrite() {
         b"earlier results"
     );
     assert_eq!(run(&["--overwrite"]).status.code(), Some(0));
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "s.toml", "-o", "missing/out.h5", "--quiet"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("the folder `missing` does not exist"));
     let _ = std::fs::remove_dir_all(&dir);
 }
