@@ -5,7 +5,7 @@
 //! permittivity from the fractions of the two materials in its cell and the orientation of the
 //! interface (the diagonal of the averaging of Farjadpour et al., Opt. Lett. 31, 2972 (2006),
 //! which Meep uses):
-//!   1/eps_c = w <1/eps> + (1 - w) / <eps>,  w = n_c^2,
+//! `1/eps_c = w <1/eps> + (1 - w) / <eps>` with `w = n_c^2`,
 //! so a component parallel to the interface sees the mean permittivity and a component normal
 //! to it the mean of the inverse. Conductivity is averaged by fraction. PEC is never smoothed.
 //!

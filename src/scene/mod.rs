@@ -1,4 +1,4 @@
-//! Scene files: reading the TOML, checking it, and turning it into a [`Model`](crate::model::Model).
+//! Scene files: reading the TOML, checking it, and turning it into a [`crate::model::Model`].
 //!
 //! Reading is strict (unknown keys are errors) and every problem names the file, the line and
 //! column, the key, what was given and what is allowed. Checks after parsing collect every
