@@ -24,6 +24,7 @@ export YEE_REQUIRE_NVRTC=1
 
 cargo fmt --check
 cargo clippy --release --all-targets --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo build --release --quiet
 cargo test --release
 YEE_BIN="$root/target/release/yee" .venv/bin/python -m pytest -q python/tests
