@@ -5,6 +5,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np
+import pytest
 
 from yee_post import Result, plot_flux
 
@@ -45,6 +46,7 @@ type = "flux"
 name = "transmitted"
 plane = {{ z = 1.5 }}
 frequencies = {{ min = 1.5e14, max = 2.5e14, count = 6 }}
+fields = true
 """
 
 
@@ -68,3 +70,24 @@ def test_flux_spectra_read_back_and_give_the_fresnel_transmission(yee_bin, tmp_p
         ax.figure.set_size_inches(6, 4)
         ax.figure.savefig(png, dpi=100)
         assert_png(png, (600, 400))
+
+
+def test_flux_dft_fields_come_with_their_axes_and_give_the_power(yee_bin, tmp_path):
+    out = run_scene(yee_bin, tmp_path, "fields", scene(True))
+    with Result(out) as r:
+        ex = r.flux_field("transmitted", "Ex")
+        ey = r.flux_field("transmitted", "Ey")
+        hx = r.flux_field("transmitted", "Hx")
+        hy = r.flux_field("transmitted", "Hy")
+        assert ex.axes == ("x", "y") and ex.data.shape == (6, 4, 4) and np.iscomplexobj(ex.data)
+        dx = r.cell_size[0]
+        # Ex sits half a cell along x; Hy, averaged onto the plane, sits where Ex does.
+        np.testing.assert_allclose(ex.coords[0], r.origin[0] + (np.arange(4) + 0.5) * dx)
+        np.testing.assert_allclose(hy.coords[0], ex.coords[0])
+        np.testing.assert_allclose(ex.position, r.origin[2] + round((1.5e-6 - r.origin[2]) / r.cell_size[2]) * r.cell_size[2])
+        # Re sum (Ex Hy* - Ey Hx*) dA is the stored power.
+        area = r.cell_size[0] * r.cell_size[1]
+        power = np.real(ex.data * np.conj(hy.data) - ey.data * np.conj(hx.data)).sum(axis=(1, 2)) * area
+        np.testing.assert_allclose(power, r.flux("transmitted")["power"], rtol=1e-12)
+        with pytest.raises(KeyError, match="no DFT field"):
+            r.flux_field("transmitted", "Ez")

@@ -15,13 +15,14 @@ plots label lengths in a chosen unit (``unit="um"``).
 """
 
 from .plot import animate, plot_flux, plot_slice, plot_spectrum
-from .result import COMPONENTS, STAGGER, Field, Result, spectrum
+from .result import COMPONENTS, STAGGER, Field, FluxField, Result, spectrum
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Result",
     "Field",
+    "FluxField",
     "STAGGER",
     "COMPONENTS",
     "spectrum",

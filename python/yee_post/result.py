@@ -83,6 +83,24 @@ class Field:
         return self.x, self.y, self.z
 
 
+@dataclass
+class FluxField:
+    """One DFT field of a flux monitor's plane.
+
+    ``data`` is complex ``[frequency, n1, n2]``; ``axes`` names the two in-plane axes and
+    ``coords`` their coordinates in metres; ``position`` is the plane's coordinate along its
+    normal (metres).
+    """
+
+    name: str
+    component: str
+    data: np.ndarray
+    frequency: np.ndarray
+    axes: Tuple[str, str]
+    coords: Tuple[np.ndarray, np.ndarray]
+    position: float
+
+
 class Result:
     """An open ``yee`` output file.
 
@@ -290,6 +308,37 @@ class Result:
         """All datasets of flux monitor ``name`` as arrays (``frequency`` in Hz, ``power``, ...)."""
         group = self._group("flux", name)
         return {k: _to_complex(v[()]) for k, v in group.items() if isinstance(v, h5py.Dataset)}
+
+    def flux_field(self, name: str, component: str) -> "FluxField":
+        """A flux monitor's DFT field (stored with ``fields = true``) with its axes.
+
+        ``data`` is complex ``[frequency, n1, n2]`` over the plane's two in-plane axes in x, y, z
+        order; ``axes`` names them (e.g. ``("x", "y")`` for a z plane) and ``coords`` holds
+        their sample coordinates in metres, from the dataset's own Yee-staggered ``origin``.
+        """
+        group = self._group("flux", name)
+        if component not in group:
+            stored = sorted(k for k in group if k not in ("frequency", "power"))
+            raise KeyError(
+                f"flux monitor {name!r} has no DFT field {component!r}"
+                + (f"; stored: {stored}" if stored else "; run it with fields = true")
+            )
+        dset = group[component]
+        normal = "xyz".index(str(group.attrs["axis"]))
+        axes = tuple(a for a in range(3) if a != normal)
+        origin = np.asarray(dset.attrs["origin"], dtype=float)
+        spacing = np.asarray(dset.attrs["spacing"], dtype=float)
+        data = _to_complex(dset[()])
+        coords = tuple(origin[a] + spacing[a] * np.arange(data.shape[1 + i]) for i, a in enumerate(axes))
+        return FluxField(
+            name=name,
+            component=component,
+            data=data,
+            frequency=np.asarray(group["frequency"][()], dtype=float),
+            axes=tuple("xyz"[a] for a in axes),
+            coords=coords,
+            position=float(group.attrs["position"]),
+        )
 
     def monitor_data(self, kind: str, name: str) -> Dict[str, np.ndarray]:
         """All datasets of any monitor group (e.g. DFT fields) as arrays, complex where stored
