@@ -1,0 +1,83 @@
+//! `yee bench` and `yee devices` on a machine without a GPU: they answer, with the figures
+//! and explanations their users rely on, and never panic.
+
+use std::process::Command;
+
+fn yee(args: &[&str]) -> (Option<i32>, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn cpu_bench_reports_throughput_next_to_the_measured_roofline() {
+    let (code, out, err) = yee(&[
+        "bench",
+        "--backend",
+        "cpu",
+        "--size",
+        "40",
+        "--steps",
+        "4",
+        "--json",
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    assert_eq!(v["backend"], "cpu");
+    assert_eq!(v["cells"], 40 * 40 * 40);
+    let mcells = v["mcells_per_s"].as_f64().unwrap();
+    let bandwidth = v["bandwidth_bytes_per_s"].as_f64().unwrap();
+    let roofline = v["roofline_mcells_per_s"].as_f64().unwrap();
+    assert!(mcells > 0.0 && bandwidth > 1e8);
+    // The roofline is the measured bandwidth over the two-pass bytes per cell-step.
+    assert!(
+        (roofline - bandwidth / v["bytes_per_cell_step"].as_f64().unwrap() / 1e6).abs()
+            < 1e-6 * roofline
+    );
+    assert!((v["fraction_of_roofline"].as_f64().unwrap() - mcells / roofline).abs() < 1e-9);
+}
+
+#[test]
+fn devices_explains_why_cuda_cannot_be_used_without_panicking() {
+    let (code, out, err) = yee(&["devices"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!err.contains("panicked"));
+    // Either a GPU is listed, or the reason and what to do are given.
+    assert!(out.contains("GPUs:"), "{out}");
+    if out.contains("none usable") {
+        assert!(out.contains("CUDA cannot be used"), "{out}");
+    }
+}
+
+#[test]
+fn cuda_backend_request_without_a_gpu_fails_cleanly() {
+    if Command::new(env!("CARGO_BIN_EXE_yee"))
+        .arg("devices")
+        .output()
+        .map(|o| !String::from_utf8_lossy(&o.stdout).contains("none usable"))
+        .unwrap_or(true)
+    {
+        return; // a GPU is usable here: nothing to check
+    }
+    let dir = std::env::temp_dir().join(format!("yee-cli-tools-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/dipole.toml");
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", scene, "--backend", "cuda", "-o", "x.h5", "--quiet"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("CUDA cannot be used") && !err.contains("panicked"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
