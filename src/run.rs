@@ -497,6 +497,9 @@ struct Monitors {
     /// Probe rows written (row r holds step r + 1).
     probe_rows: usize,
     values: Vec<f64>,
+    /// The probes, to combine each row of samples into one value per probe component.
+    probes: Vec<crate::model::Probe>,
+    combined: Vec<f64>,
 }
 
 impl Monitors {
@@ -512,6 +515,8 @@ impl Monitors {
             rows: vec![0; model.snapshots.len()],
             probe_rows: 0,
             values: Vec::new(),
+            probes: model.probes.clone(),
+            combined: Vec::new(),
         }
     }
 
@@ -586,7 +591,14 @@ impl Monitors {
         backend.drain_probes(&mut self.values, wait);
         for row in self.values.chunks_exact(self.samples.len()) {
             self.probe_rows += 1;
-            writer.push_probes(self.probe_rows, row);
+            // Each probe's stencil values, in order, become one value per component.
+            self.combined.clear();
+            let mut first = 0;
+            for p in &self.probes {
+                p.combine(&row[first..first + p.samples.len()], &mut self.combined);
+                first += p.samples.len();
+            }
+            writer.push_probes(self.probe_rows, &self.combined);
         }
     }
 }

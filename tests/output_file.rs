@@ -39,6 +39,12 @@ name = "p"
 position = [0.2, 0.1, 0.0]
 components = ["Ez", "Hy"]
 [[monitor]]
+type = "probe"
+name = "q"
+position = [0.21, 0.13, 0.02]
+components = ["Ex"]
+interpolate = false
+[[monitor]]
 type = "snapshot"
 name = "plane"
 components = ["Ez", "Hx"]
@@ -106,6 +112,25 @@ fn hdf5_layout_attributes_staggering_and_values() {
         .read_raw::<f64>()
         .unwrap();
     assert!((t[0] - dt).abs() < 1e-30 && (t[59] - 60.0 * dt).abs() < 1e-25);
+    // An interpolating probe's value holds at the requested point; a nearest-point probe's
+    // at its grid point, with the component's staggering.
+    let p_ez = f.dataset("probes/p/Ez").unwrap();
+    assert_eq!(attr_f64s(&p_ez, "position"), vec![0.2e-6, 0.1e-6, 0.0]);
+    let q = f.dataset("probes/q/Ex").unwrap();
+    let qi = q.attr("index").unwrap().read_raw::<i64>().unwrap();
+    let qp = attr_f64s(&q, "position");
+    for a in 0..3 {
+        let stagger = if a == 0 { 0.5 } else { 0.0 };
+        assert!((qp[a] - (origin[a] + (qi[a] as f64 + stagger) * cell[a])).abs() < 1e-18);
+    }
+    let interp: hdf5::types::VarLenUnicode = f
+        .group("probes/q")
+        .unwrap()
+        .attr("interpolation")
+        .unwrap()
+        .read_scalar()
+        .unwrap();
+    assert_eq!(interp.as_str(), "nearest");
     let hy = f.dataset("probes/p/Hy").unwrap();
     assert_eq!(
         hy.attr("time_offset")

@@ -157,8 +157,85 @@ impl Grid {
             (f.round().max(0.0) as usize).min(self.shape[a] - 1)
         })
     }
+    /// The grid points of `component` around physical point `p` and their trilinear weights
+    /// (corners with zero weight left out; a single point on an axis of one cell).
+    pub fn stencil(&self, component: Component, p: [f64; 3]) -> Vec<([usize; 3], f64)> {
+        let off = component.offset();
+        let per_axis: Vec<Vec<(usize, f64)>> = (0..3)
+            .map(|a| {
+                let n = self.shape[a];
+                if n == 1 {
+                    return vec![(0, 1.0)];
+                }
+                let f = (p[a] - self.origin[a]) / self.cell[a] - off[a];
+                let i0 = (f.floor().max(0.0) as usize).min(n - 2);
+                let t = (f - i0 as f64).clamp(0.0, 1.0);
+                // A point on a grid plane (up to rounding) reads that plane alone.
+                let t = if t < 1e-9 {
+                    0.0
+                } else if t > 1.0 - 1e-9 {
+                    1.0
+                } else {
+                    t
+                };
+                [(i0, 1.0 - t), (i0 + 1, t)]
+                    .into_iter()
+                    .filter(|&(_, w)| w > 0.0)
+                    .collect()
+            })
+            .collect();
+        let mut out = Vec::new();
+        for &(i, wi) in &per_axis[0] {
+            for &(j, wj) in &per_axis[1] {
+                for &(k, wk) in &per_axis[2] {
+                    out.push(([i, j, k], wi * wj * wk));
+                }
+            }
+        }
+        out
+    }
+
     /// Domain extent (m) along each axis.
     pub fn size(&self) -> [f64; 3] {
         [0, 1, 2].map(|a| self.shape[a] as f64 * self.cell[a])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Trilinear weights sum to one and reproduce the requested point from the staggered grid
+    /// positions of the component (so a linear field is interpolated exactly).
+    #[test]
+    fn stencils_reproduce_the_point() {
+        let g = Grid {
+            shape: [10, 8, 6],
+            cell: [0.1, 0.2, 0.3],
+            origin: [-0.5, -0.8, -0.9],
+            dt: 1e-18,
+            steps: 1,
+        };
+        for c in Component::ALL {
+            for p in [[0.013, -0.27, 0.31], [-0.3, 0.5, -0.66], [0.0, 0.0, 0.0]] {
+                let s = g.stencil(c, p);
+                assert!(s.len() <= 8);
+                assert!((s.iter().map(|x| x.1).sum::<f64>() - 1.0).abs() < 1e-12);
+                for a in 0..3 {
+                    let at: f64 = s
+                        .iter()
+                        .map(|(i, w)| w * g.position(c, i.map(|v| v as f64))[a])
+                        .sum();
+                    assert!(
+                        (at - p[a]).abs() < 1e-12,
+                        "{c:?} axis {a}: {at} vs {}",
+                        p[a]
+                    );
+                }
+            }
+        }
+        // On a grid point the stencil is that point alone.
+        let on = g.position(Component::Ez, [3.0, 4.0, 2.0]);
+        assert_eq!(g.stencil(Component::Ez, on), vec![([3, 4, 2], 1.0)]);
     }
 }

@@ -14,7 +14,7 @@ mod sources;
 pub use geometry::{Object, Shape};
 pub use grid::{Axis, Component, Face, Grid, Precision, C0, EPS0, ETA0, MU0};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
-pub use monitors::{Flux, Probe, Region, Snapshot};
+pub use monitors::{Flux, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
 pub use smoothing::Smoothing;
 pub use sources::{Source, Waveform};

@@ -3,14 +3,45 @@
 use super::grid::{Axis, Component};
 
 /// A time series of field values at one point.
+///
+/// Each component's value is a weighted sum of grid values around the point: trilinear
+/// interpolation over the component's own (staggered) grid, or the nearest grid value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Probe {
     /// Unique name; the HDF5 group.
     pub name: String,
     /// Requested position (m).
     pub position: [f64; 3],
-    /// Components and the grid index each samples (nearest to the position for its staggering).
+    /// Interpolated (true) or the nearest grid value (false).
+    pub interpolate: bool,
+    /// The recorded components, in the scene's order.
+    pub components: Vec<ProbeComponent>,
+    /// Every grid value read each step: the stencil points of all components, in order.
     pub samples: Vec<(Component, [usize; 3])>,
+}
+
+/// One recorded component of a probe and how its value is formed from `Probe::samples`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeComponent {
+    /// The field component.
+    pub component: Component,
+    /// The grid index nearest to the probe position for this component's staggering.
+    pub nearest: [usize; 3],
+    /// Index of this component's first stencil point in `Probe::samples`.
+    pub first: usize,
+    /// The stencil's weights (summing to 1), one per point from `first` on.
+    pub weights: Vec<f64>,
+}
+
+impl Probe {
+    /// Combine one step's values of `samples` (in order) into one value per component,
+    /// appended to `out`.
+    pub fn combine(&self, samples: &[f64], out: &mut Vec<f64>) {
+        for c in &self.components {
+            let v = &samples[c.first..c.first + c.weights.len()];
+            out.push(v.iter().zip(&c.weights).map(|(x, w)| x * w).sum());
+        }
+    }
 }
 
 /// A strided index box [start, end) along each axis.

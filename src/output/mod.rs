@@ -141,17 +141,34 @@ impl Hdf5Writer {
                 arr_attr(&grp, "position", &p.position)?;
                 let time = growable::<f64>(&grp, "time", chunk)?;
                 let mut datasets = Vec::new();
-                for &(c, idx) in &p.samples {
+                str_attr(
+                    &grp,
+                    "interpolation",
+                    if p.interpolate {
+                        "trilinear"
+                    } else {
+                        "nearest"
+                    },
+                )?;
+                for pc in &p.components {
+                    let c = pc.component;
                     let ds = growable::<T>(&grp, c.name(), chunk)?;
-                    arr_attr(&ds, "index", &idx.map(|i| i as i64))?;
-                    arr_attr(&ds, "position", &g.position(c, idx.map(|i| i as f64)))?;
+                    // `index` is the nearest grid point; `position` is where the value holds:
+                    // the requested point when interpolated, else that grid point.
+                    arr_attr(&ds, "index", &pc.nearest.map(|i| i as i64))?;
+                    let at = if p.interpolate {
+                        p.position
+                    } else {
+                        g.position(c, pc.nearest.map(|i| i as f64))
+                    };
+                    arr_attr(&ds, "position", &at)?;
                     scalar_attr(&ds, "time_offset", time_offset(c, g.dt))?;
                     datasets.push(ds);
                 }
                 probes.push(ProbeSet {
                     datasets,
                     time,
-                    values: vec![Vec::new(); p.samples.len()],
+                    values: vec![Vec::new(); p.components.len()],
                     written: 0,
                 });
             }

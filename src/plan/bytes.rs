@@ -152,7 +152,7 @@ pub fn flux_bytes(model: &Model) -> u64 {
 }
 
 fn probe_values_per_step(model: &Model) -> u64 {
-    let samples: usize = model.probes.iter().map(|p| p.samples.len()).sum();
+    let samples: usize = model.probes.iter().map(|p| p.components.len()).sum();
     if model.probes.is_empty() {
         0
     } else {

@@ -176,6 +176,8 @@ pub struct MonitorSpec {
     pub name: Spanned<String>,
     /// Probe position.
     pub position: Option<Spanned<Vec<f64>>>,
+    /// Probe: interpolate between grid values (default true) or take the nearest one.
+    pub interpolate: Option<Spanned<bool>>,
     /// Field components recorded (probes and snapshots).
     pub components: Option<Spanned<Vec<Spanned<String>>>>,
     /// Snapshot plane: a table with exactly one of x, y, z.

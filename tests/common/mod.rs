@@ -44,18 +44,23 @@ pub fn run_cpu<T: Real>(model: &Model, slabs: usize) -> (Vec<Vec<f64>>, Vec<Vec<
 /// As [`run_cpu`] with explicit slab ranges.
 pub fn run_ranges<T: Real>(model: &Model, ranges: &[SlabRange]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let mut b = CpuBackend::<T>::new(model, ranges);
-    let samples: Vec<(Component, [usize; 3])> = model
-        .probes
-        .iter()
-        .flat_map(|p| p.samples.clone())
-        .collect();
-    let mut series = vec![Vec::with_capacity(model.grid.steps); samples.len()];
+    // One series per probe component, each combined from its stencil as the run loop does.
+    let components: usize = model.probes.iter().map(|p| p.components.len()).sum();
+    let mut series = vec![Vec::with_capacity(model.grid.steps); components];
+    let mut raw = Vec::new();
+    let mut values = Vec::new();
     {
         let mut s = Stepper::new(model, &mut b, ranges);
         for _ in 0..model.grid.steps {
             s.step();
-            for (k, &(c, idx)) in samples.iter().enumerate() {
-                series[k].push(s.backend.sample(c, idx));
+            values.clear();
+            for p in &model.probes {
+                raw.clear();
+                raw.extend(p.samples.iter().map(|&(c, idx)| s.backend.sample(c, idx)));
+                p.combine(&raw, &mut values);
+            }
+            for (k, v) in values.iter().enumerate() {
+                series[k].push(*v);
             }
         }
     }

@@ -113,10 +113,30 @@ pub(super) fn monitors(
                 );
                 continue;
             }
+            let interpolate = m.interpolate.as_ref().is_none_or(|i| *i.get_ref());
+            let mut samples = Vec::new();
+            let mut components = Vec::new();
+            for &c in &comps {
+                let nearest = g.nearest_index(c, p);
+                let stencil = if interpolate {
+                    g.stencil(c, p)
+                } else {
+                    vec![(nearest, 1.0)]
+                };
+                components.push(ProbeComponent {
+                    component: c,
+                    nearest,
+                    first: samples.len(),
+                    weights: stencil.iter().map(|s| s.1).collect(),
+                });
+                samples.extend(stencil.iter().map(|s| (c, s.0)));
+            }
             probes.push(Probe {
                 name,
                 position: p,
-                samples: comps.iter().map(|&c| (c, g.nearest_index(c, p))).collect(),
+                interpolate,
+                components,
+                samples,
             });
         } else {
             if m.position.is_some() {
@@ -124,6 +144,13 @@ pub(super) fn monitors(
                     mon,
                     &format!("{key}.position"),
                     "a snapshot takes `plane`, `box` or neither (whole volume), not `position`",
+                );
+            }
+            if m.interpolate.is_some() {
+                ck.error(
+                    mon,
+                    &format!("{key}.interpolate"),
+                    "`interpolate` belongs to probes",
                 );
             }
             let every = match &m.every {
@@ -292,6 +319,7 @@ fn flux(
         ("every", m.every.is_some()),
         ("stride", m.stride.is_some()),
         ("position", m.position.is_some()),
+        ("interpolate", m.interpolate.is_some()),
     ] {
         if present {
             ck.error(
