@@ -134,14 +134,23 @@ static_assert(sizeof(NegateArgs) == 24, "NegateArgs layout");
 struct FluxArgs {
     const real *eb, *ec;
     const real *hb0, *hb1, *hc0, *hc1;
-    double* acc;         // [8][nf][cells]: real parts of E_b, E_c, H_b, H_c, then imaginary
-    const double* freq;  // nf frequencies (Hz)
+    double* acc;      // [8][nf][cells]: real parts of E_b, E_c, H_b, H_c, then imaginary
+    const double* w;  // [nf][4]: this step's DFT weights, from flux_weights
     i64 su, sv;
     i64 cells;
     int nv, nf;
-    double t_e, t_h, dt;  // sample times of E and H (s), and dt
 };
-static_assert(sizeof(FluxArgs) == 120, "FluxArgs layout");
+static_assert(sizeof(FluxArgs) == 96, "FluxArgs layout");
+
+// This step's DFT weights of one flux monitor part: w[i] = (cos pe dt, sin pe dt, cos ph dt,
+// sin ph dt) for frequency freq[i], pe = -2 pi f t_e, ph = -2 pi f t_h.
+struct FluxWeightsArgs {
+    const double* freq;  // nf frequencies (Hz)
+    double* w;           // [nf][4]
+    double t_e, t_h, dt;  // sample times of E and H (s), and dt
+    int nf, pad;
+};
+static_assert(sizeof(FluxWeightsArgs) == 48, "FluxWeightsArgs layout");
 
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
@@ -159,6 +168,7 @@ static_assert(sizeof(FluxArgs) == 120, "FluxArgs layout");
     K(snapshot_gather, GatherArgs) \
     K(check_finite, FiniteArgs) \
     K(copy_negated, NegateArgs) \
+    K(flux_weights, FluxWeightsArgs) \
     K(flux_dft, FluxArgs)
 
 // The global index of one thread in a 1-D launch.

@@ -4,8 +4,23 @@
 
 #include "common.cuh"
 
-// For frequency f = freq[i] and each cell of the part, with E at t_e = step dt and H at
-// t_h = t_e - dt / 2 (each field at its own sample time):
+// The DFT weights of this step, once per frequency rather than once per (frequency, cell):
+//   w[i] = (cos(pe) dt, sin(pe) dt, cos(ph) dt, sin(ph) dt),  pe = -2 pi f t_e, ph = -2 pi f t_h,
+// with f = freq[i], E at t_e = step dt and H at t_h = t_e - dt / 2. One thread per frequency.
+extern "C" __global__ void flux_weights(const FluxWeightsArgs a) {
+    const i64 i = thread_index();
+    if (i >= a.nf) return;
+    const double f = a.freq[i];
+    const double pe = -2.0 * 3.14159265358979323846 * f * a.t_e;
+    const double ph = -2.0 * 3.14159265358979323846 * f * a.t_h;
+    a.w[4 * i + 0] = cos(pe) * a.dt;
+    a.w[4 * i + 1] = sin(pe) * a.dt;
+    a.w[4 * i + 2] = cos(ph) * a.dt;
+    a.w[4 * i + 3] = sin(ph) * a.dt;
+}
+
+// For frequency i and each cell of the part, with the weights of flux_weights (each field at
+// its own sample time):
 //   X += x (cos(p) dt + i sin(p) dt),  p = -2 pi f t,
 // for x = E_b, E_c, (H_b below + H_b above) / 2, (H_c below + H_c above) / 2 (H averaged onto
 // the E plane). Accumulators: acc[q][i][cell] real parts (q = E_b, E_c, H_b, H_c), then
@@ -21,11 +36,8 @@ extern "C" __global__ void flux_dft(const FluxArgs a) {
     const double x1 = (double)a.ec[off];
     const double x2 = 0.5 * ((double)a.hb0[off] + (double)a.hb1[off]);
     const double x3 = 0.5 * ((double)a.hc0[off] + (double)a.hc1[off]);
-    const double f = a.freq[i];
-    const double pe = -2.0 * 3.14159265358979323846 * f * a.t_e;
-    const double ph = -2.0 * 3.14159265358979323846 * f * a.t_h;
-    const double wre = cos(pe) * a.dt, wie = sin(pe) * a.dt;
-    const double wrh = cos(ph) * a.dt, wih = sin(ph) * a.dt;
+    const double wre = a.w[4 * i + 0], wie = a.w[4 * i + 1];
+    const double wrh = a.w[4 * i + 2], wih = a.w[4 * i + 3];
     const i64 q = a.nf * a.cells;
     double* re = a.acc + i * a.cells + c;
     double* im = re + 4 * q;

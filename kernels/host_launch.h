@@ -37,6 +37,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 6: return sizeof(FiniteArgs);
         case 7: return sizeof(NegateArgs);
         case 8: return sizeof(FluxArgs);
+        case 9: return sizeof(FluxWeightsArgs);
         default: return sizeof(real);
     }
 }

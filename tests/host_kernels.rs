@@ -419,7 +419,8 @@ fn host_kernel_argument_structs_match_their_rust_mirrors() {
                 .get::<unsafe extern "C" fn(i32) -> u64>(b"yee_host_arg_size")
         }
         .unwrap();
-        let c_sizes: Vec<usize> = (0..9).map(|i| unsafe { size(i) } as usize).collect();
+        let n = arg_sizes(p.bytes()).len() as i32;
+        let c_sizes: Vec<usize> = (0..n).map(|i| unsafe { size(i) } as usize).collect();
         let rust = if p == Precision::F32 {
             rust_arg_sizes::<f32>()
         } else {

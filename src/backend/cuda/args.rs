@@ -39,13 +39,15 @@ pub enum Kernel {
     CheckFinite,
     /// dst = -src (the PMC mirror halo).
     CopyNegated,
+    /// This step's DFT weights of a flux monitor, one per frequency (kernels/flux.cu).
+    FluxWeights,
     /// Running DFTs of a flux plane's tangential fields (kernels/flux.cu).
     FluxDft,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 15] = [
+    pub const ALL: [Kernel; 16] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -60,6 +62,7 @@ impl Kernel {
         Kernel::SnapshotGather,
         Kernel::CheckFinite,
         Kernel::CopyNegated,
+        Kernel::FluxWeights,
         Kernel::FluxDft,
     ];
 
@@ -80,6 +83,7 @@ impl Kernel {
             Kernel::SnapshotGather => "snapshot_gather",
             Kernel::CheckFinite => "check_finite",
             Kernel::CopyNegated => "copy_negated",
+            Kernel::FluxWeights => "flux_weights",
             Kernel::FluxDft => "flux_dft",
         }
     }
@@ -311,20 +315,30 @@ pub struct FluxArgs {
     pub hc0: Ptr,
     pub hc1: Ptr,
     pub acc: Ptr,
-    pub freq: Ptr,
+    pub w: Ptr,
     pub su: i64,
     pub sv: i64,
     pub cells: i64,
     pub nv: i32,
     pub nf: i32,
+}
+
+/// Arguments of `flux_weights`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FluxWeightsArgs {
+    pub freq: Ptr,
+    pub w: Ptr,
     pub t_e: f64,
     pub t_h: f64,
     pub dt: f64,
+    pub nf: i32,
+    pub pad: i32,
 }
 
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 9] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 10] {
     [
         120 + 4 * real_bytes,
         144 + 2 * real_bytes,
@@ -334,12 +348,13 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 9] {
         72,
         72,
         24,
-        120,
+        96,
+        48,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 9] {
+pub fn rust_arg_sizes<T>() -> [usize; 10] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -351,6 +366,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 9] {
         size_of::<FiniteArgs>(),
         size_of::<NegateArgs>(),
         size_of::<FluxArgs>(),
+        size_of::<FluxWeightsArgs>(),
     ]
 }
 

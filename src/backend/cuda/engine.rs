@@ -115,6 +115,8 @@ unsafe impl KernelArgs for GatherArgs {}
 unsafe impl KernelArgs for FiniteArgs {}
 unsafe impl KernelArgs for NegateArgs {}
 unsafe impl KernelArgs for FluxArgs {}
+// SAFETY: as above, `#[repr(C)]` plain data matching kernels/common.cuh.
+unsafe impl KernelArgs for FluxWeightsArgs {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///
@@ -285,8 +287,8 @@ pub fn monitor_bytes(model: &Model, real: usize) -> u64 {
 /// `ranges` (the CUDA backend's memory plan): the same categories as the CPU backend, with
 /// `materials` = 3 one-byte ids per owned cell (no per-row summaries on the GPU) and
 /// `monitors` = [`monitor_bytes`]. Not counted: the CPML coefficient tables (a few hundred
-/// bytes per GPU), the NaN flag (4 bytes per GPU), the flux monitors' frequency tables (8
-/// bytes per frequency and slab), and, between GPUs without peer access (or
+/// bytes per GPU), the NaN flag (4 bytes per GPU), the flux monitors' frequency and
+/// weight tables (40 bytes per frequency and slab), and, between GPUs without peer access (or
 /// with [`EngineOptions::staged_halos`]), one pinned plane per staged halo copy; and the
 /// device and pinned scratch buffers of regions gathered outside the snapshot schedule (flux
 /// planes, whole-field reads), sized to the largest such region and allocated on first use.
@@ -449,6 +451,8 @@ struct FluxPart {
     cell0: usize,
     cells: usize,
     args: FluxArgs,
+    /// The frequency table and this step's weights on the part's GPU.
+    weights: FluxWeightsArgs,
 }
 
 #[derive(Debug, Clone)]
@@ -770,13 +774,21 @@ impl<D: Device, T: Real> Engine<D, T> {
                     continue;
                 };
                 args.acc = dev.alloc(s.gpu, 8 * nf * part_cells * 8)?;
-                args.freq = dev.alloc(s.gpu, nf * 8)?;
-                dev.upload(s.gpu, args.freq, bytes_of(&f.frequencies))?;
+                let freq = dev.alloc(s.gpu, nf * 8)?;
+                dev.upload(s.gpu, freq, bytes_of(&f.frequencies))?;
+                args.w = dev.alloc(s.gpu, 4 * nf * 8)?;
+                let weights = FluxWeightsArgs {
+                    freq,
+                    w: args.w,
+                    nf: nf as i32,
+                    ..Default::default()
+                };
                 parts.push(FluxPart {
                     gpu: s.gpu,
                     cell0,
                     cells: part_cells,
                     args,
+                    weights,
                 });
             }
             debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), cells);
@@ -1556,15 +1568,12 @@ fn flux_part(
         hc0: at(3 + c, base - below),
         hc1: at(3 + c, base),
         acc: 0,
-        freq: 0,
+        w: 0,
         su: su as i64,
         sv: sv as i64,
         cells: cells as i64,
         nv: nv as i32,
         nf: f.frequencies.len() as i32,
-        t_e: 0.0,
-        t_h: 0.0,
-        dt: 0.0,
     };
     Some((args, cell0, cells))
 }
@@ -1759,14 +1768,22 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         for m in 0..self.fluxes.len() {
             for p in 0..self.fluxes[m].parts.len() {
                 let part = &self.fluxes[m].parts[p];
-                let args = FluxArgs {
+                let nf = self.fluxes[m].nf;
+                // The weights once per frequency, then the accumulation, in stream order.
+                let weights = FluxWeightsArgs {
                     t_e,
                     t_h,
                     dt,
-                    ..part.args
+                    ..part.weights
                 };
-                let dims = Dims::elements((part.cells * self.fluxes[m].nf) as u64, 1);
-                let r = self.launch(part.gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
+                let (gpu, args, cells) = (part.gpu, part.args, part.cells);
+                let dims = Dims::elements(nf as u64, 1);
+                let r = self.launch(gpu, Stream::Compute, Kernel::FluxWeights, dims, &weights);
+                if self.ok(r, "computing flux DFT weights").is_none() {
+                    return;
+                }
+                let dims = Dims::elements((cells * nf) as u64, 1);
+                let r = self.launch(gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
                 if self.ok(r, "accumulating a flux DFT").is_none() {
                     return;
                 }
