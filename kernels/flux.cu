@@ -41,12 +41,16 @@ extern "C" __global__ void flux_dft(const FluxArgs a) {
     const i64 q = a.nf * a.cells;
     double* re = a.acc + i * a.cells + c;
     double* im = re + 4 * q;
-    re[0] += x0 * wre;
-    im[0] += x0 * wie;
-    re[q] += x1 * wre;
-    im[q] += x1 * wie;
-    re[2 * q] += x2 * wrh;
-    im[2 * q] += x2 * wih;
-    re[3 * q] += x3 * wrh;
-    im[3 * q] += x3 * wih;
+    // Load all eight accumulators before storing any: the compiler cannot prove the stores do
+    // not alias the later loads, so interleaved read-modify-writes would run one at a time.
+    const double r0 = re[0], r1 = re[q], r2 = re[2 * q], r3 = re[3 * q];
+    const double i0 = im[0], i1 = im[q], i2 = im[2 * q], i3 = im[3 * q];
+    re[0] = r0 + x0 * wre;
+    im[0] = i0 + x0 * wie;
+    re[q] = r1 + x1 * wre;
+    im[q] = i1 + x1 * wie;
+    re[2 * q] = r2 + x2 * wrh;
+    im[2 * q] = i2 + x2 * wih;
+    re[3 * q] = r3 + x3 * wrh;
+    im[3 * q] = i3 + x3 * wih;
 }
