@@ -266,16 +266,29 @@ impl<'a, B: Backend> Stepper<'a, B> {
 
     /// One full step: H, H halos, E with sources at (n + 1/2) dt, E halos.
     pub fn step(&mut self) {
+        self.step_timed(&mut PhaseTimes::default());
+    }
+
+    /// [`Stepper::step`], adding the wall time of each phase to `phases`.
+    pub fn step_timed(&mut self, phases: &mut PhaseTimes) {
         let n = self.steps_done;
+        let t0 = Instant::now();
         self.backend.update_h();
+        let t1 = Instant::now();
         self.backend.exchange(&self.halos.after_h);
+        let t2 = Instant::now();
         source_values(
             self.model,
             (n as f64 + 0.5) * self.model.grid.dt,
             &mut self.currents,
         );
         self.backend.update_e(&self.currents);
+        let t3 = Instant::now();
         self.backend.exchange(&self.halos.after_e);
+        let t4 = Instant::now();
+        phases.update_h += t1 - t0;
+        phases.exchange += (t2 - t1) + (t4 - t3);
+        phases.update_e += t3 - t2;
         self.steps_done += 1;
     }
 
@@ -331,17 +344,9 @@ pub fn time_loop<B: Backend>(
     let mut failure = None;
 
     let mut stepper = Stepper::new(model, backend, ranges);
-    let backend = &mut *stepper.backend;
     for n in 0..g.steps {
-        let t0 = Instant::now();
-        backend.update_h();
-        let t1 = Instant::now();
-        backend.exchange(&stepper.halos.after_h);
-        let t2 = Instant::now();
-        source_values(model, (n as f64 + 0.5) * g.dt, &mut stepper.currents);
-        backend.update_e(&stepper.currents);
-        let t3 = Instant::now();
-        backend.exchange(&stepper.halos.after_e);
+        stepper.step_timed(&mut phases);
+        let backend = &mut *stepper.backend;
         let t4 = Instant::now();
         let step = n + 1;
 
@@ -365,15 +370,11 @@ pub fn time_loop<B: Backend>(
             write_fluxes(&mut writer, backend, model, step)?;
         }
         if wrote_snapshot || timed_flush {
-            monitors.write_probes(&mut writer, backend, false);
+            monitors.write_probes(&model.probes, &mut writer, backend, false);
             writer.flush::<B::Real>(step)?;
             last_flush = Instant::now();
         }
-        let t5 = Instant::now();
-        phases.update_h += t1 - t0;
-        phases.exchange += (t2 - t1) + (t4 - t3);
-        phases.update_e += t3 - t2;
-        phases.monitors += t5 - t4;
+        phases.monitors += t4.elapsed();
 
         if let Some(message) = backend.failure() {
             failure = Some(Failure::Device { step, message });
@@ -410,7 +411,7 @@ pub fn time_loop<B: Backend>(
     // Whatever is still queued: wait for it (after a device failure, keep what reached the host).
     let t6 = Instant::now();
     monitors.write_snapshots(&mut writer, backend, true)?;
-    monitors.write_probes(&mut writer, backend, true);
+    monitors.write_probes(&model.probes, &mut writer, backend, true);
     write_fluxes(&mut writer, backend, model, steps_done)?;
     phases.monitors += t6.elapsed();
     let wall = started.elapsed();
@@ -497,8 +498,7 @@ struct Monitors {
     /// Probe rows written (row r holds step r + 1).
     probe_rows: usize,
     values: Vec<f64>,
-    /// The probes, to combine each row of samples into one value per probe component.
-    probes: Vec<crate::model::Probe>,
+    /// One row of probe values, one per probe component (see `Probe::combine`).
     combined: Vec<f64>,
 }
 
@@ -515,7 +515,6 @@ impl Monitors {
             rows: vec![0; model.snapshots.len()],
             probe_rows: 0,
             values: Vec::new(),
-            probes: model.probes.clone(),
             combined: Vec::new(),
         }
     }
@@ -583,7 +582,15 @@ impl Monitors {
     }
 
     /// Hand the probe rows that reached the host to the writer (with `wait`, every row queued).
-    fn write_probes<B: Backend>(&mut self, writer: &mut Hdf5Writer, backend: &mut B, wait: bool) {
+    /// Drain the queued probe rows (waiting for the rest when `wait`), combine each row into
+    /// one value per component of `probes` and hand it to the writer.
+    fn write_probes<B: Backend>(
+        &mut self,
+        probes: &[crate::model::Probe],
+        writer: &mut Hdf5Writer,
+        backend: &mut B,
+        wait: bool,
+    ) {
         if self.samples.is_empty() {
             return;
         }
@@ -594,7 +601,7 @@ impl Monitors {
             // Each probe's stencil values, in order, become one value per component.
             self.combined.clear();
             let mut first = 0;
-            for p in &self.probes {
+            for p in probes {
                 p.combine(&row[first..first + p.samples.len()], &mut self.combined);
                 first += p.samples.len();
             }

@@ -153,8 +153,8 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let unit = match sim.length_unit.as_ref() {
         None => Some(1e-6),
         Some(u) => ck
-            .one_of(u, "simulation.length_unit", &["m", "mm", "um", "nm"])
-            .map(|i| [1.0, 1e-3, 1e-6, 1e-9][i]),
+            .one_of(u, "simulation.length_unit", &UNITS.map(|u| u.0))
+            .map(|i| UNITS[i].1),
     };
     let unit_m = unit.unwrap_or(1e-6);
 
@@ -566,16 +566,12 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     })
 }
 
+/// The length units a scene may use, with their size in metres.
+const UNITS: [(&str, f64); 4] = [("m", 1.0), ("mm", 1e-3), ("um", 1e-6), ("nm", 1e-9)];
+
+/// The name of the length unit of `unit_m` metres.
 fn unit_label(unit_m: f64) -> &'static str {
-    if unit_m == 1.0 {
-        "m"
-    } else if unit_m == 1e-3 {
-        "mm"
-    } else if unit_m == 1e-9 {
-        "nm"
-    } else {
-        "um"
-    }
+    UNITS.iter().find(|u| u.1 == unit_m).map_or("um", |u| u.0)
 }
 
 fn as_f64(v: &toml::Value) -> Option<f64> {
