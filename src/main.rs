@@ -50,8 +50,8 @@ enum Command {
         /// No progress output, only errors.
         #[arg(short, long)]
         quiet: bool,
-        /// Replace the output file if it exists (without this, yee refuses rather than
-        /// overwrite earlier results).
+        /// Replace the output file and its .xmf sidecar if they exist (without this, yee
+        /// refuses rather than overwrite earlier results).
         #[arg(long)]
         overwrite: bool,
     },
