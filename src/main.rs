@@ -312,6 +312,10 @@ fn run(
     opts.threads = threads;
     opts.gpus = gpus;
     opts.slabs_per_gpu = slabs_per_gpu;
+    if opts.stop.load(std::sync::atomic::Ordering::SeqCst) {
+        eprintln!("interrupted before the run started; nothing was written");
+        return ExitCode::from(signals::exit_code());
+    }
     let mut observer = progress::TerminalObserver::new(quiet);
     let result = yee::run::run(&model, &opts, &mut observer);
     let summary = match &result {

@@ -77,30 +77,35 @@ fn describe(e: &hdf5::Error, on_disk: &Path, expected: u64) -> String {
     let Some(os) = os_error(e) else {
         return e.to_string();
     };
-    let reason = match os.raw_os_error() {
-        Some(libc::ENOSPC) => "the disk is full".to_string(),
-        Some(libc::EDQUOT) => "the disk quota is used up".to_string(),
-        Some(libc::EFBIG) => {
-            "the file reached the largest size this process may write (ulimit -f)".to_string()
-        }
+    let (reason, space) = match os.raw_os_error() {
+        Some(libc::ENOSPC) => ("the disk is full".to_string(), true),
+        Some(libc::EDQUOT) => ("the disk quota is used up".to_string(), true),
+        Some(libc::EFBIG) => (
+            "the file reached the largest size this process may write (ulimit -f)".to_string(),
+            true,
+        ),
         _ => {
             let text = os.to_string();
-            text.split(" (os error")
+            let text = text
+                .split(" (os error")
                 .next()
                 .unwrap_or(&text)
-                .to_lowercase()
+                .to_lowercase();
+            (text, false)
         }
     };
     let written = std::fs::metadata(on_disk).map_or(0, |m| m.len());
-    if expected > written {
+    if space && expected > written {
         format!(
             "{reason} after {} written; the finished file needs about {}, {} more",
             bytes(written),
             bytes(expected),
             bytes(expected - written)
         )
-    } else {
+    } else if written > 0 {
         format!("{reason} after {} written", bytes(written))
+    } else {
+        reason
     }
 }
 
