@@ -195,18 +195,25 @@ fn a_second_writer_is_refused_even_with_overwrite() {
     let child = start_long_run(&dir, "busy.h5");
     std::fs::write(dir.join("s.toml"), scene(10, None)).unwrap();
     // `busy.hdf5` is another file but shares the sidecar `busy.xmf`.
-    for args in [
-        &["s.toml", "-o", "busy.h5", "--overwrite"][..],
-        &["s.toml", "-o", "busy.h5"][..],
-        &["s.toml", "-o", "busy.hdf5", "--overwrite"][..],
+    let pid = format!("another yee run (process {})", child.id());
+    for (args, want) in [
+        (
+            &["s.toml", "-o", "busy.h5", "--overwrite"][..],
+            "`busy.h5` is being written by",
+        ),
+        (
+            &["s.toml", "-o", "busy.h5"][..],
+            "`busy.h5` is being written by",
+        ),
+        (
+            &["s.toml", "-o", "busy.hdf5", "--overwrite"][..],
+            "`busy.hdf5` shares its sidecar `busy.xmf` with `busy.h5`, which is being written by",
+        ),
     ] {
         let o = yee(&dir, args);
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
-        assert!(
-            err.contains("is being written by another yee run (process"),
-            "{args:?}: {err}"
-        );
+        assert!(err.contains(want) && err.contains(&pid), "{args:?}: {err}");
     }
     assert!(!dir.join("busy.hdf5").exists());
     assert_eq!(interrupt(child), Some(130));

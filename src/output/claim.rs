@@ -63,10 +63,12 @@ pub enum ClaimError {
     #[error("cannot write `{}`: it is a folder; give a file name, e.g. -o {}", .0.display(), .0.join("result.h5").display())]
     IsFolder(PathBuf),
     /// Another run holds the lock.
-    #[error("`{}` is being written by another yee run{pid}; wait for it to finish, or choose another file with -o", .output.display())]
+    #[error("`{}` {what} another yee run{pid}; wait for it to finish, or choose another file with -o", .output.display())]
     Busy {
         /// The output file.
         output: PathBuf,
+        /// "is being written by", or which file of the other run shares the sidecar.
+        what: String,
         /// " (process N)" when the other run said who it is, else empty.
         pid: String,
     },
@@ -160,14 +162,25 @@ impl OutputClaim {
             if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
                 let e = std::io::Error::last_os_error();
                 if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+                    // The holder wrote "<pid>\n<its output's file name>".
                     let mut text = String::new();
                     let _ = file.read_to_string(&mut text);
-                    let pid = match text.trim().parse::<u32>() {
-                        Ok(p) => format!(" (process {p})"),
-                        Err(_) => String::new(),
+                    let mut lines = text.lines();
+                    let pid = match lines.next().map(|l| l.trim().parse::<u32>()) {
+                        Some(Ok(p)) => format!(" (process {p})"),
+                        _ => String::new(),
+                    };
+                    let mine = output.file_name().map(|n| n.to_string_lossy().into_owned());
+                    let what = match lines.next() {
+                        Some(other) if Some(other) != mine.as_deref() => format!(
+                            "shares its sidecar `{}` with `{other}`, which is being written by",
+                            sidecar_path(output).display()
+                        ),
+                        _ => "is being written by".to_string(),
                     };
                     return Err(ClaimError::Busy {
                         output: output.to_path_buf(),
+                        what,
                         pid,
                     });
                 }
@@ -179,7 +192,8 @@ impl OutputClaim {
                     // Who holds it, for the message another run prints.
                     file.set_len(0).map_err(fail)?;
                     file.rewind().map_err(fail)?;
-                    write!(file, "{}", std::process::id()).map_err(fail)?;
+                    let name = output.file_name().unwrap_or_default().to_string_lossy();
+                    write!(file, "{}\n{name}", std::process::id()).map_err(fail)?;
                     return Ok(OutputClaim { file, lock });
                 }
                 _ => continue,
