@@ -444,6 +444,7 @@ pub fn time_loop<B: Backend>(
     let wall = started.elapsed();
     let complete = steps_done == g.steps && failure.is_none() && tail.is_ok();
     let finished = writer.finish::<B::Real>(steps_done, complete);
+    let complete = complete && finished.is_ok();
     if failure.is_none() {
         if let Err(e) = tail.and(finished) {
             failure = Some(Failure::Output(e));
