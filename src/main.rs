@@ -312,6 +312,9 @@ fn run(
     opts.threads = threads;
     opts.gpus = gpus;
     opts.slabs_per_gpu = slabs_per_gpu;
+    if let Some(w) = yee::output::space_warning(&model, &opts.output) {
+        eprintln!("warning: {w}");
+    }
     if opts.stop.load(std::sync::atomic::Ordering::SeqCst) {
         eprintln!("interrupted before the run started; nothing was written");
         return ExitCode::from(signals::exit_code());

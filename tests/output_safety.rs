@@ -398,6 +398,12 @@ fn a_full_disk_is_reported_in_one_sentence_and_leaves_a_valid_file() {
         err.contains("stopped:"),
         "the summary line is printed: {err}"
     );
+    assert!(
+        err.contains(
+            "warning: the result needs about 2.7 MB but the disk holding `disk/out.h5` has"
+        ),
+        "a warning before the run: {err}"
+    );
     // The file holds everything up to the failure, consistently.
     let f = hdf5::File::open(disk.join("out.h5")).unwrap();
     assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());

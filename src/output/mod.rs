@@ -178,6 +178,45 @@ pub fn data_bytes(model: &Model, real: usize) -> u64 {
     total
 }
 
+/// About how many bytes `model`'s finished result file takes: its datasets, plus the metadata
+/// (root attributes with the scene text, groups, object headers).
+fn file_bytes(model: &Model, real: usize) -> u64 {
+    data_bytes(model, real)
+        .saturating_add(64 * 1024)
+        .saturating_add(model.scene_text.len() as u64)
+}
+
+/// A warning when the disk that will hold `output` has less room than `model`'s finished
+/// result needs (the run would stop when it is full), else None.
+pub fn space_warning(model: &Model, output: &Path) -> Option<String> {
+    let need = file_bytes(model, model.precision.bytes());
+    let folder = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let free = free_bytes(folder)?;
+    (need > free).then(|| {
+        format!(
+            "the result needs about {} but the disk holding `{}` has {} free: the run will stop when it is full",
+            bytes(need),
+            output.display(),
+            bytes(free)
+        )
+    })
+}
+
+/// Bytes this process may still write on the filesystem holding `folder`.
+fn free_bytes(folder: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(folder.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct from a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
 /// Probe series are chunked (and so grow on disk) by this many values.
 const PROBE_CHUNK: usize = 4096;
 
@@ -278,9 +317,7 @@ impl Hdf5Writer {
             });
         }
         let partial = claim::partial_path(path);
-        // Metadata (root attributes, groups, the scene text) comes on top of the data.
-        let expected =
-            data_bytes(model, std::mem::size_of::<T>()) + 64 * 1024 + model.scene_text.len() as u64;
+        let expected = file_bytes(model, std::mem::size_of::<T>());
         let fail = |e: hdf5::Error| {
             let error = OutputError {
                 path: path.to_path_buf(),
