@@ -3,8 +3,8 @@
 //! Per step: update H, exchange H halos, update E (with the source currents), exchange E
 //! halos, record monitors; now and then check for NaN/Inf, report progress and flush output.
 //! Each phase is timed. The loop stops at the end of a step when the stop flag is set
-//! (Ctrl-C), the fields blow up, or the backend reports a device failure, leaving a valid file
-//! with `complete = false` that holds everything written so far.
+//! (Ctrl-C), the fields blow up, the backend reports a device failure or a write fails (a full
+//! disk), leaving a valid file with `complete = false` that holds everything written so far.
 //!
 //! Monitors are queued, not read: probe rows, snapshot regions and flux DFTs are recorded by
 //! the backend (on a GPU, without waiting for it) and written when their data has reached the
@@ -38,7 +38,9 @@ pub enum BackendChoice {
 /// How to run a model.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// The HDF5 file to write.
+    /// The HDF5 file to write. It replaces a file already there only once it is valid (see
+    /// `output`); keeping other runs away from it is the caller's part (`yee run` holds an
+    /// `output::claim::OutputClaim` for the whole run).
     pub output: PathBuf,
     /// Engine choice.
     pub backend: BackendChoice,
