@@ -96,7 +96,8 @@ pub enum ClaimError {
 /// removed.
 #[derive(Debug)]
 pub struct OutputClaim {
-    file: File,
+    /// Holds the lock: closing it (when the claim is dropped) releases it.
+    _file: File,
     lock: PathBuf,
 }
 
@@ -194,7 +195,7 @@ impl OutputClaim {
                     file.rewind().map_err(fail)?;
                     let name = output.file_name().unwrap_or_default().to_string_lossy();
                     write!(file, "{}\n{name}", std::process::id()).map_err(fail)?;
-                    return Ok(OutputClaim { file, lock });
+                    return Ok(OutputClaim { _file: file, lock });
                 }
                 _ => continue,
             }
@@ -210,7 +211,6 @@ impl Drop for OutputClaim {
         // Removed while still locked (the file closes after this), so no run can be holding a
         // lock on it that a later run would not see.
         let _ = std::fs::remove_file(&self.lock);
-        let _ = self.file.flush();
     }
 }
 
