@@ -520,7 +520,15 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     };
 
     // Sources and monitors need the grid.
-    let sources = sources::sources(scene, ck, grid.as_ref(), unit_m, &table, faces.as_ref());
+    let sources = sources::sources(
+        scene,
+        ck,
+        grid.as_ref(),
+        unit_m,
+        &table,
+        faces.as_ref(),
+        &objects,
+    );
     let (probes, snapshots, fluxes) = monitors::monitors(scene, ck, grid.as_ref(), unit_m);
 
     let grid = grid?;
