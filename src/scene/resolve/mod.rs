@@ -529,7 +529,8 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         faces.as_ref(),
         &objects,
     );
-    let (probes, snapshots, fluxes) = monitors::monitors(scene, ck, grid.as_ref(), unit_m);
+    let (probes, snapshots, fluxes) =
+        monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref());
 
     let grid = grid?;
     let faces = faces?;
