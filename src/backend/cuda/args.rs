@@ -233,7 +233,7 @@ pub struct SourceArgs<T> {
     pub y1: i32,
     pub z0: i32,
     pub z1: i32,
-    /// 1 for a magnetic sheet (H -= ch j), 0 for an electric one (E -= cb[mat] j).
+    /// 1 for a magnetic sheet (H -= ch j), 0 for an electric one (E -= cb(mat) j).
     pub magnetic: i32,
     pub j: T,
     /// dt / mu0, the coefficient of a magnetic sheet.
