@@ -258,6 +258,7 @@ pub struct Stepper<'a, B: Backend> {
     /// The halo copies replayed each half step.
     pub halos: HaloPlan,
     currents: Vec<f64>,
+    magnetic: Vec<f64>,
     steps_done: usize,
 }
 
@@ -270,11 +271,13 @@ impl<'a, B: Backend> Stepper<'a, B> {
             backend,
             halos,
             currents: Vec::with_capacity(model.sources.len()),
+            magnetic: Vec::with_capacity(model.sources.len()),
             steps_done: 0,
         }
     }
 
-    /// One full step: H, H halos, E with sources at (n + 1/2) dt, E halos.
+    /// One full step: H with magnetic sources at n dt, H halos, E with sources at
+    /// (n + 1/2) dt, E halos.
     pub fn step(&mut self) {
         self.step_timed(&mut PhaseTimes::default());
     }
@@ -283,7 +286,12 @@ impl<'a, B: Backend> Stepper<'a, B> {
     pub fn step_timed(&mut self, phases: &mut PhaseTimes) {
         let n = self.steps_done;
         let t0 = Instant::now();
-        self.backend.update_h();
+        magnetic_source_values(
+            self.model,
+            n as f64 * self.model.grid.dt,
+            &mut self.magnetic,
+        );
+        self.backend.update_h(&self.magnetic);
         let t1 = Instant::now();
         self.backend.exchange(&self.halos.after_h);
         let t2 = Instant::now();
@@ -311,12 +319,13 @@ impl<'a, B: Backend> Stepper<'a, B> {
 /// Source currents J at time t for every model source.
 pub fn source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.clear();
-    out.extend(
-        model
-            .sources
-            .iter()
-            .map(|s| s.amplitude * s.waveform.value(t)),
-    );
+    out.extend(model.sources.iter().map(|s| s.current(t)));
+}
+
+/// Magnetic currents M at time t for every model source (0 for those without a magnetic sheet).
+pub fn magnetic_source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(model.sources.iter().map(|s| s.magnetic_current(t)));
 }
 
 /// The shared time loop over any backend.

@@ -300,6 +300,7 @@ fn current_sheet(direction: &str, polarization: &str, position: f64, waveform: &
 type = "plane_wave"
 direction = "{direction}"
 polarization = "{polarization}"
+two_way = true
 position = {position}
 amplitude = 2.0e6
 waveform = {waveform}
