@@ -218,3 +218,84 @@ fn an_existing_result_is_not_overwritten_without_overwrite() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("the folder `missing` does not exist"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn every_unknown_key_and_the_checks_after_them_come_in_one_run() {
+    // Five misspelt keys at different depths, a wrongly typed value and a semantic error in
+    // another entry (an unknown material): all seven in one run, each with its line and column,
+    // the misspelt keys with a suggestion.
+    let text = GOOD
+        .replace("[simulation]", "[simulaton]")
+        .replace("cell_size = 0.05", "cellsize = 0.05")
+        .replace("steps = 10", "steps = 10\nprecison = \"f64\"")
+        .replace("cells = 5 }", "cels = 5 }")
+        .replace("bandwidth = 1.0e14", "bandwith = 1.0e14")
+        .replace("components = [\"Ez\"]", "components = \"Ez\"")
+        .replace("material = \"glass\"", "material = \"glas\"");
+    let (code, err, exists) = run_scene("five_typos", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!exists);
+    assert!(err.contains("7 problems"), "{err}");
+    for want in [
+        "scene.toml:1:2: `simulaton`: unknown key `simulaton` at the top level",
+        "did you mean `simulation`?",
+        "scene.toml:3:1: `simulation.cellsize`",
+        "did you mean `cell_size`?",
+        "scene.toml:6:1: `simulation.precison`",
+        "did you mean `precision`?",
+        "scene.toml:8:27: `boundaries.default.cels`",
+        "did you mean `cells`?",
+        "`source[0].waveform.bandwith`",
+        "did you mean `bandwidth`?",
+        "scene.toml:25:14: `monitor[0].components`: invalid type",
+        "scene.toml:13:12: `geometry[0].material`: unknown material `glas`",
+    ] {
+        assert!(err.contains(want), "lacks `{want}`:\n{err}");
+    }
+}
+
+#[test]
+fn a_bad_value_brings_no_follow_on_errors() {
+    // An invalid PML thickness used to add three "no interior" errors for the default PML.
+    let (code, err, _) = run_scene("pml0", edit("cells = 5 }", "cells = 0 }").as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(err.contains("boundaries.default.cells"), "{err}");
+    // A wrongly typed required value is one problem, not also a "missing field".
+    let (code, err, _) = run_scene(
+        "freq",
+        edit("frequency = 3.0e14", "frequency = \"high\"").as_bytes(),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(
+        err.contains("source[0].waveform.frequency") && !err.contains("missing"),
+        "{err}"
+    );
+    // A material that cannot be read is not then "unknown" to the geometry that uses it.
+    let (code, err, _) = run_scene(
+        "mat",
+        edit(
+            "glass = { epsilon = 2.25 }",
+            "glass = { epsilon = \"high\" }",
+        )
+        .as_bytes(),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("1 problem\n") && err.contains("materials.glass.epsilon"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pml_that_leaves_one_cell_says_so() {
+    // 20 cells, 2 x 9 PML cells would leave 2; 2 x 9.5 is impossible, so use x_max = 10.
+    let text = edit(
+        "default = { type = \"pml\", cells = 5 }",
+        "default = { type = \"pml\", cells = 9 }\nx_max = { type = \"pml\", cells = 10 }",
+    );
+    let (code, err, _) = run_scene("one_cell", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("only 1 interior cell"), "{err}");
+}

@@ -37,6 +37,16 @@ pub enum SceneError {
 }
 
 impl SceneError {
+    /// An error with `problems`, sorted into file order (exact repeats dropped).
+    pub fn invalid(file: &str, mut problems: Vec<Diagnostic>) -> Self {
+        problems.sort_by_key(|p| (p.line, p.column));
+        problems.dedup();
+        SceneError::Invalid {
+            file: file.to_string(),
+            problems,
+        }
+    }
+
     /// An error with a single problem at byte offset `at`.
     pub fn single(file: &str, text: &str, at: usize, key: &str, message: String) -> Self {
         let (line, column) = if text.is_empty() {
@@ -132,7 +142,12 @@ pub fn from_toml(file: &str, text: &str, err: &toml::de::Error) -> SceneError {
 
 /// serde says "unknown field `x`, expected one of `a`, `b`": add "did you mean `b`?"; and
 /// serde's Rust type names become words.
-fn improve_message(raw: &str) -> String {
+pub(super) fn improve_message(raw: &str) -> String {
+    // serde names the Rust struct a table is read into: "expected struct SourceSpec".
+    let raw = match raw.find("expected struct ") {
+        Some(i) => format!("{}expected a table", &raw[..i]),
+        None => raw.to_string(),
+    };
     let raw = &raw
         .replace("expected i64", "expected a whole number")
         .replace("expected f64", "expected a number")

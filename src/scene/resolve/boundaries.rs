@@ -14,7 +14,13 @@ pub(super) fn boundaries(
     let default_pml = BoundaryKind::Pml(PmlParams::with_cells(10));
     let mut faces = [[default_pml; 2]; 3];
     let mut ok = true;
+    // Axes with a face that could not be resolved: reported, and not checked further.
+    let mut failed = [false; 3];
     let mut spans: [[Option<usize>; 2]; 3] = Default::default();
+    if scene.boundaries_unread {
+        // Reported while reading; checking the default faces instead would only mislead.
+        return None;
+    }
     if let Some(b) = &scene.boundaries {
         let b = b.get_ref();
         let specs = [&b.x_min, &b.x_max, &b.y_min, &b.y_max, &b.z_min, &b.z_max];
@@ -37,11 +43,14 @@ pub(super) fn boundaries(
             };
             match kind {
                 Some(k) => faces[a][h] = k,
-                None => ok = false,
+                None => {
+                    ok = false;
+                    failed[a] = true;
+                }
             }
         }
     }
-    for a in 0..3 {
+    for a in (0..3).filter(|&a| !failed[a]) {
         let [lo, hi] = faces[a];
         let at = spans[a][0].or(spans[a][1]).unwrap_or(0);
         if (lo == BoundaryKind::Periodic) != (hi == BoundaryKind::Periodic) {
@@ -72,9 +81,14 @@ pub(super) fn boundaries(
                 ));
                 ok = false;
             } else if thick > 0 && thick + 2 > n[a] {
+                let left = match n[a].saturating_sub(thick) {
+                    0 => "no interior".to_string(),
+                    1 => "only 1 interior cell (at least 2 are needed)".to_string(),
+                    k => format!("only {k} interior cells (at least 2 are needed)"),
+                };
                 ck.error_at(at, &format!("boundaries.{}", names[2 * a]), format!(
-                    "the PML layers along {} ({} + {} cells) leave no interior: the domain has only {} cells along {}; enlarge simulation.size or use fewer PML cells",
-                    Axis::ALL[a].name(), lo.pml_cells(), hi.pml_cells(), n[a], Axis::ALL[a].name()
+                    "the PML layers along {axis} ({} + {} cells) leave {left}: the domain has {} cells along {axis}; enlarge simulation.size or use fewer PML cells",
+                    lo.pml_cells(), hi.pml_cells(), n[a], axis = Axis::ALL[a].name()
                 ));
                 ok = false;
             }

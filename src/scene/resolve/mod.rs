@@ -128,17 +128,11 @@ pub fn resolve(
         file,
     };
     let model = build(scene, text, &mut ck);
-    if ck.problems.is_empty() {
-        Ok((
-            model.expect("a model is built whenever no problem was found"),
-            ck.warnings,
-        ))
-    } else {
-        ck.problems.sort_by_key(|p| (p.line, p.column));
-        Err(SceneError::Invalid {
-            file: file.to_string(),
-            problems: ck.problems,
-        })
+    match model {
+        // A model is built only when every part it needs was read and checked: the reader
+        // reports any part it could not read.
+        Some(model) if ck.problems.is_empty() => Ok((model, ck.warnings)),
+        _ => Err(SceneError::invalid(file, ck.problems)),
     }
 }
 
@@ -403,11 +397,13 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
 
     // Geometry.
     let mut objects = Vec::new();
-    for (n, g) in scene.geometry.iter().enumerate() {
+    for (n, g) in scene.geometry.iter() {
         let key = format!("geometry[{n}]");
         let g = g.get_ref();
         let material = match table.id(g.material.get_ref()) {
             Some(id) => Some(id),
+            // Defined, but not readable or not kept: reported there.
+            None if scene.unread_materials.contains(g.material.get_ref()) => None,
             None => {
                 let names: Vec<&str> = table.materials.iter().map(|m| m.name.as_str()).collect();
                 let hint = closest(g.material.get_ref(), &names)

@@ -16,7 +16,7 @@ pub(super) fn monitors(
     let mut snaps = Vec::new();
     let mut fluxes = Vec::new();
     let mut names = HashSet::new();
-    for (n, mon) in scene.monitor.iter().enumerate() {
+    for (n, mon) in scene.monitor.iter() {
         let key = format!("monitor[{n}]");
         let m = mon.get_ref();
         let name = m.name.get_ref().clone();

@@ -83,7 +83,7 @@ pub(super) fn sources(
 ) -> Option<Vec<Source>> {
     let mut out = Vec::new();
     let mut ok = true;
-    for (n, src) in scene.source.iter().enumerate() {
+    for (n, src) in scene.source.iter() {
         let key = format!("source[{n}]");
         let s = src.get_ref();
         let kind = ck.one_of(&s.kind, &format!("{key}.type"), &["dipole", "plane_wave"]);
