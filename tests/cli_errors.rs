@@ -299,3 +299,21 @@ fn a_pml_that_leaves_one_cell_says_so() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("only 1 interior cell"), "{err}");
 }
+
+#[test]
+fn a_blow_up_names_the_scenes_materials_not_the_smoothing_blends() {
+    // A fast box with faces inside the domain: subpixel smoothing adds blended materials
+    // (`fast|vacuum ...`), which used to be listed as causes alongside `fast`.
+    let text = GOOD
+        .replace("glass = { epsilon = 2.25 }", "fast = { epsilon = 0.2 }")
+        .replace("material = \"glass\"", "material = \"fast\"")
+        .replace("size = [0.2, 0.2, 0.2]", "size = [0.42, 0.42, 0.42]")
+        .replace("steps = 10", "steps = 3000");
+    let (code, err, _) = run_scene("blend_blowup", text.as_bytes());
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.matches("has epsilon").count(), 1, "{err}");
+    assert!(
+        err.contains("`fast` has epsilon 0.2") && !err.contains('|'),
+        "{err}"
+    );
+}

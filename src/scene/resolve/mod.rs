@@ -3,6 +3,7 @@
 
 mod boundaries;
 mod monitors;
+mod placement;
 mod sources;
 
 use super::diagnostics::{closest, line_col, Diagnostic, SceneError};
@@ -37,9 +38,15 @@ impl<'a> Checker<'a> {
         });
     }
     fn warn<T>(&mut self, at: &Spanned<T>, key: &str, message: impl Into<String>) {
-        let (line, _) = line_col(self.text, at.span().start);
-        self.warnings
-            .push(format!("{}:{line}: `{key}`: {}", self.file, message.into()));
+        self.warn_at(at.span().start, key, message);
+    }
+    /// A warning at byte offset `at`; a warning already given is not repeated.
+    fn warn_at(&mut self, at: usize, key: &str, message: impl Into<String>) {
+        let (line, _) = line_col(self.text, at);
+        let w = format!("{}:{line}: `{key}`: {}", self.file, message.into());
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
     }
     /// A `[x, y, z]` of finite numbers.
     fn vec3(&mut self, v: &Spanned<Vec<f64>>, key: &str) -> Option<[f64; 3]> {
@@ -62,7 +69,11 @@ impl<'a> Checker<'a> {
         if x.is_finite() && x > 0.0 {
             Some(x)
         } else {
-            self.error(v, key, format!("must be a positive number, got {x}"));
+            self.error(
+                v,
+                key,
+                format!("must be a positive number, got {}", placement::num(x)),
+            );
             None
         }
     }
@@ -227,9 +238,9 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
                             format!(
                                 "{} size {} is not a whole number of cells; rounded to {} cells = {}",
                                 Axis::ALL[a].name(),
-                                size[a],
+                                placement::num(size[a]),
                                 n[a],
-                                n[a] * cell[a] / unit_m
+                                placement::num(n[a] * cell[a] / unit_m)
                             ),
                         );
                     }
@@ -250,7 +261,10 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
                 ck.error(
                     c,
                     "simulation.courant",
-                    format!("must be in (0, 1] (a fraction of the 3D stability limit), got {x}"),
+                    format!(
+                        "must be in (0, 1] (a fraction of the 3D stability limit), got {}",
+                        placement::num(x)
+                    ),
                 );
                 None
             }
@@ -318,6 +332,8 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let faces = boundaries::boundaries(scene, ck, shape);
 
     // Materials.
+    let mut dropped: Vec<String> = Vec::new();
+    let mut fast: Vec<(u8, usize, String, f64, f64)> = Vec::new();
     let mut table = MaterialTable::vacuum();
     table.push(Material {
         name: "pec".into(),
@@ -369,21 +385,31 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             );
         }
         if table.materials.len() >= MAX_MATERIALS {
-            ck.error(
-                key,
-                &path,
-                format!(
-                    "too many materials: at most {} (including vacuum and pec)",
-                    MAX_MATERIALS
-                ),
-            );
+            // Said once, at the first material that does not fit, with the real count; the
+            // geometry that names a material beyond it is not then told it is "unknown".
+            if dropped.is_empty() {
+                ck.error(
+                    key,
+                    &path,
+                    format!(
+                        "too many materials: the scene defines {} and the material table holds at most {} besides vacuum and pec; `{name}` and the ones after it (in alphabetical order) do not fit",
+                        scene.materials.len(),
+                        MAX_MATERIALS - 2
+                    ),
+                );
+            }
+            dropped.push(name.clone());
             continue;
         }
         if let (Some(c), Some(e)) = (courant, &m.epsilon) {
             if epsilon < 1.0 && c > epsilon.sqrt() {
-                ck.warn(e, &format!("{path}.epsilon"), format!(
-                    "epsilon {epsilon} < 1 makes waves faster than light in vacuum: with courant = {c} the run is unstable; use courant <= {:.3}",
-                    epsilon.sqrt()
+                // Only worth saying when an object is made of it: see after the geometry.
+                fast.push((
+                    table.materials.len() as u8,
+                    e.span().start,
+                    path.clone(),
+                    epsilon,
+                    c,
                 ));
             }
         }
@@ -403,7 +429,11 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         let material = match table.id(g.material.get_ref()) {
             Some(id) => Some(id),
             // Defined, but not readable or not kept: reported there.
-            None if scene.unread_materials.contains(g.material.get_ref()) => None,
+            None if scene.unread_materials.contains(g.material.get_ref())
+                || dropped.contains(g.material.get_ref()) =>
+            {
+                None
+            }
             None => {
                 let names: Vec<&str> = table.materials.iter().map(|m| m.name.as_str()).collect();
                 let hint = closest(g.material.get_ref(), &names)
@@ -501,6 +531,15 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         }
     }
 
+    for (id, at, path, epsilon, c) in fast {
+        if objects.iter().any(|o| o.material == id) {
+            ck.warn_at(at, &format!("{path}.epsilon"), format!(
+                "epsilon {} < 1 makes waves faster than light in vacuum: with courant = {} the run is unstable; use courant <= {:.3}",
+                placement::num(epsilon), placement::num(c), epsilon.sqrt()
+            ));
+        }
+    }
+
     let grid = match (shape, cell, dt, steps) {
         (Some(shape), Some(cell), Some(dt), Some(steps)) => {
             let origin = [0, 1, 2].map(|a| -0.5 * shape[a] as f64 * cell[a]);
@@ -516,8 +555,20 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     };
 
     // Sources and monitors need the grid.
-    let sources = sources::sources(scene, ck, grid.as_ref(), unit_m, &table, faces.as_ref());
-    let (probes, snapshots, fluxes) = monitors::monitors(scene, ck, grid.as_ref(), unit_m);
+    let sources = sources::sources(
+        scene,
+        ck,
+        grid.as_ref(),
+        unit_m,
+        &table,
+        faces.as_ref(),
+        &objects,
+    );
+    let (probes, snapshots, fluxes) =
+        monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref());
+    if let (Some(g), Some(sources)) = (&grid, &sources) {
+        run_warnings(scene, ck, g, sources, &table, &objects, unit_m);
+    }
 
     let grid = grid?;
     let faces = faces?;
@@ -560,6 +611,84 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         snapshots,
         fluxes,
     })
+}
+
+/// Warnings about the sources as a whole, each said once: none at all, a grid too coarse for
+/// the shortest wavelength, a run that ends before a pulse peaks.
+fn run_warnings(
+    scene: &SceneFile,
+    ck: &mut Checker,
+    g: &Grid,
+    sources: &[Source],
+    table: &MaterialTable,
+    objects: &[Object],
+    unit_m: f64,
+) {
+    let sim = &scene.simulation;
+    if scene.source.is_empty() {
+        ck.warn(
+            sim,
+            "source",
+            "the scene has no [[source]]: every field stays zero",
+        );
+        return;
+    }
+    // Resolution: the shortest wavelength in the densest material an object is made of.
+    let eps = objects
+        .iter()
+        .map(|o| &table.materials[o.material as usize])
+        .filter(|m| !m.pec)
+        .map(|m| m.epsilon)
+        .fold(1.0f64, f64::max);
+    let f_max = sources
+        .iter()
+        .map(|s| s.waveform.max_frequency())
+        .fold(0.0f64, f64::max);
+    if f_max > 0.0 {
+        let lambda = C0 / (f_max * eps.sqrt());
+        let dmax = g.cell.iter().cloned().fold(0.0, f64::max);
+        if lambda / dmax < MIN_CELLS_PER_WAVELENGTH {
+            let at = scene
+                .source
+                .iter()
+                .next()
+                .map_or(sim.span().start, |(_, s)| s.get_ref().waveform.span().start);
+            ck.warn_at(
+                at,
+                "source.waveform",
+                format!(
+                    "the grid resolves the shortest wavelength of the sources ({} {}) with only {:.1} cells (at least 10 is advisable); expect dispersion errors",
+                    placement::num4(lambda / unit_m),
+                    unit_label(unit_m),
+                    lambda / dmax
+                ),
+            );
+        }
+    }
+    // A pulse that has not peaked by the end of the run: most of it is never seen.
+    let end = g.steps as f64 * g.dt;
+    let late: Vec<f64> = sources
+        .iter()
+        .map(|s| s.waveform.peak_time())
+        .filter(|&t| t > end)
+        .collect();
+    if let Some(first) = late.iter().cloned().reduce(f64::min) {
+        let key = if sim.get_ref().duration.is_some() {
+            "simulation.duration"
+        } else {
+            "simulation.steps"
+        };
+        ck.warn(
+            sim,
+            key,
+            format!(
+                "the run ends at t = {} s ({} steps), before the source pulse peaks at t = {} s; raise the run length to at least twice that to see the pulse",
+                placement::num4(end),
+                g.steps,
+                placement::num4(first)
+            ),
+        );
+    }
 }
 
 /// The length units a scene may use, with their size in metres.
@@ -620,16 +749,16 @@ fn outside_message(g: &Grid, p: [f64; 3], unit_m: f64) -> String {
             format!(
                 "{} in [{}, {}]",
                 Axis::ALL[a].name(),
-                g.origin[a] / unit_m,
-                (g.origin[a] + size[a]) / unit_m
+                placement::num(g.origin[a] / unit_m),
+                placement::num((g.origin[a] + size[a]) / unit_m)
             )
         })
         .collect();
     format!(
         "position [{}, {}, {}] lies outside the domain ({})",
-        p[0] / unit_m,
-        p[1] / unit_m,
-        p[2] / unit_m,
+        placement::num(p[0] / unit_m),
+        placement::num(p[1] / unit_m),
+        placement::num(p[2] / unit_m),
         span.join(", ")
     )
 }

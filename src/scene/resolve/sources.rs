@@ -1,9 +1,7 @@
 //! `[[source]]`: dipoles, plane-wave sheets and their waveforms.
 
-use super::{
-    as_f64, inside, outside_message, position3, unit_label, Checker, E_COMPONENTS,
-    MIN_CELLS_PER_WAVELENGTH,
-};
+use super::placement::{dead_source, nearest, warn_moved};
+use super::{as_f64, inside, outside_message, position3, Checker, E_COMPONENTS};
 use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
@@ -80,6 +78,7 @@ pub(super) fn sources(
     unit_m: f64,
     table: &MaterialTable,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
+    objects: &[Object],
 ) -> Option<Vec<Source>> {
     let mut out = Vec::new();
     let mut ok = true;
@@ -89,6 +88,14 @@ pub(super) fn sources(
         let kind = ck.one_of(&s.kind, &format!("{key}.type"), &["dipole", "plane_wave"]);
         let wave = waveform(&s.waveform, &format!("{key}.waveform"), ck);
         let amplitude = match &s.amplitude {
+            Some(a) if *a.get_ref() == 0.0 => {
+                ck.warn(
+                    a,
+                    &format!("{key}.amplitude"),
+                    "amplitude 0: this source adds nothing to the fields",
+                );
+                0.0
+            }
             Some(a) if a.get_ref().is_finite() => *a.get_ref(),
             Some(a) => {
                 ck.error(a, &format!("{key}.amplitude"), "must be a finite number");
@@ -97,23 +104,6 @@ pub(super) fn sources(
             }
             None => 1.0,
         };
-        if let (Some(w), Some(g)) = (wave, grid) {
-            // Resolution: the shortest wavelength in the densest material.
-            let lambda = C0 / (w.max_frequency() * table.max_epsilon().sqrt());
-            let dmax = g.cell.iter().cloned().fold(0.0, f64::max);
-            if lambda / dmax < MIN_CELLS_PER_WAVELENGTH {
-                ck.warn(
-                    &s.waveform,
-                    &format!("{key}.waveform"),
-                    format!(
-                        "the grid resolves the shortest wavelength ({:.4} {}) with only {:.1} cells (at least 10 is advisable); expect dispersion errors",
-                        lambda / unit_m,
-                        unit_label(unit_m),
-                        lambda / dmax
-                    ),
-                );
-            }
-        }
         let cells_and_component = match kind {
             Some(0) => {
                 if s.direction.is_some() || s.polarization.is_some() {
@@ -153,7 +143,25 @@ pub(super) fn sources(
                             );
                             None
                         } else {
-                            let idx = g.nearest_index(c, p);
+                            let idx = nearest(g, faces, c, p);
+                            let at = s.position.as_ref().unwrap();
+                            let pkey = format!("{key}.position");
+                            warn_moved(
+                                ck,
+                                at,
+                                &pkey,
+                                "the dipole's",
+                                g,
+                                faces,
+                                c,
+                                p,
+                                idx,
+                                &[0, 1, 2],
+                                unit_m,
+                            );
+                            if let Some(why) = dead_source(g, faces, objects, table, c, idx) {
+                                ck.warn(at, &pkey, why);
+                            }
                             Some((c, [0, 1, 2].map(|a| [idx[a], idx[a] + 1])))
                         }
                     }
@@ -249,19 +257,36 @@ fn plane_wave(
             format!(
                 "{} = {} lies outside the domain, which spans [{}, {}]",
                 Axis::ALL[a].name(),
-                c / unit_m,
-                g.origin[a] / unit_m,
-                (g.origin[a] + size[a]) / unit_m
+                super::placement::num(c / unit_m),
+                super::placement::num(g.origin[a] / unit_m),
+                super::placement::num((g.origin[a] + size[a]) / unit_m)
             ),
         );
         return None;
     }
     // The sheet spans the whole cross-section; without periodic transverse boundaries it is
     // a finite aperture, which is still useful (and what users of PEC waveguides want).
-    let _ = faces;
     let mut p = [0.0; 3];
     p[a] = c;
-    let idx = g.nearest_index(comp, p);
+    let idx = nearest(g, faces, comp, p);
+    let at = s.position.as_ref().unwrap();
+    let pkey = format!("{key}.position");
+    warn_moved(
+        ck,
+        at,
+        &pkey,
+        "the sheet's",
+        g,
+        faces,
+        comp,
+        p,
+        idx,
+        &[a],
+        unit_m,
+    );
+    if let Some(why) = dead_source(g, faces, &[], &MaterialTable::vacuum(), comp, idx) {
+        ck.warn(at, &pkey, why);
+    }
     let mut cells = [[0, g.shape[0]], [0, g.shape[1]], [0, g.shape[2]]];
     cells[a] = [idx[a], idx[a] + 1];
     Some((comp, cells))
