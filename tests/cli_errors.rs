@@ -317,3 +317,117 @@ fn a_blow_up_names_the_scenes_materials_not_the_smoothing_blends() {
         "{err}"
     );
 }
+
+/// `yee ARGS` in `dir` with the good scene as `s.toml`: (exit code, stderr).
+fn yee_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_output_that_is_a_folder_is_refused() {
+    let dir = tmpdir("folder");
+    std::fs::write(dir.join("s.toml"), GOOD).unwrap();
+    std::fs::create_dir(dir.join("results")).unwrap();
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let mut args = vec!["run", "s.toml", "-o", "results", "--quiet"];
+        args.extend(extra);
+        let (code, err) = yee_in(&dir, &args);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("`results` is a folder") && err.contains("results/yee.h5"),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn options_that_cannot_be_honoured_are_stated() {
+    // The good scene has 20 x planes; this machine has far fewer than 1000 cores.
+    let dir = tmpdir("options");
+    std::fs::write(dir.join("s.toml"), GOOD).unwrap();
+    let (code, err) = yee_in(
+        &dir,
+        &[
+            "run",
+            "s.toml",
+            "-o",
+            "a.h5",
+            "--backend",
+            "cpu",
+            "--slabs",
+            "100",
+            "--threads",
+            "1000",
+            "--gpus",
+            "0",
+            "--slabs-per-gpu",
+            "2",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    for want in [
+        "note: --gpus and --slabs-per-gpu apply to the CUDA backend only: ignored with --backend cpu",
+        "note: --slabs 100 is more than the grid's 20 x planes",
+        "the CPU backend uses 20 slabs",
+        "note: --threads 1000 is more than this machine's",
+        "so at most 20 of the 1000 threads work at once",
+    ] {
+        assert!(err.contains(want), "lacks `{want}`:\n{err}");
+    }
+    // One step: "1 step", not "1 steps".
+    std::fs::write(
+        dir.join("one.toml"),
+        GOOD.replace("steps = 10", "steps = 1"),
+    )
+    .unwrap();
+    let (code, err) = yee_in(&dir, &["run", "one.toml", "-o", "b.h5", "--backend", "cpu"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("for 1 step on") && err.contains("x 1 step in"),
+        "{err}"
+    );
+    assert!(!err.contains("note:"), "nothing to note:\n{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bench_size_below_the_minimum_is_invalid_input() {
+    // Refused before anything is measured: exit 2, like every other invalid input.
+    let dir = tmpdir("bench");
+    let (code, err) = yee_in(&dir, &["bench", "--size", "0", "--backend", "cpu"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--size 0") && err.contains("at least 24"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn more_materials_than_the_table_holds_is_one_error_with_the_count() {
+    // 300 materials, the geometry using one beyond the 254 that fit: one error with the
+    // count, not a false "unknown material" for the geometry.
+    let mut text = GOOD.replace("glass = { epsilon = 2.25 }\n", "");
+    let defs: String = (0..300)
+        .map(|i| format!("m{i:03} = {{ epsilon = {} }}\n", 1.0 + i as f64 / 100.0))
+        .collect();
+    text = text.replace("[materials]\n", &format!("[materials]\n{defs}"));
+    text = text.replace("material = \"glass\"", "material = \"m299\"");
+    let (code, err, _) = run_scene("materials", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(
+        err.contains("the scene defines 300") && err.contains("at most 254"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown material"), "{err}");
+}

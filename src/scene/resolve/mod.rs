@@ -14,6 +14,11 @@ use toml::Spanned;
 /// Grids larger than this are refused: beyond any machine we plan for, and almost always a unit slip.
 pub const MAX_CELLS: u64 = 1_000_000_000_000;
 
+/// Runs longer than this are refused: like [`MAX_CELLS`], beyond any run we plan for and almost
+/// always a slip (a duration in the wrong unit), and it keeps every step count and byte count
+/// derived from it far from overflow.
+pub const MAX_STEPS: u64 = 1_000_000_000_000;
+
 /// Fewer cells than this per shortest wavelength gives large dispersion errors: warn.
 const MIN_CELLS_PER_WAVELENGTH: f64 = 10.0;
 
@@ -275,6 +280,35 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         _ => None,
     };
     let steps = match (&sim.steps, &sim.duration) {
+        (Some(s), None) if *s.get_ref() as u64 > MAX_STEPS => {
+            ck.error(
+                s,
+                "simulation.steps",
+                format!(
+                    "{} steps is more than the limit of 1e12 steps",
+                    placement::num(*s.get_ref() as f64)
+                ),
+            );
+            None
+        }
+        (None, Some(d))
+            if dt.is_some_and(|dt| {
+                d.get_ref().is_finite() && *d.get_ref() / dt > MAX_STEPS as f64
+            }) =>
+        {
+            let dt = dt.unwrap();
+            ck.error(
+                d,
+                "simulation.duration",
+                format!(
+                    "duration = {} s takes {} steps of dt = {} s, more than the limit of 1e12 steps: the duration is in seconds (a period of light is about 1e-15 s)",
+                    placement::num(*d.get_ref()),
+                    placement::num4((*d.get_ref() / dt).ceil()),
+                    placement::num4(dt)
+                ),
+            );
+            None
+        }
         (Some(s), None) => {
             if *s.get_ref() > 0 {
                 Some(*s.get_ref() as usize)
