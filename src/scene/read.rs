@@ -189,6 +189,21 @@ impl Reader<'_> {
         value: &Spanned<DeValue<'_>>,
         path: &str,
     ) -> Option<Spanned<T>> {
+        // Every section and entry is a table; serde's message for anything else names Rust types.
+        if !value.get_ref().is_table() {
+            let what = match value.get_ref() {
+                DeValue::Array(_) if !path.contains(['.', '[']) => {
+                    "an array (`[[...]]` makes one; write `[...]`)"
+                }
+                v => v.type_str(),
+            };
+            self.problem(
+                value.span().start,
+                path.to_string(),
+                format!("expected a table, got {what}"),
+            );
+            return None;
+        }
         let mut value = value.clone();
         let mut removed: Vec<String> = Vec::new();
         let mut damaged = false;
