@@ -390,6 +390,10 @@ fn option_notes(
                 ));
             }
         }
+        Backend::Cuda if slabs.is_some() => notes.push(
+            "--slabs applies to the CPU backend (on CUDA, --slabs-per-gpu splits each GPU's share): ignored with --backend cuda"
+                .to_string(),
+        ),
         _ => {}
     }
     if let Some(s) = slabs.filter(|&s| s > nx) {

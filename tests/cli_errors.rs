@@ -96,6 +96,8 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("misspelt table", edit("[boundaries]", "[boundary]"), vec!["scene.toml:6:", "boundary", "did you mean `boundaries`"]),
         ("bandwidth on a ricker", edit("type = \"gaussian\", frequency = 3.0e14, bandwidth = 1.0e14", "type = \"ricker\", frequency = 3.0e14, bandwidth = 1.0e14"), vec!["scene.toml:19:", "source[0].waveform.bandwidth", "only a gaussian"]),
         ("missing run length", edit("steps = 10", ""), vec!["scene.toml:1:", "simulation", "steps = N"]),
+        ("negative steps", edit("steps = 10", "steps = -5"), vec!["scene.toml:5:", "simulation.steps", "positive whole number, got -5"]),
+        ("fractional steps", edit("steps = 10", "steps = 2.5"), vec!["scene.toml:5:", "simulation.steps", "positive whole number, got 2.5"]),
         ("monitor named dot", edit("name = \"p\"", "name = \".\""), vec!["scene.toml:22:", "monitor[0].name", "`.` cannot name a monitor", "HDF5"]),
         ("array of simulation tables", edit("[simulation]", "[[simulation]]"), vec!["scene.toml:1:", "`simulation`: expected a table, got an array"]),
         ("negative conductivity", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, conductivity = -1.0 }"), vec!["scene.toml:9:", "materials.glass.conductivity", ">= 0"]),

@@ -214,3 +214,10 @@ fn numbers_in_messages_are_as_written() {
         .to_string();
     assert!(e.contains("min = 1e13,"), "{e}");
 }
+
+#[test]
+fn steps_may_be_written_as_a_whole_float() {
+    let text = edit("duration = 5e-14", "steps = 1e3");
+    let (model, _) = yee::scene::load_str(&text, "w.toml").unwrap();
+    assert_eq!(model.grid.steps, 1000);
+}

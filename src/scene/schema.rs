@@ -88,8 +88,9 @@ pub struct SimulationSection {
     pub cell_size: Spanned<toml::Value>,
     /// Domain size `[sx, sy, sz]`, including the PML, centred on the origin.
     pub size: Spanned<Vec<f64>>,
-    /// Number of time steps (exclusive with `duration`).
-    pub steps: Option<Spanned<i64>>,
+    /// Number of time steps (exclusive with `duration`): a whole number, which may be written
+    /// as a float (`1e5`).
+    pub steps: Option<Spanned<f64>>,
     /// Simulated time in seconds (exclusive with `steps`).
     pub duration: Option<Spanned<f64>>,
     /// Fraction of the 3D Courant stability limit, in (0, 1].

@@ -280,17 +280,6 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         _ => None,
     };
     let steps = match (&sim.steps, &sim.duration) {
-        (Some(s), None) if *s.get_ref() as u64 > MAX_STEPS => {
-            ck.error(
-                s,
-                "simulation.steps",
-                format!(
-                    "{} steps is more than the limit of 1e12 steps",
-                    placement::num(*s.get_ref() as f64)
-                ),
-            );
-            None
-        }
         (None, Some(d))
             if dt.is_some_and(|dt| {
                 d.get_ref().is_finite() && *d.get_ref() / dt > MAX_STEPS as f64
@@ -310,15 +299,27 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             None
         }
         (Some(s), None) => {
-            if *s.get_ref() > 0 {
-                Some(*s.get_ref() as usize)
-            } else {
+            // A float is accepted when it is a whole number: `steps = 1e5` is natural to write.
+            let v = *s.get_ref();
+            if !(v >= 1.0 && v.is_finite() && v.fract() == 0.0) {
                 ck.error(
                     s,
                     "simulation.steps",
-                    format!("must be a positive whole number, got {}", s.get_ref()),
+                    format!("must be a positive whole number, got {}", placement::num(v)),
                 );
                 None
+            } else if v > MAX_STEPS as f64 {
+                ck.error(
+                    s,
+                    "simulation.steps",
+                    format!(
+                        "{} steps is more than the limit of 1e12 steps",
+                        placement::num(v)
+                    ),
+                );
+                None
+            } else {
+                Some(v as usize)
             }
         }
         (None, Some(d)) => ck
