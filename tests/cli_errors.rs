@@ -435,3 +435,21 @@ fn more_materials_than_the_table_holds_is_one_error_with_the_count() {
     );
     assert!(!err.contains("unknown material"), "{err}");
 }
+
+#[test]
+fn a_domain_too_small_for_the_default_pml_is_one_problem() {
+    // No [boundaries]: each of the three axes (20 cells) is too short for 2 x 10 PML cells,
+    // said once for all three rather than three times.
+    let text = edit(
+        "[boundaries]\ndefault = { type = \"pml\", cells = 5 }\n",
+        "",
+    );
+    let (code, err, _) = run_scene("default_pml", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(
+        err.contains("scene.toml:4:")
+            && err.contains("for x, y and z every face gets the default 10-cell PML"),
+        "{err}"
+    );
+}

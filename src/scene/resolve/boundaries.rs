@@ -16,6 +16,8 @@ pub(super) fn boundaries(
     let mut ok = true;
     // Axes with a face that could not be resolved: reported, and not checked further.
     let mut failed = [false; 3];
+    // Axes too short for the default PML that nothing in the file set.
+    let mut too_thin: Vec<usize> = Vec::new();
     let mut spans: [[Option<usize>; 2]; 3] = Default::default();
     if scene.boundaries_unread {
         // Reported while reading; checking the default faces instead would only mislead.
@@ -73,12 +75,8 @@ pub(super) fn boundaries(
         if let Some(n) = shape {
             let thick = lo.pml_cells() + hi.pml_cells();
             if thick > 0 && thick + 2 > n[a] && spans[a] == [None, None] {
-                // Nothing in the file set these faces: point at the domain size instead.
-                ck.error_at(scene.simulation.get_ref().size.span().start, "simulation.size", format!(
-                    "without a [boundaries] entry for {axis} every face gets the default 10-cell PML, but the domain has only {} cells along {axis}; enlarge the domain or set e.g. `[boundaries] default = {{ type = \"pml\", cells = 4 }}`",
-                    n[a],
-                    axis = Axis::ALL[a].name()
-                ));
+                // Nothing in the file set these faces: said once for all such axes, below.
+                too_thin.push(a);
                 ok = false;
             } else if thick > 0 && thick + 2 > n[a] {
                 let left = match n[a].saturating_sub(thick) {
@@ -94,7 +92,26 @@ pub(super) fn boundaries(
             }
         }
     }
+    if let (Some(n), false) = (shape, too_thin.is_empty()) {
+        // Point at the domain size, as nothing in the file set these faces.
+        let axes: Vec<&str> = too_thin.iter().map(|&a| Axis::ALL[a].name()).collect();
+        let cells: Vec<String> = too_thin.iter().map(|&a| n[a].to_string()).collect();
+        let (axes, cells) = (and_list(&axes), and_list(&cells));
+        ck.error_at(scene.simulation.get_ref().size.span().start, "simulation.size", format!(
+            "without a [boundaries] entry for {axes} every face gets the default 10-cell PML, but the domain has only {cells} cells along {axes}; enlarge the domain or set e.g. `[boundaries] default = {{ type = \"pml\", cells = 4 }}`"
+        ));
+    }
     ok.then_some(faces)
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    let items: Vec<&str> = items.iter().map(|s| s.as_ref()).collect();
+    match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
 }
 
 fn boundary_kind(
