@@ -153,6 +153,10 @@ pub(super) fn improve_message(raw: &str) -> String {
         .replace("expected f64", "expected a number")
         .replace("expected a sequence", "expected an array")
         .replace("expected a boolean", "expected true or false");
+    if let Some(rest) = raw.strip_prefix("missing field `") {
+        let name = rest.split('`').next().unwrap_or(rest);
+        return format!("missing the required key `{name}`");
+    }
     if let Some(rest) = raw.strip_prefix("unknown field `") {
         if let Some((given, tail)) = rest.split_once('`') {
             let allowed: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();

@@ -300,7 +300,11 @@ pub fn read(text: &str, file: &str) -> (Option<SceneFile>, Vec<Diagnostic>) {
         // A syntax error: what follows it may be read wrongly, so only syntax is reported.
         for e in &errors {
             if let super::SceneError::Invalid { problems, .. } = from_toml(file, text, e) {
-                r.problems.extend(problems);
+                // The text at a syntax error is not a key: the location says where.
+                r.problems.extend(problems.into_iter().map(|p| Diagnostic {
+                    key: String::new(),
+                    ..p
+                }));
             }
         }
         r.problems.dedup();
