@@ -55,6 +55,8 @@ impl<'de> serde::Deserializer<'de> for FieldProbe<'_> {
 struct Node {
     /// The allowed keys.
     fields: fn() -> &'static [&'static str],
+    /// The keys that must be there.
+    required: &'static [&'static str],
     /// For a key whose value is itself checked: how.
     child: fn(&str) -> Option<Child>,
 }
@@ -69,9 +71,10 @@ enum Child {
     Entries(Node),
 }
 
-fn leaf<T: DeserializeOwned>() -> Node {
+fn leaf<T: DeserializeOwned + Required>() -> Node {
     Node {
         fields: fields::<T>,
+        required: T::REQUIRED,
         child: |_| None,
     }
 }
@@ -79,20 +82,25 @@ fn leaf<T: DeserializeOwned>() -> Node {
 fn scene_node() -> Node {
     Node {
         fields: || &SCENE_KEYS,
+        // A missing [simulation] gets its own message in `read`.
+        required: &[],
         child: |k| match k {
             "simulation" => Some(Child::Table(leaf::<SimulationSection>())),
             "boundaries" => Some(Child::Table(Node {
                 fields: fields::<BoundariesSection>,
+                required: BoundariesSection::REQUIRED,
                 child: |_| Some(Child::Table(leaf::<BoundarySpec>())),
             })),
             "materials" => Some(Child::Entries(leaf::<MaterialSpec>())),
             "geometry" => Some(Child::Tables(leaf::<GeometrySpec>())),
             "source" => Some(Child::Tables(Node {
                 fields: fields::<SourceSpec>,
+                required: SourceSpec::REQUIRED,
                 child: |k| (k == "waveform").then(|| Child::Table(leaf::<WaveformSpec>())),
             })),
             "monitor" => Some(Child::Tables(Node {
                 fields: fields::<MonitorSpec>,
+                required: MonitorSpec::REQUIRED,
                 child: |k| match k {
                     "box" => Some(Child::Table(leaf::<BoxSpec>())),
                     "frequencies" => Some(Child::Table(leaf::<FrequencySpec>())),
@@ -107,6 +115,9 @@ fn scene_node() -> Node {
 struct Reader<'a> {
     text: &'a str,
     problems: Vec<Diagnostic>,
+    /// Required keys found missing (full paths): serde's own "missing field" for them is not
+    /// repeated.
+    missing: Vec<String>,
 }
 
 impl Reader<'_> {
@@ -122,7 +133,7 @@ impl Reader<'_> {
 
     /// Check the keys of `table` (at `path`) against `node`, recursively; report each unknown
     /// key, then read it as its close match or drop it.
-    fn check_keys(&mut self, table: &mut DeTable<'_>, path: &str, node: Node) {
+    fn check_keys(&mut self, table: &mut DeTable<'_>, at: usize, path: &str, node: Node) {
         let allowed = (node.fields)();
         let unknown: Vec<String> = table
             .keys()
@@ -153,25 +164,33 @@ impl Reader<'_> {
                 table.insert(Spanned::new(key.span(), g.into()), value);
             }
         }
+        for r in node.required.iter().filter(|r| !table.contains_key(**r)) {
+            let full = join(path, r);
+            self.problem(at, full.clone(), format!("missing the required key `{r}`"));
+            self.missing.push(full);
+        }
         for (key, value) in table.iter_mut() {
             let name = key.get_ref().to_string();
             let Some(child) = (node.child)(&name) else {
                 continue;
             };
             let full = join(path, &name);
+            let start = value.span().start;
             match (child, value.get_mut()) {
-                (Child::Table(n), DeValue::Table(t)) => self.check_keys(t, &full, n),
+                (Child::Table(n), DeValue::Table(t)) => self.check_keys(t, start, &full, n),
                 (Child::Entries(n), DeValue::Table(t)) => {
                     for (k, v) in t.iter_mut() {
+                        let start = v.span().start;
                         if let DeValue::Table(inner) = v.get_mut() {
-                            self.check_keys(inner, &format!("{full}.{}", k.get_ref()), n);
+                            self.check_keys(inner, start, &format!("{full}.{}", k.get_ref()), n);
                         }
                     }
                 }
                 (Child::Tables(n), DeValue::Array(items)) => {
                     for (i, v) in items.iter_mut().enumerate() {
+                        let start = v.span().start;
                         if let DeValue::Table(inner) = v.get_mut() {
-                            self.check_keys(inner, &format!("{full}[{i}]"), n);
+                            self.check_keys(inner, start, &format!("{full}[{i}]"), n);
                         }
                     }
                 }
@@ -228,6 +247,15 @@ impl Reader<'_> {
                 Some(p) => join(path, p),
                 None => path.to_string(),
             };
+            // A required key the key check already reported missing: not news either.
+            let reported = e
+                .message()
+                .strip_prefix("missing field `")
+                .and_then(|r| r.split('`').next())
+                .is_some_and(|f| self.missing.contains(&join(&key, f)));
+            if reported {
+                return None;
+            }
             self.problem(at.start, key, improve_message(e.message().trim()));
             match inner {
                 Some(p) => removed.push(p.rsplit('.').next().unwrap_or(&p).to_string()),
@@ -294,6 +322,7 @@ pub fn read(text: &str, file: &str) -> (Option<SceneFile>, Vec<Diagnostic>) {
     let mut r = Reader {
         text,
         problems: Vec::new(),
+        missing: Vec::new(),
     };
     let (doc, errors) = DeTable::parse_recoverable(text);
     if !errors.is_empty() {
@@ -311,7 +340,7 @@ pub fn read(text: &str, file: &str) -> (Option<SceneFile>, Vec<Diagnostic>) {
         return (None, r.problems);
     }
     let mut doc = doc.into_inner();
-    r.check_keys(&mut doc, "", scene_node());
+    r.check_keys(&mut doc, 0, "", scene_node());
 
     let simulation = match doc.get("simulation") {
         Some(v) => r.read::<SimulationSection>(v, "simulation"),
@@ -399,5 +428,66 @@ impl Reader<'_> {
             }
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `T::REQUIRED` against serde: every required key is a field, and an empty table is
+    /// refused for the first of them (or read, when there are none).
+    fn required_matches_serde<T: DeserializeOwned + Required>() {
+        let all = fields::<T>();
+        assert!(!all.is_empty(), "the field probe found the fields");
+        for r in T::REQUIRED {
+            assert!(all.contains(r), "`{r}` is not a field of {all:?}");
+        }
+        let empty = DeTable::parse("").unwrap();
+        let v = Spanned::new(empty.span(), DeValue::Table(empty.into_inner()));
+        match (
+            T::deserialize(ValueDeserializer::from(v)),
+            T::REQUIRED.first(),
+        ) {
+            (Ok(_), None) => {}
+            (Err(e), Some(first)) => assert!(
+                e.message().starts_with(&format!("missing field `{first}`")),
+                "{}",
+                e.message()
+            ),
+            (Ok(_), Some(first)) => panic!("`{first}` is listed as required but is optional"),
+            (Err(e), None) => panic!("nothing listed as required, but: {}", e.message()),
+        }
+    }
+
+    #[test]
+    fn the_required_keys_are_the_ones_serde_requires() {
+        required_matches_serde::<SimulationSection>();
+        required_matches_serde::<BoundariesSection>();
+        required_matches_serde::<BoundarySpec>();
+        required_matches_serde::<MaterialSpec>();
+        required_matches_serde::<GeometrySpec>();
+        required_matches_serde::<SourceSpec>();
+        required_matches_serde::<WaveformSpec>();
+        required_matches_serde::<MonitorSpec>();
+        required_matches_serde::<FrequencySpec>();
+        required_matches_serde::<BoxSpec>();
+    }
+
+    #[test]
+    fn every_missing_required_key_is_reported() {
+        let (_, problems) = read("[simulation]\n[[source]]\nwaveform = {}\n", "t.toml");
+        let keys: Vec<&str> = problems.iter().map(|p| p.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "simulation.cell_size",
+                "simulation.size",
+                "source[0].type",
+                "source[0].waveform.type",
+                "source[0].waveform.frequency"
+            ],
+            "{problems:#?}"
+        );
     }
 }

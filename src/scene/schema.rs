@@ -19,6 +19,35 @@ pub const SCENE_KEYS: [&str; 6] = [
     "monitor",
 ];
 
+/// The keys a table of the scene must have: the fields of its struct that are not `Option`
+/// (a unit test checks them against serde). The reader reports every missing one at once;
+/// serde alone would stop at the first.
+pub trait Required {
+    /// The required keys, as written in the file.
+    const REQUIRED: &'static [&'static str];
+}
+
+macro_rules! required {
+    ($($t:ty => [$($k:literal),*]),* $(,)?) => {
+        $(impl Required for $t {
+            const REQUIRED: &'static [&'static str] = &[$($k),*];
+        })*
+    };
+}
+
+required! {
+    SimulationSection => ["cell_size", "size"],
+    BoundariesSection => [],
+    BoundarySpec => ["type"],
+    MaterialSpec => [],
+    GeometrySpec => ["shape", "material", "center"],
+    SourceSpec => ["type", "waveform"],
+    WaveformSpec => ["type", "frequency"],
+    MonitorSpec => ["type", "name"],
+    FrequencySpec => ["min", "max", "count"],
+    BoxSpec => ["center", "size"],
+}
+
 /// The whole scene file, as far as it could be read. Parts that could not be read (a wrong
 /// type, a missing required key) were reported by the reader and are left out here, so that the
 /// checks after reading neither repeat nor build on them.
