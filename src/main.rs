@@ -461,6 +461,11 @@ fn bench(
         },
     };
     let gpu = backend == BenchBackend::Cuda;
+    if !gpu && (gpus.is_some() || slabs_per_gpu != 1) {
+        eprintln!(
+            "note: --gpus and --slabs-per-gpu apply to the CUDA benchmark only: ignored on the CPU"
+        );
+    }
     let opts = BenchOptions {
         backend,
         size: size.unwrap_or(if gpu { 512 } else { 128 }),
