@@ -5,7 +5,6 @@
 mod progress;
 mod signals;
 
-use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -113,6 +112,9 @@ enum Command {
         /// Price of one GPU for one hour, for a cost estimate.
         #[arg(long, value_name = "PER_GPU_HOUR", value_parser = parse_price)]
         price: Option<f64>,
+        /// Slabs on each GPU, as `yee run --slabs-per-gpu` (default 1).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        slabs_per_gpu: Option<u64>,
     },
 }
 
@@ -198,7 +200,15 @@ fn main() -> ExitCode {
             host_memory,
             backend,
             price,
-        } => plan(scene, json, gpus, host_memory, backend, price),
+            slabs_per_gpu,
+        } => plan(
+            scene,
+            json,
+            gpus,
+            host_memory,
+            (backend, slabs_per_gpu.map(|n| n as usize)),
+            price,
+        ),
     }
 }
 
@@ -207,7 +217,7 @@ fn plan(
     json: bool,
     gpus: Option<GpuSpec>,
     host_memory: Option<u64>,
-    backend: Backend,
+    (backend, slabs_per_gpu): (Backend, Option<usize>),
     price: Option<f64>,
 ) -> ExitCode {
     let model = match load(&scene) {
@@ -226,6 +236,7 @@ fn plan(
             Backend::Cuda => BackendChoice::Cuda,
         },
         price_per_gpu_hour: price,
+        slabs_per_gpu,
         ..Default::default()
     };
     let p = yee::plan::plan(&model, &hardware, &options);

@@ -24,16 +24,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Which engine to run on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BackendChoice {
-    /// CUDA when the plan puts the grid on GPUs, else the CPU.
-    Auto,
-    /// The rayon CPU engine.
-    Cpu,
-    /// CUDA GPUs; an error if none can be used.
-    Cuda,
-}
+/// Which engine to run on (the plan's; kept here for the callers that name it from `run`).
+pub use crate::plan::BackendChoice;
 
 /// How to run a model.
 #[derive(Debug, Clone)]
@@ -216,6 +208,8 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
         slabs: opts.slabs,
         threads: Some(threads),
         price_per_gpu_hour: None,
+        gpus: opts.gpus.clone(),
+        slabs_per_gpu: opts.slabs_per_gpu,
     };
     let plan = crate::plan::plan(
         model,

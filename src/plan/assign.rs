@@ -4,7 +4,7 @@ use super::bytes::{bytes_per_cell_step, Layout};
 use super::hardware::{Device, Hardware, CUDA_CONTEXT_RESERVE, GPU_MODELS};
 use super::report::{bytes_h, duration_h, percent};
 use super::*;
-use crate::decomp::{split_even, split_weighted};
+use crate::decomp::split_even;
 use crate::model::Precision;
 
 /// One way of placing the grid on devices.
@@ -37,7 +37,10 @@ impl Candidate {
     }
     fn gpus(&self) -> usize {
         if self.backend == PlanBackend::Cuda {
-            self.slabs.len()
+            let mut d: Vec<usize> = self.slabs.iter().map(|s| s.0).collect();
+            d.sort_unstable();
+            d.dedup();
+            d.len()
         } else {
             0
         }
@@ -53,7 +56,6 @@ fn add(bytes: &mut Bytes, a: &Allocation) {
 }
 
 fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
-    bytes.monitors = bytes.monitors.saturating_add(layout.staging_bytes());
     bytes.probe_series = layout.probe_series_bytes();
     // Saturating: an absurd run must read as "too big", never wrap round to a small number.
     bytes.total = [
@@ -61,6 +63,8 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
         bytes.materials,
         bytes.pml,
         bytes.monitors,
+        bytes.device_monitors,
+        bytes.pinned,
         bytes.probe_series,
         bytes.halos,
         bytes.overhead,
@@ -69,42 +73,74 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
     .fold(0u64, u64::saturating_add);
 }
 
-/// The GPUs `sel` (indices into `gpus`), slabs in proportion to their usable memory.
-fn gpu_candidate(layout: &Layout, gpus: &[Device], host: &Device, sel: &[usize]) -> Candidate {
+/// Host-side bytes of a plan: host monitor buffers, pinned mirrors and the probe series.
+fn host_side_bytes(bytes: &Bytes) -> u64 {
+    bytes
+        .monitors
+        .saturating_add(bytes.pinned)
+        .saturating_add(bytes.probe_series)
+}
+
+/// The GPUs `sel` (indices into `gpus`), `spg` slabs on each, split by [`gpu_split`]. Every
+/// slab's monitor buffers are counted on its GPU, their pinned mirrors on the host.
+fn gpu_candidate(
+    layout: &Layout,
+    gpus: &[Device],
+    host: &Device,
+    sel: &[usize],
+    spg: usize,
+) -> Candidate {
     let [nx, ny, nz] = layout.shape;
-    let weights: Vec<f64> = sel
-        .iter()
-        .map(|&i| gpus[i].usable_bytes().max(1) as f64)
-        .collect();
-    let ranges = split_weighted(nx, &weights);
-    let sel = &sel[..ranges.len()];
+    let usable_of: Vec<u64> = sel.iter().map(|&i| gpus[i].usable_bytes()).collect();
+    let (ranges, gpu_of) = gpu_split(nx, &usable_of, spg);
+    let used = gpu_of.last().map_or(0, |&g| g + 1);
+    let sel = &sel[..used];
     let bpcs = bytes_per_cell_step(layout.precision) as f64;
     let mut bytes = Bytes::default();
+    let mut slabs = Vec::with_capacity(ranges.len());
+    let mut need = vec![CUDA_CONTEXT_RESERVE; sel.len()];
+    let mut cells = vec![0u64; sel.len()];
+    for (r, &g) in ranges.iter().zip(&gpu_of) {
+        let a = layout.gpu_slab_bytes_with_monitors(*r);
+        add(&mut bytes, &Allocation { monitors: 0, ..a });
+        bytes.device_monitors += a.monitors;
+        need[g] = need[g].saturating_add(a.total());
+        cells[g] += (r.len() * ny * nz) as u64;
+        slabs.push((sel[g], *r, a));
+    }
     let mut fits = true;
     let mut update_s: f64 = 0.0;
-    let mut slabs = Vec::with_capacity(sel.len());
     let mut interconnect = f64::INFINITY;
     let mut usable = 0;
-    for (&i, r) in sel.iter().zip(&ranges) {
+    for (g, &i) in sel.iter().enumerate() {
         let d = &gpus[i];
-        let a = layout.gpu_slab_bytes(*r);
-        add(&mut bytes, &a);
-        fits &= a.total() + CUDA_CONTEXT_RESERVE <= d.memory_bytes;
-        let cells = (r.len() * ny * nz) as f64;
-        update_s = update_s.max(cells * bpcs / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION));
-        interconnect = interconnect.min(d.interconnect_bytes_per_s);
+        fits &= need[g] <= d.memory_bytes;
+        // A GPU's slabs are updated one after the other.
+        update_s = update_s
+            .max(cells[g] as f64 * bpcs / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION));
+        interconnect = interconnect.min(if sel.len() > 1 {
+            d.interconnect_bytes_per_s
+        } else {
+            // Slabs on one GPU copy their halos within its memory.
+            d.bandwidth_bytes_per_s
+        });
         usable += d.usable_bytes();
-        slabs.push((i, *r, a));
     }
-    let k = slabs.len() as u64;
+    let k = sel.len() as u64;
     bytes.overhead = k * CUDA_CONTEXT_RESERVE;
-    let device_bytes = bytes.fields + bytes.materials + bytes.pml + bytes.halos + bytes.overhead;
+    bytes.monitors = layout.gpu_host_monitor_bytes();
+    bytes.pinned = layout.gpu_pinned_bytes();
+    let device_bytes = bytes.fields
+        + bytes.materials
+        + bytes.pml
+        + bytes.halos
+        + bytes.device_monitors
+        + bytes.overhead;
     finish_bytes(&mut bytes, layout);
-    let host_side = bytes.monitors.saturating_add(bytes.probe_series);
-    let host_side_short = host.memory_bytes > 0 && host_side > host.memory_bytes;
+    let host_side_short = host.memory_bytes > 0 && host_side_bytes(&bytes) > host.memory_bytes;
     fits &= !host_side_short;
-    let mut overhead_s = KERNELS_PER_STEP as f64 * LAUNCH_OVERHEAD_S;
-    if k > 1 {
+    let mut overhead_s = (KERNELS_PER_STEP as usize * spg.max(1)) as f64 * LAUNCH_OVERHEAD_S;
+    if slabs.len() > 1 {
         overhead_s += HALO_COPIES_PER_STEP as f64
             * (LAUNCH_OVERHEAD_S + layout.plane_bytes() as f64 / interconnect);
     }
@@ -132,6 +168,7 @@ fn cpu_candidate(layout: &Layout, host: &Device, host_index: usize, slabs: usize
         add(&mut bytes, &a);
         out.push((host_index, r, a));
     }
+    bytes.monitors = bytes.monitors.saturating_add(layout.staging_bytes());
     finish_bytes(&mut bytes, layout);
     let update_s = layout.cells() as f64 * bytes_per_cell_step(layout.precision) as f64
         / (host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
@@ -141,7 +178,7 @@ fn cpu_candidate(layout: &Layout, host: &Device, host_index: usize, slabs: usize
         fits: bytes.total <= host.memory_bytes,
         device_bytes: bytes.total,
         usable_bytes: host.memory_bytes,
-        host_side_short: bytes.monitors.saturating_add(bytes.probe_series) > host.memory_bytes,
+        host_side_short: host_side_bytes(&bytes) > host.memory_bytes,
         bytes,
         update_s,
         overhead_s: 0.0,
@@ -158,20 +195,77 @@ struct GpuChoice {
     n: usize,
     /// The overhead fraction with one more GPU, when one more was possible.
     next_fraction: Option<f64>,
+    /// The GPUs were given (`--gpus 0,2`), not chosen.
+    given: Option<Vec<usize>>,
+}
+
+/// What the user fixed of the GPU placement.
+#[derive(Debug, Clone, Default)]
+struct GpuAsk {
+    /// `--gpus 0,2`: exactly these, in this order.
+    only: Option<Vec<usize>>,
+    /// `--slabs-per-gpu`.
+    spg: usize,
+}
+
+impl GpuAsk {
+    fn of(options: &PlanOptions) -> GpuAsk {
+        GpuAsk {
+            only: options.gpus.clone(),
+            spg: options.slabs_per_gpu.unwrap_or(1).max(1),
+        }
+    }
+}
+
+/// Why `--gpus` cannot be honoured on `gpus`, if it cannot: an index named twice or one the
+/// hardware lacks.
+fn bad_ordinals(only: &[usize], gpus: &[Device]) -> Option<String> {
+    for (i, &o) in only.iter().enumerate() {
+        if only[..i].contains(&o) {
+            return Some(format!(
+                "GPU {o} is listed twice in --gpus; use --slabs-per-gpu for several slabs on one GPU"
+            ));
+        }
+        if o >= gpus.len() {
+            return Some(if gpus.is_empty() {
+                format!("--gpus names GPU {o}, but there is no GPU")
+            } else {
+                format!(
+                    "--gpus names GPU {o}, but the GPUs are 0..{}",
+                    gpus.len() - 1
+                )
+            });
+        }
+    }
+    None
 }
 
 /// Fewest GPUs (largest first) that hold the grid, then more while halo exchange and launches
 /// stay under [`OVERHEAD_LIMIT`] of a step.
-fn choose_gpus(layout: &Layout, gpus: &[Device], host: &Device) -> Option<GpuChoice> {
+fn choose_gpus(layout: &Layout, gpus: &[Device], host: &Device, ask: &GpuAsk) -> Option<GpuChoice> {
     if gpus.is_empty() {
         return None;
+    }
+    if let Some(only) = &ask.only {
+        if bad_ordinals(only, gpus).is_some() || only.is_empty() {
+            return None;
+        }
+        let cand = gpu_candidate(layout, gpus, host, only, ask.spg);
+        let k = cand.gpus();
+        return Some(GpuChoice {
+            k_min: cand.fits.then_some(k),
+            n: only.len(),
+            next_fraction: None,
+            given: Some(only.clone()),
+            cand,
+        });
     }
     let n = gpus.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(gpus[i].usable_bytes()));
-    let cand = |k: usize| gpu_candidate(layout, gpus, host, &order[..k]);
-    // No fewer GPUs than it takes to hold the grid without halos.
-    let whole = layout.slab_bytes(SlabRange {
+    let cand = |k: usize| gpu_candidate(layout, gpus, host, &order[..k], ask.spg);
+    // No fewer GPUs than it takes to hold the grid and its monitors without halos.
+    let whole = layout.gpu_slab_bytes_with_monitors(SlabRange {
         x0: 0,
         x1: layout.shape[0],
     });
@@ -187,6 +281,7 @@ fn choose_gpus(layout: &Layout, gpus: &[Device], host: &Device) -> Option<GpuCho
             k_min: None,
             n,
             next_fraction: None,
+            given: None,
         });
     };
     // Fewest that fit (binary search: more GPUs only shrink every slab).
@@ -198,6 +293,7 @@ fn choose_gpus(layout: &Layout, gpus: &[Device], host: &Device) -> Option<GpuCho
             k_min: None,
             n,
             next_fraction: None,
+            given: None,
         });
     } else {
         let (mut lo, mut hi) = (lower, n);
@@ -236,11 +332,12 @@ fn choose_gpus(layout: &Layout, gpus: &[Device], host: &Device) -> Option<GpuCho
         k_min: Some(k_min),
         n,
         next_fraction,
+        given: None,
     })
 }
 
 fn gpu_reason(c: &GpuChoice) -> String {
-    let k = c.cand.slabs.len();
+    let k = c.cand.gpus();
     let k_min = c.k_min.unwrap_or(k);
     let n = c.n;
     let need = bytes_h(c.cand.device_bytes);
@@ -256,6 +353,15 @@ fn gpu_reason(c: &GpuChoice) -> String {
         None => "the grid has no x planes to spare for a further GPU".to_string(),
     }
     };
+    if let Some(only) = &c.given {
+        let list: Vec<String> = only.iter().map(|o| o.to_string()).collect();
+        return format!(
+            "CUDA on GPU{} {} as given with --gpus: the grid needs {need} and they have {} after the context reserve.",
+            if only.len() == 1 { "" } else { "s" },
+            list.join(", "),
+            bytes_h(c.cand.usable_bytes)
+        );
+    }
     if n == 1 {
         format!(
             "CUDA on the GPU: the grid needs {need} and the GPU has {} after the context reserve.",
@@ -291,9 +397,9 @@ fn fits_anywhere(
     options: &PlanOptions,
 ) -> Option<(PlanBackend, usize)> {
     if options.backend != BackendChoice::Cpu {
-        if let Some(c) = choose_gpus(layout, &hw.gpus, &hw.host) {
+        if let Some(c) = choose_gpus(layout, &hw.gpus, &hw.host, &GpuAsk::of(options)) {
             if c.cand.fits {
-                return Some((PlanBackend::Cuda, c.cand.slabs.len()));
+                return Some((PlanBackend::Cuda, c.cand.gpus()));
             }
         }
     }
@@ -329,13 +435,12 @@ fn where_text(at: (PlanBackend, usize), hw: &Hardware) -> String {
 
 /// The model's layout with every cell `s` times larger (the CPML keeps its cell count).
 fn coarser(layout: &Layout, s: f64) -> Layout {
-    Layout {
-        shape: layout
+    layout.reshaped(
+        layout
             .shape
             .map(|n| ((n as f64 / s).round() as usize).max(1)),
-        steps: (layout.steps as f64 / s).ceil() as u64,
-        ..*layout
-    }
+        (layout.steps as f64 / s).ceil() as u64,
+    )
 }
 
 fn unit_factor(unit: &str) -> f64 {
@@ -404,9 +509,8 @@ fn suggest_cell(
             };
             let [nx, ny, nz] = l.shape;
             let total = match at.0 {
-                PlanBackend::Cuda => {
-                    choose_gpus(&l, &hw.gpus, &hw.host).map_or(0, |c| c.cand.bytes.total)
-                }
+                PlanBackend::Cuda => choose_gpus(&l, &hw.gpus, &hw.host, &GpuAsk::of(options))
+                    .map_or(0, |c| c.cand.bytes.total),
                 _ => {
                     cpu_candidate(&l, &hw.host, hw.gpus.len(), cpu_slabs_for(&l, hw, options))
                         .bytes
@@ -444,9 +548,9 @@ pub(super) fn group(n: u64) -> String {
 }
 
 /// Fewest identical `kind` GPUs that hold the layout, and that plan.
-fn gpus_needed(layout: &Layout, kind: &Device, host: &Device) -> Option<Candidate> {
+fn gpus_needed(layout: &Layout, kind: &Device, host: &Device, spg: usize) -> Option<Candidate> {
     let usable = kind.usable_bytes().max(1);
-    let whole = layout.slab_bytes(SlabRange {
+    let whole = layout.gpu_slab_bytes_with_monitors(SlabRange {
         x0: 0,
         x1: layout.shape[0],
     });
@@ -455,7 +559,7 @@ fn gpus_needed(layout: &Layout, kind: &Device, host: &Device) -> Option<Candidat
     let try_k = |k: usize| {
         let gpus = vec![kind.clone(); k];
         let sel: Vec<usize> = (0..k).collect();
-        gpu_candidate(layout, &gpus, host, &sel)
+        gpu_candidate(layout, &gpus, host, &sel, spg)
     };
     for k in start..=(start + 64).min(nx) {
         let c = try_k(k);
@@ -471,13 +575,13 @@ fn suggest_gpus(layout: &Layout, hw: &Hardware, options: &PlanOptions) -> Option
         Some(d) => d.clone(),
         None => Device::from_model(&GPU_MODELS[1]),
     };
-    let Some(c) = gpus_needed(layout, &kind, &hw.host) else {
+    let Some(c) = gpus_needed(layout, &kind, &hw.host, GpuAsk::of(options).spg) else {
         return Some(format!(
             "No number of {} GPUs holds this grid: every slab needs at least one x plane.",
             kind.name
         ));
     };
-    let k = c.slabs.len();
+    let k = c.gpus();
     let have = if hw.gpus.is_empty() {
         String::new()
     } else {
@@ -564,7 +668,7 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
             duration_h(LAUNCH_OVERHEAD_S),
             percent(OVERHEAD_LIMIT)
         ),
-        "host side: the snapshot staging buffer (monitors) and the probe series (kept as f64 by the HDF5 writer) live in host memory".to_string(),
+        "host side: the probe series (kept as f64 by the HDF5 writer) and, on the CPU, the snapshot staging and flux DFT accumulators (monitors) live in host memory; on CUDA the monitor buffers are on the GPU of the slab they read, with pinned host mirrors of the probe ring and snapshot staging".to_string(),
     ];
     if hw.gpus.iter().any(|d| d.bandwidth_assumed) {
         out.push(format!(
@@ -587,15 +691,15 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
     let gpu = if options.backend == BackendChoice::Cpu {
         None
     } else {
-        choose_gpus(&layout, &hw.gpus, &hw.host)
+        choose_gpus(&layout, &hw.gpus, &hw.host, &GpuAsk::of(options))
     };
     // When the host-side buffers are the limit, say which ones.
     let host_side = |c: &Candidate| {
         format!(
             "the host-side buffers alone (probe series {}, monitor staging {}) need {} where the host has {} available",
             bytes_h(c.bytes.probe_series),
-            bytes_h(c.bytes.monitors),
-            bytes_h(c.bytes.probe_series.saturating_add(c.bytes.monitors)),
+            bytes_h(c.bytes.monitors.saturating_add(c.bytes.pinned)),
+            bytes_h(host_side_bytes(&c.bytes)),
             bytes_h(hw.host.memory_bytes)
         )
     };
@@ -638,7 +742,14 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         )
     };
     // The first clause of why there is no GPU; the devices line keeps the whole note.
+    let bad_gpus = options
+        .gpus
+        .as_deref()
+        .and_then(|only| bad_ordinals(only, &hw.gpus));
     let no_gpu = || {
+        if let Some(why) = &bad_gpus {
+            return why.clone();
+        }
         let why = hw.gpu_note.trim_start_matches("no GPU found: ");
         why.split([':', ';'])
             .next()

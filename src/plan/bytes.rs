@@ -3,7 +3,12 @@
 //! [`slab_bytes`] is what a backend allocates for one slab (the CPU backend's own count of its
 //! vectors is asserted equal to it in debug builds and in `tests/plan_alloc.rs`);
 //! [`monitor_staging_len`] is the snapshot staging buffer the shared time loop allocates once;
-//! [`probe_series_bytes`] is what the HDF5 writer keeps of the probe time series.
+//! [`probe_series_bytes`] is what the HDF5 writer keeps of the probe time series;
+//! [`MonitorLayout`] places the CUDA engine's monitor buffers (probe ring, snapshot staging,
+//! flux DFT accumulators on the device, their pinned host mirrors) slab by slab, with one
+//! formula per buffer ([`probe_ring_bytes`], [`probe_mirror_bytes`],
+//! [`snapshot_staging_bytes`], [`flux_accumulator_bytes`], [`staged_halo_bytes`]) that the
+//! engine allocates by.
 
 use crate::backend::Allocation;
 use crate::decomp::SlabRange;
@@ -16,9 +21,216 @@ pub fn bytes_per_cell_step(precision: Precision) -> u64 {
     18 * precision.bytes() as u64 + 3
 }
 
+/// Device bytes of a probe ring of `samples` samples and `rows` rows in `real`-byte values:
+/// one 8-byte sample address per sample and the ring itself.
+pub fn probe_ring_bytes(samples: usize, rows: usize, real: usize) -> u64 {
+    (samples * 8 + rows * samples * real) as u64
+}
+
+/// Pinned host bytes mirroring a probe ring of `samples` samples and `rows` rows.
+pub fn probe_mirror_bytes(samples: usize, rows: usize, real: usize) -> u64 {
+    (rows * samples * real) as u64
+}
+
+/// Bytes of snapshot staging for `values` values of `real` bytes: the device staging of a GPU
+/// (its chunks of every snapshot component) and, for all values of the model, the one pinned
+/// buffer they are copied to.
+pub fn snapshot_staging_bytes(values: usize, real: usize) -> u64 {
+    (values * real) as u64
+}
+
+/// Device bytes of the DFT accumulators of `cells` flux plane cells at `nf` frequencies: real
+/// and imaginary parts of E_b, E_c, H_b, H_c, f64 each.
+pub fn flux_accumulator_bytes(nf: usize, cells: usize) -> u64 {
+    (8 * 8 * nf * cells) as u64
+}
+
+/// Device bytes of a flux monitor's frequency table on one GPU: one f64 per frequency.
+pub fn flux_frequency_bytes(nf: usize) -> u64 {
+    (8 * nf) as u64
+}
+
+/// Device bytes of a flux monitor's per-step DFT weights on one GPU: cos and sin at the E and
+/// H sample times, one f64 each per frequency.
+pub fn flux_weight_bytes(nf: usize) -> u64 {
+    (4 * 8 * nf) as u64
+}
+
+/// Device bytes of a CPML coefficient table of `layers` layers: (b, c, 1/kappa - 1) per layer.
+pub fn pml_table_bytes(layers: usize, real: usize) -> u64 {
+    (3 * layers * real) as u64
+}
+
+/// Device bytes of the NaN/Inf flag on each GPU.
+pub const FINITE_FLAG_BYTES: u64 = 4;
+
+/// Pinned host bytes of one staged halo copy (between GPUs without peer access): one plane of
+/// `plane` values.
+pub fn staged_halo_bytes(plane: usize, real: usize) -> u64 {
+    (plane * real) as u64
+}
+
+/// Where the CUDA engine's monitor buffers lie along x, so that each slab's share of them can
+/// be counted on its GPU (the probe samples, snapshot chunks and flux plane cells inside the
+/// slab) without the model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct MonitorLayout {
+    /// Owned x plane of every probe sample.
+    pub probe_x: Vec<usize>,
+    /// Rows of the probe ring.
+    pub probe_rows: usize,
+    /// Every snapshot component's region: (first x, x stride, x samples, values per x sample).
+    pub snapshots: Vec<(usize, usize, usize, usize)>,
+    /// Every flux monitor: (normal axis, plane index, frequencies, cells per x plane for a
+    /// plane along x (its whole area for an x-normal plane)).
+    pub fluxes: Vec<(usize, usize, usize, usize)>,
+}
+
+impl MonitorLayout {
+    /// The monitor layout of `model` as resolved.
+    pub fn of(model: &Model) -> MonitorLayout {
+        let [_, ny, nz] = model.grid.shape;
+        MonitorLayout {
+            probe_x: model
+                .probes
+                .iter()
+                .flat_map(|p| p.samples.iter().map(|(_, idx)| idx[0]))
+                .collect(),
+            probe_rows: probe_ring_rows(model.grid.steps),
+            snapshots: model
+                .snapshots
+                .iter()
+                .flat_map(|s| s.regions.iter())
+                .map(|(_, r)| {
+                    let [cx, cy, cz] = r.counts();
+                    (r.start[0], r.stride[0], cx, cy * cz)
+                })
+                .collect(),
+            fluxes: model
+                .fluxes
+                .iter()
+                .map(|f| {
+                    let a = f.axis as usize;
+                    let per_x = match a {
+                        0 => ny * nz,
+                        1 => nz,
+                        _ => ny,
+                    };
+                    (a, f.index, f.frequencies.len(), per_x)
+                })
+                .collect(),
+        }
+    }
+
+    /// The same monitors on a grid of `nx` planes where there were `from` (the planner's
+    /// coarser variants): x positions scaled, counts kept (an overestimate, on the safe side).
+    fn rescaled(&self, from: usize, nx: usize) -> MonitorLayout {
+        let x = |v: usize| (v * nx / from.max(1)).min(nx.saturating_sub(1));
+        MonitorLayout {
+            probe_x: self.probe_x.iter().map(|&v| x(v)).collect(),
+            probe_rows: self.probe_rows,
+            snapshots: self
+                .snapshots
+                .iter()
+                .map(|&(x0, sx, cx, per)| (x(x0), sx, cx, per))
+                .collect(),
+            fluxes: self
+                .fluxes
+                .iter()
+                .map(|&(a, k, nf, per)| (a, if a == 0 { x(k) } else { k }, nf, per))
+                .collect(),
+        }
+    }
+
+    /// Probe samples in `range`.
+    pub fn probe_samples(&self, range: SlabRange) -> usize {
+        self.probe_x
+            .iter()
+            .filter(|&&x| range.x0 <= x && x < range.x1)
+            .count()
+    }
+
+    /// Snapshot values gathered from `range` (its chunks of every component).
+    pub fn snapshot_values(&self, range: SlabRange) -> usize {
+        self.snapshots
+            .iter()
+            .map(|&(x0, sx, cx, per)| {
+                (0..cx)
+                    .filter(|i| (range.x0..range.x1).contains(&(x0 + i * sx)))
+                    .count()
+                    * per
+            })
+            .sum()
+    }
+
+    /// Snapshot values of the whole model (the pinned buffer).
+    pub fn all_snapshot_values(&self) -> usize {
+        self.snapshots.iter().map(|&(_, _, cx, per)| cx * per).sum()
+    }
+
+    /// Flux DFT bytes of the plane cells in `range`: their accumulators and, where the slab
+    /// holds any, the monitor's frequency and weight tables.
+    pub fn flux_bytes(&self, range: SlabRange) -> u64 {
+        self.fluxes
+            .iter()
+            .map(|&(a, k, nf, per)| {
+                let cells = if a == 0 {
+                    if (range.x0..range.x1).contains(&k) {
+                        per
+                    } else {
+                        0
+                    }
+                } else {
+                    range.len() * per
+                };
+                if cells == 0 {
+                    0
+                } else {
+                    flux_accumulator_bytes(nf, cells)
+                        + flux_frequency_bytes(nf)
+                        + flux_weight_bytes(nf)
+                }
+            })
+            .sum()
+    }
+
+    /// What the CUDA engine holds on the GPU of the slab owning `range` for monitors: its
+    /// probe samples' ring, its snapshot chunks' staging and its flux plane cells'
+    /// accumulators.
+    pub fn device_bytes(&self, range: SlabRange, real: usize) -> u64 {
+        probe_ring_bytes(self.probe_samples(range), self.probe_rows, real)
+            + snapshot_staging_bytes(self.snapshot_values(range), real)
+            + self.flux_bytes(range)
+    }
+
+    /// The CUDA engine's pinned host mirrors: the probe ring's and the snapshot buffer.
+    pub fn pinned_bytes(&self, real: usize) -> u64 {
+        probe_mirror_bytes(self.probe_x.len(), self.probe_rows, real)
+            + snapshot_staging_bytes(self.all_snapshot_values(), real)
+    }
+
+    /// The largest snapshot region (values): the host copy the CUDA engine hands the writer.
+    pub fn largest_region(&self) -> usize {
+        self.snapshots
+            .iter()
+            .map(|&(_, _, cx, per)| cx * per)
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// Most rows the CUDA engine's probe ring holds (the time loop collects them as they arrive).
+pub const PROBE_RING_ROWS: usize = 4096;
+
+/// Rows of the probe ring for a run of `steps` steps: [`PROBE_RING_ROWS`], or the step count
+/// when smaller.
+pub fn probe_ring_rows(steps: usize) -> usize {
+    steps.clamp(1, PROBE_RING_ROWS)
+}
+
 /// The facts about a model that its byte counts depend on, so that hypothetical variants (a
 /// coarser cell, another precision) are counted by the same formulas.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Layout {
     /// Cells along x, y, z.
     pub shape: [usize; 3],
@@ -35,6 +247,8 @@ pub struct Layout {
     pub probe_values_per_step: u64,
     /// Time steps.
     pub steps: u64,
+    /// Where the CUDA engine's monitor buffers lie.
+    pub monitors: std::sync::Arc<MonitorLayout>,
 }
 
 impl Layout {
@@ -49,12 +263,27 @@ impl Layout {
             flux_bytes: flux_bytes(model),
             probe_values_per_step: probe_values_per_step(model),
             steps: model.grid.steps as u64,
+            monitors: std::sync::Arc::new(MonitorLayout::of(model)),
         }
     }
 
     /// The same layout in another precision.
-    pub fn with_precision(self, precision: Precision) -> Layout {
-        Layout { precision, ..self }
+    pub fn with_precision(&self, precision: Precision) -> Layout {
+        Layout {
+            precision,
+            ..self.clone()
+        }
+    }
+
+    /// The same layout on a grid of `shape` cells and `steps` steps (the planner's coarser
+    /// variants): the monitors keep their sizes, at scaled x positions.
+    pub fn reshaped(&self, shape: [usize; 3], steps: u64) -> Layout {
+        Layout {
+            shape,
+            steps,
+            monitors: std::sync::Arc::new(self.monitors.rescaled(self.shape[0], shape[0])),
+            ..self.clone()
+        }
     }
 
     /// Total cells.
@@ -95,15 +324,48 @@ impl Layout {
         }
     }
 
-    /// What the CUDA backend allocates on its GPU for the slab that owns `range`: as
-    /// [`Layout::slab_bytes`] without the per-row material summaries (the GPU kernels look up
-    /// every cell's id). Its monitor staging is counted separately, for the whole run.
+    /// What the CUDA backend allocates on its GPU for the slab that owns `range`, monitors
+    /// excluded: as [`Layout::slab_bytes`] without the per-row material summaries (the GPU
+    /// kernels look up every cell's id).
     pub fn gpu_slab_bytes(&self, range: SlabRange) -> Allocation {
         let a = self.slab_bytes(range);
         Allocation {
             materials: 3 * range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64,
             ..a
         }
+    }
+
+    /// What the CUDA backend allocates on the GPU of the slab that owns `range`, its monitor
+    /// buffers included ([`MonitorLayout::device_bytes`]).
+    pub fn gpu_slab_bytes_with_monitors(&self, range: SlabRange) -> Allocation {
+        Allocation {
+            monitors: self.monitors.device_bytes(range, self.precision.bytes()),
+            ..self.gpu_slab_bytes(range)
+        }
+    }
+
+    /// What the CUDA backend keeps on every GPU it uses besides its slabs: the CPML
+    /// coefficient tables (E and H, each axis with layers) and the NaN/Inf flag. A few hundred
+    /// bytes, held within the context reserve ([`super::CUDA_CONTEXT_RESERVE`]).
+    pub fn gpu_table_bytes(&self) -> u64 {
+        let real = self.precision.bytes();
+        FINITE_FLAG_BYTES
+            + self
+                .pml
+                .iter()
+                .map(|&(lo, hi)| 2 * pml_table_bytes(lo + hi, real))
+                .sum::<u64>()
+    }
+
+    /// The CUDA backend's pinned host mirrors of its monitor buffers.
+    pub fn gpu_pinned_bytes(&self) -> u64 {
+        self.monitors.pinned_bytes(self.precision.bytes())
+    }
+
+    /// Host bytes a CUDA run keeps for monitors besides the pinned mirrors: the host copy of the
+    /// largest snapshot region handed to the writer.
+    pub fn gpu_host_monitor_bytes(&self) -> u64 {
+        snapshot_staging_bytes(self.monitors.largest_region(), self.precision.bytes())
     }
 
     /// Bytes of the snapshot staging buffer.
@@ -241,6 +503,7 @@ mod tests {
             flux_bytes: 0,
             probe_values_per_step: 0,
             steps: 1,
+            monitors: Default::default(),
         }
     }
 

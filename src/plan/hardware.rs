@@ -15,6 +15,11 @@ pub const HOST_BANDWIDTH_MAX: f64 = 200e9;
 pub const GENERIC_GPU_BANDWIDTH: f64 = 2.0e12;
 /// GPU-to-GPU bandwidth assumed over PCIe 4.0 x16 (per direction, achieved).
 pub const PCIE_BANDWIDTH: f64 = 25e9;
+/// GPU-to-GPU bandwidth of fourth-generation NVLink (Hopper SXM), per direction.
+pub const NVLINK4_BANDWIDTH: f64 = 450e9;
+/// GPU-to-GPU bandwidth of third-generation NVLink (Ampere), per direction; also what a probed
+/// GPU with peer access is assumed to reach.
+pub const NVLINK3_BANDWIDTH: f64 = 300e9;
 
 /// A GPU model in the built-in table.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -38,14 +43,14 @@ pub const GPU_MODELS: &[GpuModel] = &[
         keys: &["H200", "H200SXM"],
         memory_bytes: 141_000_000_000,
         bandwidth_bytes_per_s: 4.8e12,
-        interconnect_bytes_per_s: 450e9,
+        interconnect_bytes_per_s: NVLINK4_BANDWIDTH,
     },
     GpuModel {
         name: "H100 SXM (80 GB)",
         keys: &["H100", "H100SXM", "H10080GB"],
         memory_bytes: 80_000_000_000,
         bandwidth_bytes_per_s: 3.35e12,
-        interconnect_bytes_per_s: 450e9,
+        interconnect_bytes_per_s: NVLINK4_BANDWIDTH,
     },
     GpuModel {
         name: "H100 PCIe (80 GB)",
@@ -59,14 +64,14 @@ pub const GPU_MODELS: &[GpuModel] = &[
         keys: &["A10080GB", "A10080G", "A10080"],
         memory_bytes: 80_000_000_000,
         bandwidth_bytes_per_s: 2.039e12,
-        interconnect_bytes_per_s: 300e9,
+        interconnect_bytes_per_s: NVLINK3_BANDWIDTH,
     },
     GpuModel {
         name: "A100 (40 GB)",
         keys: &["A10040GB", "A10040G", "A10040"],
         memory_bytes: 40_000_000_000,
         bandwidth_bytes_per_s: 1.555e12,
-        interconnect_bytes_per_s: 300e9,
+        interconnect_bytes_per_s: NVLINK3_BANDWIDTH,
     },
     GpuModel {
         name: "L40S (48 GB)",
@@ -272,7 +277,11 @@ impl Device {
                 GENERIC_GPU_BANDWIDTH
             },
             bandwidth_assumed: !known,
-            interconnect_bytes_per_s: if nvlink { 300e9 } else { PCIE_BANDWIDTH },
+            interconnect_bytes_per_s: if nvlink {
+                NVLINK3_BANDWIDTH
+            } else {
+                PCIE_BANDWIDTH
+            },
         }
     }
 

@@ -17,18 +17,43 @@ mod report;
 
 pub use bytes::{
     bytes_per_cell_step, monitor_staging_bytes, monitor_staging_len, output_bytes,
-    probe_series_bytes, slab_bytes, Layout, OutputBytes,
+    probe_series_bytes, slab_bytes, Layout, MonitorLayout, OutputBytes,
 };
 pub use hardware::{
     parse_gpus, parse_size, Device, DeviceKind, GpuModel, Hardware, CUDA_CONTEXT_RESERVE,
-    GPU_MODELS,
+    GPU_MODELS, NVLINK3_BANDWIDTH, NVLINK4_BANDWIDTH, PCIE_BANDWIDTH,
 };
 
 use crate::backend::Allocation;
-use crate::decomp::SlabRange;
+use crate::decomp::{split_weighted, SlabRange};
 use crate::model::Model;
-use crate::run::BackendChoice;
 use serde::Serialize;
+
+/// Which engine to run on: the user's `--backend`, which the plan decides under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// CUDA when the plan puts the grid on GPUs, else the CPU.
+    Auto,
+    /// The rayon CPU engine.
+    Cpu,
+    /// CUDA GPUs; an error if none can be used.
+    Cuda,
+}
+
+/// The slab split over GPUs of `usable` bytes each (their memory less the context reserve),
+/// `slabs_per_gpu` consecutive slabs on each, sized in proportion to each GPU's usable memory:
+/// the slab ranges and each slab's index into `usable`. The one GPU weighting: the plan and
+/// the CUDA backend both split by it.
+pub fn gpu_split(nx: usize, usable: &[u64], slabs_per_gpu: usize) -> (Vec<SlabRange>, Vec<usize>) {
+    let spg = slabs_per_gpu.max(1);
+    let weights: Vec<f64> = usable
+        .iter()
+        .flat_map(|&u| std::iter::repeat_n(u.max(1) as f64 / spg as f64, spg))
+        .collect();
+    let ranges = split_weighted(nx, &weights);
+    let gpu_of = (0..ranges.len()).map(|s| s / spg).collect();
+    (ranges, gpu_of)
+}
 
 /// Fraction of peak memory bandwidth a GPU update is assumed to achieve.
 pub const GPU_ACHIEVED_FRACTION: f64 = 0.8;
@@ -54,6 +79,11 @@ pub struct PlanOptions {
     pub threads: Option<usize>,
     /// Price of one GPU for one hour, for the cost estimate.
     pub price_per_gpu_hour: Option<f64>,
+    /// `--gpus 0,2`: exactly these GPUs (indices into [`Hardware::gpus`], which are the
+    /// driver ordinals of probed GPUs), slabs in this order (None: the plan picks).
+    pub gpus: Option<Vec<usize>>,
+    /// `--slabs-per-gpu`: consecutive slabs on each GPU (None: one).
+    pub slabs_per_gpu: Option<usize>,
 }
 
 impl Default for PlanOptions {
@@ -63,6 +93,8 @@ impl Default for PlanOptions {
             slabs: None,
             threads: None,
             price_per_gpu_hour: None,
+            gpus: None,
+            slabs_per_gpu: None,
         }
     }
 }
@@ -107,8 +139,14 @@ pub struct Bytes {
     pub materials: u64,
     /// CPML psi arrays.
     pub pml: u64,
-    /// Monitor buffers: the snapshot staging buffer (host).
+    /// Monitor buffers in host memory: on the CPU the snapshot staging buffer and the flux
+    /// DFT accumulators; on CUDA the host copy of the largest snapshot region.
     pub monitors: u64,
+    /// Monitor buffers on the GPUs (CUDA): probe ring and sample addresses, snapshot staging,
+    /// flux DFT accumulators, each on the GPU of the slab it reads.
+    pub device_monitors: u64,
+    /// Pinned host mirrors of the GPU monitor buffers (probe ring, snapshot staging).
+    pub pinned: u64,
     /// Probe time series the HDF5 writer keeps until the end of the run (host, f64).
     pub probe_series: u64,
     /// Halo planes (one on each side of each slab, six components).
@@ -230,15 +268,37 @@ impl Plan {
             .collect()
     }
 
-    /// What the run allocates by backend category: the slabs plus the snapshot staging buffer
-    /// (`monitors`). A run's `RunInfo::allocation` equals this.
+    /// What the run allocates by backend category: the slabs (with, on CUDA, their monitor
+    /// buffers on the device) plus the host monitor buffers and pinned mirrors (`monitors`).
+    /// A CPU run's `RunInfo::allocation` equals this.
     pub fn allocation(&self) -> Allocation {
         let mut a = Allocation::default();
         for s in &self.slabs {
             a.add(&s.allocation);
         }
-        a.monitors += self.bytes.monitors;
+        a.monitors += self.bytes.monitors + self.bytes.pinned;
         a
+    }
+
+    /// The plan's GPU placement: each slab's x range and the index into
+    /// [`Hardware::gpus`] of its GPU (the driver ordinal of a probed GPU). Empty unless the
+    /// plan runs on CUDA.
+    pub fn gpu_slabs(&self) -> Vec<(SlabRange, usize)> {
+        if self.backend != PlanBackend::Cuda {
+            return Vec::new();
+        }
+        self.slabs
+            .iter()
+            .map(|s| {
+                (
+                    SlabRange {
+                        x0: s.x_start,
+                        x1: s.x_end,
+                    },
+                    s.device,
+                )
+            })
+            .collect()
     }
 
     /// The text report `yee plan` prints.

@@ -136,7 +136,12 @@ pub(super) fn render(p: &Plan) -> String {
         ("E and H fields".to_string(), b.fields),
         ("material indices".to_string(), b.materials),
         ("CPML auxiliaries".to_string(), b.pml),
-        ("monitors (snapshot staging, host)".to_string(), b.monitors),
+        ("monitors (host)".to_string(), b.monitors),
+        (
+            "GPU monitors (probe ring, staging, flux DFT)".to_string(),
+            b.device_monitors,
+        ),
+        ("pinned host mirrors of GPU monitors".to_string(), b.pinned),
         ("probe series (host, f64)".to_string(), b.probe_series),
         ("halo planes".to_string(), b.halos),
         (overhead_note, b.overhead),

@@ -80,8 +80,9 @@ pub enum Event {
 /// Number of [`Event`] kinds.
 pub const EVENTS: usize = 9;
 
-/// Rows (steps) of probe samples the device ring holds before it must be read.
-pub const PROBE_RING_ROWS: usize = 4096;
+/// Rows (steps) of probe samples the device ring holds before it must be read (the plan's
+/// figure: it counts the ring's bytes).
+pub use crate::plan::bytes::PROBE_RING_ROWS;
 
 /// Why a device operation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -243,7 +244,10 @@ impl SlabSizes {
         }
     }
 
-    /// Bytes by category for values of `real` bytes, monitors excluded.
+    /// Bytes by category for values of `real` bytes, monitors excluded, counted from the
+    /// lengths the engine allocates: the engine's own count, which `tests/plan_alloc.rs` and a
+    /// debug assertion check against the plan's
+    /// [`Layout::gpu_slab_bytes`](crate::plan::Layout::gpu_slab_bytes).
     pub fn allocation(&self, plane: usize, real: usize) -> Allocation {
         let t = real as u64;
         let fields_with_halos = 6 * self.field_len as u64 * t;
@@ -260,45 +264,42 @@ impl SlabSizes {
 
 /// Rows of the probe ring: [`PROBE_RING_ROWS`], or the step count when smaller.
 pub fn probe_ring_rows(model: &Model) -> usize {
-    model.grid.steps.clamp(1, PROBE_RING_ROWS)
+    crate::plan::bytes::probe_ring_rows(model.grid.steps)
 }
 
-/// Monitor bytes for the whole model: probe sample addresses (8 bytes each) and the probe
-/// ring on the device and in pinned memory ([`probe_ring_rows`] rows of every sample); device
-/// staging plus pinned memory for every snapshot value; and the flux monitors' DFT
-/// accumulators on the device (8 f64 per cell and frequency: real and imaginary parts of
-/// E_b, E_c, H_b, H_c).
+/// Monitor bytes for the whole model, on the GPUs and in pinned host memory, as the plan
+/// counts them ([`crate::plan::bytes::MonitorLayout`]): probe sample addresses and the probe
+/// ring on the device and its pinned mirror; device staging plus pinned memory for every
+/// snapshot value; and the flux monitors' DFT accumulators on the device.
 pub fn monitor_bytes(model: &Model, real: usize) -> u64 {
-    let samples: usize = model.probes.iter().map(|p| p.samples.len()).sum();
-    let values: usize = model
-        .snapshots
-        .iter()
-        .flat_map(|s| s.regions.iter().map(|(_, r)| r.len()))
-        .sum();
-    let flux: usize = model
-        .fluxes
-        .iter()
-        .map(|f| 64 * crate::flux::plane_cells(model, f).0 * f.frequencies.len())
-        .sum();
-    (samples * 8 + 2 * (probe_ring_rows(model) * samples + values) * real + flux) as u64
+    let m = crate::plan::bytes::MonitorLayout::of(model);
+    let whole = SlabRange {
+        x0: 0,
+        x1: model.grid.shape[0],
+    };
+    m.device_bytes(whole, real) + m.pinned_bytes(real)
 }
 
 /// What the engine allocates on the GPUs and in pinned host memory for `model` split as
 /// `ranges` (the CUDA backend's memory plan): the same categories as the CPU backend, with
 /// `materials` = 3 one-byte ids per owned cell (no per-row summaries on the GPU) and
-/// `monitors` = [`monitor_bytes`]. Not counted: the CPML coefficient tables (a few hundred
-/// bytes per GPU), the NaN flag (4 bytes per GPU), the flux monitors' frequency and
-/// weight tables (40 bytes per frequency and slab), and, between GPUs without peer access (or
-/// with [`EngineOptions::staged_halos`]), one pinned plane per staged halo copy; and the
-/// device and pinned scratch buffers of regions gathered outside the snapshot schedule (flux
-/// planes, whole-field reads), sized to the largest such region and allocated on first use.
+/// `monitors` = every slab's monitor buffers on its GPU plus their pinned mirrors, as the plan
+/// counts them ([`crate::plan::bytes::MonitorLayout`]). Counted by the plan apart from these
+/// categories: the CPML coefficient tables and the NaN flag of every GPU
+/// ([`crate::plan::Layout::gpu_table_bytes`], within the context reserve) and, between GPUs
+/// without peer access (or with [`EngineOptions::staged_halos`]), one pinned plane per staged
+/// halo copy ([`crate::plan::bytes::staged_halo_bytes`]). Not counted: the device and pinned
+/// scratch buffers of regions gathered outside the snapshot schedule (whole-field reads by
+/// tests and tools), sized to the largest such region and allocated on first use.
 pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation {
     let [_, ny, nz] = model.grid.shape;
     let mut a = Allocation::default();
+    let monitors = crate::plan::bytes::MonitorLayout::of(model);
     for r in ranges {
         a.add(&SlabSizes::new(model, *r).allocation(ny * nz, real));
+        a.monitors += monitors.device_bytes(*r, real);
     }
-    a.monitors = monitor_bytes(model, real);
+    a.monitors += monitors.pinned_bytes(real);
     a
 }
 
@@ -565,7 +566,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 }
             }
             pml_coef.push(axes);
-            finite_flag.push(dev.alloc(gpu, 4)?);
+            finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
         }
 
         let plan = HaloPlan::new(ranges, b);
@@ -667,7 +668,10 @@ impl<D: Device, T: Real> Engine<D, T> {
                     RouteKind::Peer
                 };
                 let pinned = if kind == RouteKind::Staged {
-                    dev.alloc_pinned(src_gpu, plane * t)?
+                    dev.alloc_pinned(
+                        src_gpu,
+                        crate::plan::bytes::staged_halo_bytes(plane, t) as usize,
+                    )?
                 } else {
                     0
                 };
@@ -707,9 +711,13 @@ impl<D: Device, T: Real> Engine<D, T> {
                 r.src = dev.alloc(gpu, r.n * 8)?;
                 dev.upload(gpu, r.src, bytes_of(&probe_ptrs[gpu]))?;
                 r.ring = dev.alloc(gpu, rows * r.n * t)?;
-                r.pinned = dev.alloc_pinned(gpu, rows * r.n * t)?;
+                r.pinned = dev.alloc_pinned(
+                    gpu,
+                    crate::plan::bytes::probe_mirror_bytes(r.n, rows, t) as usize,
+                )?;
             }
-            allocation.monitors += (r.n * 8 + 2 * rows * r.n * t) as u64;
+            allocation.monitors += crate::plan::bytes::probe_ring_bytes(r.n, rows, t)
+                + crate::plan::bytes::probe_mirror_bytes(r.n, rows, t);
         }
         let probes = Probes {
             gpus: ring,
@@ -751,14 +759,14 @@ impl<D: Device, T: Real> Engine<D, T> {
             if len > 0 {
                 staging[gpu] = dev.alloc(gpu, len * t)?;
             }
-            allocation.monitors += (len * t) as u64;
+            allocation.monitors += crate::plan::bytes::snapshot_staging_bytes(len, t);
         }
         let pinned = if pinned_len > 0 {
             dev.alloc_pinned(0, pinned_len * t)?
         } else {
             0
         };
-        allocation.monitors += (pinned_len * t) as u64;
+        allocation.monitors += crate::plan::bytes::snapshot_staging_bytes(pinned_len, t);
         for slot in &mut slots {
             for ch in slot.chunks.iter_mut() {
                 ch.args.out = staging[ch.gpu];
@@ -777,10 +785,14 @@ impl<D: Device, T: Real> Engine<D, T> {
                 else {
                     continue;
                 };
-                args.acc = dev.alloc(s.gpu, 8 * nf * part_cells * 8)?;
-                let freq = dev.alloc(s.gpu, nf * 8)?;
+                args.acc = dev.alloc(
+                    s.gpu,
+                    crate::plan::bytes::flux_accumulator_bytes(nf, part_cells) as usize,
+                )?;
+                let freq =
+                    dev.alloc(s.gpu, crate::plan::bytes::flux_frequency_bytes(nf) as usize)?;
                 dev.upload(s.gpu, freq, bytes_of(&f.frequencies))?;
-                args.w = dev.alloc(s.gpu, 4 * nf * 8)?;
+                args.w = dev.alloc(s.gpu, crate::plan::bytes::flux_weight_bytes(nf) as usize)?;
                 let weights = FluxWeightsArgs {
                     freq,
                     w: args.w,
@@ -796,7 +808,14 @@ impl<D: Device, T: Real> Engine<D, T> {
                 });
             }
             debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), cells);
-            allocation.monitors += (64 * nf * cells) as u64;
+            allocation.monitors += parts
+                .iter()
+                .map(|p| {
+                    crate::plan::bytes::flux_accumulator_bytes(nf, p.cells)
+                        + crate::plan::bytes::flux_frequency_bytes(nf)
+                        + crate::plan::bytes::flux_weight_bytes(nf)
+                })
+                .sum::<u64>();
             fluxes.push(FluxMonitor {
                 cells,
                 area,

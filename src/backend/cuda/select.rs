@@ -7,16 +7,17 @@
 //! the shared time loop on it; running out of GPU memory while allocating re-plans on more
 //! GPUs, or falls back to the CPU under `auto`, before any output is written.
 
-use super::engine::{estimate, SlabSizes};
+use super::engine::estimate;
 use super::CudaError;
 use crate::backend::Allocation;
-use crate::decomp::{split_weighted, SlabRange};
+use crate::decomp::SlabRange;
 use crate::devices::GpuInfo;
 use crate::model::Model;
 use crate::run::{BackendChoice, Observer, RunError, RunOptions, Summary};
 
-/// Device memory kept free on every GPU for the context, the kernel module and the driver.
-pub const GPU_RESERVE: u64 = 512 << 20;
+/// Device memory kept free on every GPU for the context, the kernel module and the driver:
+/// the plan's figure.
+pub use crate::plan::CUDA_CONTEXT_RESERVE as GPU_RESERVE;
 
 /// The engine a run will use.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,28 +28,25 @@ pub enum Choice {
     Cuda(Vec<GpuInfo>, String),
 }
 
-/// Slab ranges over `gpus`, `slabs_per_gpu` consecutive slabs on each, sized in proportion to
-/// each GPU's free memory; returns the ranges and each slab's index into `gpus`.
+/// Slab ranges over `gpus`, `slabs_per_gpu` consecutive slabs on each, split by the plan's
+/// [`crate::plan::gpu_split`] over each GPU's free memory less the context reserve; returns
+/// the ranges and each slab's index into `gpus`.
 pub fn layout(nx: usize, gpus: &[GpuInfo], slabs_per_gpu: usize) -> (Vec<SlabRange>, Vec<usize>) {
-    let spg = slabs_per_gpu.max(1);
-    let weights: Vec<f64> = gpus
+    let usable: Vec<u64> = gpus
         .iter()
-        .flat_map(|g| std::iter::repeat_n(g.memory_free.max(1) as f64 / spg as f64, spg))
+        .map(|g| g.memory_free.saturating_sub(GPU_RESERVE))
         .collect();
-    let ranges = split_weighted(nx, &weights);
-    let gpu_of = (0..ranges.len()).map(|s| s / spg).collect();
-    (ranges, gpu_of)
+    crate::plan::gpu_split(nx, &usable, slabs_per_gpu)
 }
 
-/// Bytes each GPU would hold for `model` over `gpus` (fields, halos, materials, CPML psi,
-/// monitor staging counted on every GPU).
+/// Bytes each GPU would hold for `model` over `gpus`: its slabs and their monitor buffers, as
+/// the plan counts them ([`crate::plan::Layout::gpu_slab_bytes_with_monitors`]).
 pub fn per_gpu_bytes(model: &Model, gpus: &[GpuInfo], slabs_per_gpu: usize) -> Vec<u64> {
-    let real = model.precision.bytes();
     let (ranges, gpu_of) = layout(model.grid.shape[0], gpus, slabs_per_gpu);
-    let [_, ny, nz] = model.grid.shape;
-    let mut need = vec![estimate(model, &[], real).monitors; gpus.len()];
+    let plan = crate::plan::Layout::of(model);
+    let mut need = vec![0; gpus.len()];
     for (r, &g) in ranges.iter().zip(&gpu_of) {
-        need[g] += SlabSizes::new(model, *r).allocation(ny * nz, real).total();
+        need[g] += plan.gpu_slab_bytes_with_monitors(*r).total();
     }
     need
 }
@@ -201,8 +199,8 @@ impl Placement {
 }
 
 /// Run `model` on CUDA when asked for (`--backend cuda`) or when the memory plan chose CUDA
-/// (`auto`); `None` means: run on the CPU. Without `--gpus` or `--slabs-per-gpu` the plan's
-/// own slabs are used.
+/// (`auto`); `None` means: run on the CPU. The plan's own slabs are used (it models `--gpus`
+/// and `--slabs-per-gpu`).
 pub fn run_planned(
     model: &Model,
     opts: &RunOptions,
@@ -216,12 +214,11 @@ pub fn run_planned(
         BackendChoice::Auto if !planned_cuda => return None,
         _ => {}
     }
-    let placement =
-        (planned_cuda && opts.gpus.is_none() && opts.slabs_per_gpu.is_none()).then(|| Placement {
-            ranges: plan.ranges(),
-            // The plan lists the probed GPUs first, in ordinal order.
-            ordinals: plan.slabs.iter().map(|s| s.device).collect(),
-        });
+    let placement = planned_cuda.then(|| Placement {
+        ranges: plan.ranges(),
+        // The plan lists the probed GPUs first, in ordinal order.
+        ordinals: plan.slabs.iter().map(|s| s.device).collect(),
+    });
     try_run(model, opts, placement, threads, obs)
 }
 

@@ -1,0 +1,435 @@
+//! The plan is the one decider and the one source of sizes: it places the CUDA engine's monitor
+//! buffers on the GPUs of the slabs they read (a large flux plane's DFT accumulators on the
+//! GPU, not in host memory), it models `--gpus 0,2` and `--slabs-per-gpu`, and the CUDA engine
+//! allocates, GPU by GPU and in pinned host memory, exactly what the plan lists.
+
+mod common;
+
+use common::*;
+use std::cell::RefCell;
+use yee::backend::cuda::args::{Dims, Kernel, Ptr};
+use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream};
+use yee::backend::cuda::{Engine, EngineOptions};
+use yee::backend::Backend;
+use yee::model::Model;
+use yee::plan::{self, parse_gpus, BackendChoice, Hardware, Plan, PlanBackend, PlanOptions};
+
+const GIB: u64 = 1 << 30;
+
+/// 2000 x 2000 x 400 cells of 10 nm in f32 with one z-normal flux plane at `nf` frequencies:
+/// 38.4 GB of fields and 2000 * 2000 * 101 * 64 B = 25.9 GB of DFT accumulators.
+fn big_flux_scene(nf: usize) -> String {
+    format!(
+        r#"
+[simulation]
+name = "bigflux"
+length_unit = "nm"
+cell_size = 10.0
+size = [20000.0, 20000.0, 4000.0]
+steps = 2000
+precision = "f32"
+[boundaries]
+default = {{ type = "pml", cells = 10 }}
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = {{ type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }}
+[[monitor]]
+type = "flux"
+name = "up"
+plane = {{ z = 1000.0 }}
+frequencies = {{ min = 2.0e14, max = 4.0e14, count = {nf} }}
+"#
+    )
+}
+
+#[test]
+fn a_large_flux_plane_is_planned_on_one_h200_with_its_accumulators_on_the_gpu() {
+    let m = model(&big_flux_scene(101));
+    assert_eq!(m.grid.shape, [2000, 2000, 400]);
+    let hw = Hardware::new(parse_gpus("1xH200").unwrap(), 24 * GIB, 16);
+    let p = plan::plan(&m, &hw, &PlanOptions::default());
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    assert!(p.fits);
+    let accumulators = 64 * 101 * 2000 * 2000u64;
+    // The accumulators and the flux tables (40 B per frequency) are on the GPU.
+    assert_eq!(p.bytes.device_monitors, accumulators + 40 * 101);
+    assert_eq!(p.slabs.len(), 1);
+    assert_eq!(p.slabs[0].allocation.monitors, accumulators + 40 * 101);
+    // Nothing of them in host memory: no snapshots, no probes, so no host monitor buffers.
+    assert_eq!(p.bytes.monitors + p.bytes.pinned + p.bytes.probe_series, 0);
+    // The slab with its accumulators and the context reserve is what the H200 holds.
+    let on_gpu = p.slabs[0].bytes + plan::CUDA_CONTEXT_RESERVE;
+    assert!((p.slabs[0].share - on_gpu as f64 / 141e9).abs() < 1e-12);
+    assert!(on_gpu > 64 * 1_000_000_000 && on_gpu < 141_000_000_000);
+
+    // The same scene planned for the CPU keeps them in host memory, where 24 GiB is too little.
+    let cpu = plan::plan(
+        &m,
+        &hw,
+        &PlanOptions {
+            backend: BackendChoice::Cpu,
+            ..Default::default()
+        },
+    );
+    assert_eq!(cpu.backend, PlanBackend::None);
+    assert!(cpu.bytes.monitors >= accumulators);
+    assert_eq!(cpu.bytes.device_monitors, 0);
+}
+
+#[test]
+fn yee_plan_puts_the_large_flux_plane_on_one_h200() {
+    let dir = std::env::temp_dir().join(format!("yee-plan-decider-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("bigflux.toml");
+    std::fs::write(&scene, big_flux_scene(101)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args([
+            "plan",
+            "--json",
+            "--gpus",
+            "1xH200",
+            "--host-memory",
+            "24GiB",
+        ])
+        .arg(&scene)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["backend"], "cuda", "{}", v["reason"]);
+    assert_eq!(v["fits"], true);
+    assert_eq!(
+        v["bytes"]["device_monitors"].as_u64().unwrap(),
+        64 * 101 * 2000 * 2000 + 40 * 101
+    );
+}
+
+/// A small scene with every kind of monitor: probes, a plane and a box snapshot, and flux
+/// planes normal to x (held by one slab) and to z (shared by every slab).
+fn monitored() -> Model {
+    model(
+        r#"
+[simulation]
+name = "decider"
+length_unit = "um"
+cell_size = 0.05
+size = [2.0, 1.0, 1.0]
+steps = 7
+precision = "f32"
+[boundaries]
+default = { type = "pml", cells = 4 }
+[materials]
+glass = { epsilon = 2.25 }
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [0.1, 0.0, -0.2]
+size = [0.6, 0.5, 0.3]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.02, 0.03, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 2.0e14 }
+[[monitor]]
+type = "probe"
+name = "left"
+position = [-0.7, 0.1, 0.05]
+components = ["Ex", "Hz"]
+[[monitor]]
+type = "probe"
+name = "right"
+position = [0.8, -0.1, 0.0]
+components = ["Ez"]
+[[monitor]]
+type = "snapshot"
+name = "xy"
+components = ["Ez", "Hx"]
+plane = { z = 0.0 }
+every = 2
+[[monitor]]
+type = "snapshot"
+name = "cube"
+components = ["Ex"]
+box = { center = [0.3, 0.0, 0.0], size = [0.6, 0.4, 0.4] }
+every = 3
+[[monitor]]
+type = "flux"
+name = "x"
+plane = { x = 0.5 }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 5 }
+[[monitor]]
+type = "flux"
+name = "z"
+plane = { z = 0.3 }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+"#,
+    )
+}
+
+/// A device that only counts what is allocated on each GPU and in pinned memory.
+struct Counting {
+    gpus: usize,
+    device: RefCell<Vec<u64>>,
+    pinned: RefCell<u64>,
+    next: RefCell<Ptr>,
+}
+
+impl Counting {
+    fn new(gpus: usize) -> Self {
+        Counting {
+            gpus,
+            device: RefCell::new(vec![0; gpus]),
+            pinned: RefCell::new(0),
+            next: RefCell::new(4096),
+        }
+    }
+    fn ptr(&self, bytes: usize) -> Ptr {
+        let mut n = self.next.borrow_mut();
+        let p = *n;
+        *n += (bytes as u64).div_ceil(256) * 256 + 256;
+        p
+    }
+}
+
+impl Device for Counting {
+    fn gpus(&self) -> usize {
+        self.gpus
+    }
+    fn alloc(&self, gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
+        self.device.borrow_mut()[gpu] += bytes as u64;
+        Ok(self.ptr(bytes))
+    }
+    fn alloc_pinned(&self, _: usize, bytes: usize) -> Result<Ptr, DeviceError> {
+        *self.pinned.borrow_mut() += bytes as u64;
+        Ok(self.ptr(bytes))
+    }
+    fn upload(&self, _: usize, _: Ptr, _: &[u8]) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn download(&self, _: usize, _: Ptr, _: &mut [u8]) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn set_constant(&self, _: usize, _: &str, _: &[u8]) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    unsafe fn launch<A: KernelArgs>(
+        &self,
+        _: usize,
+        _: Stream,
+        _: Kernel,
+        _: Dims,
+        _: &A,
+    ) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn copy_dtod(
+        &self,
+        _: usize,
+        _: Stream,
+        _: (usize, Ptr),
+        _: (usize, Ptr),
+        _: usize,
+    ) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn copy_dtoh(&self, _: usize, _: Stream, _: Ptr, _: Ptr, _: usize) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn copy_htod(&self, _: usize, _: Stream, _: Ptr, _: Ptr, _: usize) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn record(&self, _: usize, _: Stream, _: Event) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn wait(&self, _: usize, _: Stream, _: usize, _: Event) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn sync_event(&self, _: usize, _: Event) -> Result<(), DeviceError> {
+        Ok(())
+    }
+    fn query(&self, _: usize, _: Event) -> Result<bool, DeviceError> {
+        Ok(true)
+    }
+    fn peer(&self, _: usize, _: usize) -> bool {
+        true
+    }
+}
+
+/// Build the CUDA engine on a counting device where `p` places the slabs and check that every
+/// GPU holds what the plan lists for it (slabs with their monitor buffers, and the small
+/// per-GPU tables), that pinned memory is the plan's pinned mirrors, and that the engine's
+/// own count by category is the plan's.
+fn engine_allocates_the_plan(m: &Model, p: &Plan) {
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    let placement = p.gpu_slabs();
+    let mut used: Vec<usize> = Vec::new();
+    let gpu_of: Vec<usize> = placement
+        .iter()
+        .map(|&(_, d)| match used.iter().position(|&u| u == d) {
+            Some(i) => i,
+            None => {
+                used.push(d);
+                used.len() - 1
+            }
+        })
+        .collect();
+    let ranges: Vec<_> = placement.iter().map(|&(r, _)| r).collect();
+    let dev = Counting::new(used.len());
+    let engine = Engine::<Counting, f32>::new(
+        dev,
+        m,
+        &ranges,
+        &gpu_of,
+        EngineOptions::default(),
+        "counting",
+    )
+    .expect("a counting device never runs out");
+    let layout = plan::Layout::of(m);
+    for (i, &d) in used.iter().enumerate() {
+        let planned: u64 = p
+            .slabs
+            .iter()
+            .filter(|s| s.device == d)
+            .map(|s| s.bytes)
+            .sum();
+        assert_eq!(
+            engine.device().device.borrow()[i],
+            planned + layout.gpu_table_bytes(),
+            "GPU {d}"
+        );
+    }
+    assert_eq!(*engine.device().pinned.borrow(), p.bytes.pinned);
+    let mut a = engine.allocation();
+    a.monitors += p.bytes.monitors;
+    assert_eq!(a, p.allocation());
+}
+
+#[test]
+fn gpus_0_and_2_are_planned_and_allocated_as_asked() {
+    let m = monitored();
+    let hw = Hardware::new(parse_gpus("4x80GiB").unwrap(), 64 * GIB, 16);
+    let p = plan::plan(
+        &m,
+        &hw,
+        &PlanOptions {
+            gpus: Some(vec![0, 2]),
+            ..Default::default()
+        },
+    );
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    let devices: Vec<usize> = p.slabs.iter().map(|s| s.device).collect();
+    assert_eq!(devices, [0, 2], "one slab on each GPU given, in order");
+    assert!(
+        p.reason.contains("GPUs 0, 2 as given with --gpus"),
+        "{}",
+        p.reason
+    );
+    assert_eq!(p.bytes.overhead, 2 * plan::CUDA_CONTEXT_RESERVE);
+    let used: Vec<bool> = p.devices.iter().map(|d| d.used).collect();
+    assert_eq!(used, [true, false, true, false, false]);
+    // Equal GPUs share the planes evenly.
+    assert_eq!(p.ranges(), yee::decomp::split_even(m.grid.shape[0], 2));
+    // The monitor buffers are on the GPU of the slab they read: the z-normal flux plane on
+    // both, the x-normal plane (x = 0.5 um, in the upper half) on GPU 2 only.
+    let ml = plan::MonitorLayout::of(&m);
+    for s in &p.slabs {
+        let r = yee::decomp::SlabRange {
+            x0: s.x_start,
+            x1: s.x_end,
+        };
+        assert_eq!(s.allocation.monitors, ml.device_bytes(r, 4));
+        assert!(s.allocation.monitors > 0);
+    }
+    assert!(p.slabs[1].allocation.monitors > p.slabs[0].allocation.monitors);
+    engine_allocates_the_plan(&m, &p);
+}
+
+#[test]
+fn slabs_per_gpu_are_planned_and_allocated_as_asked() {
+    let m = monitored();
+    let hw = Hardware::new(parse_gpus("4x80GiB").unwrap(), 64 * GIB, 16);
+    for (gpus, spg, want) in [
+        (None, 2, vec![0, 0]),
+        (Some(vec![0, 2]), 2, vec![0, 0, 2, 2]),
+        (Some(vec![3, 1]), 3, vec![3, 3, 3, 1, 1, 1]),
+    ] {
+        let p = plan::plan(
+            &m,
+            &hw,
+            &PlanOptions {
+                gpus: gpus.clone(),
+                slabs_per_gpu: Some(spg),
+                ..Default::default()
+            },
+        );
+        let devices: Vec<usize> = p.slabs.iter().map(|s| s.device).collect();
+        assert_eq!(devices, want, "--gpus {gpus:?} --slabs-per-gpu {spg}");
+        let k = want.iter().collect::<std::collections::BTreeSet<_>>().len() as u64;
+        assert_eq!(p.bytes.overhead, k * plan::CUDA_CONTEXT_RESERVE);
+        // Equal GPUs: the plan's split is the even split into that many slabs.
+        assert_eq!(
+            p.ranges(),
+            yee::decomp::split_even(m.grid.shape[0], want.len())
+        );
+        engine_allocates_the_plan(&m, &p);
+    }
+}
+
+#[test]
+fn gpus_the_hardware_lacks_are_named() {
+    let m = monitored();
+    let hw = Hardware::new(parse_gpus("2x80GiB").unwrap(), 64 * GIB, 16);
+    let ask = |gpus: Vec<usize>, backend| {
+        plan::plan(
+            &m,
+            &hw,
+            &PlanOptions {
+                backend,
+                gpus: Some(gpus),
+                ..Default::default()
+            },
+        )
+    };
+    let p = ask(vec![0, 2], BackendChoice::Cuda);
+    assert_eq!(p.backend, PlanBackend::None);
+    assert!(
+        p.reason
+            .contains("--gpus names GPU 2, but the GPUs are 0..1"),
+        "{}",
+        p.reason
+    );
+    let p = ask(vec![1, 1], BackendChoice::Cuda);
+    assert!(p.reason.contains("GPU 1 is listed twice"), "{}", p.reason);
+    // Under auto the CPU runs it, with its own split and host check.
+    let p = ask(vec![0, 2], BackendChoice::Auto);
+    assert_eq!(p.backend, PlanBackend::Cpu, "{}", p.reason);
+    assert!(p.reason.contains("--gpus names GPU 2"), "{}", p.reason);
+    assert_eq!(p.bytes.overhead, 0);
+}
+
+#[test]
+fn the_split_cuda_engine_counts_what_the_plan_counts() {
+    // Uneven GPUs: slabs follow usable memory; the engine's allocation per GPU is the plan's.
+    let m = monitored();
+    let hw = Hardware::new(parse_gpus("1x40GiB,1x80GiB,1x24GiB").unwrap(), 64 * GIB, 16);
+    let p = plan::plan(
+        &m,
+        &hw,
+        &PlanOptions {
+            gpus: Some(vec![1, 0, 2]),
+            ..Default::default()
+        },
+    );
+    let devices: Vec<usize> = p.slabs.iter().map(|s| s.device).collect();
+    assert_eq!(devices, [1, 0, 2]);
+    let len: Vec<usize> = p.slabs.iter().map(|s| s.x_end - s.x_start).collect();
+    assert!(len[0] > len[1] && len[1] > len[2], "{len:?}");
+    engine_allocates_the_plan(&m, &p);
+}
