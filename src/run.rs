@@ -210,12 +210,10 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
         price_per_gpu_hour: None,
         gpus: opts.gpus.clone(),
         slabs_per_gpu: opts.slabs_per_gpu,
+        exclude_gpus: Vec::new(),
     };
-    let plan = crate::plan::plan(
-        model,
-        &crate::plan::Hardware::detect(None, None),
-        &plan_options,
-    );
+    let hardware = crate::plan::Hardware::detect(None, None);
+    let plan = crate::plan::plan(model, &hardware, &plan_options);
     obs.message(&plan.reason);
     // CUDA when the plan chose it (auto) or it was asked for; None: the CPU below.
     if let Some(result) =
@@ -223,6 +221,20 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     {
         return result;
     }
+    // The plan chose CUDA but it did not start (auto): plan again without the GPUs, so the CPU
+    // gets its own slab split and a fresh host-memory check.
+    let plan = if plan.backend == crate::plan::PlanBackend::Cuda {
+        let p = crate::plan::replan(
+            model,
+            &hardware,
+            &plan_options,
+            crate::plan::StartFailure::CudaUnavailable,
+        );
+        obs.message(&p.reason);
+        p
+    } else {
+        plan
+    };
     if !plan.fits {
         return Err(RunError::Backend(format!(
             "{} {}",

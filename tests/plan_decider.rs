@@ -433,3 +433,61 @@ fn the_split_cuda_engine_counts_what_the_plan_counts() {
     assert!(len[0] > len[1] && len[1] > len[2], "{len:?}");
     engine_allocates_the_plan(&m, &p);
 }
+
+#[test]
+fn a_failed_cuda_start_under_auto_replans_on_the_cpu_with_its_own_split_and_host_check() {
+    let m = monitored();
+    let nx = m.grid.shape[0];
+    let hw = Hardware::new(parse_gpus("2x80GiB").unwrap(), 64 * GIB, 16);
+    let options = PlanOptions {
+        threads: Some(4),
+        slabs_per_gpu: Some(3),
+        ..Default::default()
+    };
+    let p = plan::plan(&m, &hw, &options);
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    assert!(matches!(p.decision, plan::Decision::Cuda { .. }));
+    assert_eq!(p.slabs.len(), 3, "one GPU, three slabs on it");
+
+    // CUDA cannot start: the CPU runs it, split as the CPU backend splits, not as the GPUs were.
+    let cpu = plan::replan(&m, &hw, &options, plan::StartFailure::CudaUnavailable);
+    assert_eq!(cpu.backend, PlanBackend::Cpu, "{}", cpu.reason);
+    assert!(
+        cpu.reason
+            .contains("no GPU is available (all 2 GPUs failed to start)"),
+        "{}",
+        cpu.reason
+    );
+    let k = plan::cpu_slabs(nx, 4, None);
+    assert_eq!(cpu.ranges(), yee::decomp::split_even(nx, k));
+    assert!(cpu.slabs.iter().all(|s| s.device == 2), "on the host");
+    assert_eq!(cpu.bytes.overhead, 0);
+    assert_eq!(cpu.bytes.device_monitors + cpu.bytes.pinned, 0);
+    // The CPU's own host check: the flux accumulators are now host memory.
+    assert!(cpu.bytes.monitors > p.bytes.monitors);
+
+    // ... and a host too small for the CPU plan is refused, not run on the GPU's figures.
+    let small = Hardware::new(parse_gpus("2x80GiB").unwrap(), cpu.bytes.total - 1, 16);
+    let none = plan::replan(&m, &small, &options, plan::StartFailure::CudaUnavailable);
+    assert_eq!(none.backend, PlanBackend::None, "{}", none.reason);
+    assert!(matches!(
+        none.decision,
+        plan::Decision::NothingFitsNoGpu { .. }
+    ));
+
+    // Out of memory on the GPU used: the plan moves to the other one.
+    let used = p.slabs[0].device;
+    let other = plan::replan(&m, &hw, &options, plan::StartFailure::OutOfMemory(used));
+    assert_eq!(other.backend, PlanBackend::Cuda, "{}", other.reason);
+    assert!(other.slabs.iter().all(|s| s.device == 1 - used));
+    assert_eq!(other.slabs.len(), 3);
+
+    // Under --backend cuda there is nothing left to run on, and the reason says why.
+    let cuda = PlanOptions {
+        backend: BackendChoice::Cuda,
+        ..options.clone()
+    };
+    let none = plan::replan(&m, &hw, &cuda, plan::StartFailure::CudaUnavailable);
+    assert_eq!(none.backend, PlanBackend::None);
+    assert!(none.reason.contains("failed to start"), "{}", none.reason);
+}

@@ -1,41 +1,42 @@
-//! Device choice, slab split, the time model and the suggestions when nothing fits.
+//! Device choice, slab split and the time model: the candidates and the [`Decision`] between
+//! them. The reason is built from the decision in `reason`, the suggestions in `suggest`.
 
 use super::bytes::{bytes_per_cell_step, Layout};
-use super::hardware::{Device, Hardware, CUDA_CONTEXT_RESERVE, GPU_MODELS};
+use super::decision::{Decision, GpuFit, HostFit, NoGpu};
+use super::hardware::{Device, Hardware, CUDA_CONTEXT_RESERVE};
 use super::report::{bytes_h, duration_h, percent};
 use super::*;
 use crate::decomp::split_even;
-use crate::model::Precision;
 
 /// One way of placing the grid on devices.
 #[derive(Debug, Clone)]
-struct Candidate {
-    backend: PlanBackend,
+pub(super) struct Candidate {
+    pub(super) backend: PlanBackend,
     /// (index into the plan's device list, range, what the slab allocates).
-    slabs: Vec<(usize, SlabRange, Allocation)>,
-    fits: bool,
-    bytes: Bytes,
+    pub(super) slabs: Vec<(usize, SlabRange, Allocation)>,
+    pub(super) fits: bool,
+    pub(super) bytes: Bytes,
     /// Bytes on the devices (slabs and context reserves), without host-side buffers.
-    device_bytes: u64,
+    pub(super) device_bytes: u64,
     /// Memory of the devices used, less their context reserves.
-    usable_bytes: u64,
+    pub(super) usable_bytes: u64,
     /// Slowest slab's update per step, seconds.
-    update_s: f64,
+    pub(super) update_s: f64,
     /// Launches and halo copies per step, seconds.
-    overhead_s: f64,
+    pub(super) overhead_s: f64,
     /// True when the host-side buffers (monitor staging, probe series) alone do not fit in
     /// host memory: then that, not the devices, is the limit.
-    host_side_short: bool,
+    pub(super) host_side_short: bool,
 }
 
 impl Candidate {
-    fn step_s(&self) -> f64 {
+    pub(super) fn step_s(&self) -> f64 {
         self.update_s + self.overhead_s
     }
     fn overhead_fraction(&self) -> f64 {
         self.overhead_s / self.update_s.max(1e-30)
     }
-    fn gpus(&self) -> usize {
+    pub(super) fn gpus(&self) -> usize {
         if self.backend == PlanBackend::Cuda {
             let mut d: Vec<usize> = self.slabs.iter().map(|s| s.0).collect();
             d.sort_unstable();
@@ -81,9 +82,22 @@ fn host_side_bytes(bytes: &Bytes) -> u64 {
         .saturating_add(bytes.probe_series)
 }
 
+/// How candidate `c` sits in `available` bytes of host memory.
+fn host_fit(c: &Candidate, available: u64) -> HostFit {
+    HostFit {
+        needs: c.bytes.total,
+        available,
+        fits: c.fits,
+        probe_series: c.bytes.probe_series,
+        monitors: c.bytes.monitors.saturating_add(c.bytes.pinned),
+        host_side: host_side_bytes(&c.bytes),
+        host_side_short: c.host_side_short,
+    }
+}
+
 /// The GPUs `sel` (indices into `gpus`), `spg` slabs on each, split by [`gpu_split`]. Every
 /// slab's monitor buffers are counted on its GPU, their pinned mirrors on the host.
-fn gpu_candidate(
+pub(super) fn gpu_candidate(
     layout: &Layout,
     gpus: &[Device],
     host: &Device,
@@ -158,7 +172,12 @@ fn gpu_candidate(
 }
 
 /// The host with `slabs` slabs (the CPU backend's split).
-fn cpu_candidate(layout: &Layout, host: &Device, host_index: usize, slabs: usize) -> Candidate {
+pub(super) fn cpu_candidate(
+    layout: &Layout,
+    host: &Device,
+    host_index: usize,
+    slabs: usize,
+) -> Candidate {
     let nx = layout.shape[0];
     let ranges = split_even(nx, slabs.clamp(1, nx.max(1)));
     let mut bytes = Bytes::default();
@@ -186,54 +205,51 @@ fn cpu_candidate(layout: &Layout, host: &Device, host_index: usize, slabs: usize
 }
 
 /// The GPU count and split the planner picks.
-struct GpuChoice {
+pub(super) struct GpuChoice {
     /// The chosen candidate (all GPUs, not fitting, when no count fits).
-    cand: Candidate,
+    pub(super) cand: Candidate,
     /// Fewest GPUs that hold the grid.
-    k_min: Option<usize>,
+    pub(super) k_min: Option<usize>,
     /// GPUs available.
-    n: usize,
+    pub(super) n: usize,
     /// The overhead fraction with one more GPU, when one more was possible.
-    next_fraction: Option<f64>,
+    pub(super) next_fraction: Option<f64>,
     /// The GPUs were given (`--gpus 0,2`), not chosen.
-    given: Option<Vec<usize>>,
+    pub(super) given: Option<Vec<usize>>,
 }
 
 /// What the user fixed of the GPU placement.
 #[derive(Debug, Clone, Default)]
-struct GpuAsk {
+pub(super) struct GpuAsk {
     /// `--gpus 0,2`: exactly these, in this order.
-    only: Option<Vec<usize>>,
+    pub(super) only: Option<Vec<usize>>,
     /// `--slabs-per-gpu`.
-    spg: usize,
+    pub(super) spg: usize,
+    /// GPUs left out after a failed start.
+    pub(super) exclude: Vec<usize>,
 }
 
 impl GpuAsk {
-    fn of(options: &PlanOptions) -> GpuAsk {
+    pub(super) fn of(options: &PlanOptions) -> GpuAsk {
         GpuAsk {
             only: options.gpus.clone(),
             spg: options.slabs_per_gpu.unwrap_or(1).max(1),
+            exclude: options.exclude_gpus.clone(),
         }
     }
 }
 
 /// Why `--gpus` cannot be honoured on `gpus`, if it cannot: an index named twice or one the
 /// hardware lacks.
-fn bad_ordinals(only: &[usize], gpus: &[Device]) -> Option<String> {
+fn bad_ordinals(only: &[usize], gpus: &[Device]) -> Option<NoGpu> {
     for (i, &o) in only.iter().enumerate() {
         if only[..i].contains(&o) {
-            return Some(format!(
-                "GPU {o} is listed twice in --gpus; use --slabs-per-gpu for several slabs on one GPU"
-            ));
+            return Some(NoGpu::ListedTwice { gpu: o });
         }
         if o >= gpus.len() {
-            return Some(if gpus.is_empty() {
-                format!("--gpus names GPU {o}, but there is no GPU")
-            } else {
-                format!(
-                    "--gpus names GPU {o}, but the GPUs are 0..{}",
-                    gpus.len() - 1
-                )
+            return Some(NoGpu::Missing {
+                gpu: o,
+                count: gpus.len(),
             });
         }
     }
@@ -242,26 +258,44 @@ fn bad_ordinals(only: &[usize], gpus: &[Device]) -> Option<String> {
 
 /// Fewest GPUs (largest first) that hold the grid, then more while halo exchange and launches
 /// stay under [`OVERHEAD_LIMIT`] of a step.
-fn choose_gpus(layout: &Layout, gpus: &[Device], host: &Device, ask: &GpuAsk) -> Option<GpuChoice> {
+pub(super) fn choose_gpus(
+    layout: &Layout,
+    gpus: &[Device],
+    host: &Device,
+    ask: &GpuAsk,
+) -> Option<GpuChoice> {
     if gpus.is_empty() {
         return None;
     }
     if let Some(only) = &ask.only {
-        if bad_ordinals(only, gpus).is_some() || only.is_empty() {
+        if bad_ordinals(only, gpus).is_some() {
             return None;
         }
-        let cand = gpu_candidate(layout, gpus, host, only, ask.spg);
+        let only: Vec<usize> = only
+            .iter()
+            .copied()
+            .filter(|i| !ask.exclude.contains(i))
+            .collect();
+        if only.is_empty() {
+            return None;
+        }
+        let cand = gpu_candidate(layout, gpus, host, &only, ask.spg);
         let k = cand.gpus();
         return Some(GpuChoice {
             k_min: cand.fits.then_some(k),
             n: only.len(),
             next_fraction: None,
-            given: Some(only.clone()),
+            given: Some(only),
             cand,
         });
     }
-    let n = gpus.len();
-    let mut order: Vec<usize> = (0..n).collect();
+    let mut order: Vec<usize> = (0..gpus.len())
+        .filter(|i| !ask.exclude.contains(i))
+        .collect();
+    let n = order.len();
+    if n == 0 {
+        return None;
+    }
     order.sort_by_key(|&i| std::cmp::Reverse(gpus[i].usable_bytes()));
     let cand = |k: usize| gpu_candidate(layout, gpus, host, &order[..k], ask.spg);
     // No fewer GPUs than it takes to hold the grid and its monitors without halos.
@@ -336,303 +370,12 @@ fn choose_gpus(layout: &Layout, gpus: &[Device], host: &Device, ask: &GpuAsk) ->
     })
 }
 
-fn gpu_reason(c: &GpuChoice) -> String {
-    let k = c.cand.gpus();
-    let k_min = c.k_min.unwrap_or(k);
-    let n = c.n;
-    let need = bytes_h(c.cand.device_bytes);
-    let limit = percent(OVERHEAD_LIMIT);
-    let fewest = if k_min == 1 {
-        "one GPU holds the grid".to_string()
-    } else {
-        format!("{k_min} is the fewest that hold the grid's {need}")
-    };
-    let next = |f: Option<f64>| {
-        match f {
-        Some(f) => format!("a further GPU would spend {} of each step on halo exchange and kernel launches (the limit is {limit})", percent(f)),
-        None => "the grid has no x planes to spare for a further GPU".to_string(),
-    }
-    };
-    if let Some(only) = &c.given {
-        let list: Vec<String> = only.iter().map(|o| o.to_string()).collect();
-        return format!(
-            "CUDA on GPU{} {} as given with --gpus: the grid needs {need} and they have {} after the context reserve.",
-            if only.len() == 1 { "" } else { "s" },
-            list.join(", "),
-            bytes_h(c.cand.usable_bytes)
-        );
-    }
-    if n == 1 {
-        format!(
-            "CUDA on the GPU: the grid needs {need} and the GPU has {} after the context reserve.",
-            bytes_h(c.cand.usable_bytes)
-        )
-    } else if k == n && k_min == n {
-        format!(
-            "CUDA on all {n} GPUs: the grid needs {need}, more than {} of them hold.",
-            n - 1
-        )
-    } else if k == n {
-        format!(
-            "CUDA on all {n} GPUs: {fewest}, and with all {n} halo exchange and kernel launches cost {} of a step (under {limit}).",
-            percent(c.cand.overhead_fraction())
-        )
-    } else if k == k_min {
-        format!(
-            "CUDA on {k} of the {n} GPUs: {fewest}, and {}.",
-            next(c.next_fraction)
-        )
-    } else {
-        format!(
-            "CUDA on {k} of the {n} GPUs: {fewest}, more share the work while halo exchange and kernel launches stay under {limit} of a step, and {}.",
-            next(c.next_fraction)
-        )
-    }
-}
-
-/// Where a layout fits under `options`, if anywhere: the backend and the GPU count.
-fn fits_anywhere(
-    layout: &Layout,
-    hw: &Hardware,
-    options: &PlanOptions,
-) -> Option<(PlanBackend, usize)> {
-    if options.backend != BackendChoice::Cpu {
-        if let Some(c) = choose_gpus(layout, &hw.gpus, &hw.host, &GpuAsk::of(options)) {
-            if c.cand.fits {
-                return Some((PlanBackend::Cuda, c.cand.gpus()));
-            }
-        }
-    }
-    if options.backend != BackendChoice::Cuda {
-        let c = cpu_candidate(
-            layout,
-            &hw.host,
-            hw.gpus.len(),
-            cpu_slabs_for(layout, hw, options),
-        );
-        if c.fits {
-            return Some((PlanBackend::Cpu, 0));
-        }
-    }
-    None
-}
-
-fn cpu_slabs_for(layout: &Layout, hw: &Hardware, options: &PlanOptions) -> usize {
+pub(super) fn cpu_slabs_for(layout: &Layout, hw: &Hardware, options: &PlanOptions) -> usize {
     cpu_slabs(
         layout.shape[0],
         options.threads.unwrap_or(hw.cores),
         options.slabs,
     )
-}
-
-fn where_text(at: (PlanBackend, usize), hw: &Hardware) -> String {
-    match at {
-        (PlanBackend::Cuda, _) if hw.gpus.len() == 1 => format!("fits on the {}", hw.gpus[0].name),
-        (PlanBackend::Cuda, k) => format!("fits on {k} of the {} GPUs", hw.gpus.len()),
-        _ => "fits in host memory (CPU backend)".to_string(),
-    }
-}
-
-/// The model's layout with every cell `s` times larger (the CPML keeps its cell count).
-fn coarser(layout: &Layout, s: f64) -> Layout {
-    layout.reshaped(
-        layout
-            .shape
-            .map(|n| ((n as f64 / s).round() as usize).max(1)),
-        (layout.steps as f64 / s).ceil() as u64,
-    )
-}
-
-fn unit_factor(unit: &str) -> f64 {
-    match unit {
-        "m" => 1.0,
-        "mm" => 1e-3,
-        "nm" => 1e-9,
-        _ => 1e-6,
-    }
-}
-
-/// `v` rounded up to two significant digits, and the decimals that print it.
-fn round_up_2(v: f64) -> (f64, usize) {
-    let e = v.log10().floor() as i32 - 1;
-    let m = 10f64.powi(e);
-    ((v / m).ceil() * m, (-e).max(0) as usize)
-}
-
-fn suggest_cell(
-    model: &Model,
-    layout: &Layout,
-    hw: &Hardware,
-    options: &PlanOptions,
-) -> Option<String> {
-    // Coarsen until the grid is nearly all PML, no further.
-    let s_max = (0..3)
-        .map(|a| layout.shape[a] as f64 / (layout.pml[a].0 + layout.pml[a].1 + 2) as f64)
-        .fold(64.0f64, f64::min);
-    if s_max <= 1.0 || fits_anywhere(&coarser(layout, s_max), hw, options).is_none() {
-        return None;
-    }
-    let (mut lo, mut hi) = (1.0, s_max);
-    for _ in 0..50 {
-        let mid = 0.5 * (lo + hi);
-        if fits_anywhere(&coarser(layout, mid), hw, options).is_some() {
-            hi = mid
-        } else {
-            lo = mid
-        }
-    }
-    let unit = unit_factor(&model.length_unit);
-    let cell = model.grid.cell;
-    let base = cell[0] / unit;
-    let (mut v, decimals) = round_up_2(base * hi);
-    let step = 10f64.powi(-(decimals as i32));
-    for _ in 0..20 {
-        let s = v / base;
-        let l = coarser(layout, s);
-        if let Some(at) = fits_anywhere(&l, hw, options) {
-            let isotropic = cell.iter().all(|&c| (c - cell[0]).abs() <= 1e-12 * cell[0]);
-            let size = if isotropic {
-                format!(
-                    "cell_size = {v:.decimals$} instead of {} ({})",
-                    trim(base),
-                    model.length_unit
-                )
-            } else {
-                let new = cell.map(|c| c / unit * s);
-                format!(
-                    "cell sizes {s:.2} times larger ([{}, {}, {}] {})",
-                    trim(new[0]),
-                    trim(new[1]),
-                    trim(new[2]),
-                    model.length_unit
-                )
-            };
-            let [nx, ny, nz] = l.shape;
-            let total = match at.0 {
-                PlanBackend::Cuda => choose_gpus(&l, &hw.gpus, &hw.host, &GpuAsk::of(options))
-                    .map_or(0, |c| c.cand.bytes.total),
-                _ => {
-                    cpu_candidate(&l, &hw.host, hw.gpus.len(), cpu_slabs_for(&l, hw, options))
-                        .bytes
-                        .total
-                }
-            };
-            return Some(format!(
-                "A coarser grid: {size} gives {nx} x {ny} x {nz} = {} cells and {} in all, which {}; check that it still resolves the shortest wavelength (about 20 cells per wavelength).",
-                group(l.cells()),
-                bytes_h(total),
-                where_text(at, hw)
-            ));
-        }
-        v += step;
-    }
-    None
-}
-
-fn trim(v: f64) -> String {
-    let s = format!("{v:.6}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// Digits grouped by thousands: 8,000,000,000.
-pub(super) fn group(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, ch) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(ch);
-    }
-    out
-}
-
-/// Fewest identical `kind` GPUs that hold the layout, and that plan.
-fn gpus_needed(layout: &Layout, kind: &Device, host: &Device, spg: usize) -> Option<Candidate> {
-    let usable = kind.usable_bytes().max(1);
-    let whole = layout.gpu_slab_bytes_with_monitors(SlabRange {
-        x0: 0,
-        x1: layout.shape[0],
-    });
-    let start = (whole.total() - whole.halos).div_ceil(usable).max(1) as usize;
-    let nx = layout.shape[0];
-    let try_k = |k: usize| {
-        let gpus = vec![kind.clone(); k];
-        let sel: Vec<usize> = (0..k).collect();
-        gpu_candidate(layout, &gpus, host, &sel, spg)
-    };
-    for k in start..=(start + 64).min(nx) {
-        let c = try_k(k);
-        if c.fits {
-            return Some(c);
-        }
-    }
-    None
-}
-
-fn suggest_gpus(layout: &Layout, hw: &Hardware, options: &PlanOptions) -> Option<String> {
-    let kind = match hw.gpus.iter().max_by_key(|d| d.usable_bytes()) {
-        Some(d) => d.clone(),
-        None => Device::from_model(&GPU_MODELS[1]),
-    };
-    let Some(c) = gpus_needed(layout, &kind, &hw.host, GpuAsk::of(options).spg) else {
-        return Some(format!(
-            "No number of {} GPUs holds this grid: every slab needs at least one x plane.",
-            kind.name
-        ));
-    };
-    let k = c.gpus();
-    let have = if hw.gpus.is_empty() {
-        String::new()
-    } else {
-        format!(
-            " (there {} {})",
-            if hw.gpus.len() == 1 { "is" } else { "are" },
-            hw.gpus.len()
-        )
-    };
-    let seconds = c.step_s() * layout.steps as f64;
-    let cost = options.price_per_gpu_hour.map_or(String::new(), |p| {
-        format!(
-            ", about {:.2} at {p} per GPU-hour",
-            seconds / 3600.0 * k as f64 * p
-        )
-    });
-    let name = if kind.name.ends_with("GPU") {
-        kind.name.clone()
-    } else {
-        format!("{} GPU", kind.name)
-    };
-    Some(format!(
-        "{k} x {name}{} would hold it{have}: {} in all, about {} per run{cost}.",
-        if k == 1 { "" } else { "s" },
-        bytes_h(c.bytes.total),
-        duration_h(seconds)
-    ))
-}
-
-fn suggest_f32(
-    model: &Model,
-    layout: &Layout,
-    hw: &Hardware,
-    options: &PlanOptions,
-) -> Option<String> {
-    if model.precision != Precision::F64 {
-        return None;
-    }
-    let l = layout.with_precision(Precision::F32);
-    let at = fits_anywhere(&l, hw, options)?;
-    let fields = l
-        .slab_bytes(SlabRange {
-            x0: 0,
-            x1: l.shape[0],
-        })
-        .fields;
-    Some(format!(
-        "precision = \"f32\" halves the field memory to {}, and the grid then {}.",
-        bytes_h(fields),
-        where_text(at, hw)
-    ))
 }
 
 fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
@@ -693,160 +436,96 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
     } else {
         choose_gpus(&layout, &hw.gpus, &hw.host, &GpuAsk::of(options))
     };
-    // When the host-side buffers are the limit, say which ones.
-    let host_side = |c: &Candidate| {
-        format!(
-            "the host-side buffers alone (probe series {}, monitor staging {}) need {} where the host has {} available",
-            bytes_h(c.bytes.probe_series),
-            bytes_h(c.bytes.monitors.saturating_add(c.bytes.pinned)),
-            bytes_h(host_side_bytes(&c.bytes)),
-            bytes_h(hw.host.memory_bytes)
-        )
+    let why_no_gpu = || {
+        options
+            .gpus
+            .as_deref()
+            .and_then(|only| bad_ordinals(only, &hw.gpus))
+            .unwrap_or_else(|| {
+                let left_out = (0..hw.gpus.len())
+                    .filter(|i| options.exclude_gpus.contains(i))
+                    .count();
+                let asked = options.gpus.as_ref().map_or(hw.gpus.len(), |g| g.len());
+                if !hw.gpus.is_empty() && left_out >= asked.min(hw.gpus.len()) {
+                    NoGpu::AllFailed { count: left_out }
+                } else {
+                    NoGpu::NoneFound {
+                        note: hw.gpu_note.clone(),
+                    }
+                }
+            })
     };
-    let host_text = |c: &Candidate| {
-        if !c.fits && c.host_side_short {
-            format!(
-                "{} of host memory: {}",
-                bytes_h(c.bytes.total),
-                host_side(c)
-            )
-        } else if c.fits {
-            format!(
-                "{} of the {} of host memory available",
-                bytes_h(c.bytes.total),
-                bytes_h(hw.host.memory_bytes)
-            )
-        } else {
-            format!(
-                "{} of host memory where {} is available",
-                bytes_h(c.bytes.total),
-                bytes_h(hw.host.memory_bytes)
-            )
-        }
+    let host = |c: &Candidate| host_fit(c, hw.host.memory_bytes);
+    let cpu_fit = host(&cpu);
+    let gpu_fit = |g: &GpuChoice| GpuFit {
+        device_bytes: g.cand.device_bytes,
+        usable_bytes: g.cand.usable_bytes,
+        considered: g.n,
+        used: g.cand.gpus(),
+        fewest: g.k_min,
+        overhead_fraction: g.cand.overhead_fraction(),
+        next_fraction: g.next_fraction,
+        given: g.given.clone(),
+        host: host(&g.cand),
     };
-    let gpu_short = |c: &GpuChoice| {
-        if c.cand.host_side_short {
-            return format!(
-                "the GPUs would hold the grid's {}, but {}",
-                bytes_h(c.cand.device_bytes),
-                host_side(&c.cand)
-            );
-        }
-        format!(
-            "it needs {} on GPUs but the {} GPU{} hold{} only {}",
-            bytes_h(c.cand.device_bytes),
-            c.n,
-            if c.n == 1 { "" } else { "s" },
-            if c.n == 1 { "s" } else { "" },
-            bytes_h(c.cand.usable_bytes)
-        )
-    };
-    // The first clause of why there is no GPU; the devices line keeps the whole note.
-    let bad_gpus = options
-        .gpus
-        .as_deref()
-        .and_then(|only| bad_ordinals(only, &hw.gpus));
-    let no_gpu = || {
-        if let Some(why) = &bad_gpus {
-            return why.clone();
-        }
-        let why = hw.gpu_note.trim_start_matches("no GPU found: ");
-        why.split([':', ';'])
-            .next()
-            .unwrap_or(why)
-            .trim()
-            .to_string()
-    };
-    let (chosen, backend, reason): (Option<Candidate>, PlanBackend, String) = match options.backend
-    {
-        BackendChoice::Cpu => {
-            if cpu.fits {
-                let r = format!(
-                    "The CPU backend was requested (--backend cpu); it needs {}.",
-                    host_text(&cpu)
-                );
-                (Some(cpu.clone()), PlanBackend::Cpu, r)
-            } else {
-                let r = format!(
-                    "The CPU backend was requested (--backend cpu) but it needs {}.",
-                    host_text(&cpu)
-                );
-                (Some(cpu.clone()), PlanBackend::None, r)
-            }
-        }
+    let (chosen, decision): (Option<Candidate>, Decision) = match options.backend {
+        BackendChoice::Cpu => (Some(cpu.clone()), Decision::CpuRequested { cpu: cpu_fit }),
         BackendChoice::Cuda => match &gpu {
-            None => (
-                None,
-                PlanBackend::None,
-                format!(
-                    "CUDA was requested (--backend cuda) but no GPU is available ({}).",
-                    no_gpu()
-                ),
-            ),
-            Some(g) if g.cand.fits => (Some(g.cand.clone()), PlanBackend::Cuda, gpu_reason(g)),
+            None => (None, Decision::CudaRequestedNoGpu { why: why_no_gpu() }),
+            Some(g) if g.cand.fits => (Some(g.cand.clone()), Decision::Cuda { gpu: gpu_fit(g) }),
             Some(g) => (
                 Some(g.cand.clone()),
-                PlanBackend::None,
-                format!("CUDA was requested (--backend cuda) but {}.", gpu_short(g)),
+                Decision::CudaRequestedShort { gpu: gpu_fit(g) },
             ),
         },
         BackendChoice::Auto => match &gpu {
-            Some(g) if g.cand.fits => (Some(g.cand.clone()), PlanBackend::Cuda, gpu_reason(g)),
-            Some(g) if cpu.fits => {
-                let r = format!(
-                    "The CPU backend runs it: {}, and on the host it needs {}.",
-                    gpu_short(g),
-                    host_text(&cpu)
-                );
-                (Some(cpu.clone()), PlanBackend::Cpu, r)
-            }
-            None if cpu.fits => {
-                let r = format!(
-                    "The CPU backend runs it: no GPU is available ({}), and it needs {}.",
-                    no_gpu(),
-                    host_text(&cpu)
-                );
-                (Some(cpu.clone()), PlanBackend::Cpu, r)
-            }
-            Some(g) if g.cand.host_side_short && cpu.host_side_short => {
-                // The host is the limit for both engines: say that once.
-                let r = format!(
-                    "Nothing here can run it: {} (the GPUs would hold the grid's {}).",
-                    host_side(&cpu),
-                    bytes_h(g.cand.device_bytes)
-                );
-                (Some(g.cand.clone()), PlanBackend::None, r)
-            }
-            Some(g) => {
-                let r = format!(
-                    "Nothing here holds the grid: {}, and the CPU backend would need {}.",
-                    gpu_short(g),
-                    host_text(&cpu)
-                );
-                (Some(g.cand.clone()), PlanBackend::None, r)
-            }
-            None => {
-                let r = format!("Nothing here holds the grid: no GPU is available ({}), and the CPU backend would need {}.", no_gpu(), host_text(&cpu));
-                (Some(cpu.clone()), PlanBackend::None, r)
-            }
+            Some(g) if g.cand.fits => (Some(g.cand.clone()), Decision::Cuda { gpu: gpu_fit(g) }),
+            Some(g) if cpu.fits => (
+                Some(cpu.clone()),
+                Decision::CpuInstead {
+                    gpu: gpu_fit(g),
+                    cpu: cpu_fit,
+                },
+            ),
+            None if cpu.fits => (
+                Some(cpu.clone()),
+                Decision::CpuNoGpu {
+                    why: why_no_gpu(),
+                    cpu: cpu_fit,
+                },
+            ),
+            Some(g) if g.cand.host_side_short && cpu.host_side_short => (
+                Some(g.cand.clone()),
+                Decision::HostTooSmall {
+                    gpu: gpu_fit(g),
+                    cpu: cpu_fit,
+                },
+            ),
+            Some(g) => (
+                Some(g.cand.clone()),
+                Decision::NothingFits {
+                    gpu: gpu_fit(g),
+                    cpu: cpu_fit,
+                },
+            ),
+            None => (
+                Some(cpu.clone()),
+                Decision::NothingFitsNoGpu {
+                    why: why_no_gpu(),
+                    cpu: cpu_fit,
+                },
+            ),
         },
     };
+    let backend = decision.backend();
+    let reason = super::reason::sentence(&decision);
     let fits = backend != PlanBackend::None;
 
-    let mut suggestions = Vec::new();
-    if !fits {
-        if options.backend != BackendChoice::Cpu {
-            suggestions.extend(suggest_gpus(&layout, hw, options));
-        }
-        if options.backend != BackendChoice::Cuda && !cpu.fits {
-            suggestions.push(format!(
-                "A host with at least {} of available memory runs it on the CPU backend (--host-memory to plan for one).",
-                bytes_h(cpu.bytes.total)
-            ));
-        }
-        suggestions.extend(suggest_f32(model, &layout, hw, options));
-        suggestions.extend(suggest_cell(model, &layout, hw, options));
-    }
+    let suggestions = if fits {
+        Vec::new()
+    } else {
+        super::suggest::suggestions(model, &layout, hw, options, &cpu_fit)
+    };
 
     let empty = Candidate {
         backend: PlanBackend::None,
@@ -943,6 +622,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         bytes: c.bytes,
         backend,
         reason,
+        decision,
         fits,
         devices,
         slabs,
@@ -953,21 +633,5 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         assumptions: assumptions(&layout, hw),
         gpu_note: hw.gpu_note.clone(),
         host_note: hw.host_note.clone(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn grouping_and_rounding() {
-        assert_eq!(group(8_000_000_000), "8,000,000,000");
-        assert_eq!(group(999), "999");
-        assert_eq!(group(1000), "1,000");
-        let (v, d) = round_up_2(7.0312);
-        assert!((v - 7.1).abs() < 1e-12 && d == 1);
-        let (v, d) = round_up_2(0.007031);
-        assert!((v - 0.0071).abs() < 1e-15 && d == 4);
     }
 }

@@ -525,6 +525,18 @@ impl Hardware {
             bandwidth_note: None,
         }
     }
+
+    /// The same hardware with the host's available memory read again (unless it was given):
+    /// a re-plan after a failed start checks the host as it is now.
+    pub fn with_fresh_host_memory(&self) -> Hardware {
+        let mut hw = self.clone();
+        if hw.host_note.starts_with("MemAvailable") {
+            if let Some(b) = host_memory_available() {
+                hw.host.memory_bytes = b;
+            }
+        }
+        hw
+    }
 }
 
 #[cfg(test)]

@@ -7,18 +7,23 @@
 //! against it), and the time loop allocates the [`monitor_staging_len`] staging buffer.
 //!
 //! Modules: [`hardware`] (GPU table, `--gpus` and size parsing, the host), [`bytes`] (byte
-//! accounting), `assign` (device choice, slab split, time model, suggestions), `report`
-//! (the text report).
+//! accounting), `assign` (candidates, device choice, slab split, time model),
+//! [`decision`] (what was decided, without prose), `reason` (the sentence built from it),
+//! `suggest` (what would fit), `report` (the text report).
 
 mod assign;
 pub mod bytes;
+pub mod decision;
 pub mod hardware;
+mod reason;
 mod report;
+mod suggest;
 
 pub use bytes::{
     bytes_per_cell_step, monitor_staging_bytes, monitor_staging_len, output_bytes,
     probe_series_bytes, slab_bytes, Layout, MonitorLayout, OutputBytes,
 };
+pub use decision::{Decision, GpuFit, HostFit, NoGpu};
 pub use hardware::{
     parse_gpus, parse_size, Device, DeviceKind, GpuModel, Hardware, CUDA_CONTEXT_RESERVE,
     GPU_MODELS, NVLINK3_BANDWIDTH, NVLINK4_BANDWIDTH, PCIE_BANDWIDTH,
@@ -84,6 +89,9 @@ pub struct PlanOptions {
     pub gpus: Option<Vec<usize>>,
     /// `--slabs-per-gpu`: consecutive slabs on each GPU (None: one).
     pub slabs_per_gpu: Option<usize>,
+    /// GPUs left out (indices into [`Hardware::gpus`]): those that failed to start or ran out
+    /// of memory in an earlier attempt ([`replan`]).
+    pub exclude_gpus: Vec<usize>,
 }
 
 impl Default for PlanOptions {
@@ -95,6 +103,7 @@ impl Default for PlanOptions {
             price_per_gpu_hour: None,
             gpus: None,
             slabs_per_gpu: None,
+            exclude_gpus: Vec::new(),
         }
     }
 }
@@ -232,8 +241,10 @@ pub struct Plan {
     pub bytes: Bytes,
     /// The engine chosen.
     pub backend: PlanBackend,
-    /// Why, in one sentence.
+    /// Why, in one sentence (built from [`Plan::decision`]).
     pub reason: String,
+    /// What was decided and the numbers behind it.
+    pub decision: decision::Decision,
     /// True when the grid fits on the chosen backend.
     pub fits: bool,
     /// The GPUs considered, then the host.
@@ -310,6 +321,35 @@ impl Plan {
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a plan serialises to JSON")
     }
+}
+
+/// How starting the engine of a plan failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StartFailure {
+    /// The GPU of this index into [`Hardware::gpus`] ran out of memory while allocating.
+    OutOfMemory(usize),
+    /// CUDA could not start at all (driver, libraries, kernel compilation): no GPU is usable.
+    CudaUnavailable,
+}
+
+/// Plan `model` again after `failure` of a start on `previous`'s GPUs: the failed GPU (or, when
+/// CUDA cannot start, every GPU) is left out, and the host's available memory is read again.
+/// Under `auto` the plan may move to other GPUs or to the CPU, with the CPU's own slab split
+/// and host-memory check; under `--backend cuda` it says what is left, or that nothing is.
+pub fn replan(
+    model: &Model,
+    hardware: &Hardware,
+    options: &PlanOptions,
+    failure: StartFailure,
+) -> Plan {
+    let mut options = options.clone();
+    match failure {
+        StartFailure::OutOfMemory(gpu) => options.exclude_gpus.push(gpu),
+        StartFailure::CudaUnavailable => options.exclude_gpus.extend(0..hardware.gpus.len()),
+    }
+    options.exclude_gpus.sort_unstable();
+    options.exclude_gpus.dedup();
+    plan(model, &hardware.with_fresh_host_memory(), &options)
 }
 
 /// Plan `model` on `hardware`: bytes by category, the device and slab assignment, the backend

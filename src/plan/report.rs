@@ -1,6 +1,5 @@
 //! The text report of `yee plan`, and the number formats it uses.
 
-use super::assign::group;
 use super::{Plan, PlanBackend};
 use std::fmt::Write;
 
@@ -264,6 +263,19 @@ pub(super) fn render(p: &Plan) -> String {
         let _ = writeln!(o, "  - {a}");
     }
     o
+}
+
+/// Digits grouped by thousands: 8,000,000,000.
+pub(super) fn group(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
 }
 
 #[cfg(test)]
