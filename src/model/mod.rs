@@ -19,6 +19,14 @@ pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
 pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};
 
+/// The length units a scene may use, with their size in metres: the one table of them.
+pub const LENGTH_UNITS: [(&str, f64); 4] = [("m", 1.0), ("mm", 1e-3), ("um", 1e-6), ("nm", 1e-9)];
+
+/// The size in metres of the length unit `name` (`m`, `mm`, `um`, `nm`), if it is one.
+pub fn length_unit_metres(name: &str) -> Option<f64> {
+    LENGTH_UNITS.iter().find(|u| u.0 == name).map(|u| u.1)
+}
+
 /// A fully resolved simulation.
 #[derive(Debug, Clone)]
 pub struct Model {

@@ -79,12 +79,7 @@ fn coarser(layout: &Layout, s: f64) -> Layout {
 }
 
 fn unit_factor(unit: &str) -> f64 {
-    match unit {
-        "m" => 1.0,
-        "mm" => 1e-3,
-        "nm" => 1e-9,
-        _ => 1e-6,
-    }
+    crate::model::length_unit_metres(unit).unwrap_or(1e-6)
 }
 
 /// `v` rounded up to two significant digits, and the decimals that print it.

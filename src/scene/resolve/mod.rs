@@ -2,9 +2,14 @@
 //! semantic check. All problems are collected before reporting.
 
 mod boundaries;
+mod geometry;
+mod materials;
 mod monitors;
 mod placement;
+mod simulation;
 mod sources;
+
+use simulation::Simulation;
 
 use super::diagnostics::{closest, line_col, Diagnostic, SceneError};
 use super::schema::*;
@@ -165,431 +170,31 @@ pub fn resolve(
 fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let sim = scene.simulation.get_ref();
 
-    // Units.
-    let unit_name = sim
-        .length_unit
-        .as_ref()
-        .map_or("um".to_string(), |u| u.get_ref().clone());
-    let unit = match sim.length_unit.as_ref() {
-        None => Some(1e-6),
-        Some(u) => ck
-            .one_of(u, "simulation.length_unit", &UNITS.map(|u| u.0))
-            .map(|i| UNITS[i].1),
-    };
-    let unit_m = unit.unwrap_or(1e-6);
-
-    // Cell size: a number or three.
-    let cell: Option<[f64; 3]> = match sim.cell_size.get_ref() {
-        toml::Value::Float(_) | toml::Value::Integer(_) => {
-            as_f64(sim.cell_size.get_ref()).map(|d| [d; 3])
-        }
-        toml::Value::Array(a) if a.len() == 3 => {
-            let v: Vec<Option<f64>> = a.iter().map(as_f64).collect();
-            if v.iter().all(Option::is_some) {
-                Some([v[0].unwrap(), v[1].unwrap(), v[2].unwrap()])
-            } else {
-                None
-            }
-        }
-        _ => None,
-    };
-    let cell = match cell {
-        Some(c) if c.iter().all(|d| d.is_finite() && *d > 0.0) => Some(c.map(|d| d * unit_m)),
-        Some(_) => {
-            ck.error(
-                &sim.cell_size,
-                "simulation.cell_size",
-                "cell sizes must be positive numbers",
-            );
-            None
-        }
-        None => {
-            ck.error(
-                &sim.cell_size,
-                "simulation.cell_size",
-                format!(
-                    "expected a positive number or [dx, dy, dz], got {}",
-                    sim.cell_size.get_ref()
-                ),
-            );
-            None
-        }
-    };
-
-    let size = ck.vec3(&sim.size, "simulation.size");
-    if let Some(s) = size {
-        if s.iter().any(|x| *x <= 0.0) {
-            ck.error(
-                &sim.size,
-                "simulation.size",
-                format!("every edge must be positive, got {s:?}"),
-            );
-        }
-    }
-
-    // Grid shape: round the size to whole cells, warn when that changes it.
-    let mut shape = None;
-    if let (Some(cell), Some(size)) = (cell, size) {
-        if size.iter().all(|x| *x > 0.0) {
-            let s_m = size.map(|x| x * unit_m);
-            let n = [0, 1, 2].map(|a| (s_m[a] / cell[a]).round().max(1.0));
-            let cells: f64 = n.iter().product();
-            if cells > MAX_CELLS as f64 {
-                ck.error(
-                    &sim.size,
-                    "simulation.size",
-                    format!(
-                        "the grid would have {cells:.3e} cells ({} x {} x {}), more than the limit of 1e12: check length_unit and cell_size",
-                        n[0], n[1], n[2]
-                    ),
-                );
-            } else {
-                for a in 0..3 {
-                    let rel = (n[a] * cell[a] - s_m[a]).abs() / s_m[a];
-                    if rel > 1e-6 {
-                        ck.warn(
-                            &sim.size,
-                            "simulation.size",
-                            format!(
-                                "{} size {} is not a whole number of cells; rounded to {} cells = {}",
-                                Axis::ALL[a].name(),
-                                placement::num(size[a]),
-                                n[a],
-                                placement::num(n[a] * cell[a] / unit_m)
-                            ),
-                        );
-                    }
-                }
-                shape = Some(n.map(|x| x as usize));
-            }
-        }
-    }
-
-    // Time step.
-    let courant = match &sim.courant {
-        None => Some(0.99),
-        Some(c) => {
-            let x = *c.get_ref();
-            if x > 0.0 && x <= MAX_COURANT {
-                Some(x)
-            } else {
-                let why = if (MAX_COURANT..=1.0).contains(&x) {
-                    "; at 1 the scheme is only marginally stable and rounding makes long runs grow without bound"
-                } else {
-                    ""
-                };
-                ck.error(
-                    c,
-                    "simulation.courant",
-                    format!(
-                        "must be in (0, {MAX_COURANT}] (a fraction of the 3D stability limit), got {}{why}",
-                        placement::num(x)
-                    ),
-                );
-                None
-            }
-        }
-    };
-    let dt = match (cell, courant) {
-        (Some(c), Some(f)) => Some(f * Grid::courant_limit(c)),
-        _ => None,
-    };
-    let steps = match (&sim.steps, &sim.duration) {
-        (None, Some(d))
-            if dt.is_some_and(|dt| {
-                d.get_ref().is_finite() && *d.get_ref() / dt > MAX_STEPS as f64
-            }) =>
-        {
-            let dt = dt.unwrap();
-            ck.error(
-                d,
-                "simulation.duration",
-                format!(
-                    "duration = {} s takes {} steps of dt = {} s, more than the limit of 1e12 steps: the duration is in seconds (a period of light is about 1e-15 s)",
-                    placement::num(*d.get_ref()),
-                    placement::num4((*d.get_ref() / dt).ceil()),
-                    placement::num4(dt)
-                ),
-            );
-            None
-        }
-        (Some(s), None) => {
-            // A float is accepted when it is a whole number: `steps = 1e5` is natural to write.
-            let v = *s.get_ref();
-            if !(v >= 1.0 && v.is_finite() && v.fract() == 0.0) {
-                ck.error(
-                    s,
-                    "simulation.steps",
-                    format!("must be a positive whole number, got {}", placement::num(v)),
-                );
-                None
-            } else if v > MAX_STEPS as f64 {
-                ck.error(
-                    s,
-                    "simulation.steps",
-                    format!(
-                        "{} steps is more than the limit of 1e12 steps",
-                        placement::num(v)
-                    ),
-                );
-                None
-            } else {
-                Some(v as usize)
-            }
-        }
-        (None, Some(d)) => ck
-            .positive(d, "simulation.duration")
-            .and_then(|d| dt.map(|dt| (d / dt).ceil() as usize)),
-        (Some(s), Some(_)) => {
-            ck.error(
-                s,
-                "simulation.steps",
-                "give either `steps` or `duration`, not both",
-            );
-            None
-        }
-        (None, None) => {
-            ck.error(
-                &scene.simulation,
-                "simulation",
-                "missing the run length: add `steps = N` or `duration = SECONDS`",
-            );
-            None
-        }
-    };
-    let precision = match &sim.precision {
-        None => Some(Precision::F32),
-        Some(p) => ck
-            .one_of(p, "simulation.precision", &["f32", "f64"])
-            .map(|i| [Precision::F32, Precision::F64][i]),
-    };
-    let name = match &sim.name {
-        None => "yee".to_string(),
-        Some(n) => {
-            let s = n.get_ref();
-            if s.is_empty() || s.contains(['/', '\\']) {
-                ck.error(
-                    n,
-                    "simulation.name",
-                    "must be a non-empty name without path separators",
-                );
-            }
-            s.clone()
-        }
-    };
+    let Simulation {
+        unit_name,
+        unit,
+        unit_m,
+        cell,
+        shape,
+        courant,
+        dt,
+        steps,
+        precision,
+        name,
+    } = simulation::simulation(scene, ck);
 
     // Boundaries.
     let faces = boundaries::boundaries(scene, ck, shape);
 
-    // Materials.
-    let mut dropped: Vec<String> = Vec::new();
-    let mut fast: Vec<(u8, usize, String, f64, f64)> = Vec::new();
-    let mut table = MaterialTable::vacuum();
-    table.push(Material {
-        name: "pec".into(),
-        epsilon: 1.0,
-        conductivity: 0.0,
-        pec: true,
-    });
-    for (key, spec) in &scene.materials {
-        let name = key.get_ref();
-        let path = format!("materials.{name}");
-        if name == "vacuum" || name == "pec" {
-            ck.error(
-                key,
-                &path,
-                format!("`{name}` is built in and cannot be redefined; choose another name"),
-            );
-            continue;
-        }
-        let m = spec.get_ref();
-        let pec = m.pec.as_ref().is_some_and(|p| *p.get_ref());
-        if pec && (m.epsilon.is_some() || m.conductivity.is_some()) {
-            ck.error(
-                spec,
-                &path,
-                "a PEC material takes no epsilon or conductivity",
-            );
-        }
-        let epsilon = match &m.epsilon {
-            Some(e) => ck.positive(e, &format!("{path}.epsilon")).unwrap_or(1.0),
-            None => 1.0,
-        };
-        let conductivity = match &m.conductivity {
-            Some(s) if *s.get_ref() >= 0.0 && s.get_ref().is_finite() => *s.get_ref(),
-            Some(s) => {
-                ck.error(
-                    s,
-                    &format!("{path}.conductivity"),
-                    format!("must be >= 0 S/m, got {}", s.get_ref()),
-                );
-                0.0
-            }
-            None => 0.0,
-        };
-        if !pec && m.epsilon.is_none() && m.conductivity.is_none() {
-            ck.error(
-                spec,
-                &path,
-                "a material needs `epsilon`, `conductivity` or `pec = true`",
-            );
-        }
-        if table.materials.len() >= MAX_MATERIALS {
-            // Said once, at the first material that does not fit, with the real count; the
-            // geometry that names a material beyond it is not then told it is "unknown".
-            if dropped.is_empty() {
-                ck.error(
-                    key,
-                    &path,
-                    format!(
-                        "too many materials: the scene defines {} and the material table holds at most {} besides vacuum and pec; `{name}` and the ones after it (in alphabetical order) do not fit",
-                        scene.materials.len(),
-                        MAX_MATERIALS - 2
-                    ),
-                );
-            }
-            dropped.push(name.clone());
-            continue;
-        }
-        if let (Some(c), Some(e)) = (courant, &m.epsilon) {
-            // The stability limit scales with sqrt(epsilon): keep the same margin below it.
-            if epsilon < 1.0 && c > MAX_COURANT * epsilon.sqrt() {
-                // Only worth saying when an object is made of it: see after the geometry.
-                fast.push((
-                    table.materials.len() as u8,
-                    e.span().start,
-                    path.clone(),
-                    epsilon,
-                    c,
-                ));
-            }
-        }
-        table.push(Material {
-            name: name.clone(),
-            epsilon,
-            conductivity,
-            pec,
-        });
-    }
+    let materials::Materials {
+        mut table,
+        dropped,
+        fast,
+    } = materials::materials(scene, ck, courant);
 
-    // Geometry.
-    let mut objects = Vec::new();
-    for (n, g) in scene.geometry.iter() {
-        let key = format!("geometry[{n}]");
-        let g = g.get_ref();
-        let material = match table.id(g.material.get_ref()) {
-            Some(id) => Some(id),
-            // Defined, but not readable or not kept: reported there.
-            None if scene.unread_materials.contains(g.material.get_ref())
-                || dropped.contains(g.material.get_ref()) =>
-            {
-                None
-            }
-            None => {
-                let names: Vec<&str> = table.materials.iter().map(|m| m.name.as_str()).collect();
-                let hint = closest(g.material.get_ref(), &names)
-                    .map(|c| format!("; did you mean `{c}`?"))
-                    .unwrap_or_default();
-                ck.error(
-                    &g.material,
-                    &format!("{key}.material"),
-                    format!(
-                        "unknown material `{}`: defined are {}{hint}",
-                        g.material.get_ref(),
-                        list(&names)
-                    ),
-                );
-                None
-            }
-        };
-        let center = ck
-            .vec3(&g.center, &format!("{key}.center"))
-            .map(|c| c.map(|x| x * unit_m));
-        let shape_kind = ck.one_of(
-            &g.shape,
-            &format!("{key}.shape"),
-            &["box", "sphere", "cylinder"],
-        );
-        let shape = match shape_kind {
-            Some(0) => match &g.size {
-                Some(s) => ck.vec3(s, &format!("{key}.size")).and_then(|s| {
-                    if s.iter().all(|x| *x > 0.0) {
-                        Some(Shape::Box {
-                            size: s.map(|x| x * unit_m),
-                        })
-                    } else {
-                        ck.error(
-                            g.size.as_ref().unwrap(),
-                            &format!("{key}.size"),
-                            "box edges must be positive",
-                        );
-                        None
-                    }
-                }),
-                None => {
-                    ck.error(&g.shape, &key, "a box needs `size = [sx, sy, sz]`");
-                    None
-                }
-            },
-            Some(1) => match &g.radius {
-                Some(r) => ck
-                    .positive(r, &format!("{key}.radius"))
-                    .map(|r| Shape::Sphere { radius: r * unit_m }),
-                None => {
-                    ck.error(&g.shape, &key, "a sphere needs `radius`");
-                    None
-                }
-            },
-            Some(2) => {
-                let radius = match &g.radius {
-                    Some(r) => ck.positive(r, &format!("{key}.radius")),
-                    None => {
-                        ck.error(&g.shape, &key, "a cylinder needs `radius`");
-                        None
-                    }
-                };
-                let height = match &g.height {
-                    Some(h) => ck.positive(h, &format!("{key}.height")),
-                    None => {
-                        ck.error(&g.shape, &key, "a cylinder needs `height`");
-                        None
-                    }
-                };
-                let axis = match &g.axis {
-                    None => Some([0.0, 0.0, 1.0]),
-                    Some(a) => cylinder_axis(a.get_ref()).or_else(|| {
-                        ck.error(a, &format!("{key}.axis"), format!("expected \"x\", \"y\", \"z\" or a non-zero vector [ax, ay, az], got {}", a.get_ref()));
-                        None
-                    }),
-                };
-                match (radius, height, axis) {
-                    (Some(r), Some(h), Some(a)) => Some(Shape::Cylinder {
-                        radius: r * unit_m,
-                        height: h * unit_m,
-                        axis: a,
-                    }),
-                    _ => None,
-                }
-            }
-            _ => None,
-        };
-        if let (Some(material), Some(center), Some(shape)) = (material, center, shape) {
-            objects.push(Object {
-                shape,
-                center,
-                material,
-            });
-        }
-    }
+    let objects = geometry::geometry(scene, ck, &table, &dropped, unit_m);
 
-    for (id, at, path, epsilon, c) in fast {
-        if objects.iter().any(|o| o.material == id) {
-            ck.warn_at(at, &format!("{path}.epsilon"), format!(
-                "epsilon {} < 1 makes waves faster than light in vacuum: with courant = {} the run is unstable; use courant <= {}",
-                placement::num(epsilon), placement::num(c), placement::num((MAX_COURANT * epsilon.sqrt() * 1000.0).floor() / 1000.0)
-            ));
-        }
-    }
+    materials::fast_material_warnings(ck, &fast, &objects);
 
     let grid = match (shape, cell, dt, steps) {
         (Some(shape), Some(cell), Some(dt), Some(steps)) => {
@@ -742,36 +347,18 @@ fn run_warnings(
     }
 }
 
-/// The length units a scene may use, with their size in metres.
-const UNITS: [(&str, f64); 4] = [("m", 1.0), ("mm", 1e-3), ("um", 1e-6), ("nm", 1e-9)];
-
 /// The name of the length unit of `unit_m` metres.
 fn unit_label(unit_m: f64) -> &'static str {
-    UNITS.iter().find(|u| u.1 == unit_m).map_or("um", |u| u.0)
+    LENGTH_UNITS
+        .iter()
+        .find(|u| u.1 == unit_m)
+        .map_or("um", |u| u.0)
 }
 
 fn as_f64(v: &toml::Value) -> Option<f64> {
     match v {
         toml::Value::Float(f) => Some(*f),
         toml::Value::Integer(i) => Some(*i as f64),
-        _ => None,
-    }
-}
-
-fn cylinder_axis(v: &toml::Value) -> Option<[f64; 3]> {
-    match v {
-        toml::Value::String(s) => match s.as_str() {
-            "x" => Some([1.0, 0.0, 0.0]),
-            "y" => Some([0.0, 1.0, 0.0]),
-            "z" => Some([0.0, 0.0, 1.0]),
-            _ => None,
-        },
-        toml::Value::Array(a) if a.len() == 3 => {
-            let v: Vec<f64> = a.iter().filter_map(as_f64).collect();
-            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-            (v.len() == 3 && norm > 0.0 && norm.is_finite())
-                .then(|| [v[0] / norm, v[1] / norm, v[2] / norm])
-        }
         _ => None,
     }
 }
