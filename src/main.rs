@@ -122,7 +122,7 @@ enum Command {
 #[derive(Clone)]
 struct GpuSpec(Vec<yee::plan::Device>);
 
-fn parse_gpus_arg(s: &str) -> Result<GpuSpec, String> {
+fn parse_gpus_arg(s: &str) -> Result<GpuSpec, yee::plan::SpecError> {
     yee::plan::parse_gpus(s).map(GpuSpec)
 }
 

@@ -132,15 +132,93 @@ pub fn normalise(name: &str) -> String {
     s.to_string()
 }
 
+/// The forms a size may take, for messages.
+const SIZE_FORMS: &str = "a number and a unit: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. 80GiB or 512MB";
+
+/// Why a `--gpus` spec or a size (`--host-memory`) cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// Not a number followed by a unit.
+    #[error("`{}` is not a size: give {}", .text, SIZE_FORMS)]
+    NotASize {
+        /// The text given.
+        text: String,
+    },
+    /// A number without a unit.
+    #[error("`{}` has no unit: give {}", .text, SIZE_FORMS)]
+    NoUnit {
+        /// The text given.
+        text: String,
+    },
+    /// A unit that is not one of the size units.
+    #[error("`{}` has an unknown unit `{}`: give {}", .text, .unit, SIZE_FORMS)]
+    UnknownUnit {
+        /// The text given.
+        text: String,
+        /// Its unit.
+        unit: String,
+    },
+    /// A size of zero.
+    #[error("`{text}` is zero: give a positive size")]
+    Zero {
+        /// The text given.
+        text: String,
+    },
+    /// A size beyond 2^64 bytes.
+    #[error("`{text}` is too large")]
+    TooLarge {
+        /// The text given.
+        text: String,
+    },
+    /// `A100` without its memory size.
+    #[error("`A100` comes with 40 GB or 80 GB: write A100-40GB or A100-80GB")]
+    AmbiguousA100,
+    /// A model not in the table.
+    #[error("unknown GPU model `{}`; known models: {}; or give a size such as 80GB or 80GiB", .name, known_models())]
+    UnknownModel {
+        /// The name given.
+        name: String,
+    },
+    /// A spec with an empty comma-separated group.
+    #[error(
+        "`{spec}` has an empty group: write COUNTxSIZE or COUNTxMODEL, e.g. 4x80GiB or 2xH100"
+    )]
+    EmptyGroup {
+        /// The spec given.
+        spec: String,
+    },
+    /// A count that does not fit in a number.
+    #[error("`{group}`: the count is too large")]
+    CountTooLarge {
+        /// The group given.
+        group: String,
+    },
+    /// A count of 0 or above 4096.
+    #[error("`{group}`: the GPU count must be 1 to 4096")]
+    BadCount {
+        /// The group given.
+        group: String,
+    },
+    /// A count with nothing after it.
+    #[error("`{group}` gives no size or model after the count: e.g. 4x80GiB or 2xH100")]
+    NoSizeOrModel {
+        /// The group given.
+        group: String,
+    },
+}
+
 /// Look a model up by name (as written in `--gpus`).
-pub fn find_model(name: &str) -> Result<&'static GpuModel, String> {
+pub fn find_model(name: &str) -> Result<&'static GpuModel, SpecError> {
     let key = normalise(name);
     if key == "A100" {
-        return Err("`A100` comes with 40 GB or 80 GB: write A100-40GB or A100-80GB".into());
+        return Err(SpecError::AmbiguousA100);
     }
-    GPU_MODELS.iter().find(|m| m.keys.contains(&key.as_str())).ok_or_else(|| {
-        format!("unknown GPU model `{name}`; known models: {}; or give a size such as 80GB or 80GiB", known_models())
-    })
+    GPU_MODELS
+        .iter()
+        .find(|m| m.keys.contains(&key.as_str()))
+        .ok_or_else(|| SpecError::UnknownModel {
+            name: name.to_string(),
+        })
 }
 
 fn known_models() -> String {
@@ -162,16 +240,16 @@ fn known_models() -> String {
 
 /// Parse a memory size: a number and a unit, `B`, `kB`, `MB`, `GB`, `TB` (powers of 1000) or
 /// `KiB`, `MiB`, `GiB`, `TiB` (powers of 1024), case-insensitive: `80GiB`, `80GB`, `1.5 TB`.
-pub fn parse_size(text: &str) -> Result<u64, String> {
+pub fn parse_size(text: &str) -> Result<u64, SpecError> {
     let t = text.trim();
     let split = t
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
         .unwrap_or(t.len());
     let (num, unit) = (&t[..split], t[split..].trim());
-    let allowed = "a number and a unit: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), e.g. 80GiB or 512MB";
+    let text_owned = || text.to_string();
     if num.is_empty() || num.starts_with('.') || num.ends_with('.') || num.matches('.').count() > 1
     {
-        return Err(format!("`{text}` is not a size: give {allowed}"));
+        return Err(SpecError::NotASize { text: text_owned() });
     }
     let mult: u64 = match unit.to_ascii_lowercase().as_str() {
         "b" => 1,
@@ -183,11 +261,12 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "mib" => 1 << 20,
         "gib" => 1 << 30,
         "tib" => 1 << 40,
-        "" => return Err(format!("`{text}` has no unit: give {allowed}")),
+        "" => return Err(SpecError::NoUnit { text: text_owned() }),
         _ => {
-            return Err(format!(
-                "`{text}` has an unknown unit `{unit}`: give {allowed}"
-            ))
+            return Err(SpecError::UnknownUnit {
+                text: text_owned(),
+                unit: unit.to_string(),
+            })
         }
     };
     let bytes = match num.split_once('.') {
@@ -195,15 +274,15 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         Some(_) => {
             let v = num
                 .parse::<f64>()
-                .map_err(|_| format!("`{text}` is not a size: give {allowed}"))?
+                .map_err(|_| SpecError::NotASize { text: text_owned() })?
                 * mult as f64;
             (v < 9.0e18).then(|| v.round() as u64)
         }
     };
     match bytes {
-        Some(0) => Err(format!("`{text}` is zero: give a positive size")),
+        Some(0) => Err(SpecError::Zero { text: text_owned() }),
         Some(b) => Ok(b),
-        None => Err(format!("`{text}` is too large")),
+        None => Err(SpecError::TooLarge { text: text_owned() }),
     }
 }
 
@@ -308,28 +387,32 @@ impl Device {
 
 /// Parse `--gpus`: comma-separated groups `COUNTxSIZE` or `COUNTxMODEL` (the count defaults to
 /// 1): `4x80GiB`, `2xH100`, `8xH200`, `1xH100,1xA100-40GB`.
-pub fn parse_gpus(spec: &str) -> Result<Vec<Device>, String> {
+pub fn parse_gpus(spec: &str) -> Result<Vec<Device>, SpecError> {
     let mut out = Vec::new();
     for group in spec.split(',').map(str::trim) {
         if group.is_empty() {
-            return Err(format!("`{spec}` has an empty group: write COUNTxSIZE or COUNTxMODEL, e.g. 4x80GiB or 2xH100"));
+            return Err(SpecError::EmptyGroup {
+                spec: spec.to_string(),
+            });
         }
         let (count, what) = match group.find(['x', 'X']) {
             Some(i) if i > 0 && group[..i].chars().all(|c| c.is_ascii_digit()) => {
-                let n: usize = group[..i]
-                    .parse()
-                    .map_err(|_| format!("`{group}`: the count is too large"))?;
+                let n: usize = group[..i].parse().map_err(|_| SpecError::CountTooLarge {
+                    group: group.to_string(),
+                })?;
                 (n, group[i + 1..].trim())
             }
             _ => (1, group),
         };
         if count == 0 || count > 4096 {
-            return Err(format!("`{group}`: the GPU count must be 1 to 4096"));
+            return Err(SpecError::BadCount {
+                group: group.to_string(),
+            });
         }
         if what.is_empty() {
-            return Err(format!(
-                "`{group}` gives no size or model after the count: e.g. 4x80GiB or 2xH100"
-            ));
+            return Err(SpecError::NoSizeOrModel {
+                group: group.to_string(),
+            });
         }
         let device = if what.starts_with(|c: char| c.is_ascii_digit())
             && !GPU_MODELS

@@ -25,8 +25,8 @@ pub use bytes::{
 };
 pub use decision::{Decision, GpuFit, HostFit, NoGpu};
 pub use hardware::{
-    parse_gpus, parse_size, Device, DeviceKind, GpuModel, Hardware, CUDA_CONTEXT_RESERVE,
-    GPU_MODELS, NVLINK3_BANDWIDTH, NVLINK4_BANDWIDTH, PCIE_BANDWIDTH,
+    parse_gpus, parse_size, Device, DeviceKind, GpuModel, Hardware, SpecError,
+    CUDA_CONTEXT_RESERVE, GPU_MODELS, NVLINK3_BANDWIDTH, NVLINK4_BANDWIDTH, PCIE_BANDWIDTH,
 };
 
 use crate::backend::Allocation;
