@@ -241,29 +241,9 @@ pub fn host_triad(n: usize, passes: usize) -> f64 {
     host_triad_passes(n, passes).into_iter().fold(0.0, f64::max)
 }
 
-/// The triad over three arrays of `n` f64: the bandwidth of each of `passes` passes, in bytes/s.
-pub fn host_triad_passes(n: usize, passes: usize) -> Vec<f64> {
-    use rayon::prelude::*;
-    let b = vec![1.0f64; n];
-    let c = vec![2.0f64; n];
-    let mut a = vec![0.0f64; n];
-    let s = 3.0;
-    let mut out = Vec::with_capacity(passes);
-    for _ in 0..passes {
-        let t = Instant::now();
-        a.par_chunks_mut(1 << 16)
-            .zip(b.par_chunks(1 << 16))
-            .zip(c.par_chunks(1 << 16))
-            .for_each(|((a, b), c)| {
-                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
-                    *x = y + s * z;
-                }
-            });
-        out.push(24.0 * n as f64 / t.elapsed().as_secs_f64().max(1e-9));
-    }
-    std::hint::black_box(&a);
-    out
-}
+/// The triad over three arrays of `n` f64: the bandwidth of each pass (the plan's host
+/// measurement, which the benchmark shares).
+pub use crate::plan::hardware::host_triad_passes;
 
 #[cfg(feature = "cuda")]
 fn cuda<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, String> {
@@ -280,7 +260,25 @@ fn cuda<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, Stri
                 .ok_or_else(|| format!("GPU {o} does not exist (the driver sees {})", all.len()))
         })
         .collect::<Result<_, _>>()?;
-    let placement = Placement::over(model, &gpus, opts.slabs_per_gpu);
+    // The plan places the slabs (the same split and byte counts as `yee run`).
+    let plan = crate::plan::plan(
+        model,
+        &crate::plan::Hardware::detect(None, None),
+        &crate::plan::PlanOptions {
+            backend: crate::plan::BackendChoice::Cuda,
+            gpus: Some(wanted.clone()),
+            slabs_per_gpu: Some(opts.slabs_per_gpu),
+            ..Default::default()
+        },
+    );
+    if plan.backend != crate::plan::PlanBackend::Cuda {
+        return Err(plan.reason);
+    }
+    let placement = Placement {
+        ranges: plan.ranges(),
+        // The plan lists the probed GPUs in ordinal order.
+        ordinals: plan.slabs.iter().map(|s| all[s.device].ordinal).collect(),
+    };
     let mut b =
         new_backend::<T>(model, &placement, EngineOptions::default()).map_err(|e| e.to_string())?;
     let dev = b.device();
