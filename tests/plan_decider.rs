@@ -114,7 +114,19 @@ fn yee_plan_puts_the_large_flux_plane_on_one_h200() {
 /// A small scene with every kind of monitor: probes, a plane and a box snapshot, and flux
 /// planes normal to x (held by one slab) and to z (shared by every slab).
 fn monitored() -> Model {
-    model(
+    model(&monitored_scene())
+}
+
+/// [`monitored`] with periodic x faces: halo copies wrap round from one end to the other.
+fn monitored_periodic() -> Model {
+    model(&monitored_scene().replace(
+        "default = { type = \"pml\", cells = 4 }",
+        "default = { type = \"pml\", cells = 4 }\nx_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }",
+    ))
+}
+
+fn monitored_scene() -> String {
+    String::from(
         r#"
 [simulation]
 name = "decider"
@@ -176,15 +188,18 @@ frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
 /// A device that only counts what is allocated on each GPU and in pinned memory.
 struct Counting {
     gpus: usize,
+    /// Whether GPUs have peer access (else halos between them are staged in pinned memory).
+    peer: bool,
     device: RefCell<Vec<u64>>,
     pinned: RefCell<u64>,
     next: RefCell<Ptr>,
 }
 
 impl Counting {
-    fn new(gpus: usize) -> Self {
+    fn new(gpus: usize, peer: bool) -> Self {
         Counting {
             gpus,
+            peer,
             device: RefCell::new(vec![0; gpus]),
             pinned: RefCell::new(0),
             next: RefCell::new(4096),
@@ -258,15 +273,21 @@ impl Device for Counting {
         Ok(true)
     }
     fn peer(&self, _: usize, _: usize) -> bool {
-        true
+        self.peer
     }
 }
 
 /// Build the CUDA engine on a counting device where `p` places the slabs and check that every
 /// GPU holds what the plan lists for it (slabs with their monitor buffers, and the small
-/// per-GPU tables), that pinned memory is the plan's pinned mirrors, and that the engine's
-/// own count by category is the plan's.
+/// per-GPU tables), that pinned memory is the plan's pinned mirrors, and that the engine's own
+/// count by category is the plan's. Without peer access the engine also stages every halo
+/// copy between GPUs through a pinned plane: the plan's `staged_halo_total`.
 fn engine_allocates_the_plan(m: &Model, p: &Plan) {
+    engine_allocates_the_plan_with(m, p, true);
+    engine_allocates_the_plan_with(m, p, false);
+}
+
+fn engine_allocates_the_plan_with(m: &Model, p: &Plan, peer: bool) {
     assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
     let placement = p.gpu_slabs();
     let mut used: Vec<usize> = Vec::new();
@@ -281,7 +302,7 @@ fn engine_allocates_the_plan(m: &Model, p: &Plan) {
         })
         .collect();
     let ranges: Vec<_> = placement.iter().map(|&(r, _)| r).collect();
-    let dev = Counting::new(used.len());
+    let dev = Counting::new(used.len(), peer);
     let engine = Engine::<Counting, f32>::new(
         dev,
         m,
@@ -305,7 +326,14 @@ fn engine_allocates_the_plan(m: &Model, p: &Plan) {
             "GPU {d}"
         );
     }
-    assert_eq!(*engine.device().pinned.borrow(), p.bytes.pinned);
+    let staged = if peer {
+        0
+    } else {
+        layout.staged_halo_total(&gpu_of)
+    };
+    assert_eq!(*engine.device().pinned.borrow(), p.bytes.pinned + staged);
+    // The engine's own count leaves out the host copy of a snapshot region (made when the
+    // writer reads it), which the plan lists as host monitors.
     let mut a = engine.allocation();
     a.monitors += p.bytes.monitors;
     assert_eq!(a, p.allocation());
@@ -348,6 +376,13 @@ fn gpus_0_and_2_are_planned_and_allocated_as_asked() {
         assert!(s.allocation.monitors > 0);
     }
     assert!(p.slabs[1].allocation.monitors > p.slabs[0].allocation.monitors);
+    // Without peer access the one boundary between the GPUs stages Hy, Hz, Ey and Ez through a
+    // pinned plane each.
+    let [_, ny, nz] = m.grid.shape;
+    assert_eq!(
+        plan::Layout::of(&m).staged_halo_total(&[0, 1]),
+        (4 * ny * nz * 4) as u64
+    );
     engine_allocates_the_plan(&m, &p);
 }
 
@@ -380,6 +415,22 @@ fn slabs_per_gpu_are_planned_and_allocated_as_asked() {
         );
         engine_allocates_the_plan(&m, &p);
     }
+    // Periodic x: the wrap-round copies between the first and last GPU are staged too.
+    let m = monitored_periodic();
+    let l = plan::Layout::of(&m);
+    assert_eq!(l.periodic_x, [true, true]);
+    assert_eq!(l.cross_gpu_copies(&[0, 0, 1, 1]), 4 + 2 + 2);
+    assert_eq!(l.cross_gpu_copies(&[0, 0]), 0);
+    let p = plan::plan(
+        &m,
+        &hw,
+        &PlanOptions {
+            gpus: Some(vec![1, 3]),
+            slabs_per_gpu: Some(2),
+            ..Default::default()
+        },
+    );
+    engine_allocates_the_plan(&m, &p);
 }
 
 #[test]

@@ -404,7 +404,7 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
         ),
         host_bandwidth,
         format!(
-            "GPUs: {} per GPU held back for the CUDA context; {} kernel launches per step and, when split, {} halo plane copies at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
+            "GPUs: {} per GPU held back for the CUDA context; peer access between GPUs (without it each halo copy between two GPUs is staged through a pinned host plane); {} kernel launches per step and, when split, {} halo plane copies at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
             crate::plan::report::bytes_bin(CUDA_CONTEXT_RESERVE),
             KERNELS_PER_STEP,
             HALO_COPIES_PER_STEP,

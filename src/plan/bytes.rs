@@ -249,6 +249,8 @@ pub struct Layout {
     pub steps: u64,
     /// Where the CUDA engine's monitor buffers lie.
     pub monitors: std::sync::Arc<MonitorLayout>,
+    /// Periodic x faces (min, max): the halo copies that wrap round from one end to the other.
+    pub periodic_x: [bool; 2],
 }
 
 impl Layout {
@@ -264,6 +266,10 @@ impl Layout {
             probe_values_per_step: probe_values_per_step(model),
             steps: model.grid.steps as u64,
             monitors: std::sync::Arc::new(MonitorLayout::of(model)),
+            periodic_x: [false, true].map(|high| {
+                model.boundaries.face(crate::model::Axis::X, high)
+                    == crate::model::BoundaryKind::Periodic
+            }),
         }
     }
 
@@ -355,6 +361,24 @@ impl Layout {
                 .iter()
                 .map(|&(lo, hi)| 2 * pml_table_bytes(lo + hi, real))
                 .sum::<u64>()
+    }
+
+    /// Halo copies per step between slabs on different GPUs, slab `s` on GPU `gpu_of[s]`: Hy
+    /// and Hz to the right neighbour's left halo and Ey and Ez to the left neighbour's right
+    /// halo at every boundary between GPUs, and the two of each wrapping round a periodic x
+    /// face when its ends are on different GPUs (as `decomp::HaloPlan` lists them).
+    pub fn cross_gpu_copies(&self, gpu_of: &[usize]) -> usize {
+        let inner = gpu_of.windows(2).filter(|w| w[0] != w[1]).count();
+        let ends_apart = gpu_of.first() != gpu_of.last();
+        let wrap = self.periodic_x.iter().filter(|&&p| p && ends_apart).count();
+        4 * inner + 2 * wrap
+    }
+
+    /// Pinned host bytes of the staged halo copies between GPUs without peer access: one plane
+    /// per copy ([`staged_halo_bytes`]).
+    pub fn staged_halo_total(&self, gpu_of: &[usize]) -> u64 {
+        self.cross_gpu_copies(gpu_of) as u64
+            * staged_halo_bytes(self.shape[1] * self.shape[2], self.precision.bytes())
     }
 
     /// The CUDA backend's pinned host mirrors of its monitor buffers.
@@ -504,6 +528,7 @@ mod tests {
             probe_values_per_step: 0,
             steps: 1,
             monitors: Default::default(),
+            periodic_x: [false; 2],
         }
     }
 
