@@ -38,7 +38,8 @@
 use super::args::*;
 use crate::backend::{Allocation, Backend, GatherTicket};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
-use crate::model::{Axis, BoundaryKind, Component, Model, Region};
+use crate::model::{Component, Model, Region};
+use crate::operator::{Beyond, Operator};
 use crate::real::Real;
 use std::cell::RefCell;
 use std::marker::PhantomData;
@@ -302,27 +303,6 @@ pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation 
     a
 }
 
-/// (b, c, 1/kappa - 1) per layer, the tables the CPML kernels read.
-fn pml_table<T: Real>(v: &[[f64; 3]]) -> Vec<T> {
-    v.iter()
-        .flat_map(|c| {
-            [
-                T::from_f64(c[0]),
-                T::from_f64(c[1]),
-                T::from_f64(c[2] - 1.0),
-            ]
-        })
-        .collect()
-}
-
-fn beyond(kind: BoundaryKind) -> i32 {
-    match kind {
-        BoundaryKind::Periodic => 1,
-        BoundaryKind::Pmc => 2,
-        BoundaryKind::Pec | BoundaryKind::Pml(_) => 0,
-    }
-}
-
 fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: any initialised memory may be read as bytes; the length is the slice's size.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
@@ -540,12 +520,12 @@ impl<D: Device, T: Real> Engine<D, T> {
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
 
         // Material table in constant memory, CPML tables in device memory, on every GPU.
-        let coef = model.materials.coefficients(g.dt);
+        let op = Operator::<T>::new(model);
         let mut ca = vec![T::ZERO; crate::model::MAX_MATERIALS];
         let mut cb = vec![T::ZERO; crate::model::MAX_MATERIALS];
-        for (i, c) in coef.iter().enumerate() {
-            ca[i] = T::from_f64(c.ca);
-            cb[i] = T::from_f64(c.cb);
+        for (i, &(a, b)) in op.coef.iter().enumerate() {
+            ca[i] = a;
+            cb[i] = b;
         }
         let mut pml_coef = Vec::with_capacity(ngpu);
         let mut finite_flag = Vec::with_capacity(ngpu);
@@ -554,12 +534,11 @@ impl<D: Device, T: Real> Engine<D, T> {
             dev.set_constant(gpu, "c_cb", bytes_of(&cb))?;
             let mut axes = [[0; 2]; 3];
             for (a, axis) in axes.iter_mut().enumerate() {
-                let p = &b.profiles[a];
-                for (k, v) in [&p.e, &p.h].into_iter().enumerate() {
-                    if !v.is_empty() {
-                        let table = pml_table::<T>(v);
-                        let ptr = dev.alloc(gpu, table.len() * t)?;
-                        dev.upload(gpu, ptr, bytes_of(&table))?;
+                let p = &op.pml[a];
+                for (k, table) in [&p.e, &p.h].into_iter().enumerate() {
+                    if !table.is_empty() {
+                        let ptr = dev.alloc(gpu, table.len() * 3 * t)?;
+                        dev.upload(gpu, ptr, bytes_of(table))?;
                         axis[k] = ptr;
                     }
                 }
@@ -595,24 +574,19 @@ impl<D: Device, T: Real> Engine<D, T> {
                 }
             }
             // The x-PML planes of this slab as runs of consecutive planes and layers.
-            let px = &b.profiles[0];
             let mut x_runs: Vec<XRun> = Vec::new();
             let mut q = 0;
-            for l in 0..px.layers() {
-                let i = px.global_index(l);
-                if range.x0 <= i && i < range.x1 {
-                    let p = i - range.x0 + 1;
-                    match x_runs.last_mut() {
-                        Some(r) if r.p1 == p && r.l0 + (r.p1 - r.p0) == l => r.p1 += 1,
-                        _ => x_runs.push(XRun {
-                            p0: p,
-                            p1: p + 1,
-                            l0: l,
-                            q0: q,
-                        }),
-                    }
-                    q += 1;
+            for (p, l) in op.x_layer_planes(range.x0, range.x1) {
+                match x_runs.last_mut() {
+                    Some(r) if r.p1 == p && r.l0 + (r.p1 - r.p0) == l => r.p1 += 1,
+                    _ => x_runs.push(XRun {
+                        p0: p,
+                        p1: p + 1,
+                        l0: l,
+                        q0: q,
+                    }),
                 }
+                q += 1;
             }
             debug_assert_eq!(q, sizes.x_planes);
             let sources = model.sources_in(range.x0, range.x1);
@@ -811,16 +785,11 @@ impl<D: Device, T: Real> Engine<D, T> {
             ny,
             nz,
             plane,
-            inv: g.cell.map(|d| T::from_f64(1.0 / d)),
-            ch: T::from_f64(g.dt / crate::model::MU0),
-            faces: [
-                beyond(b.face(Axis::Y, false)),
-                beyond(b.face(Axis::Y, true)),
-                beyond(b.face(Axis::Z, false)),
-                beyond(b.face(Axis::Z, true)),
-            ],
-            zero_min_face: [0, 1, 2].map(|a| b.faces[a][0].zeroes_tangential_e()),
-            layers: [0, 1, 2].map(|a| (b.profiles[a].lo, b.profiles[a].hi, b.profiles[a].n)),
+            inv: op.inv,
+            ch: op.ch,
+            faces: [op.faces.y_lo, op.faces.y_hi, op.faces.z_lo, op.faces.z_hi].map(Beyond::code),
+            zero_min_face: op.faces.zero_min_face,
+            layers: op.pml.each_ref().map(|p| (p.lo, p.hi, p.n)),
             pml_coef,
             slabs,
             plan,
