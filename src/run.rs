@@ -13,7 +13,8 @@
 //! way: the same probe series, snapshot rows and flux spectra.
 
 use crate::backend::cpu::CpuBackend;
-use crate::backend::{Allocation, Backend, GatherTicket};
+use crate::backend::pass::ALL_PASSES;
+use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
 use crate::decomp::{HaloPlan, SlabRange};
 use crate::model::{Component, Model, Precision, Region};
 use crate::output::{Hdf5Writer, OutputError};
@@ -106,19 +107,35 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
-/// Wall time spent in each phase of the loop.
+/// Wall time spent in each phase of the loop. On a GPU the passes and exchanges are queued,
+/// not waited for, so their times are those of issuing the launches; the device's time shows
+/// where the host waits for it (monitors, checks).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct PhaseTimes {
-    /// H update.
-    pub update_h: Duration,
-    /// E update (with sources and CPML).
-    pub update_e: Duration,
+    /// Per half step ([`Half::index`]) and pass ([`Pass::index`]): the pass over every slab.
+    pub passes: [[Duration; ALL_PASSES.len()]; 2],
     /// Halo exchanges.
     pub exchange: Duration,
     /// Probes, snapshots and file writes.
     pub monitors: Duration,
     /// NaN/Inf checks.
     pub checks: Duration,
+}
+
+impl PhaseTimes {
+    /// Time of half step `half`'s passes (halo exchanges not included).
+    pub fn half(&self, half: Half) -> Duration {
+        self.passes[half.index()].iter().sum()
+    }
+
+    /// Time of each pass in step order: (half, pass, time).
+    pub fn each_pass(&self) -> impl Iterator<Item = (Half, Pass, Duration)> + '_ {
+        Half::BOTH.into_iter().flat_map(move |h| {
+            h.passes()
+                .iter()
+                .map(move |&p| (h, p, self.passes[h.index()][p.index()]))
+        })
+    }
 }
 
 /// How a run ended.
@@ -282,31 +299,34 @@ impl<'a, B: Backend> Stepper<'a, B> {
         self.step_timed(&mut PhaseTimes::default());
     }
 
-    /// [`Stepper::step`], adding the wall time of each phase to `phases`.
+    /// [`Stepper::step`], adding the wall time of each pass and of the halo exchanges to
+    /// `phases`. Each half step walks its pass list ([`Half::passes`]), then exchanges its
+    /// halos; the values of the sources are those of the half step's time.
     pub fn step_timed(&mut self, phases: &mut PhaseTimes) {
-        let n = self.steps_done;
-        let t0 = Instant::now();
-        magnetic_source_values(
-            self.model,
-            n as f64 * self.model.grid.dt,
-            &mut self.magnetic,
-        );
-        self.backend.update_h(&self.magnetic);
-        let t1 = Instant::now();
-        self.backend.exchange(&self.halos.after_h);
-        let t2 = Instant::now();
-        source_values(
-            self.model,
-            (n as f64 + 0.5) * self.model.grid.dt,
-            &mut self.currents,
-        );
-        self.backend.update_e(&self.currents);
-        let t3 = Instant::now();
-        self.backend.exchange(&self.halos.after_e);
-        let t4 = Instant::now();
-        phases.update_h += t1 - t0;
-        phases.exchange += (t2 - t1) + (t4 - t3);
-        phases.update_e += t3 - t2;
+        let n = self.steps_done as f64;
+        let dt = self.model.grid.dt;
+        for half in Half::BOTH {
+            let (values, copies) = match half {
+                Half::H => {
+                    magnetic_source_values(self.model, n * dt, &mut self.magnetic);
+                    (&self.magnetic, &self.halos.after_h)
+                }
+                Half::E => {
+                    source_values(self.model, (n + 0.5) * dt, &mut self.currents);
+                    (&self.currents, &self.halos.after_e)
+                }
+            };
+            let mut t = Instant::now();
+            self.backend.begin_half(half);
+            for &pass in half.passes() {
+                self.backend.run_pass(half, pass, values);
+                let now = Instant::now();
+                phases.passes[half.index()][pass.index()] += now - t;
+                t = now;
+            }
+            self.backend.exchange(copies);
+            phases.exchange += t.elapsed();
+        }
         self.steps_done += 1;
     }
 

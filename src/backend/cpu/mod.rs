@@ -9,7 +9,7 @@
 mod cpml;
 mod update;
 
-use super::{Allocation, Backend, GatherTicket};
+use super::{Allocation, Backend, GatherTicket, Half, Pass};
 use crate::decomp::{HaloCopy, HaloSide, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::Operator;
@@ -200,9 +200,23 @@ impl<T: Real> Slab<T> {
         }
     }
 
-    /// H^{n-1/2} -> H^{n+1/2}: per plane, the curl of E, then the CPML correction while the
-    /// plane is still in cache; then the magnetic sheets.
-    fn update_h(&mut self, sh: &Shared<T>, magnetic_values: &[f64]) {
+    /// Pass `pass` of half step `half` on this slab.
+    fn run_pass(&mut self, sh: &Shared<T>, half: Half, pass: Pass, values: &[f64]) {
+        match (half, pass) {
+            (Half::H, Pass::CurlCpml) => self.curl_cpml_h(sh),
+            (Half::E, Pass::CurlCpml) => self.curl_cpml_e(sh),
+            (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values),
+            (Half::E, Pass::Sources) => self.inject(sh, values),
+            (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh),
+            (half, pass) => {
+                unreachable!("no {} pass in the {} half step", pass.name(), half.name())
+            }
+        }
+    }
+
+    /// The H curl pass, H^{n-1/2} -> H^{n+1/2} without sources: per plane, the curl of E,
+    /// then the CPML correction while the plane is still in cache.
+    fn curl_cpml_h(&mut self, sh: &Shared<T>) {
         let plane = sh.ny * sh.nz;
         let n = self.range.len();
         let x0 = self.range.x0;
@@ -228,11 +242,11 @@ impl<T: Real> Slab<T> {
                 h_plane(sh, q + 1, e, hx, hy, hz);
                 cpml::h_plane(sh, x0 + q, q + 1, e, [hx, hy, hz], psi);
             });
-        self.inject_magnetic(sh, magnetic_values);
     }
 
-    /// E^n -> E^{n+1}: per plane, the curl of H and the CPML correction; then sources and PEC faces.
-    fn update_e(&mut self, sh: &Shared<T>, source_values: &[f64]) {
+    /// The E curl pass, E^n -> E^{n+1} without sources: per plane, the curl of H and the CPML
+    /// correction.
+    fn curl_cpml_e(&mut self, sh: &Shared<T>) {
         let (ny, nz) = (sh.ny, sh.nz);
         let plane = ny * nz;
         let n = self.range.len();
@@ -271,10 +285,9 @@ impl<T: Real> Slab<T> {
                 e_plane(sh, q + 1, h, &coef, ex, ey, ez);
                 cpml::e_plane(sh, x0 + q, q + 1, h, &coef, [ex, ey, ez], psi);
             });
-        self.inject(sh, source_values);
-        self.zero_pec_faces(sh);
     }
 
+    /// E -= cb J over each source's cells, cb of the cell's material.
     fn inject(&mut self, sh: &Shared<T>, source_values: &[f64]) {
         let plane = sh.ny * sh.nz;
         for &(s, c, cells) in &self.sources {
@@ -309,6 +322,7 @@ impl<T: Real> Slab<T> {
         }
     }
 
+    /// Tangential E = 0 on the PEC minimum faces this slab touches.
     fn zero_pec_faces(&mut self, sh: &Shared<T>) {
         let (ny, nz) = (sh.ny, sh.nz);
         let plane = ny * nz;
@@ -393,18 +407,11 @@ fn pair<T>(v: &mut [Vec<T>; 4], first: usize) -> [&mut Vec<T>; 2] {
 impl<T: Real> Backend for CpuBackend<T> {
     type Real = T;
 
-    fn update_h(&mut self, magnetic_values: &[f64]) {
+    fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
         let sh = &self.shared;
         self.slabs
             .par_iter_mut()
-            .for_each(|s| s.update_h(sh, magnetic_values));
-    }
-
-    fn update_e(&mut self, source_values: &[f64]) {
-        let sh = &self.shared;
-        self.slabs
-            .par_iter_mut()
-            .for_each(|s| s.update_e(sh, source_values));
+            .for_each(|s| s.run_pass(sh, half, pass, values));
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {

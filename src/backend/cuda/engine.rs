@@ -36,7 +36,7 @@
 //! operation, and reports it through [`Backend::failure`].
 
 use super::args::*;
-use crate::backend::{Allocation, Backend, GatherTicket};
+use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::{Beyond, Operator};
@@ -203,11 +203,12 @@ pub struct EngineOptions {
     pub staged_halos: bool,
 }
 
-/// Half step kinds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Phase {
-    H = 0,
-    E = 1,
+/// What the engine was doing in half step `half`, for a failure message.
+fn doing(half: Half) -> &'static str {
+    match half {
+        Half::H => "updating H",
+        Half::E => "updating E",
+    }
 }
 
 /// Bytes the engine allocates for one slab, by category, and the array lengths behind them.
@@ -464,8 +465,11 @@ pub struct Engine<D: Device, T: Real> {
     routes: [Vec<Route>; 2],
     /// Halo streams that issued copies in the phase in flight.
     copied: Vec<bool>,
-    in_flight: Option<Phase>,
-    last_phase: Phase,
+    in_flight: Option<Half>,
+    /// The half step under way (or last done).
+    half: Half,
+    /// The passes of that half step still to run on the interior planes, with their values.
+    deferred: Vec<(Pass, Vec<f64>)>,
     finite_flag: Vec<Ptr>,
     probes: Probes,
     /// Snapshot components of the model, their device staging per GPU and the pinned buffer
@@ -478,8 +482,6 @@ pub struct Engine<D: Device, T: Real> {
     /// The values of the last `Ticket::Host` taken.
     host_gather: Vec<T>,
     fluxes: Vec<FluxMonitor>,
-    /// E updates done.
-    steps: usize,
     /// The step under way (1-based): its H update has started.
     step: usize,
     /// Per GPU: (device, pinned, capacity in values) of the scratch buffers that regions
@@ -796,7 +798,8 @@ impl<D: Device, T: Real> Engine<D, T> {
             routes,
             copied: vec![false; ngpu],
             in_flight: None,
-            last_phase: Phase::E,
+            half: Half::E,
+            deferred: Vec::new(),
             finite_flag,
             probes,
             slots,
@@ -805,7 +808,6 @@ impl<D: Device, T: Real> Engine<D, T> {
             tickets: Vec::new(),
             host_gather: Vec::new(),
             fluxes,
-            steps: 0,
             step: 0,
             scratch: RefCell::new(vec![(0, 0, 0); ngpu]),
             failure: RefCell::new(None),
@@ -875,12 +877,12 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
     }
 
-    fn cpml_args(&self, s: &Slab, axis: usize, phase: Phase, p0: usize, p1: usize) -> CpmlArgs<T> {
+    fn cpml_args(&self, s: &Slab, axis: usize, half: Half, p0: usize, p1: usize) -> CpmlArgs<T> {
         let (lo, hi, n) = self.layers[axis];
         // psi arrays 0, 1 belong to E, 2, 3 to H; coefficient tables are (E, H).
-        let (first, table) = match phase {
-            Phase::E => (0, 0),
-            Phase::H => (2, 1),
+        let (first, table) = match half {
+            Half::E => (0, 0),
+            Half::H => (2, 1),
         };
         CpmlArgs {
             ex: s.f[0],
@@ -911,25 +913,41 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
     }
 
-    /// Everything one half step does to planes [p0, p1) of slab `s`, in the CPU backend's
-    /// order: main update, CPML x, y, z; for E then the sources in model order and PEC faces.
+    /// Pass `pass` of half step `half` on planes [p0, p1) of slab `s`, as the CPU backend
+    /// does it: the curl pass is the main update then CPML x, y, z; the source passes take
+    /// the sources in model order.
     fn run_planes(
         &self,
         s: &Slab,
-        phase: Phase,
+        half: Half,
+        pass: Pass,
         p0: usize,
         p1: usize,
-        currents: &[f64],
+        values: &[f64],
     ) -> Result<(), DeviceError> {
-        let gpu = s.gpu;
-        let np = p1 - p0;
-        if np == 0 {
+        if p1 == p0 {
             return Ok(());
         }
+        match (half, pass) {
+            (_, Pass::CurlCpml) => self.curl_cpml(s, half, p0, p1),
+            (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
+                self.sources(s, half, p0, p1, values)
+            }
+            (Half::E, Pass::PecFaces) => self.pec_faces(s, p0, p1),
+            (half, pass) => {
+                unreachable!("no {} pass in the {} half step", pass.name(), half.name())
+            }
+        }
+    }
+
+    /// The curl pass on planes [p0, p1): main update, then CPML x, y, z.
+    fn curl_cpml(&self, s: &Slab, half: Half, p0: usize, p1: usize) -> Result<(), DeviceError> {
+        let gpu = s.gpu;
+        let np = p1 - p0;
         let (dims, chunk) = Dims::columns(self.plane as u64, np as u32);
-        let main = match phase {
-            Phase::H => Kernel::UpdateH,
-            Phase::E => Kernel::UpdateE,
+        let main = match half {
+            Half::H => Kernel::UpdateH,
+            Half::E => Kernel::UpdateE,
         };
         self.launch(
             gpu,
@@ -938,14 +956,14 @@ impl<D: Device, T: Real> Engine<D, T> {
             dims,
             &self.update_args(s, p0, p1, chunk),
         )?;
-        let [kx, ky, kz] = match phase {
-            Phase::H => [Kernel::CpmlXH, Kernel::CpmlYH, Kernel::CpmlZH],
-            Phase::E => [Kernel::CpmlXE, Kernel::CpmlYE, Kernel::CpmlZE],
+        let [kx, ky, kz] = match half {
+            Half::H => [Kernel::CpmlXH, Kernel::CpmlYH, Kernel::CpmlZH],
+            Half::E => [Kernel::CpmlXE, Kernel::CpmlYE, Kernel::CpmlZE],
         };
         for run in &s.x_runs {
             let (a, b) = (run.p0.max(p0), run.p1.min(p1));
             if a < b {
-                let mut args = self.cpml_args(s, 0, phase, a, b);
+                let mut args = self.cpml_args(s, 0, half, a, b);
                 args.l0 = (run.l0 + a - run.p0) as i32;
                 args.q0 = (run.q0 + a - run.p0) as i32;
                 self.launch(
@@ -965,7 +983,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 Stream::Compute,
                 ky,
                 Dims::elements(n, 1),
-                &self.cpml_args(s, 1, phase, p0, p1),
+                &self.cpml_args(s, 1, half, p0, p1),
             )?;
         }
         let (zlo, zhi, _) = self.layers[2];
@@ -976,22 +994,35 @@ impl<D: Device, T: Real> Engine<D, T> {
                 Stream::Compute,
                 kz,
                 Dims::elements(n, 1),
-                &self.cpml_args(s, 2, phase, p0, p1),
+                &self.cpml_args(s, 2, half, p0, p1),
             )?;
         }
-        // Phase H: the magnetic sheets (H -= ch M); phase E: the electric ones (E -= cb J).
-        let sheets = match phase {
-            Phase::H => &s.magnetic,
-            Phase::E => &s.sources,
+        Ok(())
+    }
+
+    /// The source pass of `half` on planes [p0, p1): each sheet's cells there.
+    fn sources(
+        &self,
+        s: &Slab,
+        half: Half,
+        p0: usize,
+        p1: usize,
+        values: &[f64],
+    ) -> Result<(), DeviceError> {
+        let gpu = s.gpu;
+        // H: the magnetic sheets (H -= ch M); E: the electric ones (E -= cb J).
+        let sheets = match half {
+            Half::H => &s.magnetic,
+            Half::E => &s.sources,
         };
         for &(k, c, cells) in sheets {
             let (a, b) = (cells[0][0].max(p0), cells[0][1].min(p1));
             if a >= b {
                 continue;
             }
-            let (fi, mat, magnetic) = match phase {
-                Phase::H => (3 + c as usize % 3, Ptr::default(), 1),
-                Phase::E => (c as usize, s.mat[c as usize], 0),
+            let (fi, mat, magnetic) = match half {
+                Half::H => (3 + c as usize % 3, Ptr::default(), 1),
+                Half::E => (c as usize, s.mat[c as usize], 0),
             };
             let args = SourceArgs {
                 f: s.f[fi],
@@ -1005,7 +1036,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 z0: cells[2][0] as i32,
                 z1: cells[2][1] as i32,
                 magnetic,
-                j: T::from_f64(currents[k]),
+                j: T::from_f64(values[k]),
                 ch: self.ch,
             };
             let n = ((b - a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64;
@@ -1017,74 +1048,105 @@ impl<D: Device, T: Real> Engine<D, T> {
                 &args,
             )?;
         }
-        if phase == Phase::E {
-            let x_face = self.zero_min_face[0] && s.range.x0 == 0 && p0 <= 1 && 1 < p1;
-            let [_, y_face, z_face] = self.zero_min_face;
-            let threads = [
-                if x_face { self.plane } else { 0 },
-                if y_face { np * self.nz } else { 0 },
-                if z_face { np * self.ny } else { 0 },
-            ]
-            .into_iter()
-            .max()
-            .unwrap_or(0);
-            if threads > 0 {
-                let args = PecArgs {
-                    ex: s.f[0],
-                    ey: s.f[1],
-                    ez: s.f[2],
-                    plane: self.plane as i64,
-                    ny: self.ny as i32,
-                    nz: self.nz as i32,
-                    p0: p0 as i32,
-                    p1: p1 as i32,
-                    x_face: x_face as i32,
-                    y_face: y_face as i32,
-                    z_face: z_face as i32,
-                    pad: 0,
-                };
-                self.launch(
-                    gpu,
-                    Stream::Compute,
-                    Kernel::ZeroPec,
-                    Dims::elements(threads as u64, 1),
-                    &args,
-                )?;
+        Ok(())
+    }
+
+    /// The PEC-faces pass on planes [p0, p1).
+    fn pec_faces(&self, s: &Slab, p0: usize, p1: usize) -> Result<(), DeviceError> {
+        let gpu = s.gpu;
+        let np = p1 - p0;
+        let x_face = self.zero_min_face[0] && s.range.x0 == 0 && p0 <= 1 && 1 < p1;
+        let [_, y_face, z_face] = self.zero_min_face;
+        let threads = [
+            if x_face { self.plane } else { 0 },
+            if y_face { np * self.nz } else { 0 },
+            if z_face { np * self.ny } else { 0 },
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        if threads > 0 {
+            let args = PecArgs {
+                ex: s.f[0],
+                ey: s.f[1],
+                ez: s.f[2],
+                plane: self.plane as i64,
+                ny: self.ny as i32,
+                nz: self.nz as i32,
+                p0: p0 as i32,
+                p1: p1 as i32,
+                x_face: x_face as i32,
+                y_face: y_face as i32,
+                z_face: z_face as i32,
+                pad: 0,
+            };
+            self.launch(
+                gpu,
+                Stream::Compute,
+                Kernel::ZeroPec,
+                Dims::elements(threads as u64, 1),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Start half step `half`. With halo copies to make, mark the point the copies of this
+    /// half step wait for (every earlier read of a halo plane is queued before it).
+    fn begin(&mut self, half: Half) -> Result<(), DeviceError> {
+        self.half = half;
+        self.deferred.clear();
+        if !self.routes[half.index()].is_empty() {
+            for gpu in 0..self.dev.gpus() {
+                self.dev.record(gpu, Stream::Compute, Event::PhaseStart)?;
             }
         }
         Ok(())
     }
 
-    /// One half step on every slab, halo copies started as soon as their planes are ready.
-    fn phase(&mut self, phase: Phase, currents: &[f64]) -> Result<(), DeviceError> {
-        let pi = phase as usize;
-        let ngpu = self.dev.gpus();
-        self.last_phase = phase;
+    /// Pass `pass` of the half step under way. With halo copies to make, it runs now on the
+    /// boundary planes (those a copy reads) and waits in `deferred` for the interior ones,
+    /// which [`Engine::issue_exchange`] launches after the copies so they overlap; without,
+    /// it runs on every plane now.
+    fn pass(&mut self, pass: Pass, values: &[f64]) -> Result<(), DeviceError> {
+        let (half, pi) = (self.half, self.half.index());
         if self.routes[pi].is_empty() {
             for s in &self.slabs {
-                self.run_planes(s, phase, 1, s.range.len() + 1, currents)?;
+                self.run_planes(s, half, pass, 1, s.range.len() + 1, values)?;
             }
-            self.in_flight = None;
             return Ok(());
-        }
-        for gpu in 0..ngpu {
-            self.dev.record(gpu, Stream::Compute, Event::PhaseStart)?;
         }
         for s in &self.slabs {
             for &(p0, p1) in &s.boundary[pi] {
-                self.run_planes(s, phase, p0, p1, currents)?;
+                self.run_planes(s, half, pass, p0, p1, values)?;
             }
         }
-        for gpu in 0..ngpu {
+        self.deferred.push((pass, values.to_vec()));
+        Ok(())
+    }
+
+    /// After the last pass: start the halo copies as soon as the boundary planes are done,
+    /// then launch the deferred passes on the interior planes, overlapping the copies.
+    fn issue_exchange(&mut self) -> Result<(), DeviceError> {
+        let (half, pi) = (self.half, self.half.index());
+        if self.routes[pi].is_empty() {
+            self.in_flight = None;
+            return Ok(());
+        }
+        for gpu in 0..self.dev.gpus() {
             self.dev.record(gpu, Stream::Compute, Event::Boundary)?;
         }
         self.issue_copies(pi)?;
-        for s in &self.slabs {
-            for &(p0, p1) in &s.interior[pi] {
-                self.run_planes(s, phase, p0, p1, currents)?;
+        let deferred = std::mem::take(&mut self.deferred);
+        for (pass, values) in &deferred {
+            for s in &self.slabs {
+                for &(p0, p1) in &s.interior[pi] {
+                    self.run_planes(s, half, *pass, p0, p1, values)?;
+                }
             }
         }
-        self.in_flight = Some(phase);
+        self.deferred = deferred;
+        self.in_flight = Some(half);
         Ok(())
     }
 
@@ -1577,35 +1639,42 @@ fn plane_runs(marked: &[bool], want: bool) -> Vec<(usize, usize)> {
 impl<D: Device, T: Real> Backend for Engine<D, T> {
     type Real = T;
 
-    fn update_h(&mut self, magnetic_values: &[f64]) {
-        self.step = self.steps + 1;
+    fn begin_half(&mut self, half: Half) {
+        if half == Half::H {
+            self.step += 1;
+        }
         if !self.failed() {
-            let r = self.phase(Phase::H, magnetic_values);
-            self.ok(r, "updating H");
+            let r = self.begin(half);
+            self.ok(r, doing(half));
         }
     }
 
-    fn update_e(&mut self, source_values: &[f64]) {
+    fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
+        debug_assert_eq!(half, self.half, "a pass of the half step begun");
         if !self.failed() {
-            let r = self.phase(Phase::E, source_values);
-            self.ok(r, "updating E");
+            let r = self.pass(pass, values);
+            self.ok(r, doing(half));
         }
-        self.steps += 1;
     }
 
-    /// Waits for the halo copies the last update started. The engine replays its own
-    /// [`HaloPlan`], built from the same slab ranges and boundaries as the caller's, so
-    /// `copies` must be that plan's list for the half step just done.
+    /// Issues the halo copies (and the interior planes the last passes left), then makes
+    /// every compute stream wait for the copies. The engine replays its own [`HaloPlan`],
+    /// built from the same slab ranges and boundaries as the caller's, so `copies` must be
+    /// that plan's list for the half step just done.
     fn exchange(&mut self, copies: &[HaloCopy]) {
-        let planned = match self.last_phase {
-            Phase::H => &self.plan.after_h,
-            Phase::E => &self.plan.after_e,
+        let planned = match self.half {
+            Half::H => &self.plan.after_h,
+            Half::E => &self.plan.after_e,
         };
         debug_assert_eq!(
             planned.as_slice(),
             copies,
             "the engine replays the halo plan of its own slabs"
         );
+        if !self.failed() {
+            let r = self.issue_exchange();
+            self.ok(r, doing(self.half));
+        }
         if !self.failed() {
             let r = self.finish_copies();
             self.ok(r, "exchanging halos");
