@@ -16,12 +16,25 @@ pub mod cpu;
 /// The CUDA engine; without the `cuda` feature only its device-independent parts (the slab
 /// engine the host-kernel tests drive) are built.
 pub mod cuda;
+pub mod engine;
 pub mod pass;
 
 use crate::decomp::HaloCopy;
 use crate::model::{Component, Region};
 use crate::real::Real;
+pub use engine::Engine;
 pub use pass::{Half, Pass};
+
+/// Which engine to run on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BackendChoice {
+    /// CUDA when the plan puts the grid on GPUs, else the CPU.
+    Auto,
+    /// The rayon CPU engine.
+    Cpu,
+    /// CUDA GPUs; an error if none can be used.
+    Cuda,
+}
 
 /// Bytes allocated, by category (the memory plan lists the same categories).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]

@@ -25,9 +25,9 @@ pub use hardware::{
 };
 
 use crate::backend::Allocation;
+use crate::backend::BackendChoice;
 use crate::decomp::SlabRange;
 use crate::model::Model;
-use crate::run::BackendChoice;
 use serde::Serialize;
 
 /// Fraction of peak memory bandwidth a GPU update is assumed to achieve.
