@@ -228,31 +228,7 @@ fn cpu<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, Strin
 /// Host memory bandwidth from a STREAM-like triad a = b + s c over three 256 MiB arrays of
 /// f64 in the current rayon pool: the best of five passes, counting 24 bytes per element.
 pub fn host_triad_bandwidth() -> f64 {
-    host_triad(32 << 20, 5)
-}
-
-/// The triad over three arrays of `n` f64, best of `passes`, in bytes/s (24 bytes per element).
-pub fn host_triad(n: usize, passes: usize) -> f64 {
-    use rayon::prelude::*;
-    let b = vec![1.0f64; n];
-    let c = vec![2.0f64; n];
-    let mut a = vec![0.0f64; n];
-    let s = 3.0;
-    let mut best = f64::INFINITY;
-    for _ in 0..passes {
-        let t = Instant::now();
-        a.par_chunks_mut(1 << 16)
-            .zip(b.par_chunks(1 << 16))
-            .zip(c.par_chunks(1 << 16))
-            .for_each(|((a, b), c)| {
-                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
-                    *x = y + s * z;
-                }
-            });
-        best = best.min(t.elapsed().as_secs_f64());
-    }
-    std::hint::black_box(&a);
-    24.0 * n as f64 / best
+    crate::devices::host_triad(32 << 20, 5)
 }
 
 #[cfg(feature = "cuda")]

@@ -401,7 +401,7 @@ impl Hardware {
     /// Replace the assumed host bandwidth with a STREAM-like triad measured now over three
     /// 64 MiB arrays (beyond the caches of common CPUs), best of three: about 0.1 s.
     pub fn measure_host_bandwidth(&mut self) {
-        self.host.bandwidth_bytes_per_s = crate::bench::host_triad(8 << 20, 3);
+        self.host.bandwidth_bytes_per_s = crate::devices::host_triad(8 << 20, 3);
         self.host.bandwidth_assumed = false;
     }
 

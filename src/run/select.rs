@@ -5,10 +5,9 @@
 use super::{Observer, RunError, RunOptions};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::select::{choose, Choice, Placement};
-use crate::backend::cuda::CudaError;
+use crate::backend::cuda::{CudaError, GpuInfo};
 use crate::backend::{BackendChoice, Engine};
 use crate::decomp::SlabRange;
-use crate::devices::GpuInfo;
 use crate::model::{Model, Precision};
 use crate::plan::{Plan, PlanBackend};
 

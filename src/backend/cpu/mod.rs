@@ -517,7 +517,7 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn accumulate_flux(&mut self, step: usize, dt: f64) {
         if let Some(mut flux) = self.monitors.flux.take() {
             let mut staging = std::mem::take(&mut self.monitors.flux_staging);
-            flux.accumulate(&*self, step, dt, &mut staging);
+            flux.accumulate(|c, r, out| self.gather(c, r, out), step, dt, &mut staging);
             self.monitors.flux = Some(flux);
             self.monitors.flux_staging = staging;
         }

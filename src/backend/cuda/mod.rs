@@ -36,6 +36,23 @@ pub use engine::{Device, DeviceError, Engine, EngineOptions};
 #[cfg(feature = "cuda")]
 pub type CudaBackend<T> = Engine<CudaDevice, T>;
 
+/// One GPU as the planner needs it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GpuInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Marketing name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (u32, u32),
+    /// Total device memory in bytes.
+    pub memory_total: u64,
+    /// Free device memory in bytes when probed.
+    pub memory_free: u64,
+    /// Peak memory bandwidth in bytes/s (from the device's clock and bus width).
+    pub bandwidth_bytes_per_s: f64,
+}
+
 /// Why CUDA cannot be used, each with what to do.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CudaError {
@@ -118,7 +135,7 @@ pub fn device_count() -> Result<usize, CudaError> {
 
 /// The GPUs the driver sees, with free memory and peak bandwidth, or why none can be used.
 #[cfg(feature = "cuda")]
-pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
+pub fn probe_gpus() -> Result<Vec<GpuInfo>, CudaError> {
     use cudarc::driver::sys::CUdevice_attribute as A;
     check_libraries()?;
     let n = device_count()?;
@@ -142,7 +159,7 @@ pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
         let bus_bits = ctx
             .attribute(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
             .unwrap_or(0) as f64;
-        out.push(crate::devices::GpuInfo {
+        out.push(GpuInfo {
             ordinal,
             name: ctx.name().unwrap_or_else(|_| "unknown GPU".into()),
             compute_capability: (major as u32, minor as u32),
@@ -156,7 +173,7 @@ pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
 
 /// Without the `cuda` feature there are no GPUs.
 #[cfg(not(feature = "cuda"))]
-pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
+pub fn probe_gpus() -> Result<Vec<GpuInfo>, CudaError> {
     Err(CudaError::NotBuilt)
 }
 

@@ -8,10 +8,10 @@
 //! (`crate::run`) re-plans on more GPUs when that runs out of memory.
 
 use super::engine::{estimate, SlabSizes};
+use super::GpuInfo;
 use crate::backend::Allocation;
 use crate::backend::BackendChoice;
 use crate::decomp::{split_weighted, SlabRange};
-use crate::devices::GpuInfo;
 use crate::model::Model;
 
 /// Device memory kept free on every GPU for the context, the kernel module and the driver.
