@@ -1,7 +1,9 @@
 //! Backends: how a set of slabs is stored and stepped on one kind of hardware.
 //!
-//! The time loop ([`crate::run`]) and the halo plan ([`crate::decomp`]) are shared; a backend
-//! only knows how to update its slabs, copy halo planes, inject sources and read fields back.
+//! The time loop ([`crate::run`]), the halo plan ([`crate::decomp`]), the coefficient tables
+//! ([`crate::operator`]) and the list of passes of a step ([`pass`]) are shared; a backend only
+//! knows how to run each pass on its slabs, copy halo planes and read fields back. A run steps
+//! one [`Engine`], an enum over the concrete backends.
 //!
 //! Monitors are *queued*: the time loop asks for this step's probe samples, snapshot regions
 //! and flux DFTs right after the E exchange and collects the values later, so a backend on a

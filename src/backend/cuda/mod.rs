@@ -3,12 +3,13 @@
 //! - `args`: the kernels and their `#[repr(C)]` argument structs (mirrors of
 //!   `kernels/common.cuh`) and launch geometry.
 //! - `source`: the kernel sources embedded in the binary.
-//! - `engine`: the slab engine over a `engine::Device`: buffers, launch order, halo copy
-//!   routes and events, monitor staging. It implements [`crate::backend::Backend`] and is the
-//!   same code whether the device is CUDA or the host-compiled kernels of the tests.
+//! - `engine`: the slab engine over a `engine::Device`: buffers, the launches of each pass,
+//!   halo copy routes and events, monitor staging. It implements [`crate::backend::Backend`]
+//!   and is the same code whether the device is CUDA or the host-compiled kernels of the tests.
 //! - `nvrtc`, `driver` (feature `cuda`): NVRTC compilation and `CudaDevice`, the engine's
 //!   device on the CUDA driver through cudarc.
-//! - `select`: which backend a run uses, and running it on CUDA.
+//! - `select`: which GPUs a run uses when the plan's placement is not taken, and building the
+//!   engine on them (the run, `crate::run`, decides when).
 //!
 //! cudarc loads libcuda and libnvrtc at run time and panics when one is missing, so every
 //! entry point checks for them first (`check_libraries`): a machine without a GPU gets a
