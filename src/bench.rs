@@ -109,6 +109,9 @@ pub fn bytes_per_cell_step(precision: Precision) -> u64 {
     18 * precision.bytes() as u64
 }
 
+/// The smallest cube edge the benchmark accepts: two 10-cell CPML layers and an interior.
+pub const MIN_SIZE: usize = 24;
+
 /// The benchmark scene: a vacuum cube of `size` 1 mm cells, a 10-cell CPML on every face and
 /// a z dipole at the centre.
 pub fn vacuum_cube(size: usize, precision: Precision, steps: usize) -> Result<Model, String> {
@@ -140,8 +143,10 @@ fn step<B: Backend>(model: &Model, backend: &mut B, halos: &HaloPlan, first: usi
 
 /// Run the benchmark.
 pub fn run(opts: &BenchOptions) -> Result<BenchResult, String> {
-    if opts.size < 24 {
-        return Err("--size must be at least 24 (two 10-cell CPML layers and an interior)".into());
+    if opts.size < MIN_SIZE {
+        return Err(format!(
+            "--size must be at least {MIN_SIZE} (two 10-cell CPML layers and an interior)"
+        ));
     }
     let model = vacuum_cube(opts.size, opts.precision, opts.steps + 2)?;
     match (opts.backend, opts.precision) {

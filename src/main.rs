@@ -258,13 +258,14 @@ fn check(scene: PathBuf) -> ExitCode {
         Ok(m) => {
             let g = &m.grid;
             println!(
-                "{}: {} x {} x {} = {} cells, {} steps of {:.4e} s, {}",
+                "{}: {} x {} x {} = {} cells, {} step{} of {:.4e} s, {}",
                 scene.display(),
                 g.shape[0],
                 g.shape[1],
                 g.shape[2],
                 g.cells(),
                 g.steps,
+                if g.steps == 1 { "" } else { "s" },
                 g.dt,
                 m.precision.name()
             );
@@ -292,6 +293,25 @@ fn run(
         return ExitCode::from(2);
     }
     let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
+    if output.is_dir() {
+        // Before the claim, which refuses folders too: here the example names the scene's file.
+        eprintln!(
+            "error: `{}` is a folder; -o takes the name of the result file, e.g. -o {}",
+            output.display(),
+            output.join(format!("{}.h5", model.name)).display()
+        );
+        return ExitCode::from(2);
+    }
+    for note in option_notes(
+        &model,
+        backend,
+        slabs,
+        threads,
+        gpus.is_some(),
+        slabs_per_gpu,
+    ) {
+        eprintln!("note: {note}");
+    }
     let mut opts = RunOptions::new(output);
     // Before the output is claimed: a stop from here on is orderly.
     signals::install(&opts.stop);
@@ -347,6 +367,67 @@ fn run(
     }
 }
 
+/// The options of `yee run` that cannot be honoured as given, and what is done instead: each
+/// is said rather than silently clamped or ignored.
+fn option_notes(
+    model: &yee::model::Model,
+    backend: Backend,
+    slabs: Option<usize>,
+    threads: Option<usize>,
+    gpus: bool,
+    slabs_per_gpu: Option<usize>,
+) -> Vec<String> {
+    let mut notes = Vec::new();
+    let nx = model.grid.shape[0];
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cuda_flags: Vec<&str> = [
+        (gpus, "--gpus"),
+        (slabs_per_gpu.is_some(), "--slabs-per-gpu"),
+    ]
+    .into_iter()
+    .filter_map(|(given, name)| given.then_some(name))
+    .collect();
+    let cuda_flags = cuda_flags.join(" and ");
+    match backend {
+        Backend::Cpu if !cuda_flags.is_empty() => notes.push(format!(
+            "{cuda_flags} apply to the CUDA backend only: ignored with --backend cpu"
+        )),
+        Backend::Auto if !cuda_flags.is_empty() => {
+            if let Err(e) = yee::backend::cuda::probe_gpus() {
+                notes.push(format!(
+                    "{cuda_flags} ignored: CUDA cannot be used here ({e}), so the run uses the CPU"
+                ));
+            }
+        }
+        Backend::Cuda if slabs.is_some() => notes.push(
+            "--slabs applies to the CPU backend (on CUDA, --slabs-per-gpu splits each GPU's share): ignored with --backend cuda"
+                .to_string(),
+        ),
+        _ => {}
+    }
+    if let Some(s) = slabs.filter(|&s| s > nx) {
+        notes.push(format!(
+            "--slabs {s} is more than the grid's {nx} x planes (a slab is at least one plane): the CPU backend uses {nx} slabs"
+        ));
+    }
+    if let Some(t) = threads {
+        if t > cores {
+            notes.push(format!(
+                "--threads {t} is more than this machine's {cores} cores: the threads share them"
+            ));
+        }
+        let k = yee::plan::cpu_slabs(nx, t, slabs);
+        if t > k {
+            notes.push(format!(
+                "the CPU backend splits the grid into {k} slab{} ({}), so at most {k} of the {t} threads work at once",
+                if k == 1 { "" } else { "s" },
+                if slabs.is_some() { "--slabs" } else { "each at least 8 x planes thick; --slabs to choose" }
+            ));
+        }
+    }
+    notes
+}
+
 fn devices() -> ExitCode {
     let (report, _usable) = yee::devices::report();
     print!("{report}");
@@ -370,6 +451,13 @@ fn bench(
         eprintln!("error: --steps, --slabs, --threads and --slabs-per-gpu must be at least 1");
         return ExitCode::from(2);
     }
+    if let Some(n) = size.filter(|&n| n < yee::bench::MIN_SIZE) {
+        eprintln!(
+            "error: --size {n} is too small: the cube needs at least {} cells along each edge (two 10-cell CPML layers and an interior)",
+            yee::bench::MIN_SIZE
+        );
+        return ExitCode::from(2);
+    }
     let backend = match backend {
         Backend::Cpu => BenchBackend::Cpu,
         Backend::Cuda => BenchBackend::Cuda,
@@ -382,6 +470,11 @@ fn bench(
         },
     };
     let gpu = backend == BenchBackend::Cuda;
+    if !gpu && (gpus.is_some() || slabs_per_gpu != 1) {
+        eprintln!(
+            "note: --gpus and --slabs-per-gpu apply to the CUDA benchmark only: ignored on the CPU"
+        );
+    }
     let opts = BenchOptions {
         backend,
         size: size.unwrap_or(if gpu { 512 } else { 128 }),

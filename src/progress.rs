@@ -43,9 +43,10 @@ impl Observer for TerminalObserver {
             return;
         }
         eprintln!(
-            "running {} cells for {} steps on {} ({} slab{}, {} thread{}, {} allocated)",
+            "running {} cells for {} step{} on {} ({} slab{}, {} thread{}, {} allocated)",
             info.cells,
             info.steps,
+            if info.steps == 1 { "" } else { "s" },
             info.backend,
             info.slabs.len(),
             if info.slabs.len() == 1 { "" } else { "s" },
@@ -98,10 +99,11 @@ impl Observer for TerminalObserver {
         let total = s.wall.as_secs_f64().max(1e-9);
         let share = |d: Duration| 100.0 * d.as_secs_f64() / total;
         eprintln!(
-            "{} {} cells x {} steps in {:.2} s: {:.1} Mcells/s on {} (H {:.0}%, E {:.0}%, halos {:.0}%, monitors {:.0}%, checks {:.0}%) -> {}",
+            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} (H {:.0}%, E {:.0}%, halos {:.0}%, monitors {:.0}%, checks {:.0}%) -> {}",
             if s.complete { "done:" } else { "stopped:" },
             s.cells,
             s.steps_done,
+            if s.steps_done == 1 { "" } else { "s" },
             s.wall.as_secs_f64(),
             s.mcells_per_s,
             s.backend,

@@ -96,6 +96,10 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("misspelt table", edit("[boundaries]", "[boundary]"), vec!["scene.toml:6:", "boundary", "did you mean `boundaries`"]),
         ("bandwidth on a ricker", edit("type = \"gaussian\", frequency = 3.0e14, bandwidth = 1.0e14", "type = \"ricker\", frequency = 3.0e14, bandwidth = 1.0e14"), vec!["scene.toml:19:", "source[0].waveform.bandwidth", "only a gaussian"]),
         ("missing run length", edit("steps = 10", ""), vec!["scene.toml:1:", "simulation", "steps = N"]),
+        ("negative steps", edit("steps = 10", "steps = -5"), vec!["scene.toml:5:", "simulation.steps", "positive whole number, got -5"]),
+        ("fractional steps", edit("steps = 10", "steps = 2.5"), vec!["scene.toml:5:", "simulation.steps", "positive whole number, got 2.5"]),
+        ("monitor named dot", edit("name = \"p\"", "name = \".\""), vec!["scene.toml:22:", "monitor[0].name", "`.` cannot name a monitor", "HDF5"]),
+        ("array of simulation tables", edit("[simulation]", "[[simulation]]"), vec!["scene.toml:1:", "`simulation`: expected a table, got an array"]),
         ("negative conductivity", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, conductivity = -1.0 }"), vec!["scene.toml:9:", "materials.glass.conductivity", ">= 0"]),
     ];
     assert!(cases.len() >= 15);
@@ -217,4 +221,235 @@ fn an_existing_result_is_not_overwritten_without_overwrite() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("the folder `missing` does not exist"));
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn every_unknown_key_and_the_checks_after_them_come_in_one_run() {
+    // Five misspelt keys at different depths, a wrongly typed value and a semantic error in
+    // another entry (an unknown material): all seven in one run, each with its line and column,
+    // the misspelt keys with a suggestion.
+    let text = GOOD
+        .replace("[simulation]", "[simulaton]")
+        .replace("cell_size = 0.05", "cellsize = 0.05")
+        .replace("steps = 10", "steps = 10\nprecison = \"f64\"")
+        .replace("cells = 5 }", "cels = 5 }")
+        .replace("bandwidth = 1.0e14", "bandwith = 1.0e14")
+        .replace("components = [\"Ez\"]", "components = \"Ez\"")
+        .replace("material = \"glass\"", "material = \"glas\"");
+    let (code, err, exists) = run_scene("five_typos", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(!exists);
+    assert!(err.contains("7 problems"), "{err}");
+    for want in [
+        "scene.toml:1:2: `simulaton`: unknown key `simulaton` at the top level",
+        "did you mean `simulation`?",
+        "scene.toml:3:1: `simulation.cellsize`",
+        "did you mean `cell_size`?",
+        "scene.toml:6:1: `simulation.precison`",
+        "did you mean `precision`?",
+        "scene.toml:8:27: `boundaries.default.cels`",
+        "did you mean `cells`?",
+        "`source[0].waveform.bandwith`",
+        "did you mean `bandwidth`?",
+        "scene.toml:25:14: `monitor[0].components`: invalid type",
+        "scene.toml:13:12: `geometry[0].material`: unknown material `glas`",
+    ] {
+        assert!(err.contains(want), "lacks `{want}`:\n{err}");
+    }
+}
+
+#[test]
+fn a_bad_value_brings_no_follow_on_errors() {
+    // An invalid PML thickness used to add three "no interior" errors for the default PML.
+    let (code, err, _) = run_scene("pml0", edit("cells = 5 }", "cells = 0 }").as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(err.contains("boundaries.default.cells"), "{err}");
+    // A wrongly typed required value is one problem, not also a "missing field".
+    let (code, err, _) = run_scene(
+        "freq",
+        edit("frequency = 3.0e14", "frequency = \"high\"").as_bytes(),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(
+        err.contains("source[0].waveform.frequency") && !err.contains("missing"),
+        "{err}"
+    );
+    // A material that cannot be read is not then "unknown" to the geometry that uses it.
+    let (code, err, _) = run_scene(
+        "mat",
+        edit(
+            "glass = { epsilon = 2.25 }",
+            "glass = { epsilon = \"high\" }",
+        )
+        .as_bytes(),
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("1 problem\n") && err.contains("materials.glass.epsilon"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_pml_that_leaves_one_cell_says_so() {
+    // 20 cells, 2 x 9 PML cells would leave 2; 2 x 9.5 is impossible, so use x_max = 10.
+    let text = edit(
+        "default = { type = \"pml\", cells = 5 }",
+        "default = { type = \"pml\", cells = 9 }\nx_max = { type = \"pml\", cells = 10 }",
+    );
+    let (code, err, _) = run_scene("one_cell", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("only 1 interior cell"), "{err}");
+}
+
+#[test]
+fn a_blow_up_names_the_scenes_materials_not_the_smoothing_blends() {
+    // A fast box with faces inside the domain: subpixel smoothing adds blended materials
+    // (`fast|vacuum ...`), which used to be listed as causes alongside `fast`.
+    let text = GOOD
+        .replace("glass = { epsilon = 2.25 }", "fast = { epsilon = 0.2 }")
+        .replace("material = \"glass\"", "material = \"fast\"")
+        .replace("size = [0.2, 0.2, 0.2]", "size = [0.42, 0.42, 0.42]")
+        .replace("steps = 10", "steps = 3000");
+    let (code, err, _) = run_scene("blend_blowup", text.as_bytes());
+    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(err.matches("has epsilon").count(), 1, "{err}");
+    assert!(
+        err.contains("`fast` has epsilon 0.2") && !err.contains('|'),
+        "{err}"
+    );
+}
+
+/// `yee ARGS` in `dir` with the good scene as `s.toml`: (exit code, stderr).
+fn yee_in(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn an_output_that_is_a_folder_is_refused() {
+    let dir = tmpdir("folder");
+    std::fs::write(dir.join("s.toml"), GOOD).unwrap();
+    std::fs::create_dir(dir.join("results")).unwrap();
+    for extra in [&[][..], &["--overwrite"][..]] {
+        let mut args = vec!["run", "s.toml", "-o", "results", "--quiet"];
+        args.extend(extra);
+        let (code, err) = yee_in(&dir, &args);
+        assert_eq!(code, Some(2), "{err}");
+        assert!(
+            err.contains("`results` is a folder") && err.contains("results/yee.h5"),
+            "{err}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn options_that_cannot_be_honoured_are_stated() {
+    // The good scene has 20 x planes; this machine has far fewer than 1000 cores.
+    let dir = tmpdir("options");
+    std::fs::write(dir.join("s.toml"), GOOD).unwrap();
+    let (code, err) = yee_in(
+        &dir,
+        &[
+            "run",
+            "s.toml",
+            "-o",
+            "a.h5",
+            "--backend",
+            "cpu",
+            "--slabs",
+            "100",
+            "--threads",
+            "1000",
+            "--gpus",
+            "0",
+            "--slabs-per-gpu",
+            "2",
+        ],
+    );
+    assert_eq!(code, Some(0), "{err}");
+    for want in [
+        "note: --gpus and --slabs-per-gpu apply to the CUDA backend only: ignored with --backend cpu",
+        "note: --slabs 100 is more than the grid's 20 x planes",
+        "the CPU backend uses 20 slabs",
+        "note: --threads 1000 is more than this machine's",
+        "so at most 20 of the 1000 threads work at once",
+    ] {
+        assert!(err.contains(want), "lacks `{want}`:\n{err}");
+    }
+    // One step: "1 step", not "1 steps".
+    std::fs::write(
+        dir.join("one.toml"),
+        GOOD.replace("steps = 10", "steps = 1"),
+    )
+    .unwrap();
+    let (code, err) = yee_in(&dir, &["run", "one.toml", "-o", "b.h5", "--backend", "cpu"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("for 1 step on") && err.contains("x 1 step in"),
+        "{err}"
+    );
+    assert!(!err.contains("note:"), "nothing to note:\n{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bench_size_below_the_minimum_is_invalid_input() {
+    // Refused before anything is measured: exit 2, like every other invalid input.
+    let dir = tmpdir("bench");
+    let (code, err) = yee_in(&dir, &["bench", "--size", "0", "--backend", "cpu"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--size 0") && err.contains("at least 24"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn more_materials_than_the_table_holds_is_one_error_with_the_count() {
+    // 300 materials, the geometry using one beyond the 254 that fit: one error with the
+    // count, not a false "unknown material" for the geometry.
+    let mut text = GOOD.replace("glass = { epsilon = 2.25 }\n", "");
+    let defs: String = (0..300)
+        .map(|i| format!("m{i:03} = {{ epsilon = {} }}\n", 1.0 + i as f64 / 100.0))
+        .collect();
+    text = text.replace("[materials]\n", &format!("[materials]\n{defs}"));
+    text = text.replace("material = \"glass\"", "material = \"m299\"");
+    let (code, err, _) = run_scene("materials", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(
+        err.contains("the scene defines 300") && err.contains("at most 254"),
+        "{err}"
+    );
+    assert!(!err.contains("unknown material"), "{err}");
+}
+
+#[test]
+fn a_domain_too_small_for_the_default_pml_is_one_problem() {
+    // No [boundaries]: each of the three axes (20 cells) is too short for 2 x 10 PML cells,
+    // said once for all three rather than three times.
+    let text = edit(
+        "[boundaries]\ndefault = { type = \"pml\", cells = 5 }\n",
+        "",
+    );
+    let (code, err, _) = run_scene("default_pml", text.as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("1 problem\n"), "{err}");
+    assert!(
+        err.contains("scene.toml:4:")
+            && err.contains("for x, y and z every face gets the default 10-cell PML"),
+        "{err}"
+    );
 }

@@ -326,9 +326,15 @@ fn price_gives_a_cost() {
     assert!((p.estimate.cost.unwrap() - want).abs() < 1e-9 * want);
 }
 
+/// A cache folder of this test process's own, so plans never write the user's cache.
+fn cache_dir(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("yee-plan-cache-{}-{name}", std::process::id()))
+}
+
 fn yee(args: &[&str]) -> std::process::Output {
     Command::new(env!("CARGO_BIN_EXE_yee"))
         .args(args)
+        .env("XDG_CACHE_HOME", cache_dir("shared"))
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("yee runs")
@@ -502,4 +508,197 @@ fn invalid_flags_exit_2_and_name_the_flag() {
     }
     let out = yee(&["plan", "scenes/no_such_scene.toml"]);
     assert_eq!(out.status.code(), Some(2));
+}
+
+/// A small scene with every kind of monitor, `steps` steps and `extra` appended.
+fn monitored(steps: &str, extra: &str) -> String {
+    format!(
+        r#"[simulation]
+cell_size = 0.05
+size = [1.0, 1.0, 1.0]
+{steps}
+[boundaries]
+default = {{ type = "pml", cells = 5 }}
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [-0.1, 0.0, 0.0]
+waveform = {{ type = "gaussian", frequency = 2.0e14, bandwidth = 1.0e14 }}
+[[monitor]]
+type = "probe"
+name = "p"
+position = [0.1, 0.0, 0.0]
+components = ["Ez", "Hy"]
+{extra}"#
+    )
+}
+
+fn write_scene(name: &str, text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("yee-plan-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("scene.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn absurd_run_lengths_are_refused_and_the_real_limit_is_named() {
+    // duration = 1e6 s is 1e22 steps: it used to become u64::MAX steps, 32 kB and "fits".
+    let scene = write_scene("long", &monitored("duration = 1e6", ""));
+    let out = yee(&["plan", scene.to_str().unwrap(), "--host-memory", "64GiB"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("simulation.duration") && err.contains("limit of 1e12 steps"),
+        "{err}"
+    );
+    // 1e11 steps: an H100 holds the grid, but the probe series (3 values of 8 bytes per step,
+    // 2.4 TB) do not fit in the host: the host, not the GPU, is named as the limit.
+    let scene = write_scene("probes", &monitored("steps = 100000000000", ""));
+    let v = json(&[
+        "plan",
+        scene.to_str().unwrap(),
+        "--json",
+        "--gpus",
+        "1xH100",
+        "--host-memory",
+        "64GiB",
+    ]);
+    assert_eq!(v["fits"], false);
+    assert_eq!(v["bytes"]["probe_series"], 2_400_000_000_000u64);
+    let reason = v["reason"].as_str().unwrap();
+    one_sentence(reason);
+    assert!(
+        reason.contains("probe series 2.4 TB") && reason.contains("GPUs would hold the grid"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn the_plan_estimates_the_result_file() {
+    // Snapshots of a plane and of the volume, a probe and a flux plane with DFT fields: the
+    // estimate is the data written in whole chunks, so the file is at least that and at most
+    // HDF5's metadata (well under 128 kB for these 12 datasets) more.
+    let extra = r#"[[monitor]]
+type = "snapshot"
+name = "s"
+plane = { z = 0.0 }
+components = ["Ez", "Ex"]
+every = 10
+[[monitor]]
+type = "snapshot"
+name = "v"
+components = ["Ez"]
+every = 50
+[[monitor]]
+type = "flux"
+name = "f"
+plane = { z = 0.2 }
+fields = true
+frequencies = { min = 1.0e14, max = 3.0e14, count = 11 }
+"#;
+    let scene = write_scene("output", &monitored("steps = 400", extra));
+    let v = json(&[
+        "plan",
+        scene.to_str().unwrap(),
+        "--json",
+        "--host-memory",
+        "8GiB",
+    ]);
+    let o = &v["output"];
+    let part = |k: &str| o[k].as_u64().unwrap();
+    assert_eq!(
+        part("total"),
+        part("snapshots") + part("probes") + part("flux")
+    );
+    // 40 plane snapshots of 2 x 20 x 20 f32 and 8 volume ones of 20^3, times in 256-chunks.
+    assert_eq!(
+        part("snapshots"),
+        40 * 2 * 400 * 4 + 8 * 8000 * 4 + 2 * 256 * 16
+    );
+    let dir = scene.parent().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "scene.toml", "-o", "out.h5", "--quiet"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let size = std::fs::metadata(dir.join("out.h5")).unwrap().len();
+    assert!(
+        size >= part("total") && size <= part("total") + 128_000,
+        "file {size} B, estimate {} B",
+        part("total")
+    );
+    let text =
+        String::from_utf8(yee(&["plan", scene.to_str().unwrap(), "--host-memory", "8GiB"]).stdout)
+            .unwrap();
+    assert!(
+        text.contains("in the result file by the end of the run"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn the_host_bandwidth_is_measured_once_and_then_read_from_the_cache() {
+    let cache = cache_dir("bandwidth");
+    let _ = std::fs::remove_dir_all(&cache);
+    let plan = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_yee"))
+            .args(["plan", "scenes/dipole.toml", "--json"])
+            .env("XDG_CACHE_HOME", &cache)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let host = v["devices"].as_array().unwrap().last().unwrap().clone();
+        let note = v["assumptions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().to_string())
+            .find(|a| a.starts_with("host bandwidth"))
+            .unwrap();
+        (host["bandwidth_bytes_per_s"].as_f64().unwrap(), note)
+    };
+    let (first, note) = plan();
+    assert!(
+        note.contains("measured just now") && note.contains("cached in"),
+        "{note}"
+    );
+    let file = cache.join("yee").join("host-bandwidth.json");
+    assert!(file.exists());
+    let (second, note) = plan();
+    assert!(note.contains("read from the cache"), "{note}");
+    assert_eq!(first, second, "consecutive plans use the same figure");
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
+#[test]
+fn a_price_on_a_cpu_plan_is_noted() {
+    let v = json(&[
+        "plan",
+        "scenes/dipole.toml",
+        "--json",
+        "--backend",
+        "cpu",
+        "--host-memory",
+        "1GB",
+        "--price",
+        "3",
+    ]);
+    assert!(v["estimate"]["cost"].is_null());
+    assert!(
+        v["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("--price is per GPU-hour"),
+        "{v}"
+    );
 }

@@ -23,6 +23,9 @@ struct Candidate {
     update_s: f64,
     /// Launches and halo copies per step, seconds.
     overhead_s: f64,
+    /// True when the host-side buffers (monitor staging, probe series) alone do not fit in
+    /// host memory: then that, not the devices, is the limit.
+    host_side_short: bool,
 }
 
 impl Candidate {
@@ -50,15 +53,20 @@ fn add(bytes: &mut Bytes, a: &Allocation) {
 }
 
 fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
-    bytes.monitors += layout.staging_bytes();
+    bytes.monitors = bytes.monitors.saturating_add(layout.staging_bytes());
     bytes.probe_series = layout.probe_series_bytes();
-    bytes.total = bytes.fields
-        + bytes.materials
-        + bytes.pml
-        + bytes.monitors
-        + bytes.probe_series
-        + bytes.halos
-        + bytes.overhead;
+    // Saturating: an absurd run must read as "too big", never wrap round to a small number.
+    bytes.total = [
+        bytes.fields,
+        bytes.materials,
+        bytes.pml,
+        bytes.monitors,
+        bytes.probe_series,
+        bytes.halos,
+        bytes.overhead,
+    ]
+    .into_iter()
+    .fold(0u64, u64::saturating_add);
 }
 
 /// The GPUs `sel` (indices into `gpus`), slabs in proportion to their usable memory.
@@ -92,10 +100,9 @@ fn gpu_candidate(layout: &Layout, gpus: &[Device], host: &Device, sel: &[usize])
     bytes.overhead = k * CUDA_CONTEXT_RESERVE;
     let device_bytes = bytes.fields + bytes.materials + bytes.pml + bytes.halos + bytes.overhead;
     finish_bytes(&mut bytes, layout);
-    let host_side = bytes.monitors + bytes.probe_series;
-    if host.memory_bytes > 0 && host_side > host.memory_bytes {
-        fits = false;
-    }
+    let host_side = bytes.monitors.saturating_add(bytes.probe_series);
+    let host_side_short = host.memory_bytes > 0 && host_side > host.memory_bytes;
+    fits &= !host_side_short;
     let mut overhead_s = KERNELS_PER_STEP as f64 * LAUNCH_OVERHEAD_S;
     if k > 1 {
         overhead_s += HALO_COPIES_PER_STEP as f64
@@ -110,6 +117,7 @@ fn gpu_candidate(layout: &Layout, gpus: &[Device], host: &Device, sel: &[usize])
         usable_bytes: usable,
         update_s,
         overhead_s,
+        host_side_short,
     }
 }
 
@@ -133,6 +141,7 @@ fn cpu_candidate(layout: &Layout, host: &Device, host_index: usize, slabs: usize
         fits: bytes.total <= host.memory_bytes,
         device_bytes: bytes.total,
         usable_bytes: host.memory_bytes,
+        host_side_short: bytes.monitors.saturating_add(bytes.probe_series) > host.memory_bytes,
         bytes,
         update_s,
         overhead_s: 0.0,
@@ -535,9 +544,9 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
         )
     } else {
         format!(
-            "host bandwidth: {}/s, a STREAM-like triad measured just now on {} cores",
+            "host bandwidth: {}/s, {}",
             bytes_h(hw.host.bandwidth_bytes_per_s as u64),
-            hw.cores
+            hw.bandwidth_note.as_deref().unwrap_or("measured")
         )
     };
     let mut out = vec![
@@ -580,8 +589,24 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
     } else {
         choose_gpus(&layout, &hw.gpus, &hw.host)
     };
+    // When the host-side buffers are the limit, say which ones.
+    let host_side = |c: &Candidate| {
+        format!(
+            "the host-side buffers alone (probe series {}, monitor staging {}) need {} where the host has {} available",
+            bytes_h(c.bytes.probe_series),
+            bytes_h(c.bytes.monitors),
+            bytes_h(c.bytes.probe_series.saturating_add(c.bytes.monitors)),
+            bytes_h(hw.host.memory_bytes)
+        )
+    };
     let host_text = |c: &Candidate| {
-        if c.fits {
+        if !c.fits && c.host_side_short {
+            format!(
+                "{} of host memory: {}",
+                bytes_h(c.bytes.total),
+                host_side(c)
+            )
+        } else if c.fits {
             format!(
                 "{} of the {} of host memory available",
                 bytes_h(c.bytes.total),
@@ -596,6 +621,13 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         }
     };
     let gpu_short = |c: &GpuChoice| {
+        if c.cand.host_side_short {
+            return format!(
+                "the GPUs would hold the grid's {}, but {}",
+                bytes_h(c.cand.device_bytes),
+                host_side(&c.cand)
+            );
+        }
         format!(
             "it needs {} on GPUs but the {} GPU{} hold{} only {}",
             bytes_h(c.cand.device_bytes),
@@ -665,6 +697,15 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
                 );
                 (Some(cpu.clone()), PlanBackend::Cpu, r)
             }
+            Some(g) if g.cand.host_side_short && cpu.host_side_short => {
+                // The host is the limit for both engines: say that once.
+                let r = format!(
+                    "Nothing here can run it: {} (the GPUs would hold the grid's {}).",
+                    host_side(&cpu),
+                    bytes_h(g.cand.device_bytes)
+                );
+                (Some(g.cand.clone()), PlanBackend::None, r)
+            }
             Some(g) => {
                 let r = format!(
                     "Nothing here holds the grid: {}, and the CPU backend would need {}.",
@@ -705,6 +746,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         usable_bytes: 0,
         update_s: 0.0,
         overhead_s: 0.0,
+        host_side_short: cpu.host_side_short,
     };
     let c = chosen.unwrap_or(empty);
     let mut devices: Vec<PlanDevice> = hw
@@ -770,6 +812,14 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
             _ => None,
         },
     };
+    let mut notes = Vec::new();
+    if options.price_per_gpu_hour.is_some() && backend != PlanBackend::Cuda {
+        notes.push(if backend == PlanBackend::Cpu {
+            "--price is per GPU-hour and this plan runs on the CPU: no cost is given".to_string()
+        } else {
+            "--price: no cost is given, as nothing here runs the scene".to_string()
+        });
+    }
     let g = &model.grid;
     Plan {
         scene: model.name.clone(),
@@ -786,6 +836,8 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         devices,
         slabs,
         estimate,
+        output: super::bytes::output_bytes(model),
+        notes,
         suggestions,
         assumptions: assumptions(&layout, hw),
         gpu_note: hw.gpu_note.clone(),

@@ -113,7 +113,10 @@ impl Layout {
 
     /// Bytes of the probe series the writer holds by the end of the run (f64 values).
     pub fn probe_series_bytes(&self) -> u64 {
-        self.probe_values_per_step * self.steps * 8
+        // Saturating: the step count can be large enough to overflow; "too big" must stay big.
+        self.probe_values_per_step
+            .saturating_mul(self.steps)
+            .saturating_mul(8)
     }
 }
 
@@ -164,6 +167,65 @@ fn probe_values_per_step(model: &Model) -> u64 {
 /// f64 per probe component per step, plus the time axis.
 pub fn probe_series_bytes(model: &Model) -> u64 {
     Layout::of(model).probe_series_bytes()
+}
+
+/// What the result file holds by the end of the run, by part: the data written, in whole
+/// chunks where the datasets grow (HDF5's own metadata, the attributes and the scene text add
+/// some tens of kB). The sizes of the datasets
+/// `crate::output` creates: snapshots and probe values in the field precision, their time axes
+/// in f64 (and u64 step numbers for snapshots), flux spectra and DFT fields in f64.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct OutputBytes {
+    /// `/snapshots`: every snapshot of every component, with its time and step.
+    pub snapshots: u64,
+    /// `/probes`: one value per probe component per step, and each probe's time axis.
+    pub probes: u64,
+    /// `/flux`: frequencies and power, and the DFT fields of monitors with `fields = true`.
+    pub flux: u64,
+    /// The sum.
+    pub total: u64,
+}
+
+/// The size of the result file of `model` (saturating: an absurd run reads as huge).
+pub fn output_bytes(model: &Model) -> OutputBytes {
+    let p = model.precision.bytes() as u64;
+    let steps = model.grid.steps as u64;
+    // Growable datasets take whole chunks: the writer's chunks are 4096 values for probe
+    // series and 256 for snapshot times and steps (each snapshot is a chunk of its own).
+    let chunked = |n: u64, chunk: u64| n.div_ceil(chunk).saturating_mul(chunk);
+    let snapshots = model
+        .snapshots
+        .iter()
+        .map(|s| {
+            let taken = steps / s.every.max(1) as u64;
+            let values: u64 = s.regions.iter().map(|(_, r)| r.len() as u64).sum();
+            taken
+                .saturating_mul(values.saturating_mul(p))
+                .saturating_add(chunked(taken, 256).saturating_mul(16))
+        })
+        .fold(0, u64::saturating_add);
+    let probes = model
+        .probes
+        .iter()
+        .map(|pr| chunked(steps, 4096).saturating_mul(pr.components.len() as u64 * p + 8))
+        .fold(0, u64::saturating_add);
+    let flux = model
+        .fluxes
+        .iter()
+        .map(|f| {
+            let n = f.frequencies.len() as u64;
+            let (b, c) = crate::flux::tangential(f.axis as usize);
+            let plane = (model.grid.shape[b] * model.grid.shape[c]) as u64;
+            // frequency and power; with fields, four complex (2 x f64) components per cell.
+            16 * n + if f.fields { 4 * 16 * n * plane } else { 0 }
+        })
+        .fold(0, u64::saturating_add);
+    OutputBytes {
+        snapshots,
+        probes,
+        flux,
+        total: snapshots.saturating_add(probes).saturating_add(flux),
+    }
 }
 
 #[cfg(test)]

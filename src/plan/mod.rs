@@ -16,8 +16,8 @@ pub mod hardware;
 mod report;
 
 pub use bytes::{
-    bytes_per_cell_step, monitor_staging_bytes, monitor_staging_len, probe_series_bytes,
-    slab_bytes, Layout,
+    bytes_per_cell_step, monitor_staging_bytes, monitor_staging_len, output_bytes,
+    probe_series_bytes, slab_bytes, Layout, OutputBytes,
 };
 pub use hardware::{
     parse_gpus, parse_size, Device, DeviceKind, GpuModel, Hardware, CUDA_CONTEXT_RESERVE,
@@ -204,6 +204,10 @@ pub struct Plan {
     pub slabs: Vec<SlabPlan>,
     /// The run time model.
     pub estimate: Estimate,
+    /// The size of the result file by the end of the run.
+    pub output: OutputBytes,
+    /// Options the plan was given that it cannot honour, and what it does instead.
+    pub notes: Vec<String>,
     /// When nothing fits: what would.
     pub suggestions: Vec<String>,
     /// The assumptions behind the numbers.

@@ -146,6 +146,16 @@ pub(super) fn render(p: &Plan) -> String {
         let _ = writeln!(o, "  {name:<44} {:>21}  {:>9}", group(v), bytes_h(v));
     }
 
+    let out = &p.output;
+    let _ = writeln!(
+        o,
+        "\noutput    {} in the result file by the end of the run (snapshots {}, probes {}, flux {})",
+        bytes_h(out.total),
+        bytes_h(out.snapshots),
+        bytes_h(out.probes),
+        bytes_h(out.flux)
+    );
+
     let _ = writeln!(o, "\ndevices   GPUs: {}", p.gpu_note);
     let _ = writeln!(o, "          host: {}", p.host_note);
     let _ = writeln!(
@@ -227,9 +237,15 @@ pub(super) fn render(p: &Plan) -> String {
             if let Some(cost) = e.cost {
                 let _ = writeln!(o, "cost      {cost:.2} at the given price per GPU-hour");
             }
+            for n in &p.notes {
+                let _ = writeln!(o, "note      {n}");
+            }
         }
         _ => {
             let _ = writeln!(o, "estimate  none: nothing fits");
+            for n in &p.notes {
+                let _ = writeln!(o, "note      {n}");
+            }
         }
     }
     if !p.suggestions.is_empty() {

@@ -207,7 +207,15 @@ enum Failure {
 /// Explain a blow-up: when it was seen and what usually causes it in this model.
 fn non_finite_message(model: &Model, step: usize, every: usize) -> String {
     let mut causes = Vec::new();
-    for m in &model.materials.materials {
+    // The scene's own materials that objects are made of: not the blends subpixel smoothing
+    // adds to the table (a blend has epsilon < 1 only when one of these does).
+    let mut used: Vec<u8> = model.objects.iter().map(|o| o.material).collect();
+    used.sort_unstable();
+    used.dedup();
+    for m in used
+        .iter()
+        .map(|&id| &model.materials.materials[id as usize])
+    {
         if !m.pec && m.epsilon < 1.0 {
             causes.push(format!(
                 "material `{}` has epsilon {} < 1: waves there are faster than light in vacuum, so the Courant factor must be below {:.3}",

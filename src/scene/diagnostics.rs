@@ -37,6 +37,16 @@ pub enum SceneError {
 }
 
 impl SceneError {
+    /// An error with `problems`, sorted into file order (exact repeats dropped).
+    pub fn invalid(file: &str, mut problems: Vec<Diagnostic>) -> Self {
+        problems.sort_by_key(|p| (p.line, p.column));
+        problems.dedup();
+        SceneError::Invalid {
+            file: file.to_string(),
+            problems,
+        }
+    }
+
     /// An error with a single problem at byte offset `at`.
     pub fn single(file: &str, text: &str, at: usize, key: &str, message: String) -> Self {
         let (line, column) = if text.is_empty() {
@@ -132,12 +142,21 @@ pub fn from_toml(file: &str, text: &str, err: &toml::de::Error) -> SceneError {
 
 /// serde says "unknown field `x`, expected one of `a`, `b`": add "did you mean `b`?"; and
 /// serde's Rust type names become words.
-fn improve_message(raw: &str) -> String {
+pub(super) fn improve_message(raw: &str) -> String {
+    // serde names the Rust struct a table is read into: "expected struct SourceSpec".
+    let raw = match raw.find("expected struct ") {
+        Some(i) => format!("{}expected a table", &raw[..i]),
+        None => raw.to_string(),
+    };
     let raw = &raw
         .replace("expected i64", "expected a whole number")
         .replace("expected f64", "expected a number")
         .replace("expected a sequence", "expected an array")
         .replace("expected a boolean", "expected true or false");
+    if let Some(rest) = raw.strip_prefix("missing field `") {
+        let name = rest.split('`').next().unwrap_or(rest);
+        return format!("missing the required key `{name}`");
+    }
     if let Some(rest) = raw.strip_prefix("unknown field `") {
         if let Some((given, tail)) = rest.split_once('`') {
             let allowed: Vec<&str> = tail.split('`').skip(1).step_by(2).collect();

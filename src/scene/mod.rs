@@ -1,10 +1,12 @@
 //! Scene files: reading the TOML, checking it, and turning it into a [`crate::model::Model`].
 //!
 //! Reading is strict (unknown keys are errors) and every problem names the file, the line and
-//! column, the key, what was given and what is allowed. Checks after parsing collect every
-//! problem before reporting, so a user fixes all mistakes in one pass.
+//! column, the key, what was given and what is allowed. Reading (`read`) and the checks after
+//! it (`resolve`) both collect every problem before reporting, and the checks run on whatever
+//! could be read, so a user fixes all mistakes in one pass.
 
 mod diagnostics;
+mod read;
 mod resolve;
 pub mod schema;
 
@@ -48,7 +50,23 @@ pub fn load_str(text: &str, file: &str) -> Result<(Model, Vec<String>), SceneErr
                 .to_string(),
         ));
     }
-    let parsed: schema::SceneFile =
-        toml::from_str(text).map_err(|e| diagnostics::from_toml(file, text, &e))?;
-    resolve(&parsed, text, file)
+    // Every problem in one pass: what reading found, then what the checks after it find in the
+    // parts that could be read.
+    let (parsed, mut problems) = read::read(text, file);
+    let result = match &parsed {
+        Some(scene) => resolve(scene, text, file),
+        None => Err(SceneError::Invalid {
+            file: file.to_string(),
+            problems: Vec::new(),
+        }),
+    };
+    match result {
+        Ok(ok) if problems.is_empty() => Ok(ok),
+        Ok(_) => Err(SceneError::invalid(file, problems)),
+        Err(SceneError::Invalid { problems: more, .. }) => {
+            problems.extend(more);
+            Err(SceneError::invalid(file, problems))
+        }
+        Err(e) => Err(e),
+    }
 }

@@ -1,34 +1,108 @@
 //! The scene file as written: serde structs that mirror the TOML one to one.
 //!
 //! Every value that a later check may complain about is wrapped in `Spanned`, so the
-//! message can point at the exact line and column. Unknown keys are rejected by serde
-//! (`deny_unknown_fields`) with the span toml reports.
+//! message can point at the exact line and column. The reader (`super::read`) checks every key
+//! against these structs' field lists before deserialising, so all unknown keys are reported
+//! in one pass; `deny_unknown_fields` stays as a second line of defence.
 
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
-/// The whole scene file.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The top-level keys of a scene file.
+pub const SCENE_KEYS: [&str; 6] = [
+    "simulation",
+    "boundaries",
+    "materials",
+    "geometry",
+    "source",
+    "monitor",
+];
+
+/// The keys a table of the scene must have: the fields of its struct that are not `Option`
+/// (a unit test checks them against serde). The reader reports every missing one at once;
+/// serde alone would stop at the first.
+pub trait Required {
+    /// The required keys, as written in the file.
+    const REQUIRED: &'static [&'static str];
+}
+
+macro_rules! required {
+    ($($t:ty => [$($k:literal),*]),* $(,)?) => {
+        $(impl Required for $t {
+            const REQUIRED: &'static [&'static str] = &[$($k),*];
+        })*
+    };
+}
+
+required! {
+    SimulationSection => ["cell_size", "size"],
+    BoundariesSection => [],
+    BoundarySpec => ["type"],
+    MaterialSpec => [],
+    GeometrySpec => ["shape", "material", "center"],
+    SourceSpec => ["type", "waveform"],
+    WaveformSpec => ["type", "frequency"],
+    MonitorSpec => ["type", "name"],
+    FrequencySpec => ["min", "max", "count"],
+    BoxSpec => ["center", "size"],
+}
+
+/// The whole scene file, as far as it could be read. Parts that could not be read (a wrong
+/// type, a missing required key) were reported by the reader and are left out here, so that the
+/// checks after reading neither repeat nor build on them.
+#[derive(Debug)]
 pub struct SceneFile {
     /// `[simulation]`: grid, time stepping and precision.
     pub simulation: Spanned<SimulationSection>,
     /// `[boundaries]`: what terminates each face of the domain.
-    #[serde(default)]
     pub boundaries: Option<Spanned<BoundariesSection>>,
+    /// True when a `[boundaries]` table was written but could not be read.
+    pub boundaries_unread: bool,
     /// `[materials]`: named materials that geometry refers to.
-    #[serde(default)]
     pub materials: BTreeMap<Spanned<String>, Spanned<MaterialSpec>>,
+    /// Materials that were defined but could not be read (geometry may still name them).
+    pub unread_materials: Vec<String>,
     /// `[[geometry]]`: objects painted in order, later over earlier.
-    #[serde(default)]
-    pub geometry: Vec<Spanned<GeometrySpec>>,
+    pub geometry: Items<GeometrySpec>,
     /// `[[source]]`: current sources.
-    #[serde(default)]
-    pub source: Vec<Spanned<SourceSpec>>,
+    pub source: Items<SourceSpec>,
     /// `[[monitor]]`: what is recorded.
-    #[serde(default)]
-    pub monitor: Vec<Spanned<MonitorSpec>>,
+    pub monitor: Items<MonitorSpec>,
+}
+
+/// The entries of an array of tables that could be read, each with its index in the file (so
+/// that `source[2]` keeps its name when `source[1]` could not be read).
+#[derive(Debug)]
+pub struct Items<T> {
+    /// (index in the file, entry).
+    pub entries: Vec<(usize, Spanned<T>)>,
+    /// Entries in the file, read or not.
+    pub written: usize,
+}
+
+impl<T> Default for Items<T> {
+    fn default() -> Self {
+        Items {
+            entries: Vec::new(),
+            written: 0,
+        }
+    }
+}
+
+impl<T> Items<T> {
+    /// The entries read, with their index in the file.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &Spanned<T>)> {
+        self.entries.iter().map(|(n, t)| (*n, t))
+    }
+    /// True when the file has no entry at all (read or not).
+    pub fn is_empty(&self) -> bool {
+        self.written == 0
+    }
+    /// True when every entry written could be read.
+    pub fn complete(&self) -> bool {
+        self.entries.len() == self.written
+    }
 }
 
 /// `[simulation]`.
@@ -43,8 +117,9 @@ pub struct SimulationSection {
     pub cell_size: Spanned<toml::Value>,
     /// Domain size `[sx, sy, sz]`, including the PML, centred on the origin.
     pub size: Spanned<Vec<f64>>,
-    /// Number of time steps (exclusive with `duration`).
-    pub steps: Option<Spanned<i64>>,
+    /// Number of time steps (exclusive with `duration`): a whole number, which may be written
+    /// as a float (`1e5`).
+    pub steps: Option<Spanned<f64>>,
     /// Simulated time in seconds (exclusive with `steps`).
     pub duration: Option<Spanned<f64>>,
     /// Fraction of the 3D Courant stability limit, in (0, 1].

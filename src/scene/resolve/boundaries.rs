@@ -14,7 +14,15 @@ pub(super) fn boundaries(
     let default_pml = BoundaryKind::Pml(PmlParams::with_cells(10));
     let mut faces = [[default_pml; 2]; 3];
     let mut ok = true;
+    // Axes with a face that could not be resolved: reported, and not checked further.
+    let mut failed = [false; 3];
+    // Axes too short for the default PML that nothing in the file set.
+    let mut too_thin: Vec<usize> = Vec::new();
     let mut spans: [[Option<usize>; 2]; 3] = Default::default();
+    if scene.boundaries_unread {
+        // Reported while reading; checking the default faces instead would only mislead.
+        return None;
+    }
     if let Some(b) = &scene.boundaries {
         let b = b.get_ref();
         let specs = [&b.x_min, &b.x_max, &b.y_min, &b.y_max, &b.z_min, &b.z_max];
@@ -37,11 +45,14 @@ pub(super) fn boundaries(
             };
             match kind {
                 Some(k) => faces[a][h] = k,
-                None => ok = false,
+                None => {
+                    ok = false;
+                    failed[a] = true;
+                }
             }
         }
     }
-    for a in 0..3 {
+    for a in (0..3).filter(|&a| !failed[a]) {
         let [lo, hi] = faces[a];
         let at = spans[a][0].or(spans[a][1]).unwrap_or(0);
         if (lo == BoundaryKind::Periodic) != (hi == BoundaryKind::Periodic) {
@@ -64,23 +75,43 @@ pub(super) fn boundaries(
         if let Some(n) = shape {
             let thick = lo.pml_cells() + hi.pml_cells();
             if thick > 0 && thick + 2 > n[a] && spans[a] == [None, None] {
-                // Nothing in the file set these faces: point at the domain size instead.
-                ck.error_at(scene.simulation.get_ref().size.span().start, "simulation.size", format!(
-                    "without a [boundaries] entry for {axis} every face gets the default 10-cell PML, but the domain has only {} cells along {axis}; enlarge the domain or set e.g. `[boundaries] default = {{ type = \"pml\", cells = 4 }}`",
-                    n[a],
-                    axis = Axis::ALL[a].name()
-                ));
+                // Nothing in the file set these faces: said once for all such axes, below.
+                too_thin.push(a);
                 ok = false;
             } else if thick > 0 && thick + 2 > n[a] {
+                let left = match n[a].saturating_sub(thick) {
+                    0 => "no interior".to_string(),
+                    1 => "only 1 interior cell (at least 2 are needed)".to_string(),
+                    k => format!("only {k} interior cells (at least 2 are needed)"),
+                };
                 ck.error_at(at, &format!("boundaries.{}", names[2 * a]), format!(
-                    "the PML layers along {} ({} + {} cells) leave no interior: the domain has only {} cells along {}; enlarge simulation.size or use fewer PML cells",
-                    Axis::ALL[a].name(), lo.pml_cells(), hi.pml_cells(), n[a], Axis::ALL[a].name()
+                    "the PML layers along {axis} ({} + {} cells) leave {left}: the domain has {} cells along {axis}; enlarge simulation.size or use fewer PML cells",
+                    lo.pml_cells(), hi.pml_cells(), n[a], axis = Axis::ALL[a].name()
                 ));
                 ok = false;
             }
         }
     }
+    if let (Some(n), false) = (shape, too_thin.is_empty()) {
+        // Point at the domain size, as nothing in the file set these faces.
+        let axes: Vec<&str> = too_thin.iter().map(|&a| Axis::ALL[a].name()).collect();
+        let cells: Vec<String> = too_thin.iter().map(|&a| n[a].to_string()).collect();
+        let (axes, cells) = (and_list(&axes), and_list(&cells));
+        ck.error_at(scene.simulation.get_ref().size.span().start, "simulation.size", format!(
+            "without a [boundaries] entry for {axes} every face gets the default 10-cell PML, but the domain has only {cells} cells along {axes}; enlarge the domain or set e.g. `[boundaries] default = {{ type = \"pml\", cells = 4 }}`"
+        ));
+    }
     ok.then_some(faces)
+}
+
+/// "a", "a and b", "a, b and c".
+fn and_list<S: AsRef<str>>(items: &[S]) -> String {
+    let items: Vec<&str> = items.iter().map(|s| s.as_ref()).collect();
+    match items.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
+    }
 }
 
 fn boundary_kind(

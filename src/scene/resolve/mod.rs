@@ -3,6 +3,7 @@
 
 mod boundaries;
 mod monitors;
+mod placement;
 mod sources;
 
 use super::diagnostics::{closest, line_col, Diagnostic, SceneError};
@@ -22,6 +23,11 @@ pub const MAX_CELLS: u64 = 1_000_000_000_000;
 /// 150,000 steps). 0.999 leaves a margin of 1e-3, four orders of magnitude above that rounding,
 /// for a time step only 0.1 % shorter; tests/stability.rs runs 150,000 steps there.
 pub const MAX_COURANT: f64 = 0.999;
+
+/// Runs longer than this are refused: like [`MAX_CELLS`], beyond any run we plan for and almost
+/// always a slip (a duration in the wrong unit), and it keeps every step count and byte count
+/// derived from it far from overflow.
+pub const MAX_STEPS: u64 = 1_000_000_000_000;
 
 /// Fewer cells than this per shortest wavelength gives large dispersion errors: warn.
 const MIN_CELLS_PER_WAVELENGTH: f64 = 10.0;
@@ -47,9 +53,15 @@ impl<'a> Checker<'a> {
         });
     }
     fn warn<T>(&mut self, at: &Spanned<T>, key: &str, message: impl Into<String>) {
-        let (line, _) = line_col(self.text, at.span().start);
-        self.warnings
-            .push(format!("{}:{line}: `{key}`: {}", self.file, message.into()));
+        self.warn_at(at.span().start, key, message);
+    }
+    /// A warning at byte offset `at`; a warning already given is not repeated.
+    fn warn_at(&mut self, at: usize, key: &str, message: impl Into<String>) {
+        let (line, _) = line_col(self.text, at);
+        let w = format!("{}:{line}: `{key}`: {}", self.file, message.into());
+        if !self.warnings.contains(&w) {
+            self.warnings.push(w);
+        }
     }
     /// A `[x, y, z]` of finite numbers.
     fn vec3(&mut self, v: &Spanned<Vec<f64>>, key: &str) -> Option<[f64; 3]> {
@@ -72,7 +84,11 @@ impl<'a> Checker<'a> {
         if x.is_finite() && x > 0.0 {
             Some(x)
         } else {
-            self.error(v, key, format!("must be a positive number, got {x}"));
+            self.error(
+                v,
+                key,
+                format!("must be a positive number, got {}", placement::num(x)),
+            );
             None
         }
     }
@@ -138,17 +154,11 @@ pub fn resolve(
         file,
     };
     let model = build(scene, text, &mut ck);
-    if ck.problems.is_empty() {
-        Ok((
-            model.expect("a model is built whenever no problem was found"),
-            ck.warnings,
-        ))
-    } else {
-        ck.problems.sort_by_key(|p| (p.line, p.column));
-        Err(SceneError::Invalid {
-            file: file.to_string(),
-            problems: ck.problems,
-        })
+    match model {
+        // A model is built only when every part it needs was read and checked: the reader
+        // reports any part it could not read.
+        Some(model) if ck.problems.is_empty() => Ok((model, ck.warnings)),
+        _ => Err(SceneError::invalid(file, ck.problems)),
     }
 }
 
@@ -243,9 +253,9 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
                             format!(
                                 "{} size {} is not a whole number of cells; rounded to {} cells = {}",
                                 Axis::ALL[a].name(),
-                                size[a],
+                                placement::num(size[a]),
                                 n[a],
-                                n[a] * cell[a] / unit_m
+                                placement::num(n[a] * cell[a] / unit_m)
                             ),
                         );
                     }
@@ -271,7 +281,10 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
                 ck.error(
                     c,
                     "simulation.courant",
-                    format!("must be in (0, {MAX_COURANT}] (a fraction of the 3D stability limit), got {x}{why}"),
+                    format!(
+                        "must be in (0, {MAX_COURANT}] (a fraction of the 3D stability limit), got {}{why}",
+                        placement::num(x)
+                    ),
                 );
                 None
             }
@@ -282,16 +295,46 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         _ => None,
     };
     let steps = match (&sim.steps, &sim.duration) {
+        (None, Some(d))
+            if dt.is_some_and(|dt| {
+                d.get_ref().is_finite() && *d.get_ref() / dt > MAX_STEPS as f64
+            }) =>
+        {
+            let dt = dt.unwrap();
+            ck.error(
+                d,
+                "simulation.duration",
+                format!(
+                    "duration = {} s takes {} steps of dt = {} s, more than the limit of 1e12 steps: the duration is in seconds (a period of light is about 1e-15 s)",
+                    placement::num(*d.get_ref()),
+                    placement::num4((*d.get_ref() / dt).ceil()),
+                    placement::num4(dt)
+                ),
+            );
+            None
+        }
         (Some(s), None) => {
-            if *s.get_ref() > 0 {
-                Some(*s.get_ref() as usize)
-            } else {
+            // A float is accepted when it is a whole number: `steps = 1e5` is natural to write.
+            let v = *s.get_ref();
+            if !(v >= 1.0 && v.is_finite() && v.fract() == 0.0) {
                 ck.error(
                     s,
                     "simulation.steps",
-                    format!("must be a positive whole number, got {}", s.get_ref()),
+                    format!("must be a positive whole number, got {}", placement::num(v)),
                 );
                 None
+            } else if v > MAX_STEPS as f64 {
+                ck.error(
+                    s,
+                    "simulation.steps",
+                    format!(
+                        "{} steps is more than the limit of 1e12 steps",
+                        placement::num(v)
+                    ),
+                );
+                None
+            } else {
+                Some(v as usize)
             }
         }
         (None, Some(d)) => ck
@@ -339,6 +382,8 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let faces = boundaries::boundaries(scene, ck, shape);
 
     // Materials.
+    let mut dropped: Vec<String> = Vec::new();
+    let mut fast: Vec<(u8, usize, String, f64, f64)> = Vec::new();
     let mut table = MaterialTable::vacuum();
     table.push(Material {
         name: "pec".into(),
@@ -390,23 +435,32 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             );
         }
         if table.materials.len() >= MAX_MATERIALS {
-            ck.error(
-                key,
-                &path,
-                format!(
-                    "too many materials: at most {} (including vacuum and pec)",
-                    MAX_MATERIALS
-                ),
-            );
+            // Said once, at the first material that does not fit, with the real count; the
+            // geometry that names a material beyond it is not then told it is "unknown".
+            if dropped.is_empty() {
+                ck.error(
+                    key,
+                    &path,
+                    format!(
+                        "too many materials: the scene defines {} and the material table holds at most {} besides vacuum and pec; `{name}` and the ones after it (in alphabetical order) do not fit",
+                        scene.materials.len(),
+                        MAX_MATERIALS - 2
+                    ),
+                );
+            }
+            dropped.push(name.clone());
             continue;
         }
         if let (Some(c), Some(e)) = (courant, &m.epsilon) {
             // The stability limit scales with sqrt(epsilon): keep the same margin below it.
-            let limit = MAX_COURANT * epsilon.sqrt();
-            if epsilon < 1.0 && c > limit {
-                ck.warn(e, &format!("{path}.epsilon"), format!(
-                    "epsilon {epsilon} < 1 makes waves faster than light in vacuum: with courant = {c} the run is unstable; use courant <= {}",
-                    (limit * 1000.0).floor() / 1000.0
+            if epsilon < 1.0 && c > MAX_COURANT * epsilon.sqrt() {
+                // Only worth saying when an object is made of it: see after the geometry.
+                fast.push((
+                    table.materials.len() as u8,
+                    e.span().start,
+                    path.clone(),
+                    epsilon,
+                    c,
                 ));
             }
         }
@@ -420,11 +474,17 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
 
     // Geometry.
     let mut objects = Vec::new();
-    for (n, g) in scene.geometry.iter().enumerate() {
+    for (n, g) in scene.geometry.iter() {
         let key = format!("geometry[{n}]");
         let g = g.get_ref();
         let material = match table.id(g.material.get_ref()) {
             Some(id) => Some(id),
+            // Defined, but not readable or not kept: reported there.
+            None if scene.unread_materials.contains(g.material.get_ref())
+                || dropped.contains(g.material.get_ref()) =>
+            {
+                None
+            }
             None => {
                 let names: Vec<&str> = table.materials.iter().map(|m| m.name.as_str()).collect();
                 let hint = closest(g.material.get_ref(), &names)
@@ -522,6 +582,15 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         }
     }
 
+    for (id, at, path, epsilon, c) in fast {
+        if objects.iter().any(|o| o.material == id) {
+            ck.warn_at(at, &format!("{path}.epsilon"), format!(
+                "epsilon {} < 1 makes waves faster than light in vacuum: with courant = {} the run is unstable; use courant <= {}",
+                placement::num(epsilon), placement::num(c), placement::num((MAX_COURANT * epsilon.sqrt() * 1000.0).floor() / 1000.0)
+            ));
+        }
+    }
+
     let grid = match (shape, cell, dt, steps) {
         (Some(shape), Some(cell), Some(dt), Some(steps)) => {
             let origin = [0, 1, 2].map(|a| -0.5 * shape[a] as f64 * cell[a]);
@@ -548,6 +617,9 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     );
     let (probes, snapshots, fluxes) =
         monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref());
+    if let (Some(g), Some(sources)) = (&grid, &sources) {
+        run_warnings(scene, ck, g, sources, &table, &objects, unit_m);
+    }
 
     let grid = grid?;
     let faces = faces?;
@@ -590,6 +662,84 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         snapshots,
         fluxes,
     })
+}
+
+/// Warnings about the sources as a whole, each said once: none at all, a grid too coarse for
+/// the shortest wavelength, a run that ends before a pulse peaks.
+fn run_warnings(
+    scene: &SceneFile,
+    ck: &mut Checker,
+    g: &Grid,
+    sources: &[Source],
+    table: &MaterialTable,
+    objects: &[Object],
+    unit_m: f64,
+) {
+    let sim = &scene.simulation;
+    if scene.source.is_empty() {
+        ck.warn(
+            sim,
+            "source",
+            "the scene has no [[source]]: every field stays zero",
+        );
+        return;
+    }
+    // Resolution: the shortest wavelength in the densest material an object is made of.
+    let eps = objects
+        .iter()
+        .map(|o| &table.materials[o.material as usize])
+        .filter(|m| !m.pec)
+        .map(|m| m.epsilon)
+        .fold(1.0f64, f64::max);
+    let f_max = sources
+        .iter()
+        .map(|s| s.waveform.max_frequency())
+        .fold(0.0f64, f64::max);
+    if f_max > 0.0 {
+        let lambda = C0 / (f_max * eps.sqrt());
+        let dmax = g.cell.iter().cloned().fold(0.0, f64::max);
+        if lambda / dmax < MIN_CELLS_PER_WAVELENGTH {
+            let at = scene
+                .source
+                .iter()
+                .next()
+                .map_or(sim.span().start, |(_, s)| s.get_ref().waveform.span().start);
+            ck.warn_at(
+                at,
+                "source.waveform",
+                format!(
+                    "the grid resolves the shortest wavelength of the sources ({} {}) with only {:.1} cells (at least 10 is advisable); expect dispersion errors",
+                    placement::num4(lambda / unit_m),
+                    unit_label(unit_m),
+                    lambda / dmax
+                ),
+            );
+        }
+    }
+    // A pulse that has not peaked by the end of the run: most of it is never seen.
+    let end = g.steps as f64 * g.dt;
+    let late: Vec<f64> = sources
+        .iter()
+        .map(|s| s.waveform.peak_time())
+        .filter(|&t| t > end)
+        .collect();
+    if let Some(first) = late.iter().cloned().reduce(f64::min) {
+        let key = if sim.get_ref().duration.is_some() {
+            "simulation.duration"
+        } else {
+            "simulation.steps"
+        };
+        ck.warn(
+            sim,
+            key,
+            format!(
+                "the run ends at t = {} s ({} steps), before the source pulse peaks at t = {} s; raise the run length to at least twice that to see the pulse",
+                placement::num4(end),
+                g.steps,
+                placement::num4(first)
+            ),
+        );
+    }
 }
 
 /// The length units a scene may use, with their size in metres.
@@ -650,16 +800,16 @@ fn outside_message(g: &Grid, p: [f64; 3], unit_m: f64) -> String {
             format!(
                 "{} in [{}, {}]",
                 Axis::ALL[a].name(),
-                g.origin[a] / unit_m,
-                (g.origin[a] + size[a]) / unit_m
+                placement::num(g.origin[a] / unit_m),
+                placement::num((g.origin[a] + size[a]) / unit_m)
             )
         })
         .collect();
     format!(
         "position [{}, {}, {}] lies outside the domain ({})",
-        p[0] / unit_m,
-        p[1] / unit_m,
-        p[2] / unit_m,
+        placement::num(p[0] / unit_m),
+        placement::num(p[1] / unit_m),
+        placement::num(p[2] / unit_m),
         span.join(", ")
     )
 }

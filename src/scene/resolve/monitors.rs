@@ -1,5 +1,6 @@
 //! `[[monitor]]`: probes, snapshots and flux planes.
 
+use super::placement::{in_pml, nearest, num, warn_moved};
 use super::{inside, outside_message, vec3_plain, Checker, ALL_COMPONENTS};
 use crate::model::*;
 use crate::scene::schema::*;
@@ -17,15 +18,21 @@ pub(super) fn monitors(
     let mut snaps = Vec::new();
     let mut fluxes = Vec::new();
     let mut names = HashSet::new();
-    for (n, mon) in scene.monitor.iter().enumerate() {
+    for (n, mon) in scene.monitor.iter() {
         let key = format!("monitor[{n}]");
         let m = mon.get_ref();
         let name = m.name.get_ref().clone();
-        if name.is_empty() || name.contains('/') || name == "." {
+        if name.is_empty() || name.contains('/') {
             ck.error(
                 &m.name,
                 &format!("{key}.name"),
                 "must be a non-empty name without `/`",
+            );
+        } else if name == "." {
+            ck.error(
+                &m.name,
+                &format!("{key}.name"),
+                "`.` cannot name a monitor: in HDF5 it means the group itself, so the monitor's group could not be created; choose another name",
             );
         } else if !names.insert(name.clone()) {
             ck.error(
@@ -42,7 +49,7 @@ pub(super) fn monitors(
             continue;
         };
         if kind == 2 {
-            if let Some(f) = flux(m, mon, &key, ck, grid, unit_m) {
+            if let Some(f) = flux(m, mon, &key, ck, grid, unit_m, faces) {
                 fluxes.push(f);
             }
             continue;
@@ -116,7 +123,31 @@ pub(super) fn monitors(
                 );
                 continue;
             }
+            if let Some((face, cells)) = in_pml(g, faces, p) {
+                ck.warn(pos, &format!("{key}.position"), format!(
+                    "the probe lies inside the {cells}-cell PML of the {face} face, where the fields are being absorbed and do not show the scene's fields"
+                ));
+            }
             let interpolate = m.interpolate.as_ref().is_none_or(|i| *i.get_ref());
+            if !interpolate {
+                for &c in &comps {
+                    let idx = g.nearest_index(c, p);
+                    let pkey = format!("{key}.position");
+                    warn_moved(
+                        ck,
+                        pos,
+                        &pkey,
+                        "the probe's nearest",
+                        g,
+                        Some(faces),
+                        c,
+                        p,
+                        idx,
+                        &[0, 1, 2],
+                        unit_m,
+                    );
+                }
+            }
             let mut samples = Vec::new();
             let mut components = Vec::new();
             for &c in &comps {
@@ -188,6 +219,16 @@ pub(super) fn monitors(
                 None => 1,
             };
             let Some(g) = grid else { continue };
+            if every > g.steps {
+                ck.warn(
+                    m.every.as_ref().unwrap(),
+                    &format!("{key}.every"),
+                    format!(
+                        "every = {every} is more than the run's {} steps: no snapshot is taken and the datasets stay empty",
+                        g.steps
+                    ),
+                );
+            }
             let regions = match (&m.plane, &m.region) {
                 (Some(_), Some(_)) => {
                     ck.error(mon, &key, "give `plane` or `box`, not both");
@@ -215,18 +256,39 @@ pub(super) fn monitors(
                             plane,
                             &format!("{key}.plane.{axis_name}"),
                             format!(
-                            "{axis_name} = {value} lies outside the domain, which spans [{}, {}]",
-                            g.origin[a] / unit_m, (g.origin[a] + size[a]) / unit_m
-                        ),
+                                "{axis_name} = {} lies outside the domain, which spans [{}, {}]",
+                                num(*value),
+                                num(g.origin[a] / unit_m),
+                                num((g.origin[a] + size[a]) / unit_m)
+                            ),
                         );
                         continue;
+                    }
+                    for &comp in &comps {
+                        let mut p = [0.0; 3];
+                        p[a] = c;
+                        let idx = nearest(g, faces, comp, p);
+                        let pkey = format!("{key}.plane.{axis_name}");
+                        warn_moved(
+                            ck,
+                            plane,
+                            &pkey,
+                            "the snapshot plane of",
+                            g,
+                            faces,
+                            comp,
+                            p,
+                            idx,
+                            &[a],
+                            unit_m,
+                        );
                     }
                     comps
                         .iter()
                         .map(|&comp| {
                             let mut p = [0.0; 3];
                             p[a] = c;
-                            let idx = g.nearest_index(comp, p)[a];
+                            let idx = nearest(g, faces, comp, p)[a];
                             let mut start = [0, 0, 0];
                             let mut end = g.shape;
                             start[a] = idx;
@@ -315,6 +377,7 @@ fn flux(
     ck: &mut Checker,
     grid: Option<&Grid>,
     unit_m: f64,
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
 ) -> Option<Flux> {
     for (field, present) in [
         ("components", m.components.is_some()),
@@ -349,10 +412,28 @@ fn flux(
             {
                 ck.error(f, &format!("{key}.frequencies"), format!(
                     "need 0 < min <= max and 1 <= count <= 100000, got min = {}, max = {}, count = {}",
-                    s.min, s.max, s.count
+                    num(s.min), num(s.max), s.count
+                ));
+                None
+            } else if let Some(g) = grid.filter(|g| s.max > 0.5 / g.dt) {
+                // Above 1 / (2 dt) the running DFT aliases: the spectrum would be wrong.
+                ck.error(f, &format!("{key}.frequencies.max"), format!(
+                    "max = {} Hz is above the Nyquist frequency of the time step, 1 / (2 dt) = {} Hz: the DFT there aliases a lower frequency; lower max (the grid resolves far less anyway)",
+                    num(s.max), super::placement::num4(0.5 / g.dt)
                 ));
                 None
             } else {
+                if s.count == 1 && s.max != s.min {
+                    ck.warn(
+                        f,
+                        &format!("{key}.frequencies.count"),
+                        format!(
+                            "count = 1 records min = {} Hz only; max = {} Hz is ignored",
+                            num(s.min),
+                            num(s.max)
+                        ),
+                    );
+                }
                 let n = s.count as usize;
                 Some(
                     (0..n)
@@ -399,12 +480,27 @@ fn flux(
     let g = grid?;
     let index = ((value * unit_m - g.origin[a]) / g.cell[a]).round();
     if index < 1.0 || index > (g.shape[a] - 1) as f64 {
-        ck.error(plane, &format!("{key}.plane.{axis_name}"), format!(
-            "{axis_name} = {value} must lie at least one cell inside the domain, which spans [{}, {}]",
-            g.origin[a] / unit_m,
-            (g.origin[a] + g.size()[a]) / unit_m
-        ));
+        ck.error(
+            plane,
+            &format!("{key}.plane.{axis_name}"),
+            format!(
+            "{axis_name} = {} must lie at least one cell inside the domain, which spans [{}, {}]",
+            num(*value),
+            num(g.origin[a] / unit_m),
+            num((g.origin[a] + g.size()[a]) / unit_m)
+        ),
+        );
         return None;
+    }
+    if let Some(f) = faces {
+        // Only along the plane's own axis: a plane always crosses the transverse PMLs.
+        let (lo, hi) = (f[a][0].pml_cells(), f[a][1].pml_cells());
+        if (lo > 0 && index < lo as f64) || (hi > 0 && index > (g.shape[a] - hi) as f64) {
+            ck.warn(plane, &format!("{key}.plane.{axis_name}"), format!(
+                "the flux plane {axis_name} = {} lies inside the PML along {axis_name} ({lo} + {hi} cells), where the fields are being absorbed: the flux there is not the scene's",
+                num(*value)
+            ));
+        }
     }
     Some(Flux {
         name: m.name.get_ref().clone(),

@@ -19,10 +19,8 @@
 //! band centre in a uniform lossless medium (and to second order in the frequency offset
 //! elsewhere), and the forward wave has amplitude f.
 
-use super::{
-    as_f64, inside, outside_message, position3, unit_label, Checker, E_COMPONENTS,
-    MIN_CELLS_PER_WAVELENGTH,
-};
+use super::placement::{dead_source, nearest, warn_moved};
+use super::{as_f64, inside, outside_message, position3, Checker, E_COMPONENTS};
 use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
@@ -103,12 +101,20 @@ pub(super) fn sources(
 ) -> Option<Vec<Source>> {
     let mut out = Vec::new();
     let mut ok = true;
-    for (n, src) in scene.source.iter().enumerate() {
+    for (n, src) in scene.source.iter() {
         let key = format!("source[{n}]");
         let s = src.get_ref();
         let kind = ck.one_of(&s.kind, &format!("{key}.type"), &["dipole", "plane_wave"]);
         let wave = waveform(&s.waveform, &format!("{key}.waveform"), ck);
         let amplitude = match &s.amplitude {
+            Some(a) if *a.get_ref() == 0.0 => {
+                ck.warn(
+                    a,
+                    &format!("{key}.amplitude"),
+                    "amplitude 0: this source adds nothing to the fields",
+                );
+                0.0
+            }
             Some(a) if a.get_ref().is_finite() => *a.get_ref(),
             Some(a) => {
                 ck.error(a, &format!("{key}.amplitude"), "must be a finite number");
@@ -117,23 +123,6 @@ pub(super) fn sources(
             }
             None => 1.0,
         };
-        if let (Some(w), Some(g)) = (wave, grid) {
-            // Resolution: the shortest wavelength in the densest material.
-            let lambda = C0 / (w.max_frequency() * table.max_epsilon().sqrt());
-            let dmax = g.cell.iter().cloned().fold(0.0, f64::max);
-            if lambda / dmax < MIN_CELLS_PER_WAVELENGTH {
-                ck.warn(
-                    &s.waveform,
-                    &format!("{key}.waveform"),
-                    format!(
-                        "the grid resolves the shortest wavelength ({:.4} {}) with only {:.1} cells (at least 10 is advisable); expect dispersion errors",
-                        lambda / unit_m,
-                        unit_label(unit_m),
-                        lambda / dmax
-                    ),
-                );
-            }
-        }
         let cells_and_component = match kind {
             Some(0) => {
                 if s.direction.is_some() || s.polarization.is_some() {
@@ -173,7 +162,25 @@ pub(super) fn sources(
                             );
                             None
                         } else {
-                            let idx = g.nearest_index(c, p);
+                            let idx = nearest(g, faces, c, p);
+                            let at = s.position.as_ref().unwrap();
+                            let pkey = format!("{key}.position");
+                            warn_moved(
+                                ck,
+                                at,
+                                &pkey,
+                                "the dipole's",
+                                g,
+                                faces,
+                                c,
+                                p,
+                                idx,
+                                &[0, 1, 2],
+                                unit_m,
+                            );
+                            if let Some(why) = dead_source(g, faces, objects, table, c, idx) {
+                                ck.warn(at, &pkey, why);
+                            }
                             Some((c, [0, 1, 2].map(|a| [idx[a], idx[a] + 1])))
                         }
                     }
@@ -314,9 +321,9 @@ fn plane_wave(
             format!(
                 "{} = {} lies outside the domain, which spans [{}, {}]",
                 Axis::ALL[a].name(),
-                c / unit_m,
-                g.origin[a] / unit_m,
-                (g.origin[a] + size[a]) / unit_m
+                super::placement::num(c / unit_m),
+                super::placement::num(g.origin[a] / unit_m),
+                super::placement::num((g.origin[a] + size[a]) / unit_m)
             ),
         );
         return None;
@@ -325,7 +332,25 @@ fn plane_wave(
     // a finite aperture, which is still useful (and what users of PEC waveguides want).
     let mut p = [0.0; 3];
     p[a] = c;
-    let idx = g.nearest_index(comp, p);
+    let idx = nearest(g, faces, comp, p);
+    let at = s.position.as_ref().unwrap();
+    let pkey = format!("{key}.position");
+    warn_moved(
+        ck,
+        at,
+        &pkey,
+        "the sheet's",
+        g,
+        faces,
+        comp,
+        p,
+        idx,
+        &[a],
+        unit_m,
+    );
+    if let Some(why) = dead_source(g, faces, &[], &MaterialTable::vacuum(), comp, idx) {
+        ck.warn(at, &pkey, why);
+    }
     let mut cells = [[0, g.shape[0]], [0, g.shape[1]], [0, g.shape[2]]];
     cells[a] = [idx[a], idx[a] + 1];
     let sign = if dir? % 2 == 0 { 1 } else { -1 };
