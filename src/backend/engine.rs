@@ -31,9 +31,4 @@ impl Engine {
             Engine::CudaF64(b) => b.name(),
         }
     }
-
-    /// True for the CPU engines (which run on the caller's rayon pool).
-    pub fn is_cpu(&self) -> bool {
-        matches!(self, Engine::CpuF32(_) | Engine::CpuF64(_))
-    }
 }

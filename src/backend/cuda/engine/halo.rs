@@ -92,7 +92,7 @@ impl<D: Device, T: Real> Engine<D, T> {
     /// half step wait for (every earlier read of a halo plane is queued before it).
     pub(super) fn begin(&mut self, half: Half) -> Result<(), DeviceError> {
         self.half = half;
-        self.deferred.clear();
+        self.deferred_len = 0;
         if !self.routes[half.index()].is_empty() {
             for gpu in 0..self.dev.gpus() {
                 self.dev.record(gpu, Stream::Compute, Event::PhaseStart)?;
@@ -118,7 +118,15 @@ impl<D: Device, T: Real> Engine<D, T> {
                 self.run_planes(s, half, pass, p0, p1, values)?;
             }
         }
-        self.deferred.push((pass, values.to_vec()));
+        // Reuse the slots of earlier half steps: no allocation per step.
+        if self.deferred_len == self.deferred.len() {
+            self.deferred.push((pass, Vec::new()));
+        }
+        let slot = &mut self.deferred[self.deferred_len];
+        slot.0 = pass;
+        slot.1.clear();
+        slot.1.extend_from_slice(values);
+        self.deferred_len += 1;
         Ok(())
     }
 
@@ -135,7 +143,7 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
         self.issue_copies(pi)?;
         let deferred = std::mem::take(&mut self.deferred);
-        for (pass, values) in &deferred {
+        for (pass, values) in &deferred[..self.deferred_len] {
             for s in &self.slabs {
                 for &(p0, p1) in &s.interior[pi] {
                     self.run_planes(s, half, *pass, p0, p1, values)?;

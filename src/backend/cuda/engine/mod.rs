@@ -125,7 +125,9 @@ pub struct Engine<D: Device, T: Real> {
     /// The half step under way (or last done).
     half: Half,
     /// The passes of that half step still to run on the interior planes, with their values.
+    /// (The first `deferred_len` slots; the others are kept for reuse.)
     deferred: Vec<(Pass, Vec<f64>)>,
+    deferred_len: usize,
     finite_flag: Vec<Ptr>,
     probes: Probes,
     /// Snapshot components of the model, their device staging per GPU and the pinned buffer
@@ -409,6 +411,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             in_flight: None,
             half: Half::E,
             deferred: Vec::new(),
+            deferred_len: 0,
             finite_flag,
             probes,
             slots,
