@@ -91,6 +91,12 @@ impl<D: Device, T: Real> Engine<D, T> {
     /// Start half step `half`. With halo copies to make, mark the point the copies of this
     /// half step wait for (every earlier read of a halo plane is queued before it).
     pub(super) fn begin(&mut self, half: Half) -> Result<(), DeviceError> {
+        // A caller that skipped the last half step's exchange still gets its interior planes
+        // (and copies) before this half step reads them.
+        if self.deferred_len > 0 {
+            self.issue_exchange()?;
+            self.finish_copies()?;
+        }
         self.half = half;
         self.deferred_len = 0;
         if !self.routes[half.index()].is_empty() {
@@ -141,17 +147,18 @@ impl<D: Device, T: Real> Engine<D, T> {
         for gpu in 0..self.dev.gpus() {
             self.dev.record(gpu, Stream::Compute, Event::Boundary)?;
         }
+        // Whatever happens below, the deferred passes are consumed (after a failure the
+        // engine skips everything anyway).
+        let pending = std::mem::take(&mut self.deferred_len);
         self.issue_copies(pi)?;
-        let deferred = std::mem::take(&mut self.deferred);
-        for (pass, values) in &deferred[..self.deferred_len] {
+        self.in_flight = Some(half);
+        for (pass, values) in &self.deferred[..pending] {
             for s in &self.slabs {
                 for &(p0, p1) in &s.interior[pi] {
                     self.run_planes(s, half, *pass, p0, p1, values)?;
                 }
             }
         }
-        self.deferred = deferred;
-        self.in_flight = Some(half);
         Ok(())
     }
 
