@@ -127,9 +127,39 @@ pub enum RunError {
         /// The run so far, when the file had been created.
         summary: Option<Box<Summary>>,
     },
-    /// The requested backend cannot run here.
+    /// The requested backend cannot run here; nothing was written.
     #[error("{0}")]
-    Backend(String),
+    Backend(StartError),
+}
+
+/// Why no engine could be started for a run.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The CPU worker pool could not be created.
+    #[error("cannot start {threads} worker threads: {source}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// What rayon said.
+        source: rayon::ThreadPoolBuildError,
+    },
+    /// The plan found nothing that holds the grid.
+    #[error("{reason} {}", .suggestions.join(" "))]
+    DoesNotFit {
+        /// The plan's reason.
+        reason: String,
+        /// The plan's suggestions.
+        suggestions: Vec<String>,
+    },
+    /// `--backend cuda` was asked for, but the GPUs (or `--gpus`) cannot take the grid.
+    #[error("{0}")]
+    Refused(String),
+    /// The GPUs ran out of memory while the engine was allocated, with no GPU left to add.
+    #[error("{0}: the grid does not fit on the GPUs; use --backend cpu, more GPUs, or a coarser cell size")]
+    GpuMemory(String),
+    /// The CUDA engine could not start (driver, NVRTC, module load, ...).
+    #[error("{0}")]
+    Cuda(crate::backend::cuda::CudaError),
 }
 
 impl RunError {
@@ -153,7 +183,7 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
         .num_threads(threads)
         .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
         .build()
-        .map_err(|e| RunError::Backend(format!("cannot start {threads} worker threads: {e}")))?;
+        .map_err(|source| RunError::Backend(StartError::Threads { threads, source }))?;
     // The plan decides where the grid goes and how it is split; say why before allocating.
     let plan_options = crate::plan::PlanOptions {
         backend: opts.backend,

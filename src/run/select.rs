@@ -2,7 +2,7 @@
 //! `--slabs-per-gpu` ask for. Running out of GPU memory while allocating re-plans on one more
 //! GPU, or falls back to the CPU under `auto`, before any output is written.
 
-use super::{Observer, RunError, RunOptions};
+use super::{Observer, RunError, RunOptions, StartError};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::select::{choose, Choice, Placement};
 use crate::backend::cuda::{CudaError, GpuInfo};
@@ -24,11 +24,10 @@ pub(super) fn build_engine(
         return cuda;
     }
     if !plan.fits {
-        return Err(RunError::Backend(format!(
-            "{} {}",
-            plan.reason,
-            plan.suggestions.join(" ")
-        )));
+        return Err(RunError::Backend(StartError::DoesNotFit {
+            reason: plan.reason.clone(),
+            suggestions: plan.suggestions.clone(),
+        }));
     }
     let ranges = plan.ranges();
     // The CPU engine (Send, unlike a CUDA one) is built on the pool, then wrapped.
@@ -92,7 +91,7 @@ fn try_cuda(
                 }
                 Placement::over(model, &gpus, spg)
             }
-            Err(why) => return Some(Err(RunError::Backend(why))),
+            Err(why) => return Some(Err(RunError::Backend(StartError::Refused(why)))),
         },
     };
     loop {
@@ -129,9 +128,7 @@ fn try_cuda(
                     ));
                     return None;
                 }
-                return Some(Err(RunError::Backend(format!(
-                    "{m}: the grid does not fit on the GPUs; use --backend cpu, more GPUs, or a coarser cell size"
-                ))));
+                return Some(Err(RunError::Backend(StartError::GpuMemory(m))));
             }
             Err(e) => {
                 if auto {
@@ -140,7 +137,7 @@ fn try_cuda(
                     ));
                     return None;
                 }
-                return Some(Err(RunError::Backend(e.to_string())));
+                return Some(Err(RunError::Backend(StartError::Cuda(e))));
             }
         }
     }
