@@ -106,6 +106,15 @@ mod tests {
         for (i, p) in ALL_PASSES.iter().enumerate() {
             assert_eq!(p.index(), i);
         }
+        // A pass added to a list but not to ALL_PASSES would index past the run's timings.
+        for p in H_PASSES.iter().chain(E_PASSES) {
+            assert_eq!(
+                ALL_PASSES.get(p.index()),
+                Some(p),
+                "{} not in ALL_PASSES",
+                p.name()
+            );
+        }
         // PEC faces come last in E: a source on the wall must not leave tangential E there.
         assert_eq!(E_PASSES.last(), Some(&Pass::PecFaces));
     }
