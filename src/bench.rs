@@ -233,17 +233,8 @@ fn cpu<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, Strin
 /// Host memory bandwidth from a STREAM-like triad a = b + s c over three 256 MiB arrays of
 /// f64 in the current rayon pool: the best of five passes, counting 24 bytes per element.
 pub fn host_triad_bandwidth() -> f64 {
-    host_triad(32 << 20, 5)
+    crate::devices::host_triad(32 << 20, 5)
 }
-
-/// The triad over three arrays of `n` f64, best of `passes`, in bytes/s (24 bytes per element).
-pub fn host_triad(n: usize, passes: usize) -> f64 {
-    host_triad_passes(n, passes).into_iter().fold(0.0, f64::max)
-}
-
-/// The triad over three arrays of `n` f64: the bandwidth of each pass (the plan's host
-/// measurement, which the benchmark shares).
-pub use crate::plan::hardware::host_triad_passes;
 
 #[cfg(feature = "cuda")]
 fn cuda<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, String> {

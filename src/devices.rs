@@ -1,23 +1,9 @@
-//! GPUs seen by the CUDA driver, for the planner, `yee devices` and the CUDA backend.
+//! The hardware here, for the planner and `yee devices`: the GPUs the CUDA driver sees and
+//! the host's memory bandwidth.
 //!
 //! Loading the driver is dynamic: on a machine without CUDA this reports why, never panics.
 
-/// One GPU as the planner needs it.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct GpuInfo {
-    /// Device ordinal.
-    pub ordinal: usize,
-    /// Marketing name, e.g. "NVIDIA H200".
-    pub name: String,
-    /// Compute capability (major, minor).
-    pub compute_capability: (u32, u32),
-    /// Total device memory in bytes.
-    pub memory_total: u64,
-    /// Free device memory in bytes when probed.
-    pub memory_free: u64,
-    /// Peak memory bandwidth in bytes/s (from the device's clock and bus width).
-    pub bandwidth_bytes_per_s: f64,
-}
+pub use crate::backend::cuda::GpuInfo;
 
 /// The GPUs usable now, or the reason none is (no driver library, no device, ...).
 pub fn probe_gpus() -> Result<Vec<GpuInfo>, String> {
@@ -166,4 +152,34 @@ pub fn report() -> (String, bool) {
 pub fn report() -> (String, bool) {
     let _ = gib;
     ("CUDA cannot be used: this yee was built without CUDA support (the `cuda` feature); rebuild with default features\n".into(), false)
+}
+
+/// The triad over three arrays of `n` f64, best of `passes`, in bytes/s (24 bytes per element).
+pub fn host_triad(n: usize, passes: usize) -> f64 {
+    host_triad_passes(n, passes).into_iter().fold(0.0, f64::max)
+}
+
+/// The triad over three arrays of `n` f64: the bandwidth of each of `passes` passes, in bytes/s.
+pub fn host_triad_passes(n: usize, passes: usize) -> Vec<f64> {
+    use rayon::prelude::*;
+    use std::time::Instant;
+    let b = vec![1.0f64; n];
+    let c = vec![2.0f64; n];
+    let mut a = vec![0.0f64; n];
+    let s = 3.0;
+    let mut out = Vec::with_capacity(passes);
+    for _ in 0..passes {
+        let t = Instant::now();
+        a.par_chunks_mut(1 << 16)
+            .zip(b.par_chunks(1 << 16))
+            .zip(c.par_chunks(1 << 16))
+            .for_each(|((a, b), c)| {
+                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
+                    *x = y + s * z;
+                }
+            });
+        out.push(24.0 * n as f64 / t.elapsed().as_secs_f64().max(1e-9));
+    }
+    std::hint::black_box(&a);
+    out
 }

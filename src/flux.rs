@@ -11,7 +11,6 @@
 //! backend's path), or on the device by the CUDA backend (`kernels/flux.cu`, same arithmetic in
 //! the same order, read back only when a spectrum is written and combined by [`power_from`]).
 
-use crate::backend::Backend;
 use crate::model::{Component, Flux, Model, Region};
 use crate::real::Real;
 use rayon::prelude::*;
@@ -181,19 +180,22 @@ impl FluxAccumulators {
     }
 
     /// Add the fields after step `step` (E at step dt, H at (step - 1/2) dt) to every DFT,
-    /// gathering through `staging`.
-    pub fn accumulate<B: Backend>(
+    /// reading each plane with `gather` (a backend's [`gather`]: the strided region of a
+    /// component into a buffer, C order) through `staging`.
+    ///
+    /// [`gather`]: crate::backend::Backend::gather
+    pub fn accumulate<T: Real>(
         &mut self,
-        backend: &B,
+        gather: impl Fn(Component, &Region, &mut [T]),
         step: usize,
         dt: f64,
-        staging: &mut [B::Real],
+        staging: &mut [T],
     ) {
         for m in &mut self.monitors {
             let n = m.cells;
-            let read = |r: usize, out: &mut [f64], staging: &mut [B::Real]| {
+            let read = |r: usize, out: &mut [f64], staging: &mut [T]| {
                 let (c, region) = &m.regions[r];
-                backend.gather(*c, region, &mut staging[..n]);
+                gather(*c, region, &mut staging[..n]);
                 for (o, v) in out.iter_mut().zip(&staging[..n]) {
                     *o = v.to_f64();
                 }

@@ -12,6 +12,7 @@ pub mod devices;
 pub mod flux;
 pub mod fpu;
 pub mod model;
+pub mod operator;
 pub mod output;
 pub mod plan;
 pub mod real;

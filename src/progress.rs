@@ -4,6 +4,7 @@
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
+use yee::backend::Half;
 use yee::run::{Observer, Progress, RunInfo, Summary};
 
 /// Shows a run's progress on stderr.
@@ -106,12 +107,17 @@ impl Observer for TerminalObserver {
             s.wall.as_secs_f64(),
             s.mcells_per_s,
             s.backend,
-            share(p.update_h),
-            share(p.update_e),
+            share(p.half(Half::H)),
+            share(p.half(Half::E)),
             share(p.exchange),
             share(p.monitors),
             share(p.checks),
             s.output.display()
         );
+        let passes: Vec<String> = p
+            .each_pass()
+            .map(|(h, pass, d)| format!("{} {} {:.0}%", h.name(), pass.name(), share(d)))
+            .collect();
+        eprintln!("passes: {}", passes.join(", "));
     }
 }

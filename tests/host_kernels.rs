@@ -757,7 +757,8 @@ fn cpu_run<T: Real>(model: &Model, path: &std::path::Path) {
     let ranges = split_even(model.grid.shape[0], 1);
     let mut cpu = yee::backend::cpu::CpuBackend::<T>::new(model, &ranges);
     let opts = yee::run::RunOptions::new(path.to_path_buf());
-    yee::run::time_loop(model, &mut cpu, &ranges, 1, &opts, &mut yee::run::Quiet).expect("cpu run");
+    yee::run::run_backend(model, &mut cpu, &ranges, 1, &opts, &mut yee::run::Quiet)
+        .expect("cpu run");
 }
 
 #[test]
@@ -774,13 +775,13 @@ fn host_engine_time_loop_writes_the_same_file_as_the_cpu_backend() {
             let dev = HostDevice::new(Precision::F32, 2, true).lagging(lag);
             let mut b = host_engine::<f32>(&model, slabs, dev);
             let opts = yee::run::RunOptions::new(host_path.clone());
-            yee::run::time_loop(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+            yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
         } else {
             cpu_run::<f64>(&model, &cpu_path);
             let dev = HostDevice::new(Precision::F64, 1, false).lagging(lag);
             let mut b = host_engine::<f64>(&model, slabs, dev);
             let opts = yee::run::RunOptions::new(host_path.clone());
-            yee::run::time_loop(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+            yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
         }
         .expect("host engine run");
         assert!(summary.complete);
@@ -825,7 +826,7 @@ fn host_engine_failure_mid_run_stops_with_a_device_error_and_a_valid_incomplete_
             b.fail_at_step(33);
         }
         let opts = yee::run::RunOptions::new(path.clone());
-        let r = yee::run::time_loop(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet);
+        let r = yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet);
         let err = r.expect_err("the run fails");
         let text = err.to_string();
         let yee::run::RunError::Device {

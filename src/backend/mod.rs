@@ -1,7 +1,9 @@
 //! Backends: how a set of slabs is stored and stepped on one kind of hardware.
 //!
-//! The time loop ([`crate::run`]) and the halo plan ([`crate::decomp`]) are shared; a backend
-//! only knows how to update its slabs, copy halo planes, inject sources and read fields back.
+//! The time loop ([`crate::run`]), the halo plan ([`crate::decomp`]), the coefficient tables
+//! ([`crate::operator`]) and the list of passes of a step ([`pass`]) are shared; a backend only
+//! knows how to run each pass on its slabs, copy halo planes and read fields back. A run steps
+//! one [`Engine`], an enum over the concrete backends.
 //!
 //! Monitors are *queued*: the time loop asks for this step's probe samples, snapshot regions
 //! and flux DFTs right after the E exchange and collects the values later, so a backend on a
@@ -16,10 +18,17 @@ pub mod cpu;
 /// The CUDA engine; without the `cuda` feature only its device-independent parts (the slab
 /// engine the host-kernel tests drive) are built.
 pub mod cuda;
+pub mod engine;
+pub mod pass;
 
 use crate::decomp::HaloCopy;
 use crate::model::{Component, Region};
 use crate::real::Real;
+pub use engine::Engine;
+pub use pass::{Half, Pass};
+
+/// Which engine to run on: the plan's (it decides under the user's choice).
+pub use crate::plan::BackendChoice;
 
 /// Bytes allocated, by category (the memory plan lists the same categories).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
@@ -61,14 +70,32 @@ pub trait Backend {
     /// The field value type.
     type Real: Real;
 
-    /// Advance H by one step on every slab: H^{n-1/2} -> H^{n+1/2} (curl E, CPML, then the
-    /// magnetic currents `magnetic_values[s]` = M of model source `s` at t = n dt, for the
-    /// sources with a magnetic sheet).
-    fn update_h(&mut self, magnetic_values: &[f64]);
-    /// Advance E by one step on every slab: E^n -> E^{n+1} (curl H, CPML, then the source
-    /// currents `source_values[s]` = J of model source `s` at t = (n + 1/2) dt, then PEC faces).
-    fn update_e(&mut self, source_values: &[f64]);
-    /// Replay a list of halo plane copies.
+    /// Start half step `half` on every slab (before its first pass).
+    fn begin_half(&mut self, _half: Half) {}
+    /// Apply `pass` of half step `half` to every slab. `values[s]` is the value of model
+    /// source `s` for this half step: for H the magnetic current M at t = n dt (0 for sources
+    /// without a magnetic sheet), for E the current J at t = (n + 1/2) dt. The half step ends
+    /// with [`Backend::exchange`] of its halo copies.
+    fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]);
+    /// Advance H by one step on every slab, H^{n-1/2} -> H^{n+1/2}: every pass of
+    /// [`pass::H_PASSES`] with the magnetic currents `magnetic_values` (see
+    /// [`Backend::run_pass`]), untimed; the time loop walks the list itself.
+    fn update_h(&mut self, magnetic_values: &[f64]) {
+        self.begin_half(Half::H);
+        for &p in Half::H.passes() {
+            self.run_pass(Half::H, p, magnetic_values);
+        }
+    }
+    /// Advance E by one step on every slab, E^n -> E^{n+1}: every pass of
+    /// [`pass::E_PASSES`] with the source currents `source_values`.
+    fn update_e(&mut self, source_values: &[f64]) {
+        self.begin_half(Half::E);
+        for &p in Half::E.passes() {
+            self.run_pass(Half::E, p, source_values);
+        }
+    }
+    /// Replay a list of halo plane copies: those of the half step just done, which this call
+    /// ends (a backend that started them early waits for them here).
     fn exchange(&mut self, copies: &[HaloCopy]);
     /// The value of `component` at global index `index`.
     fn sample(&self, component: Component, index: [usize; 3]) -> f64;

@@ -3,7 +3,7 @@
 //! Each E component of each cell stores a one-byte index into this table, not per-cell floats:
 //! bytes per cell set the speed of a bandwidth-bound code.
 
-use super::grid::EPS0;
+use super::space::EPS0;
 
 /// At most this many materials (the index is one byte).
 pub const MAX_MATERIALS: usize = 256;

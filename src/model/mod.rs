@@ -10,14 +10,16 @@ mod monitors;
 mod pml;
 mod smoothing;
 mod sources;
+mod space;
 
 pub use geometry::{Object, Shape};
-pub use grid::{Axis, Component, Face, Grid, Precision, C0, EPS0, ETA0, MU0};
+pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use monitors::{Flux, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
 pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};
+pub use space::{Axis, C0, EPS0, ETA0, MU0};
 
 /// The length units a scene may use, with their size in metres: the one table of them.
 pub const LENGTH_UNITS: [(&str, f64); 4] = [("m", 1.0), ("mm", 1e-3), ("um", 1e-6), ("nm", 1e-9)];

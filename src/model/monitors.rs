@@ -1,6 +1,7 @@
 //! Monitors on grid cells: point probes and snapshots.
 
-use super::grid::{Axis, Component};
+use super::grid::Component;
+use super::space::Axis;
 
 /// A time series of field values at one point.
 ///

@@ -6,7 +6,7 @@
 //! cells next to the maximum face. Every grid index in a layer has three coefficients
 //! (b, c, 1/kappa); E and H sit half a cell apart, so each has its own set.
 
-use super::grid::{Axis, EPS0, ETA0};
+use super::space::{Axis, EPS0, ETA0};
 
 /// The grading of one PML face.
 #[derive(Debug, Clone, Copy, PartialEq)]

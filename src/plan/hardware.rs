@@ -429,31 +429,6 @@ pub fn parse_gpus(spec: &str) -> Result<Vec<Device>, SpecError> {
     Ok(out)
 }
 
-/// A STREAM-like triad a = b + s c over three arrays of `n` f64 in the current rayon pool: the
-/// bandwidth of each of `passes` passes, in bytes/s (24 bytes per element).
-pub fn host_triad_passes(n: usize, passes: usize) -> Vec<f64> {
-    use rayon::prelude::*;
-    let b = vec![1.0f64; n];
-    let c = vec![2.0f64; n];
-    let mut a = vec![0.0f64; n];
-    let s = 3.0;
-    let mut out = Vec::with_capacity(passes);
-    for _ in 0..passes {
-        let t = std::time::Instant::now();
-        a.par_chunks_mut(1 << 16)
-            .zip(b.par_chunks(1 << 16))
-            .zip(c.par_chunks(1 << 16))
-            .for_each(|((a, b), c)| {
-                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
-                    *x = y + s * z;
-                }
-            });
-        out.push(24.0 * n as f64 / t.elapsed().as_secs_f64().max(1e-9));
-    }
-    std::hint::black_box(&a);
-    out
-}
-
 /// The host's available memory: MemAvailable from /proc/meminfo, if it can be read.
 pub fn host_memory_available() -> Option<u64> {
     let text = std::fs::read_to_string("/proc/meminfo").ok()?;
@@ -591,7 +566,7 @@ impl Hardware {
         }
         // The first pass faults the pages in; the median of the ten after it is the figure
         // (the best pass, STREAM's convention, follows the luckiest moment on a shared host).
-        let mut passes = host_triad_passes(8 << 20, 11);
+        let mut passes = crate::devices::host_triad_passes(8 << 20, 11);
         passes.remove(0);
         passes.sort_by(f64::total_cmp);
         let b = 0.5 * (passes[4] + passes[5]);

@@ -9,67 +9,30 @@
 mod cpml;
 mod update;
 
-use super::{Allocation, Backend, GatherTicket};
+use super::{Allocation, Backend, GatherTicket, Half, Pass};
 use crate::decomp::{HaloCopy, HaloSide, SlabRange};
-use crate::model::{Axis, Component, Model, Region};
+use crate::model::{Component, Model, Region};
+use crate::operator::Operator;
 use crate::real::Real;
 use rayon::prelude::*;
-use update::{beyond, e_plane, h_plane, Beyond, RowCoef};
+use update::{e_plane, h_plane, RowCoef};
 
 /// Marks a row whose cells do not all share one material.
 const MIXED_ROW: u16 = u16::MAX;
 
-/// Read-only data every slab uses.
+/// Read-only data every slab uses: the operator's tables and a row of zeros (the neighbour
+/// beyond a PEC face).
 struct Shared<T> {
     ny: usize,
     nz: usize,
-    /// 1/dx, 1/dy, 1/dz.
-    inv: [T; 3],
-    /// dt / mu0.
-    ch: T,
-    /// (ca, cb) per material.
-    coef: Vec<(T, T)>,
-    /// What lies below the minimum face (for E reading H) and beyond the maximum face (for H
-    /// reading E), along y and z.
-    y_lo: Beyond,
-    y_hi: Beyond,
-    z_lo: Beyond,
-    z_hi: Beyond,
-    /// Tangential E is zeroed on the minimum faces of these axes.
-    zero_min_face: [bool; 3],
-    /// CPML (b, c, 1/kappa - 1) per layer index, E and H, per axis.
-    pml: [PmlAxis<T>; 3],
+    op: Operator<T>,
     zeros: Vec<T>,
 }
 
-#[derive(Default)]
-struct PmlAxis<T> {
-    lo: usize,
-    hi: usize,
-    n: usize,
-    e: Vec<[T; 3]>,
-    h: Vec<[T; 3]>,
-}
-
-impl<T> PmlAxis<T> {
-    fn layers(&self) -> usize {
-        self.lo + self.hi
-    }
-    /// Global index of layer index `l`.
-    fn global(&self, l: usize) -> usize {
-        if l < self.lo {
-            l
-        } else {
-            self.n - self.hi + (l - self.lo)
-        }
-    }
-    /// Layer index of global index `i` (which must lie in a layer).
-    fn layer_of(&self, i: usize) -> usize {
-        if i < self.lo {
-            i
-        } else {
-            self.lo + i - (self.n - self.hi)
-        }
+impl<T> std::ops::Deref for Shared<T> {
+    type Target = Operator<T>;
+    fn deref(&self) -> &Operator<T> {
+        &self.op
     }
 }
 
@@ -121,47 +84,11 @@ struct Monitors<T> {
 impl<T: Real> CpuBackend<T> {
     /// Allocate and initialise the slabs for `model` split as `ranges` (tiling [0, nx)).
     pub fn new(model: &Model, ranges: &[SlabRange]) -> Self {
-        let g = &model.grid;
-        let [_, ny, nz] = g.shape;
-        let b = &model.boundaries;
-        let pml = [0, 1, 2].map(|a| {
-            let p = &b.profiles[a];
-            let conv = |v: &Vec<[f64; 3]>| {
-                v.iter()
-                    .map(|c| {
-                        [
-                            T::from_f64(c[0]),
-                            T::from_f64(c[1]),
-                            T::from_f64(c[2] - 1.0),
-                        ]
-                    })
-                    .collect()
-            };
-            PmlAxis {
-                lo: p.lo,
-                hi: p.hi,
-                n: p.n,
-                e: conv(&p.e),
-                h: conv(&p.h),
-            }
-        });
+        let [_, ny, nz] = model.grid.shape;
         let shared = Shared {
             ny,
             nz,
-            inv: g.cell.map(|d| T::from_f64(1.0 / d)),
-            ch: T::from_f64(g.dt / crate::model::MU0),
-            coef: model
-                .materials
-                .coefficients(g.dt)
-                .iter()
-                .map(|c| (T::from_f64(c.ca), T::from_f64(c.cb)))
-                .collect(),
-            y_lo: beyond(b.face(Axis::Y, false)),
-            y_hi: beyond(b.face(Axis::Y, true)),
-            z_lo: beyond(b.face(Axis::Z, false)),
-            z_hi: beyond(b.face(Axis::Z, true)),
-            zero_min_face: [0, 1, 2].map(|a| b.faces[a][0].zeroes_tangential_e()),
-            pml,
+            op: Operator::new(model),
             zeros: vec![T::ZERO; nz.max(ny)],
         };
         let slabs: Vec<Slab<T>> = ranges
@@ -171,11 +98,6 @@ impl<T: Real> CpuBackend<T> {
         let mut allocation = Allocation::default();
         for s in &slabs {
             let a = s.allocation(&shared);
-            debug_assert_eq!(
-                a,
-                crate::plan::slab_bytes(model, s.range, T::PRECISION),
-                "the CPU backend allocates exactly what the plan lists"
-            );
             allocation.add(&a);
         }
         let fluxes = !model.fluxes.is_empty();
@@ -230,12 +152,7 @@ impl<T: Real> Slab<T> {
                 })
                 .collect::<Vec<u16>>()
         });
-        let px = &sh.pml[0];
-        let pml_x_planes: Vec<(usize, usize)> = (0..px.layers())
-            .map(|l| (px.global(l), l))
-            .filter(|(i, _)| range.x0 <= *i && *i < range.x1)
-            .map(|(i, l)| (i - range.x0 + 1, l))
-            .collect();
+        let pml_x_planes = sh.x_layer_planes(range.x0, range.x1);
         let nxp = pml_x_planes.len();
         let ly = sh.pml[1].layers();
         let lz = sh.pml[2].layers();
@@ -278,9 +195,23 @@ impl<T: Real> Slab<T> {
         }
     }
 
-    /// H^{n-1/2} -> H^{n+1/2}: per plane, the curl of E, then the CPML correction while the
-    /// plane is still in cache; then the magnetic sheets.
-    fn update_h(&mut self, sh: &Shared<T>, magnetic_values: &[f64]) {
+    /// Pass `pass` of half step `half` on this slab.
+    fn run_pass(&mut self, sh: &Shared<T>, half: Half, pass: Pass, values: &[f64]) {
+        match (half, pass) {
+            (Half::H, Pass::CurlCpml) => self.curl_cpml_h(sh),
+            (Half::E, Pass::CurlCpml) => self.curl_cpml_e(sh),
+            (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values),
+            (Half::E, Pass::Sources) => self.inject(sh, values),
+            (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh),
+            (half, pass) => {
+                unreachable!("no {} pass in the {} half step", pass.name(), half.name())
+            }
+        }
+    }
+
+    /// The H curl pass, H^{n-1/2} -> H^{n+1/2} without sources: per plane, the curl of E,
+    /// then the CPML correction while the plane is still in cache.
+    fn curl_cpml_h(&mut self, sh: &Shared<T>) {
         let plane = sh.ny * sh.nz;
         let n = self.range.len();
         let x0 = self.range.x0;
@@ -306,11 +237,11 @@ impl<T: Real> Slab<T> {
                 h_plane(sh, q + 1, e, hx, hy, hz);
                 cpml::h_plane(sh, x0 + q, q + 1, e, [hx, hy, hz], psi);
             });
-        self.inject_magnetic(sh, magnetic_values);
     }
 
-    /// E^n -> E^{n+1}: per plane, the curl of H and the CPML correction; then sources and PEC faces.
-    fn update_e(&mut self, sh: &Shared<T>, source_values: &[f64]) {
+    /// The E curl pass, E^n -> E^{n+1} without sources: per plane, the curl of H and the CPML
+    /// correction.
+    fn curl_cpml_e(&mut self, sh: &Shared<T>) {
         let (ny, nz) = (sh.ny, sh.nz);
         let plane = ny * nz;
         let n = self.range.len();
@@ -349,10 +280,9 @@ impl<T: Real> Slab<T> {
                 e_plane(sh, q + 1, h, &coef, ex, ey, ez);
                 cpml::e_plane(sh, x0 + q, q + 1, h, &coef, [ex, ey, ez], psi);
             });
-        self.inject(sh, source_values);
-        self.zero_pec_faces(sh);
     }
 
+    /// E -= cb J over each source's cells, cb of the cell's material.
     fn inject(&mut self, sh: &Shared<T>, source_values: &[f64]) {
         let plane = sh.ny * sh.nz;
         for &(s, c, cells) in &self.sources {
@@ -387,22 +317,23 @@ impl<T: Real> Slab<T> {
         }
     }
 
+    /// Tangential E = 0 on the PEC minimum faces this slab touches.
     fn zero_pec_faces(&mut self, sh: &Shared<T>) {
         let (ny, nz) = (sh.ny, sh.nz);
         let plane = ny * nz;
         let n = self.range.len();
-        if sh.zero_min_face[0] && self.range.x0 == 0 {
+        if sh.faces.zero_min_face[0] && self.range.x0 == 0 {
             for c in [1, 2] {
                 self.e[c][plane..2 * plane].fill(T::ZERO);
             }
         }
         for p in 1..=n {
-            if sh.zero_min_face[1] {
+            if sh.faces.zero_min_face[1] {
                 for c in [0, 2] {
                     self.e[c][p * plane..p * plane + nz].fill(T::ZERO);
                 }
             }
-            if sh.zero_min_face[2] {
+            if sh.faces.zero_min_face[2] {
                 for c in [0, 1] {
                     for j in 0..ny {
                         self.e[c][p * plane + j * nz] = T::ZERO;
@@ -471,18 +402,11 @@ fn pair<T>(v: &mut [Vec<T>; 4], first: usize) -> [&mut Vec<T>; 2] {
 impl<T: Real> Backend for CpuBackend<T> {
     type Real = T;
 
-    fn update_h(&mut self, magnetic_values: &[f64]) {
+    fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
         let sh = &self.shared;
         self.slabs
             .par_iter_mut()
-            .for_each(|s| s.update_h(sh, magnetic_values));
-    }
-
-    fn update_e(&mut self, source_values: &[f64]) {
-        let sh = &self.shared;
-        self.slabs
-            .par_iter_mut()
-            .for_each(|s| s.update_e(sh, source_values));
+            .for_each(|s| s.run_pass(sh, half, pass, values));
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {
@@ -593,7 +517,7 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn accumulate_flux(&mut self, step: usize, dt: f64) {
         if let Some(mut flux) = self.monitors.flux.take() {
             let mut staging = std::mem::take(&mut self.monitors.flux_staging);
-            flux.accumulate(&*self, step, dt, &mut staging);
+            flux.accumulate(|c, r, out| self.gather(c, r, out), step, dt, &mut staging);
             self.monitors.flux = Some(flux);
             self.monitors.flux_staging = staging;
         }

@@ -4,27 +4,8 @@
 //! beyond a y or z face come from the boundary (zero, wrapped or mirrored).
 
 use super::Shared;
-use crate::model::BoundaryKind;
+use crate::operator::Beyond;
 use crate::real::Real;
-
-/// How the neighbour beyond a face is obtained along y or z.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Beyond {
-    /// Zero (PEC, or the PEC behind a PML).
-    Zero,
-    /// The opposite end of the axis.
-    Wrap,
-    /// The mirror image with the sign flipped (PMC: tangential H is odd about the wall).
-    Mirror,
-}
-
-pub(super) fn beyond(kind: BoundaryKind) -> Beyond {
-    match kind {
-        BoundaryKind::Periodic => Beyond::Wrap,
-        BoundaryKind::Pmc => Beyond::Mirror,
-        BoundaryKind::Pec | BoundaryKind::Pml(_) => Beyond::Zero,
-    }
-}
 
 /// The `nz` values of `field` from `start`: one z row.
 pub(super) fn row<T: Real>(field: &[T], start: usize, nz: usize) -> &[T] {
@@ -99,7 +80,7 @@ pub(super) fn h_plane<T: Real>(
         let ez_xn = row(&e[2], on + r, nz);
         let (ex_yn, ez_yn) = if j + 1 < ny {
             (row(&e[0], o + r + nz, nz), row(&e[2], o + r + nz, nz))
-        } else if sh.y_hi == Beyond::Wrap {
+        } else if sh.faces.y_hi == Beyond::Wrap {
             (row(&e[0], o, nz), row(&e[2], o, nz))
         } else {
             (&sh.zeros[..nz], &sh.zeros[..nz])
@@ -113,7 +94,7 @@ pub(super) fn h_plane<T: Real>(
             idy,
             ey,
             -idz,
-            z_end(sh.z_hi, ey),
+            z_end(sh.faces.z_hi, ey),
         );
         // Hy -= ch (dEx/dz - dEz/dx)
         h_row_shift(
@@ -124,7 +105,7 @@ pub(super) fn h_plane<T: Real>(
             -idx,
             ex,
             idz,
-            z_end(sh.z_hi, ex),
+            z_end(sh.faces.z_hi, ex),
         );
         // Hz -= ch (dEy/dx - dEx/dy)
         h_row(&mut hz[r..r + nz], ch, ey_xn, ey, idx, ex_yn, ex, -idy);
@@ -241,7 +222,7 @@ pub(super) fn e_plane<'a, T: Real>(
     let ob = o - plane;
     // Rows below y = 0 for the Mirror case: the negated first rows.
     let mirror = |f: &Vec<T>| -> Vec<T> { f[o..o + nz].iter().map(|&v| -v).collect() };
-    let (hx_m, hz_m) = if sh.y_lo == Beyond::Mirror {
+    let (hx_m, hz_m) = if sh.faces.y_lo == Beyond::Mirror {
         (mirror(&h[0]), mirror(&h[2]))
     } else {
         (Vec::new(), Vec::new())
@@ -256,7 +237,7 @@ pub(super) fn e_plane<'a, T: Real>(
         let (hx_yb, hz_yb): (&[T], &[T]) = if j > 0 {
             (row(&h[0], o + r - nz, nz), row(&h[2], o + r - nz, nz))
         } else {
-            match sh.y_lo {
+            match sh.faces.y_lo {
                 Beyond::Wrap => (
                     row(&h[0], o + (ny - 1) * nz, nz),
                     row(&h[2], o + (ny - 1) * nz, nz),
@@ -274,7 +255,7 @@ pub(super) fn e_plane<'a, T: Real>(
             idy,
             hy,
             -idz,
-            z_start(sh.z_lo, hy),
+            z_start(sh.faces.z_lo, hy),
         );
         // Ey = ca Ey + cb (dHx/dz - dHz/dx)
         e_row_shift(
@@ -285,7 +266,7 @@ pub(super) fn e_plane<'a, T: Real>(
             -idx,
             hx,
             idz,
-            z_start(sh.z_lo, hx),
+            z_start(sh.faces.z_lo, hx),
         );
         // Ez = ca Ez + cb (dHy/dx - dHx/dy)
         e_row(

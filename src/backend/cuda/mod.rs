@@ -3,12 +3,13 @@
 //! - `args`: the kernels and their `#[repr(C)]` argument structs (mirrors of
 //!   `kernels/common.cuh`) and launch geometry.
 //! - `source`: the kernel sources embedded in the binary.
-//! - `engine`: the slab engine over a `engine::Device`: buffers, launch order, halo copy
-//!   routes and events, monitor staging. It implements [`crate::backend::Backend`] and is the
-//!   same code whether the device is CUDA or the host-compiled kernels of the tests.
+//! - `engine`: the slab engine over a `engine::Device`: buffers, the launches of each pass,
+//!   halo copy routes and events, monitor staging. It implements [`crate::backend::Backend`]
+//!   and is the same code whether the device is CUDA or the host-compiled kernels of the tests.
 //! - `nvrtc`, `driver` (feature `cuda`): NVRTC compilation and `CudaDevice`, the engine's
 //!   device on the CUDA driver through cudarc.
-//! - `select`: which backend a run uses, and running it on CUDA.
+//! - `select`: which GPUs a run uses when the plan's placement is not taken, and building the
+//!   engine on them (the run, `crate::run`, decides when).
 //!
 //! cudarc loads libcuda and libnvrtc at run time and panics when one is missing, so every
 //! entry point checks for them first (`check_libraries`): a machine without a GPU gets a
@@ -35,6 +36,23 @@ pub use engine::{Device, DeviceError, Engine, EngineOptions};
 /// The CUDA backend: the slab engine on the CUDA driver.
 #[cfg(feature = "cuda")]
 pub type CudaBackend<T> = Engine<CudaDevice, T>;
+
+/// One GPU as the planner needs it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct GpuInfo {
+    /// Device ordinal.
+    pub ordinal: usize,
+    /// Marketing name, e.g. "NVIDIA H200".
+    pub name: String,
+    /// Compute capability (major, minor).
+    pub compute_capability: (u32, u32),
+    /// Total device memory in bytes.
+    pub memory_total: u64,
+    /// Free device memory in bytes when probed.
+    pub memory_free: u64,
+    /// Peak memory bandwidth in bytes/s (from the device's clock and bus width).
+    pub bandwidth_bytes_per_s: f64,
+}
 
 /// Why CUDA cannot be used, each with what to do.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -118,7 +136,7 @@ pub fn device_count() -> Result<usize, CudaError> {
 
 /// The GPUs the driver sees, with free memory and peak bandwidth, or why none can be used.
 #[cfg(feature = "cuda")]
-pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
+pub fn probe_gpus() -> Result<Vec<GpuInfo>, CudaError> {
     use cudarc::driver::sys::CUdevice_attribute as A;
     check_libraries()?;
     let n = device_count()?;
@@ -142,7 +160,7 @@ pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
         let bus_bits = ctx
             .attribute(A::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
             .unwrap_or(0) as f64;
-        out.push(crate::devices::GpuInfo {
+        out.push(GpuInfo {
             ordinal,
             name: ctx.name().unwrap_or_else(|_| "unknown GPU".into()),
             compute_capability: (major as u32, minor as u32),
@@ -156,7 +174,7 @@ pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
 
 /// Without the `cuda` feature there are no GPUs.
 #[cfg(not(feature = "cuda"))]
-pub fn probe_gpus() -> Result<Vec<crate::devices::GpuInfo>, CudaError> {
+pub fn probe_gpus() -> Result<Vec<GpuInfo>, CudaError> {
     Err(CudaError::NotBuilt)
 }
 

@@ -1,19 +1,18 @@
-//! Which engine a run uses, and running it on CUDA.
+//! Which GPUs a run uses, and building the CUDA engine on them.
 //!
-//! [`choose`] is the one decision (`--backend auto|cpu|cuda`, `--gpus`, `--slabs-per-gpu`):
-//! CUDA when the libraries load, a GPU is there and the grid fits in the free memory of the
-//! fewest GPUs that hold it; else the CPU, with the reason in one sentence. It is kept small so
-//! the memory planner's decision can replace it. [`try_run`] builds the CUDA engine and runs
-//! the shared time loop on it; running out of GPU memory while allocating re-plans on more
-//! GPUs, or falls back to the CPU under `auto`, before any output is written.
+//! [`choose`] is the decision for `--backend auto|cpu|cuda`, `--gpus` and `--slabs-per-gpu`
+//! when the memory plan's own placement is not used: CUDA when the libraries load, a GPU is
+//! there and the grid fits in the free memory of the fewest GPUs that hold it; else the CPU,
+//! with the reason in one sentence. It is kept small so the memory planner's decision can
+//! replace it. [`new_backend`] builds the engine on a [`Placement`]; the run
+//! (`crate::run`) re-plans on more GPUs when that runs out of memory.
 
 use super::engine::estimate;
-use super::CudaError;
+use super::GpuInfo;
 use crate::backend::Allocation;
+use crate::backend::BackendChoice;
 use crate::decomp::SlabRange;
-use crate::devices::GpuInfo;
 use crate::model::Model;
-use crate::run::{BackendChoice, Observer, RunError, RunOptions, Summary};
 
 /// Device memory kept free on every GPU for the context, the kernel module and the driver:
 /// the plan's figure.
@@ -76,9 +75,16 @@ fn fits(model: &Model, gpus: &[GpuInfo], slabs_per_gpu: usize) -> bool {
         .all(|(need, g)| need + GPU_RESERVE <= g.memory_free)
 }
 
-/// Decide the engine. `Err` only when `--backend cuda` was asked for and cannot be honoured.
-pub fn choose(model: &Model, opts: &RunOptions) -> Result<Choice, String> {
-    let explicit = match opts.backend {
+/// Decide the engine for `backend`, on the GPUs listed (`--gpus`, driver ordinals; `None`:
+/// any) with `slabs_per_gpu` slabs on each (`None`: one). `Err` only when `--backend cuda`
+/// was asked for and cannot be honoured.
+pub fn choose(
+    model: &Model,
+    backend: BackendChoice,
+    gpus: Option<&[usize]>,
+    slabs_per_gpu: Option<usize>,
+) -> Result<Choice, String> {
+    let explicit = match backend {
         BackendChoice::Cpu => return Ok(Choice::Cpu("--backend cpu was given".into())),
         BackendChoice::Cuda => true,
         BackendChoice::Auto => false,
@@ -94,8 +100,9 @@ pub fn choose(model: &Model, opts: &RunOptions) -> Result<Choice, String> {
         Ok(g) => g,
         Err(e) => return refuse(format!("CUDA cannot be used: {e}")),
     };
-    let spg = opts.slabs_per_gpu.unwrap_or(1).max(1);
-    let gpus: Vec<GpuInfo> = match &opts.gpus {
+    let spg = slabs_per_gpu.unwrap_or(1).max(1);
+    let listed = gpus;
+    let gpus: Vec<GpuInfo> = match listed {
         Some(list) => {
             let mut v = Vec::new();
             for &o in list {
@@ -119,7 +126,7 @@ pub fn choose(model: &Model, opts: &RunOptions) -> Result<Choice, String> {
     )
     .total();
     let free_total: u64 = gpus.iter().map(|g| g.memory_free).sum();
-    if opts.gpus.is_some() {
+    if listed.is_some() {
         if fits(model, &gpus, spg) {
             return Ok(Choice::Cuda(
                 gpus.clone(),
@@ -198,158 +205,13 @@ impl Placement {
     }
 }
 
-/// Run `model` on CUDA when asked for (`--backend cuda`) or when the memory plan chose CUDA
-/// (`auto`); `None` means: run on the CPU. The plan's own slabs are used (it models `--gpus`
-/// and `--slabs-per-gpu`).
-pub fn run_planned(
-    model: &Model,
-    opts: &RunOptions,
-    plan: &crate::plan::Plan,
-    threads: usize,
-    obs: &mut dyn Observer,
-) -> Option<Result<Summary, RunError>> {
-    let planned_cuda = plan.backend == crate::plan::PlanBackend::Cuda && plan.fits;
-    match opts.backend {
-        BackendChoice::Cpu => return None,
-        BackendChoice::Auto if !planned_cuda => return None,
-        _ => {}
-    }
-    let placement = planned_cuda.then(|| Placement {
-        ranges: plan.ranges(),
-        // The plan lists the probed GPUs first, in ordinal order.
-        ordinals: plan.slabs.iter().map(|s| s.device).collect(),
-    });
-    try_run(model, opts, placement, threads, obs)
-}
-
-/// Run `model` on CUDA, on `placement` or else where [`choose`] says. `None` means: run on
-/// the CPU (the reason has been passed to `obs.message` under `auto`).
-pub fn try_run(
-    model: &Model,
-    opts: &RunOptions,
-    placement: Option<Placement>,
-    threads: usize,
-    obs: &mut dyn Observer,
-) -> Option<Result<Summary, RunError>> {
-    let auto = opts.backend == BackendChoice::Auto;
-    let spg = opts.slabs_per_gpu.unwrap_or(1).max(1);
-    let mut placement = match placement {
-        Some(p) => p,
-        None => match choose(model, opts) {
-            Ok(Choice::Cpu(reason)) => {
-                if auto {
-                    obs.message(&format!("running on the CPU: {reason}"));
-                }
-                return None;
-            }
-            Ok(Choice::Cuda(gpus, reason)) => {
-                if auto {
-                    obs.message(&format!("running on CUDA: {reason}"));
-                }
-                Placement::over(model, &gpus, spg)
-            }
-            Err(why) => return Some(Err(RunError::Backend(why))),
-        },
-    };
-    loop {
-        match run_on(model, opts, &placement, threads, obs) {
-            Ok(result) => return Some(result),
-            Err(CudaError::OutOfMemory(m)) => {
-                // Re-plan on one more GPU (never beyond those given with --gpus).
-                let (used, _) = placement.devices();
-                let all = super::probe_gpus().unwrap_or_default();
-                let allowed =
-                    |g: &GpuInfo| opts.gpus.as_ref().is_none_or(|l| l.contains(&g.ordinal));
-                let next = all
-                    .iter()
-                    .filter(|g| !used.contains(&g.ordinal) && allowed(g))
-                    .max_by_key(|g| g.memory_free);
-                if let Some(next) = next {
-                    let mut set: Vec<GpuInfo> = all
-                        .iter()
-                        .filter(|g| used.contains(&g.ordinal))
-                        .cloned()
-                        .collect();
-                    set.push(next.clone());
-                    obs.message(&format!(
-                        "out of GPU memory on {} GPU(s) ({m}); re-planning on {}",
-                        used.len(),
-                        set.len()
-                    ));
-                    placement = Placement::over(model, &set, spg);
-                    continue;
-                }
-                if auto {
-                    obs.message(&format!(
-                        "out of GPU memory ({m}); running on the CPU instead"
-                    ));
-                    return None;
-                }
-                return Some(Err(RunError::Backend(format!(
-                    "{m}: the grid does not fit on the GPUs; use --backend cpu, more GPUs, or a coarser cell size"
-                ))));
-            }
-            Err(e) => {
-                if auto {
-                    obs.message(&format!(
-                        "CUDA could not start ({e}); running on the CPU instead"
-                    ));
-                    return None;
-                }
-                return Some(Err(RunError::Backend(e.to_string())));
-            }
-        }
-    }
-}
-
-#[cfg(feature = "cuda")]
-fn run_on(
-    model: &Model,
-    opts: &RunOptions,
-    placement: &Placement,
-    threads: usize,
-    obs: &mut dyn Observer,
-) -> Result<Result<Summary, RunError>, CudaError> {
-    use crate::model::Precision;
-    match model.precision {
-        Precision::F32 => run_typed::<f32>(model, opts, placement, threads, obs),
-        Precision::F64 => run_typed::<f64>(model, opts, placement, threads, obs),
-    }
-}
-
-#[cfg(feature = "cuda")]
-fn run_typed<T: crate::real::Real>(
-    model: &Model,
-    opts: &RunOptions,
-    placement: &Placement,
-    threads: usize,
-    obs: &mut dyn Observer,
-) -> Result<Result<Summary, RunError>, CudaError> {
-    let mut backend = new_backend::<T>(model, placement, super::EngineOptions::default())?;
-    // Test hook (scripts/gpu-check.sh, tests/cuda_backend.rs): a GPU that fails mid-run.
-    if let Some(step) = std::env::var("YEE_CUDA_FAIL_AT_STEP")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-    {
-        backend.fail_at_step(step);
-    }
-    Ok(crate::run::time_loop(
-        model,
-        &mut backend,
-        &placement.ranges,
-        threads,
-        opts,
-        obs,
-    ))
-}
-
 /// Build the CUDA engine for `model` on `placement`.
 #[cfg(feature = "cuda")]
 pub fn new_backend<T: crate::real::Real>(
     model: &Model,
     placement: &Placement,
     opts: super::EngineOptions,
-) -> Result<super::CudaBackend<T>, CudaError> {
+) -> Result<super::CudaBackend<T>, super::CudaError> {
     let (ordinals, gpu_of) = placement.devices();
     let dev = super::CudaDevice::new(&ordinals, T::PRECISION)?;
     Ok(super::Engine::new(
@@ -360,17 +222,6 @@ pub fn new_backend<T: crate::real::Real>(
         opts,
         "cuda",
     )?)
-}
-
-#[cfg(not(feature = "cuda"))]
-fn run_on(
-    _: &Model,
-    _: &RunOptions,
-    _: &Placement,
-    _: usize,
-    _: &mut dyn Observer,
-) -> Result<Result<Summary, RunError>, CudaError> {
-    Err(CudaError::NotBuilt)
 }
 
 /// The allocation of the CUDA engine for `model` over `gpus` (what [`Backend::allocation`]

@@ -1,0 +1,774 @@
+//! The slab engine of the CUDA backend, written once over a [`Device`]: the CUDA driver in
+//! production ([`super::CudaDevice`]), the same kernels compiled for the host in the tests.
+//!
+//! Everything that decides *what* runs lives in this module, one job per file:
+//! - `device`: the [`Device`] trait (allocate, copy, launch, record/wait on events), streams
+//!   and events; swapping the device swaps nothing else;
+//! - `slab`: one slab's buffers and their sizes ([`SlabSizes`], the CUDA side of the memory
+//!   plan), its x-CPML plane runs, its boundary and interior planes;
+//! - `passes`: the kernel launches of each pass of [`crate::backend::pass`] on a plane range;
+//! - `halo`: the halo copy routes and their overlap with the interior update;
+//! - `monitors`: the probe ring, snapshot staging, flux accumulators and scratch reads;
+//! - here: building the engine and the [`Backend`] implementation over them.
+//!
+//! One half step (H or E) on every GPU:
+//! 1. `begin_half`: record `PhaseStart` on the compute stream (all earlier work that reads a
+//!    halo is queued before it);
+//! 2. `run_pass`, for each pass of the half step's list: the pass on the boundary planes (the
+//!    planes another slab's halo copies from);
+//! 3. `exchange`: record `Boundary`; each source GPU's halo stream waits for its own `Boundary`
+//!    and every destination's `PhaseStart`, then copies (same device: `cuMemcpyDtoDAsync`;
+//!    other device with peer access: `cuMemcpyPeerAsync`; otherwise through pinned host
+//!    memory, the destination's halo stream doing the host-to-device half; PMC mirror:
+//!    `copy_negated`); each halo stream that worked records `Copied`;
+//! 4. still in `exchange`: every pass again, in order, on the interior planes, overlapping the
+//!    copies; then every compute stream waits for every `Copied`.
+//!
+//! Without halo copies (one slab, no periodic x) each pass runs on every plane at once.
+//!
+//! Monitors are queued after the E exchange, on the compute stream, so the next step's
+//! kernels (which overwrite the fields) run after them without the host waiting:
+//! - probes: `probe_gather` writes the step's samples into row `k` of a device ring of
+//!   [`PROBE_RING_ROWS`] rows; [`Backend::drain_probes`] copies the rows queued since the last
+//!   call to a pinned mirror on the monitor stream and reads those that have arrived (or, with
+//!   `wait` or when the ring is full, waits for them);
+//! - snapshots: `snapshot_gather` writes the region into its device staging, the monitor
+//!   stream copies it to its own range of one pinned buffer and records `MonitorsDone`;
+//!   [`Backend::take_gather`] waits for that event only if it has not happened yet, and hands
+//!   out the pinned values themselves;
+//! - flux: `flux_dft` adds the step's tangential fields to f64 DFT accumulators on the device,
+//!   read back only by [`Backend::flux_dft`].
+//!
+//! A failed driver call never panics: the engine records the first failure, skips every later
+//! operation, and reports it through [`Backend::failure`].
+
+mod device;
+mod halo;
+mod monitors;
+mod passes;
+mod slab;
+
+pub use device::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS};
+pub use monitors::{monitor_bytes, probe_ring_rows, PROBE_RING_ROWS};
+pub use slab::SlabSizes;
+
+use super::args::*;
+use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
+use crate::decomp::{HaloCopy, HaloPlan, SlabRange};
+use crate::model::{Component, Model, Region};
+use crate::operator::{Beyond, Operator};
+use crate::real::Real;
+use device::bytes_of;
+use halo::Route;
+use monitors::{
+    flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, Probes, RingGpu, Slot, Ticket,
+};
+use slab::{Slab, XRun};
+use std::cell::RefCell;
+use std::marker::PhantomData;
+
+/// Engine options that are not in the model.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Send every halo plane through pinned host memory, even between slabs on one GPU or
+    /// GPUs with peer access (tests the staged path on one GPU).
+    pub staged_halos: bool,
+}
+
+/// What the engine was doing in half step `half`, for a failure message.
+fn doing(half: Half) -> &'static str {
+    match half {
+        Half::H => "updating H",
+        Half::E => "updating E",
+    }
+}
+
+/// What the engine allocates on the GPUs and in pinned host memory for `model` split as
+/// `ranges` (the CUDA backend's memory plan): the same categories as the CPU backend, with
+/// `materials` = 3 one-byte ids per owned cell (no per-row summaries on the GPU) and
+/// `monitors` = every slab's monitor buffers on its GPU plus their pinned mirrors, as the plan
+/// counts them ([`crate::plan::bytes::MonitorLayout`]). Counted by the plan apart from these
+/// categories: the CPML coefficient tables and the NaN flag of every GPU
+/// ([`crate::plan::Layout::gpu_table_bytes`], within the context reserve) and, between GPUs
+/// without peer access (or with [`EngineOptions::staged_halos`]), one pinned plane per staged
+/// halo copy ([`crate::plan::Layout::staged_halo_total`]). Not counted: the device and pinned
+/// scratch buffers of regions gathered outside the snapshot schedule (whole-field reads by
+/// tests and tools), sized to the largest such region and allocated on first use.
+pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation {
+    let [_, ny, nz] = model.grid.shape;
+    let mut a = Allocation::default();
+    let monitors = crate::plan::bytes::MonitorLayout::of(model);
+    for r in ranges {
+        a.add(&SlabSizes::new(model, *r).allocation(ny * nz, real));
+        a.monitors += monitors.device_bytes(*r, real);
+    }
+    a.monitors += monitors.pinned_bytes(real);
+    a
+}
+
+/// The slab engine over a device `D`, fields of type `T`.
+pub struct Engine<D: Device, T: Real> {
+    dev: D,
+    ny: usize,
+    nz: usize,
+    plane: usize,
+    inv: [T; 3],
+    ch: T,
+    faces: [i32; 4],
+    zero_min_face: [bool; 3],
+    /// (lo, hi, n) of each axis' CPML layers.
+    layers: [(usize, usize, usize); 3],
+    /// Per GPU, per axis: device tables [E, H] of (b, c, 1/kappa - 1).
+    pml_coef: Vec<[[Ptr; 2]; 3]>,
+    slabs: Vec<Slab>,
+    plan: HaloPlan,
+    routes: [Vec<Route>; 2],
+    /// Halo streams that issued copies in the phase in flight.
+    copied: Vec<bool>,
+    in_flight: Option<Half>,
+    /// The half step under way (or last done).
+    half: Half,
+    /// The passes of that half step still to run on the interior planes, with their values.
+    /// (The first `deferred_len` slots; the others are kept for reuse.)
+    deferred: Vec<(Pass, Vec<f64>)>,
+    deferred_len: usize,
+    finite_flag: Vec<Ptr>,
+    probes: Probes,
+    /// Snapshot components of the model, their device staging per GPU and the pinned buffer
+    /// they all land in.
+    slots: Vec<Slot>,
+    staging: Vec<Ptr>,
+    pinned: Ptr,
+    /// Queued gathers by ticket number (`None`: free).
+    tickets: Vec<Option<Ticket<T>>>,
+    /// The values of the last `Ticket::Host` taken.
+    host_gather: Vec<T>,
+    fluxes: Vec<FluxMonitor>,
+    /// The step under way (1-based): its H update has started.
+    step: usize,
+    /// Per GPU: (device, pinned, capacity in values) of the scratch buffers that regions
+    /// gathered outside the snapshot schedule (whole fields, tests) go through; allocated on
+    /// first use, grown as needed, not counted in `allocation`.
+    scratch: RefCell<Vec<(Ptr, Ptr, usize)>>,
+    /// The first device failure, as the message [`Backend::failure`] gives.
+    failure: RefCell<Option<String>>,
+    /// Test hook: every launch from this step (1-based) on fails.
+    fail_at_step: Option<usize>,
+    allocation: Allocation,
+    name: String,
+    _t: PhantomData<T>,
+}
+
+impl<D: Device, T: Real> Engine<D, T> {
+    /// Allocate and initialise the slabs of `model` split as `ranges` (tiling [0, nx)), slab
+    /// `s` on GPU `gpu_of[s]` of `dev`. Fails (freeing everything) if an allocation fails.
+    pub fn new(
+        dev: D,
+        model: &Model,
+        ranges: &[SlabRange],
+        gpu_of: &[usize],
+        opts: EngineOptions,
+        name: &str,
+    ) -> Result<Self, DeviceError> {
+        assert_eq!(ranges.len(), gpu_of.len(), "one GPU per slab");
+        assert!(
+            gpu_of.iter().all(|&g| g < dev.gpus()),
+            "slab on a GPU the device lacks"
+        );
+        let g = &model.grid;
+        let [_, ny, nz] = g.shape;
+        let plane = ny * nz;
+        let b = &model.boundaries;
+        let t = std::mem::size_of::<T>();
+        let ngpu = dev.gpus();
+        assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
+
+        // Material table in constant memory, CPML tables in device memory, on every GPU.
+        let op = Operator::<T>::new(model);
+        let mut ca = vec![T::ZERO; crate::model::MAX_MATERIALS];
+        let mut cb = vec![T::ZERO; crate::model::MAX_MATERIALS];
+        for (i, &(a, b)) in op.coef.iter().enumerate() {
+            ca[i] = a;
+            cb[i] = b;
+        }
+        let mut pml_coef = Vec::with_capacity(ngpu);
+        let mut finite_flag = Vec::with_capacity(ngpu);
+        for gpu in 0..ngpu {
+            dev.set_constant(gpu, "c_ca", bytes_of(&ca))?;
+            dev.set_constant(gpu, "c_cb", bytes_of(&cb))?;
+            let mut axes = [[0; 2]; 3];
+            for (a, axis) in axes.iter_mut().enumerate() {
+                let p = &op.pml[a];
+                for (k, table) in [&p.e, &p.h].into_iter().enumerate() {
+                    if !table.is_empty() {
+                        let ptr = dev.alloc(gpu, table.len() * 3 * t)?;
+                        dev.upload(gpu, ptr, bytes_of(table))?;
+                        axis[k] = ptr;
+                    }
+                }
+            }
+            pml_coef.push(axes);
+            finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
+        }
+
+        let plan = HaloPlan::new(ranges, b);
+        let mut slabs = Vec::with_capacity(ranges.len());
+        let mut allocation = Allocation::default();
+        for (s, &range) in ranges.iter().enumerate() {
+            let gpu = gpu_of[s];
+            let sizes = SlabSizes::new(model, range);
+            let mut f = [0; 6];
+            for p in f.iter_mut() {
+                *p = dev.alloc(gpu, sizes.field_len * t)?;
+            }
+            let mut mat = [0; 3];
+            let mut ids = vec![0u8; sizes.mat_len];
+            for (c, m) in mat.iter_mut().enumerate() {
+                ids.fill(0);
+                model.paint_materials(Component::ALL[c], range.x0, range.x1, &mut ids);
+                *m = dev.alloc(gpu, ids.len())?;
+                dev.upload(gpu, *m, &ids)?;
+            }
+            let mut psi = [[0; 4]; 3];
+            for (a, arrays) in psi.iter_mut().enumerate() {
+                for p in arrays.iter_mut() {
+                    if sizes.psi_len[a] > 0 {
+                        *p = dev.alloc(gpu, sizes.psi_len[a] * t)?;
+                    }
+                }
+            }
+            // The x-PML planes of this slab as runs of consecutive planes and layers.
+            let mut x_runs: Vec<XRun> = Vec::new();
+            let mut q = 0;
+            for (p, l) in op.x_layer_planes(range.x0, range.x1) {
+                match x_runs.last_mut() {
+                    Some(r) if r.p1 == p && r.l0 + (r.p1 - r.p0) == l => r.p1 += 1,
+                    _ => x_runs.push(XRun {
+                        p0: p,
+                        p1: p + 1,
+                        l0: l,
+                        q0: q,
+                    }),
+                }
+                q += 1;
+            }
+            debug_assert_eq!(q, sizes.x_planes);
+            let sources = model.sources_in(range.x0, range.x1);
+            let magnetic = model.magnetic_sources_in(range.x0, range.x1);
+            allocation.add(&sizes.allocation(plane, t));
+            slabs.push(Slab {
+                range,
+                gpu,
+                f,
+                mat,
+                psi,
+                x_runs,
+                sources,
+                magnetic,
+                boundary: [vec![], vec![]],
+                interior: [vec![], vec![]],
+            });
+        }
+
+        slab::mark_boundaries(&mut slabs, &plan);
+        let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
+
+        // Probes: each model sample's address on its slab's GPU, and a ring of rows per GPU.
+        let slab_of = |x: usize| {
+            slabs
+                .iter()
+                .position(|s| s.range.x0 <= x && x < s.range.x1)
+                .expect("x inside the grid")
+        };
+        let rows = probe_ring_rows(model);
+        let mut probe_ptrs: Vec<Vec<u64>> = vec![Vec::new(); ngpu];
+        let mut column = Vec::new();
+        for p in &model.probes {
+            for &(c, idx) in &p.samples {
+                let s = &slabs[slab_of(idx[0])];
+                let off = ((idx[0] - s.range.x0 + 1) * plane + idx[1] * nz + idx[2]) * t;
+                column.push((s.gpu, probe_ptrs[s.gpu].len()));
+                probe_ptrs[s.gpu].push(s.f[c as usize] + off as u64);
+            }
+        }
+        let mut ring = vec![RingGpu::default(); ngpu];
+        for (gpu, r) in ring.iter_mut().enumerate() {
+            r.n = probe_ptrs[gpu].len();
+            if r.n > 0 {
+                r.src = dev.alloc(gpu, r.n * 8)?;
+                dev.upload(gpu, r.src, bytes_of(&probe_ptrs[gpu]))?;
+                r.ring = dev.alloc(gpu, rows * r.n * t)?;
+                r.pinned = dev.alloc_pinned(
+                    gpu,
+                    crate::plan::bytes::probe_mirror_bytes(r.n, rows, t) as usize,
+                )?;
+            }
+            allocation.monitors += crate::plan::bytes::probe_ring_bytes(r.n, rows, t)
+                + crate::plan::bytes::probe_mirror_bytes(r.n, rows, t);
+        }
+        let probes = Probes {
+            gpus: ring,
+            column,
+            rows,
+            ..Default::default()
+        };
+
+        // Snapshots: each component's chunks gathered into device staging, copied to pinned.
+        let mut staging_len = vec![0usize; ngpu];
+        let mut slots = Vec::new();
+        let mut pinned_len = 0;
+        for snap in &model.snapshots {
+            for &(c, region) in &snap.regions {
+                let chunks: Vec<Chunk> = region_chunks(&slabs, plane, nz, c, &region)
+                    .into_iter()
+                    .map(|mut ch| {
+                        ch.staging = staging_len[ch.gpu];
+                        staging_len[ch.gpu] += ch.len;
+                        ch
+                    })
+                    .collect();
+                let mut gpus: Vec<usize> = chunks.iter().map(|ch| ch.gpu).collect();
+                gpus.dedup();
+                slots.push(Slot {
+                    component: c,
+                    region,
+                    chunks,
+                    gpus,
+                    pinned_off: pinned_len,
+                    len: region.len(),
+                    queued: false,
+                });
+                pinned_len += region.len();
+            }
+        }
+        let mut staging = vec![0; ngpu];
+        for (gpu, &len) in staging_len.iter().enumerate() {
+            if len > 0 {
+                staging[gpu] = dev.alloc(gpu, len * t)?;
+            }
+            allocation.monitors += crate::plan::bytes::snapshot_staging_bytes(len, t);
+        }
+        let pinned = if pinned_len > 0 {
+            dev.alloc_pinned(0, pinned_len * t)?
+        } else {
+            0
+        };
+        allocation.monitors += crate::plan::bytes::snapshot_staging_bytes(pinned_len, t);
+        for slot in &mut slots {
+            for ch in slot.chunks.iter_mut() {
+                ch.args.out = staging[ch.gpu];
+                ch.args.out0 = ch.staging as i64;
+            }
+        }
+
+        // Flux monitors: DFT accumulators next to the fields they read.
+        let mut fluxes = Vec::new();
+        for f in &model.fluxes {
+            let (cells, area) = crate::flux::plane_cells(model, f);
+            let nf = f.frequencies.len();
+            let mut parts = Vec::new();
+            for s in &slabs {
+                let Some((mut args, cell0, part_cells)) = flux_part(s, f, plane, [ny, nz], t)
+                else {
+                    continue;
+                };
+                args.acc = dev.alloc(
+                    s.gpu,
+                    crate::plan::bytes::flux_accumulator_bytes(nf, part_cells) as usize,
+                )?;
+                let freq =
+                    dev.alloc(s.gpu, crate::plan::bytes::flux_frequency_bytes(nf) as usize)?;
+                dev.upload(s.gpu, freq, bytes_of(&f.frequencies))?;
+                args.w = dev.alloc(s.gpu, crate::plan::bytes::flux_weight_bytes(nf) as usize)?;
+                let weights = FluxWeightsArgs {
+                    freq,
+                    w: args.w,
+                    nf: nf as i32,
+                    ..Default::default()
+                };
+                parts.push(FluxPart {
+                    gpu: s.gpu,
+                    cell0,
+                    cells: part_cells,
+                    args,
+                    weights,
+                });
+            }
+            debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), cells);
+            allocation.monitors += parts
+                .iter()
+                .map(|p| {
+                    crate::plan::bytes::flux_accumulator_bytes(nf, p.cells)
+                        + crate::plan::bytes::flux_frequency_bytes(nf)
+                        + crate::plan::bytes::flux_weight_bytes(nf)
+                })
+                .sum::<u64>();
+            fluxes.push(FluxMonitor {
+                cells,
+                area,
+                nf,
+                parts,
+            });
+        }
+        debug_assert_eq!(allocation, estimate(model, ranges, t));
+
+        Ok(Engine {
+            dev,
+            ny,
+            nz,
+            plane,
+            inv: op.inv,
+            ch: op.ch,
+            faces: [op.faces.y_lo, op.faces.y_hi, op.faces.z_lo, op.faces.z_hi].map(Beyond::code),
+            zero_min_face: op.faces.zero_min_face,
+            layers: op.pml.each_ref().map(|p| (p.lo, p.hi, p.n)),
+            pml_coef,
+            slabs,
+            plan,
+            routes,
+            copied: vec![false; ngpu],
+            in_flight: None,
+            half: Half::E,
+            deferred: Vec::new(),
+            deferred_len: 0,
+            finite_flag,
+            probes,
+            slots,
+            staging,
+            pinned,
+            tickets: Vec::new(),
+            host_gather: Vec::new(),
+            fluxes,
+            step: 0,
+            scratch: RefCell::new(vec![(0, 0, 0); ngpu]),
+            failure: RefCell::new(None),
+            fail_at_step: None,
+            allocation,
+            name: name.to_string(),
+            _t: PhantomData,
+        })
+    }
+
+    /// The device.
+    pub fn device(&self) -> &D {
+        &self.dev
+    }
+
+    /// Each slab's x range and GPU.
+    pub fn slabs(&self) -> Vec<(SlabRange, usize)> {
+        self.slabs.iter().map(|s| (s.range, s.gpu)).collect()
+    }
+
+    fn launch<A: KernelArgs>(
+        &self,
+        gpu: usize,
+        stream: Stream,
+        kernel: Kernel,
+        dims: Dims,
+        args: &A,
+    ) -> Result<(), DeviceError> {
+        if let Some(step) = self.fail_at_step.filter(|&s| self.step >= s) {
+            return Err(DeviceError::Failed(format!(
+                "launching {}: injected failure from step {step} (test hook)",
+                kernel.name()
+            )));
+        }
+        // SAFETY: every launch below builds `args` for `kernel` from this engine's own
+        // allocations, sized by `SlabSizes` for the planes and cells the launch covers.
+        unsafe { self.dev.launch(gpu, stream, kernel, dims, args) }
+    }
+
+    /// Record the first failure; `None` if `r` failed.
+    fn ok<V>(&self, r: Result<V, DeviceError>, doing: &str) -> Option<V> {
+        match r {
+            Ok(v) => Some(v),
+            Err(e) => {
+                let mut f = self.failure.borrow_mut();
+                if f.is_none() {
+                    *f = Some(format!("the GPU failed while {doing}: {e}"));
+                }
+                None
+            }
+        }
+    }
+
+    fn failed(&self) -> bool {
+        self.failure.borrow().is_some()
+    }
+
+    /// Test hook: make every kernel launch from step `step` (1-based) on fail, as a GPU that
+    /// fails mid-run would (`YEE_CUDA_FAIL_AT_STEP` for `yee run`).
+    pub fn fail_at_step(&mut self, step: usize) {
+        self.fail_at_step = Some(step);
+    }
+
+    fn slab_of(&self, x: usize) -> &Slab {
+        self.slabs
+            .iter()
+            .find(|s| s.range.x0 <= x && x < s.range.x1)
+            .expect("x index inside the grid")
+    }
+}
+
+impl<D: Device, T: Real> Backend for Engine<D, T> {
+    type Real = T;
+
+    fn begin_half(&mut self, half: Half) {
+        if half == Half::H {
+            self.step += 1;
+        }
+        if !self.failed() {
+            let r = self.begin(half);
+            self.ok(r, doing(half));
+        }
+    }
+
+    fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
+        debug_assert_eq!(half, self.half, "a pass of the half step begun");
+        if !self.failed() {
+            let r = self.pass(pass, values);
+            self.ok(r, doing(half));
+        }
+    }
+
+    /// Issues the halo copies (and the interior planes the last passes left), then makes
+    /// every compute stream wait for the copies. The engine replays its own [`HaloPlan`],
+    /// built from the same slab ranges and boundaries as the caller's, so `copies` must be
+    /// that plan's list for the half step just done.
+    fn exchange(&mut self, copies: &[HaloCopy]) {
+        let planned = match self.half {
+            Half::H => &self.plan.after_h,
+            Half::E => &self.plan.after_e,
+        };
+        debug_assert_eq!(
+            planned.as_slice(),
+            copies,
+            "the engine replays the halo plan of its own slabs"
+        );
+        if !self.failed() {
+            let r = self.issue_exchange();
+            self.ok(r, doing(self.half));
+        }
+        if !self.failed() {
+            let r = self.finish_copies();
+            self.ok(r, "exchanging halos");
+        }
+    }
+
+    fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
+        if self.failed() {
+            return 0.0;
+        }
+        let s = self.slab_of(index[0]);
+        let t = std::mem::size_of::<T>();
+        let off = ((index[0] - s.range.x0 + 1) * self.plane + index[1] * self.nz + index[2]) * t;
+        let mut v = [T::ZERO];
+        // SAFETY: one plain float value; any bytes are valid.
+        let bytes = unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), t) };
+        let r = self
+            .dev
+            .download(s.gpu, s.f[component as usize] + off as u64, bytes);
+        self.ok(r, "reading a sample");
+        v[0].to_f64()
+    }
+
+    fn gather(&self, component: Component, region: &Region, out: &mut [T]) {
+        if self.failed() {
+            out.fill(T::ZERO);
+            return;
+        }
+        let r = self.gather_now(component, region, out);
+        self.ok(r, "gathering a region");
+    }
+
+    fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
+        debug_assert_eq!(
+            samples.len(),
+            self.probes.column.len(),
+            "the model's probe samples"
+        );
+        if self.probes.column.is_empty() || self.failed() {
+            return;
+        }
+        let r = self.queue_probe_row();
+        self.ok(r, "recording probe samples");
+    }
+
+    fn drain_probes(&mut self, out: &mut Vec<f64>, wait: bool) {
+        out.append(&mut self.probes.host);
+        if self.probes.column.is_empty() || self.failed() {
+            return;
+        }
+        let r = self.read_probe_rows(out, wait);
+        self.ok(r, "reading probe samples");
+    }
+
+    fn queue_gather(&mut self, component: Component, region: &Region) -> GatherTicket {
+        let ticket = if self.failed() {
+            Ticket::Host(Vec::new())
+        } else if let Some(i) = self
+            .slots
+            .iter()
+            .position(|s| !s.queued && s.component == component && s.region == *region)
+        {
+            let r = self.queue_slot(i);
+            self.ok(r, "gathering a snapshot");
+            Ticket::Slot(i)
+        } else {
+            // Not a snapshot of the model (or one queued twice): read it at once.
+            let mut v = vec![T::ZERO; region.len()];
+            self.gather(component, region, &mut v);
+            Ticket::Host(v)
+        };
+        let id = match self.tickets.iter().position(|t| t.is_none()) {
+            Some(id) => id,
+            None => {
+                self.tickets.push(None);
+                self.tickets.len() - 1
+            }
+        };
+        self.tickets[id] = Some(ticket);
+        GatherTicket(id)
+    }
+
+    fn gather_ready(&self, ticket: &GatherTicket) -> bool {
+        match &self.tickets[ticket.0] {
+            Some(Ticket::Slot(i)) if !self.failed() => {
+                for &gpu in &self.slots[*i].gpus {
+                    let r = self.dev.query(gpu, Event::MonitorsDone);
+                    // After a failure the ticket is "ready": take_gather returns None at once.
+                    if self.ok(r, "checking on a snapshot") == Some(false) {
+                        return false;
+                    }
+                }
+                true
+            }
+            _ => true,
+        }
+    }
+
+    fn take_gather(&mut self, ticket: GatherTicket) -> Option<&[T]> {
+        let taken = self.tickets[ticket.0]
+            .take()
+            .expect("a ticket is taken once");
+        match taken {
+            Ticket::Slot(i) => {
+                self.slots[i].queued = false;
+                for &gpu in &self.slots[i].gpus {
+                    if self.failed() {
+                        break;
+                    }
+                    let r = self.dev.sync_event(gpu, Event::MonitorsDone);
+                    self.ok(r, "waiting for a snapshot");
+                }
+                if self.failed() {
+                    return None;
+                }
+                let s = &self.slots[i];
+                // SAFETY: the pinned buffer holds every slot's values, `pinned_off + len` at
+                // most, allocated by the device and alive as long as it; the copies into this
+                // slot's range have completed (sync_event above) and nothing writes it until
+                // it is queued again, which needs `&mut self`.
+                Some(unsafe {
+                    std::slice::from_raw_parts((self.pinned as *const T).add(s.pinned_off), s.len)
+                })
+            }
+            Ticket::Host(v) => {
+                if self.failed() {
+                    return None;
+                }
+                self.host_gather = v;
+                Some(&self.host_gather)
+            }
+        }
+    }
+
+    fn accumulate_flux(&mut self, step: usize, dt: f64) {
+        if self.failed() {
+            return;
+        }
+        let t_e = step as f64 * dt;
+        let t_h = t_e - 0.5 * dt;
+        for m in 0..self.fluxes.len() {
+            for p in 0..self.fluxes[m].parts.len() {
+                let part = &self.fluxes[m].parts[p];
+                let nf = self.fluxes[m].nf;
+                // The weights once per frequency, then the accumulation, in stream order.
+                let weights = FluxWeightsArgs {
+                    t_e,
+                    t_h,
+                    dt,
+                    ..part.weights
+                };
+                let (gpu, args, cells) = (part.gpu, part.args, part.cells);
+                let dims = Dims::elements(nf as u64, 1);
+                let r = self.launch(gpu, Stream::Compute, Kernel::FluxWeights, dims, &weights);
+                if self.ok(r, "computing flux DFT weights").is_none() {
+                    return;
+                }
+                let dims = Dims::elements((cells * nf) as u64, 1);
+                let r = self.launch(gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
+                if self.ok(r, "accumulating a flux DFT").is_none() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft> {
+        if self.failed() {
+            return None;
+        }
+        let r = self.read_flux(index);
+        self.ok(r, "reading a flux spectrum")
+    }
+
+    fn all_finite(&self) -> bool {
+        if self.failed() {
+            return true;
+        }
+        let mut finite = true;
+        let mut check = || -> Result<(), DeviceError> {
+            for s in &self.slabs {
+                let n = s.range.len();
+                let args = FiniteArgs {
+                    f: s.f,
+                    flag: self.finite_flag[s.gpu],
+                    begin: self.plane as i64,
+                    count: (n * self.plane) as i64,
+                };
+                self.launch(
+                    s.gpu,
+                    Stream::Compute,
+                    Kernel::CheckFinite,
+                    Dims::elements((n * self.plane) as u64, 6),
+                    &args,
+                )?;
+            }
+            for gpu in 0..self.dev.gpus() {
+                let mut flag = [0u8; 4];
+                self.dev.download(gpu, self.finite_flag[gpu], &mut flag)?;
+                if flag != [0; 4] {
+                    finite = false;
+                    self.dev.upload(gpu, self.finite_flag[gpu], &[0; 4])?;
+                }
+            }
+            Ok(())
+        };
+        let r = check();
+        self.ok(r, "checking for NaN");
+        finite
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.failure.borrow().clone()
+    }
+
+    fn allocation(&self) -> Allocation {
+        self.allocation
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}

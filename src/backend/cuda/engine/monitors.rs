@@ -1,0 +1,453 @@
+//! Monitors on the device: the probe ring, snapshot staging and its pinned mirror, the flux
+//! DFT accumulators, and the scratch path for regions read outside the schedule.
+
+use super::super::args::*;
+use super::device::{Device, DeviceError, Event, Stream};
+use super::slab::Slab;
+use super::Engine;
+use crate::model::{Component, Model, Region};
+use crate::real::Real;
+
+/// Rows (steps) of probe samples the device ring holds before it must be read (the plan's
+/// figure: it counts the ring's bytes).
+pub use crate::plan::bytes::PROBE_RING_ROWS;
+
+/// Rows of the probe ring: [`PROBE_RING_ROWS`], or the step count when smaller.
+pub fn probe_ring_rows(model: &Model) -> usize {
+    crate::plan::bytes::probe_ring_rows(model.grid.steps)
+}
+
+/// Monitor bytes for the whole model, on the GPUs and in pinned host memory, as the plan
+/// counts them ([`crate::plan::bytes::MonitorLayout`]): probe sample addresses and the probe
+/// ring on the device and its pinned mirror; device staging plus pinned memory for every
+/// snapshot value; and the flux monitors' DFT accumulators and tables on the device.
+pub fn monitor_bytes(model: &Model, real: usize) -> u64 {
+    let m = crate::plan::bytes::MonitorLayout::of(model);
+    let whole = crate::decomp::SlabRange {
+        x0: 0,
+        x1: model.grid.shape[0],
+    };
+    m.device_bytes(whole, real) + m.pinned_bytes(real)
+}
+
+/// Part of a snapshot region inside one slab: output values [out0, out0 + len) of the
+/// region, gathered into the slab's GPU staging at `staging`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Chunk {
+    pub(super) gpu: usize,
+    pub(super) out0: usize,
+    pub(super) len: usize,
+    pub(super) staging: usize,
+    pub(super) args: GatherArgs,
+}
+
+/// The staging of one snapshot component of the model: its chunks are gathered into their
+/// GPUs' device staging and copied to `[pinned_off, pinned_off + len)` of the shared pinned
+/// buffer, so the region's values end up contiguous in C order.
+#[derive(Debug, Clone)]
+pub(super) struct Slot {
+    pub(super) component: Component,
+    pub(super) region: Region,
+    pub(super) chunks: Vec<Chunk>,
+    /// The GPUs the chunks are on.
+    pub(super) gpus: Vec<usize>,
+    pub(super) pinned_off: usize,
+    pub(super) len: usize,
+    /// Queued and not yet taken.
+    pub(super) queued: bool,
+}
+
+/// A queued gather: a planned slot, or a region outside the plan read at once.
+#[derive(Debug)]
+pub(super) enum Ticket<T> {
+    Slot(usize),
+    Host(Vec<T>),
+}
+
+/// One GPU's share of the probe ring.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct RingGpu {
+    /// Device array of sample addresses; device ring and its pinned mirror, `rows` rows of `n`
+    /// values each.
+    pub(super) src: Ptr,
+    pub(super) ring: Ptr,
+    pub(super) pinned: Ptr,
+    pub(super) n: usize,
+}
+
+/// Probe rows on their way to the host. Row r (the r-th queued step) sits in ring row
+/// r % rows; rows [collected, requested) are being copied to (or are in) the pinned mirror,
+/// rows [requested, queued) only on the device. At most `rows` rows are not yet collected.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Probes {
+    pub(super) gpus: Vec<RingGpu>,
+    /// Model sample k (model order) -> (GPU, column in its ring rows).
+    pub(super) column: Vec<(usize, usize)>,
+    pub(super) rows: usize,
+    pub(super) queued: usize,
+    pub(super) requested: usize,
+    pub(super) collected: usize,
+    /// Rows collected when the ring filled, not yet drained (model order).
+    pub(super) host: Vec<f64>,
+}
+
+/// One flux monitor's part in one slab: accumulators `[8][nf][cells]` on the slab's GPU,
+/// covering cells `[cell0, cell0 + cells)` of the monitor's plane.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct FluxPart {
+    pub(super) gpu: usize,
+    pub(super) cell0: usize,
+    pub(super) cells: usize,
+    pub(super) args: FluxArgs,
+    /// The frequency table and this step's weights on the part's GPU.
+    pub(super) weights: FluxWeightsArgs,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct FluxMonitor {
+    pub(super) cells: usize,
+    pub(super) area: f64,
+    pub(super) nf: usize,
+    pub(super) parts: Vec<FluxPart>,
+}
+
+impl<D: Device, T: Real> Engine<D, T> {
+    /// Write this step's probe samples into the next ring row (reading the ring first if it
+    /// is full of rows not yet read).
+    pub(super) fn queue_probe_row(&mut self) -> Result<(), DeviceError> {
+        let t = std::mem::size_of::<T>();
+        if self.probes.queued - self.probes.collected == self.probes.rows {
+            let mut host = std::mem::take(&mut self.probes.host);
+            let r = self.read_probe_rows(&mut host, true);
+            self.probes.host = host;
+            r?;
+        }
+        let row = self.probes.queued % self.probes.rows;
+        for (gpu, r) in self.probes.gpus.iter().enumerate() {
+            if r.n == 0 {
+                continue;
+            }
+            let args = ProbeArgs {
+                src: r.src,
+                out: r.ring + (row * r.n * t) as u64,
+                n: r.n as i32,
+                pad: 0,
+            };
+            self.launch(
+                gpu,
+                Stream::Compute,
+                Kernel::ProbeGather,
+                Dims::elements(r.n as u64, 1),
+                &args,
+            )?;
+        }
+        self.probes.queued += 1;
+        Ok(())
+    }
+
+    /// Start copying the rows queued since the last request to the pinned ring.
+    pub(super) fn request_probe_rows(&mut self) -> Result<(), DeviceError> {
+        let p = &self.probes;
+        let (first, queued) = (p.requested, p.queued);
+        let count = queued - first;
+        if count == 0 {
+            return Ok(());
+        }
+        let t = std::mem::size_of::<T>();
+        let start = first % p.rows;
+        let head = count.min(p.rows - start);
+        for (gpu, r) in p.gpus.iter().enumerate() {
+            if r.n == 0 {
+                continue;
+            }
+            let row_bytes = r.n * t;
+            self.dev.record(gpu, Stream::Compute, Event::ProbesQueued)?;
+            self.dev
+                .wait(gpu, Stream::Monitor, gpu, Event::ProbesQueued)?;
+            let off = (start * row_bytes) as u64;
+            self.dev.copy_dtoh(
+                gpu,
+                Stream::Monitor,
+                r.pinned + off,
+                r.ring + off,
+                head * row_bytes,
+            )?;
+            if count > head {
+                self.dev.copy_dtoh(
+                    gpu,
+                    Stream::Monitor,
+                    r.pinned,
+                    r.ring,
+                    (count - head) * row_bytes,
+                )?;
+            }
+            self.dev.record(gpu, Stream::Monitor, Event::ProbesCopied)?;
+        }
+        self.probes.requested = queued;
+        Ok(())
+    }
+
+    /// Append the requested rows to `out` (model sample order) once their copy has landed:
+    /// waiting for it with `wait`, else only if it already has (and then request the rows
+    /// queued since). With `wait`, every queued row is requested first.
+    pub(super) fn read_probe_rows(
+        &mut self,
+        out: &mut Vec<f64>,
+        wait: bool,
+    ) -> Result<(), DeviceError> {
+        if wait {
+            self.request_probe_rows()?;
+        }
+        let p = &self.probes;
+        if p.requested > p.collected {
+            let mut landed = true;
+            for (gpu, r) in p.gpus.iter().enumerate() {
+                if r.n > 0 {
+                    if wait {
+                        self.dev.sync_event(gpu, Event::ProbesCopied)?;
+                    } else if !self.dev.query(gpu, Event::ProbesCopied)? {
+                        landed = false;
+                    }
+                }
+            }
+            if landed {
+                out.reserve((p.requested - p.collected) * p.column.len());
+                for row in p.collected..p.requested {
+                    let slot = row % p.rows;
+                    for &(gpu, i) in &p.column {
+                        let r = &p.gpus[gpu];
+                        // SAFETY: the pinned ring of this GPU holds `rows * n` values of T,
+                        // allocated by the device and alive as long as it; this row's copy has
+                        // landed (event above) and no copy writes its slot until it is
+                        // collected (`queued - collected <= rows`).
+                        let v = unsafe { *(r.pinned as *const T).add(slot * r.n + i) };
+                        out.push(v.to_f64());
+                    }
+                }
+                self.probes.collected = self.probes.requested;
+            }
+        }
+        // One request in flight at a time: its event then stands for its rows alone, and a
+        // later drain finds them even if the device is always a little behind.
+        if !wait && self.probes.requested == self.probes.collected {
+            self.request_probe_rows()?;
+        }
+        Ok(())
+    }
+
+    /// Gather slot `i` on the compute stream and copy it to pinned memory on the monitor
+    /// stream, recording `MonitorsDone`.
+    pub(super) fn queue_slot(&mut self, i: usize) -> Result<(), DeviceError> {
+        let t = std::mem::size_of::<T>();
+        let slot = &self.slots[i];
+        for &gpu in &slot.gpus {
+            let mine = || slot.chunks.iter().filter(move |c| c.gpu == gpu);
+            for c in mine() {
+                self.launch(
+                    gpu,
+                    Stream::Compute,
+                    Kernel::SnapshotGather,
+                    Dims::elements(c.len as u64, 1),
+                    &c.args,
+                )?;
+            }
+            self.dev.record(gpu, Stream::Compute, Event::Gathered)?;
+            self.dev.wait(gpu, Stream::Monitor, gpu, Event::Gathered)?;
+            for c in mine() {
+                self.dev.copy_dtoh(
+                    gpu,
+                    Stream::Monitor,
+                    self.pinned + ((slot.pinned_off + c.out0) * t) as u64,
+                    self.staging[gpu] + (c.staging * t) as u64,
+                    c.len * t,
+                )?;
+            }
+            self.dev.record(gpu, Stream::Monitor, Event::MonitorsDone)?;
+        }
+        self.slots[i].queued = true;
+        Ok(())
+    }
+
+    /// Read flux monitor `index`'s accumulators back and form its spectrum.
+    pub(super) fn read_flux(&self, index: usize) -> Result<crate::flux::FluxDft, DeviceError> {
+        let m = &self.fluxes[index];
+        let n = m.nf * m.cells;
+        let mut re: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
+        let mut im: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
+        for part in &m.parts {
+            let pc = part.cells;
+            let mut acc = vec![0.0f64; 8 * m.nf * pc];
+            // SAFETY: plain f64 values; any bytes are valid.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(acc.as_mut_ptr().cast::<u8>(), acc.len() * 8)
+            };
+            self.dev.download(part.gpu, part.args.acc, bytes)?;
+            for q in 0..8 {
+                let dst = if q < 4 { &mut re[q] } else { &mut im[q - 4] };
+                for f in 0..m.nf {
+                    let src = &acc[(q * m.nf + f) * pc..][..pc];
+                    dst[f * m.cells + part.cell0..][..pc].copy_from_slice(src);
+                }
+            }
+        }
+        Ok(crate::flux::FluxDft {
+            re,
+            im,
+            cells: m.cells,
+            area: m.area,
+        })
+    }
+
+    /// Gather a region outside the monitor schedule: on the device into the scratch buffers,
+    /// one copy to pinned memory per GPU, then wait.
+    pub(super) fn gather_now(
+        &self,
+        component: Component,
+        region: &Region,
+        out: &mut [T],
+    ) -> Result<(), DeviceError> {
+        let t = std::mem::size_of::<T>();
+        let ngpu = self.dev.gpus();
+        let mut chunks = region_chunks(&self.slabs, self.plane, self.nz, component, region);
+        let mut need = vec![0usize; ngpu];
+        for ch in chunks.iter_mut() {
+            ch.staging = need[ch.gpu];
+            need[ch.gpu] += ch.len;
+        }
+        let mut scratch = self.scratch.borrow_mut();
+        for (gpu, &n) in need.iter().enumerate() {
+            if n > scratch[gpu].2 {
+                let cap = n.max(2 * scratch[gpu].2);
+                scratch[gpu] = (
+                    self.dev.alloc(gpu, cap * t)?,
+                    self.dev.alloc_pinned(gpu, cap * t)?,
+                    cap,
+                );
+            }
+        }
+        for ch in chunks.iter_mut() {
+            ch.args.out = scratch[ch.gpu].0;
+            ch.args.out0 = ch.staging as i64;
+            self.launch(
+                ch.gpu,
+                Stream::Compute,
+                Kernel::SnapshotGather,
+                Dims::elements(ch.len as u64, 1),
+                &ch.args,
+            )?;
+        }
+        for (gpu, &n) in need.iter().enumerate() {
+            if n > 0 {
+                self.dev
+                    .copy_dtoh(gpu, Stream::Compute, scratch[gpu].1, scratch[gpu].0, n * t)?;
+                self.dev.record(gpu, Stream::Compute, Event::Fallback)?;
+            }
+        }
+        for (gpu, &n) in need.iter().enumerate() {
+            if n > 0 {
+                self.dev.sync_event(gpu, Event::Fallback)?;
+            }
+        }
+        for ch in &chunks {
+            // SAFETY: the pinned scratch of this GPU holds at least `staging + len` values and
+            // the copy into it has completed (sync_event above).
+            let src = unsafe {
+                std::slice::from_raw_parts((scratch[ch.gpu].1 as *const T).add(ch.staging), ch.len)
+            };
+            out[ch.out0..ch.out0 + ch.len].copy_from_slice(src);
+        }
+        Ok(())
+    }
+}
+
+/// The parts of a strided `region` of component `c`, one per slab it crosses, in output order:
+/// each part is a contiguous run of the region's C-order output (x is outermost). `staging`
+/// and the args' `out` / `out0` are left for the caller.
+pub(super) fn region_chunks(
+    slabs: &[Slab],
+    plane: usize,
+    nz: usize,
+    c: Component,
+    region: &Region,
+) -> Vec<Chunk> {
+    let [cx, cy, cz] = region.counts();
+    let mut chunks = Vec::new();
+    let mut out0 = 0;
+    for slab in slabs {
+        // Region samples along x that fall in this slab.
+        let inside = |ii: &usize| {
+            let x = region.start[0] + ii * region.stride[0];
+            slab.range.x0 <= x && x < slab.range.x1
+        };
+        let xs: Vec<usize> = (0..cx).filter(inside).collect();
+        let Some(&first) = xs.first() else { continue };
+        debug_assert_eq!(first * cy * cz, out0);
+        let len = xs.len() * cy * cz;
+        let args = GatherArgs {
+            f: slab.f[c as usize],
+            out: 0,
+            plane: plane as i64,
+            out0: 0,
+            nz: nz as i32,
+            p0: (region.start[0] + first * region.stride[0] - slab.range.x0 + 1) as i32,
+            cx: xs.len() as i32,
+            cy: cy as i32,
+            cz: cz as i32,
+            sx: region.stride[0] as i32,
+            sy: region.stride[1] as i32,
+            sz: region.stride[2] as i32,
+            y0: region.start[1] as i32,
+            z0: region.start[2] as i32,
+        };
+        chunks.push(Chunk {
+            gpu: slab.gpu,
+            out0,
+            len,
+            staging: 0,
+            args,
+        });
+        out0 += len;
+    }
+    chunks
+}
+
+/// The part of flux monitor `f` inside slab `s`: its kernel arguments (without `acc`, `freq`
+/// and the times), its first cell in the monitor's plane and its cell count; `None` if the
+/// plane does not cross the slab. Offsets in values: the E plane's first cell at `base`, the H
+/// plane below it `below` earlier (for an x plane at the slab's first plane, the left halo,
+/// which holds the neighbour's tangential H after the H exchange).
+pub(super) fn flux_part(
+    s: &Slab,
+    f: &crate::model::Flux,
+    plane: usize,
+    [ny, nz]: [usize; 2],
+    t: usize,
+) -> Option<(FluxArgs, usize, usize)> {
+    let a = f.axis as usize;
+    let (b, c) = crate::flux::tangential(a);
+    let (k, x0, n) = (f.index, s.range.x0, s.range.len());
+    // (base, below, su, sv, nv, cells, cell0): cell (u, v) of the part at base + u su + v sv.
+    let (base, below, su, sv, nv, cells, cell0) = match a {
+        0 if (x0..s.range.x1).contains(&k) => ((k - x0 + 1) * plane, plane, nz, 1, nz, ny * nz, 0),
+        0 => return None,
+        1 => (plane + k * nz, nz, plane, 1, nz, n * nz, x0 * nz),
+        _ => (plane + k, 1, plane, nz, ny, n * ny, x0 * ny),
+    };
+    let at = |comp: usize, off: usize| s.f[comp] + (off * t) as u64;
+    let args = FluxArgs {
+        eb: at(b, base),
+        ec: at(c, base),
+        hb0: at(3 + b, base - below),
+        hb1: at(3 + b, base),
+        hc0: at(3 + c, base - below),
+        hc1: at(3 + c, base),
+        acc: 0,
+        w: 0,
+        su: su as i64,
+        sv: sv as i64,
+        cells: cells as i64,
+        nv: nv as i32,
+        nf: f.frequencies.len() as i32,
+    };
+    Some((args, cell0, cells))
+}

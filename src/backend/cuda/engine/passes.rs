@@ -1,0 +1,268 @@
+//! The kernel launches of each pass ([`crate::backend::pass`]) on a range of planes of one
+//! slab, in the CPU backend's order within the pass.
+
+use super::super::args::*;
+use super::device::{Device, DeviceError, Stream};
+use super::slab::Slab;
+use super::Engine;
+use crate::backend::{Half, Pass};
+use crate::real::Real;
+
+impl<D: Device, T: Real> Engine<D, T> {
+    pub(super) fn update_args(&self, s: &Slab, p0: usize, p1: usize, chunk: u32) -> UpdateArgs<T> {
+        let [idx, idy, idz] = self.inv;
+        UpdateArgs {
+            ex: s.f[0],
+            ey: s.f[1],
+            ez: s.f[2],
+            hx: s.f[3],
+            hy: s.f[4],
+            hz: s.f[5],
+            mx: s.mat[0],
+            my: s.mat[1],
+            mz: s.mat[2],
+            plane: self.plane as i64,
+            ny: self.ny as i32,
+            nz: self.nz as i32,
+            p0: p0 as i32,
+            p1: p1 as i32,
+            chunk: chunk as i32,
+            y_lo: self.faces[0],
+            y_hi: self.faces[1],
+            z_lo: self.faces[2],
+            z_hi: self.faces[3],
+            pad: 0,
+            idx,
+            idy,
+            idz,
+            ch: self.ch,
+        }
+    }
+
+    pub(super) fn cpml_args(
+        &self,
+        s: &Slab,
+        axis: usize,
+        half: Half,
+        p0: usize,
+        p1: usize,
+    ) -> CpmlArgs<T> {
+        let (lo, hi, n) = self.layers[axis];
+        // psi arrays 0, 1 belong to E, 2, 3 to H; coefficient tables are (E, H).
+        let (first, table) = match half {
+            Half::E => (0, 0),
+            Half::H => (2, 1),
+        };
+        CpmlArgs {
+            ex: s.f[0],
+            ey: s.f[1],
+            ez: s.f[2],
+            hx: s.f[3],
+            hy: s.f[4],
+            hz: s.f[5],
+            psi0: s.psi[axis][first],
+            psi1: s.psi[axis][first + 1],
+            coef: self.pml_coef[s.gpu][axis][table],
+            mx: s.mat[0],
+            my: s.mat[1],
+            mz: s.mat[2],
+            plane: self.plane as i64,
+            ny: self.ny as i32,
+            nz: self.nz as i32,
+            p0: p0 as i32,
+            p1: p1 as i32,
+            lo: lo as i32,
+            hi: hi as i32,
+            n_axis: n as i32,
+            l0: 0,
+            q0: 0,
+            pad: 0,
+            inv: self.inv[axis],
+            ch: self.ch,
+        }
+    }
+
+    /// Pass `pass` of half step `half` on planes [p0, p1) of slab `s`, as the CPU backend
+    /// does it: the curl pass is the main update then CPML x, y, z; the source passes take
+    /// the sources in model order.
+    pub(super) fn run_planes(
+        &self,
+        s: &Slab,
+        half: Half,
+        pass: Pass,
+        p0: usize,
+        p1: usize,
+        values: &[f64],
+    ) -> Result<(), DeviceError> {
+        if p1 == p0 {
+            return Ok(());
+        }
+        match (half, pass) {
+            (_, Pass::CurlCpml) => self.curl_cpml(s, half, p0, p1),
+            (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
+                self.sources(s, half, p0, p1, values)
+            }
+            (Half::E, Pass::PecFaces) => self.pec_faces(s, p0, p1),
+            (half, pass) => {
+                unreachable!("no {} pass in the {} half step", pass.name(), half.name())
+            }
+        }
+    }
+
+    /// The curl pass on planes [p0, p1): main update, then CPML x, y, z.
+    pub(super) fn curl_cpml(
+        &self,
+        s: &Slab,
+        half: Half,
+        p0: usize,
+        p1: usize,
+    ) -> Result<(), DeviceError> {
+        let gpu = s.gpu;
+        let np = p1 - p0;
+        let (dims, chunk) = Dims::columns(self.plane as u64, np as u32);
+        let main = match half {
+            Half::H => Kernel::UpdateH,
+            Half::E => Kernel::UpdateE,
+        };
+        self.launch(
+            gpu,
+            Stream::Compute,
+            main,
+            dims,
+            &self.update_args(s, p0, p1, chunk),
+        )?;
+        let [kx, ky, kz] = match half {
+            Half::H => [Kernel::CpmlXH, Kernel::CpmlYH, Kernel::CpmlZH],
+            Half::E => [Kernel::CpmlXE, Kernel::CpmlYE, Kernel::CpmlZE],
+        };
+        for run in &s.x_runs {
+            let (a, b) = (run.p0.max(p0), run.p1.min(p1));
+            if a < b {
+                let mut args = self.cpml_args(s, 0, half, a, b);
+                args.l0 = (run.l0 + a - run.p0) as i32;
+                args.q0 = (run.q0 + a - run.p0) as i32;
+                self.launch(
+                    gpu,
+                    Stream::Compute,
+                    kx,
+                    Dims::elements(((b - a) * self.plane) as u64, 1),
+                    &args,
+                )?;
+            }
+        }
+        let (ylo, yhi, _) = self.layers[1];
+        if ylo + yhi > 0 {
+            let n = (np * (ylo + yhi) * self.nz) as u64;
+            self.launch(
+                gpu,
+                Stream::Compute,
+                ky,
+                Dims::elements(n, 1),
+                &self.cpml_args(s, 1, half, p0, p1),
+            )?;
+        }
+        let (zlo, zhi, _) = self.layers[2];
+        if zlo + zhi > 0 {
+            let n = (np * self.ny * (zlo + zhi)) as u64;
+            self.launch(
+                gpu,
+                Stream::Compute,
+                kz,
+                Dims::elements(n, 1),
+                &self.cpml_args(s, 2, half, p0, p1),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The source pass of `half` on planes [p0, p1): each sheet's cells there.
+    pub(super) fn sources(
+        &self,
+        s: &Slab,
+        half: Half,
+        p0: usize,
+        p1: usize,
+        values: &[f64],
+    ) -> Result<(), DeviceError> {
+        let gpu = s.gpu;
+        // H: the magnetic sheets (H -= ch M); E: the electric ones (E -= cb J).
+        let sheets = match half {
+            Half::H => &s.magnetic,
+            Half::E => &s.sources,
+        };
+        for &(k, c, cells) in sheets {
+            let (a, b) = (cells[0][0].max(p0), cells[0][1].min(p1));
+            if a >= b {
+                continue;
+            }
+            let (fi, mat, magnetic) = match half {
+                Half::H => (3 + c as usize % 3, Ptr::default(), 1),
+                Half::E => (c as usize, s.mat[c as usize], 0),
+            };
+            let args = SourceArgs {
+                f: s.f[fi],
+                mat,
+                plane: self.plane as i64,
+                nz: self.nz as i32,
+                p0: a as i32,
+                p1: b as i32,
+                y0: cells[1][0] as i32,
+                y1: cells[1][1] as i32,
+                z0: cells[2][0] as i32,
+                z1: cells[2][1] as i32,
+                magnetic,
+                j: T::from_f64(values[k]),
+                ch: self.ch,
+            };
+            let n = ((b - a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64;
+            self.launch(
+                gpu,
+                Stream::Compute,
+                Kernel::InjectSource,
+                Dims::elements(n, 1),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The PEC-faces pass on planes [p0, p1).
+    pub(super) fn pec_faces(&self, s: &Slab, p0: usize, p1: usize) -> Result<(), DeviceError> {
+        let gpu = s.gpu;
+        let np = p1 - p0;
+        let x_face = self.zero_min_face[0] && s.range.x0 == 0 && p0 <= 1 && 1 < p1;
+        let [_, y_face, z_face] = self.zero_min_face;
+        let threads = [
+            if x_face { self.plane } else { 0 },
+            if y_face { np * self.nz } else { 0 },
+            if z_face { np * self.ny } else { 0 },
+        ]
+        .into_iter()
+        .max()
+        .unwrap_or(0);
+        if threads > 0 {
+            let args = PecArgs {
+                ex: s.f[0],
+                ey: s.f[1],
+                ez: s.f[2],
+                plane: self.plane as i64,
+                ny: self.ny as i32,
+                nz: self.nz as i32,
+                p0: p0 as i32,
+                p1: p1 as i32,
+                x_face: x_face as i32,
+                y_face: y_face as i32,
+                z_face: z_face as i32,
+                pad: 0,
+            };
+            self.launch(
+                gpu,
+                Stream::Compute,
+                Kernel::ZeroPec,
+                Dims::elements(threads as u64, 1),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+}

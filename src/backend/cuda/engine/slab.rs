@@ -1,0 +1,118 @@
+//! One slab's buffers on its GPU: their sizes (the CUDA side of the memory plan), the
+//! x-CPML plane runs, and which planes a halo copy reads (boundary) or not (interior).
+
+use super::super::args::Ptr;
+use crate::backend::Allocation;
+use crate::decomp::{HaloPlan, SlabRange};
+use crate::model::{Component, Model};
+
+/// Bytes the engine allocates for one slab, by category, and the array lengths behind them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlabSizes {
+    /// Values per component with halos: (n + 2) ny nz.
+    pub field_len: usize,
+    /// Material ids per component: n ny nz.
+    pub mat_len: usize,
+    /// Owned planes inside the x PML.
+    pub x_planes: usize,
+    /// Values per psi array along x, y, z.
+    pub psi_len: [usize; 3],
+}
+
+impl SlabSizes {
+    /// The sizes for `range` of `model`.
+    pub fn new(model: &Model, range: SlabRange) -> Self {
+        let [_, ny, nz] = model.grid.shape;
+        let plane = ny * nz;
+        let n = range.len();
+        let px = &model.boundaries.profiles[0];
+        let x_planes = (0..px.layers())
+            .map(|l| px.global_index(l))
+            .filter(|i| range.x0 <= *i && *i < range.x1)
+            .count();
+        let ly = model.boundaries.profiles[1].layers();
+        let lz = model.boundaries.profiles[2].layers();
+        SlabSizes {
+            field_len: (n + 2) * plane,
+            mat_len: n * plane,
+            x_planes,
+            psi_len: [x_planes * plane, n * ly * nz, n * ny * lz],
+        }
+    }
+
+    /// Bytes by category for values of `real` bytes, monitors excluded.
+    pub fn allocation(&self, plane: usize, real: usize) -> Allocation {
+        let t = real as u64;
+        let fields_with_halos = 6 * self.field_len as u64 * t;
+        let halos = 6 * 2 * plane as u64 * t;
+        Allocation {
+            fields: fields_with_halos - halos,
+            halos,
+            materials: 3 * self.mat_len as u64,
+            pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
+            monitors: 0,
+        }
+    }
+}
+
+/// A run of consecutive x-PML planes in one slab: local planes [p0, p1), layer l0 at p0,
+/// psi plane q0 at p0.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct XRun {
+    pub(super) p0: usize,
+    pub(super) p1: usize,
+    pub(super) l0: usize,
+    pub(super) q0: usize,
+}
+
+/// One slab's device arrays (addresses on its GPU).
+#[derive(Debug, Clone)]
+pub(super) struct Slab {
+    pub(super) range: SlabRange,
+    pub(super) gpu: usize,
+    /// Ex, Ey, Ez, Hx, Hy, Hz with halos.
+    pub(super) f: [Ptr; 6],
+    /// Material ids of Ex, Ey, Ez.
+    pub(super) mat: [Ptr; 3],
+    /// psi arrays: x for Ey, Ez, Hy, Hz; y for Ex, Ez, Hx, Hz; z for Ex, Ey, Hx, Hy.
+    pub(super) psi: [[Ptr; 4]; 3],
+    pub(super) x_runs: Vec<XRun>,
+    /// Sources touching this slab: (model source, component, local cell ranges).
+    pub(super) sources: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// Magnetic sheets touching this slab, likewise (H components).
+    pub(super) magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// Plane ranges [p0, p1) updated before (boundary) and after (interior) the halo copies
+    /// start, per phase.
+    pub(super) boundary: [Vec<(usize, usize)>; 2],
+    pub(super) interior: [Vec<(usize, usize)>; 2],
+}
+
+/// Split planes 1..=n by `marked[p] == want` into ranges [p0, p1).
+pub(super) fn plane_runs(marked: &[bool], want: bool) -> Vec<(usize, usize)> {
+    let n = marked.len() - 2;
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for (p, &m) in marked.iter().enumerate().take(n + 1).skip(1) {
+        if m == want {
+            match out.last_mut() {
+                Some(r) if r.1 == p => r.1 = p + 1,
+                _ => out.push((p, p + 1)),
+            }
+        }
+    }
+    out
+}
+
+/// Mark each slab's boundary planes (those a halo copy of the phase reads) and interior planes.
+pub(super) fn mark_boundaries(slabs: &mut [Slab], plan: &HaloPlan) {
+    for (pi, copies) in [&plan.after_h, &plan.after_e].into_iter().enumerate() {
+        for (s, slab) in slabs.iter_mut().enumerate() {
+            let n = slab.range.len();
+            let mut marked = vec![false; n + 2];
+            for c in copies.iter().filter(|c| c.src_slab == s) {
+                marked[c.src_x - slab.range.x0 + 1] = true;
+            }
+            slab.boundary[pi] = plane_runs(&marked, true);
+            slab.interior[pi] = plane_runs(&marked, false);
+        }
+    }
+}

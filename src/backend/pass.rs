@@ -1,0 +1,121 @@
+//! A step as lists of named passes.
+//!
+//! A leapfrog step is two half steps, H then E; each half step is the list of passes below,
+//! walked in order by the time loop ([`crate::run::Stepper`]) and timed one by one in the run
+//! summary. Both backends implement every pass ([`super::Backend::run_pass`]); a pass is one
+//! call over every slab (on a GPU, a few kernel launches), never a call per cell.
+//!
+//! Within a half step a pass writes only the half's own field (and its own auxiliary arrays)
+//! and reads the other field, so passes on different planes do not interact: a backend may run
+//! every pass on some planes before it runs them on others (the CUDA backend updates the planes
+//! a halo copy reads first, so the copies overlap the rest), as long as every plane sees the
+//! passes in list order.
+//!
+//! The CPML correction is part of the curl pass, not a pass of its own: the CPU backend adds it
+//! to each plane right after that plane's curl, while the plane is still in cache, and the
+//! update is bandwidth-bound, so a separate sweep over the layers would cost a second read of
+//! their fields. The CUDA backend launches the CPML kernels right after the curl kernel within
+//! the same pass. Adding a pass: see `docs/architecture.md`.
+
+/// The two half steps of a leapfrog step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Half {
+    /// H^{n-1/2} -> H^{n+1/2}, reading E^n.
+    H = 0,
+    /// E^n -> E^{n+1}, reading H^{n+1/2}.
+    E = 1,
+}
+
+/// One named piece of a half step, applied to every slab.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pass {
+    /// The curl of the other field, with the CPML correction on the planes and rows inside a
+    /// layer: H -= (dt/mu0) curl E; E = ca E + cb curl H.
+    CurlCpml,
+    /// Magnetic sheet sources: H -= (dt/mu0) M (H half step).
+    MagneticSources,
+    /// Electric current sources: E -= cb J (E half step).
+    Sources,
+    /// Tangential E zeroed on the PEC minimum faces (E half step, last).
+    PecFaces,
+}
+
+/// The passes of the H half step, in order.
+pub const H_PASSES: &[Pass] = &[Pass::CurlCpml, Pass::MagneticSources];
+
+/// The passes of the E half step, in order.
+pub const E_PASSES: &[Pass] = &[Pass::CurlCpml, Pass::Sources, Pass::PecFaces];
+
+/// Every pass, in the order of [`Pass::index`].
+pub const ALL_PASSES: [Pass; 4] = [
+    Pass::CurlCpml,
+    Pass::MagneticSources,
+    Pass::Sources,
+    Pass::PecFaces,
+];
+
+impl Half {
+    /// Both halves, in step order.
+    pub const BOTH: [Half; 2] = [Half::H, Half::E];
+
+    /// The passes of this half step, in order.
+    pub fn passes(self) -> &'static [Pass] {
+        match self {
+            Half::H => H_PASSES,
+            Half::E => E_PASSES,
+        }
+    }
+
+    /// 0 for H, 1 for E.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// "H" or "E".
+    pub fn name(self) -> &'static str {
+        match self {
+            Half::H => "H",
+            Half::E => "E",
+        }
+    }
+}
+
+impl Pass {
+    /// Position in [`ALL_PASSES`] (an index into per-pass tables such as the run's timings).
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The name the run summary prints.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::CurlCpml => "curl+cpml",
+            Pass::MagneticSources => "magnetic sources",
+            Pass::Sources => "sources",
+            Pass::PecFaces => "pec faces",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn indices_match_the_table() {
+        for (i, p) in ALL_PASSES.iter().enumerate() {
+            assert_eq!(p.index(), i);
+        }
+        // A pass added to a list but not to ALL_PASSES would index past the run's timings.
+        for p in H_PASSES.iter().chain(E_PASSES) {
+            assert_eq!(
+                ALL_PASSES.get(p.index()),
+                Some(p),
+                "{} not in ALL_PASSES",
+                p.name()
+            );
+        }
+        // PEC faces come last in E: a source on the wall must not leave tangential E there.
+        assert_eq!(E_PASSES.last(), Some(&Pass::PecFaces));
+    }
+}

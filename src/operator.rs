@@ -1,0 +1,210 @@
+//! The operator: the coefficient tables of the update, built once from the model in the run's
+//! precision and consumed by every backend.
+//!
+//! The model is in SI units and f64; the update needs the numbers the curl and CPML equations
+//! multiply by, in the precision the fields are stored in. Converting them in one place keeps
+//! the backends from drifting apart (two conversions of one coefficient that differ in their
+//! last bit would break the bit-identity of the CPU and CUDA backends), and it is where a new
+//! physics pass adds its coefficients (see `docs/architecture.md`). A backend reads these
+//! tables and lays them out for its hardware (the CUDA backend copies them to constant and
+//! device memory); it never computes a coefficient from the model itself.
+//!
+//! The operator holds coefficients, never state: the fields, psi arrays and monitor buffers
+//! that change as the run steps belong to the backend's slabs (the Operator/Engine split of
+//! openEMS, the structure/fields split of Meep).
+
+use crate::model::{Axis, BoundaryKind, Model, MU0};
+use crate::real::Real;
+
+/// What a y or z neighbour beyond the grid's end reads as. The discriminants are the face
+/// codes the CUDA kernels take (`y_lo`, ... in `kernels/common.cuh`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Beyond {
+    /// Zero (PEC, or the PEC behind a PML).
+    Zero = 0,
+    /// The opposite end of the axis (periodic).
+    Wrap = 1,
+    /// The mirror image with the sign flipped (PMC: tangential H is odd about the wall).
+    Mirror = 2,
+}
+
+impl Beyond {
+    /// What lies beyond a face of kind `kind`.
+    pub fn of(kind: BoundaryKind) -> Beyond {
+        match kind {
+            BoundaryKind::Periodic => Beyond::Wrap,
+            BoundaryKind::Pmc => Beyond::Mirror,
+            BoundaryKind::Pec | BoundaryKind::Pml(_) => Beyond::Zero,
+        }
+    }
+
+    /// The face code of the CUDA kernels.
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// What lies beyond each face, as the update reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Faces {
+    /// Below the minimum y face (E reading H there).
+    pub y_lo: Beyond,
+    /// Beyond the maximum y face (H reading E there).
+    pub y_hi: Beyond,
+    /// Below the minimum z face.
+    pub z_lo: Beyond,
+    /// Beyond the maximum z face.
+    pub z_hi: Beyond,
+    /// Tangential E is zeroed on the minimum face of these axes (the PEC-faces pass).
+    pub zero_min_face: [bool; 3],
+}
+
+/// The CPML layers along one axis: where they are and their coefficients.
+#[derive(Debug, Clone, Default)]
+pub struct CpmlAxis<T> {
+    /// Cells in the minimum-side layer.
+    pub lo: usize,
+    /// Cells in the maximum-side layer.
+    pub hi: usize,
+    /// Cells along the axis.
+    pub n: usize,
+    /// Per layer index, for E: (b, c, 1/kappa - 1), the factors the CPML pass multiplies by.
+    pub e: Vec<[T; 3]>,
+    /// The same for H (half a cell away from E, so its own set).
+    pub h: Vec<[T; 3]>,
+}
+
+impl<T> CpmlAxis<T> {
+    /// Layer indices along this axis (both sides).
+    pub fn layers(&self) -> usize {
+        self.lo + self.hi
+    }
+
+    /// Global grid index of layer index `l`.
+    pub fn global(&self, l: usize) -> usize {
+        if l < self.lo {
+            l
+        } else {
+            self.n - self.hi + (l - self.lo)
+        }
+    }
+
+    /// Layer index of global grid index `i`, which must lie in a layer.
+    pub fn layer_of(&self, i: usize) -> usize {
+        if i < self.lo {
+            i
+        } else {
+            self.lo + i - (self.n - self.hi)
+        }
+    }
+}
+
+/// Every coefficient table of the update, in the field precision `T`.
+#[derive(Debug, Clone)]
+pub struct Operator<T> {
+    /// Cells along x, y, z.
+    pub shape: [usize; 3],
+    /// 1/dx, 1/dy, 1/dz.
+    pub inv: [T; 3],
+    /// dt / mu0: the H update's coefficient (H is in vacuum permeability everywhere), also
+    /// that of the magnetic sources.
+    pub ch: T,
+    /// (ca, cb) per material, in material-table order: E = ca E + cb (curl H - J).
+    pub coef: Vec<(T, T)>,
+    /// The CPML layers along x, y, z.
+    pub pml: [CpmlAxis<T>; 3],
+    /// What lies beyond each face.
+    pub faces: Faces,
+}
+
+impl<T: Real> Operator<T> {
+    /// The tables of `model`.
+    pub fn new(model: &Model) -> Self {
+        let g = &model.grid;
+        let b = &model.boundaries;
+        let pml = [0, 1, 2].map(|a| {
+            let p = &b.profiles[a];
+            // The CPML pass adds (1/kappa - 1) times the curl term to the plain update, so the
+            // table holds that difference, not 1/kappa itself.
+            let conv = |v: &Vec<[f64; 3]>| {
+                v.iter()
+                    .map(|c| {
+                        [
+                            T::from_f64(c[0]),
+                            T::from_f64(c[1]),
+                            T::from_f64(c[2] - 1.0),
+                        ]
+                    })
+                    .collect()
+            };
+            CpmlAxis {
+                lo: p.lo,
+                hi: p.hi,
+                n: p.n,
+                e: conv(&p.e),
+                h: conv(&p.h),
+            }
+        });
+        Operator {
+            shape: g.shape,
+            inv: g.cell.map(|d| T::from_f64(1.0 / d)),
+            ch: T::from_f64(g.dt / MU0),
+            coef: model
+                .materials
+                .coefficients(g.dt)
+                .iter()
+                .map(|c| (T::from_f64(c.ca), T::from_f64(c.cb)))
+                .collect(),
+            pml,
+            faces: Faces {
+                y_lo: Beyond::of(b.face(Axis::Y, false)),
+                y_hi: Beyond::of(b.face(Axis::Y, true)),
+                z_lo: Beyond::of(b.face(Axis::Z, false)),
+                z_hi: Beyond::of(b.face(Axis::Z, true)),
+                zero_min_face: [0, 1, 2].map(|a| b.faces[a][0].zeroes_tangential_e()),
+            },
+        }
+    }
+
+    /// Cells along y.
+    pub fn ny(&self) -> usize {
+        self.shape[1]
+    }
+
+    /// Cells along z.
+    pub fn nz(&self) -> usize {
+        self.shape[2]
+    }
+
+    /// The owned planes of the x range [x0, x1) that lie in an x-CPML layer, as (local plane,
+    /// layer index), local plane `p` being global plane `x0 + p - 1` (one halo plane first).
+    pub fn x_layer_planes(&self, x0: usize, x1: usize) -> Vec<(usize, usize)> {
+        let px = &self.pml[0];
+        (0..px.layers())
+            .map(|l| (px.global(l), l))
+            .filter(|(i, _)| x0 <= *i && *i < x1)
+            .map(|(i, l)| (i - x0 + 1, l))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layer_maps_are_inverse() {
+        let a = CpmlAxis::<f64> {
+            lo: 3,
+            hi: 2,
+            n: 10,
+            ..Default::default()
+        };
+        let globals: Vec<usize> = (0..a.layers()).map(|l| a.global(l)).collect();
+        assert_eq!(globals, [0, 1, 2, 8, 9]);
+        for l in 0..a.layers() {
+            assert_eq!(a.layer_of(a.global(l)), l);
+        }
+    }
+}

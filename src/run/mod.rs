@@ -1,0 +1,260 @@
+//! Running a model: the engine the plan chose, the shared time loop over it, the output file.
+//!
+//! - `select`: builds the one [`Engine`] value (CPU or CUDA, f32 or f64) from the plan;
+//!   [`run`] makes the one `match` over it and calls the shared loop in each arm.
+//! - `step`: one step as the algorithm, each half step a timed list of passes ([`Stepper`]).
+//! - `time_loop`: the loop over steps: monitors, NaN/Inf checks, progress, flushes, stops.
+//! - `monitors`: the loop's side of the queued probe rows, snapshot frames and flux spectra.
+//! - `observer`: what the run reports while it goes ([`Observer`]).
+//!
+//! [`run_backend`] is the caller of the loop for one backend: it creates the output file, runs
+//! the loop, and writes the XDMF sidecar once the file is closed.
+
+mod monitors;
+mod observer;
+mod select;
+mod step;
+mod time_loop;
+
+pub use crate::plan::BackendChoice;
+pub use observer::{Observer, Progress, Quiet, RunInfo};
+pub use step::{magnetic_source_values, source_values, PhaseTimes, Stepper};
+pub use time_loop::time_loop;
+
+use crate::backend::{Backend, Engine};
+use crate::decomp::SlabRange;
+use crate::model::Model;
+use crate::output::{Hdf5Writer, OutputError};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How to run a model.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The HDF5 file to write. It replaces a file already there only once it is valid (see
+    /// `output`); keeping other runs away from it is the caller's part (`yee run` holds an
+    /// `output::claim::OutputClaim` for the whole run).
+    pub output: PathBuf,
+    /// Engine choice.
+    pub backend: BackendChoice,
+    /// Number of slabs (None: one per worker thread, each at least 8 planes thick).
+    pub slabs: Option<usize>,
+    /// Worker threads (None: all cores).
+    pub threads: Option<usize>,
+    /// Set to stop at the end of the current step.
+    pub stop: Arc<AtomicBool>,
+    /// Steps between NaN/Inf checks of the whole grid.
+    pub check_every: usize,
+    /// CUDA: driver ordinals of the GPUs to use (None: as the plan decides).
+    pub gpus: Option<Vec<usize>>,
+    /// CUDA: slabs on each GPU (None: one).
+    pub slabs_per_gpu: Option<usize>,
+}
+
+impl RunOptions {
+    /// Defaults for writing `output`.
+    pub fn new(output: PathBuf) -> Self {
+        RunOptions {
+            output,
+            backend: BackendChoice::Auto,
+            slabs: None,
+            threads: None,
+            stop: Arc::new(AtomicBool::new(false)),
+            check_every: 100,
+            gpus: None,
+            slabs_per_gpu: None,
+        }
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    /// Backend name.
+    pub backend: String,
+    /// Grid cells.
+    pub cells: u64,
+    /// Steps completed.
+    pub steps_done: usize,
+    /// Steps requested.
+    pub steps: usize,
+    /// Wall time of the loop.
+    pub wall: Duration,
+    /// Million cell updates per second over the loop.
+    pub mcells_per_s: f64,
+    /// Time per phase.
+    pub phases: PhaseTimes,
+    /// The output file.
+    pub output: PathBuf,
+    /// True when every step ran.
+    pub complete: bool,
+    /// Why the XDMF sidecar could not be written (or a stale one removed), if so.
+    pub sidecar_warning: Option<String>,
+}
+
+/// Why a run did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Stopped by the user; the file is valid and holds everything so far.
+    #[error("interrupted at step {} of {}; results so far are in `{}` (complete = false)", .0.steps_done, .0.steps, .0.output.display())]
+    Interrupted(Box<Summary>),
+    /// The fields blew up.
+    #[error("{message}; results up to step {} are in `{}` (complete = false)", .summary.steps_done, .summary.output.display())]
+    NonFinite {
+        /// What happened and the likely cause.
+        message: String,
+        /// The run so far.
+        summary: Box<Summary>,
+    },
+    /// The device failed mid-run (a CUDA error); the file holds everything written before.
+    #[error("{message} (detected in step {step}); results up to step {} are in `{}` (complete = false)", .summary.steps_done, .summary.output.display())]
+    Device {
+        /// The step being computed when the failure was seen (1-based).
+        step: usize,
+        /// What the backend said, with the driver's error.
+        message: String,
+        /// The run so far.
+        summary: Box<Summary>,
+    },
+    /// Writing the output failed; after the file was created, the run stopped there and the
+    /// file holds what was written before.
+    #[error("{error}")]
+    Output {
+        /// Which file, what failed, how much was written and how much more is needed.
+        error: OutputError,
+        /// The run so far, when the file had been created.
+        summary: Option<Box<Summary>>,
+    },
+    /// The requested backend cannot run here; nothing was written.
+    #[error("{0}")]
+    Backend(StartError),
+}
+
+/// Why no engine could be started for a run.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The CPU worker pool could not be created.
+    #[error("cannot start {threads} worker threads: {source}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// What rayon said.
+        source: rayon::ThreadPoolBuildError,
+    },
+    /// The plan found nothing that holds the grid.
+    #[error("{reason} {}", .suggestions.join(" "))]
+    DoesNotFit {
+        /// The plan's reason.
+        reason: String,
+        /// The plan's suggestions.
+        suggestions: Vec<String>,
+    },
+    /// `--backend cuda` was asked for, but the GPUs (or `--gpus`) cannot take the grid.
+    #[error("{0}")]
+    Refused(String),
+    /// The GPUs ran out of memory while the engine was allocated, with no GPU left to add.
+    #[error("{0}: the grid does not fit on the GPUs; use --backend cpu, more GPUs, or a coarser cell size")]
+    GpuMemory(String),
+    /// The CUDA engine could not start (driver, NVRTC, module load, ...).
+    #[error("{0}")]
+    Cuda(crate::backend::cuda::CudaError),
+}
+
+impl RunError {
+    /// The run so far, where the error carries one.
+    fn summary_mut(&mut self) -> Option<&mut Summary> {
+        match self {
+            RunError::Interrupted(s) => Some(s),
+            RunError::NonFinite { summary, .. } | RunError::Device { summary, .. } => Some(summary),
+            RunError::Output { summary, .. } => summary.as_deref_mut(),
+            RunError::Backend(_) => None,
+        }
+    }
+}
+
+/// Run `model` to completion (or interruption), writing `opts.output`.
+pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<Summary, RunError> {
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
+        .build()
+        .map_err(|source| RunError::Backend(StartError::Threads { threads, source }))?;
+    // The plan decides where the grid goes and how it is split; say why before allocating.
+    let plan_options = crate::plan::PlanOptions {
+        backend: opts.backend,
+        slabs: opts.slabs,
+        threads: Some(threads),
+        price_per_gpu_hour: None,
+        gpus: opts.gpus.clone(),
+        slabs_per_gpu: opts.slabs_per_gpu,
+        exclude_gpus: Vec::new(),
+    };
+    let hardware = crate::plan::Hardware::detect(None, None);
+    let plan = crate::plan::plan(model, &hardware, &plan_options);
+    obs.message(&plan.reason);
+    let planned = select::Planned {
+        hardware: &hardware,
+        options: &plan_options,
+        plan: &plan,
+    };
+    let (engine, ranges) = select::build_engine(model, opts, planned, &pool, obs)?;
+    // The one dispatch point: every arm runs the same generic loop on a concrete engine. The
+    // CPU engines step on the run's worker pool.
+    let r = &ranges;
+    match engine {
+        Engine::CpuF32(mut b) => pool.install(|| run_backend(model, &mut b, r, threads, opts, obs)),
+        Engine::CpuF64(mut b) => pool.install(|| run_backend(model, &mut b, r, threads, opts, obs)),
+        #[cfg(feature = "cuda")]
+        Engine::CudaF32(mut b) => run_backend(model, &mut b, r, threads, opts, obs),
+        #[cfg(feature = "cuda")]
+        Engine::CudaF64(mut b) => run_backend(model, &mut b, r, threads, opts, obs),
+    }
+}
+
+/// Run the time loop on `backend` (holding `model` split as `ranges`): create `opts.output`,
+/// step, close it, and write the XDMF sidecar beside it.
+pub fn run_backend<B: Backend>(
+    model: &Model,
+    backend: &mut B,
+    ranges: &[SlabRange],
+    threads: usize,
+    opts: &RunOptions,
+    obs: &mut dyn Observer,
+) -> Result<Summary, RunError> {
+    let writer =
+        Hdf5Writer::create::<B::Real>(&opts.output, model, &backend.name()).map_err(|error| {
+            RunError::Output {
+                error,
+                summary: None,
+            }
+        })?;
+    let mut result = time_loop(model, backend, writer, ranges, threads, opts, obs);
+    if let Err(RunError::Output {
+        error,
+        summary: Some(_),
+    }) = &mut result
+    {
+        if !crate::output::reopen_after_failure(&opts.output) {
+            error.message.push_str(", and the file was left unreadable");
+        }
+    }
+    // The sidecar lets ParaView and VisIt open the snapshots; a failure here loses no data,
+    // but it is reported (also with --quiet) and a stale sidecar never outlives its result.
+    let sidecar_warning =
+        crate::output::xdmf::update_sidecar(&opts.output, !model.snapshots.is_empty())
+            .err()
+            .map(|e| format!("the XDMF sidecar is missing or stale: {e}"));
+    let summary = match &mut result {
+        Ok(s) => Some(s),
+        Err(e) => e.summary_mut(),
+    };
+    if let Some(s) = summary {
+        s.sidecar_warning = sidecar_warning;
+    }
+    result
+}

@@ -1,0 +1,74 @@
+//! What a run tells the outside while it goes: an observer interface, so the engine does not
+//! depend on a terminal library and tests run quiet.
+
+use super::Summary;
+use crate::backend::Allocation;
+use crate::decomp::SlabRange;
+use std::time::Duration;
+
+/// What the run is about to do (for the observer).
+#[derive(Debug, Clone)]
+pub struct RunInfo {
+    /// Backend name.
+    pub backend: String,
+    /// Grid cells.
+    pub cells: u64,
+    /// Steps.
+    pub steps: usize,
+    /// Slabs' x ranges.
+    pub slabs: Vec<SlabRange>,
+    /// Worker threads.
+    pub threads: usize,
+    /// Bytes allocated by category.
+    pub allocation: Allocation,
+}
+
+/// A progress report.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress {
+    /// Steps done.
+    pub step: usize,
+    /// Steps in all.
+    pub steps: usize,
+    /// Simulated time reached (s).
+    pub time: f64,
+    /// Throughput so far, million cell updates per second.
+    pub mcells_per_s: f64,
+    /// Wall time so far.
+    pub elapsed: Duration,
+}
+
+/// Receives progress; the engine does not depend on any terminal library.
+pub trait Observer: Send {
+    /// Called once before the first step.
+    fn start(&mut self, _info: &RunInfo) {}
+    /// Called a few times a second.
+    fn progress(&mut self, _p: &Progress) {}
+    /// A message for the user (e.g. why a backend was chosen).
+    fn message(&mut self, _m: &str) {}
+    /// Called once at the end, however the run ended.
+    fn finish(&mut self, _s: &Summary) {}
+}
+
+/// An observer that ignores everything (tests, libraries).
+pub struct Quiet;
+impl Observer for Quiet {}
+
+/// The progress after `step` of `steps` steps of a grid of `cells` cells, `elapsed` into the
+/// loop.
+pub(super) fn progress(
+    cells: u64,
+    step: usize,
+    steps: usize,
+    dt: f64,
+    elapsed: Duration,
+) -> Progress {
+    let secs = elapsed.as_secs_f64().max(1e-9);
+    Progress {
+        step,
+        steps,
+        time: step as f64 * dt,
+        mcells_per_s: cells as f64 * step as f64 / secs / 1e6,
+        elapsed,
+    }
+}

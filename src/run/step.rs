@@ -1,0 +1,121 @@
+//! One step as the algorithm: each half step walks its list of passes
+//! ([`crate::backend::pass`]), then exchanges its halos; each pass is timed.
+
+use crate::backend::pass::ALL_PASSES;
+use crate::backend::{Backend, Half, Pass};
+use crate::decomp::{HaloPlan, SlabRange};
+use crate::model::Model;
+use std::time::{Duration, Instant};
+
+/// Wall time spent in each phase of the loop. On a GPU the passes and exchanges are queued,
+/// not waited for, so their times are those of issuing the launches; the device's time shows
+/// where the host waits for it (monitors, checks).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PhaseTimes {
+    /// Per half step ([`Half::index`]) and pass ([`Pass::index`]): the pass over every slab.
+    pub passes: [[Duration; ALL_PASSES.len()]; 2],
+    /// Halo exchanges.
+    pub exchange: Duration,
+    /// Probes, snapshots and file writes.
+    pub monitors: Duration,
+    /// NaN/Inf checks.
+    pub checks: Duration,
+}
+
+impl PhaseTimes {
+    /// Time of half step `half`'s passes (halo exchanges not included).
+    pub fn half(&self, half: Half) -> Duration {
+        self.passes[half.index()].iter().sum()
+    }
+
+    /// Time of each pass in step order: (half, pass, time).
+    pub fn each_pass(&self) -> impl Iterator<Item = (Half, Pass, Duration)> + '_ {
+        Half::BOTH.into_iter().flat_map(move |h| {
+            h.passes()
+                .iter()
+                .map(move |&p| (h, p, self.passes[h.index()][p.index()]))
+        })
+    }
+}
+
+/// Steps a backend through the algorithm without any output: what the time loop, the tests
+/// and the benchmarks share.
+pub struct Stepper<'a, B: Backend> {
+    model: &'a Model,
+    /// The engine being stepped.
+    pub backend: &'a mut B,
+    /// The halo copies replayed each half step.
+    pub halos: HaloPlan,
+    currents: Vec<f64>,
+    magnetic: Vec<f64>,
+    steps_done: usize,
+}
+
+impl<'a, B: Backend> Stepper<'a, B> {
+    /// Prepare to step `backend`, which holds `model` split as `ranges`.
+    pub fn new(model: &'a Model, backend: &'a mut B, ranges: &[SlabRange]) -> Self {
+        let halos = HaloPlan::new(ranges, &model.boundaries);
+        Stepper {
+            model,
+            backend,
+            halos,
+            currents: Vec::with_capacity(model.sources.len()),
+            magnetic: Vec::with_capacity(model.sources.len()),
+            steps_done: 0,
+        }
+    }
+
+    /// One full step: H with magnetic sources at n dt, H halos, E with sources at
+    /// (n + 1/2) dt, E halos.
+    pub fn step(&mut self) {
+        self.step_timed(&mut PhaseTimes::default());
+    }
+
+    /// [`Stepper::step`], adding the wall time of each pass and of the halo exchanges to
+    /// `phases`. Each half step walks its pass list ([`Half::passes`]), then exchanges its
+    /// halos; the values of the sources are those of the half step's time.
+    pub fn step_timed(&mut self, phases: &mut PhaseTimes) {
+        let n = self.steps_done as f64;
+        let dt = self.model.grid.dt;
+        for half in Half::BOTH {
+            let (values, copies) = match half {
+                Half::H => {
+                    magnetic_source_values(self.model, n * dt, &mut self.magnetic);
+                    (&self.magnetic, &self.halos.after_h)
+                }
+                Half::E => {
+                    source_values(self.model, (n + 0.5) * dt, &mut self.currents);
+                    (&self.currents, &self.halos.after_e)
+                }
+            };
+            let mut t = Instant::now();
+            self.backend.begin_half(half);
+            for &pass in half.passes() {
+                self.backend.run_pass(half, pass, values);
+                let now = Instant::now();
+                phases.passes[half.index()][pass.index()] += now - t;
+                t = now;
+            }
+            self.backend.exchange(copies);
+            phases.exchange += t.elapsed();
+        }
+        self.steps_done += 1;
+    }
+
+    /// Steps taken so far.
+    pub fn steps_done(&self) -> usize {
+        self.steps_done
+    }
+}
+
+/// Source currents J at time t for every model source.
+pub fn source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(model.sources.iter().map(|s| s.current(t)));
+}
+
+/// Magnetic currents M at time t for every model source (0 for those without a magnetic sheet).
+pub fn magnetic_source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(model.sources.iter().map(|s| s.magnetic_current(t)));
+}

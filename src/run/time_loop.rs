@@ -1,0 +1,239 @@
+//! The time loop, shared by every backend: it reads as the algorithm.
+//!
+//! Per step: the H passes, the H halo exchange, the E passes (with the source currents), the E
+//! halo exchange ([`super::Stepper`]), then the monitors; now and then a NaN/Inf check, a
+//! progress report and a flush. Each pass and phase is timed. The caller creates the file and
+//! hands the writer in ([`super::run_backend`]). The loop stops at the end of a step when the stop flag is set
+//! (Ctrl-C), the fields blow up, the backend reports a device failure or a write fails (a full
+//! disk), leaving a valid file with `complete = false` that holds everything written so far.
+//!
+//! Monitors are queued, not read: probe rows, snapshot regions and flux DFTs are recorded by
+//! the backend (on a GPU, without waiting for it) and written when their data has reached the
+//! host, so the device keeps computing while the HDF5 writer works. The CPU backend reads at
+//! once, so there everything is written in the step it was taken. The file is the same either
+//! way: the same probe series, snapshot rows and flux spectra.
+
+use super::monitors::{write_fluxes, Monitors};
+use super::observer::progress;
+use super::{Observer, PhaseTimes, RunError, RunInfo, RunOptions, Stepper, Summary};
+use crate::backend::Backend;
+use crate::decomp::SlabRange;
+use crate::model::{Model, Precision};
+use crate::output::{Hdf5Writer, OutputError};
+use crate::real::Real;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// The shared time loop over any backend, writing into `writer` (created by the caller for
+/// `opts.output`, in the backend's precision). It finishes the file (`complete` says whether
+/// every step ran) and closes it; reopening a file a failed write left unreadable and the XDMF
+/// sidecar are the caller's ([`super::run_backend`]).
+pub fn time_loop<B: Backend>(
+    model: &Model,
+    backend: &mut B,
+    mut writer: Hdf5Writer,
+    ranges: &[SlabRange],
+    threads: usize,
+    opts: &RunOptions,
+    obs: &mut dyn Observer,
+) -> Result<Summary, RunError> {
+    let g = &model.grid;
+    obs.start(&RunInfo {
+        backend: backend.name(),
+        cells: g.cells(),
+        steps: g.steps,
+        slabs: ranges.to_vec(),
+        threads,
+        allocation: {
+            // The backend's slabs plus the host monitor buffers (the snapshot gather buffer and
+            // the flux DFTs, which the CPU backend holds): what the plan lists.
+            let mut a = backend.allocation();
+            a.monitors += crate::plan::monitor_staging_bytes(model, <B::Real as Real>::PRECISION);
+            a
+        },
+    });
+
+    let mut phases = PhaseTimes::default();
+    let mut monitors = Monitors::new(model);
+    let started = Instant::now();
+    let mut last_report = started;
+    let mut last_flush = started;
+    let mut steps_done = 0;
+    let mut failure = None;
+
+    let mut stepper = Stepper::new(model, backend, ranges);
+    for n in 0..g.steps {
+        stepper.step_timed(&mut phases);
+        let backend = &mut *stepper.backend;
+        let t4 = Instant::now();
+        let step = n + 1;
+
+        // Monitors see E^{n+1} and H^{n+1/2}: queued now, written when their data is here.
+        if !monitors.samples.is_empty() {
+            backend.queue_probes(&monitors.samples);
+        }
+        let now = Instant::now();
+        // A failed write (a full disk) ends the run like an interrupt, after this step.
+        let written = (|| -> Result<(), OutputError> {
+            let mut wrote_snapshot = monitors.write_snapshots(&mut writer, backend, false)?;
+            for (s, snap) in model.snapshots.iter().enumerate() {
+                if step % snap.every == 0 {
+                    wrote_snapshot |= monitors.queue_snapshot(&mut writer, backend, s, step)?;
+                }
+            }
+            if !model.fluxes.is_empty() {
+                backend.accumulate_flux(step, g.dt);
+            }
+            let timed_flush = now.duration_since(last_flush) > Duration::from_secs(10);
+            if timed_flush {
+                // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
+                write_fluxes(&mut writer, backend, model, step)?;
+            }
+            if wrote_snapshot || timed_flush {
+                monitors.write_probes(&model.probes, &mut writer, backend, false);
+                writer.flush::<B::Real>(step)?;
+                last_flush = Instant::now();
+            }
+            Ok(())
+        })();
+        phases.monitors += t4.elapsed();
+        if let Err(e) = written {
+            steps_done = step;
+            failure = Some(Failure::Output(e));
+            break;
+        }
+
+        if let Some(message) = backend.failure() {
+            failure = Some(Failure::Device { step, message });
+            break;
+        }
+        steps_done = step;
+        if step % opts.check_every == 0 || step == g.steps {
+            let c0 = Instant::now();
+            let finite = backend.all_finite();
+            phases.checks += c0.elapsed();
+            if let Some(message) = backend.failure() {
+                steps_done = step - 1;
+                failure = Some(Failure::Device { step, message });
+                break;
+            }
+            if !finite {
+                failure = Some(Failure::NonFinite(non_finite_message(
+                    model,
+                    step,
+                    opts.check_every,
+                )));
+                break;
+            }
+        }
+        if now.duration_since(last_report) > Duration::from_millis(200) {
+            last_report = now;
+            obs.progress(&progress(g.cells(), step, g.steps, g.dt, started.elapsed()));
+        }
+        if opts.stop.load(Ordering::Relaxed) {
+            break;
+        }
+    }
+
+    // Whatever is still queued: wait for it (after a device failure, keep what reached the host).
+    // After a failed write, still try to close the file cleanly: the first error is the one
+    // reported.
+    let t6 = Instant::now();
+    let tail = (|| -> Result<(), OutputError> {
+        monitors.write_snapshots(&mut writer, backend, true)?;
+        monitors.write_probes(&model.probes, &mut writer, backend, true);
+        write_fluxes(&mut writer, backend, model, steps_done)
+    })();
+    phases.monitors += t6.elapsed();
+    let wall = started.elapsed();
+    let complete = steps_done == g.steps && failure.is_none() && tail.is_ok();
+    let finished = writer.finish::<B::Real>(steps_done, complete);
+    let complete = complete && finished.is_ok();
+    if failure.is_none() {
+        if let Err(e) = tail.and(finished) {
+            failure = Some(Failure::Output(e));
+        }
+    }
+    drop(writer);
+    let summary = Summary {
+        backend: backend.name(),
+        cells: g.cells(),
+        steps_done,
+        steps: g.steps,
+        wall,
+        mcells_per_s: progress(g.cells(), steps_done, g.steps, g.dt, wall).mcells_per_s,
+        phases,
+        output: opts.output.clone(),
+        complete,
+        sidecar_warning: None,
+    };
+    obs.progress(&progress(g.cells(), steps_done, g.steps, g.dt, wall));
+    obs.finish(&summary);
+    match failure {
+        Some(Failure::NonFinite(message)) => {
+            return Err(RunError::NonFinite {
+                message,
+                summary: Box::new(summary),
+            })
+        }
+        Some(Failure::Device { step, message }) => {
+            return Err(RunError::Device {
+                step,
+                message,
+                summary: Box::new(summary),
+            })
+        }
+        Some(Failure::Output(error)) => {
+            return Err(RunError::Output {
+                error,
+                summary: Some(Box::new(summary)),
+            })
+        }
+        None => {}
+    }
+    if !complete {
+        return Err(RunError::Interrupted(Box::new(summary)));
+    }
+    Ok(summary)
+}
+
+/// Why the loop stopped early (other than the stop flag).
+enum Failure {
+    NonFinite(String),
+    Device { step: usize, message: String },
+    Output(OutputError),
+}
+
+/// Explain a blow-up: when it was seen and what usually causes it in this model.
+fn non_finite_message(model: &Model, step: usize, every: usize) -> String {
+    let mut causes = Vec::new();
+    // The scene's own materials that objects are made of: not the blends subpixel smoothing
+    // adds to the table (a blend has epsilon < 1 only when one of these does).
+    let mut used: Vec<u8> = model.objects.iter().map(|o| o.material).collect();
+    used.sort_unstable();
+    used.dedup();
+    for m in used
+        .iter()
+        .map(|&id| &model.materials.materials[id as usize])
+    {
+        if !m.pec && m.epsilon < 1.0 {
+            causes.push(format!(
+                "material `{}` has epsilon {} < 1: waves there are faster than light in vacuum, so the Courant factor must be below {:.3}",
+                m.name,
+                m.epsilon,
+                m.epsilon.sqrt()
+            ));
+        }
+    }
+    if model.precision == Precision::F32 && model.sources.iter().any(|s| s.amplitude.abs() > 1e20) {
+        causes.push("a source amplitude above 1e20 overflows f32 fields: lower it or use precision = \"f64\"".into());
+    }
+    if causes.is_empty() {
+        causes.push("an unstable time step (lower simulation.courant) or a source amplitude that overflows the precision".into());
+    }
+    format!(
+        "the fields became NaN or infinite between steps {} and {step}; likely cause: {}",
+        step.saturating_sub(every) + 1,
+        causes.join("; ")
+    )
+}
