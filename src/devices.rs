@@ -154,32 +154,79 @@ pub fn report() -> (String, bool) {
     ("CUDA cannot be used: this yee was built without CUDA support (the `cuda` feature); rebuild with default features\n".into(), false)
 }
 
-/// The triad over three arrays of `n` f64, best of `passes`, in bytes/s (24 bytes per element).
-pub fn host_triad(n: usize, passes: usize) -> f64 {
-    host_triad_passes(n, passes).into_iter().fold(0.0, f64::max)
-}
+/// The host triad lives with the hardware model it measures (the plan's).
+pub use crate::plan::hardware::{host_triad, host_triad_passes};
 
-/// The triad over three arrays of `n` f64: the bandwidth of each of `passes` passes, in bytes/s.
-pub fn host_triad_passes(n: usize, passes: usize) -> Vec<f64> {
-    use rayon::prelude::*;
-    use std::time::Instant;
-    let b = vec![1.0f64; n];
-    let c = vec![2.0f64; n];
-    let mut a = vec![0.0f64; n];
-    let s = 3.0;
-    let mut out = Vec::with_capacity(passes);
-    for _ in 0..passes {
-        let t = Instant::now();
-        a.par_chunks_mut(1 << 16)
-            .zip(b.par_chunks(1 << 16))
-            .zip(c.par_chunks(1 << 16))
-            .for_each(|((a, b), c)| {
-                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
-                    *x = y + s * z;
-                }
-            });
-        out.push(24.0 * n as f64 / t.elapsed().as_secs_f64().max(1e-9));
+/// Finding this machine's devices for the plan: the plan's types stay free of the driver.
+mod for_plan {
+    use super::GpuInfo;
+    use crate::plan::hardware::{host_memory_available, GENERIC_GPU_BANDWIDTH};
+    use crate::plan::{Device, DeviceKind, Hardware, NVLINK3_BANDWIDTH, PCIE_BANDWIDTH};
+
+    impl Device {
+        /// A GPU found by the driver: its free memory and bandwidth; NVLink assumed on data-centre
+        /// SXM parts (H100, H200, A100 not PCIe), PCIe otherwise.
+        pub fn from_probe(g: &GpuInfo) -> Device {
+            let n = crate::plan::hardware::normalise(&g.name);
+            let nvlink =
+                ["H100", "H200", "A100"].iter().any(|k| n.contains(k)) && !n.contains("PCIE");
+            let known = g.bandwidth_bytes_per_s.is_finite() && g.bandwidth_bytes_per_s > 0.0;
+            Device {
+                name: g.name.clone(),
+                kind: DeviceKind::Gpu,
+                memory_bytes: g.memory_free,
+                bandwidth_bytes_per_s: if known {
+                    g.bandwidth_bytes_per_s
+                } else {
+                    GENERIC_GPU_BANDWIDTH
+                },
+                bandwidth_assumed: !known,
+                interconnect_bytes_per_s: if nvlink {
+                    NVLINK3_BANDWIDTH
+                } else {
+                    PCIE_BANDWIDTH
+                },
+            }
+        }
     }
-    std::hint::black_box(&a);
-    out
+
+    impl Hardware {
+        /// GPUs and host as given (`gpus`, `host_memory`) or found on this machine: the driver's
+        /// GPUs with their free memory, MemAvailable of the host.
+        pub fn detect(gpus: Option<Vec<Device>>, host_memory: Option<u64>) -> Hardware {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let (gpus, gpu_note) = match gpus {
+                Some(g) => (g, "given with --gpus".to_string()),
+                None => match super::probe_gpus() {
+                    Ok(list) if !list.is_empty() => (
+                        list.iter().map(Device::from_probe).collect(),
+                        "found by the CUDA driver (free memory)".to_string(),
+                    ),
+                    Ok(_) => (Vec::new(), "no GPU found".to_string()),
+                    Err(why) => (Vec::new(), format!("no GPU found: {why}")),
+                },
+            };
+            let (host_bytes, host_note) = match host_memory {
+                Some(b) => (b, "given with --host-memory".to_string()),
+                None => match host_memory_available() {
+                    Some(b) => (
+                        b,
+                        "MemAvailable of this machine (--host-memory to override)".to_string(),
+                    ),
+                    None => (
+                        0,
+                        "unknown: /proc/meminfo could not be read (give --host-memory)".to_string(),
+                    ),
+                },
+            };
+            Hardware {
+                gpus,
+                gpu_note,
+                host: Device::host(host_bytes, cores),
+                host_note,
+                cores,
+                bandwidth_note: None,
+            }
+        }
+    }
 }

@@ -30,35 +30,8 @@ pub use pass::{Half, Pass};
 /// Which engine to run on: the plan's (it decides under the user's choice).
 pub use crate::plan::BackendChoice;
 
-/// Bytes allocated, by category (the memory plan lists the same categories).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Allocation {
-    /// The six field components over the owned cells.
-    pub fields: u64,
-    /// The halo planes of the six field components.
-    pub halos: u64,
-    /// Per-component material indices and per-row material summaries.
-    pub materials: u64,
-    /// CPML auxiliary (psi) arrays.
-    pub pml: u64,
-    /// Monitor buffers held by the backend (probe samples, snapshot staging).
-    pub monitors: u64,
-}
-
-impl Allocation {
-    /// Sum of every category.
-    pub fn total(&self) -> u64 {
-        self.fields + self.halos + self.materials + self.pml + self.monitors
-    }
-    /// Category-wise sum.
-    pub fn add(&mut self, other: &Allocation) {
-        self.fields += other.fields;
-        self.halos += other.halos;
-        self.materials += other.materials;
-        self.pml += other.pml;
-        self.monitors += other.monitors;
-    }
-}
+/// Bytes allocated, by category: the plan's type, which every backend reports.
+pub use crate::plan::Allocation;
 
 /// A snapshot region queued by [`Backend::queue_gather`], to be read once with
 /// [`Backend::take_gather`].

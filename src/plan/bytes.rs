@@ -10,9 +10,39 @@
 //! [`snapshot_staging_bytes`], [`flux_accumulator_bytes`], [`staged_halo_bytes`]) that the
 //! engine allocates by.
 
-use crate::backend::Allocation;
 use crate::decomp::SlabRange;
 use crate::model::{Model, Precision};
+
+/// Bytes allocated, by category: what the plan lists for a slab and what a backend reports
+/// it allocated.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Allocation {
+    /// The six field components over the owned cells.
+    pub fields: u64,
+    /// The halo planes of the six field components.
+    pub halos: u64,
+    /// Per-component material indices and per-row material summaries.
+    pub materials: u64,
+    /// CPML auxiliary (psi) arrays.
+    pub pml: u64,
+    /// Monitor buffers held by the backend (probe samples, snapshot staging).
+    pub monitors: u64,
+}
+
+impl Allocation {
+    /// Sum of every category.
+    pub fn total(&self) -> u64 {
+        self.fields + self.halos + self.materials + self.pml + self.monitors
+    }
+    /// Category-wise sum.
+    pub fn add(&mut self, other: &Allocation) {
+        self.fields += other.fields;
+        self.halos += other.halos;
+        self.materials += other.materials;
+        self.pml += other.pml;
+        self.monitors += other.monitors;
+    }
+}
 
 /// Bytes moved per cell and step by the two-pass update (design.md section 3): read E and H,
 /// write H; read E and H, write E (18 field values), plus the three u8 material indices the E

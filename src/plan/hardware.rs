@@ -340,30 +340,6 @@ impl Device {
         }
     }
 
-    /// A GPU found by the driver: its free memory and bandwidth; NVLink assumed on data-centre
-    /// SXM parts (H100, H200, A100 not PCIe), PCIe otherwise.
-    pub fn from_probe(g: &crate::devices::GpuInfo) -> Device {
-        let n = normalise(&g.name);
-        let nvlink = ["H100", "H200", "A100"].iter().any(|k| n.contains(k)) && !n.contains("PCIE");
-        let known = g.bandwidth_bytes_per_s.is_finite() && g.bandwidth_bytes_per_s > 0.0;
-        Device {
-            name: g.name.clone(),
-            kind: DeviceKind::Gpu,
-            memory_bytes: g.memory_free,
-            bandwidth_bytes_per_s: if known {
-                g.bandwidth_bytes_per_s
-            } else {
-                GENERIC_GPU_BANDWIDTH
-            },
-            bandwidth_assumed: !known,
-            interconnect_bytes_per_s: if nvlink {
-                NVLINK3_BANDWIDTH
-            } else {
-                PCIE_BANDWIDTH
-            },
-        }
-    }
-
     /// The host: `memory_bytes` available and the assumed bandwidth for `cores` cores.
     pub fn host(memory_bytes: u64, cores: usize) -> Device {
         Device {
@@ -427,6 +403,36 @@ pub fn parse_gpus(spec: &str) -> Result<Vec<Device>, SpecError> {
         out.extend(std::iter::repeat_n(device, count));
     }
     Ok(out)
+}
+
+/// The triad over three arrays of `n` f64, best of `passes`, in bytes/s (24 bytes per element).
+pub fn host_triad(n: usize, passes: usize) -> f64 {
+    host_triad_passes(n, passes).into_iter().fold(0.0, f64::max)
+}
+
+/// The triad over three arrays of `n` f64: the bandwidth of each of `passes` passes, in bytes/s.
+pub fn host_triad_passes(n: usize, passes: usize) -> Vec<f64> {
+    use rayon::prelude::*;
+    use std::time::Instant;
+    let b = vec![1.0f64; n];
+    let c = vec![2.0f64; n];
+    let mut a = vec![0.0f64; n];
+    let s = 3.0;
+    let mut out = Vec::with_capacity(passes);
+    for _ in 0..passes {
+        let t = Instant::now();
+        a.par_chunks_mut(1 << 16)
+            .zip(b.par_chunks(1 << 16))
+            .zip(c.par_chunks(1 << 16))
+            .for_each(|((a, b), c)| {
+                for ((x, y), z) in a.iter_mut().zip(b).zip(c) {
+                    *x = y + s * z;
+                }
+            });
+        out.push(24.0 * n as f64 / t.elapsed().as_secs_f64().max(1e-9));
+    }
+    std::hint::black_box(&a);
+    out
 }
 
 /// The host's available memory: MemAvailable from /proc/meminfo, if it can be read.
@@ -496,44 +502,6 @@ fn now_unix_s() -> u64 {
 }
 
 impl Hardware {
-    /// GPUs and host as given (`gpus`, `host_memory`) or found on this machine: the driver's
-    /// GPUs with their free memory, MemAvailable of the host.
-    pub fn detect(gpus: Option<Vec<Device>>, host_memory: Option<u64>) -> Hardware {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let (gpus, gpu_note) = match gpus {
-            Some(g) => (g, "given with --gpus".to_string()),
-            None => match crate::devices::probe_gpus() {
-                Ok(list) if !list.is_empty() => (
-                    list.iter().map(Device::from_probe).collect(),
-                    "found by the CUDA driver (free memory)".to_string(),
-                ),
-                Ok(_) => (Vec::new(), "no GPU found".to_string()),
-                Err(why) => (Vec::new(), format!("no GPU found: {why}")),
-            },
-        };
-        let (host_bytes, host_note) = match host_memory {
-            Some(b) => (b, "given with --host-memory".to_string()),
-            None => match host_memory_available() {
-                Some(b) => (
-                    b,
-                    "MemAvailable of this machine (--host-memory to override)".to_string(),
-                ),
-                None => (
-                    0,
-                    "unknown: /proc/meminfo could not be read (give --host-memory)".to_string(),
-                ),
-            },
-        };
-        Hardware {
-            gpus,
-            gpu_note,
-            host: Device::host(host_bytes, cores),
-            host_note,
-            cores,
-            bandwidth_note: None,
-        }
-    }
-
     /// Replace the assumed host bandwidth with a measured one: from the cache
     /// ([`bandwidth_cache_path`]) when it was measured on as many cores less than
     /// [`BANDWIDTH_CACHE_MAX_AGE_S`] ago, else a STREAM-like triad measured now over three 64 MiB
@@ -566,7 +534,7 @@ impl Hardware {
         }
         // The first pass faults the pages in; the median of the ten after it is the figure
         // (the best pass, STREAM's convention, follows the luckiest moment on a shared host).
-        let mut passes = crate::devices::host_triad_passes(8 << 20, 11);
+        let mut passes = host_triad_passes(8 << 20, 11);
         passes.remove(0);
         passes.sort_by(f64::total_cmp);
         let b = 0.5 * (passes[4] + passes[5]);

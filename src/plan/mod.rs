@@ -21,7 +21,7 @@ mod suggest;
 
 pub use bytes::{
     bytes_per_cell_step, monitor_staging_bytes, monitor_staging_len, output_bytes,
-    probe_series_bytes, slab_bytes, Layout, MonitorLayout, OutputBytes,
+    probe_series_bytes, slab_bytes, Allocation, Layout, MonitorLayout, OutputBytes,
 };
 pub use decision::{Decision, GpuFit, HostFit, NoGpu};
 pub use hardware::{
@@ -29,7 +29,6 @@ pub use hardware::{
     CUDA_CONTEXT_RESERVE, GPU_MODELS, NVLINK3_BANDWIDTH, NVLINK4_BANDWIDTH, PCIE_BANDWIDTH,
 };
 
-use crate::backend::Allocation;
 use crate::decomp::{split_weighted, SlabRange};
 use crate::model::Model;
 use serde::Serialize;
