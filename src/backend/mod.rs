@@ -107,6 +107,12 @@ pub trait Backend {
     }
     /// What this backend allocated, by category.
     fn allocation(&self) -> Allocation;
+    /// Host monitor bytes the run holds besides [`Backend::allocation`], as the plan counts them
+    /// (`Bytes::monitors`): by default the CPU backend's snapshot gather buffer and flux DFT
+    /// accumulators ([`crate::plan::monitor_staging_bytes`]).
+    fn host_monitor_bytes(&self, model: &crate::model::Model) -> u64 {
+        crate::plan::monitor_staging_bytes(model, <Self::Real as Real>::PRECISION)
+    }
     /// A short name for output files and messages ("cpu", "cuda").
     fn name(&self) -> String;
 }

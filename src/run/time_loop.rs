@@ -20,7 +20,6 @@ use crate::backend::Backend;
 use crate::decomp::SlabRange;
 use crate::model::{Model, Precision};
 use crate::output::{Hdf5Writer, OutputError};
-use crate::real::Real;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -45,10 +44,11 @@ pub fn time_loop<B: Backend>(
         slabs: ranges.to_vec(),
         threads,
         allocation: {
-            // The backend's slabs plus the host monitor buffers (the snapshot gather buffer and
-            // the flux DFTs, which the CPU backend holds): what the plan lists.
+            // The backend's slabs plus the host monitor buffers (on the CPU the snapshot gather
+            // buffer and the flux DFTs; on CUDA a snapshot region's host copy): what the plan
+            // lists.
             let mut a = backend.allocation();
-            a.monitors += crate::plan::monitor_staging_bytes(model, <B::Real as Real>::PRECISION);
+            a.monitors += backend.host_monitor_bytes(model);
             a
         },
     });

@@ -768,6 +768,13 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         self.allocation
     }
 
+    /// The host copy of the largest snapshot region; the flux DFTs stay on the GPUs.
+    fn host_monitor_bytes(&self, model: &Model) -> u64 {
+        crate::plan::Layout::of(model)
+            .with_precision(T::PRECISION)
+            .gpu_host_monitor_bytes()
+    }
+
     fn name(&self) -> String {
         self.name.clone()
     }
