@@ -258,6 +258,19 @@ pub fn probe_ring_rows(steps: usize) -> usize {
     steps.clamp(1, PROBE_RING_ROWS)
 }
 
+/// The array lengths of one slab ([`Layout::slab_lengths`]), in values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlabLengths {
+    /// Values per field component with halos: (n + 2) ny nz.
+    pub field_len: usize,
+    /// Material ids per E component: n ny nz.
+    pub mat_len: usize,
+    /// Owned planes inside the x PML.
+    pub x_planes: usize,
+    /// Values per psi array along x, y, z.
+    pub psi_len: [usize; 3],
+}
+
 /// The facts about a model that its byte counts depend on, so that hypothetical variants (a
 /// coarser cell, another precision) are counted by the same formulas.
 #[derive(Debug, Clone, PartialEq)]
@@ -341,22 +354,37 @@ impl Layout {
     ///   row per E component saying whether the row is uniform;
     /// - pml: four psi arrays per axis, over the owned cells inside that axis's layers.
     pub fn slab_bytes(&self, range: SlabRange) -> Allocation {
-        let [nx, ny, nz] = self.shape.map(|n| n as u64);
+        let ny = self.shape[1] as u64;
         let p = self.precision.bytes() as u64;
         let n = range.len() as u64;
-        let plane = ny * nz;
-        let (xlo, xhi) = self.pml[0];
-        let (x0, x1) = (range.x0 as u64, range.x1 as u64);
-        let overlap = |a: u64, b: u64| b.min(x1).saturating_sub(a.max(x0));
-        let x_layer_planes = overlap(0, xlo as u64) + overlap(nx - xhi as u64, nx);
-        let ly = (self.pml[1].0 + self.pml[1].1) as u64;
-        let lz = (self.pml[2].0 + self.pml[2].1) as u64;
+        let l = self.slab_lengths(range);
+        let plane = (self.shape[1] * self.shape[2]) as u64;
         Allocation {
-            fields: 6 * n * plane * p,
+            fields: 6 * (l.field_len as u64 - 2 * plane) * p,
             halos: 6 * 2 * plane * p,
-            materials: 3 * n * plane + 3 * 2 * n * ny,
-            pml: 4 * p * (x_layer_planes * plane + n * ly * nz + n * ny * lz),
+            materials: 3 * l.mat_len as u64 + 3 * 2 * n * ny,
+            pml: 4 * p * l.psi_len.iter().map(|&v| v as u64).sum::<u64>(),
             monitors: 0,
+        }
+    }
+
+    /// The array lengths (values) of the slab that owns `range`, the same on both backends:
+    /// each field component with its two halo planes, each E component's material indices,
+    /// the owned planes inside the x PML, and each psi array along x, y, z (four per axis).
+    pub fn slab_lengths(&self, range: SlabRange) -> SlabLengths {
+        let [nx, ny, nz] = self.shape;
+        let plane = ny * nz;
+        let n = range.len();
+        let (xlo, xhi) = self.pml[0];
+        let overlap = |a: usize, b: usize| b.min(range.x1).saturating_sub(a.max(range.x0));
+        let x_planes = overlap(0, xlo) + overlap(nx - xhi, nx);
+        let ly = self.pml[1].0 + self.pml[1].1;
+        let lz = self.pml[2].0 + self.pml[2].1;
+        SlabLengths {
+            field_len: (n + 2) * plane,
+            mat_len: n * plane,
+            x_planes,
+            psi_len: [x_planes * plane, n * ly * nz, n * ny * lz],
         }
     }
 

@@ -20,23 +20,15 @@ pub struct SlabSizes {
 }
 
 impl SlabSizes {
-    /// The sizes for `range` of `model`.
+    /// The sizes for `range` of `model`: the plan's
+    /// [`Layout::slab_lengths`](crate::plan::Layout::slab_lengths).
     pub fn new(model: &Model, range: SlabRange) -> Self {
-        let [_, ny, nz] = model.grid.shape;
-        let plane = ny * nz;
-        let n = range.len();
-        let px = &model.boundaries.profiles[0];
-        let x_planes = (0..px.layers())
-            .map(|l| px.global_index(l))
-            .filter(|i| range.x0 <= *i && *i < range.x1)
-            .count();
-        let ly = model.boundaries.profiles[1].layers();
-        let lz = model.boundaries.profiles[2].layers();
+        let l = crate::plan::Layout::of(model).slab_lengths(range);
         SlabSizes {
-            field_len: (n + 2) * plane,
-            mat_len: n * plane,
-            x_planes,
-            psi_len: [x_planes * plane, n * ly * nz, n * ny * lz],
+            field_len: l.field_len,
+            mat_len: l.mat_len,
+            x_planes: l.x_planes,
+            psi_len: l.psi_len,
         }
     }
 
