@@ -2,9 +2,13 @@
 //! roughly how long it takes, computed from the [`Model`] without allocating the grid.
 //!
 //! [`plan`] is a pure function of the model, the [`Hardware`] and the [`PlanOptions`]; `yee
-//! plan` prints it and `yee run` follows it. Every byte count comes from [`bytes`]: the
-//! backends allocate exactly [`slab_bytes`] per slab (the CPU backend checks its own count
-//! against it), and the time loop allocates the [`monitor_staging_len`] staging buffer.
+//! plan` prints it and `yee run` follows it: it is the one decider (backend, GPUs with
+//! `--gpus` ordinals and `--slabs-per-gpu`, slab split; [`replan`] after a failed start) and
+//! the one source of sizes. Every byte count comes from [`bytes`]: the CPU backend allocates
+//! exactly [`slab_bytes`] per slab (it checks its own count against it) and holds the
+//! [`monitor_staging_bytes`] host buffers; the CUDA engine allocates every array and monitor
+//! buffer by the formulas there ([`Layout::slab_lengths`], [`MonitorLayout`]), each on the GPU
+//! of the slab it serves, with pinned host mirrors.
 //!
 //! Modules: [`hardware`] (GPU table, `--gpus` and size parsing, the host), [`bytes`] (byte
 //! accounting), `assign` (candidates, device choice, slab split, time model),
@@ -280,7 +284,7 @@ impl Plan {
 
     /// What the run allocates by backend category: the slabs (with, on CUDA, their monitor
     /// buffers on the device) plus the host monitor buffers and pinned mirrors (`monitors`).
-    /// A CPU run's `RunInfo::allocation` equals this.
+    /// A run's `RunInfo::allocation` equals this (on CUDA, with peer access between GPUs).
     pub fn allocation(&self) -> Allocation {
         let mut a = Allocation::default();
         for s in &self.slabs {
