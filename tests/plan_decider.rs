@@ -9,7 +9,8 @@ use common::*;
 use std::cell::RefCell;
 use yee::backend::cuda::args::{Dims, Kernel, Ptr};
 use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream};
-use yee::backend::cuda::{Engine, EngineOptions};
+use yee::backend::cuda::select::Placement;
+use yee::backend::cuda::{CudaError, Engine, EngineOptions};
 use yee::backend::Backend;
 use yee::model::Model;
 use yee::plan::{self, parse_gpus, BackendChoice, Hardware, Plan, PlanBackend, PlanOptions};
@@ -190,6 +191,8 @@ struct Counting {
     gpus: usize,
     /// Whether GPUs have peer access (else halos between them are staged in pinned memory).
     peer: bool,
+    /// A GPU (index among those used) whose every device allocation runs out of memory.
+    full: Option<usize>,
     device: RefCell<Vec<u64>>,
     pinned: RefCell<u64>,
     next: RefCell<Ptr>,
@@ -200,6 +203,7 @@ impl Counting {
         Counting {
             gpus,
             peer,
+            full: None,
             device: RefCell::new(vec![0; gpus]),
             pinned: RefCell::new(0),
             next: RefCell::new(4096),
@@ -218,6 +222,13 @@ impl Device for Counting {
         self.gpus
     }
     fn alloc(&self, gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
+        if self.full == Some(gpu) {
+            return Err(DeviceError::OutOfMemory {
+                gpu,
+                requested: bytes as u64,
+                free: 0,
+            });
+        }
         self.device.borrow_mut()[gpu] += bytes as u64;
         Ok(self.ptr(bytes))
     }
@@ -542,4 +553,190 @@ fn a_failed_cuda_start_under_auto_replans_on_the_cpu_with_its_own_split_and_host
     let none = plan::replan(&m, &hw, &cuda, plan::StartFailure::CudaUnavailable);
     assert_eq!(none.backend, PlanBackend::None);
     assert!(none.reason.contains("failed to start"), "{}", none.reason);
+}
+
+/// Messages a run says, kept for the test to read.
+#[derive(Debug, Default)]
+struct Said(Vec<String>);
+
+impl yee::run::Observer for Said {
+    fn message(&mut self, m: &str) {
+        self.0.push(m.to_string());
+    }
+}
+
+/// What following a plan on counting devices came to.
+type Followed = Result<yee::run::Started<Engine<Counting, f32>>, yee::run::StartError>;
+
+/// Follow `p` as a run does, starting each CUDA plan on a counting device whose GPUs listed
+/// in `full` (plan device indices, which are driver ordinals) run out of memory. Returns what
+/// following came to, the plan devices each start was tried on, and the messages.
+fn follow_with_full_gpus(
+    m: &Model,
+    hw: &Hardware,
+    options: &PlanOptions,
+    p: &Plan,
+    full: &[usize],
+) -> (Followed, Vec<Vec<usize>>, Vec<String>) {
+    let mut tried = Vec::new();
+    let mut said = Said::default();
+    let started = yee::run::follow_plan(
+        m,
+        hw,
+        options,
+        p.clone(),
+        |p| {
+            let placement = Placement::of(p);
+            let (devices, gpu_of) = placement.devices();
+            let mut dev = Counting::new(devices.len(), true);
+            dev.full = devices.iter().position(|d| full.contains(d));
+            tried.push(devices);
+            Engine::<Counting, f32>::new(
+                dev,
+                m,
+                &placement.ranges,
+                &gpu_of,
+                EngineOptions::default(),
+                "counting",
+            )
+            .map_err(CudaError::from)
+        },
+        &mut said,
+    );
+    (started, tried, said.0)
+}
+
+#[test]
+fn out_of_memory_on_a_gpu_replans_without_it_and_under_auto_falls_back_to_the_cpu() {
+    let m = monitored();
+    let nx = m.grid.shape[0];
+    let hw = Hardware::new(parse_gpus("2x80GiB").unwrap(), 64 * GIB, 16);
+    let options = PlanOptions {
+        threads: Some(4),
+        slabs_per_gpu: Some(2),
+        ..Default::default()
+    };
+    let p = plan::plan(&m, &hw, &options);
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    let first = p.slabs[0].device;
+    let other = 1 - first;
+    assert!(
+        p.slabs.iter().all(|s| s.device == first),
+        "one GPU holds it"
+    );
+
+    // The GPU used runs out of memory: the run is planned again on the other one, which starts
+    // and holds exactly what the new plan lists for it.
+    let (started, tried, said) = follow_with_full_gpus(&m, &hw, &options, &p, &[first]);
+    assert_eq!(tried, [vec![first], vec![other]]);
+    let Ok(yee::run::Started::Gpus(engine, replanned)) = started else {
+        panic!("expected a start on GPU {other}: {said:?}");
+    };
+    assert!(replanned.slabs.iter().all(|s| s.device == other));
+    assert_eq!(replanned.slabs.len(), 2, "--slabs-per-gpu kept");
+    let planned: u64 = replanned.slabs.iter().map(|s| s.bytes).sum();
+    assert_eq!(
+        engine.device().device.borrow()[0],
+        planned + plan::Layout::of(&m).gpu_table_bytes()
+    );
+    // The failure names the plan's GPU (the driver ordinal), not the engine's index 0.
+    assert!(
+        said[0].starts_with(&format!("out of memory on GPU {first} allocating")),
+        "{said:?}"
+    );
+    assert!(said[0].ends_with(&format!("planning again without GPU {first}")));
+
+    // Both GPUs run out: under auto the CPU runs it, with its own split and host check.
+    let (started, tried, said) = follow_with_full_gpus(&m, &hw, &options, &p, &[0, 1]);
+    assert_eq!(tried, [vec![first], vec![other]], "each GPU tried once");
+    let Ok(yee::run::Started::Cpu(cpu)) = started else {
+        panic!("expected the CPU: {said:?}");
+    };
+    assert_eq!(cpu.backend, PlanBackend::Cpu);
+    assert_eq!(
+        cpu.ranges(),
+        yee::decomp::split_even(nx, plan::cpu_slabs(nx, 4, None))
+    );
+    assert!(cpu.slabs.iter().all(|s| s.device == 2), "on the host");
+    assert_eq!(cpu.bytes.device_monitors + cpu.bytes.overhead, 0);
+    assert!(said
+        .last()
+        .unwrap()
+        .contains("no GPU is available (all 2 GPUs failed to start)"));
+
+    // ... unless the host cannot hold the CPU plan: then nothing runs, and the plan says why.
+    let small = Hardware::new(parse_gpus("2x80GiB").unwrap(), cpu.bytes.total - 1, 16);
+    let p_small = plan::plan(&m, &small, &options);
+    assert_eq!(p_small.backend, PlanBackend::Cuda, "{}", p_small.reason);
+    let (started, _, _) = follow_with_full_gpus(&m, &small, &options, &p_small, &[0, 1]);
+    match started {
+        Err(yee::run::StartError::DoesNotFit { reason, .. }) => {
+            assert!(
+                reason.starts_with("Nothing here holds the grid"),
+                "{reason}"
+            )
+        }
+        other => panic!("expected DoesNotFit, got {:?}", other.map(|_| ())),
+    }
+
+    // Under --backend cuda there is no CPU to fall back to: the error is what ran out.
+    let cuda = PlanOptions {
+        backend: BackendChoice::Cuda,
+        ..options.clone()
+    };
+    let p = plan::plan(&m, &hw, &cuda);
+    let (started, tried, _) = follow_with_full_gpus(&m, &hw, &cuda, &p, &[0, 1]);
+    assert_eq!(tried.len(), 2);
+    match started {
+        Err(e @ yee::run::StartError::GpuMemory(_)) => {
+            let e = e.to_string();
+            assert!(
+                e.starts_with(&format!("out of memory on GPU {other}")),
+                "{e}"
+            );
+            assert!(e.contains("the grid does not fit on the GPUs"), "{e}");
+        }
+        other => panic!("expected GpuMemory, got {:?}", other.map(|_| ())),
+    }
+}
+
+#[test]
+fn cuda_that_cannot_start_is_said_from_the_plan() {
+    let m = monitored();
+    // No GPU: under --backend cuda the plan's decision gives the message, and nothing starts.
+    let mut hw = Hardware::new(Vec::new(), 64 * GIB, 16);
+    hw.gpu_note = format!("no GPU found: {}", CudaError::NoDriver);
+    let cuda = PlanOptions {
+        backend: BackendChoice::Cuda,
+        ..Default::default()
+    };
+    let p = plan::plan(&m, &hw, &cuda);
+    let (started, tried, _) = follow_with_full_gpus(&m, &hw, &cuda, &p, &[]);
+    assert!(tried.is_empty());
+    match started {
+        Err(e @ yee::run::StartError::Refused(_)) => assert_eq!(
+            e.to_string(),
+            format!("CUDA cannot be used: {}", CudaError::NoDriver)
+        ),
+        other => panic!("expected Refused, got {:?}", other.map(|_| ())),
+    }
+
+    // GPUs planned, but CUDA fails to start: auto runs on the CPU, --backend cuda says why.
+    let hw = Hardware::new(parse_gpus("2x80GiB").unwrap(), 64 * GIB, 16);
+    let fail = |_: &Plan| -> Result<(), CudaError> { Err(CudaError::Compile("bad".into())) };
+    let auto = PlanOptions::default();
+    let p = plan::plan(&m, &hw, &auto);
+    let mut said = Said::default();
+    let started = yee::run::follow_plan(&m, &hw, &auto, p, fail, &mut said);
+    assert!(
+        matches!(started, Ok(yee::run::Started::Cpu(ref c)) if c.backend == PlanBackend::Cpu),
+        "{said:?}"
+    );
+    assert!(said.0[0].starts_with("CUDA could not start (NVRTC could not compile"));
+    let p = plan::plan(&m, &hw, &cuda);
+    let started = yee::run::follow_plan(&m, &hw, &cuda, p, fail, &mut Said::default());
+    assert!(matches!(
+        started,
+        Err(yee::run::StartError::Cuda(CudaError::Compile(_)))
+    ));
 }

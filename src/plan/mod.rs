@@ -346,13 +346,22 @@ pub fn replan(
     failure: StartFailure,
 ) -> Plan {
     let mut options = options.clone();
-    match failure {
-        StartFailure::OutOfMemory(gpu) => options.exclude_gpus.push(gpu),
-        StartFailure::CudaUnavailable => options.exclude_gpus.extend(0..hardware.gpus.len()),
-    }
-    options.exclude_gpus.sort_unstable();
-    options.exclude_gpus.dedup();
+    failure.leave_out(&mut options, hardware);
     plan(model, &hardware.with_fresh_host_memory(), &options)
+}
+
+impl StartFailure {
+    /// Add the GPUs this failure rules out to `options.exclude_gpus`: the one that ran out of
+    /// memory, or every GPU of `hardware` when CUDA cannot start. A caller that re-plans more
+    /// than once keeps its options up to date with this, so every failed GPU stays out.
+    pub fn leave_out(self, options: &mut PlanOptions, hardware: &Hardware) {
+        match self {
+            StartFailure::OutOfMemory(gpu) => options.exclude_gpus.push(gpu),
+            StartFailure::CudaUnavailable => options.exclude_gpus.extend(0..hardware.gpus.len()),
+        }
+        options.exclude_gpus.sort_unstable();
+        options.exclude_gpus.dedup();
+    }
 }
 
 /// Plan `model` on `hardware`: bytes by category, the device and slab assignment, the backend

@@ -1,7 +1,8 @@
 //! Running a model: the engine the plan chose, the shared time loop over it, the output file.
 //!
-//! - `select`: builds the one [`Engine`] value (CPU or CUDA, f32 or f64) from the plan;
-//!   [`run`] makes the one `match` over it and calls the shared loop in each arm.
+//! - `select`: builds the one [`Engine`] value (CPU or CUDA, f32 or f64) from the plan,
+//!   re-planning without a GPU that runs out of memory ([`follow_plan`]); [`run`] makes the
+//!   one `match` over it and calls the shared loop in each arm.
 //! - `step`: one step as the algorithm, each half step a timed list of passes ([`Stepper`]).
 //! - `time_loop`: the loop over steps: monitors, NaN/Inf checks, progress, flushes, stops.
 //! - `monitors`: the loop's side of the queued probe rows, snapshot frames and flux spectra.
@@ -18,6 +19,7 @@ mod time_loop;
 
 pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo};
+pub use select::{follow_plan, Started};
 pub use step::{magnetic_source_values, source_values, PhaseTimes, Stepper};
 pub use time_loop::time_loop;
 
@@ -151,10 +153,11 @@ pub enum StartError {
         /// The plan's suggestions.
         suggestions: Vec<String>,
     },
-    /// `--backend cuda` was asked for, but the GPUs (or `--gpus`) cannot take the grid.
+    /// `--backend cuda` was asked for, but CUDA cannot be used here (the plan found no GPU).
     #[error("{0}")]
     Refused(String),
-    /// The GPUs ran out of memory while the engine was allocated, with no GPU left to add.
+    /// The GPUs ran out of memory while the engine was allocated, and no plan without the
+    /// GPUs that failed holds the grid (`--backend cuda`).
     #[error("{0}: the grid does not fit on the GPUs; use --backend cpu, more GPUs, or a coarser cell size")]
     GpuMemory(String),
     /// The CUDA engine could not start (driver, NVRTC, module load, ...).
@@ -202,7 +205,7 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
         options: &plan_options,
         plan: &plan,
     };
-    let (engine, ranges) = select::build_engine(model, opts, planned, &pool, obs)?;
+    let (engine, ranges) = select::build_engine(model, planned, &pool, obs)?;
     // The one dispatch point: every arm runs the same generic loop on a concrete engine. The
     // CPU engines step on the run's worker pool.
     let r = &ranges;

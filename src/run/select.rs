@@ -1,169 +1,148 @@
-//! Building the engine a run steps: what the plan chose, or what `--backend`, `--gpus` and
-//! `--slabs-per-gpu` ask for. Running out of GPU memory while allocating re-plans on one more
-//! GPU, or falls back to the CPU under `auto`, before any output is written.
+//! Building the engine a run steps from the plan, the one decider: the CUDA engine on the
+//! plan's placement, or the CPU engine on the plan's slabs. When the CUDA engine runs out of
+//! memory on a GPU, the run is planned again without that GPU ([`crate::plan::replan`]), on
+//! the remaining GPUs or, under `auto`, on the CPU with its own slab split and a fresh
+//! host-memory check, before any output is written.
 
-use super::{Observer, RunError, RunOptions, StartError};
+use super::{Observer, RunError, StartError};
 use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::select::{choose, Choice, Placement};
-use crate::backend::cuda::{CudaError, GpuInfo};
-use crate::backend::{BackendChoice, Engine};
+use crate::backend::cuda::select::Placement;
+use crate::backend::cuda::CudaError;
+use crate::backend::Engine;
 use crate::decomp::SlabRange;
 use crate::model::{Model, Precision};
-use crate::plan::{Plan, PlanBackend};
+use crate::plan::{
+    BackendChoice, Decision, Hardware, NoGpu, Plan, PlanBackend, PlanOptions, StartFailure,
+};
 
 /// The plan a run follows and what it was made from, so that a failed start can re-plan.
 #[derive(Clone, Copy)]
 pub(super) struct Planned<'a> {
     /// The hardware planned for.
-    pub hardware: &'a crate::plan::Hardware,
+    pub hardware: &'a Hardware,
     /// The options planned under.
-    pub options: &'a crate::plan::PlanOptions,
+    pub options: &'a PlanOptions,
     /// The plan.
     pub plan: &'a Plan,
 }
 
-/// The engine for `model` and its slab ranges. CUDA when asked for (`--backend cuda`) or when
-/// the plan chose it (`auto`), else the CPU engine on the plan's slabs, built on `pool`. When
-/// the plan chose CUDA and it did not start (`auto`), the run is planned again without the
-/// GPUs, so the CPU gets its own slab split and a fresh host-memory check.
+/// Where following a plan ended ([`follow_plan`]).
+#[derive(Debug)]
+pub enum Started<E> {
+    /// The GPU engine started on this plan's placement.
+    Gpus(E, Plan),
+    /// This plan runs on the CPU: the first plan, or a re-plan after the GPUs failed.
+    Cpu(Plan),
+}
+
+/// Follow `plan` (made for `model` on `hardware` under `options`) until an engine starts.
+///
+/// A CUDA plan is started with `start_gpus`. When that runs out of memory, the GPU it names
+/// (an index among the GPUs the engine was built on, in order of first use by the plan's
+/// slabs) is mapped back to the plan's device and the run is planned again without it; every
+/// GPU that failed stays out of later plans. Any other CUDA failure leaves every GPU out under
+/// `auto` and is the error under `--backend cuda`. Each new plan's reason goes to
+/// `obs.message`. A CPU plan is returned for the caller to build; a plan that fits nowhere is
+/// the error, in the words of its decision (under `--backend cuda` without a usable GPU:
+/// "CUDA cannot be used: ..."; out of GPU memory with no GPU left: what ran out).
+pub fn follow_plan<E>(
+    model: &Model,
+    hardware: &Hardware,
+    options: &PlanOptions,
+    plan: Plan,
+    mut start_gpus: impl FnMut(&Plan) -> Result<E, CudaError>,
+    obs: &mut dyn Observer,
+) -> Result<Started<E>, StartError> {
+    let mut options = options.clone();
+    let mut plan = plan;
+    let mut out_of_memory = None;
+    loop {
+        match plan.backend {
+            PlanBackend::Cpu => return Ok(Started::Cpu(plan)),
+            PlanBackend::None => return Err(refusal(&plan, &options, out_of_memory)),
+            PlanBackend::Cuda => {}
+        }
+        let failure = match start_gpus(&plan) {
+            Ok(engine) => return Ok(Started::Gpus(engine, plan)),
+            Err(CudaError::OutOfMemory(oom)) => {
+                let (devices, _) = Placement::of(&plan).devices();
+                match devices.get(oom.gpu) {
+                    Some(&d) => {
+                        let oom = oom.on(d);
+                        obs.message(&format!("{oom}; planning again without GPU {d}"));
+                        out_of_memory = Some(oom.to_string());
+                        StartFailure::OutOfMemory(d)
+                    }
+                    // An engine names only GPUs it was given; should one not, no GPU is
+                    // trusted rather than the wrong one left out.
+                    None => {
+                        out_of_memory = Some(oom.to_string());
+                        StartFailure::CudaUnavailable
+                    }
+                }
+            }
+            Err(e) if options.backend == BackendChoice::Cuda => return Err(StartError::Cuda(e)),
+            Err(e) => {
+                obs.message(&format!(
+                    "CUDA could not start ({e}); planning again without the GPUs"
+                ));
+                StartFailure::CudaUnavailable
+            }
+        };
+        plan = crate::plan::replan(model, hardware, &options, failure);
+        failure.leave_out(&mut options, hardware);
+        obs.message(&plan.reason);
+    }
+}
+
+/// Why `plan`, which fits nowhere, cannot run, from its decision.
+fn refusal(plan: &Plan, options: &PlanOptions, out_of_memory: Option<String>) -> StartError {
+    if options.backend == BackendChoice::Cuda {
+        if let Some(m) = out_of_memory {
+            return StartError::GpuMemory(m);
+        }
+        if let Decision::CudaRequestedNoGpu {
+            why: NoGpu::NoneFound { note },
+        } = &plan.decision
+        {
+            // The hardware's note says why the driver found nothing ("no GPU found: <why>").
+            let why = note.strip_prefix("no GPU found: ").unwrap_or(note);
+            return StartError::Refused(format!("CUDA cannot be used: {why}"));
+        }
+    }
+    StartError::DoesNotFit {
+        reason: plan.reason.clone(),
+        suggestions: plan.suggestions.clone(),
+    }
+}
+
+/// The engine for `model` and its slab ranges, as the plan decides: CUDA on the plan's
+/// placement, or the CPU engine on the plan's slabs, built on `pool`.
 pub(super) fn build_engine(
     model: &Model,
-    opts: &RunOptions,
     planned: Planned,
     pool: &rayon::ThreadPool,
     obs: &mut dyn Observer,
 ) -> Result<(Engine, Vec<SlabRange>), RunError> {
-    if let Some(cuda) = cuda_engine(model, opts, planned.plan, obs) {
-        return cuda;
-    }
-    let replanned;
-    let plan = if planned.plan.backend == PlanBackend::Cuda {
-        replanned = crate::plan::replan(
-            model,
-            planned.hardware,
-            planned.options,
-            crate::plan::StartFailure::CudaUnavailable,
-        );
-        obs.message(&replanned.reason);
-        &replanned
-    } else {
-        planned.plan
-    };
-    if !plan.fits {
-        return Err(RunError::Backend(StartError::DoesNotFit {
-            reason: plan.reason.clone(),
-            suggestions: plan.suggestions.clone(),
-        }));
-    }
-    let ranges = plan.ranges();
-    // The CPU engine (Send, unlike a CUDA one) is built on the pool, then wrapped.
-    let engine = match model.precision {
-        Precision::F32 => Engine::CpuF32(pool.install(|| CpuBackend::new(model, &ranges))),
-        Precision::F64 => Engine::CpuF64(pool.install(|| CpuBackend::new(model, &ranges))),
-    };
-    Ok((engine, ranges))
-}
-
-/// The CUDA engine when asked for or planned; `None` means: run on the CPU. The plan's own
-/// slabs are used (it models `--gpus` and `--slabs-per-gpu`).
-fn cuda_engine(
-    model: &Model,
-    opts: &RunOptions,
-    plan: &Plan,
-    obs: &mut dyn Observer,
-) -> Option<Result<(Engine, Vec<SlabRange>), RunError>> {
-    let planned_cuda = plan.backend == PlanBackend::Cuda && plan.fits;
-    match opts.backend {
-        BackendChoice::Cpu => return None,
-        BackendChoice::Auto if !planned_cuda => return None,
-        _ => {}
-    }
-    let placement = planned_cuda.then(|| Placement {
-        ranges: plan.ranges(),
-        // The plan lists the probed GPUs first, in ordinal order.
-        ordinals: plan.slabs.iter().map(|s| s.device).collect(),
-    });
-    try_cuda(model, opts, placement, obs)
-}
-
-/// The CUDA engine on `placement`, or else where [`choose`] says. `None` means: run on the
-/// CPU (the reason has been passed to `obs.message` under `auto`).
-fn try_cuda(
-    model: &Model,
-    opts: &RunOptions,
-    placement: Option<Placement>,
-    obs: &mut dyn Observer,
-) -> Option<Result<(Engine, Vec<SlabRange>), RunError>> {
-    let auto = opts.backend == BackendChoice::Auto;
-    let spg = opts.slabs_per_gpu.unwrap_or(1).max(1);
-    let mut placement = match placement {
-        Some(p) => p,
-        None => match choose(
-            model,
-            opts.backend,
-            opts.gpus.as_deref(),
-            opts.slabs_per_gpu,
-        ) {
-            Ok(Choice::Cpu(reason)) => {
-                if auto {
-                    obs.message(&format!("running on the CPU: {reason}"));
-                }
-                return None;
-            }
-            Ok(Choice::Cuda(gpus, reason)) => {
-                if auto {
-                    obs.message(&format!("running on CUDA: {reason}"));
-                }
-                Placement::over(model, &gpus, spg)
-            }
-            Err(why) => return Some(Err(RunError::Backend(StartError::Refused(why)))),
-        },
-    };
-    loop {
-        match cuda_on(model, &placement) {
-            Ok(engine) => return Some(Ok((engine, placement.ranges))),
-            Err(CudaError::OutOfMemory(m)) => {
-                // Re-plan on one more GPU (never beyond those given with --gpus).
-                let (used, _) = placement.devices();
-                let all = crate::backend::cuda::probe_gpus().unwrap_or_default();
-                let allowed =
-                    |g: &GpuInfo| opts.gpus.as_ref().is_none_or(|l| l.contains(&g.ordinal));
-                let next = all
-                    .iter()
-                    .filter(|g| !used.contains(&g.ordinal) && allowed(g))
-                    .max_by_key(|g| g.memory_free);
-                if let Some(next) = next {
-                    let mut set: Vec<GpuInfo> = all
-                        .iter()
-                        .filter(|g| used.contains(&g.ordinal))
-                        .cloned()
-                        .collect();
-                    set.push(next.clone());
-                    obs.message(&format!(
-                        "out of GPU memory on {} GPU(s) ({m}); re-planning on {}",
-                        used.len(),
-                        set.len()
-                    ));
-                    placement = Placement::over(model, &set, spg);
-                    continue;
-                }
-                if auto {
-                    obs.message(&format!(
-                        "out of GPU memory ({m}); running on the CPU instead"
-                    ));
-                    return None;
-                }
-                return Some(Err(RunError::Backend(StartError::GpuMemory(m))));
-            }
-            Err(e) => {
-                if auto {
-                    obs.message(&format!(
-                        "CUDA could not start ({e}); running on the CPU instead"
-                    ));
-                    return None;
-                }
-                return Some(Err(RunError::Backend(StartError::Cuda(e))));
-            }
+    let started = follow_plan(
+        model,
+        planned.hardware,
+        planned.options,
+        planned.plan.clone(),
+        |p| cuda_on(model, &Placement::of(p)),
+        obs,
+    )
+    .map_err(RunError::Backend)?;
+    match started {
+        Started::Gpus(engine, plan) => Ok((engine, plan.ranges())),
+        Started::Cpu(plan) => {
+            let ranges = plan.ranges();
+            // The CPU engine (Send, unlike a CUDA one) is built on the pool, then wrapped.
+            let engine = match model.precision {
+                Precision::F32 => Engine::CpuF32(pool.install(|| CpuBackend::new(model, &ranges))),
+                Precision::F64 => Engine::CpuF64(pool.install(|| CpuBackend::new(model, &ranges))),
+            };
+            Ok((engine, ranges))
         }
     }
 }

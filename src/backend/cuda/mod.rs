@@ -8,8 +8,8 @@
 //!   and is the same code whether the device is CUDA or the host-compiled kernels of the tests.
 //! - `nvrtc`, `driver` (feature `cuda`): NVRTC compilation and `CudaDevice`, the engine's
 //!   device on the CUDA driver through cudarc.
-//! - `select`: which GPUs a run uses when the plan's placement is not taken, and building the
-//!   engine on them (the run, `crate::run`, decides when).
+//! - `select`: the plan's GPU placement (`select::Placement::of`) and building the engine
+//!   on it; the plan alone decides which GPUs a run uses.
 //!
 //! cudarc loads libcuda and libnvrtc at run time and panics when one is missing, so every
 //! entry point checks for them first (`check_libraries`): a machine without a GPU gets a
@@ -75,18 +75,47 @@ pub enum CudaError {
     /// The driver refused the compiled kernels.
     #[error("{0}")]
     ModuleLoad(String),
-    /// The grid did not fit.
+    /// An allocation did not fit on one of the GPUs used.
     #[error("{0}")]
-    OutOfMemory(String),
+    OutOfMemory(GpuOutOfMemory),
     /// Any other driver failure.
     #[error("CUDA failed: {0}")]
     Other(String),
 }
 
+/// Which GPU ran out of memory, so that the run can re-plan without it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("out of memory on GPU {gpu} allocating {requested} bytes ({free} bytes free)")]
+pub struct GpuOutOfMemory {
+    /// Index of the GPU among those the engine was built on (the order of first use in the
+    /// slab placement) as the engine reports it; the run renames it to the driver ordinal
+    /// ([`GpuOutOfMemory::on`]) before it says it.
+    pub gpu: usize,
+    /// Bytes asked for.
+    pub requested: u64,
+    /// Bytes free on the device when it failed (0 when pinned host memory ran out).
+    pub free: u64,
+}
+
+impl GpuOutOfMemory {
+    /// The same failure, naming the GPU `gpu` (the placement's ordinal of the engine's index).
+    pub fn on(self, gpu: usize) -> GpuOutOfMemory {
+        GpuOutOfMemory { gpu, ..self }
+    }
+}
+
 impl From<DeviceError> for CudaError {
     fn from(e: DeviceError) -> Self {
         match e {
-            DeviceError::OutOfMemory { .. } => CudaError::OutOfMemory(e.to_string()),
+            DeviceError::OutOfMemory {
+                gpu,
+                requested,
+                free,
+            } => CudaError::OutOfMemory(GpuOutOfMemory {
+                gpu,
+                requested,
+                free,
+            }),
             DeviceError::Failed(s) => CudaError::Other(s),
         }
     }
