@@ -6,11 +6,12 @@
 //! and step in f32, 144 in f64.
 
 use crate::backend::cpu::CpuBackend;
-use crate::backend::Backend;
-use crate::decomp::{split_even, HaloPlan};
+use crate::backend::{Backend, Engine};
+use crate::decomp::{HaloPlan, SlabRange};
 use crate::model::{Model, Precision};
+use crate::plan::{BackendChoice, Hardware, PlanOptions};
 use crate::real::Real;
-use crate::run::{magnetic_source_values, source_values};
+use crate::run::{magnetic_source_values, source_values, StartError};
 use std::time::Instant;
 
 /// Which engine to measure.
@@ -112,9 +113,41 @@ pub fn bytes_per_cell_step(precision: Precision) -> u64 {
 /// The smallest cube edge the benchmark accepts: two 10-cell CPML layers and an interior.
 pub const MIN_SIZE: usize = 24;
 
+/// Why the benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The cube is too small for its CPML layers.
+    #[error("--size must be at least {MIN_SIZE} (two 10-cell CPML layers and an interior)")]
+    TooSmall,
+    /// The benchmark scene did not load (a bug: it is built here).
+    #[error("{0}")]
+    Scene(#[from] crate::scene::SceneError),
+    /// The CPU worker pool could not be created.
+    #[error("cannot start {threads} threads: {source}")]
+    Threads {
+        /// Threads asked for.
+        threads: usize,
+        /// What rayon said.
+        source: rayon::ThreadPoolBuildError,
+    },
+    /// The plan placed nothing, or the engine did not start (the plan's or the driver's words).
+    #[error("{0}")]
+    Start(#[from] StartError),
+    /// A GPU failed while the bandwidth was measured or the steps were timed.
+    #[error("{0}")]
+    Device(#[from] crate::backend::cuda::DeviceError),
+    /// The fields blew up.
+    #[error("the benchmark fields became NaN or infinite")]
+    NonFinite,
+}
+
 /// The benchmark scene: a vacuum cube of `size` 1 mm cells, a 10-cell CPML on every face and
 /// a z dipole at the centre.
-pub fn vacuum_cube(size: usize, precision: Precision, steps: usize) -> Result<Model, String> {
+pub fn vacuum_cube(
+    size: usize,
+    precision: Precision,
+    steps: usize,
+) -> Result<Model, crate::scene::SceneError> {
     let text = format!(
         "[simulation]\nname = \"bench\"\nlength_unit = \"mm\"\ncell_size = 1.0\nsize = [{size}.0, {size}.0, {size}.0]\n\
          steps = {steps}\ncourant = 0.99\nprecision = \"{}\"\n\n[boundaries]\ndefault = {{ type = \"pml\", cells = 10 }}\n\n\
@@ -122,9 +155,7 @@ pub fn vacuum_cube(size: usize, precision: Precision, steps: usize) -> Result<Mo
          waveform = {{ type = \"gaussian\", frequency = 1.5e10, bandwidth = 7.5e9 }}\n",
         precision.name()
     );
-    crate::scene::load_str(&text, "bench.toml")
-        .map(|(m, _)| m)
-        .map_err(|e| e.to_string())
+    crate::scene::load_str(&text, "bench.toml").map(|(m, _)| m)
 }
 
 /// Step `backend` `steps` times.
@@ -141,19 +172,55 @@ fn step<B: Backend>(model: &Model, backend: &mut B, halos: &HaloPlan, first: usi
     }
 }
 
-/// Run the benchmark.
-pub fn run(opts: &BenchOptions) -> Result<BenchResult, String> {
+/// Run the benchmark: the plan places the cube (on the CPU with the run's slab split, or on
+/// the GPUs given, GPU 0 if none, with `--slabs-per-gpu`), the engine is built from the plan
+/// as `yee run` builds it, and the steps are timed on it.
+pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
     if opts.size < MIN_SIZE {
-        return Err(format!(
-            "--size must be at least {MIN_SIZE} (two 10-cell CPML layers and an interior)"
-        ));
+        return Err(BenchError::TooSmall);
     }
     let model = vacuum_cube(opts.size, opts.precision, opts.steps + 2)?;
-    match (opts.backend, opts.precision) {
-        (BenchBackend::Cpu, Precision::F32) => cpu::<f32>(&model, opts),
-        (BenchBackend::Cpu, Precision::F64) => cpu::<f64>(&model, opts),
-        (BenchBackend::Cuda, Precision::F32) => cuda::<f32>(&model, opts),
-        (BenchBackend::Cuda, Precision::F64) => cuda::<f64>(&model, opts),
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
+        .build()
+        .map_err(|source| BenchError::Threads { threads, source })?;
+    let cuda = opts.backend == BenchBackend::Cuda;
+    let options = PlanOptions {
+        backend: if cuda {
+            BackendChoice::Cuda
+        } else {
+            BackendChoice::Cpu
+        },
+        slabs: opts.slabs,
+        threads: Some(threads),
+        gpus: cuda.then(|| opts.gpus.clone().unwrap_or_else(|| vec![0])),
+        slabs_per_gpu: Some(opts.slabs_per_gpu),
+        ..Default::default()
+    };
+    // The CPU benchmark needs no GPU probe: plan it on the host alone.
+    let hardware = Hardware::detect((!cuda).then(Vec::new), None);
+    let plan = crate::plan::plan(&model, &hardware, &options);
+    let (engine, ranges) = crate::run::start_engine(
+        &model,
+        &hardware,
+        &options,
+        &plan,
+        &pool,
+        &mut crate::run::Quiet,
+    )?;
+    let m = &model;
+    let r = &ranges;
+    match engine {
+        Engine::CpuF32(mut b) => pool.install(|| cpu(m, &mut b, r, threads, opts)),
+        Engine::CpuF64(mut b) => pool.install(|| cpu(m, &mut b, r, threads, opts)),
+        #[cfg(feature = "cuda")]
+        Engine::CudaF32(mut b) => gpu(m, &mut b, r, &plan, opts),
+        #[cfg(feature = "cuda")]
+        Engine::CudaF64(mut b) => gpu(m, &mut b, r, &plan, opts),
     }
 }
 
@@ -190,44 +257,33 @@ fn result(
     }
 }
 
-fn cpu<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, String> {
-    let threads = opts
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
-        .build()
-        .map_err(|e| format!("cannot start {threads} threads: {e}"))?;
-    let nx = model.grid.shape[0];
-    let ranges = split_even(
-        nx,
-        opts.slabs
-            .unwrap_or_else(|| threads.min(nx / 8).max(1))
-            .clamp(1, nx),
-    );
-    pool.install(|| {
-        let bandwidth = host_triad_bandwidth();
-        let mut b = CpuBackend::<T>::new(model, &ranges);
-        let halos = HaloPlan::new(&ranges, &model.boundaries);
-        step(model, &mut b, &halos, 0, 2);
-        let t = Instant::now();
-        step(model, &mut b, &halos, 2, opts.steps);
-        let seconds = t.elapsed().as_secs_f64();
-        if !b.all_finite() {
-            return Err("the benchmark fields became NaN or infinite".to_string());
-        }
-        Ok(result(
-            opts,
-            model,
-            "cpu",
-            format!("{threads} threads"),
-            ranges.len(),
-            seconds,
-            bandwidth,
-            "STREAM triad on the host, 3 x 256 MiB".into(),
-        ))
-    })
+/// Time the CPU engine `b` (holding `model` split as `ranges`), in the run's pool.
+fn cpu<T: Real>(
+    model: &Model,
+    b: &mut CpuBackend<T>,
+    ranges: &[SlabRange],
+    threads: usize,
+    opts: &BenchOptions,
+) -> Result<BenchResult, BenchError> {
+    let bandwidth = host_triad_bandwidth();
+    let halos = HaloPlan::new(ranges, &model.boundaries);
+    step(model, b, &halos, 0, 2);
+    let t = Instant::now();
+    step(model, b, &halos, 2, opts.steps);
+    let seconds = t.elapsed().as_secs_f64();
+    if !b.all_finite() {
+        return Err(BenchError::NonFinite);
+    }
+    Ok(result(
+        opts,
+        model,
+        "cpu",
+        format!("{threads} threads"),
+        ranges.len(),
+        seconds,
+        bandwidth,
+        "STREAM triad on the host, 3 x 256 MiB".into(),
+    ))
 }
 
 /// Host memory bandwidth from a STREAM-like triad a = b + s c over three 256 MiB arrays of
@@ -236,68 +292,45 @@ pub fn host_triad_bandwidth() -> f64 {
     crate::devices::host_triad(32 << 20, 5)
 }
 
+/// Time the CUDA engine `b` (holding `model` split as `ranges`, as `plan` placed it).
 #[cfg(feature = "cuda")]
-fn cuda<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, String> {
-    use crate::backend::cuda::select::{new_backend, Placement};
-    use crate::backend::cuda::EngineOptions;
-    let all = crate::backend::cuda::probe_gpus().map_err(|e| e.to_string())?;
-    let wanted = opts.gpus.clone().unwrap_or_else(|| vec![0]);
-    let gpus: Vec<_> = wanted
+fn gpu<T: Real>(
+    model: &Model,
+    b: &mut crate::backend::cuda::CudaBackend<T>,
+    ranges: &[SlabRange],
+    plan: &crate::plan::Plan,
+    opts: &BenchOptions,
+) -> Result<BenchResult, BenchError> {
+    // The engine's GPUs by driver ordinal, named as the plan lists them (by ordinal).
+    let gpus: Vec<(usize, &str)> = b
+        .device()
+        .ordinals()
         .iter()
-        .map(|&o| {
-            all.iter()
-                .find(|g| g.ordinal == o)
-                .cloned()
-                .ok_or_else(|| format!("GPU {o} does not exist (the driver sees {})", all.len()))
-        })
-        .collect::<Result<_, _>>()?;
-    // The plan places the slabs (the same split and byte counts as `yee run`).
-    let plan = crate::plan::plan(
-        model,
-        &crate::plan::Hardware::detect(None, None),
-        &crate::plan::PlanOptions {
-            backend: crate::plan::BackendChoice::Cuda,
-            gpus: Some(wanted.clone()),
-            slabs_per_gpu: Some(opts.slabs_per_gpu),
-            ..Default::default()
-        },
-    );
-    if plan.backend != crate::plan::PlanBackend::Cuda {
-        return Err(plan.reason);
-    }
-    let placement = Placement {
-        ranges: plan.ranges(),
-        // The plan lists the probed GPUs in ordinal order.
-        ordinals: plan.slabs.iter().map(|s| all[s.device].ordinal).collect(),
-    };
-    let mut b =
-        new_backend::<T>(model, &placement, EngineOptions::default()).map_err(|e| e.to_string())?;
+        .map(|&o| (o, plan.devices.get(o).map_or("GPU", |d| d.name.as_str())))
+        .collect();
     let dev = b.device();
-    let (free, _) = dev.memory(0).map_err(|e| e.to_string())?;
+    let (free, _) = dev.memory(0)?;
     let copy_bytes = (free / 4).min(4 << 30) & !((1 << 20) - 1);
     // Every GPU is taken to be as fast as the first.
-    let bandwidth = dev
-        .copy_bandwidth(0, copy_bytes)
-        .map_err(|e| e.to_string())?
-        * gpus.len() as f64;
-    let halos = HaloPlan::new(&placement.ranges, &model.boundaries);
-    step(model, &mut b, &halos, 0, 2);
-    b.device().synchronize().map_err(|e| e.to_string())?;
+    let bandwidth = dev.copy_bandwidth(0, copy_bytes)? * gpus.len() as f64;
+    let halos = HaloPlan::new(ranges, &model.boundaries);
+    step(model, b, &halos, 0, 2);
+    b.device().synchronize()?;
     let t = Instant::now();
-    step(model, &mut b, &halos, 2, opts.steps);
-    b.device().synchronize().map_err(|e| e.to_string())?;
+    step(model, b, &halos, 2, opts.steps);
+    b.device().synchronize()?;
     let seconds = t.elapsed().as_secs_f64();
     if !b.all_finite() {
-        return Err("the benchmark fields became NaN or infinite".to_string());
+        return Err(BenchError::NonFinite);
     }
     let names: Vec<String> = gpus
         .iter()
-        .map(|g| format!("{} {}", g.ordinal, g.name))
+        .map(|(ordinal, name)| format!("{ordinal} {name}"))
         .collect();
     let method = format!(
         "device-to-device copy of {} MiB on GPU {}, x {} GPU(s)",
         copy_bytes >> 20,
-        gpus[0].ordinal,
+        gpus[0].0,
         gpus.len()
     );
     Ok(result(
@@ -305,15 +338,9 @@ fn cuda<T: Real>(model: &Model, opts: &BenchOptions) -> Result<BenchResult, Stri
         model,
         "cuda",
         names.join(", "),
-        placement.ranges.len(),
+        ranges.len(),
         seconds,
         bandwidth,
         method,
     ))
-}
-
-#[cfg(not(feature = "cuda"))]
-#[allow(clippy::extra_unused_type_parameters)]
-fn cuda<T: Real>(_: &Model, _: &BenchOptions) -> Result<BenchResult, String> {
-    Err(crate::backend::cuda::CudaError::NotBuilt.to_string())
 }

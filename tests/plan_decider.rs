@@ -720,6 +720,18 @@ fn cuda_that_cannot_start_is_said_from_the_plan() {
         ),
         other => panic!("expected Refused, got {:?}", other.map(|_| ())),
     }
+    // ... also with --gpus: why there is no GPU comes before which index is missing.
+    let listed = PlanOptions {
+        gpus: Some(vec![0]),
+        ..cuda.clone()
+    };
+    let p = plan::plan(&m, &hw, &listed);
+    let (started, _, _) = follow_with_full_gpus(&m, &hw, &listed, &p, &[]);
+    assert!(
+        matches!(&started, Err(yee::run::StartError::Refused(e)) if e.starts_with("CUDA cannot be used: the NVIDIA driver")),
+        "{:?}",
+        started.map(|_| ())
+    );
 
     // GPUs planned, but CUDA fails to start: auto runs on the CPU, --backend cuda says why.
     let hw = Hardware::new(parse_gpus("2x80GiB").unwrap(), 64 * GIB, 16);

@@ -437,9 +437,12 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         choose_gpus(&layout, &hw.gpus, &hw.host, &GpuAsk::of(options))
     };
     let why_no_gpu = || {
+        // With no GPU at all, why there is none (no driver, ...) says more than which
+        // `--gpus` index is missing.
         options
             .gpus
             .as_deref()
+            .filter(|_| !hw.gpus.is_empty())
             .and_then(|only| bad_ordinals(only, &hw.gpus))
             .unwrap_or_else(|| {
                 let left_out = (0..hw.gpus.len())

@@ -19,7 +19,7 @@ mod time_loop;
 
 pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo};
-pub use select::{follow_plan, Started};
+pub use select::{follow_plan, start_engine, Started};
 pub use step::{magnetic_source_values, source_values, PhaseTimes, Stepper};
 pub use time_loop::time_loop;
 
@@ -200,12 +200,8 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     let hardware = crate::plan::Hardware::detect(None, None);
     let plan = crate::plan::plan(model, &hardware, &plan_options);
     obs.message(&plan.reason);
-    let planned = select::Planned {
-        hardware: &hardware,
-        options: &plan_options,
-        plan: &plan,
-    };
-    let (engine, ranges) = select::build_engine(model, planned, &pool, obs)?;
+    let (engine, ranges) = select::start_engine(model, &hardware, &plan_options, &plan, &pool, obs)
+        .map_err(RunError::Backend)?;
     // The one dispatch point: every arm runs the same generic loop on a concrete engine. The
     // CPU engines step on the run's worker pool.
     let r = &ranges;

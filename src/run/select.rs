@@ -4,7 +4,7 @@
 //! the remaining GPUs or, under `auto`, on the CPU with its own slab split and a fresh
 //! host-memory check, before any output is written.
 
-use super::{Observer, RunError, StartError};
+use super::{Observer, StartError};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::select::Placement;
 use crate::backend::cuda::CudaError;
@@ -14,17 +14,6 @@ use crate::model::{Model, Precision};
 use crate::plan::{
     BackendChoice, Decision, Hardware, NoGpu, Plan, PlanBackend, PlanOptions, StartFailure,
 };
-
-/// The plan a run follows and what it was made from, so that a failed start can re-plan.
-#[derive(Clone, Copy)]
-pub(super) struct Planned<'a> {
-    /// The hardware planned for.
-    pub hardware: &'a Hardware,
-    /// The options planned under.
-    pub options: &'a PlanOptions,
-    /// The plan.
-    pub plan: &'a Plan,
-}
 
 /// Where following a plan ended ([`follow_plan`]).
 #[derive(Debug)]
@@ -116,23 +105,26 @@ fn refusal(plan: &Plan, options: &PlanOptions, out_of_memory: Option<String>) ->
     }
 }
 
-/// The engine for `model` and its slab ranges, as the plan decides: CUDA on the plan's
-/// placement, or the CPU engine on the plan's slabs, built on `pool`.
-pub(super) fn build_engine(
+/// The engine for `model` and its slab ranges, as `plan` (made on `hardware` under `options`)
+/// decides: CUDA on the plan's placement, re-planned as [`follow_plan`] does when that fails,
+/// or the CPU engine on the plan's slabs, built on `pool`. `yee run` and `yee bench` both
+/// build their engine here.
+pub fn start_engine(
     model: &Model,
-    planned: Planned,
+    hardware: &Hardware,
+    options: &PlanOptions,
+    plan: &Plan,
     pool: &rayon::ThreadPool,
     obs: &mut dyn Observer,
-) -> Result<(Engine, Vec<SlabRange>), RunError> {
+) -> Result<(Engine, Vec<SlabRange>), StartError> {
     let started = follow_plan(
         model,
-        planned.hardware,
-        planned.options,
-        planned.plan.clone(),
+        hardware,
+        options,
+        plan.clone(),
         |p| cuda_on(model, &Placement::of(p)),
         obs,
-    )
-    .map_err(RunError::Backend)?;
+    )?;
     match started {
         Started::Gpus(engine, plan) => Ok((engine, plan.ranges())),
         Started::Cpu(plan) => {
