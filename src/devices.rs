@@ -6,8 +6,8 @@
 pub use crate::backend::cuda::GpuInfo;
 
 /// The GPUs usable now, or the reason none is (no driver library, no device, ...).
-pub fn probe_gpus() -> Result<Vec<GpuInfo>, String> {
-    crate::backend::cuda::probe_gpus().map_err(|e| e.to_string())
+pub fn probe_gpus() -> Result<Vec<GpuInfo>, crate::backend::cuda::CudaError> {
+    crate::backend::cuda::probe_gpus()
 }
 
 fn gib(b: u64) -> String {
