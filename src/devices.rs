@@ -190,11 +190,29 @@ mod for_plan {
         }
     }
 
+    /// Whether every pair of the driver's GPUs has peer access (false when that cannot be read:
+    /// then the staged halo planes are counted, the safe side).
+    #[cfg(feature = "cuda")]
+    fn all_peers() -> bool {
+        crate::backend::cuda::peer_matrix().is_ok_and(|m| {
+            m.iter()
+                .enumerate()
+                .all(|(a, row)| row.iter().enumerate().all(|(b, &p)| a == b || p))
+        })
+    }
+
+    /// Without the `cuda` feature no GPU is probed.
+    #[cfg(not(feature = "cuda"))]
+    fn all_peers() -> bool {
+        false
+    }
+
     impl Hardware {
         /// GPUs and host as given (`gpus`, `host_memory`) or found on this machine: the driver's
         /// GPUs with their free memory, MemAvailable of the host.
         pub fn detect(gpus: Option<Vec<Device>>, host_memory: Option<u64>) -> Hardware {
             let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let probed = gpus.is_none();
             let (gpus, gpu_note) = match gpus {
                 Some(g) => (g, "given with --gpus".to_string()),
                 None => match super::probe_gpus() {
@@ -219,7 +237,11 @@ mod for_plan {
                     ),
                 },
             };
+            // Peer access as the driver reports it for every pair of the GPUs found; GPUs
+            // given by model or size are assumed to have it.
+            let peer_access = !probed || gpus.len() < 2 || all_peers();
             Hardware {
+                peer_access,
                 gpus,
                 gpu_note,
                 host: Device::host(host_bytes, cores),

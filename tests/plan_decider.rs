@@ -752,3 +752,56 @@ fn cuda_that_cannot_start_is_said_from_the_plan() {
         Err(yee::run::StartError::Cuda(CudaError::Compile(_)))
     ));
 }
+
+#[test]
+fn without_peer_access_the_staged_halo_planes_are_in_the_plan() {
+    let m = monitored_periodic();
+    let mut hw = Hardware::new(parse_gpus("4x80GiB").unwrap(), 64 * GIB, 16);
+    let options = PlanOptions {
+        gpus: Some(vec![0, 2]),
+        slabs_per_gpu: Some(2),
+        ..Default::default()
+    };
+    let with_peers = plan::plan(&m, &hw, &options);
+    assert_eq!(with_peers.bytes.staged_halos, 0);
+    hw.peer_access = false;
+    let p = plan::plan(&m, &hw, &options);
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    // Slabs on GPUs [0, 0, 2, 2] with periodic x: one boundary between the GPUs (Hy, Hz, Ey,
+    // Ez) and the two wrap-round copies of each periodic face, one pinned plane each.
+    let [_, ny, nz] = m.grid.shape;
+    let plane = (ny * nz * 4) as u64;
+    assert_eq!(p.bytes.staged_halos, (4 + 2 + 2) * plane);
+    assert_eq!(
+        p.bytes.total,
+        with_peers.bytes.total + p.bytes.staged_halos,
+        "counted in the totals"
+    );
+    assert!(p.render().contains("staged halo planes"));
+    assert!(!with_peers.render().contains("staged halo planes"));
+    // The engine on GPUs without peer access pins exactly the mirrors and those planes.
+    let (_, gpu_of) = Placement::of(&p).devices();
+    assert_eq!(
+        plan::Layout::of(&m).staged_halo_total(&gpu_of),
+        p.bytes.staged_halos
+    );
+    let placement = Placement::of(&p);
+    let engine = Engine::<Counting, f32>::new(
+        Counting::new(2, false),
+        &m,
+        &placement.ranges,
+        &gpu_of,
+        EngineOptions::default(),
+        "counting",
+    )
+    .expect("a counting device never runs out");
+    assert_eq!(
+        *engine.device().pinned.borrow(),
+        p.bytes.pinned + p.bytes.staged_halos
+    );
+    // A host that holds everything but the staged planes is short.
+    let mut small = hw.clone();
+    small.host.memory_bytes = p.bytes.monitors + p.bytes.pinned + p.bytes.probe_series;
+    let short = plan::plan(&m, &small, &options);
+    assert_eq!(short.backend, PlanBackend::None, "{}", short.reason);
+}

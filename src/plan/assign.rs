@@ -66,6 +66,7 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
         bytes.monitors,
         bytes.device_monitors,
         bytes.pinned,
+        bytes.staged_halos,
         bytes.probe_series,
         bytes.halos,
         bytes.overhead,
@@ -74,11 +75,13 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
     .fold(0u64, u64::saturating_add);
 }
 
-/// Host-side bytes of a plan: host monitor buffers, pinned mirrors and the probe series.
+/// Host-side bytes of a plan: host monitor buffers, pinned mirrors, staged halo planes and
+/// the probe series.
 fn host_side_bytes(bytes: &Bytes) -> u64 {
     bytes
         .monitors
         .saturating_add(bytes.pinned)
+        .saturating_add(bytes.staged_halos)
         .saturating_add(bytes.probe_series)
 }
 
@@ -96,13 +99,16 @@ fn host_fit(c: &Candidate, available: u64) -> HostFit {
 }
 
 /// The GPUs `sel` (indices into `gpus`), `spg` slabs on each, split by [`gpu_split`]. Every
-/// slab's monitor buffers are counted on its GPU, their pinned mirrors on the host.
+/// slab's monitor buffers are counted on its GPU, their pinned mirrors on the host; without
+/// `peer` access between the GPUs, so is a pinned plane for every halo copy between two of
+/// them (the CUDA engine stages those copies through host memory).
 pub(super) fn gpu_candidate(
     layout: &Layout,
     gpus: &[Device],
     host: &Device,
     sel: &[usize],
     spg: usize,
+    peer: bool,
 ) -> Candidate {
     let [nx, ny, nz] = layout.shape;
     let usable_of: Vec<u64> = sel.iter().map(|&i| gpus[i].usable_bytes()).collect();
@@ -144,6 +150,9 @@ pub(super) fn gpu_candidate(
     bytes.overhead = k * CUDA_CONTEXT_RESERVE;
     bytes.monitors = layout.gpu_host_monitor_bytes();
     bytes.pinned = layout.gpu_pinned_bytes();
+    if !peer {
+        bytes.staged_halos = layout.staged_halo_total(&gpu_of);
+    }
     let device_bytes = bytes.fields
         + bytes.materials
         + bytes.pml
@@ -227,14 +236,17 @@ pub(super) struct GpuAsk {
     pub(super) spg: usize,
     /// GPUs left out after a failed start.
     pub(super) exclude: Vec<usize>,
+    /// The GPUs have peer access to each other ([`Hardware::peer_access`]).
+    pub(super) peer: bool,
 }
 
 impl GpuAsk {
-    pub(super) fn of(options: &PlanOptions) -> GpuAsk {
+    pub(super) fn of(options: &PlanOptions, hw: &Hardware) -> GpuAsk {
         GpuAsk {
             only: options.gpus.clone(),
             spg: options.slabs_per_gpu.unwrap_or(1).max(1),
             exclude: options.exclude_gpus.clone(),
+            peer: hw.peer_access,
         }
     }
 }
@@ -279,7 +291,7 @@ pub(super) fn choose_gpus(
         if only.is_empty() {
             return None;
         }
-        let cand = gpu_candidate(layout, gpus, host, &only, ask.spg);
+        let cand = gpu_candidate(layout, gpus, host, &only, ask.spg, ask.peer);
         let k = cand.gpus();
         return Some(GpuChoice {
             k_min: cand.fits.then_some(k),
@@ -297,7 +309,7 @@ pub(super) fn choose_gpus(
         return None;
     }
     order.sort_by_key(|&i| std::cmp::Reverse(gpus[i].usable_bytes()));
-    let cand = |k: usize| gpu_candidate(layout, gpus, host, &order[..k], ask.spg);
+    let cand = |k: usize| gpu_candidate(layout, gpus, host, &order[..k], ask.spg, ask.peer);
     // No fewer GPUs than it takes to hold the grid and its monitors without halos.
     let whole = layout.gpu_slab_bytes_with_monitors(SlabRange {
         x0: 0,
@@ -404,8 +416,13 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
         ),
         host_bandwidth,
         format!(
-            "GPUs: {} per GPU held back for the CUDA context; peer access between GPUs (without it each halo copy between two GPUs is staged through a pinned host plane); {} kernel launches per step and, when split, {} halo plane copies at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
+            "GPUs: {} per GPU held back for the CUDA context; {}; {} kernel launches per step and, when split, {} halo plane copies at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
             crate::plan::report::bytes_bin(CUDA_CONTEXT_RESERVE),
+            if hw.peer_access {
+                "peer access between GPUs (without it each halo copy between two GPUs is staged through a pinned host plane)"
+            } else {
+                "no peer access between GPUs: each halo copy between two GPUs is staged through a pinned host plane, counted as staged halo planes"
+            },
             KERNELS_PER_STEP,
             HALO_COPIES_PER_STEP,
             duration_h(LAUNCH_OVERHEAD_S),
@@ -434,7 +451,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
     let gpu = if options.backend == BackendChoice::Cpu {
         None
     } else {
-        choose_gpus(&layout, &hw.gpus, &hw.host, &GpuAsk::of(options))
+        choose_gpus(&layout, &hw.gpus, &hw.host, &GpuAsk::of(options, hw))
     };
     let why_no_gpu = || {
         // With no GPU at all, why there is none (no driver, ...) says more than which

@@ -456,6 +456,10 @@ pub struct Hardware {
     pub host_note: String,
     /// Host cores (the CPU backend's worker threads).
     pub cores: usize,
+    /// Whether every GPU can read and write every other's memory directly (peer access, as
+    /// over NVLink). Without it the CUDA engine stages each halo copy between two GPUs
+    /// through a pinned host plane, which the plan then counts (`Bytes::staged_halos`).
+    pub peer_access: bool,
     /// Where the host bandwidth came from, when it is not the per-core assumption: measured
     /// now, or read from the cache (which file, how old).
     pub bandwidth_note: Option<String>,
@@ -574,6 +578,7 @@ impl Hardware {
             host_note: "given".into(),
             cores,
             bandwidth_note: None,
+            peer_access: true,
         }
     }
 

@@ -159,6 +159,9 @@ pub struct Bytes {
     pub device_monitors: u64,
     /// Pinned host mirrors of the GPU monitor buffers (probe ring, snapshot staging).
     pub pinned: u64,
+    /// Pinned host planes staging the halo copies between GPUs without peer access
+    /// ([`Hardware::peer_access`]; [`Layout::staged_halo_total`]): 0 with peer access.
+    pub staged_halos: u64,
     /// Probe time series the HDF5 writer keeps until the end of the run (host, f64).
     pub probe_series: u64,
     /// Halo planes (one on each side of each slab, six components).
@@ -284,7 +287,8 @@ impl Plan {
 
     /// What the run allocates by backend category: the slabs (with, on CUDA, their monitor
     /// buffers on the device) plus the host monitor buffers and pinned mirrors (`monitors`).
-    /// A run's `RunInfo::allocation` equals this (on CUDA, with peer access between GPUs).
+    /// A run's `RunInfo::allocation` equals this; on CUDA without peer access the engine also
+    /// holds the staged halo planes, which the plan counts apart (`Bytes::staged_halos`).
     pub fn allocation(&self) -> Allocation {
         let mut a = Allocation::default();
         for s in &self.slabs {

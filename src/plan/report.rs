@@ -131,7 +131,7 @@ pub(super) fn render(p: &Plan) -> String {
     } else {
         "per-device overhead".to_string()
     };
-    let rows = [
+    let mut rows = vec![
         ("E and H fields".to_string(), b.fields),
         ("material indices".to_string(), b.materials),
         ("CPML auxiliaries".to_string(), b.pml),
@@ -146,6 +146,15 @@ pub(super) fn render(p: &Plan) -> String {
         (overhead_note, b.overhead),
         ("total".to_string(), b.total),
     ];
+    if b.staged_halos > 0 {
+        rows.insert(
+            7,
+            (
+                "staged halo planes (pinned, no peer access)".to_string(),
+                b.staged_halos,
+            ),
+        );
+    }
     for (name, v) in rows {
         let _ = writeln!(o, "  {name:<44} {:>21}  {:>9}", group(v), bytes_h(v));
     }

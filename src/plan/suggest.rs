@@ -40,7 +40,7 @@ fn fits_anywhere(
     options: &PlanOptions,
 ) -> Option<(PlanBackend, usize)> {
     if options.backend != BackendChoice::Cpu {
-        if let Some(c) = choose_gpus(layout, &hw.gpus, &hw.host, &GpuAsk::of(options)) {
+        if let Some(c) = choose_gpus(layout, &hw.gpus, &hw.host, &GpuAsk::of(options, hw)) {
             if c.cand.fits {
                 return Some((PlanBackend::Cuda, c.cand.gpus()));
             }
@@ -139,7 +139,7 @@ fn suggest_cell(
             };
             let [nx, ny, nz] = l.shape;
             let total = match at.0 {
-                PlanBackend::Cuda => choose_gpus(&l, &hw.gpus, &hw.host, &GpuAsk::of(options))
+                PlanBackend::Cuda => choose_gpus(&l, &hw.gpus, &hw.host, &GpuAsk::of(options, hw))
                     .map_or(0, |c| c.cand.bytes.total),
                 _ => {
                     cpu_candidate(&l, &hw.host, hw.gpus.len(), cpu_slabs_for(&l, hw, options))
@@ -176,7 +176,8 @@ fn gpus_needed(layout: &Layout, kind: &Device, host: &Device, spg: usize) -> Opt
     let try_k = |k: usize| {
         let gpus = vec![kind.clone(); k];
         let sel: Vec<usize> = (0..k).collect();
-        gpu_candidate(layout, &gpus, host, &sel, spg)
+        // GPUs of a kind bought to hold it: assumed to have peer access (NVLink).
+        gpu_candidate(layout, &gpus, host, &sel, spg, true)
     };
     for k in start..=(start + 64).min(nx) {
         let c = try_k(k);
@@ -192,7 +193,7 @@ fn suggest_gpus(layout: &Layout, hw: &Hardware, options: &PlanOptions) -> Option
         Some(d) => d.clone(),
         None => Device::from_model(&GPU_MODELS[1]),
     };
-    let Some(c) = gpus_needed(layout, &kind, &hw.host, GpuAsk::of(options).spg) else {
+    let Some(c) = gpus_needed(layout, &kind, &hw.host, GpuAsk::of(options, hw).spg) else {
         return Some(format!(
             "No number of {} GPUs holds this grid: every slab needs at least one x plane.",
             kind.name
