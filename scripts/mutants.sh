@@ -55,10 +55,17 @@ for f in "${files[@]}"; do
     file_args+=(--file "$f")
 done
 
+# The selection goes to every cargo invocation (--cargo-arg), so that only these test targets are
+# built for each mutant, not the whole suite.
+test_args=()
+for a in $tests; do
+    test_args+=("--cargo-arg=$a")
+done
+
 out="${MUTANTS_OUT:-target/mutants}"
 mkdir -p "$out"
 echo "mutants.sh: files: ${files[*]}"
 echo "mutants.sh: tests: $tests"
-# shellcheck disable=SC2086 # the test selection and extra arguments are word lists
+# shellcheck disable=SC2086 # the extra arguments are a word list
 exec nice -n 19 cargo mutants --jobs 1 --profile release --copy-target=true \
-    --output "$out" "${file_args[@]}" ${MUTANTS_ARGS:-} -- $tests
+    --output "$out" "${file_args[@]}" "${test_args[@]}" ${MUTANTS_ARGS:-}
