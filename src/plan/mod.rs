@@ -4,7 +4,8 @@
 //! [`plan`] is a pure function of the model, the [`Hardware`] and the [`PlanOptions`]; `yee
 //! plan` prints it and `yee run` follows it. Every byte count comes from [`bytes`]: the
 //! backends allocate exactly [`slab_bytes`] per slab (the CPU backend checks its own count
-//! against it), and the time loop allocates the [`monitor_staging_len`] staging buffer.
+//! against it), and the monitor buffers are the [`monitor_staging_len`] staging and the flux
+//! DFTs ([`monitor_staging_bytes`]).
 //!
 //! Modules: [`hardware`] (GPU table, `--gpus` and size parsing, the host), [`bytes`] (byte
 //! accounting), `assign` (device choice, slab split, time model, suggestions), `report`
@@ -107,7 +108,7 @@ pub struct Bytes {
     pub materials: u64,
     /// CPML psi arrays.
     pub pml: u64,
-    /// Monitor buffers: the snapshot staging buffer (host).
+    /// Monitor buffers: the snapshot and flux-plane staging and the flux DFTs (host).
     pub monitors: u64,
     /// Probe time series the HDF5 writer keeps until the end of the run (host, f64).
     pub probe_series: u64,
