@@ -368,3 +368,16 @@ fn cpu_monitor_buffers_after_a_run_are_what_the_plan_lists() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// scripts/test.sh runs this file again with debug assertions on, so that the backends' own
+/// allocation checks (`debug_assert_eq!` against the plan and the estimate) run; it says so
+/// with YEE_EXPECT_DEBUG_ASSERTIONS, and this fails if that run was built without them.
+#[test]
+fn debug_assertions_are_on_where_the_suite_expects_them() {
+    if std::env::var_os("YEE_EXPECT_DEBUG_ASSERTIONS").is_some() {
+        assert!(
+            cfg!(debug_assertions),
+            "YEE_EXPECT_DEBUG_ASSERTIONS is set but this build has no debug assertions"
+        );
+    }
+}

@@ -1598,6 +1598,9 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
 
     fn update_h(&mut self) {
         self.step = self.steps + 1;
+        // Which half step the next exchange follows, also after a failure (when no phase
+        // runs): the time loop keeps calling exchange with the plan's lists.
+        self.last_phase = Phase::H;
         if !self.failed() {
             let r = self.phase(Phase::H, &[]);
             self.ok(r, "updating H");
@@ -1605,6 +1608,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
     }
 
     fn update_e(&mut self, source_values: &[f64]) {
+        self.last_phase = Phase::E;
         if !self.failed() {
             let r = self.phase(Phase::E, source_values);
             self.ok(r, "updating E");
