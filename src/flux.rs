@@ -254,7 +254,7 @@ impl FluxAccumulators {
     }
 
     /// Bytes of host memory the accumulators and their gather scratch hold, counted from the
-    /// vectors' capacities (what [`crate::plan::flux_bytes`] must list).
+    /// vectors' capacities (what [`crate::plan::bytes::flux_bytes`] must list).
     pub fn bytes(&self) -> u64 {
         let cap = |v: &Vec<f64>| 8 * v.capacity() as u64;
         let dfts: u64 = self
