@@ -69,17 +69,19 @@ struct CpmlArgs {
 };
 static_assert(sizeof(CpmlArgs) == 144 + 2 * sizeof(real), "CpmlArgs layout");
 
-// A current source over a box of owned cells.
+// A current sheet over a box of owned cells: electric (E -= cb[mat] j, phase E) or magnetic
+// (H -= ch j, phase H; mat unused).
 struct SourceArgs {
     real* f;
     const u8* mat;
     i64 plane;
     int nz;
     int p0, p1, y0, y1, z0, z1;
-    int pad_;
+    int magnetic;
     real j;
+    real ch;  // dt / mu0
 };
-static_assert(sizeof(SourceArgs) == 64, "SourceArgs layout");
+static_assert(sizeof(SourceArgs) == 56 + 2 * sizeof(real), "SourceArgs layout");
 
 // Tangential E zeroed on PEC minimum faces.
 struct PecArgs {

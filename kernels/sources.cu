@@ -3,8 +3,10 @@
 
 #include "common.cuh"
 
-// E -= cb J over the source's box of owned cells, cb from the cell's material:
-// the discrete dE/dt = (curl H - J) / eps. One launch per source, in model order.
+// E -= cb J over the source's box of owned cells, cb from the cell's material: the discrete
+// dE/dt = (curl H - J) / eps, after the E update's CPML pass. Or, for the magnetic sheet of a
+// one-way plane wave, H -= ch M (dH/dt = -(curl E + M) / mu0) after the H update's CPML pass.
+// One launch per sheet, in model order (cpu/mod.rs inject, inject_magnetic).
 extern "C" __global__ void inject_source(const SourceArgs a) {
     const int cy = a.y1 - a.y0, cz = a.z1 - a.z0;
     const i64 t = thread_index();
@@ -14,7 +16,8 @@ extern "C" __global__ void inject_source(const SourceArgs a) {
     const int y = a.y0 + (int)(r % cy);
     const int p = a.p0 + (int)(r / cy);
     const i64 o = (i64)p * a.plane + (i64)y * a.nz + z;
-    a.f[o] -= c_cb[a.mat[o - a.plane]] * a.j;
+    const real c = a.magnetic ? a.ch : c_cb[a.mat[o - a.plane]];
+    a.f[o] -= c * a.j;
 }
 
 // Tangential E = 0 on PEC (and PML-backing) minimum faces, within owned planes [p0, p1):

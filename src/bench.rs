@@ -10,7 +10,7 @@ use crate::backend::Backend;
 use crate::decomp::{split_even, HaloPlan};
 use crate::model::{Model, Precision};
 use crate::real::Real;
-use crate::run::source_values;
+use crate::run::{magnetic_source_values, source_values};
 use std::time::Instant;
 
 /// Which engine to measure.
@@ -127,8 +127,10 @@ pub fn vacuum_cube(size: usize, precision: Precision, steps: usize) -> Result<Mo
 /// Step `backend` `steps` times.
 fn step<B: Backend>(model: &Model, backend: &mut B, halos: &HaloPlan, first: usize, steps: usize) {
     let mut j = Vec::new();
+    let mut m = Vec::new();
     for n in first..first + steps {
-        backend.update_h();
+        magnetic_source_values(model, n as f64 * model.grid.dt, &mut m);
+        backend.update_h(&m);
         backend.exchange(&halos.after_h);
         source_values(model, (n as f64 + 0.5) * model.grid.dt, &mut j);
         backend.update_e(&j);

@@ -1,13 +1,14 @@
 //! The `yee` command line: parse arguments, call the library, map errors to exit codes
-//! (0 success, 1 runtime failure, 2 invalid input, 130 interrupted).
+//! (0 success, 1 runtime failure, 2 invalid input, 128 + signal when stopped by a signal:
+//! 130 SIGINT, 143 SIGTERM, 129 SIGHUP).
 
 mod progress;
+mod signals;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::Ordering;
 use yee::run::{BackendChoice, RunError, RunOptions};
 use yee::scene::SceneError;
 
@@ -49,8 +50,8 @@ enum Command {
         /// No progress output, only errors.
         #[arg(short, long)]
         quiet: bool,
-        /// Replace the output file if it exists (without this, yee refuses rather than
-        /// overwrite earlier results).
+        /// Replace the output file and its .xmf sidecar if they exist (without this, yee
+        /// refuses rather than overwrite earlier results).
         #[arg(long)]
         overwrite: bool,
     },
@@ -291,24 +292,17 @@ fn run(
         return ExitCode::from(2);
     }
     let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
-    if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
-        if !parent.is_dir() {
-            eprintln!(
-                "error: cannot write `{}`: the folder `{}` does not exist",
-                output.display(),
-                parent.display()
-            );
+    let mut opts = RunOptions::new(output);
+    // Before the output is claimed: a stop from here on is orderly.
+    signals::install(&opts.stop);
+    // Held until the run ends: no other yee run can write this result meanwhile.
+    let _claim = match yee::output::claim::OutputClaim::claim(&opts.output, overwrite) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
             return ExitCode::from(2);
         }
-    }
-    if output.exists() && !overwrite {
-        eprintln!(
-            "error: `{}` already exists; pass --overwrite to replace it, or choose another file with -o",
-            output.display()
-        );
-        return ExitCode::from(2);
-    }
-    let mut opts = RunOptions::new(output);
+    };
     opts.backend = match backend {
         Backend::Auto => BackendChoice::Auto,
         Backend::Cpu => BackendChoice::Cpu,
@@ -318,19 +312,33 @@ fn run(
     opts.threads = threads;
     opts.gpus = gpus;
     opts.slabs_per_gpu = slabs_per_gpu;
-    let stop = opts.stop.clone();
-    // First Ctrl-C: finish the current step, flush and exit 130. Second: leave at once.
-    let _ = ctrlc::set_handler(move || {
-        if stop.swap(true, Ordering::SeqCst) {
-            std::process::exit(130);
-        }
-    });
+    if let Some(w) = yee::output::space_warning(&model, &opts.output) {
+        eprintln!("warning: {w}");
+    }
+    if opts.stop.load(std::sync::atomic::Ordering::SeqCst) {
+        eprintln!("interrupted before the run started; nothing was written");
+        return ExitCode::from(signals::exit_code());
+    }
     let mut observer = progress::TerminalObserver::new(quiet);
-    match yee::run::run(&model, &opts, &mut observer) {
+    let result = yee::run::run(&model, &opts, &mut observer);
+    let summary = match &result {
+        Ok(s) => Some(s),
+        Err(RunError::Interrupted(s))
+        | Err(RunError::NonFinite { summary: s, .. })
+        | Err(RunError::Device { summary: s, .. })
+        | Err(RunError::Output {
+            summary: Some(s), ..
+        }) => Some(&**s),
+        Err(_) => None,
+    };
+    if let Some(w) = summary.and_then(|s| s.sidecar_warning.as_ref()) {
+        eprintln!("warning: {w}");
+    }
+    match result {
         Ok(_) => ExitCode::SUCCESS,
         Err(e @ RunError::Interrupted(_)) => {
             eprintln!("{e}");
-            ExitCode::from(130)
+            ExitCode::from(signals::exit_code())
         }
         Err(e) => {
             eprintln!("error: {e}");

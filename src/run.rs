@@ -3,8 +3,8 @@
 //! Per step: update H, exchange H halos, update E (with the source currents), exchange E
 //! halos, record monitors; now and then check for NaN/Inf, report progress and flush output.
 //! Each phase is timed. The loop stops at the end of a step when the stop flag is set
-//! (Ctrl-C), the fields blow up, or the backend reports a device failure, leaving a valid file
-//! with `complete = false` that holds everything written so far.
+//! (Ctrl-C), the fields blow up, the backend reports a device failure or a write fails (a full
+//! disk), leaving a valid file with `complete = false` that holds everything written so far.
 //!
 //! Monitors are queued, not read: probe rows, snapshot regions and flux DFTs are recorded by
 //! the backend (on a GPU, without waiting for it) and written when their data has reached the
@@ -38,7 +38,9 @@ pub enum BackendChoice {
 /// How to run a model.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// The HDF5 file to write.
+    /// The HDF5 file to write. It replaces a file already there only once it is valid (see
+    /// `output`); keeping other runs away from it is the caller's part (`yee run` holds an
+    /// `output::claim::OutputClaim` for the whole run).
     pub output: PathBuf,
     /// Engine choice.
     pub backend: BackendChoice,
@@ -140,6 +142,8 @@ pub struct Summary {
     pub output: PathBuf,
     /// True when every step ran.
     pub complete: bool,
+    /// Why the XDMF sidecar could not be written (or a stale one removed), if so.
+    pub sidecar_warning: Option<String>,
 }
 
 /// Receives progress; the engine does not depend on any terminal library.
@@ -182,9 +186,15 @@ pub enum RunError {
         /// The run so far.
         summary: Box<Summary>,
     },
-    /// Writing the output failed.
-    #[error(transparent)]
-    Output(#[from] OutputError),
+    /// Writing the output failed; after the file was created, the run stopped there and the
+    /// file holds what was written before.
+    #[error("{error}")]
+    Output {
+        /// Which file, what failed, how much was written and how much more is needed.
+        error: OutputError,
+        /// The run so far, when the file had been created.
+        summary: Option<Box<Summary>>,
+    },
     /// The requested backend cannot run here.
     #[error("{0}")]
     Backend(String),
@@ -248,6 +258,7 @@ pub struct Stepper<'a, B: Backend> {
     /// The halo copies replayed each half step.
     pub halos: HaloPlan,
     currents: Vec<f64>,
+    magnetic: Vec<f64>,
     steps_done: usize,
 }
 
@@ -260,11 +271,13 @@ impl<'a, B: Backend> Stepper<'a, B> {
             backend,
             halos,
             currents: Vec::with_capacity(model.sources.len()),
+            magnetic: Vec::with_capacity(model.sources.len()),
             steps_done: 0,
         }
     }
 
-    /// One full step: H, H halos, E with sources at (n + 1/2) dt, E halos.
+    /// One full step: H with magnetic sources at n dt, H halos, E with sources at
+    /// (n + 1/2) dt, E halos.
     pub fn step(&mut self) {
         self.step_timed(&mut PhaseTimes::default());
     }
@@ -273,7 +286,12 @@ impl<'a, B: Backend> Stepper<'a, B> {
     pub fn step_timed(&mut self, phases: &mut PhaseTimes) {
         let n = self.steps_done;
         let t0 = Instant::now();
-        self.backend.update_h();
+        magnetic_source_values(
+            self.model,
+            n as f64 * self.model.grid.dt,
+            &mut self.magnetic,
+        );
+        self.backend.update_h(&self.magnetic);
         let t1 = Instant::now();
         self.backend.exchange(&self.halos.after_h);
         let t2 = Instant::now();
@@ -301,12 +319,13 @@ impl<'a, B: Backend> Stepper<'a, B> {
 /// Source currents J at time t for every model source.
 pub fn source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.clear();
-    out.extend(
-        model
-            .sources
-            .iter()
-            .map(|s| s.amplitude * s.waveform.value(t)),
-    );
+    out.extend(model.sources.iter().map(|s| s.current(t)));
+}
+
+/// Magnetic currents M at time t for every model source (0 for those without a magnetic sheet).
+pub fn magnetic_source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
+    out.clear();
+    out.extend(model.sources.iter().map(|s| s.magnetic_current(t)));
 }
 
 /// The shared time loop over any backend.
@@ -319,7 +338,13 @@ pub fn time_loop<B: Backend>(
     obs: &mut dyn Observer,
 ) -> Result<Summary, RunError> {
     let g = &model.grid;
-    let mut writer = Hdf5Writer::create::<B::Real>(&opts.output, model, &backend.name())?;
+    let mut writer =
+        Hdf5Writer::create::<B::Real>(&opts.output, model, &backend.name()).map_err(|error| {
+            RunError::Output {
+                error,
+                summary: None,
+            }
+        })?;
     obs.start(&RunInfo {
         backend: backend.name(),
         cells: g.cells(),
@@ -354,27 +379,36 @@ pub fn time_loop<B: Backend>(
         if !monitors.samples.is_empty() {
             backend.queue_probes(&monitors.samples);
         }
-        let mut wrote_snapshot = monitors.write_snapshots(&mut writer, backend, false)?;
-        for (s, snap) in model.snapshots.iter().enumerate() {
-            if step % snap.every == 0 {
-                wrote_snapshot |= monitors.queue_snapshot(&mut writer, backend, s, step)?;
-            }
-        }
-        if !model.fluxes.is_empty() {
-            backend.accumulate_flux(step, g.dt);
-        }
         let now = Instant::now();
-        let timed_flush = now.duration_since(last_flush) > Duration::from_secs(10);
-        if timed_flush {
-            // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
-            write_fluxes(&mut writer, backend, model, step)?;
-        }
-        if wrote_snapshot || timed_flush {
-            monitors.write_probes(&model.probes, &mut writer, backend, false);
-            writer.flush::<B::Real>(step)?;
-            last_flush = Instant::now();
-        }
+        // A failed write (a full disk) ends the run like an interrupt, after this step.
+        let written = (|| -> Result<(), OutputError> {
+            let mut wrote_snapshot = monitors.write_snapshots(&mut writer, backend, false)?;
+            for (s, snap) in model.snapshots.iter().enumerate() {
+                if step % snap.every == 0 {
+                    wrote_snapshot |= monitors.queue_snapshot(&mut writer, backend, s, step)?;
+                }
+            }
+            if !model.fluxes.is_empty() {
+                backend.accumulate_flux(step, g.dt);
+            }
+            let timed_flush = now.duration_since(last_flush) > Duration::from_secs(10);
+            if timed_flush {
+                // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
+                write_fluxes(&mut writer, backend, model, step)?;
+            }
+            if wrote_snapshot || timed_flush {
+                monitors.write_probes(&model.probes, &mut writer, backend, false);
+                writer.flush::<B::Real>(step)?;
+                last_flush = Instant::now();
+            }
+            Ok(())
+        })();
         phases.monitors += t4.elapsed();
+        if let Err(e) = written {
+            steps_done = step;
+            failure = Some(Failure::Output(e));
+            break;
+        }
 
         if let Some(message) = backend.failure() {
             failure = Some(Failure::Device { step, message });
@@ -409,25 +443,36 @@ pub fn time_loop<B: Backend>(
     }
 
     // Whatever is still queued: wait for it (after a device failure, keep what reached the host).
+    // After a failed write, still try to close the file cleanly: the first error is the one
+    // reported.
     let t6 = Instant::now();
-    monitors.write_snapshots(&mut writer, backend, true)?;
-    monitors.write_probes(&model.probes, &mut writer, backend, true);
-    write_fluxes(&mut writer, backend, model, steps_done)?;
+    let tail = (|| -> Result<(), OutputError> {
+        monitors.write_snapshots(&mut writer, backend, true)?;
+        monitors.write_probes(&model.probes, &mut writer, backend, true);
+        write_fluxes(&mut writer, backend, model, steps_done)
+    })();
     phases.monitors += t6.elapsed();
     let wall = started.elapsed();
-    let complete = steps_done == g.steps && failure.is_none();
-    writer.finish::<B::Real>(steps_done, complete)?;
-    drop(writer);
-    if !model.snapshots.is_empty() {
-        // The sidecar lets ParaView and VisIt open the snapshots; a failure here loses no data.
-        let sidecar = opts.output.with_extension("xmf");
-        if let Err(e) = crate::output::xdmf::write_xdmf(&opts.output, &sidecar) {
-            obs.message(&format!(
-                "warning: could not write the XDMF sidecar `{}`: {e}",
-                sidecar.display()
-            ));
+    let complete = steps_done == g.steps && failure.is_none() && tail.is_ok();
+    let finished = writer.finish::<B::Real>(steps_done, complete);
+    let complete = complete && finished.is_ok();
+    if failure.is_none() {
+        if let Err(e) = tail.and(finished) {
+            failure = Some(Failure::Output(e));
         }
     }
+    drop(writer);
+    if let Some(Failure::Output(e)) = &mut failure {
+        if !crate::output::reopen_after_failure(&opts.output) {
+            e.message.push_str(", and the file was left unreadable");
+        }
+    }
+    // The sidecar lets ParaView and VisIt open the snapshots; a failure here loses no data,
+    // but it is reported (also with --quiet) and a stale sidecar never outlives its result.
+    let sidecar_warning =
+        crate::output::xdmf::update_sidecar(&opts.output, !model.snapshots.is_empty())
+            .err()
+            .map(|e| format!("the XDMF sidecar is missing or stale: {e}"));
     let summary = Summary {
         backend: backend.name(),
         cells: g.cells(),
@@ -438,6 +483,7 @@ pub fn time_loop<B: Backend>(
         phases,
         output: opts.output.clone(),
         complete,
+        sidecar_warning,
     };
     obs.progress(&progress(g.cells(), steps_done, g.steps, g.dt, wall));
     obs.finish(&summary);
@@ -455,6 +501,12 @@ pub fn time_loop<B: Backend>(
                 summary: Box::new(summary),
             })
         }
+        Some(Failure::Output(error)) => {
+            return Err(RunError::Output {
+                error,
+                summary: Some(Box::new(summary)),
+            })
+        }
         None => {}
     }
     if !complete {
@@ -467,6 +519,7 @@ pub fn time_loop<B: Backend>(
 enum Failure {
     NonFinite(String),
     Device { step: usize, message: String },
+    Output(OutputError),
 }
 
 /// Store every flux spectrum accumulated so far (after a device failure, the file keeps the

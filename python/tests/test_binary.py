@@ -399,6 +399,47 @@ def test_interrupted_run_is_readable(yee_bin, tmp_path):
         assert field.data.shape[0] == len(field.time) >= n
 
 
+def test_running_result_opens_in_h5py(yee_bin, tmp_path):
+    # h5py's default open takes a shared HDF5 lock, so the writer must not hold an exclusive one.
+    scene = DIPOLE.replace(f"steps = {DIPOLE_STEPS}", "steps = 1000000").replace('name = "dipole"', 'name = "live"')
+    (tmp_path / "live.toml").write_text(scene)
+    out = tmp_path / "live.h5"
+    proc = subprocess.Popen(
+        [str(yee_bin), "run", "--quiet", str(tmp_path / "live.toml"), "-o", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        # The file appears at its path only once it is a valid HDF5 file.
+        deadline = time.monotonic() + 30
+        while not out.exists() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.05)
+        with h5py.File(out, "r") as f:
+            assert not f.attrs["complete"]
+            assert f.attrs["steps"] == 1000000
+            assert "probes/p/Ez" in f
+        assert proc.poll() is None, "the run ended before the file was read"
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, stderr
+
+
+def test_overwrite_leaves_a_reader_of_the_old_result_alone(yee_bin, tmp_path):
+    # A notebook keeps the old result open while the scene is run again with --overwrite.
+    short = DIPOLE.replace(f"steps = {DIPOLE_STEPS}", "steps = 40")
+    old = run_scene(yee_bin, tmp_path, "again", short)
+    with h5py.File(old, "r") as f:
+        before = f["probes/p/Ez"][:]
+        new = run_scene(yee_bin, tmp_path, "again", short.replace("steps = 40", "steps = 60"))
+        assert np.array_equal(f["probes/p/Ez"][:], before), "the open old result changed"
+    with h5py.File(new, "r") as g:
+        assert g["probes/p/Ez"].shape == (60,) and g.attrs["complete"]
+
+
 # -- examples -----------------------------------------------------------------------------------
 
 

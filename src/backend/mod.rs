@@ -61,8 +61,10 @@ pub trait Backend {
     /// The field value type.
     type Real: Real;
 
-    /// Advance H by one step on every slab: H^{n-1/2} -> H^{n+1/2} (curl E, then CPML).
-    fn update_h(&mut self);
+    /// Advance H by one step on every slab: H^{n-1/2} -> H^{n+1/2} (curl E, CPML, then the
+    /// magnetic currents `magnetic_values[s]` = M of model source `s` at t = n dt, for the
+    /// sources with a magnetic sheet).
+    fn update_h(&mut self, magnetic_values: &[f64]);
     /// Advance E by one step on every slab: E^n -> E^{n+1} (curl H, CPML, then the source
     /// currents `source_values[s]` = J of model source `s` at t = (n + 1/2) dt, then PEC faces).
     fn update_e(&mut self, source_values: &[f64]);

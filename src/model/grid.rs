@@ -1,5 +1,7 @@
 //! Grid geometry, field components and physical constants.
 
+use super::pml::BoundaryKind;
+
 /// Speed of light in vacuum, m/s.
 pub const C0: f64 = 299_792_458.0;
 /// Vacuum permeability, H/m (CODATA 2018).
@@ -158,30 +160,72 @@ impl Grid {
         })
     }
     /// The grid points of `component` around physical point `p` and their trilinear weights
-    /// (corners with zero weight left out; a single point on an axis of one cell).
-    pub fn stencil(&self, component: Component, p: [f64; 3]) -> Vec<([usize; 3], f64)> {
+    /// (corners with zero weight left out; a point on a grid plane reads that plane alone).
+    ///
+    /// In the last half cell next to a face the second neighbour along an axis lies on or
+    /// beyond the face, and `faces` says what it is: on a periodic axis the first plane of the
+    /// other end; on a PEC wall (or the PEC behind a PML) zero for the components that vanish
+    /// there (tangential E and normal H sit on the wall) and the mirror image for the others
+    /// (normal E and tangential H, half a cell inside, are even about the wall); on a PMC wall
+    /// the opposite parities, so the image of normal E and tangential H is the negated first
+    /// plane. Every point of the domain is therefore interpolated on the component's own grid,
+    /// extended by the boundary, and the weights need not sum to 1 next to a wall.
+    pub fn stencil(
+        &self,
+        component: Component,
+        p: [f64; 3],
+        faces: &[[BoundaryKind; 2]; 3],
+    ) -> Vec<([usize; 3], f64)> {
         let off = component.offset();
         let per_axis: Vec<Vec<(usize, f64)>> = (0..3)
             .map(|a| {
                 let n = self.shape[a];
-                if n == 1 {
-                    return vec![(0, 1.0)];
-                }
-                let f = (p[a] - self.origin[a]) / self.cell[a] - off[a];
-                let i0 = (f.floor().max(0.0) as usize).min(n - 2);
-                let t = (f - i0 as f64).clamp(0.0, 1.0);
+                let half = off[a] > 0.0;
+                // Fractional index on the component's grid; points are inside the domain
+                // (to rounding), which spans [-off, n - off].
+                let f = ((p[a] - self.origin[a]) / self.cell[a] - off[a])
+                    .clamp(-off[a], n as f64 - off[a]);
+                let i0 = f.floor();
+                let t = f - i0;
                 // A point on a grid plane (up to rounding) reads that plane alone.
-                let t = if t < 1e-9 {
-                    0.0
+                let (i0, t) = if t < 1e-9 {
+                    (i0, 0.0)
                 } else if t > 1.0 - 1e-9 {
-                    1.0
+                    (i0 + 1.0, 0.0)
                 } else {
-                    t
+                    (i0, t)
                 };
-                [(i0, 1.0 - t), (i0 + 1, t)]
-                    .into_iter()
-                    .filter(|&(_, w)| w > 0.0)
-                    .collect()
+                let i0 = i0 as i64;
+                let mut points: Vec<(usize, f64)> = Vec::with_capacity(2);
+                for (m, w) in [(i0, 1.0 - t), (i0 + 1, t)] {
+                    if w == 0.0 {
+                        continue;
+                    }
+                    // The stored plane standing for index m and its sign, or None for a zero.
+                    let image = if (0..n as i64).contains(&m) {
+                        Some((m as usize, 1.0))
+                    } else {
+                        let high = m >= n as i64;
+                        match faces[a][high as usize] {
+                            BoundaryKind::Periodic => Some((if high { 0 } else { n - 1 }, 1.0)),
+                            // Integer-aligned components at m = n sit on the wall: zero.
+                            BoundaryKind::Pec | BoundaryKind::Pml(_) if !half => None,
+                            BoundaryKind::Pec | BoundaryKind::Pml(_) => {
+                                Some((if high { n - 1 } else { 0 }, 1.0))
+                            }
+                            BoundaryKind::Pmc if !half => None,
+                            BoundaryKind::Pmc => Some((if high { n - 1 } else { 0 }, -1.0)),
+                        }
+                    };
+                    if let Some((i, sign)) = image {
+                        match points.iter_mut().find(|q| q.0 == i) {
+                            Some(q) => q.1 += sign * w,
+                            None => points.push((i, sign * w)),
+                        }
+                    }
+                }
+                points.retain(|q| q.1 != 0.0);
+                points
             })
             .collect();
         let mut out = Vec::new();
@@ -216,9 +260,10 @@ mod tests {
             dt: 1e-18,
             steps: 1,
         };
+        let faces = [[BoundaryKind::Pec; 2]; 3];
         for c in Component::ALL {
             for p in [[0.013, -0.27, 0.31], [-0.3, 0.5, -0.66], [0.0, 0.0, 0.0]] {
-                let s = g.stencil(c, p);
+                let s = g.stencil(c, p, &faces);
                 assert!(s.len() <= 8);
                 assert!((s.iter().map(|x| x.1).sum::<f64>() - 1.0).abs() < 1e-12);
                 for (a, &target) in p.iter().enumerate() {
@@ -235,6 +280,6 @@ mod tests {
         }
         // On a grid point the stencil is that point alone.
         let on = g.position(Component::Ez, [3.0, 4.0, 2.0]);
-        assert_eq!(g.stencil(Component::Ez, on), vec![([3, 4, 2], 1.0)]);
+        assert_eq!(g.stencil(Component::Ez, on, &faces), vec![([3, 4, 2], 1.0)]);
     }
 }

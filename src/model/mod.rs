@@ -17,7 +17,7 @@ pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use monitors::{Flux, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
 pub use smoothing::Smoothing;
-pub use sources::{Source, Waveform};
+pub use sources::{MagneticSheet, Source, Waveform};
 
 /// A fully resolved simulation.
 #[derive(Debug, Clone)]
@@ -55,24 +55,27 @@ pub struct Model {
 pub type SlabSource = (usize, Component, [[usize; 2]; 3]);
 
 impl Model {
-    /// The sources that touch global x planes `[x0, x1)`, clipped to them, with x in local plane
-    /// numbers (plane 0 is the left halo).
+    /// The electric current sheets that touch global x planes `[x0, x1)`, clipped to them,
+    /// with x in local plane numbers (plane 0 is the left halo).
     pub fn sources_in(&self, x0: usize, x1: usize) -> Vec<SlabSource> {
-        self.sources
+        let sheets = self
+            .sources
             .iter()
             .enumerate()
-            .filter_map(|(k, src)| {
-                let a = src.cells[0][0].max(x0);
-                let b = src.cells[0][1].min(x1);
-                (a < b).then(|| {
-                    (
-                        k,
-                        src.component,
-                        [[a - x0 + 1, b - x0 + 1], src.cells[1], src.cells[2]],
-                    )
-                })
-            })
-            .collect()
+            .map(|(k, s)| (k, s.component, s.cells));
+        clip_sheets(sheets, x0, x1)
+    }
+
+    /// The magnetic current sheets (of one-way plane waves) that touch global x planes
+    /// `[x0, x1)`, as [`Model::sources_in`] gives the electric ones; H plane `i` is the one at
+    /// x = (i + 1/2) dx, owned by the slab that owns E plane `i`.
+    pub fn magnetic_sources_in(&self, x0: usize, x1: usize) -> Vec<SlabSource> {
+        let sheets = self
+            .sources
+            .iter()
+            .enumerate()
+            .filter_map(|(k, s)| s.magnetic.as_ref().map(|m| (k, m.component, m.cells)));
+        clip_sheets(sheets, x0, x1)
     }
 
     /// Paint the material ids of E component `c` over global x planes `[x0, x1)` into `out`
@@ -222,6 +225,21 @@ impl Model {
             .find(|o| o.contains(p))
             .map_or(0, |o| o.material)
     }
+}
+
+/// Clip sheets to global x planes `[x0, x1)`, x in local plane numbers.
+fn clip_sheets(
+    sheets: impl Iterator<Item = (usize, Component, [[usize; 2]; 3])>,
+    x0: usize,
+    x1: usize,
+) -> Vec<SlabSource> {
+    sheets
+        .filter_map(|(k, component, cells)| {
+            let a = cells[0][0].max(x0);
+            let b = cells[0][1].min(x1);
+            (a < b).then(|| (k, component, [[a - x0 + 1, b - x0 + 1], cells[1], cells[2]]))
+        })
+        .collect()
 }
 
 #[cfg(test)]

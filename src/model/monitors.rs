@@ -29,7 +29,9 @@ pub struct ProbeComponent {
     pub nearest: [usize; 3],
     /// Index of this component's first stencil point in `Probe::samples`.
     pub first: usize,
-    /// The stencil's weights (summing to 1), one per point from `first` on.
+    /// The stencil's weights, one per point from `first` on: trilinear (summing to 1), with
+    /// the wall's zero or mirror image folded in next to a PEC or PMC face (see
+    /// [`super::Grid::stencil`]).
     pub weights: Vec<f64>,
 }
 

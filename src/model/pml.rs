@@ -24,7 +24,8 @@ pub struct PmlParams {
 }
 
 impl PmlParams {
-    /// The defaults: m = 3, the optimal sigma, kappa 1, and a small CFS alpha.
+    /// The defaults: m = 3, the optimal sigma, kappa 1 and alpha 0 (no frequency shift: the
+    /// plain CPML, whose reflection a 10-cell layer keeps below -85 dB in the tests).
     pub fn with_cells(cells: usize) -> Self {
         PmlParams {
             cells,

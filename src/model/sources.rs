@@ -69,6 +69,15 @@ impl Waveform {
         }
     }
 
+    /// The carrier (Gaussian, continuous) or peak (Ricker) frequency: the band centre.
+    pub fn centre_frequency(&self) -> f64 {
+        match *self {
+            Waveform::Gaussian { frequency, .. }
+            | Waveform::Ricker { frequency, .. }
+            | Waveform::Continuous { frequency, .. } => frequency,
+        }
+    }
+
     /// The highest frequency with significant energy (used for the resolution warning).
     pub fn max_frequency(&self) -> f64 {
         match *self {
@@ -120,9 +129,11 @@ impl Waveform {
     }
 }
 
-/// A current source: J on a set of E-component cells, J(t) = amplitude * waveform(t).
+/// A current source: J on a set of E-component cells, J(t) = amplitude * waveform(t + advance),
+/// optionally paired with a magnetic current sheet (a one-way plane wave).
 ///
-/// The E update subtracts (dt / eps) J at the cell, the discrete form of dE/dt = (curl H - J) / eps.
+/// The E update subtracts (dt / eps) J at the cell, the discrete form of dE/dt = (curl H - J) / eps;
+/// J is sampled at t = (n + 1/2) dt, when the E update of step n is centred.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Source {
     /// The driven E component.
@@ -133,6 +144,39 @@ pub struct Source {
     pub amplitude: f64,
     /// Time dependence.
     pub waveform: Waveform,
+    /// J is the waveform this much later (s): a one-way plane wave's electric sheet leads its
+    /// magnetic sheet by the grid's travel time over half a cell.
+    pub advance: f64,
+    /// The magnetic current sheet of a one-way (Huygens) plane wave, or None.
+    pub magnetic: Option<MagneticSheet>,
+}
+
+/// The magnetic half of a Huygens source: M on a sheet of H-component cells half a cell behind
+/// the electric sheet, M(t) = amplitude * waveform(t) sampled at t = n dt (the centre of the H
+/// update of step n). The H update subtracts (dt / mu0) M, the discrete form of
+/// dH/dt = -(curl E + M) / mu0. Scaled and timed so that the backward waves of the two sheets
+/// cancel on the Yee grid.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MagneticSheet {
+    /// The driven H component.
+    pub component: Component,
+    /// Global cell ranges [start, end) of the H cells.
+    pub cells: [[usize; 2]; 3],
+    /// Peak magnetic current density (V/m^2).
+    pub amplitude: f64,
+}
+
+impl Source {
+    /// J (A/m^2) at time `t`.
+    pub fn current(&self, t: f64) -> f64 {
+        self.amplitude * self.waveform.value(t + self.advance)
+    }
+    /// M (V/m^2) of the magnetic sheet at time `t` (0 without one).
+    pub fn magnetic_current(&self, t: f64) -> f64 {
+        self.magnetic
+            .as_ref()
+            .map_or(0.0, |m| m.amplitude * self.waveform.value(t))
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,16 @@
 //! probe series are appended at each flush, and each snapshot is written (and the file flushed)
 //! as soon as it is taken, so memory stays flat and an interrupted run leaves a valid file
 //! holding everything up to its last flush.
+//!
+//! An earlier result at the same path is replaced whole or not at all: the new file is built
+//! beside it under a hidden name and renamed into place once it is a valid HDF5 file (its
+//! header and empty datasets written and flushed), before the first step. A run that fails
+//! before then leaves the old file untouched, and a reader that has the old file open (a
+//! notebook) keeps reading it. From then on the file at the path is the running result; it is
+//! written without HDF5's own file lock (a lock file taken by [`claim`] keeps other runs
+//! out), so `h5py.File(path, "r")` can read it while the run goes, up to its last flush.
 
+pub mod claim;
 pub mod xdmf;
 
 use crate::model::{Component, Model};
@@ -21,13 +30,195 @@ const MAX_CHUNK_BYTES: usize = 64 << 20;
 
 /// Why the output file could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write `{path}`: {message}")]
+#[error("cannot write `{}`: {message}", .path.display())]
 pub struct OutputError {
     /// The output file.
     pub path: PathBuf,
-    /// What HDF5 or the system said.
+    /// What went wrong, in one sentence: for a write error, the system's reason, how much the
+    /// file holds and how much more the finished file needs.
     pub message: String,
 }
+
+/// Decimal units, as `yee plan` prints them.
+fn bytes(n: u64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// The system error behind an HDF5 error, when a read or write of the file failed: HDF5
+/// reports it as `errno = N` in one frame of its error stack.
+fn os_error(e: &hdf5::Error) -> Option<std::io::Error> {
+    let stack = e.stack()?;
+    stack.iter().find_map(|frame| {
+        let desc = frame.desc();
+        let at = desc.find("errno = ")? + "errno = ".len();
+        let digits: String = desc[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_digit())
+            .collect();
+        digits.parse().ok().map(std::io::Error::from_raw_os_error)
+    })
+}
+
+/// One sentence for an HDF5 error on the file `on_disk`, which the finished run makes about
+/// `expected` bytes long: for a failed write, the system's reason, the bytes written so far and
+/// those still needed, never HDF5's raw error stack.
+fn describe(e: &hdf5::Error, on_disk: &Path, expected: u64) -> String {
+    let Some(os) = os_error(e) else {
+        return e.to_string();
+    };
+    let (reason, space) = match os.raw_os_error() {
+        Some(libc::ENOSPC) => ("the disk is full".to_string(), true),
+        Some(libc::EDQUOT) => ("the disk quota is used up".to_string(), true),
+        Some(libc::EFBIG) => (
+            "the file reached the largest size this process may write (ulimit -f)".to_string(),
+            true,
+        ),
+        _ => {
+            let text = os.to_string();
+            let text = text
+                .split(" (os error")
+                .next()
+                .unwrap_or(&text)
+                .to_lowercase();
+            (text, false)
+        }
+    };
+    let written = std::fs::metadata(on_disk).map_or(0, |m| m.len());
+    if space && expected > written {
+        format!(
+            "{reason} after {} written; the finished file needs about {}, {} more",
+            bytes(written),
+            bytes(expected),
+            bytes(expected - written)
+        )
+    } else if written > 0 {
+        format!("{reason} after {} written", bytes(written))
+    } else {
+        reason
+    }
+}
+
+/// Make a result that a failed write left behind open again, if it does not. HDF5 then may
+/// have recorded a file longer than what reached the disk, and refuses it as truncated;
+/// extending the file to the recorded length, as a hole that takes no disk space, lets it open
+/// with everything that was written (the lost tail reads as zeros). True if the file opens.
+pub fn reopen_after_failure(path: &Path) -> bool {
+    let e = match File::open(path) {
+        Ok(_) => return true,
+        Err(e) => e,
+    };
+    let stored = e.stack().and_then(|stack| {
+        stack.iter().find_map(|frame| {
+            let desc = frame.desc();
+            let at = desc.find("stored_eof = ")? + "stored_eof = ".len();
+            let digits: String = desc[at..]
+                .chars()
+                .take_while(|c| c.is_ascii_digit())
+                .collect();
+            digits.parse::<u64>().ok()
+        })
+    });
+    let Some(stored) = stored else {
+        return false;
+    };
+    let extended = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|f| {
+            if f.metadata()?.len() < stored {
+                f.set_len(stored)?;
+            }
+            Ok(())
+        });
+    extended.is_ok() && File::open(path).is_ok()
+}
+
+/// Bytes the datasets of `model`'s finished result take in precision `real` (bytes per value):
+/// every probe series, snapshot frame and flux spectrum, without the metadata.
+pub fn data_bytes(model: &Model, real: usize) -> u64 {
+    let steps = model.grid.steps as u64;
+    let real = real as u64;
+    // Probe series grow in chunks of PROBE_CHUNK values.
+    let probe_rows = steps.div_ceil(PROBE_CHUNK as u64) * PROBE_CHUNK as u64;
+    let mut total = 0u64;
+    for p in &model.probes {
+        total =
+            total.saturating_add(probe_rows.saturating_mul(8 + p.components.len() as u64 * real));
+    }
+    for s in &model.snapshots {
+        let frames = steps / s.every.max(1) as u64;
+        let values: u64 = s
+            .regions
+            .iter()
+            .map(|(_, r)| r.counts().iter().map(|&n| n as u64).product::<u64>())
+            .sum();
+        // Each frame: its values plus one time and one step entry.
+        total = total.saturating_add(frames.saturating_mul(values.saturating_mul(real) + 16));
+    }
+    for f in &model.fluxes {
+        let nf = f.frequencies.len() as u64;
+        total = total.saturating_add(nf * 16);
+        if f.fields {
+            let (b, c) = crate::flux::tangential(f.axis as usize);
+            let plane = (model.grid.shape[b] * model.grid.shape[c]) as u64;
+            total = total.saturating_add(4 * nf * plane * 16);
+        }
+    }
+    total
+}
+
+/// About how many bytes `model`'s finished result file takes: its datasets, plus the metadata
+/// (root attributes with the scene text, groups, object headers).
+fn file_bytes(model: &Model, real: usize) -> u64 {
+    data_bytes(model, real)
+        .saturating_add(64 * 1024)
+        .saturating_add(model.scene_text.len() as u64)
+}
+
+/// A warning when the disk that will hold `output` has less room than `model`'s finished
+/// result needs (the run would stop when it is full), else None.
+pub fn space_warning(model: &Model, output: &Path) -> Option<String> {
+    let need = file_bytes(model, model.precision.bytes());
+    let folder = match output.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let free = free_bytes(folder)?;
+    (need > free).then(|| {
+        format!(
+            "the result needs about {} but the disk holding `{}` has {} free: the run will stop when it is full",
+            bytes(need),
+            output.display(),
+            bytes(free)
+        )
+    })
+}
+
+/// Bytes this process may still write on the filesystem holding `folder`.
+fn free_bytes(folder: &Path) -> Option<u64> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(folder.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statvfs fills the zeroed struct from a valid C string.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some((st.f_bavail as u64).saturating_mul(st.f_frsize as u64))
+}
+
+/// Probe series are chunked (and so grow on disk) by this many values.
+const PROBE_CHUNK: usize = 4096;
 
 struct ProbeSet {
     datasets: Vec<Dataset>,
@@ -70,12 +261,14 @@ pub struct Hdf5Writer {
     snapshots: Vec<SnapshotSet>,
     fluxes: Vec<FluxSet>,
     times: Vec<f64>,
+    /// About how many bytes the finished file holds (for the message when a write fails).
+    expected: u64,
 }
 
-fn err(path: &Path) -> impl Fn(hdf5::Error) -> OutputError + '_ {
+fn err(path: &Path, expected: u64) -> impl Fn(hdf5::Error) -> OutputError + '_ {
     move |e| OutputError {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        message: describe(&e, path, expected),
     }
 }
 
@@ -109,15 +302,55 @@ fn growable<T: H5Type>(g: &Group, name: &str, chunk: usize) -> hdf5::Result<Data
 }
 
 impl Hdf5Writer {
-    /// Create `path` (replacing any file there) with the root attributes and empty monitor
-    /// datasets for `model`, in precision `T`, recording `backend` as the engine.
+    /// Create `path` with the root attributes and empty monitor datasets for `model`, in
+    /// precision `T`, recording `backend` as the engine.
+    ///
+    /// The file is built at [`claim::partial_path`] and renamed over `path` once it is valid,
+    /// so a file already at `path` is replaced whole or, when this fails, left untouched. A
+    /// sidecar of the replaced file is removed with it: it described datasets that are gone.
     pub fn create<T: Real>(path: &Path, model: &Model, backend: &str) -> Result<Self, OutputError> {
-        Self::create_inner::<T>(path, model, backend).map_err(err(path))
+        if claim::collides_with_sidecar(path) {
+            return Err(OutputError {
+                path: path.to_path_buf(),
+                message: "the XDMF sidecar has this name, so it would be written over the result"
+                    .into(),
+            });
+        }
+        let partial = claim::partial_path(path);
+        let expected = file_bytes(model, std::mem::size_of::<T>());
+        let fail = |e: hdf5::Error| {
+            let error = OutputError {
+                path: path.to_path_buf(),
+                message: describe(&e, &partial, expected),
+            };
+            let _ = std::fs::remove_file(&partial);
+            error
+        };
+        let _ = std::fs::remove_file(&partial);
+        let mut writer = Self::create_inner::<T>(&partial, model, backend).map_err(fail)?;
+        writer.expected = expected;
+        if let Err(e) = std::fs::rename(&partial, path) {
+            drop(writer);
+            let _ = std::fs::remove_file(&partial);
+            return Err(OutputError {
+                path: path.to_path_buf(),
+                message: format!("cannot move the new file into place: {e}"),
+            });
+        }
+        writer.path = path.to_path_buf();
+        // Best effort here: the end of the run writes or removes the sidecar and reports
+        // a failure then.
+        let _ = std::fs::remove_file(claim::sidecar_path(path));
+        Ok(writer)
     }
 
     fn create_inner<T: Real>(path: &Path, model: &Model, backend: &str) -> hdf5::Result<Self> {
         let g = &model.grid;
-        let file = File::create(path)?;
+        // No HDF5 file lock: it would keep readers out of the running result (HDF5 1.10 locks
+        // a file it writes exclusively). Other yee runs are kept out by the claim's lock file.
+        let file = File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .create(path)?;
         str_attr(&file, "yee_version", env!("CARGO_PKG_VERSION"))?;
         str_attr(&file, "scene", &model.scene_text)?;
         str_attr(&file, "name", &model.name)?;
@@ -132,7 +365,7 @@ impl Hdf5Writer {
         str_attr(&file, "backend", backend)?;
         scalar_attr(&file, "complete", false)?;
 
-        let chunk = 4096;
+        let chunk = PROBE_CHUNK;
         let mut probes = Vec::new();
         if !model.probes.is_empty() {
             let root = file.create_group("probes")?;
@@ -287,6 +520,7 @@ impl Hdf5Writer {
             snapshots,
             fluxes,
             times: Vec::new(),
+            expected: 0,
         })
     }
 
@@ -316,7 +550,7 @@ impl Hdf5Writer {
             s.step.resize([row + 1])?;
             s.step.write_slice(&[step as u64], s![row..row + 1])
         })()
-        .map_err(err(&path))?;
+        .map_err(err(&path, self.expected))?;
         s.count += 1;
         Ok(row)
     }
@@ -340,7 +574,7 @@ impl Hdf5Writer {
             }
             ds.write_slice(view, s![row..row + 1, .., .., ..])
         })()
-        .map_err(err(&self.path))
+        .map_err(err(&self.path, self.expected))
     }
 
     /// Replace the spectrum of flux monitor `index` (and its DFT fields, when kept) with what
@@ -368,7 +602,7 @@ impl Hdf5Writer {
                 .attr("steps_accumulated")?
                 .write_scalar(&(steps as u64))
         })()
-        .map_err(err(&self.path))
+        .map_err(err(&self.path, self.expected))
     }
 
     /// Write buffered probe values, update `steps_done` and flush the file to disk.
@@ -396,7 +630,7 @@ impl Hdf5Writer {
                 .write_scalar(&(steps_done as u64))?;
             self.file.flush()
         })()
-        .map_err(err(&path))
+        .map_err(err(&path, self.expected))
     }
 
     /// Flush and set the `complete` attribute (true only for a run that reached its last step).
@@ -410,7 +644,7 @@ impl Hdf5Writer {
             self.file.attr("complete")?.write_scalar(&complete)?;
             self.file.flush()
         })()
-        .map_err(err(&self.path))
+        .map_err(err(&self.path, self.expected))
     }
 
     /// Probe series recorded so far (for the run summary and tests), per probe and component.

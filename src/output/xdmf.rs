@@ -56,6 +56,15 @@ pub enum XdmfError {
         #[source]
         source: std::io::Error,
     },
+    /// A sidecar left from an earlier result could not be removed.
+    #[error("{path} describes an earlier result but cannot be removed: {source}")]
+    Stale {
+        /// The old XDMF file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 /// One component dataset of a snapshot monitor.
@@ -107,11 +116,34 @@ pub fn write_xdmf(h5_path: &Path, xdmf_path: &Path) -> Result<(), XdmfError> {
         path: xdmf_path.to_path_buf(),
         source,
     };
-    let mut tmp = xdmf_path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::write(&tmp, xml).map_err(io_err)?;
-    std::fs::rename(&tmp, xdmf_path).map_err(io_err)
+    let tmp = super::claim::partial_path(xdmf_path);
+    std::fs::write(&tmp, xml).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_err(e)
+    })?;
+    std::fs::rename(&tmp, xdmf_path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        io_err(e)
+    })
+}
+
+/// Bring the sidecar of the result `h5_path` in step with it: written when the result has
+/// snapshots, removed otherwise (a sidecar left from an earlier result would describe datasets
+/// that are gone). Returns the sidecar when one was written.
+pub fn update_sidecar(h5_path: &Path, snapshots: bool) -> Result<Option<PathBuf>, XdmfError> {
+    let sidecar = super::claim::sidecar_path(h5_path);
+    if snapshots {
+        write_xdmf(h5_path, &sidecar)?;
+        return Ok(Some(sidecar));
+    }
+    match std::fs::remove_file(&sidecar) {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(XdmfError::Stale {
+            path: sidecar,
+            source,
+        }),
+    }
 }
 
 fn read_snapshots(h5_path: &Path) -> Result<Vec<Snapshot>, XdmfError> {

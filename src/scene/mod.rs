@@ -9,7 +9,7 @@ mod resolve;
 pub mod schema;
 
 pub use diagnostics::{Diagnostic, SceneError};
-pub use resolve::resolve;
+pub use resolve::{resolve, MAX_COURANT};
 
 use crate::model::Model;
 use std::path::Path;

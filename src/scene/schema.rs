@@ -144,8 +144,12 @@ pub struct SourceSpec {
     pub polarization: Option<Spanned<String>>,
     /// Time dependence.
     pub waveform: Spanned<WaveformSpec>,
-    /// Peak current density in A/m^2 (default 1).
+    /// Dipole: peak current density in A/m^2; one-way plane wave: peak incident E in V/m;
+    /// two-way plane wave: peak current density of the sheet in A/m^2 (default 1).
     pub amplitude: Option<Spanned<f64>>,
+    /// Plane wave: a plain electric current sheet radiating both ways (default false: a
+    /// one-way Huygens sheet).
+    pub two_way: Option<Spanned<bool>>,
 }
 
 /// A source's time dependence.

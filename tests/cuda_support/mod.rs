@@ -12,7 +12,7 @@ use yee::backend::{Backend, GatherTicket};
 use yee::decomp::{split_even, HaloPlan, SlabRange};
 use yee::model::{Component, Model, Region};
 use yee::real::Real;
-use yee::run::source_values;
+use yee::run::{magnetic_source_values, source_values};
 
 /// Parse and resolve scene text with a precision and step count substituted.
 pub fn model(text: &str, precision: &str, steps: usize) -> Model {
@@ -369,8 +369,10 @@ pub fn drive_with<B: Backend>(
         }
     };
     let mut j = Vec::new();
+    let mut m = Vec::new();
     for n in 0..model.grid.steps {
-        b.update_h();
+        magnetic_source_values(model, n as f64 * model.grid.dt, &mut m);
+        b.update_h(&m);
         b.exchange(&halos.after_h);
         source_values(model, (n as f64 + 0.5) * model.grid.dt, &mut j);
         b.update_e(&j);

@@ -93,6 +93,8 @@ struct Slab<T> {
     psi_z: [Vec<T>; 4],
     /// Sources that touch this slab: (model source index, component, local cell ranges).
     sources: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// Magnetic sheets that touch this slab, likewise (H components).
+    magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
 }
 
 /// The rayon engine over all slabs.
@@ -265,6 +267,7 @@ impl<T: Real> Slab<T> {
         let ly = sh.pml[1].layers();
         let lz = sh.pml[2].layers();
         let sources = model.sources_in(range.x0, range.x1);
+        let magnetic = model.magnetic_sources_in(range.x0, range.x1);
         Slab {
             range,
             e: [field(), field(), field()],
@@ -276,6 +279,7 @@ impl<T: Real> Slab<T> {
             psi_y: [0; 4].map(|_| vec![T::ZERO; n * ly * nz]),
             psi_z: [0; 4].map(|_| vec![T::ZERO; n * ny * lz]),
             sources,
+            magnetic,
         }
     }
 
@@ -302,8 +306,8 @@ impl<T: Real> Slab<T> {
     }
 
     /// H^{n-1/2} -> H^{n+1/2}: per plane, the curl of E, then the CPML correction while the
-    /// plane is still in cache.
-    fn update_h(&mut self, sh: &Shared<T>) {
+    /// plane is still in cache; then the magnetic sheets.
+    fn update_h(&mut self, sh: &Shared<T>, magnetic_values: &[f64]) {
         let plane = sh.ny * sh.nz;
         let n = self.range.len();
         let x0 = self.range.x0;
@@ -329,6 +333,7 @@ impl<T: Real> Slab<T> {
                 h_plane(sh, q + 1, e, hx, hy, hz);
                 cpml::h_plane(sh, x0 + q, q + 1, e, [hx, hy, hz], psi);
             });
+        self.inject_magnetic(sh, magnetic_values);
     }
 
     /// E^n -> E^{n+1}: per plane, the curl of H and the CPML correction; then sources and PEC faces.
@@ -386,6 +391,23 @@ impl<T: Real> Slab<T> {
                         let local = (p - 1) * plane + y * sh.nz + z;
                         let cb = sh.coef[self.mat[ci][local] as usize].1;
                         self.e[ci][p * plane + y * sh.nz + z] -= cb * T::from_f64(j);
+                    }
+                }
+            }
+        }
+    }
+
+    /// H -= (dt / mu0) M over each magnetic sheet's cells (H is in vacuum permeability
+    /// everywhere, so the coefficient is the one `ch` of the H update).
+    fn inject_magnetic(&mut self, sh: &Shared<T>, magnetic_values: &[f64]) {
+        let plane = sh.ny * sh.nz;
+        for &(s, c, cells) in &self.magnetic {
+            let m = T::from_f64(magnetic_values[s]);
+            let ci = c as usize % 3;
+            for p in cells[0][0]..cells[0][1] {
+                for y in cells[1][0]..cells[1][1] {
+                    for z in cells[2][0]..cells[2][1] {
+                        self.h[ci][p * plane + y * sh.nz + z] -= sh.ch * m;
                     }
                 }
             }
@@ -476,9 +498,11 @@ fn pair<T>(v: &mut [Vec<T>; 4], first: usize) -> [&mut Vec<T>; 2] {
 impl<T: Real> Backend for CpuBackend<T> {
     type Real = T;
 
-    fn update_h(&mut self) {
+    fn update_h(&mut self, magnetic_values: &[f64]) {
         let sh = &self.shared;
-        self.slabs.par_iter_mut().for_each(|s| s.update_h(sh));
+        self.slabs
+            .par_iter_mut()
+            .for_each(|s| s.update_h(sh, magnetic_values));
     }
 
     fn update_e(&mut self, source_values: &[f64]) {

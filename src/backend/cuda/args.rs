@@ -233,8 +233,11 @@ pub struct SourceArgs<T> {
     pub y1: i32,
     pub z0: i32,
     pub z1: i32,
-    pub pad: i32,
+    /// 1 for a magnetic sheet (H -= ch j), 0 for an electric one (E -= cb(mat) j).
+    pub magnetic: i32,
     pub j: T,
+    /// dt / mu0, the coefficient of a magnetic sheet.
+    pub ch: T,
 }
 
 /// Arguments of `zero_pec`.
@@ -342,7 +345,7 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 10] {
     [
         120 + 4 * real_bytes,
         144 + 2 * real_bytes,
-        64,
+        56 + 2 * real_bytes,
         64,
         24,
         72,

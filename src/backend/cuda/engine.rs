@@ -352,6 +352,8 @@ struct Slab {
     x_runs: Vec<XRun>,
     /// Sources touching this slab: (model source, component, local cell ranges).
     sources: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// Magnetic sheets touching this slab, likewise (H components).
+    magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
     /// Plane ranges [p0, p1) updated before (boundary) and after (interior) the halo copies
     /// start, per phase.
     boundary: [Vec<(usize, usize)>; 2],
@@ -614,6 +616,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
             debug_assert_eq!(q, sizes.x_planes);
             let sources = model.sources_in(range.x0, range.x1);
+            let magnetic = model.magnetic_sources_in(range.x0, range.x1);
             allocation.add(&sizes.allocation(plane, t));
             slabs.push(Slab {
                 range,
@@ -623,6 +626,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 psi,
                 x_runs,
                 sources,
+                magnetic,
                 boundary: [vec![], vec![]],
                 interior: [vec![], vec![]],
             });
@@ -1006,37 +1010,45 @@ impl<D: Device, T: Real> Engine<D, T> {
                 &self.cpml_args(s, 2, phase, p0, p1),
             )?;
         }
-        if phase == Phase::E {
-            for &(k, c, cells) in &s.sources {
-                let (a, b) = (cells[0][0].max(p0), cells[0][1].min(p1));
-                if a >= b {
-                    continue;
-                }
-                let ci = c as usize;
-                let args = SourceArgs {
-                    f: s.f[ci],
-                    mat: s.mat[ci],
-                    plane: self.plane as i64,
-                    nz: self.nz as i32,
-                    p0: a as i32,
-                    p1: b as i32,
-                    y0: cells[1][0] as i32,
-                    y1: cells[1][1] as i32,
-                    z0: cells[2][0] as i32,
-                    z1: cells[2][1] as i32,
-                    pad: 0,
-                    j: T::from_f64(currents[k]),
-                };
-                let n =
-                    ((b - a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64;
-                self.launch(
-                    gpu,
-                    Stream::Compute,
-                    Kernel::InjectSource,
-                    Dims::elements(n, 1),
-                    &args,
-                )?;
+        // Phase H: the magnetic sheets (H -= ch M); phase E: the electric ones (E -= cb J).
+        let sheets = match phase {
+            Phase::H => &s.magnetic,
+            Phase::E => &s.sources,
+        };
+        for &(k, c, cells) in sheets {
+            let (a, b) = (cells[0][0].max(p0), cells[0][1].min(p1));
+            if a >= b {
+                continue;
             }
+            let (fi, mat, magnetic) = match phase {
+                Phase::H => (3 + c as usize % 3, Ptr::default(), 1),
+                Phase::E => (c as usize, s.mat[c as usize], 0),
+            };
+            let args = SourceArgs {
+                f: s.f[fi],
+                mat,
+                plane: self.plane as i64,
+                nz: self.nz as i32,
+                p0: a as i32,
+                p1: b as i32,
+                y0: cells[1][0] as i32,
+                y1: cells[1][1] as i32,
+                z0: cells[2][0] as i32,
+                z1: cells[2][1] as i32,
+                magnetic,
+                j: T::from_f64(currents[k]),
+                ch: self.ch,
+            };
+            let n = ((b - a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64;
+            self.launch(
+                gpu,
+                Stream::Compute,
+                Kernel::InjectSource,
+                Dims::elements(n, 1),
+                &args,
+            )?;
+        }
+        if phase == Phase::E {
             let x_face = self.zero_min_face[0] && s.range.x0 == 0 && p0 <= 1 && 1 < p1;
             let [_, y_face, z_face] = self.zero_min_face;
             let threads = [
@@ -1596,13 +1608,13 @@ fn plane_runs(marked: &[bool], want: bool) -> Vec<(usize, usize)> {
 impl<D: Device, T: Real> Backend for Engine<D, T> {
     type Real = T;
 
-    fn update_h(&mut self) {
+    fn update_h(&mut self, magnetic_values: &[f64]) {
         self.step = self.steps + 1;
         // Which half step the next exchange follows, also after a failure (when no phase
         // runs): the time loop keeps calling exchange with the plan's lists.
         self.last_phase = Phase::H;
         if !self.failed() {
-            let r = self.phase(Phase::H, &[]);
+            let r = self.phase(Phase::H, magnetic_values);
             self.ok(r, "updating H");
         }
     }

@@ -11,6 +11,7 @@ pub(super) fn monitors(
     ck: &mut Checker,
     grid: Option<&Grid>,
     unit_m: f64,
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
 ) -> (Vec<Probe>, Vec<Snapshot>, Vec<Flux>) {
     let mut probes = Vec::new();
     let mut snaps = Vec::new();
@@ -104,7 +105,9 @@ pub(super) fn monitors(
             else {
                 continue;
             };
-            let Some(g) = grid else { continue };
+            let (Some(g), Some(faces)) = (grid, faces) else {
+                continue;
+            };
             if !inside(g, p) {
                 ck.error(
                     pos,
@@ -119,7 +122,7 @@ pub(super) fn monitors(
             for &c in &comps {
                 let nearest = g.nearest_index(c, p);
                 let stencil = if interpolate {
-                    g.stencil(c, p)
+                    g.stencil(c, p, faces)
                 } else {
                     vec![(nearest, 1.0)]
                 };

@@ -1,4 +1,23 @@
 //! `[[source]]`: dipoles, plane-wave sheets and their waveforms.
+//!
+//! What `amplitude` means:
+//! - dipole: the peak current density J (A/m^2) on one E cell;
+//! - one-way plane wave (the default): the peak incident E (V/m) of the launched wave at the
+//!   sheet, the convention of total-field / scattered-field sources and of Tidy3D's plane
+//!   waves;
+//! - two-way plane wave (`two_way = true`): the peak current density J (A/m^2) of a plain
+//!   electric sheet one cell thick, which radiates E = eta J d / 2 each way.
+//!
+//! A one-way plane wave is a Huygens sheet: the electric current J on the E plane of the sheet
+//! and a magnetic current M on the H plane half a cell behind it, the discrete form of the
+//! total-field / scattered-field correction. With the incident E at the sheet f(t) and the
+//! 1-D Yee dispersion along the axis (the exact dispersion of a normally incident plane wave on
+//! the grid), J(t) = -f(t + tau) / (eta d) at t = (n + 1/2) dt and
+//! M(t) = -e_apq s f(t) / d at t = n dt, with tau the grid's travel time over half a cell at
+//! the band centre, s = +1 for a positive direction and e_apq the sign of the (direction axis,
+//! E component, H component) permutation. The two backward waves then cancel exactly at the
+//! band centre in a uniform lossless medium (and to second order in the frequency offset
+//! elsewhere), and the forward wave has amplitude f.
 
 use super::{
     as_f64, inside, outside_message, position3, unit_label, Checker, E_COMPONENTS,
@@ -80,6 +99,7 @@ pub(super) fn sources(
     unit_m: f64,
     table: &MaterialTable,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
+    objects: &[Object],
 ) -> Option<Vec<Source>> {
     let mut out = Vec::new();
     let mut ok = true;
@@ -160,22 +180,66 @@ pub(super) fn sources(
                     _ => None,
                 }
             }
-            Some(1) => plane_wave(s, src, &key, ck, grid, unit_m, faces),
             _ => None,
         };
-        match (cells_and_component, wave) {
-            (Some((component, cells)), Some(waveform)) => out.push(Source {
+        if kind == Some(0) {
+            if let Some(t) = &s.two_way {
+                ck.error(
+                    t,
+                    &format!("{key}.two_way"),
+                    "`two_way` belongs to plane waves",
+                );
+            }
+        }
+        let two_way = s.two_way.as_ref().is_some_and(|t| *t.get_ref());
+        let sheet = match kind {
+            Some(1) => plane_wave(s, src, &key, ck, grid, unit_m, faces, two_way),
+            _ => None,
+        };
+        match (cells_and_component, sheet, wave) {
+            (Some((component, cells)), _, Some(waveform)) => out.push(Source {
                 component,
                 cells,
                 amplitude,
                 waveform,
+                advance: 0.0,
+                magnetic: None,
             }),
+            (None, Some(sheet), Some(waveform)) if two_way => out.push(Source {
+                component: sheet.component,
+                cells: sheet.cells,
+                amplitude,
+                waveform,
+                advance: 0.0,
+                magnetic: None,
+            }),
+            (None, Some(sheet), Some(waveform)) => {
+                let g = grid.expect("a sheet is placed only on a grid");
+                out.push(one_way(
+                    &sheet, amplitude, waveform, g, table, objects, src, &key, ck,
+                ));
+            }
             _ => ok = false,
         }
     }
     ok.then_some(out)
 }
 
+/// Where a plane wave's sheet lies.
+struct Sheet {
+    /// The E component of the sheet (the polarization).
+    component: Component,
+    /// Its E cells.
+    cells: [[usize; 2]; 3],
+    /// The direction axis.
+    axis: usize,
+    /// +1 for a positive direction, -1 for a negative one.
+    sign: i32,
+    /// For a one-way sheet, the index along the axis of the H plane half a cell behind it.
+    behind: usize,
+}
+
+#[allow(clippy::too_many_arguments)] // the scene entry, its key and what placing it needs
 fn plane_wave(
     s: &SourceSpec,
     src: &Spanned<SourceSpec>,
@@ -184,7 +248,8 @@ fn plane_wave(
     grid: Option<&Grid>,
     unit_m: f64,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
-) -> Option<(Component, [[usize; 2]; 3])> {
+    two_way: bool,
+) -> Option<Sheet> {
     let dirs = ["+x", "-x", "+y", "-y", "+z", "-z"];
     let dir = match &s.direction {
         Some(d) => ck.one_of(d, &format!("{key}.direction"), &dirs),
@@ -258,11 +323,114 @@ fn plane_wave(
     }
     // The sheet spans the whole cross-section; without periodic transverse boundaries it is
     // a finite aperture, which is still useful (and what users of PEC waveguides want).
-    let _ = faces;
     let mut p = [0.0; 3];
     p[a] = c;
     let idx = g.nearest_index(comp, p);
     let mut cells = [[0, g.shape[0]], [0, g.shape[1]], [0, g.shape[2]]];
     cells[a] = [idx[a], idx[a] + 1];
-    Some((comp, cells))
+    let sign = if dir? % 2 == 0 { 1 } else { -1 };
+    let n = g.shape[a];
+    // The magnetic sheet sits half a cell upstream: H plane i - 1 (at i - 1/2) for a positive
+    // direction, H plane i (at i + 1/2) for a negative one.
+    let periodic = faces.is_some_and(|f| f[a][0] == BoundaryKind::Periodic);
+    let behind = if sign > 0 {
+        if idx[a] > 0 {
+            Some(idx[a] - 1)
+        } else if periodic {
+            Some(n - 1)
+        } else {
+            None
+        }
+    } else {
+        Some(idx[a])
+    };
+    let Some(behind) = behind.or(two_way.then_some(0)) else {
+        ck.error(
+            s.position.as_ref().unwrap(),
+            &format!("{key}.position"),
+            format!(
+                "a one-way plane wave needs half a cell behind its sheet, but {} = {} is on the {} minimum face: move the sheet at least one cell ({}) inside, or set `two_way = true`",
+                Axis::ALL[a].name(),
+                c / unit_m,
+                Axis::ALL[a].name(),
+                g.cell[a] / unit_m
+            ),
+        );
+        return None;
+    };
+    Some(Sheet {
+        component: comp,
+        cells,
+        axis: a,
+        sign,
+        behind,
+    })
+}
+
+/// The one-way (Huygens) source of `sheet` with incident peak E `amplitude` (V/m).
+#[allow(clippy::too_many_arguments)] // the sheet, what it launches and where to report
+fn one_way(
+    sheet: &Sheet,
+    amplitude: f64,
+    waveform: Waveform,
+    g: &Grid,
+    table: &MaterialTable,
+    objects: &[Object],
+    src: &Spanned<SourceSpec>,
+    key: &str,
+    ck: &mut Checker,
+) -> Source {
+    let a = sheet.axis;
+    let p = sheet.component.axis() as usize;
+    let q = 3 - a - p;
+    // The medium at the centre of the sheet sets the impedance and speed it launches into.
+    let centre = sheet.cells.map(|r| ((r[0] + r[1] - 1) / 2) as f64);
+    let at = g.position(sheet.component, centre);
+    let id = objects
+        .iter()
+        .rev()
+        .find(|o| o.contains(at))
+        .map_or(0, |o| o.material);
+    let m = &table.materials[id as usize];
+    if m.pec || m.conductivity > 0.0 {
+        ck.warn(
+            src,
+            key,
+            format!(
+                "the plane wave's sheet lies in `{}`, {}: a one-way sheet needs a lossless medium, so expect part of the wave to leak backwards",
+                m.name,
+                if m.pec { "a perfect conductor" } else { "a lossy material" }
+            ),
+        );
+    }
+    let eps_r = if m.pec { 1.0 } else { m.epsilon };
+    let eta = ETA0 / eps_r.sqrt();
+    let v = C0 / eps_r.sqrt();
+    let d = g.cell[a];
+    // Half-cell travel time of the grid's own wave at the band centre: the 1-D Yee dispersion
+    // sin(w dt / 2) / (v dt) = sin(k d / 2) / d gives tau = k d / (2 w). Above the grid's
+    // cut-off along the axis there is no real k; use the continuum d / (2 v).
+    let w = 2.0 * std::f64::consts::PI * waveform.centre_frequency();
+    let arg = d / (v * g.dt) * (w * g.dt / 2.0).sin();
+    let tau = if arg < 1.0 {
+        arg.asin() / w
+    } else {
+        d / (2.0 * v)
+    };
+    // e_apq: +1 for an even permutation of (x, y, z).
+    let levi = if (a + 1) % 3 == p { 1.0 } else { -1.0 };
+    let mut h_cells = sheet.cells;
+    h_cells[a] = [sheet.behind, sheet.behind + 1];
+    Source {
+        component: sheet.component,
+        cells: sheet.cells,
+        amplitude: -amplitude / (eta * d),
+        waveform,
+        advance: tau,
+        magnetic: Some(MagneticSheet {
+            component: Component::ALL[3 + q],
+            cells: h_cells,
+            amplitude: -levi * sheet.sign as f64 * amplitude / d,
+        }),
+    }
 }
