@@ -373,6 +373,8 @@ fn cpu_monitor_buffers_after_a_run_are_what_the_plan_lists() {
 /// allocation checks (`debug_assert_eq!` against the plan and the estimate) run; it says so
 /// with YEE_EXPECT_DEBUG_ASSERTIONS, and this fails if that run was built without them.
 #[test]
+// The constant is what this build was compiled with: the point of the check.
+#[allow(clippy::assertions_on_constants)]
 fn debug_assertions_are_on_where_the_suite_expects_them() {
     if std::env::var_os("YEE_EXPECT_DEBUG_ASSERTIONS").is_some() {
         assert!(
