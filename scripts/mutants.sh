@@ -11,7 +11,8 @@
 #                library's unit tests and the integration tests that check physics against
 #                references or the CPU backend against the host-compiled kernels)
 #   MUTANTS_OUT  where cargo-mutants writes mutants.out/ (default: target/mutants)
-#   MUTANTS_ARGS extra cargo-mutants arguments, e.g. "--re coefficients" or "--iterate"
+#   MUTANTS_ARGS extra cargo-mutants arguments, split at spaces and not globbed, e.g.
+#                "--re coefficients" or "--iterate" (write a space inside a regex as \s)
 #
 # cargo-mutants works in a copy of the tree (the target directory is copied too, so only the
 # changed crate is rebuilt), one mutant at a time (--jobs 1), at the lowest priority.
@@ -67,5 +68,6 @@ mkdir -p "$out"
 echo "mutants.sh: files: ${files[*]}"
 echo "mutants.sh: tests: $tests"
 # shellcheck disable=SC2086 # the extra arguments are a word list
+set -f # ... whose regexes must not be taken for file patterns
 exec nice -n 19 cargo mutants --jobs 1 --profile release --copy-target=true \
     --output "$out" "${file_args[@]}" "${test_args[@]}" ${MUTANTS_ARGS:-}
