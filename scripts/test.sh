@@ -27,4 +27,11 @@ cargo clippy --release --all-targets --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 cargo build --release --quiet
 cargo test --release
+# Debug assertions are compiled out of --release: the backends' allocation checks (CPU slabs
+# against the plan, the CUDA engine against its estimate), the engine's halo-plan check and the
+# overflow checks run here, in the test profile (opt-level 3, debug assertions on), over the
+# tests that build every backend on many splits. A second build of the dependencies: a few
+# minutes cold on 2 cores (docs/testing.md).
+YEE_EXPECT_DEBUG_ASSERTIONS=1 cargo test --lib --test decomposition --test plan_alloc \
+    --test host_kernels
 YEE_BIN="$root/target/release/yee" .venv/bin/python -m pytest -q python/tests

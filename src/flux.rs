@@ -255,6 +255,18 @@ impl FluxAccumulators {
         }
     }
 
+    /// Bytes of host memory the accumulators and their gather scratch hold, counted from the
+    /// vectors' capacities (what [`crate::plan::bytes::flux_bytes`] must list).
+    pub fn bytes(&self) -> u64 {
+        let cap = |v: &Vec<f64>| 8 * v.capacity() as u64;
+        let dfts: u64 = self
+            .monitors
+            .iter()
+            .map(|m| m.re.iter().chain(&m.im).map(cap).sum::<u64>())
+            .sum();
+        dfts + self.values.iter().map(cap).sum::<u64>() + cap(&self.scratch)
+    }
+
     /// Number of flux monitors.
     pub fn len(&self) -> usize {
         self.monitors.len()

@@ -9,7 +9,24 @@
 
 use yee::backend::cuda::args::Kernel;
 use yee::backend::cuda::nvrtc::{self, ImageKind};
-use yee::model::Precision;
+use yee::model::{Precision, MAX_MATERIALS};
+
+/// True if the PTX text has instruction `op` (the whole opcode, followed by its operands).
+fn has_op(ptx: &str, op: &str) -> bool {
+    ptx.match_indices(op).any(|(i, _)| {
+        ptx[i + op.len()..].starts_with([' ', '\t']) && ptx[..i].ends_with([' ', '\t', '\n'])
+    })
+}
+
+/// The PTX of kernel `name`: from its `.entry` to the next one (or the end).
+fn entry_body<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("kernel {name} missing from the PTX"));
+    let rest = &ptx[start + 1..];
+    let end = rest.find(".entry ").map_or(rest.len(), |e| e);
+    &rest[..end]
+}
 
 fn required() -> bool {
     let set = |k: &str| std::env::var(k).is_ok_and(|v| !v.is_empty() && v != "0" && v != "false");
@@ -53,19 +70,38 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
             k.name()
         );
     }
-    // Constant memory holds the material table, in the precision asked for.
-    assert!(text.contains(".const .align") && text.contains("c_ca") && text.contains("c_cb"));
-    let real = if precision == Precision::F32 {
-        ".f32"
-    } else {
-        ".f64"
+    // The precision shows in the PTX itself: the material tables are MAX_MATERIALS reals of
+    // the precision asked for, and the E update's arithmetic is in that precision only (the
+    // flux kernels accumulate in f64 in both precisions, so the check is per kernel).
+    let (real, other, bytes) = match precision {
+        Precision::F32 => ("f32", "f64", 4),
+        Precision::F64 => ("f64", "f32", 8),
     };
+    for table in ["c_ca", "c_cb"] {
+        let decl = format!(
+            ".const .align {bytes} .b8 {table}[{}]",
+            MAX_MATERIALS * bytes
+        );
+        assert!(text.contains(&decl), "{table}: no `{decl}` in the PTX");
+    }
+    let update_e = entry_body(&text, Kernel::UpdateE.name());
+    for op in ["mul.rn", "sub.rn", "add.rn"] {
+        assert!(
+            has_op(update_e, &format!("{op}.{real}")),
+            "update_e has no {op}.{real}"
+        );
+        assert!(
+            !has_op(update_e, &format!("{op}.{other}")),
+            "update_e computes in {other}"
+        );
+    }
     assert!(
-        text.contains(&format!("ld.global.nc{real}"))
-            || text.contains(&format!("ld.global.nc.v2{real}"))
-            || text.contains("ld.global.nc"),
-        "read-only loads"
+        has_op(update_e, &format!("ld.global.nc.{real}"))
+            || has_op(update_e, &format!("ld.global.nc.v2.{real}")),
+        "update_e reads the fields through read-only {real} loads"
     );
+    // --fmad=false: no fused multiply-add anywhere in the field updates.
+    assert!(!update_e.contains("fma."), "update_e contracts into FMA");
     assert!(
         cubin.log.is_empty() || !cubin.log.contains("error"),
         "compile log: {}",

@@ -1,11 +1,14 @@
 //! Allocation equals plan: what the CPU backend allocates, category by category and byte for
 //! byte, is what the planner lists for the same slab split; and a whole run reports the plan's
-//! allocation (slabs plus the snapshot staging buffer).
+//! allocation (slabs plus the monitor buffers). The monitor buffers are counted from the
+//! backend's own vectors after a run of the time loop (snapshots gathered, flux DFTs
+//! accumulated), not from the planner's formula; the scenes have probes, plane, box and
+//! volume snapshots and flux planes along every axis.
 
 mod common;
 
 use common::*;
-use yee::backend::cpu::CpuBackend;
+use yee::backend::cpu::{CpuBackend, MonitorBuffers};
 use yee::backend::{Allocation, Backend};
 use yee::decomp::{split_even, SlabRange};
 use yee::model::{Model, Precision};
@@ -67,8 +70,26 @@ every = 5
 stride = 2
 "#;
 
-/// Scenes covering PML on all faces, uneven PML, periodic and PEC x faces, snapshots and
-/// none, f32 and f64.
+const FLUXES: &str = r#"
+[[monitor]]
+type = "flux"
+name = "fx"
+plane = { x = 0.3 }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 5 }
+[[monitor]]
+type = "flux"
+name = "fy"
+plane = { y = -0.2 }
+frequencies = { min = 2.5e14, max = 3.5e14, count = 2 }
+[[monitor]]
+type = "flux"
+name = "fz"
+plane = { z = 0.1 }
+frequencies = { min = 1.0e14, max = 5.0e14, count = 9 }
+"#;
+
+/// Scenes covering PML on all faces, uneven PML, periodic and PEC x faces, snapshots, flux
+/// planes, both and none, f32 and f64.
 fn scenes() -> Vec<(&'static str, Model)> {
     let pml = r#"default = { type = "pml", cells = 6 }"#;
     let uneven = r#"default = { type = "pml", cells = 4 }
@@ -85,6 +106,14 @@ x_max = { type = "periodic" }"#;
         ("uneven pml f32", model(&scene("f32", uneven, SNAPSHOTS))),
         ("periodic x f64", model(&scene("f64", periodic, ""))),
         ("pec f32 no monitors", model(&scene("f32", pec, ""))),
+        (
+            "pml f64 snapshots and fluxes",
+            model(&scene("f64", pml, &format!("{SNAPSHOTS}{FLUXES}"))),
+        ),
+        (
+            "periodic x f32 fluxes",
+            model(&scene("f32", periodic, FLUXES)),
+        ),
     ]
 }
 
@@ -153,18 +182,19 @@ fn cpu_plan_lists_the_backend_allocation_category_by_category() {
                 "{name}: the CPU plan uses the run's split"
             );
             let got = backend_allocation(&m, &p.ranges(), m.precision);
-            let staging = plan::monitor_staging_bytes(&m, m.precision);
             assert_eq!(p.bytes.fields, got.fields, "{name} fields");
             assert_eq!(p.bytes.halos, got.halos, "{name} halos");
             assert_eq!(p.bytes.materials, got.materials, "{name} materials");
             assert_eq!(p.bytes.pml, got.pml, "{name} pml");
-            assert_eq!(p.bytes.monitors, got.monitors + staging, "{name} monitors");
+            assert_eq!(got.monitors, 0, "{name}: no monitor buffers in the slabs");
             assert_eq!(
                 p.bytes.overhead, 0,
                 "{name}: no per-device overhead on the CPU"
             );
+            // The monitor buffers exist once the run gathers: they are counted from the
+            // backend's vectors in cpu_monitor_buffers_after_a_run_are_what_the_plan_lists.
             let mut total = got;
-            total.monitors += staging;
+            total.monitors = p.bytes.monitors;
             assert_eq!(p.allocation(), total, "{name}");
             assert_eq!(
                 p.bytes.total,
@@ -286,5 +316,70 @@ fn cuda_engine_allocates_exactly_what_gpu_slab_bytes_says() {
                 );
             }
         }
+    }
+}
+
+/// Run the whole time loop of `model` on the CPU backend split as `ranges`; the backend's
+/// slab allocation and the monitor buffers it holds at the end.
+fn run_and_count<T: yee::real::Real>(
+    model: &Model,
+    ranges: &[SlabRange],
+    path: std::path::PathBuf,
+) -> (Allocation, MonitorBuffers) {
+    let mut cpu = CpuBackend::<T>::new(model, ranges);
+    let opts = RunOptions::new(path);
+    let summary = yee::run::run_backend(model, &mut cpu, ranges, 2, &opts, &mut yee::run::Quiet)
+        .expect("the run completes");
+    assert!(summary.complete);
+    (cpu.allocation(), cpu.monitor_buffer_bytes())
+}
+
+/// After a whole run (every snapshot gathered, every flux DFT accumulated) the CPU backend's
+/// monitor buffers, counted from its vectors' capacities, are the plan's `monitors` bytes.
+#[test]
+fn cpu_monitor_buffers_after_a_run_are_what_the_plan_lists() {
+    let dir = std::env::temp_dir().join(format!("yee-plan-buffers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (i, (name, m)) in scenes().into_iter().enumerate() {
+        let hw = Hardware::new(Vec::new(), 64 << 30, 2);
+        let options = PlanOptions {
+            backend: BackendChoice::Cpu,
+            slabs: Some(3),
+            ..Default::default()
+        };
+        let p = plan::plan(&m, &hw, &options);
+        let path = dir.join(format!("buffers{i}.h5"));
+        let (slabs, bufs) = match m.precision {
+            Precision::F32 => run_and_count::<f32>(&m, &p.ranges(), path),
+            Precision::F64 => run_and_count::<f64>(&m, &p.ranges(), path),
+        };
+        let mut real = slabs;
+        real.monitors = bufs.gathers + bufs.flux;
+        assert_eq!(real, p.allocation(), "{name}: {bufs:?}");
+        if !m.fluxes.is_empty() {
+            assert!(bufs.flux > 0, "{name}: flux buffers");
+        }
+        if !m.snapshots.is_empty() {
+            assert!(bufs.gathers > 0, "{name}: snapshot buffers");
+        }
+        // Not compared: the probe rows queued between two writes of the probe series (a
+        // row of every probe sample per step, handed to the writer when it flushes), which
+        // the plan counts as the writer's probe series instead.
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// scripts/test.sh runs this file again with debug assertions on, so that the backends' own
+/// allocation checks (`debug_assert_eq!` against the plan and the estimate) run; it says so
+/// with YEE_EXPECT_DEBUG_ASSERTIONS, and this fails if that run was built without them.
+#[test]
+// The constant is what this build was compiled with: the point of the check.
+#[allow(clippy::assertions_on_constants)]
+fn debug_assertions_are_on_where_the_suite_expects_them() {
+    if std::env::var_os("YEE_EXPECT_DEBUG_ASSERTIONS").is_some() {
+        assert!(
+            cfg!(debug_assertions),
+            "YEE_EXPECT_DEBUG_ASSERTIONS is set but this build has no debug assertions"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //!
 //! [`slab_bytes`] is what a backend allocates for one slab (the CPU backend's own count of its
 //! vectors is asserted equal to it in debug builds and in `tests/plan_alloc.rs`);
-//! [`monitor_staging_len`] is the snapshot staging buffer the shared time loop allocates once;
+//! [`monitor_staging_len`] is the snapshot and flux-plane staging the CPU backend holds;
 //! [`probe_series_bytes`] is what the HDF5 writer keeps of the probe time series;
 //! [`MonitorLayout`] places the CUDA engine's monitor buffers (probe ring, snapshot staging,
 //! flux DFT accumulators on the device, their pinned host mirrors) slab by slab, with one
@@ -471,9 +471,12 @@ pub fn slab_bytes(model: &Model, range: SlabRange, precision: Precision) -> Allo
         .slab_bytes(range)
 }
 
-/// Values in the snapshot staging buffer: the largest region of any snapshot component (0
-/// without snapshots). The shared time loop allocates this buffer once, before the first step,
-/// and gathers every snapshot component into a prefix of it; it is the `monitors` category.
+/// Values in the host staging buffers, in the field precision: the snapshot gather buffer (the
+/// largest region of any snapshot component, 0 without snapshots; the time loop writes each
+/// queued component before the next is gathered on the CPU, so one buffer serves them all)
+/// plus the flux planes' gather buffer (the largest flux plane, 0 without flux monitors). They
+/// are the `monitors` category with [`flux_bytes`]; `tests/plan_alloc.rs` compares them with
+/// the CPU backend's buffers after a run.
 pub fn monitor_staging_len(model: &Model) -> usize {
     model
         .snapshots
@@ -481,7 +484,7 @@ pub fn monitor_staging_len(model: &Model) -> usize {
         .flat_map(|s| s.regions.iter().map(|(_, r)| r.len()))
         .max()
         .unwrap_or(0)
-        .max(crate::flux::largest_plane(model))
+        + crate::flux::largest_plane(model)
 }
 
 /// Bytes the time loop holds for monitors in `precision`: the staging buffer plus the flux

@@ -151,8 +151,8 @@ pub struct Bytes {
     pub materials: u64,
     /// CPML psi arrays.
     pub pml: u64,
-    /// Monitor buffers in host memory: on the CPU the snapshot staging buffer and the flux
-    /// DFT accumulators; on CUDA the host copy of the largest snapshot region.
+    /// Monitor buffers in host memory: on the CPU the snapshot and flux-plane staging buffers
+    /// and the flux DFT accumulators; on CUDA the host copy of the largest snapshot region.
     pub monitors: u64,
     /// Monitor buffers on the GPUs (CUDA): probe ring and sample addresses, snapshot staging,
     /// flux DFT accumulators, each on the GPU of the slab it reads.

@@ -2,7 +2,9 @@
 //! steps any backend as the time loop does (probes every step, snapshots when due, flux DFTs
 //! every step), reading monitors either at once (`sample`, `gather`) or queued (`queue_probes`
 //! / `drain_probes`, `queue_gather` / `take_gather` a step later, after the next update has
-//! overwritten the fields), and the comparison with the CPU backend.
+//! overwritten the fields), and the comparisons with the CPU backend: bit for bit
+//! ([`assert_identical`], the host-compiled kernels) or within a tolerance ([`assert_close`], a
+//! real GPU, whose `sin` and `cos` of the flux DFT weights are not the host's libm).
 #![allow(dead_code)]
 
 use yee::backend::cpu::CpuBackend;
@@ -522,6 +524,71 @@ pub fn assert_close(got: &Trace, want: &Trace, tol: f64, what: &str) -> f64 {
         worst = worst.max(d);
     }
     worst
+}
+
+/// The first index where `got` and `want` differ in any bit (so -0.0 and 0.0 differ too), with
+/// both values; `None` if they are the same series.
+fn first_bit_difference(got: &[f64], want: &[f64]) -> Option<(usize, f64, f64)> {
+    if got.len() != want.len() {
+        return Some((got.len().min(want.len()), f64::NAN, f64::NAN));
+    }
+    got.iter()
+        .zip(want)
+        .position(|(a, b)| a.to_bits() != b.to_bits())
+        .map(|i| (i, got[i], want[i]))
+}
+
+/// Assert that `got` is `want` bit for bit: every final field value, probe sample, snapshot
+/// value and flux spectrum. The host-compiled kernels do the CPU backend's arithmetic in the
+/// same order with the same rounding (no fused multiply-add, `-ffp-contract=off`), and the
+/// flux DFT weights come from the same libm `sin`/`cos`, so nothing may differ at all; a
+/// tolerance would hide a wrong coefficient in the last bits of a field that is small where
+/// it is wrong. As [`assert_close`], the reference must not be trivially zero.
+pub fn assert_identical(got: &Trace, want: &Trace, what: &str) {
+    let check = |kind: &str, k: usize, g: &[f64], w: &[f64]| {
+        if let Some((i, a, b)) = first_bit_difference(g, w) {
+            panic!(
+                "{what}: {kind} {k} differs first at value {i} of {}: {a:e} (got) vs {b:e} \
+                 (want), largest relative difference {:e}",
+                w.len(),
+                if g.len() == w.len() {
+                    rel_diff(g, w)
+                } else {
+                    f64::NAN
+                }
+            );
+        }
+    };
+    assert_eq!(
+        got.fields.len(),
+        want.fields.len(),
+        "{what}: six components"
+    );
+    for (c, (g, w)) in got.fields.iter().zip(&want.fields).enumerate() {
+        assert!(
+            max_abs(w) > 0.0,
+            "{what}: component {} is all zero in the reference: the scene tests nothing",
+            Component::ALL[c].name()
+        );
+        check(Component::ALL[c].name(), c, g, w);
+    }
+    assert_eq!(got.probes.len(), want.probes.len(), "{what}: probe samples");
+    for (k, (g, w)) in got.probes.iter().zip(&want.probes).enumerate() {
+        check("probe sample", k, g, w);
+    }
+    assert_eq!(got.flux.len(), want.flux.len(), "{what}: flux monitors");
+    for (k, (g, w)) in got.flux.iter().zip(&want.flux).enumerate() {
+        assert!(
+            max_abs(w) > 0.0,
+            "{what}: flux {k} is zero in the reference"
+        );
+        check("flux spectrum", k, g, w);
+    }
+    assert_eq!(got.snapshots.len(), want.snapshots.len());
+    for (k, (g, w)) in got.snapshots.iter().zip(&want.snapshots).enumerate() {
+        assert!(!w.is_empty(), "{what}: snapshot {k} was never taken");
+        check("snapshot", k, g, w);
+    }
 }
 
 /// Tolerance of a flux spectrum given the fields' tolerance `tol`: 10 x `tol` in f32, at least

@@ -68,6 +68,18 @@ pub struct CpuBackend<T> {
     monitors: Monitors<T>,
 }
 
+/// The monitor buffers a [`CpuBackend`] holds, in bytes, by what they hold
+/// ([`CpuBackend::monitor_buffer_bytes`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct MonitorBuffers {
+    /// Gather buffers of queued snapshot regions.
+    pub gathers: u64,
+    /// Flux DFT accumulators (f64) and the gather buffer of the flux planes.
+    pub flux: u64,
+    /// Probe rows queued and not yet drained (f64).
+    pub probe_rows: u64,
+}
+
 /// The queued monitor reads of the [`Backend`] trait, done at once: probe rows wait in a
 /// vector, each queued region in a buffer of its own until taken (the time loop takes each at
 /// once, so one buffer of the largest region is reused), and the flux DFTs are the host
@@ -115,6 +127,21 @@ impl<T: Real> CpuBackend<T> {
                     Vec::new()
                 },
             },
+        }
+    }
+
+    /// Bytes of the monitor buffers this backend holds now, counted from the vectors'
+    /// capacities: the gather buffers of queued snapshot regions (they grow to the largest
+    /// region gathered and are reused), the flux planes' gather buffer and the flux DFT
+    /// accumulators, and the queue of probe rows not yet drained. The allocation tests compare
+    /// this with the plan's `monitors` after a run.
+    pub fn monitor_buffer_bytes(&self) -> MonitorBuffers {
+        let t = std::mem::size_of::<T>() as u64;
+        let m = &self.monitors;
+        MonitorBuffers {
+            gathers: m.gathers.iter().map(|(_, v)| v.capacity() as u64 * t).sum(),
+            flux: m.flux.as_ref().map_or(0, |f| f.bytes()) + m.flux_staging.capacity() as u64 * t,
+            probe_rows: 8 * m.probe_rows.capacity() as u64,
         }
     }
 
@@ -497,6 +524,9 @@ impl<T: Real> Backend for CpuBackend<T> {
             }
         };
         let mut buf = std::mem::take(&mut g[i].1);
+        // Grow to the region exactly (not by doubling): the buffer ends as large as the largest
+        // region, which is what the plan lists.
+        buf.reserve_exact(region.len().saturating_sub(buf.len()));
         buf.resize(region.len(), T::ZERO);
         self.gather(component, region, &mut buf);
         self.monitors.gathers[i] = (false, buf);

@@ -521,6 +521,9 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             let r = self.begin(half);
             self.ok(r, doing(half));
         }
+        // Which half step the next passes and exchange belong to, also after a failure (when
+        // nothing runs): the time loop keeps calling them with the plan's lists.
+        self.half = half;
     }
 
     fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
