@@ -439,7 +439,9 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
     out
 }
 
-pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan {
+/// The plan without its suggestions, and the CPU candidate's host figures (which the
+/// suggestions of a plan that does not fit start from, in `suggest`).
+pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan, HostFit) {
     let layout = Layout::of(model);
     let host_index = hw.gpus.len();
     let cpu = cpu_candidate(
@@ -541,12 +543,6 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
     let reason = super::reason::sentence(&decision);
     let fits = backend != PlanBackend::None;
 
-    let suggestions = if fits {
-        Vec::new()
-    } else {
-        super::suggest::suggestions(model, &layout, hw, options, &cpu_fit)
-    };
-
     let empty = Candidate {
         backend: PlanBackend::None,
         slabs: Vec::new(),
@@ -631,7 +627,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         });
     }
     let g = &model.grid;
-    Plan {
+    let plan = Plan {
         scene: model.name.clone(),
         grid: g.shape,
         cell_size: g.cell,
@@ -649,9 +645,10 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> Plan 
         estimate,
         output: super::bytes::output_bytes(model),
         notes,
-        suggestions,
+        suggestions: Vec::new(),
         assumptions: assumptions(&layout, hw),
         gpu_note: hw.gpu_note.clone(),
         host_note: hw.host_note.clone(),
-    }
+    };
+    (plan, cpu_fit)
 }

@@ -372,5 +372,12 @@ impl StartFailure {
 /// and why, the time estimate and, when nothing fits, what would. Pure and fast: arithmetic on
 /// the grid shape, never a loop over cells.
 pub fn plan(model: &Model, hardware: &Hardware, options: &PlanOptions) -> Plan {
-    assign::plan(model, hardware, options)
+    let (mut plan, cpu_fit) = assign::plan(model, hardware, options);
+    // Apart from the decision: `suggest` tries other layouts with the assignment's candidate
+    // search, so the assignment must not call back into it.
+    if !plan.fits {
+        plan.suggestions =
+            suggest::suggestions(model, &Layout::of(model), hardware, options, &cpu_fit);
+    }
+    plan
 }
