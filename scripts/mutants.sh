@@ -32,6 +32,7 @@ core=(
     src/decomp.rs
     src/model/sources.rs
     src/flux.rs
+    src/operator.rs
 )
 if [ $# -gt 0 ]; then
     files=("$@")

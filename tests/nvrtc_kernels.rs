@@ -135,7 +135,9 @@ fn nvrtc_reports_a_compile_error_with_its_log_not_a_panic() {
         return;
     }
     // An architecture NVRTC does not know is refused with NVRTC's message.
-    let err = nvrtc::compile(Precision::F32, 11, true).expect_err("sm_11 is not supported");
+    let err = nvrtc::compile(Precision::F32, 11, true)
+        .expect_err("sm_11 is not supported")
+        .to_string();
     assert!(
         err.contains("sm_11") || err.contains("architecture") || err.contains("INVALID_OPTION"),
         "{err}"

@@ -9,6 +9,7 @@ use common::*;
 use std::cell::RefCell;
 use yee::backend::cuda::args::{Dims, Kernel, Ptr};
 use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream};
+use yee::backend::cuda::nvrtc::NvrtcError;
 use yee::backend::cuda::select::Placement;
 use yee::backend::cuda::{CudaError, Engine, EngineOptions};
 use yee::backend::Backend;
@@ -735,7 +736,12 @@ fn cuda_that_cannot_start_is_said_from_the_plan() {
 
     // GPUs planned, but CUDA fails to start: auto runs on the CPU, --backend cuda says why.
     let hw = Hardware::new(parse_gpus("2x80GiB").unwrap(), 64 * GIB, 16);
-    let fail = |_: &Plan| -> Result<(), CudaError> { Err(CudaError::Compile("bad".into())) };
+    let fail = |_: &Plan| -> Result<(), CudaError> {
+        Err(CudaError::Compile(NvrtcError::Call {
+            call: "nvrtcCompileProgram",
+            message: "bad".into(),
+        }))
+    };
     let auto = PlanOptions::default();
     let p = plan::plan(&m, &hw, &auto);
     let mut said = Said::default();

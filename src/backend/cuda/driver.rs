@@ -75,13 +75,14 @@ fn load_kernels(
     let supported = nvrtc::supported_archs().map_err(CudaError::Nvrtc)?;
     let nv = nvrtc::version().map_err(CudaError::Nvrtc)?;
     let Some((arch, cubin)) = nvrtc::target_for(cc, &supported) else {
-        return Err(CudaError::Compile(format!(
-            "NVRTC {}.{} cannot compile for compute capability {major}.{minor} (it supports sm_{}..sm_{}): install an NVRTC that does",
-            nv.0,
-            nv.1,
-            supported.first().unwrap_or(&0),
-            supported.last().unwrap_or(&0)
-        )));
+        return Err(CudaError::Compile(nvrtc::NvrtcError::Unsupported {
+            version: nv,
+            cc,
+            supported: (
+                supported.first().copied().unwrap_or(0),
+                supported.last().copied().unwrap_or(0),
+            ),
+        }));
     };
     let image = nvrtc::compile(precision, arch, cubin).map_err(CudaError::Compile)?;
     let what = format!(

@@ -68,10 +68,10 @@ pub enum CudaError {
     NoDevice(String),
     /// libnvrtc missing or broken.
     #[error("{0}")]
-    Nvrtc(String),
+    Nvrtc(nvrtc::NvrtcError),
     /// NVRTC failed to compile the kernels.
     #[error("NVRTC could not compile the kernels: {0}")]
-    Compile(String),
+    Compile(nvrtc::NvrtcError),
     /// The driver refused the compiled kernels.
     #[error("{0}")]
     ModuleLoad(String),
@@ -139,7 +139,7 @@ pub fn check_libraries() -> Result<(), CudaError> {
         }
     })?;
     if !nvrtc::available() {
-        return Err(CudaError::Nvrtc(nvrtc::not_found()));
+        return Err(CudaError::Nvrtc(nvrtc::NvrtcError::NotFound));
     }
     Ok(())
 }

@@ -36,27 +36,72 @@ pub struct Image {
     pub log: String,
 }
 
+/// Why NVRTC could not be used, or could not compile the kernels.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NvrtcError {
+    /// No libnvrtc can be loaded.
+    #[error("{}", not_found())]
+    NotFound,
+    /// An NVRTC call failed.
+    #[error("{call}: {message}")]
+    Call {
+        /// The NVRTC function.
+        call: &'static str,
+        /// NVRTC's description of the result code.
+        message: String,
+    },
+    /// The kernels did not compile.
+    #[error("compiling the kernels for {arch} ({precision}): {message}\n{log}")]
+    Compile {
+        /// The architecture asked for, e.g. "sm_90".
+        arch: String,
+        /// "f32" or "f64".
+        precision: &'static str,
+        /// NVRTC's description of the result code.
+        message: String,
+        /// The compiler's log.
+        log: String,
+    },
+    /// This NVRTC knows no architecture the GPU can run.
+    #[error("NVRTC {}.{} cannot compile for compute capability {}.{} (it supports sm_{}..sm_{}): install an NVRTC that does", .version.0, .version.1, .cc / 10, .cc % 10, .supported.0, .supported.1)]
+    Unsupported {
+        /// NVRTC's version (major, minor).
+        version: (i32, i32),
+        /// The GPU's compute capability, 10 major + minor.
+        cc: i32,
+        /// The oldest and newest architectures it compiles for.
+        supported: (i32, i32),
+    },
+}
+
 /// True if a libnvrtc can be loaded (never panics).
 pub fn available() -> bool {
     // SAFETY: dlopen of candidate names only; nothing is called.
     unsafe { sys::is_culib_present() }
 }
 
-fn check(r: sys::nvrtcResult, what: &str) -> Result<(), String> {
+/// NVRTC's description of a result code.
+fn describe(r: sys::nvrtcResult) -> String {
+    // SAFETY: nvrtcGetErrorString returns a static C string for any result code.
+    unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(r)) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn check(r: sys::nvrtcResult, call: &'static str) -> Result<(), NvrtcError> {
     if r == sys::nvrtcResult::NVRTC_SUCCESS {
         return Ok(());
     }
-    // SAFETY: nvrtcGetErrorString returns a static C string for any result code.
-    let s = unsafe { CStr::from_ptr(sys::nvrtcGetErrorString(r)) }
-        .to_string_lossy()
-        .into_owned();
-    Err(format!("{what}: {s}"))
+    Err(NvrtcError::Call {
+        call,
+        message: describe(r),
+    })
 }
 
 /// NVRTC's version (major, minor).
-pub fn version() -> Result<(i32, i32), String> {
+pub fn version() -> Result<(i32, i32), NvrtcError> {
     if !available() {
-        return Err(not_found());
+        return Err(NvrtcError::NotFound);
     }
     let (mut major, mut minor) = (0, 0);
     // SAFETY: two out-parameters.
@@ -68,9 +113,9 @@ pub fn version() -> Result<(i32, i32), String> {
 }
 
 /// The SM architectures this NVRTC can compile for, e.g. [75, 80, 86, 89, 90, 100, 120].
-pub fn supported_archs() -> Result<Vec<i32>, String> {
+pub fn supported_archs() -> Result<Vec<i32>, NvrtcError> {
     if !available() {
-        return Err(not_found());
+        return Err(NvrtcError::NotFound);
     }
     let mut n = 0;
     // SAFETY: out-parameter, then a buffer of the size NVRTC gave.
@@ -111,9 +156,9 @@ pub fn loaded_library(fragment: &str) -> Option<String> {
 
 /// Compile every kernel for `precision`: a CUBIN for `sm_{cc}` when `cubin`, else PTX for
 /// `compute_{cc}` (cc = 10 major + minor, e.g. 90).
-pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, String> {
+pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, NvrtcError> {
     if !available() {
-        return Err(not_found());
+        return Err(NvrtcError::NotFound);
     }
     let arch = if cubin {
         format!("sm_{cc}")
@@ -164,11 +209,12 @@ pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, Stri
             sys::nvrtcCompileProgram(prog, option_ptrs.len() as i32, option_ptrs.as_ptr());
         let log = program_log(prog);
         let out = if compiled != sys::nvrtcResult::NVRTC_SUCCESS {
-            check(
-                compiled,
-                &format!("compiling the kernels for {arch} ({})", precision.name()),
-            )
-            .map_err(|e| format!("{e}\n{log}"))
+            Err(NvrtcError::Compile {
+                arch: arch.clone(),
+                precision: precision.name(),
+                message: describe(compiled),
+                log: log.clone(),
+            })
         } else {
             Ok(())
         };
@@ -187,7 +233,7 @@ unsafe fn extract(
     cubin: bool,
     arch: String,
     log: String,
-) -> Result<Image, String> {
+) -> Result<Image, NvrtcError> {
     let mut size = 0;
     let mut bytes;
     if cubin {
