@@ -54,6 +54,49 @@ pub struct GpuInfo {
     pub bandwidth_bytes_per_s: f64,
 }
 
+/// What to do when no libnvrtc can be loaded (also without the `cuda` feature, for messages).
+pub const NVRTC_NOT_FOUND: &str = "NVRTC (libnvrtc.so, the CUDA run-time compiler) was not found on the library path: install it \
+     (pip install nvidia-cuda-nvrtc-cu12, matching the driver's CUDA version, then add its \
+     nvidia/cuda_nvrtc/lib folder to LD_LIBRARY_PATH; or the CUDA toolkit's lib64)";
+
+/// Why NVRTC could not be used, or could not compile the kernels.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NvrtcError {
+    /// No libnvrtc can be loaded.
+    #[error("{}", NVRTC_NOT_FOUND)]
+    NotFound,
+    /// An NVRTC call failed.
+    #[error("{call}: {message}")]
+    Call {
+        /// The NVRTC function.
+        call: &'static str,
+        /// NVRTC's description of the result code.
+        message: String,
+    },
+    /// The kernels did not compile.
+    #[error("compiling the kernels for {arch} ({precision}): {message}\n{log}")]
+    Compile {
+        /// The architecture asked for, e.g. "sm_90".
+        arch: String,
+        /// "f32" or "f64".
+        precision: &'static str,
+        /// NVRTC's description of the result code.
+        message: String,
+        /// The compiler's log.
+        log: String,
+    },
+    /// This NVRTC knows no architecture the GPU can run.
+    #[error("NVRTC {}.{} cannot compile for compute capability {}.{} (it supports sm_{}..sm_{}): install an NVRTC that does", .version.0, .version.1, .cc / 10, .cc % 10, .supported.0, .supported.1)]
+    Unsupported {
+        /// NVRTC's version (major, minor).
+        version: (i32, i32),
+        /// The GPU's compute capability, 10 major + minor.
+        cc: i32,
+        /// The oldest and newest architectures it compiles for.
+        supported: (i32, i32),
+    },
+}
+
 /// Why CUDA cannot be used, each with what to do.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum CudaError {
@@ -68,10 +111,10 @@ pub enum CudaError {
     NoDevice(String),
     /// libnvrtc missing or broken.
     #[error("{0}")]
-    Nvrtc(nvrtc::NvrtcError),
+    Nvrtc(NvrtcError),
     /// NVRTC failed to compile the kernels.
     #[error("NVRTC could not compile the kernels: {0}")]
-    Compile(nvrtc::NvrtcError),
+    Compile(NvrtcError),
     /// The driver refused the compiled kernels.
     #[error("{0}")]
     ModuleLoad(String),
@@ -139,7 +182,7 @@ pub fn check_libraries() -> Result<(), CudaError> {
         }
     })?;
     if !nvrtc::available() {
-        return Err(CudaError::Nvrtc(nvrtc::NvrtcError::NotFound));
+        return Err(CudaError::Nvrtc(NvrtcError::NotFound));
     }
     Ok(())
 }

@@ -10,6 +10,8 @@
 //! GPU and CPU fields agree to rounding; the update is bound by memory, not arithmetic.
 
 use super::source::{program, FILES};
+pub use super::NvrtcError;
+use super::NVRTC_NOT_FOUND;
 use crate::model::Precision;
 use cudarc::nvrtc::sys;
 use std::ffi::{c_char, CStr, CString};
@@ -34,44 +36,6 @@ pub struct Image {
     pub arch: String,
     /// NVRTC's log (warnings), if any.
     pub log: String,
-}
-
-/// Why NVRTC could not be used, or could not compile the kernels.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum NvrtcError {
-    /// No libnvrtc can be loaded.
-    #[error("{}", not_found())]
-    NotFound,
-    /// An NVRTC call failed.
-    #[error("{call}: {message}")]
-    Call {
-        /// The NVRTC function.
-        call: &'static str,
-        /// NVRTC's description of the result code.
-        message: String,
-    },
-    /// The kernels did not compile.
-    #[error("compiling the kernels for {arch} ({precision}): {message}\n{log}")]
-    Compile {
-        /// The architecture asked for, e.g. "sm_90".
-        arch: String,
-        /// "f32" or "f64".
-        precision: &'static str,
-        /// NVRTC's description of the result code.
-        message: String,
-        /// The compiler's log.
-        log: String,
-    },
-    /// This NVRTC knows no architecture the GPU can run.
-    #[error("NVRTC {}.{} cannot compile for compute capability {}.{} (it supports sm_{}..sm_{}): install an NVRTC that does", .version.0, .version.1, .cc / 10, .cc % 10, .supported.0, .supported.1)]
-    Unsupported {
-        /// NVRTC's version (major, minor).
-        version: (i32, i32),
-        /// The GPU's compute capability, 10 major + minor.
-        cc: i32,
-        /// The oldest and newest architectures it compiles for.
-        supported: (i32, i32),
-    },
 }
 
 /// True if a libnvrtc can be loaded (never panics).
@@ -135,10 +99,7 @@ pub fn supported_archs() -> Result<Vec<i32>, NvrtcError> {
 
 /// The message when no libnvrtc can be loaded.
 pub fn not_found() -> String {
-    "NVRTC (libnvrtc.so, the CUDA run-time compiler) was not found on the library path: install it \
-     (pip install nvidia-cuda-nvrtc-cu12, matching the driver's CUDA version, then add its \
-     nvidia/cuda_nvrtc/lib folder to LD_LIBRARY_PATH; or the CUDA toolkit's lib64)"
-        .into()
+    NVRTC_NOT_FOUND.into()
 }
 
 /// The file a loaded library was mapped from, by name fragment (e.g. "libnvrtc.so").
