@@ -168,6 +168,9 @@ mod tests {
         assert_eq!(s.iter().map(|r| r.len()).collect::<Vec<_>>(), vec![3, 4, 3]);
         assert_eq!(s[0].x0, 0);
         assert_eq!(s[2].x1, 10);
+        // Every slab of a split owns planes; an empty range says so.
+        assert!(s.iter().all(|r| !r.is_empty()));
+        assert!(SlabRange { x0: 4, x1: 4 }.is_empty());
     }
 
     #[test]
