@@ -167,16 +167,6 @@ impl<T: Real> Operator<T> {
         }
     }
 
-    /// Cells along y.
-    pub fn ny(&self) -> usize {
-        self.shape[1]
-    }
-
-    /// Cells along z.
-    pub fn nz(&self) -> usize {
-        self.shape[2]
-    }
-
     /// The owned planes of the x range [x0, x1) that lie in an x-CPML layer, as (local plane,
     /// layer index), local plane `p` being global plane `x0 + p - 1` (one halo plane first).
     pub fn x_layer_planes(&self, x0: usize, x1: usize) -> Vec<(usize, usize)> {
