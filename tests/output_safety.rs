@@ -336,7 +336,7 @@ fn the_size_a_finished_file_needs_is_estimated() {
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let actual = std::fs::metadata(dir.join("out.h5")).unwrap().len() as f64;
     let model = common::model(&text);
-    let data = yee::output::data_bytes(&model, 4) as f64;
+    let data = yee::plan::output_bytes(&model).total as f64;
     // 80 frames of 20^3 f32 values dominate (2.56 MB); HDF5's metadata (object headers, chunk
     // indexes) is not counted. 10% allows for that and still catches a missing monitor or a
     // wrong bytes-per-value factor (a factor of 2 for f64).

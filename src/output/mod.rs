@@ -144,44 +144,12 @@ pub fn reopen_after_failure(path: &Path) -> bool {
     extended.is_ok() && File::open(path).is_ok()
 }
 
-/// Bytes the datasets of `model`'s finished result take in precision `real` (bytes per value):
-/// every probe series, snapshot frame and flux spectrum, without the metadata.
-pub fn data_bytes(model: &Model, real: usize) -> u64 {
-    let steps = model.grid.steps as u64;
-    let real = real as u64;
-    // Probe series grow in chunks of PROBE_CHUNK values.
-    let probe_rows = steps.div_ceil(PROBE_CHUNK as u64) * PROBE_CHUNK as u64;
-    let mut total = 0u64;
-    for p in &model.probes {
-        total =
-            total.saturating_add(probe_rows.saturating_mul(8 + p.components.len() as u64 * real));
-    }
-    for s in &model.snapshots {
-        let frames = steps / s.every.max(1) as u64;
-        let values: u64 = s
-            .regions
-            .iter()
-            .map(|(_, r)| r.counts().iter().map(|&n| n as u64).product::<u64>())
-            .sum();
-        // Each frame: its values plus one time and one step entry.
-        total = total.saturating_add(frames.saturating_mul(values.saturating_mul(real) + 16));
-    }
-    for f in &model.fluxes {
-        let nf = f.frequencies.len() as u64;
-        total = total.saturating_add(nf * 16);
-        if f.fields {
-            let (b, c) = crate::flux::tangential(f.axis as usize);
-            let plane = (model.grid.shape[b] * model.grid.shape[c]) as u64;
-            total = total.saturating_add(4 * nf * plane * 16);
-        }
-    }
-    total
-}
-
 /// About how many bytes `model`'s finished result file takes: its datasets, plus the metadata
 /// (root attributes with the scene text, groups, object headers).
-fn file_bytes(model: &Model, real: usize) -> u64 {
-    data_bytes(model, real)
+/// The datasets are the plan's estimate ([`crate::plan::output_bytes`]), which `yee plan` shows.
+fn file_bytes(model: &Model) -> u64 {
+    crate::plan::output_bytes(model)
+        .total
         .saturating_add(64 * 1024)
         .saturating_add(model.scene_text.len() as u64)
 }
@@ -189,7 +157,7 @@ fn file_bytes(model: &Model, real: usize) -> u64 {
 /// A warning when the disk that will hold `output` has less room than `model`'s finished
 /// result needs (the run would stop when it is full), else None.
 pub fn space_warning(model: &Model, output: &Path) -> Option<String> {
-    let need = file_bytes(model, model.precision.bytes());
+    let need = file_bytes(model);
     let folder = match output.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -317,7 +285,7 @@ impl Hdf5Writer {
             });
         }
         let partial = claim::partial_path(path);
-        let expected = file_bytes(model, std::mem::size_of::<T>());
+        let expected = file_bytes(model);
         let fail = |e: hdf5::Error| {
             let error = OutputError {
                 path: path.to_path_buf(),
