@@ -21,10 +21,8 @@ fn table(materials: &[(f64, f64, bool)]) -> MaterialTable {
     let mut t = MaterialTable::vacuum();
     for (i, &(epsilon, conductivity, pec)) in materials.iter().enumerate() {
         t.push(Material {
-            name: format!("m{i}"),
-            epsilon,
-            conductivity,
             pec,
+            ..Material::dielectric(&format!("m{i}"), epsilon, conductivity)
         });
     }
     t

@@ -1,9 +1,12 @@
-//! Materials and their E-update coefficients.
+//! Materials and their update coefficients.
 //!
 //! Each E component of each cell stores a one-byte index into this table, not per-cell floats:
-//! bytes per cell set the speed of a bandwidth-bound code.
+//! bytes per cell set the speed of a bandwidth-bound code. H components get indices of their
+//! own only when some material is magnetic.
 
-use super::space::EPS0;
+use super::dispersion::{AdeMaterial, Pole};
+use super::space::{EPS0, MU0};
+use num_complex::Complex64;
 
 /// At most this many materials (the index is one byte).
 pub const MAX_MATERIALS: usize = 256;
@@ -19,6 +22,68 @@ pub struct Material {
     pub conductivity: f64,
     /// Perfect electric conductor: E is held at zero.
     pub pec: bool,
+    /// Relative permeability.
+    pub mu: f64,
+    /// Magnetic conductivity in ohm/m (magnetic loss on the H update).
+    pub magnetic_conductivity: f64,
+    /// Poles of the permittivity beyond `epsilon` (its eps_inf), in scene order.
+    pub poles: Vec<Pole>,
+    /// For a library material: the band (Hz) where its fit holds.
+    pub band: Option<[f64; 2]>,
+}
+
+impl Material {
+    /// A plain dielectric: `epsilon`, `conductivity`, no poles, not magnetic.
+    pub fn dielectric(name: &str, epsilon: f64, conductivity: f64) -> Material {
+        Material {
+            name: name.into(),
+            epsilon,
+            conductivity,
+            pec: false,
+            mu: 1.0,
+            magnetic_conductivity: 0.0,
+            poles: Vec::new(),
+            band: None,
+        }
+    }
+
+    /// True when the material has poles (it needs the dispersive pass).
+    pub fn is_dispersive(&self) -> bool {
+        !self.poles.is_empty()
+    }
+
+    /// True when subpixel smoothing leaves the material's interfaces staircased: a PEC (it has
+    /// no permittivity to average) and a dispersive material (an average of two permittivities
+    /// that depend on frequency differently is no pole model the update can run: the cells
+    /// keep the material at their centre, as Meep's staircased default does for them).
+    pub fn staircased(&self) -> bool {
+        self.pec || self.is_dispersive()
+    }
+
+    /// True when the material changes the H update (mu != 1 or a magnetic conductivity).
+    pub fn is_magnetic(&self) -> bool {
+        self.mu != 1.0 || self.magnetic_conductivity != 0.0
+    }
+
+    /// The relative permittivity at frequency `f` (Hz), e^{-iwt} convention: epsilon plus
+    /// every pole plus i sigma / (w eps0). Infinite for a PEC.
+    pub fn epsilon_at(&self, f: f64) -> Complex64 {
+        if self.pec {
+            return Complex64::new(f64::INFINITY, 0.0);
+        }
+        let w = 2.0 * std::f64::consts::PI * f;
+        let mut eps = Complex64::new(self.epsilon, self.conductivity / (w * EPS0));
+        for p in &self.poles {
+            eps += p.susceptibility(f);
+        }
+        eps
+    }
+
+    /// The relative permeability at frequency `f` (Hz): mu + i sigma_m / (w mu0).
+    pub fn mu_at(&self, f: f64) -> Complex64 {
+        let w = 2.0 * std::f64::consts::PI * f;
+        Complex64::new(self.mu, self.magnetic_conductivity / (w * MU0))
+    }
 }
 
 /// The update `E <- ca * E + cb * (curl H - J)` for one material.
@@ -41,12 +106,7 @@ impl MaterialTable {
     /// A table holding only vacuum.
     pub fn vacuum() -> Self {
         MaterialTable {
-            materials: vec![Material {
-                name: "vacuum".into(),
-                epsilon: 1.0,
-                conductivity: 0.0,
-                pec: false,
-            }],
+            materials: vec![Material::dielectric("vacuum", 1.0, 0.0)],
         }
     }
 
@@ -76,6 +136,11 @@ impl MaterialTable {
     /// at x^2), so both are second order in dt and a weakly lossy medium is unchanged. cb is
     /// written as (dt/eps) (-expm1(-x) / x), which has no cancellation for small x and is
     /// exactly dt/eps at sigma = 0, so lossless materials keep their coefficients bit for bit.
+    ///
+    /// A dispersive material takes the trapezoidal form of [`AdeMaterial`] instead, which
+    /// folds the poles' instantaneous response into (ca, cb) and treats its conductivity
+    /// trapezoidally too: the poles' update is trapezoidal, and mixing in the exponential form
+    /// would make the conductivity's share of the implicit solve first order.
     pub fn coefficients(&self, dt: f64) -> Vec<UpdateCoefficients> {
         self.materials
             .iter()
@@ -83,29 +148,73 @@ impl MaterialTable {
                 if m.pec {
                     return UpdateCoefficients { ca: 0.0, cb: 0.0 };
                 }
-                let eps = EPS0 * m.epsilon;
-                let x = m.conductivity * dt / eps;
-                if x == 0.0 {
-                    return UpdateCoefficients {
-                        ca: 1.0,
-                        cb: dt / eps,
-                    };
+                if m.is_dispersive() {
+                    let a = AdeMaterial::new(m.epsilon, m.conductivity, &m.poles, dt);
+                    return UpdateCoefficients { ca: a.ca, cb: a.cb };
                 }
-                UpdateCoefficients {
-                    ca: (-x).exp(),
-                    cb: (dt / eps) * (-(-x).exp_m1() / x),
-                }
+                exponential(EPS0 * m.epsilon, m.conductivity, dt)
             })
             .collect()
     }
 
-    /// The largest relative permittivity (sets the shortest wavelength).
+    /// H-update coefficients for every material at time step `dt`:
+    /// `H <- ca H - cb (curl E + M)` with ca = exp(-x), cb = (dt / mu)(-expm1(-x) / x),
+    /// x = sigma_m dt / mu, the exponential form of the E update for the magnetic loss. For a
+    /// non-magnetic material (a PEC included: its H is not held) this is exactly (1, dt/mu0).
+    pub fn magnetic_coefficients(&self, dt: f64) -> Vec<UpdateCoefficients> {
+        self.materials
+            .iter()
+            .map(|m| exponential(MU0 * m.mu, m.magnetic_conductivity, dt))
+            .collect()
+    }
+
+    /// True when some material changes the H update.
+    pub fn any_magnetic(&self) -> bool {
+        self.materials.iter().any(|m| !m.pec && m.is_magnetic())
+    }
+
+    /// True when some material has poles.
+    pub fn any_dispersive(&self) -> bool {
+        self.materials.iter().any(|m| !m.pec && m.is_dispersive())
+    }
+
+    /// The largest relative permittivity times permeability, at zero frequency for the poles
+    /// (sets the shortest wavelength; the static permittivity of a Lorentz or Debye medium is
+    /// its largest below resonance; a Drude metal is not counted, its field decays).
     pub fn max_epsilon(&self) -> f64 {
         self.materials
             .iter()
             .filter(|m| !m.pec)
-            .map(|m| m.epsilon)
+            .map(|m| {
+                let statik: f64 = m
+                    .poles
+                    .iter()
+                    .map(|p| match *p {
+                        Pole::Lorentz { delta_epsilon, .. } | Pole::Debye { delta_epsilon, .. } => {
+                            delta_epsilon
+                        }
+                        Pole::Drude { .. } => 0.0,
+                    })
+                    .sum();
+                (m.epsilon + statik) * m.mu
+            })
             .fold(1.0, f64::max)
+    }
+}
+
+/// The exponential-differencing update of `perm dF/dt = -sigma F + curl` over one step (see
+/// [`MaterialTable::coefficients`]); exactly (1, dt/perm) without loss.
+fn exponential(perm: f64, sigma: f64, dt: f64) -> UpdateCoefficients {
+    let x = sigma * dt / perm;
+    if x == 0.0 {
+        return UpdateCoefficients {
+            ca: 1.0,
+            cb: dt / perm,
+        };
+    }
+    UpdateCoefficients {
+        ca: (-x).exp(),
+        cb: (dt / perm) * (-(-x).exp_m1() / x),
     }
 }
 
@@ -115,12 +224,7 @@ mod tests {
 
     fn table(sigma: f64, epsilon: f64) -> MaterialTable {
         let mut t = MaterialTable::vacuum();
-        t.push(Material {
-            name: "m".into(),
-            epsilon,
-            conductivity: sigma,
-            pec: false,
-        });
+        t.push(Material::dielectric("m", epsilon, sigma));
         t
     }
 

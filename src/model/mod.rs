@@ -3,8 +3,10 @@
 //! A [`Model`] is built from a scene by [`crate::scene::resolve`] and never refers back to the
 //! file. Coefficients are computed here once; backends only copy them.
 
+mod dispersion;
 mod geometry;
 mod grid;
+pub mod library;
 mod materials;
 mod monitors;
 mod pml;
@@ -12,6 +14,7 @@ mod smoothing;
 mod sources;
 mod space;
 
+pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLE_OMEGA_DT};
 pub use geometry::{Object, Shape};
 pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
@@ -88,7 +91,7 @@ impl Model {
         clip_sheets(sheets, x0, x1)
     }
 
-    /// Paint the material ids of E component `c` over global x planes `[x0, x1)` into `out`
+    /// Paint the material ids of component `c` (E, or H when some material is magnetic) over global x planes `[x0, x1)` into `out`
     /// (C order, `(x1 - x0) * ny * nz` ids, vacuum where no object is): objects in paint
     /// order, each only over the index box its bounds cover.
     pub fn paint_materials(&self, c: Component, x0: usize, x1: usize, out: &mut [u8]) {
@@ -117,7 +120,9 @@ impl Model {
                 }
             }
         }
-        if let Some(smoothing) = &self.smoothing {
+        // Only E components are smoothed: the mixtures average permittivities, and the H
+        // components, which carry mu, keep their materials staircased.
+        if let (Some(smoothing), true) = (&self.smoothing, c.is_electric()) {
             self.smooth(smoothing, c, x0, x1, out);
         }
     }
@@ -168,7 +173,8 @@ impl Model {
     }
 
     /// The mixture id of the cell of component `c` at (i, j, k) from 4 x 4 x 4 samples over
-    /// the cell, or None to keep the centre's material (a PEC is involved).
+    /// the cell, or None to keep the centre's material (a PEC or a dispersive material is
+    /// involved: see [`Material::staircased`]).
     fn mixture_at(
         &self,
         smoothing: &Smoothing,
@@ -192,7 +198,7 @@ impl Model {
                         .rev()
                         .find(|o| o.contains(q))
                         .map_or(0, |o| o.material);
-                    if self.materials.materials[m as usize].pec {
+                    if self.materials.materials[m as usize].staircased() {
                         return None;
                     }
                     let off = [0, 1, 2].map(|x| u[x] * g.cell[x]);

@@ -34,7 +34,7 @@ impl Smoothing {
         let mut ids: Vec<u8> = used
             .iter()
             .copied()
-            .filter(|&m| !table.materials[m as usize].pec)
+            .filter(|&m| !table.materials[m as usize].staircased())
             .collect();
         ids.sort_unstable();
         ids.dedup();
@@ -64,12 +64,12 @@ impl Smoothing {
                     let w = qw as f64 / lw as f64;
                     let mean = f * ma.epsilon + (1.0 - f) * mb.epsilon;
                     let mean_inv = f / ma.epsilon + (1.0 - f) / mb.epsilon;
-                    table.push(Material {
-                        name: format!("{}|{} f={f:.3} w={w:.2}", ma.name, mb.name),
-                        epsilon: 1.0 / (w * mean_inv + (1.0 - w) / mean),
-                        conductivity: f * ma.conductivity + (1.0 - f) * mb.conductivity,
-                        pec: false,
-                    });
+                    // Only E components are ever given a mixture id, so mu does not enter.
+                    table.push(Material::dielectric(
+                        &format!("{}|{} f={f:.3} w={w:.2}", ma.name, mb.name),
+                        1.0 / (w * mean_inv + (1.0 - w) / mean),
+                        f * ma.conductivity + (1.0 - f) * mb.conductivity,
+                    ));
                 }
             }
         }
@@ -106,12 +106,7 @@ mod tests {
     #[test]
     fn parallel_components_see_the_mean_and_normal_ones_the_harmonic_mean() {
         let mut t = MaterialTable::vacuum();
-        let glass = t.push(Material {
-            name: "glass".into(),
-            epsilon: 4.0,
-            conductivity: 0.0,
-            pec: false,
-        });
+        let glass = t.push(Material::dielectric("glass", 4.0, 0.0));
         let s = Smoothing::build(&mut t, &[0, glass]).unwrap();
         let parallel = s.mixture(glass, 0, 0.5, 0.0).unwrap();
         let normal = s.mixture(0, glass, 0.5, 1.0).unwrap();

@@ -91,7 +91,16 @@ fn scene_node() -> Node {
                 required: BoundariesSection::REQUIRED,
                 child: |_| Some(Child::Table(leaf::<BoundarySpec>())),
             })),
-            "materials" => Some(Child::Entries(leaf::<MaterialSpec>())),
+            "materials" => Some(Child::Entries(Node {
+                fields: fields::<MaterialSpec>,
+                required: MaterialSpec::REQUIRED,
+                child: |k| match k {
+                    "lorentz" => Some(Child::Tables(leaf::<LorentzSpec>())),
+                    "drude" => Some(Child::Tables(leaf::<DrudeSpec>())),
+                    "debye" => Some(Child::Tables(leaf::<DebyeSpec>())),
+                    _ => None,
+                },
+            })),
             "geometry" => Some(Child::Tables(leaf::<GeometrySpec>())),
             "source" => Some(Child::Tables(Node {
                 fields: fields::<SourceSpec>,
@@ -466,6 +475,9 @@ mod tests {
         required_matches_serde::<BoundariesSection>();
         required_matches_serde::<BoundarySpec>();
         required_matches_serde::<MaterialSpec>();
+        required_matches_serde::<LorentzSpec>();
+        required_matches_serde::<DrudeSpec>();
+        required_matches_serde::<DebyeSpec>();
         required_matches_serde::<GeometrySpec>();
         required_matches_serde::<SourceSpec>();
         required_matches_serde::<WaveformSpec>();

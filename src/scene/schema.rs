@@ -40,6 +40,9 @@ required! {
     BoundariesSection => [],
     BoundarySpec => ["type"],
     MaterialSpec => [],
+    LorentzSpec => ["delta_epsilon", "frequency"],
+    DrudeSpec => ["frequency"],
+    DebyeSpec => ["delta_epsilon", "relaxation_time"],
     GeometrySpec => ["shape", "material", "center"],
     SourceSpec => ["type", "waveform"],
     WaveformSpec => ["type", "frequency"],
@@ -178,8 +181,54 @@ pub struct MaterialSpec {
     pub epsilon: Option<Spanned<f64>>,
     /// Electric conductivity in S/m (>= 0).
     pub conductivity: Option<Spanned<f64>>,
-    /// A perfect electric conductor (excludes epsilon and conductivity).
+    /// A perfect electric conductor (excludes every other key).
     pub pec: Option<Spanned<bool>>,
+    /// Relative permeability (> 0, default 1).
+    pub mu: Option<Spanned<f64>>,
+    /// Magnetic conductivity in ohm/m (>= 0).
+    pub magnetic_conductivity: Option<Spanned<f64>>,
+    /// Lorentz poles.
+    pub lorentz: Option<Vec<Spanned<LorentzSpec>>>,
+    /// Drude poles.
+    pub drude: Option<Vec<Spanned<DrudeSpec>>>,
+    /// Debye poles.
+    pub debye: Option<Vec<Spanned<DebyeSpec>>>,
+    /// A material of the library (`yee materials` lists them); excludes epsilon and poles.
+    pub library: Option<Spanned<String>>,
+    /// With `library`: the band [fmin, fmax] (Hz) the fit must cover, to pick among fits.
+    pub band: Option<Spanned<Vec<f64>>>,
+}
+
+/// A Lorentz pole: `delta_epsilon w0^2 / (w0^2 - w^2 - i w g)`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LorentzSpec {
+    /// Strength (> 0).
+    pub delta_epsilon: Spanned<f64>,
+    /// w0 / 2pi in Hz (> 0).
+    pub frequency: Spanned<f64>,
+    /// g / 2pi in Hz (>= 0, default 0).
+    pub damping: Option<Spanned<f64>>,
+}
+
+/// A Drude pole: `-wp^2 / (w^2 + i w g)`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DrudeSpec {
+    /// wp / 2pi in Hz (> 0).
+    pub frequency: Spanned<f64>,
+    /// g / 2pi in Hz (>= 0, default 0).
+    pub damping: Option<Spanned<f64>>,
+}
+
+/// A Debye pole: `delta_epsilon / (1 - i w tau)`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebyeSpec {
+    /// Strength (> 0).
+    pub delta_epsilon: Spanned<f64>,
+    /// tau in s (> 0).
+    pub relaxation_time: Spanned<f64>,
 }
 
 /// One `[[geometry]]` object.

@@ -190,7 +190,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         mut table,
         dropped,
         fast,
-    } = materials::materials(scene, ck, courant);
+    } = materials::materials(scene, ck, courant, dt);
 
     let objects = geometry::geometry(scene, ck, &table, &dropped, unit_m);
 
