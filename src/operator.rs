@@ -13,7 +13,7 @@
 //! that change as the run steps belong to the backend's slabs (the Operator/Engine split of
 //! openEMS, the structure/fields split of Meep).
 
-use crate::model::{Axis, BoundaryKind, Model, MU0};
+use crate::model::{AdeMaterial, AdePole, Axis, BoundaryKind, Model, EPS0, MU0};
 use crate::real::Real;
 
 /// What a y or z neighbour beyond the grid's end reads as. The discriminants are the face
@@ -100,6 +100,73 @@ impl<T> CpmlAxis<T> {
     }
 }
 
+/// One pole of the dispersive pass, in the field precision, with P and J in units of eps0
+/// (see [`crate::model::AdePole`]). `mj`, `mp` give the pole's memory term r of the E update,
+/// the part of its mean current that does not depend on E^{n+1}.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum PoleOp<T> {
+    /// r = mj J + mp P; J' = alpha J + beta P + kappa (E' + E); P' = P + half_dt (J + J').
+    Lorentz {
+        /// (1 + alpha) / 2.
+        mj: T,
+        /// beta / 2.
+        mp: T,
+        /// J's own factor.
+        alpha: T,
+        /// P's factor in J'.
+        beta: T,
+        /// E's factor in J'.
+        kappa: T,
+        /// dt / 2.
+        half_dt: T,
+    },
+    /// r = mj J; J' = alpha J + kappa (E' + E).
+    Drude {
+        /// (1 + alpha) / 2.
+        mj: T,
+        /// J's own factor.
+        alpha: T,
+        /// E's factor in J'.
+        kappa: T,
+    },
+    /// r = mp P; P' = a P + b (E' + E).
+    Debye {
+        /// (a - 1) / dt.
+        mp: T,
+        /// P's own factor.
+        a: T,
+        /// E's factor.
+        b: T,
+    },
+}
+
+impl<T> PoleOp<T> {
+    /// State values per cell: J and P (Lorentz), J (Drude), P (Debye).
+    pub fn state_len(&self) -> usize {
+        match self {
+            PoleOp::Lorentz { .. } => 2,
+            PoleOp::Drude { .. } | PoleOp::Debye { .. } => 1,
+        }
+    }
+}
+
+/// The dispersive pass's coefficients of one material: E' = E - g sum r over its poles, then
+/// the poles advance from E^n and E'.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DispersiveOp<T> {
+    /// cb eps0: the memory term's factor (r is in units of eps0).
+    pub g: T,
+    /// The poles, in the material's order.
+    pub poles: Vec<PoleOp<T>>,
+}
+
+impl<T> DispersiveOp<T> {
+    /// State values per cell, all poles together.
+    pub fn state_len(&self) -> usize {
+        self.poles.iter().map(|p| p.state_len()).sum()
+    }
+}
+
 /// Every coefficient table of the update, in the field precision `T`.
 #[derive(Debug, Clone)]
 pub struct Operator<T> {
@@ -112,6 +179,11 @@ pub struct Operator<T> {
     pub ch: T,
     /// (ca, cb) per material, in material-table order: E = ca E + cb (curl H - J).
     pub coef: Vec<(T, T)>,
+    /// (ca, cb) per material for H when some material is magnetic (H = ca H - cb curl E),
+    /// else None: then H has no material ids and every H cell uses (1, `ch`).
+    pub hcoef: Option<Vec<(T, T)>>,
+    /// Per material: the dispersive pass's coefficients, for the materials with poles.
+    pub dispersive: Vec<Option<DispersiveOp<T>>>,
     /// The CPML layers along x, y, z.
     pub pml: [CpmlAxis<T>; 3],
     /// What lies beyond each face.
@@ -146,7 +218,61 @@ impl<T: Real> Operator<T> {
                 h: conv(&p.h),
             }
         });
+        let table = &model.materials;
+        let f = T::from_f64;
+        let dispersive = table
+            .materials
+            .iter()
+            .map(|m| {
+                if m.pec || !m.is_dispersive() {
+                    return None;
+                }
+                let ade = AdeMaterial::new(m.epsilon, m.conductivity, &m.poles, g.dt);
+                let poles = ade
+                    .poles
+                    .iter()
+                    .map(|p| match *p {
+                        AdePole::Lorentz {
+                            alpha,
+                            beta,
+                            kappa,
+                            half_dt,
+                        } => PoleOp::Lorentz {
+                            mj: f((1.0 + alpha) / 2.0),
+                            mp: f(beta / 2.0),
+                            alpha: f(alpha),
+                            beta: f(beta),
+                            kappa: f(kappa),
+                            half_dt: f(half_dt),
+                        },
+                        AdePole::Drude { alpha, kappa } => PoleOp::Drude {
+                            mj: f((1.0 + alpha) / 2.0),
+                            alpha: f(alpha),
+                            kappa: f(kappa),
+                        },
+                        AdePole::Debye { a, b } => PoleOp::Debye {
+                            mp: f((a - 1.0) / g.dt),
+                            a: f(a),
+                            b: f(b),
+                        },
+                    })
+                    .collect();
+                Some(DispersiveOp {
+                    g: f(ade.cb * EPS0),
+                    poles,
+                })
+            })
+            .collect();
+        let hcoef = table.any_magnetic().then(|| {
+            table
+                .magnetic_coefficients(g.dt)
+                .iter()
+                .map(|c| (f(c.ca), f(c.cb)))
+                .collect()
+        });
         Operator {
+            hcoef,
+            dispersive,
             shape: g.shape,
             inv: g.cell.map(|d| T::from_f64(1.0 / d)),
             ch: T::from_f64(g.dt / MU0),

@@ -25,6 +25,8 @@ pub trait Real:
     const PRECISION: Precision;
     /// Zero.
     const ZERO: Self;
+    /// One.
+    const ONE: Self;
     /// Round an f64 to this type.
     fn from_f64(x: f64) -> Self;
     /// Widen to f64.
@@ -36,6 +38,7 @@ pub trait Real:
 impl Real for f32 {
     const PRECISION: Precision = Precision::F32;
     const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
     fn from_f64(x: f64) -> Self {
         x as f32
     }
@@ -50,6 +53,7 @@ impl Real for f32 {
 impl Real for f64 {
     const PRECISION: Precision = Precision::F64;
     const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
     fn from_f64(x: f64) -> Self {
         x
     }

@@ -36,6 +36,10 @@ pub enum Pass {
     MagneticSources,
     /// Electric current sources: E -= cb J (E half step).
     Sources,
+    /// The poles of dispersive materials: E -= g (memory term), then the polarisation
+    /// currents advance from E^n and the final E^{n+1} (E half step, after every additive
+    /// correction of E: the pole update is implicit in E^{n+1}).
+    Dispersive,
     /// Tangential E zeroed on the PEC minimum faces (E half step, last).
     PecFaces,
 }
@@ -44,13 +48,19 @@ pub enum Pass {
 pub const H_PASSES: &[Pass] = &[Pass::CurlCpml, Pass::MagneticSources];
 
 /// The passes of the E half step, in order.
-pub const E_PASSES: &[Pass] = &[Pass::CurlCpml, Pass::Sources, Pass::PecFaces];
+pub const E_PASSES: &[Pass] = &[
+    Pass::CurlCpml,
+    Pass::Sources,
+    Pass::Dispersive,
+    Pass::PecFaces,
+];
 
 /// Every pass, in the order of [`Pass::index`].
-pub const ALL_PASSES: [Pass; 4] = [
+pub const ALL_PASSES: [Pass; 5] = [
     Pass::CurlCpml,
     Pass::MagneticSources,
     Pass::Sources,
+    Pass::Dispersive,
     Pass::PecFaces,
 ];
 
@@ -92,6 +102,7 @@ impl Pass {
             Pass::CurlCpml => "curl+cpml",
             Pass::MagneticSources => "magnetic sources",
             Pass::Sources => "sources",
+            Pass::Dispersive => "dispersive",
             Pass::PecFaces => "pec faces",
         }
     }
@@ -117,5 +128,8 @@ mod tests {
         }
         // PEC faces come last in E: a source on the wall must not leave tangential E there.
         assert_eq!(E_PASSES.last(), Some(&Pass::PecFaces));
+        // The poles advance from the final E^{n+1}: after the sources.
+        let at = |p: Pass| E_PASSES.iter().position(|&q| q == p);
+        assert!(at(Pass::Sources) < at(Pass::Dispersive));
     }
 }

@@ -44,7 +44,12 @@ pub fn lookup(name: &str, band: Option<[f64; 2]>) -> Result<LibraryFit, String> 
         let names: Vec<&str> = all.iter().map(|f| f.name).collect();
         let hint = names
             .iter()
-            .map(|n| (strsim::jaro_winkler(&n.to_lowercase(), &name.to_lowercase()), *n))
+            .map(|n| {
+                (
+                    strsim::jaro_winkler(&n.to_lowercase(), &name.to_lowercase()),
+                    *n,
+                )
+            })
             .filter(|(s, _)| *s > 0.7)
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|(_, n)| format!("; did you mean `{n}`?"))

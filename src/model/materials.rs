@@ -186,16 +186,15 @@ impl MaterialTable {
             .iter()
             .filter(|m| !m.pec)
             .map(|m| {
-                let statik: f64 = m
-                    .poles
-                    .iter()
-                    .map(|p| match *p {
-                        Pole::Lorentz { delta_epsilon, .. } | Pole::Debye { delta_epsilon, .. } => {
-                            delta_epsilon
-                        }
-                        Pole::Drude { .. } => 0.0,
-                    })
-                    .sum();
+                let statik: f64 =
+                    m.poles
+                        .iter()
+                        .map(|p| match *p {
+                            Pole::Lorentz { delta_epsilon, .. }
+                            | Pole::Debye { delta_epsilon, .. } => delta_epsilon,
+                            Pole::Drude { .. } => 0.0,
+                        })
+                        .sum();
                 (m.epsilon + statik) * m.mu
             })
             .fold(1.0, f64::max)

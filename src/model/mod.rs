@@ -127,6 +127,98 @@ impl Model {
         }
     }
 
+    /// The cells of E component `c` that the dispersive pass updates, from the painted ids of
+    /// global x planes `[x0, x0 + ids.len() / (ny nz))` (as [`Model::paint_materials`] writes
+    /// them): for each material with poles, in id order, the indices into `ids` of its cells.
+    /// Cells whose tangential E the PEC-faces pass holds at zero are left out: their field
+    /// never changes, so their poles would only follow a field that is not there.
+    ///
+    /// Indices are u32 (the CUDA kernel's index type): a slab with dispersive cells holds at
+    /// most 2^32 cells per component, which this checks.
+    pub fn dispersive_cells(&self, c: Component, x0: usize, ids: &[u8]) -> Vec<(u8, Vec<u32>)> {
+        let table = &self.materials.materials;
+        if !self.materials.any_dispersive() {
+            return Vec::new();
+        }
+        let [_, ny, nz] = self.grid.shape;
+        let plane = ny * nz;
+        assert!(
+            ids.len() <= u32::MAX as usize,
+            "a slab with dispersive cells holds at most 2^32 cells per component"
+        );
+        let zeroed = [0, 1, 2]
+            .map(|a| a != c.axis() as usize && self.boundaries.faces[a][0].zeroes_tangential_e());
+        let mut groups: Vec<(u8, Vec<u32>)> = Vec::new();
+        let mut slot = [usize::MAX; 256];
+        for (n, &id) in ids.iter().enumerate() {
+            let m = &table[id as usize];
+            if m.pec || !m.is_dispersive() {
+                continue;
+            }
+            let (i, j, k) = (x0 + n / plane, (n % plane) / nz, n % nz);
+            if (zeroed[0] && i == 0) || (zeroed[1] && j == 0) || (zeroed[2] && k == 0) {
+                continue;
+            }
+            if slot[id as usize] == usize::MAX {
+                slot[id as usize] = groups.len();
+                groups.push((id, Vec::new()));
+            }
+            groups[slot[id as usize]].1.push(n as u32);
+        }
+        groups.sort_by_key(|g| g.0);
+        groups
+    }
+
+    /// Per global x plane, the dispersive pass's (cells, state values) over the three E
+    /// components: what its arrays hold for that plane ([`Model::dispersive_cells`]; each cell
+    /// keeps its E^n and its poles' state). Empty when no material has poles; otherwise it
+    /// paints the planes the dispersive objects cover, in parallel.
+    pub fn dispersive_plane_counts(&self) -> Vec<(u64, u64)> {
+        if !self.materials.any_dispersive() {
+            return Vec::new();
+        }
+        let g = &self.grid;
+        let [nx, ny, nz] = g.shape;
+        let table = &self.materials.materials;
+        // The x planes any object made of a dispersive material may touch.
+        let mut lo = nx;
+        let mut hi = 0;
+        for o in &self.objects {
+            if table[o.material as usize].is_dispersive() {
+                let (a, b) = o.bounds();
+                let first = ((a[0] - g.origin[0]) / g.cell[0] - 1.0).floor().max(0.0) as usize;
+                let last = ((b[0] - g.origin[0]) / g.cell[0] + 2.0).ceil().max(0.0) as usize;
+                lo = lo.min(first.min(nx));
+                hi = hi.max(last.min(nx));
+            }
+        }
+        let mut counts = vec![(0u64, 0u64); nx];
+        use rayon::prelude::*;
+        let plane = ny * nz;
+        let per: Vec<(usize, (u64, u64))> = (lo..hi.max(lo))
+            .into_par_iter()
+            .map(|i| {
+                let mut ids = vec![0u8; plane];
+                let mut n = (0u64, 0u64);
+                for c in [Component::Ex, Component::Ey, Component::Ez] {
+                    ids.fill(0);
+                    self.paint_materials(c, i, i + 1, &mut ids);
+                    for (id, cells) in self.dispersive_cells(c, i, &ids) {
+                        let state: usize =
+                            table[id as usize].poles.iter().map(|p| p.state_len()).sum();
+                        n.0 += cells.len() as u64;
+                        n.1 += cells.len() as u64 * (1 + state) as u64;
+                    }
+                }
+                (i, n)
+            })
+            .collect();
+        for (i, n) in per {
+            counts[i] = n;
+        }
+        counts
+    }
+
     /// Replace the ids of cells that straddle an interface by mixture ids (see [`Smoothing`]).
     /// A cell straddles one when a face neighbour has another id; neighbours beyond the slab
     /// are looked up directly, so every slab split gives the same ids.

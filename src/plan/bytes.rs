@@ -25,6 +25,9 @@ pub struct Allocation {
     pub materials: u64,
     /// CPML auxiliary (psi) arrays.
     pub pml: u64,
+    /// The dispersive pass's arrays: per dispersive cell a u32 index, E^n and the poles'
+    /// state (only over the cells of materials with poles).
+    pub dispersive: u64,
     /// Monitor buffers held by the backend (probe samples, snapshot staging).
     pub monitors: u64,
 }
@@ -32,7 +35,7 @@ pub struct Allocation {
 impl Allocation {
     /// Sum of every category.
     pub fn total(&self) -> u64 {
-        self.fields + self.halos + self.materials + self.pml + self.monitors
+        self.fields + self.halos + self.materials + self.pml + self.dispersive + self.monitors
     }
     /// Category-wise sum.
     pub fn add(&mut self, other: &Allocation) {
@@ -40,6 +43,7 @@ impl Allocation {
         self.halos += other.halos;
         self.materials += other.materials;
         self.pml += other.pml;
+        self.dispersive += other.dispersive;
         self.monitors += other.monitors;
     }
 }
@@ -294,6 +298,11 @@ pub struct Layout {
     pub monitors: std::sync::Arc<MonitorLayout>,
     /// Periodic x faces (min, max): the halo copies that wrap round from one end to the other.
     pub periodic_x: [bool; 2],
+    /// Some material is magnetic: H components get material ids too.
+    pub magnetic: bool,
+    /// Per global x plane, the dispersive pass's (cells, state values) (empty without
+    /// dispersive materials; see [`Model::dispersive_plane_counts`]).
+    pub dispersive_planes: std::sync::Arc<Vec<(u64, u64)>>,
 }
 
 impl Layout {
@@ -313,6 +322,8 @@ impl Layout {
                 model.boundaries.face(crate::model::Axis::X, high)
                     == crate::model::BoundaryKind::Periodic
             }),
+            magnetic: model.materials.any_magnetic(),
+            dispersive_planes: std::sync::Arc::new(model.dispersive_plane_counts()),
         }
     }
 
@@ -327,10 +338,25 @@ impl Layout {
     /// The same layout on a grid of `shape` cells and `steps` steps (the planner's coarser
     /// variants): the monitors keep their sizes, at scaled x positions.
     pub fn reshaped(&self, shape: [usize; 3], steps: u64) -> Layout {
+        // The dispersive cells scale with the cross-section and move with x like the
+        // monitors: an estimate for a grid that is not built.
+        let old = &self.dispersive_planes;
+        let area = (shape[1] * shape[2]) as f64 / (self.shape[1] * self.shape[2]) as f64;
+        let dispersive_planes = if old.is_empty() {
+            Vec::new()
+        } else {
+            (0..shape[0])
+                .map(|i| {
+                    let (c, v) = old[(i * self.shape[0] / shape[0]).min(old.len() - 1)];
+                    ((c as f64 * area) as u64, (v as f64 * area) as u64)
+                })
+                .collect()
+        };
         Layout {
             shape,
             steps,
             monitors: std::sync::Arc::new(self.monitors.rescaled(self.shape[0], shape[0])),
+            dispersive_planes: std::sync::Arc::new(dispersive_planes),
             ..self.clone()
         }
     }
@@ -352,7 +378,9 @@ impl Layout {
     /// - halos: one plane on each side of each of the six components, 12 ny nz values;
     /// - materials: a u8 index per owned cell per E component, and a u16 per owned (plane, y)
     ///   row per E component saying whether the row is uniform;
-    /// - pml: four psi arrays per axis, over the owned cells inside that axis's layers.
+    /// - pml: four psi arrays per axis, over the owned cells inside that axis's layers;
+    /// - materials, when some material is magnetic: the same again for the H components;
+    /// - dispersive: per dispersive cell a u32 index, E^n and the poles' state.
     pub fn slab_bytes(&self, range: SlabRange) -> Allocation {
         let ny = self.shape[1] as u64;
         let p = self.precision.bytes() as u64;
@@ -362,10 +390,22 @@ impl Layout {
         Allocation {
             fields: 6 * (l.field_len as u64 - 2 * plane) * p,
             halos: 6 * 2 * plane * p,
-            materials: 3 * l.mat_len as u64 + 3 * 2 * n * ny,
+            materials: (1 + self.magnetic as u64) * (3 * l.mat_len as u64 + 3 * 2 * n * ny),
             pml: 4 * p * l.psi_len.iter().map(|&v| v as u64).sum::<u64>(),
+            dispersive: self.dispersive_bytes(range),
             monitors: 0,
         }
+    }
+
+    /// Bytes of the dispersive pass's arrays for the slab that owns `range`.
+    pub fn dispersive_bytes(&self, range: SlabRange) -> u64 {
+        let p = self.precision.bytes() as u64;
+        self.dispersive_planes
+            .get(range.x0..range.x1.min(self.dispersive_planes.len()))
+            .unwrap_or(&[])
+            .iter()
+            .map(|&(cells, values)| 4 * cells + p * values)
+            .sum()
     }
 
     /// The array lengths (values) of the slab that owns `range`, the same on both backends:
@@ -394,7 +434,11 @@ impl Layout {
     pub fn gpu_slab_bytes(&self, range: SlabRange) -> Allocation {
         let a = self.slab_bytes(range);
         Allocation {
-            materials: 3 * range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64,
+            materials: (1 + self.magnetic as u64)
+                * 3
+                * range.len() as u64
+                * self.shape[1] as u64
+                * self.shape[2] as u64,
             ..a
         }
     }
@@ -590,6 +634,8 @@ mod tests {
             steps: 1,
             monitors: Default::default(),
             periodic_x: [false; 2],
+            magnetic: false,
+            dispersive_planes: Default::default(),
         }
     }
 

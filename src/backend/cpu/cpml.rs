@@ -4,7 +4,7 @@
 //! D = dF/da in the curl of a component is replaced by D / kappa + psi, with
 //! psi <- b psi + c D (Roden and Gedney's recursive convolution). So the correction adds
 //! sign * coef * ((1/kappa - 1) D + psi), where sign is the derivative's sign in the curl
-//! and coef is cb for E (per material) or dt/mu0 for H. Cells on a PML's outer wall whose E is
+//! and coef is cb for E (per material) or dt/mu for H (per material when some is magnetic). Cells on a PML's outer wall whose E is
 //! zeroed afterwards (the backing PEC) are skipped.
 
 use super::update::{row, RowCoef};
@@ -25,25 +25,15 @@ pub(super) struct PlanePsi<'a, T> {
     pub z: [&'a mut [T]; 2],
 }
 
-/// Per-cell coefficient of the correction: cb of the cell's material (E) or dt/mu0 (H).
+/// Per-cell coefficient of the correction: cb of the cell's material, dt/eps (E) or dt/mu (H).
 trait Coef<T>: Copy {
     fn at(&self, k: usize) -> T;
-}
-
-impl<T: Real> Coef<T> for T {
-    #[inline(always)]
-    fn at(&self, _k: usize) -> T {
-        *self
-    }
 }
 
 impl<T: Real> Coef<T> for RowCoef<'_, T> {
     #[inline(always)]
     fn at(&self, k: usize) -> T {
-        match *self {
-            RowCoef::Uniform(_, cb) => cb,
-            RowCoef::PerCell(ids, table) => table[ids[k] as usize].1,
-        }
+        RowCoef::at(self, k).1
     }
 }
 
@@ -197,12 +187,14 @@ pub(super) fn e_plane<'a, T: Real>(
     }
 }
 
-/// CPML correction of the H plane at global x index `i` (local plane `p`).
-pub(super) fn h_plane<T: Real>(
+/// CPML correction of the H plane at global x index `i` (local plane `p`); `coef(c, j)` gives
+/// the coefficients of row j of H component c (its cb is the correction's factor: dt/mu).
+pub(super) fn h_plane<'a, T: Real>(
     sh: &Shared<T>,
     i: usize,
     p: usize,
     e: &[Vec<T>; 3],
+    coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     h: [&mut [T]; 3],
     psi: PlanePsi<T>,
 ) {
@@ -210,32 +202,35 @@ pub(super) fn h_plane<T: Real>(
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let [idx, idy, idz] = sh.inv;
-    let ch = sh.ch;
     let o = p * plane;
     let [hx, hy, hz] = h;
-    // x layers: Hy += ch (..dEz/dx), Hz -= ch (..dEy/dx). E beyond the last plane is the halo.
+    // x layers: Hy += cb (..dEz/dx), Hz -= cb (..dEy/dx). E beyond the last plane is the halo.
     if let Some((l, [psi_hy, psi_hz])) = psi.x {
         let bck = sh.pml[0].h[l];
-        term::<T, false>(
-            hy,
-            ch,
-            0,
-            &e[2][o + plane..o + 2 * plane],
-            &e[2][o..o + plane],
-            idx,
-            psi_hy,
-            |_| bck,
-        );
-        term::<T, true>(
-            hz,
-            ch,
-            0,
-            &e[1][o + plane..o + 2 * plane],
-            &e[1][o..o + plane],
-            idx,
-            psi_hz,
-            |_| bck,
-        );
+        for j in 0..ny {
+            let s = j * nz..(j + 1) * nz;
+            let (r1, r0) = (o + plane + j * nz, o + j * nz);
+            term::<T, false>(
+                &mut hy[s.clone()],
+                coef(1, j),
+                0,
+                row(&e[2], r1, nz),
+                row(&e[2], r0, nz),
+                idx,
+                &mut psi_hy[s.clone()],
+                |_| bck,
+            );
+            term::<T, true>(
+                &mut hz[s.clone()],
+                coef(2, j),
+                0,
+                row(&e[1], r1, nz),
+                row(&e[1], r0, nz),
+                idx,
+                &mut psi_hz[s],
+                |_| bck,
+            );
+        }
     }
     // y layers: Hx -= ch (..dEz/dy), Hz += ch (..dEx/dy). E beyond the last row is the PEC wall.
     let py = &sh.pml[1];
@@ -252,7 +247,7 @@ pub(super) fn h_plane<T: Real>(
         };
         term::<T, true>(
             &mut hx[r..r + nz],
-            ch,
+            coef(0, j),
             0,
             ez_n,
             row(&e[2], o + r, nz),
@@ -262,7 +257,7 @@ pub(super) fn h_plane<T: Real>(
         );
         term::<T, false>(
             &mut hz[r..r + nz],
-            ch,
+            coef(2, j),
             0,
             ex_n,
             row(&e[0], o + r, nz),
@@ -292,8 +287,8 @@ pub(super) fn h_plane<T: Real>(
             let bck = |q: usize| pz.h[l0 + q];
             term::<T, false>(
                 &mut hx[r + k0..r + k1v],
-                ch,
-                0,
+                coef(0, j),
+                k0,
                 &ey[k0 + 1..k1v + 1],
                 &ey[k0..k1v],
                 idz,
@@ -302,8 +297,8 @@ pub(super) fn h_plane<T: Real>(
             );
             term::<T, true>(
                 &mut hy[r + k0..r + k1v],
-                ch,
-                0,
+                coef(1, j),
+                k0,
                 &ex[k0 + 1..k1v + 1],
                 &ex[k0..k1v],
                 idz,
@@ -317,8 +312,8 @@ pub(super) fn h_plane<T: Real>(
                 let bck = |_| pz.h[l];
                 term::<T, false>(
                     &mut hx[r + nz - 1..r + nz],
-                    ch,
-                    0,
+                    coef(0, j),
+                    nz - 1,
                     &zero,
                     &ey[nz - 1..nz],
                     idz,
@@ -327,8 +322,8 @@ pub(super) fn h_plane<T: Real>(
                 );
                 term::<T, true>(
                     &mut hy[r + nz - 1..r + nz],
-                    ch,
-                    0,
+                    coef(1, j),
+                    nz - 1,
                     &zero,
                     &ex[nz - 1..nz],
                     idz,

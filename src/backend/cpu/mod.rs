@@ -7,6 +7,7 @@
 //! the same order whatever the slab count, so decomposition does not change a single bit.
 
 mod cpml;
+mod dispersive;
 mod update;
 
 use super::{Allocation, Backend, GatherTicket, Half, Pass};
@@ -47,6 +48,13 @@ struct Slab<T> {
     mat: [Vec<u8>; 3],
     /// Per owned (plane, row): the row's material if uniform, else MIXED_ROW.
     row_mat: [Vec<u16>; 3],
+    /// Material id per owned cell per H component, when some material is magnetic (else
+    /// empty: every H cell then uses the vacuum coefficients).
+    hmat: [Vec<u8>; 3],
+    /// Per owned (plane, row) of H, as `row_mat`.
+    hrow_mat: [Vec<u16>; 3],
+    /// The dispersive pass's cells and state, one group per (E component, material).
+    dispersive: Vec<dispersive::Group<T>>,
     /// x-PML: (local plane, layer index) of the owned planes in a layer; psi for Ey, Ez, Hy, Hz.
     pml_x_planes: Vec<(usize, usize)>,
     psi_x: [Vec<T>; 4],
@@ -167,18 +175,16 @@ impl<T: Real> Slab<T> {
         for (c, m) in mat.iter_mut().enumerate() {
             model.paint_materials(Component::ALL[c], range.x0, range.x1, m);
         }
-        let row_mat = [0, 1, 2].map(|c| {
-            mat[c]
-                .chunks(nz)
-                .map(|row| {
-                    if row.iter().all(|&v| v == row[0]) {
-                        row[0] as u16
-                    } else {
-                        MIXED_ROW
-                    }
-                })
-                .collect::<Vec<u16>>()
-        });
+        let row_mat = mat.each_ref().map(|m| row_summary(m, nz));
+        let magnetic = sh.hcoef.is_some();
+        let mut hmat = [0; 3].map(|_| vec![0u8; if magnetic { n * plane } else { 0 }]);
+        if magnetic {
+            for (c, m) in hmat.iter_mut().enumerate() {
+                model.paint_materials(Component::ALL[3 + c], range.x0, range.x1, m);
+            }
+        }
+        let hrow_mat = hmat.each_ref().map(|m| row_summary(m, nz));
+        let dispersive = dispersive::groups(model, sh, range, &mat);
         let pml_x_planes = sh.x_layer_planes(range.x0, range.x1);
         let nxp = pml_x_planes.len();
         let ly = sh.pml[1].layers();
@@ -191,6 +197,9 @@ impl<T: Real> Slab<T> {
             h: [field(), field(), field()],
             mat,
             row_mat,
+            hmat,
+            hrow_mat,
+            dispersive,
             pml_x_planes,
             psi_x: [0; 4].map(|_| vec![T::ZERO; nxp * plane]),
             psi_y: [0; 4].map(|_| vec![T::ZERO; n * ly * nz]),
@@ -209,8 +218,19 @@ impl<T: Real> Slab<T> {
         Allocation {
             fields: with_halos - halos,
             halos,
-            materials: self.mat.iter().map(|m| m.len() as u64).sum::<u64>()
-                + self.row_mat.iter().map(|m| 2 * m.len() as u64).sum::<u64>(),
+            materials: self
+                .mat
+                .iter()
+                .chain(&self.hmat)
+                .map(|m| m.len() as u64)
+                .sum::<u64>()
+                + self
+                    .row_mat
+                    .iter()
+                    .chain(&self.hrow_mat)
+                    .map(|m| 2 * m.len() as u64)
+                    .sum::<u64>(),
+            dispersive: self.dispersive.iter().map(|g| g.bytes()).sum(),
             pml: self
                 .psi_x
                 .iter()
@@ -229,6 +249,12 @@ impl<T: Real> Slab<T> {
             (Half::E, Pass::CurlCpml) => self.curl_cpml_e(sh),
             (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values),
             (Half::E, Pass::Sources) => self.inject(sh, values),
+            (Half::E, Pass::Dispersive) => {
+                let plane = sh.ny * sh.nz;
+                for g in &mut self.dispersive {
+                    g.step(sh, &mut self.e[g.component][plane..]);
+                }
+            }
             (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh),
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())
@@ -253,6 +279,7 @@ impl<T: Real> Slab<T> {
             2,
         );
         let [hx, hy, hz] = &mut self.h;
+        let (hmat, hrow_mat) = (&self.hmat, &self.hrow_mat);
         let owned = plane..(n + 1) * plane;
         hx[owned.clone()]
             .par_chunks_mut(plane)
@@ -261,8 +288,12 @@ impl<T: Real> Slab<T> {
             .zip(psi.into_par_iter())
             .enumerate()
             .for_each(|(q, (((hx, hy), hz), psi))| {
-                h_plane(sh, q + 1, e, hx, hy, hz);
-                cpml::h_plane(sh, x0 + q, q + 1, e, [hx, hy, hz], psi);
+                let coef = |c: usize, j: usize| match &sh.hcoef {
+                    None => RowCoef::Uniform(T::ONE, sh.ch),
+                    Some(table) => row_coef(&hmat[c], &hrow_mat[c], table, q, j, sh),
+                };
+                h_plane(sh, q + 1, e, &coef, hx, hy, hz);
+                cpml::h_plane(sh, x0 + q, q + 1, e, &coef, [hx, hy, hz], psi);
             });
     }
 
@@ -294,16 +325,7 @@ impl<T: Real> Slab<T> {
             .zip(psi.into_par_iter())
             .enumerate()
             .for_each(|(q, (((ex, ey), ez), psi))| {
-                let local = q * plane;
-                let coef = |c: usize, j: usize| {
-                    let rm = row_mat[c][q * ny + j];
-                    if rm == MIXED_ROW {
-                        RowCoef::PerCell(&mat[c][local + j * nz..local + (j + 1) * nz], &sh.coef)
-                    } else {
-                        let (ca, cb) = sh.coef[rm as usize];
-                        RowCoef::Uniform(ca, cb)
-                    }
-                };
+                let coef = |c: usize, j: usize| row_coef(&mat[c], &row_mat[c], &sh.coef, q, j, sh);
                 e_plane(sh, q + 1, h, &coef, ex, ey, ez);
                 cpml::e_plane(sh, x0 + q, q + 1, h, &coef, [ex, ey, ez], psi);
             });
@@ -368,6 +390,40 @@ impl<T: Real> Slab<T> {
                 }
             }
         }
+    }
+}
+
+/// Per (plane, row) of `ids` (rows of `nz`): the row's id if all its cells share it, else
+/// [`MIXED_ROW`].
+fn row_summary(ids: &[u8], nz: usize) -> Vec<u16> {
+    ids.chunks(nz)
+        .map(|row| {
+            if row.iter().all(|&v| v == row[0]) {
+                row[0] as u16
+            } else {
+                MIXED_ROW
+            }
+        })
+        .collect()
+}
+
+/// The coefficients of row j of owned plane q (0-based) of a component with ids `ids` and row
+/// summary `rows`, from `table`.
+fn row_coef<'a, T: Real>(
+    ids: &'a [u8],
+    rows: &[u16],
+    table: &'a [(T, T)],
+    q: usize,
+    j: usize,
+    sh: &Shared<T>,
+) -> RowCoef<'a, T> {
+    let rm = rows[q * sh.ny + j];
+    if rm == MIXED_ROW {
+        let start = (q * sh.ny + j) * sh.nz;
+        RowCoef::PerCell(&ids[start..start + sh.nz], table)
+    } else {
+        let (ca, cb) = table[rm as usize];
+        RowCoef::Uniform(ca, cb)
     }
 }
 

@@ -12,13 +12,14 @@ pub(super) fn row<T: Real>(field: &[T], start: usize, nz: usize) -> &[T] {
     &field[start..start + nz]
 }
 
-/// `out[k] -= coef * ((a1[k] - a0[k]) * sa + (b[k+1] - b[k]) * sb)`, with `b_end` standing for
-/// b[nz] (the value beyond the z maximum face).
+/// `out[k] = ca out[k] - cb ((a1[k] - a0[k]) sa + (b[k+1] - b[k]) sb)`, with `b_end` standing
+/// for b[nz] (the value beyond the z maximum face). A row with ca = 1 (no magnetic loss, every
+/// row of a non-magnetic run) takes `out[k] -= cb (...)`, which is the same value: 1 x = x.
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
 fn h_row_shift<T: Real>(
     out: &mut [T],
-    coef: T,
+    rc: RowCoef<T>,
     a1: &[T],
     a0: &[T],
     sa: T,
@@ -28,24 +29,65 @@ fn h_row_shift<T: Real>(
 ) {
     let m = out.len() - 1;
     let (main, last) = out.split_at_mut(m);
-    for ((((o, &x1), &x0), &y1), &y0) in main
+    let rows = main
         .iter_mut()
         .zip(&a1[..m])
         .zip(&a0[..m])
         .zip(&b[1..])
-        .zip(&b[..m])
-    {
-        *o -= coef * ((x1 - x0) * sa + (y1 - y0) * sb);
+        .zip(&b[..m]);
+    match rc {
+        RowCoef::Uniform(ca, cb) if ca == T::ONE => {
+            for ((((o, &x1), &x0), &y1), &y0) in rows {
+                *o -= cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+            }
+        }
+        RowCoef::Uniform(ca, cb) => {
+            for ((((o, &x1), &x0), &y1), &y0) in rows {
+                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+            }
+        }
+        RowCoef::PerCell(ids, table) => {
+            for (((((o, &x1), &x0), &y1), &y0), &id) in rows.zip(ids) {
+                let (ca, cb) = table[id as usize];
+                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+            }
+        }
     }
-    last[0] -= coef * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * sb);
+    let (ca, cb) = rc.at(m);
+    last[0] = ca * last[0] - cb * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * sb);
 }
 
-/// `out[k] -= coef * ((a1[k] - a0[k]) * sa + (b1[k] - b0[k]) * sb)`.
+/// `out[k] = ca out[k] - cb ((a1[k] - a0[k]) sa + (b1[k] - b0[k]) sb)` (see [`h_row_shift`]).
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn h_row<T: Real>(out: &mut [T], coef: T, a1: &[T], a0: &[T], sa: T, b1: &[T], b0: &[T], sb: T) {
-    for ((((o, &x1), &x0), &y1), &y0) in out.iter_mut().zip(a1).zip(a0).zip(b1).zip(b0) {
-        *o -= coef * ((x1 - x0) * sa + (y1 - y0) * sb);
+fn h_row<T: Real>(
+    out: &mut [T],
+    rc: RowCoef<T>,
+    a1: &[T],
+    a0: &[T],
+    sa: T,
+    b1: &[T],
+    b0: &[T],
+    sb: T,
+) {
+    let rows = out.iter_mut().zip(a1).zip(a0).zip(b1).zip(b0);
+    match rc {
+        RowCoef::Uniform(ca, cb) if ca == T::ONE => {
+            for ((((o, &x1), &x0), &y1), &y0) in rows {
+                *o -= cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+            }
+        }
+        RowCoef::Uniform(ca, cb) => {
+            for ((((o, &x1), &x0), &y1), &y0) in rows {
+                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+            }
+        }
+        RowCoef::PerCell(ids, table) => {
+            for (((((o, &x1), &x0), &y1), &y0), &id) in rows.zip(ids) {
+                let (ca, cb) = table[id as usize];
+                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+            }
+        }
     }
 }
 
@@ -56,11 +98,13 @@ pub(super) fn z_end<T: Real>(kind: Beyond, row: &[T]) -> T {
     }
 }
 
-/// H update of one owned plane `p`.
-pub(super) fn h_plane<T: Real>(
+/// H update of one owned plane `p`; `coef(c, j)` gives the coefficients of row j of H
+/// component c.
+pub(super) fn h_plane<'a, T: Real>(
     sh: &Shared<T>,
     p: usize,
     e: &[Vec<T>; 3],
+    coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     hx: &mut [T],
     hy: &mut [T],
     hz: &mut [T],
@@ -68,7 +112,6 @@ pub(super) fn h_plane<T: Real>(
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let [idx, idy, idz] = sh.inv;
-    let ch = sh.ch;
     let o = p * plane;
     let on = o + plane;
     for j in 0..ny {
@@ -88,7 +131,7 @@ pub(super) fn h_plane<T: Real>(
         // Hx -= ch (dEz/dy - dEy/dz)
         h_row_shift(
             &mut hx[r..r + nz],
-            ch,
+            coef(0, j),
             ez_yn,
             ez,
             idy,
@@ -99,7 +142,7 @@ pub(super) fn h_plane<T: Real>(
         // Hy -= ch (dEx/dz - dEz/dx)
         h_row_shift(
             &mut hy[r..r + nz],
-            ch,
+            coef(1, j),
             ez_xn,
             ez,
             -idx,
@@ -108,17 +151,37 @@ pub(super) fn h_plane<T: Real>(
             z_end(sh.faces.z_hi, ex),
         );
         // Hz -= ch (dEy/dx - dEx/dy)
-        h_row(&mut hz[r..r + nz], ch, ey_xn, ey, idx, ex_yn, ex, -idy);
+        h_row(
+            &mut hz[r..r + nz],
+            coef(2, j),
+            ey_xn,
+            ey,
+            idx,
+            ex_yn,
+            ex,
+            -idy,
+        );
     }
 }
 
-/// Coefficients of one E row: one material for the whole row, or a lookup per cell.
+/// Coefficients of one row: one material for the whole row, or a lookup per cell.
 #[derive(Clone, Copy)]
 pub(super) enum RowCoef<'a, T> {
     /// One (ca, cb) for the whole row.
     Uniform(T, T),
     /// Material ids of the row's cells and the coefficient table.
     PerCell(&'a [u8], &'a [(T, T)]),
+}
+
+impl<T: Copy> RowCoef<'_, T> {
+    /// (ca, cb) of cell k of the row.
+    #[inline(always)]
+    pub fn at(&self, k: usize) -> (T, T) {
+        match *self {
+            RowCoef::Uniform(ca, cb) => (ca, cb),
+            RowCoef::PerCell(ids, table) => table[ids[k] as usize],
+        }
+    }
 }
 
 /// `out[k] = ca out[k] + cb ((a1[k] - a0[k]) sa + (b[k] - b[k-1]) sb)`, `b_start` standing for b[-1].

@@ -179,23 +179,25 @@ fn material(
     if let Some(e) = &m.epsilon {
         out.epsilon = ck.positive(e, &format!("{path}.epsilon")).unwrap_or(1.0);
     }
-    let non_negative = |ck: &mut Checker, v: &Option<Spanned<f64>>, key: &str, unit: &str| {
-        match v {
-            Some(s) if *s.get_ref() >= 0.0 && s.get_ref().is_finite() => *s.get_ref(),
-            Some(s) => {
-                ck.error(
-                    s,
-                    &format!("{path}.{key}"),
-                    format!("must be >= 0 {unit}, got {}", placement::num(*s.get_ref())),
-                );
-                0.0
-            }
-            None => 0.0,
+    let non_negative = |ck: &mut Checker, v: &Option<Spanned<f64>>, key: &str, unit: &str| match v {
+        Some(s) if *s.get_ref() >= 0.0 && s.get_ref().is_finite() => *s.get_ref(),
+        Some(s) => {
+            ck.error(
+                s,
+                &format!("{path}.{key}"),
+                format!("must be >= 0 {unit}, got {}", placement::num(*s.get_ref())),
+            );
+            0.0
         }
+        None => 0.0,
     };
     out.conductivity = non_negative(ck, &m.conductivity, "conductivity", "S/m");
-    out.magnetic_conductivity =
-        non_negative(ck, &m.magnetic_conductivity, "magnetic_conductivity", "ohm/m");
+    out.magnetic_conductivity = non_negative(
+        ck,
+        &m.magnetic_conductivity,
+        "magnetic_conductivity",
+        "ohm/m",
+    );
     if let Some(mu) = &m.mu {
         out.mu = ck.positive(mu, &format!("{path}.mu")).unwrap_or(1.0);
     }
@@ -213,7 +215,14 @@ fn material(
                 frequency,
                 damping: g,
             };
-            check_resolved(ck, &p.frequency, &format!("{key}.frequency"), &pole, dt, 1.0);
+            check_resolved(
+                ck,
+                &p.frequency,
+                &format!("{key}.frequency"),
+                &pole,
+                dt,
+                1.0,
+            );
             out.poles.push(pole);
         }
     }
@@ -229,7 +238,14 @@ fn material(
             };
             // The plasma edge, where eps crosses zero, lies at wp / sqrt(eps_inf).
             let eps_inf = out.epsilon.max(f64::MIN_POSITIVE);
-            check_resolved(ck, &p.frequency, &format!("{key}.frequency"), &pole, dt, eps_inf.sqrt());
+            check_resolved(
+                ck,
+                &p.frequency,
+                &format!("{key}.frequency"),
+                &pole,
+                dt,
+                eps_inf.sqrt(),
+            );
             out.poles.push(pole);
         }
     }

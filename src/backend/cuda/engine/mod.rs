@@ -182,6 +182,11 @@ impl<D: Device, T: Real> Engine<D, T> {
         let t = std::mem::size_of::<T>();
         let ngpu = dev.gpus();
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
+        if model.materials.any_dispersive() || model.materials.any_magnetic() {
+            return Err(DeviceError::Failed(
+                "dispersive and magnetic materials do not run on the CUDA engine in this build; use --backend cpu".into(),
+            ));
+        }
 
         // Material table in constant memory, CPML tables in device memory, on every GPU.
         let op = Operator::<T>::new(model);

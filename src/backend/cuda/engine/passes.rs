@@ -103,6 +103,8 @@ impl<D: Device, T: Real> Engine<D, T> {
                 self.sources(s, half, p0, p1, values)
             }
             (Half::E, Pass::PecFaces) => self.pec_faces(s, p0, p1),
+            // The engine refuses models with dispersive materials (see `Engine::new`).
+            (Half::E, Pass::Dispersive) => Ok(()),
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())
             }

@@ -42,6 +42,7 @@ impl SlabSizes {
             halos,
             materials: 3 * self.mat_len as u64,
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
+            dispersive: 0,
             monitors: 0,
         }
     }
