@@ -1,0 +1,378 @@
+//! Dispersive and magnetic materials against the transfer-matrix method: a plane wave at
+//! normal incidence on films, slabs and half-spaces of Drude, Lorentz, Debye and magnetic
+//! media, the flux spectra compared with the exact reflectance and transmittance computed from
+//! the analytic eps(f) and mu(f).
+//!
+//! Each case is a 1-D problem: a periodic cross-section of 2 x 2 cells and PML along z. A run
+//! without the objects gives the incident flux at both planes; the run with them gives
+//! T = P_t / P_inc and R = 1 - P_r / P_inc (the plane before the stack sees incident minus
+//! reflected power).
+
+mod common;
+
+use num_complex::Complex64;
+use yee::model::{Material, Pole};
+
+/// A layer of the stack: its material and its z range (in the scene's length unit).
+struct Layer<'a> {
+    material: &'a str,
+    z: [f64; 2],
+}
+
+/// A 1-D scene: `cell` (um), `length` of the domain along z (um, PML included), the
+/// `[materials]` lines, the layers, flux planes at `planes` = [reflected, transmitted] z, the
+/// source sheet at `source_z`, the pulse and the band, `steps`.
+struct Stack<'a> {
+    unit: &'a str,
+    cell: f64,
+    length: f64,
+    pml: usize,
+    materials: &'a str,
+    layers: Vec<Layer<'a>>,
+    planes: [f64; 2],
+    source_z: f64,
+    pulse: [f64; 2],
+    band: [f64; 2],
+    count: usize,
+    steps: usize,
+}
+
+impl Stack<'_> {
+    fn scene(&self, with_layers: bool) -> String {
+        let mut geometry = String::new();
+        if with_layers {
+            for l in &self.layers {
+                geometry += &format!(
+                    "[[geometry]]\nshape = \"box\"\nmaterial = \"{}\"\ncenter = [0.0, 0.0, {}]\nsize = [100.0, 100.0, {}]\n",
+                    l.material,
+                    (l.z[0] + l.z[1]) / 2.0,
+                    l.z[1] - l.z[0]
+                );
+            }
+        }
+        format!(
+            r#"
+[simulation]
+length_unit = "{unit}"
+cell_size = {cell}
+size = [{w}, {w}, {length}]
+steps = {steps}
+precision = "f64"
+[boundaries]
+default = {{ type = "periodic" }}
+z_min = {{ type = "pml", cells = {pml} }}
+z_max = {{ type = "pml", cells = {pml} }}
+[materials]
+{materials}
+{geometry}
+[[source]]
+type = "plane_wave"
+direction = "+z"
+polarization = "Ex"
+position = {source_z}
+waveform = {{ type = "gaussian", frequency = {f0}, bandwidth = {bw} }}
+[[monitor]]
+type = "flux"
+name = "r"
+plane = {{ z = {zr} }}
+frequencies = {{ min = {fmin}, max = {fmax}, count = {count} }}
+[[monitor]]
+type = "flux"
+name = "t"
+plane = {{ z = {zt} }}
+frequencies = {{ min = {fmin}, max = {fmax}, count = {count} }}
+"#,
+            unit = self.unit,
+            cell = self.cell,
+            w = 2.0 * self.cell,
+            length = self.length,
+            steps = self.steps,
+            pml = self.pml,
+            materials = self.materials,
+            source_z = self.source_z,
+            f0 = self.pulse[0],
+            bw = self.pulse[1],
+            zr = self.planes[0],
+            zt = self.planes[1],
+            fmin = self.band[0],
+            fmax = self.band[1],
+            count = self.count,
+        )
+    }
+
+    /// (frequency, R, T) from the two runs.
+    fn measure(&self, name: &str) -> Vec<(f64, f64, f64)> {
+        let empty = common::BinaryRun::new(&format!("disp-{name}-empty"), &self.scene(false));
+        let full = common::BinaryRun::new(&format!("disp-{name}"), &self.scene(true));
+        let f = empty.read("flux/t/frequency");
+        let (inc_r, inc_t) = (empty.read("flux/r/power"), empty.read("flux/t/power"));
+        let (pr, pt) = (full.read("flux/r/power"), full.read("flux/t/power"));
+        (0..f.len())
+            .map(|i| {
+                // Lossless vacuum between the planes: both see the same incident power.
+                assert!((inc_r[i] - inc_t[i]).abs() < 1e-3 * inc_t[i]);
+                (f[i], 1.0 - pr[i] / inc_r[i], pt[i] / inc_t[i])
+            })
+            .collect()
+    }
+}
+
+/// Reflectance and transmittance at normal incidence of layers (eps, mu, thickness in m)
+/// between vacuum half-spaces; with `substrate`, the last medium (eps, mu) fills the right
+/// half-space instead and T is the power carried into it.
+///
+/// The characteristic matrix of a layer, mapping (E, eta0 H) from one face to the other for
+/// e^{-iwt}: [[cos p, i Z sin p], [i sin p / Z, cos p]], p = k0 n d, n = sqrt(eps mu),
+/// Z = sqrt(mu / eps) (the root with Re n, Re Z >= 0: a passive medium).
+fn transfer_matrix(
+    layers: &[(Complex64, Complex64, f64)],
+    substrate: Option<(Complex64, Complex64)>,
+    f: f64,
+) -> (f64, f64) {
+    let k0 = 2.0 * std::f64::consts::PI * f / 299_792_458.0;
+    let i = Complex64::i();
+    let mut m = [[Complex64::new(1.0, 0.0), Complex64::new(0.0, 0.0)]; 2];
+    m[1] = [Complex64::new(0.0, 0.0), Complex64::new(1.0, 0.0)];
+    for &(eps, mu, d) in layers {
+        let n = passive_sqrt(eps * mu);
+        let z = passive_sqrt(mu / eps);
+        let p = k0 * n * d;
+        let l = [[p.cos(), i * z * p.sin()], [i * p.sin() / z, p.cos()]];
+        // m = l m (the layer comes after the ones before it).
+        let mut out = [[Complex64::new(0.0, 0.0); 2]; 2];
+        for r in 0..2 {
+            for c in 0..2 {
+                out[r][c] = l[r][0] * m[0][c] + l[r][1] * m[1][c];
+            }
+        }
+        m = out;
+    }
+    // Right medium: eta0 H = E / Zs. Left: E = 1 + r, eta0 H = 1 - r.
+    let zs = substrate.map_or(Complex64::new(1.0, 0.0), |(e, u)| passive_sqrt(u / e));
+    // t = m00 (1 + r) + m01 (1 - r); t / zs = m10 (1 + r) + m11 (1 - r).
+    let a = m[0][0] + m[0][1] - zs * (m[1][0] + m[1][1]);
+    let b = m[0][0] - m[0][1] - zs * (m[1][0] - m[1][1]);
+    let r = -a / b;
+    let t = m[0][0] * (1.0 + r) + m[0][1] * (1.0 - r);
+    let transmitted = t.norm_sqr() * (1.0 / zs).re;
+    (r.norm_sqr(), transmitted)
+}
+
+fn passive_sqrt(x: Complex64) -> Complex64 {
+    let s = x.sqrt();
+    if s.re < 0.0 {
+        -s
+    } else {
+        s
+    }
+}
+
+fn material(epsilon: f64, sigma: f64, poles: Vec<Pole>) -> Material {
+    Material {
+        poles,
+        ..Material::dielectric("m", epsilon, sigma)
+    }
+}
+
+fn silver() -> Material {
+    material(
+        1.0,
+        0.0,
+        vec![Pole::Drude {
+            frequency: 2.18e15,
+            damping: 4.35e12,
+        }],
+    )
+}
+
+/// A 20 nm silver film (the Drude model of design.md) at 2 nm cells over the visible band.
+/// Its faces lie halfway between E nodes, where a staircased dispersive material's interface
+/// sits exactly (10 Ex nodes inside), so what remains is the grid's dispersion: the skin depth
+/// (about 24 nm) spans 12 cells, (k dz)^2 / 24 < 3e-4, and the bilinear warping of eps is
+/// (w dt)^2 / 12 < 4e-5; together they move R and T by a few 1e-4 (the run shows 5e-4 at
+/// most). R and T within 3e-3, a quarter of what a film one cell thicker or thinner would be
+/// off by (about 0.012 in T here), so a misplaced interface fails.
+#[test]
+fn drude_film_and_half_space_match_the_transfer_matrix() {
+    let film = Stack {
+        unit: "nm",
+        cell: 2.0,
+        length: 1600.0,
+        pml: 40,
+        materials: "silver = { epsilon = 1.0, drude = [{ frequency = 2.18e15, damping = 4.35e12 }] }",
+        layers: vec![Layer {
+            material: "silver",
+            z: [1.0, 21.0],
+        }],
+        planes: [-300.0, 400.0],
+        source_z: -600.0,
+        pulse: [6.0e14, 5.0e14],
+        band: [4.3e14, 7.5e14],
+        count: 9,
+        steps: 9000,
+    };
+    let ag = silver();
+    let mut worst = 0.0f64;
+    for (f, r, t) in film.measure("drude-film") {
+        let (re, te) = transfer_matrix(&[(ag.epsilon_at(f), ag.mu_at(f), 20e-9)], None, f);
+        eprintln!("film f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
+        worst = worst.max((r - re).abs()).max((t - te).abs());
+        assert!((r - re).abs() < 3e-3 && (t - te).abs() < 3e-3, "f = {f:.3e}");
+    }
+    eprintln!("film: worst |error| {worst:.2e}");
+    // The half-space: silver from z = 1 nm through the far PML.
+    let half = Stack {
+        layers: vec![Layer {
+            material: "silver",
+            z: [1.0, 900.0],
+        }],
+        ..film
+    };
+    for (f, r, _) in half.measure("drude-half") {
+        let (re, _) = transfer_matrix(&[], Some((ag.epsilon_at(f), ag.mu_at(f))), f);
+        eprintln!("half-space f = {f:.3e}: R = {r:.5} ({re:.5})");
+        // Fresnel with the Drude eps: the fields decay within a skin depth of 12 cells, and
+        // the run matches to 1e-5; 1e-3 leaves room for f32-free rounding of the DFT.
+        assert!((r - re).abs() < 1e-3, "f = {f:.3e}");
+    }
+}
+
+/// A 300 nm slab of a two-pole Lorentz medium (eps_inf 2, lines at 300 and 450 THz) over
+/// 200-600 THz, across both absorption lines, at 5 nm cells. The faces lie between E nodes
+/// (staircased dispersive interfaces sit there exactly). Inside the lines n reaches about 2.2,
+/// so the shortest wavelength is 220 nm = 44 cells and (k dz)^2 / 24 < 1e-3; T within 0.01 (the
+/// issue's bound), and the measured error is printed.
+#[test]
+fn lorentz_slab_across_its_absorption_lines_matches_the_transfer_matrix() {
+    let poles = vec![
+        Pole::Lorentz {
+            delta_epsilon: 1.0,
+            frequency: 3.0e14,
+            damping: 2.0e13,
+        },
+        Pole::Lorentz {
+            delta_epsilon: 0.5,
+            frequency: 4.5e14,
+            damping: 3.0e13,
+        },
+    ];
+    let m = material(2.0, 0.0, poles);
+    let stack = Stack {
+        unit: "nm",
+        cell: 5.0,
+        length: 6000.0,
+        pml: 40,
+        materials: "glass = { epsilon = 2.0, lorentz = [{ delta_epsilon = 1.0, frequency = 3.0e14, damping = 2.0e13 }, { delta_epsilon = 0.5, frequency = 4.5e14, damping = 3.0e13 }] }",
+        layers: vec![Layer {
+            material: "glass",
+            z: [2.5, 302.5],
+        }],
+        planes: [-1200.0, 1500.0],
+        source_z: -2000.0,
+        pulse: [4.0e14, 6.0e14],
+        band: [2.0e14, 6.0e14],
+        count: 21,
+        steps: 20000,
+    };
+    let mut worst = 0.0f64;
+    for (f, r, t) in stack.measure("lorentz") {
+        let (re, te) = transfer_matrix(&[(m.epsilon_at(f), m.mu_at(f), 300e-9)], None, f);
+        eprintln!("lorentz f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
+        worst = worst.max((t - te).abs()).max((r - re).abs());
+        assert!((t - te).abs() < 0.01 && (r - re).abs() < 0.01, "f = {f:.3e}");
+    }
+    eprintln!("lorentz: worst |error| {worst:.2e}");
+}
+
+/// A 4 mm slab of water (one Debye pole, eps_s = 79.9, tau = 9.4 ps) over 1-10 GHz at 0.125 mm
+/// cells: at 10 GHz |n| is about 8, 30 cells per wavelength in the water, so the grid's phase
+/// error (k dz)^2 / 24 is 2e-3 of the phase (at 0.25 mm cells the run was off by 9e-3 at
+/// 10 GHz, four times the error seen here, as the (k dz)^2 law says). R and T within 0.01.
+#[test]
+fn debye_water_slab_matches_the_transfer_matrix() {
+    let m = material(
+        4.9,
+        0.0,
+        vec![Pole::Debye {
+            delta_epsilon: 75.0,
+            relaxation_time: 9.4e-12,
+        }],
+    );
+    let stack = Stack {
+        unit: "mm",
+        cell: 0.125,
+        length: 300.0,
+        pml: 60,
+        materials: "water = { epsilon = 4.9, debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }] }",
+        layers: vec![Layer {
+            material: "water",
+            z: [0.0625, 4.0625],
+        }],
+        planes: [-60.0, 60.0],
+        source_z: -120.0,
+        pulse: [5.5e9, 9.0e9],
+        band: [1.0e9, 1.0e10],
+        count: 10,
+        steps: 20000,
+    };
+    let mut worst = 0.0f64;
+    for (f, r, t) in stack.measure("debye") {
+        let (re, te) = transfer_matrix(&[(m.epsilon_at(f), m.mu_at(f), 4e-3)], None, f);
+        eprintln!("debye f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
+        worst = worst.max((t - te).abs()).max((r - re).abs());
+        assert!((t - te).abs() < 0.01 && (r - re).abs() < 0.01, "f = {f:.3e}");
+    }
+    eprintln!("debye: worst |error| {worst:.2e}");
+}
+
+/// A magnetic, doubly lossy slab (eps 2, mu 4, sigma 0.5 S/m, sigma_m 2e5 ohm/m: loss tangents
+/// of a few tenths) 4 mm thick over 2-12 GHz at 0.1 mm cells, faces on E nodes (smoothing gives
+/// those Ex nodes the mean eps; the H nodes, which carry mu, sit half a cell either side, so mu
+/// steps exactly at the faces). n = sqrt(8) = 2.8: 100 cells per wavelength at 12 GHz.
+/// T and R within 0.01 of the transfer matrix; then an impedance-matched slab (eps = mu = 3,
+/// sigma / eps0 = sigma_m / mu0) reflects below -40 dB.
+#[test]
+fn magnetic_slabs_match_the_transfer_matrix_and_a_matched_slab_does_not_reflect() {
+    let lossy = Material {
+        mu: 4.0,
+        magnetic_conductivity: 2.0e5,
+        ..Material::dielectric("m", 2.0, 0.5)
+    };
+    let base = Stack {
+        unit: "mm",
+        cell: 0.1,
+        length: 120.0,
+        pml: 40,
+        materials: "ferrite = { epsilon = 2.0, conductivity = 0.5, mu = 4.0, magnetic_conductivity = 2.0e5 }\nmatched = { epsilon = 3.0, conductivity = 0.3, mu = 3.0, magnetic_conductivity = 42577.72 }",
+        layers: vec![Layer {
+            material: "ferrite",
+            z: [0.0, 4.0],
+        }],
+        planes: [-20.0, 25.0],
+        source_z: -40.0,
+        pulse: [7.0e9, 1.2e10],
+        band: [2.0e9, 1.2e10],
+        count: 11,
+        steps: 12000,
+    };
+    let mut worst = 0.0f64;
+    for (f, r, t) in base.measure("magnetic") {
+        let (re, te) = transfer_matrix(&[(lossy.epsilon_at(f), lossy.mu_at(f), 4e-3)], None, f);
+        eprintln!("magnetic f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
+        worst = worst.max((t - te).abs()).max((r - re).abs());
+        assert!((t - te).abs() < 0.01 && (r - re).abs() < 0.01, "f = {f:.3e}");
+    }
+    eprintln!("magnetic: worst |error| {worst:.2e}");
+    let matched = Stack {
+        layers: vec![Layer {
+            material: "matched",
+            z: [0.0, 4.0],
+        }],
+        ..base
+    };
+    for (f, r, t) in matched.measure("matched") {
+        let db = 10.0 * r.abs().max(1e-30).log10();
+        eprintln!("matched f = {f:.3e}: R = {db:.1} dB, T = {t:.5}");
+        assert!(db < -40.0, "f = {f:.3e}: R = {db:.1} dB");
+    }
+}
