@@ -153,6 +153,18 @@ impl<T: Real> CpuBackend<T> {
         }
     }
 
+    /// The state of the dispersive pass, for diagnostics and tests (an energy balance needs
+    /// the poles' currents): per group of dispersive cells, its E component, its material id
+    /// and its pole state, `state_len` arrays of one value per cell back to back (per pole in
+    /// order: J then P for Lorentz, J for Drude, P for Debye; in units of eps0).
+    pub fn pole_state(&self) -> Vec<(Component, u8, Vec<T>)> {
+        self.slabs
+            .iter()
+            .flat_map(|s| &s.dispersive)
+            .map(|g| (Component::ALL[g.component], g.material, g.state.clone()))
+            .collect()
+    }
+
     fn slab_of(&self, x: usize) -> &Slab<T> {
         self.slabs
             .iter()
