@@ -467,3 +467,52 @@ def test_example_scenes(yee_bin, tmp_path):
     cavity = run_scene(yee_bin, tmp_path, "cavity", (EXAMPLES / "cavity.toml").read_text())
     _example("overview_figure.py", dipole, cavity, tmp_path / "overview.png")
     assert_png(tmp_path / "overview.png", (1100, 420))
+
+
+MATERIALS = """
+[simulation]
+length_unit = "nm"
+cell_size = 10.0
+size = [100.0, 100.0, 100.0]
+steps = 5
+[boundaries]
+default = { type = "pec" }
+[materials]
+metal = { epsilon = 1.5, conductivity = 2.0e5, drude = [{ frequency = 2.0e15, damping = 1.0e13 }], lorentz = [{ delta_epsilon = 1.0, frequency = 6.0e14, damping = 5.0e13 }] }
+water = { epsilon = 4.9, debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }] }
+ferrite = { epsilon = 2.0, mu = 4.0, magnetic_conductivity = 1.0e3 }
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [0.0, 0.0, 0.0]
+size = [20.0, 20.0, 20.0]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [30.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 5.0e14, bandwidth = 2.0e14 }
+"""
+
+
+def test_materials_are_stored_so_a_reader_recomputes_epsilon(yee_bin, tmp_path):
+    out = run_scene(yee_bin, tmp_path, "materials", MATERIALS)
+    with Result(out) as r:
+        m = r.materials()
+        assert {"vacuum", "pec", "metal", "water", "ferrite"} <= set(m)
+        assert not any("|" in name for name in m), "smoothing mixtures are not materials"
+        assert m["ferrite"]["mu"] == 4.0 and m["ferrite"]["magnetic_conductivity"] == 1.0e3
+        assert m["metal"]["lorentz"].shape == (1, 3) and m["metal"]["drude"].shape == (1, 2)
+        f = np.array([3e14, 5e14])
+        w = 2 * np.pi * f
+        eps0 = 8.8541878128e-12
+        wp, g = 2 * np.pi * 2.0e15, 2 * np.pi * 1.0e13
+        w0, g0 = 2 * np.pi * 6.0e14, 2 * np.pi * 5.0e13
+        expected = (
+            1.5
+            + 1j * 2.0e5 / (w * eps0)
+            - wp**2 / (w**2 + 1j * w * g)
+            + w0**2 / (w0**2 - w**2 - 1j * w * g0)
+        )
+        np.testing.assert_allclose(r.epsilon("metal", f), expected, rtol=1e-12)
+        water = r.epsilon("water", 1e9)
+        np.testing.assert_allclose(water, 4.9 + 75 / (1 - 1j * 2 * np.pi * 1e9 * 9.4e-12), rtol=1e-12)

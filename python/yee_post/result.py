@@ -209,6 +209,41 @@ class Result:
         """Read any dataset by its path in the file; complex compounds (``r``, ``i``) become complex."""
         return _to_complex(self._file[path][()])
 
+    # -- materials --------------------------------------------------------------------------
+    def materials(self) -> Dict[str, Dict[str, object]]:
+        """Each material's parameters from ``/materials``: ``epsilon``, ``conductivity``
+        (S/m), ``mu``, ``magnetic_conductivity`` (ohm/m), ``pec``, optionally ``band`` (Hz),
+        and the poles as arrays ``lorentz`` [n, 3] (delta_epsilon, frequency, damping),
+        ``drude`` [n, 2] (frequency, damping), ``debye`` [n, 2] (delta_epsilon,
+        relaxation_time), empty when the material has none."""
+        out: Dict[str, Dict[str, object]] = {}
+        if "materials" not in self._file:
+            return out
+        for name, g in self._file["materials"].items():
+            m: Dict[str, object] = {k: _plain(v) for k, v in g.attrs.items()}
+            for kind, width in (("lorentz", 3), ("drude", 2), ("debye", 2)):
+                m[kind] = g[kind][()] if kind in g else np.zeros((0, width))
+            out[name] = m
+        return out
+
+    def epsilon(self, material: str, frequency) -> np.ndarray:
+        """The relative permittivity of ``material`` at ``frequency`` (Hz, scalar or array),
+        e^{-iwt} convention, from its stored parameters (design.md's formula)."""
+        m = self.materials()[material]
+        f = np.asarray(frequency, dtype=float)
+        w = 2 * np.pi * f
+        eps0 = 8.8541878128e-12
+        eps = m["epsilon"] + 1j * m["conductivity"] / (w * eps0)
+        for d, f0, g in m["lorentz"]:
+            w0, gg = 2 * np.pi * f0, 2 * np.pi * g
+            eps = eps + d * w0**2 / (w0**2 - w**2 - 1j * w * gg)
+        for fp, g in m["drude"]:
+            wp, gg = 2 * np.pi * fp, 2 * np.pi * g
+            eps = eps - wp**2 / (w**2 + 1j * w * gg)
+        for d, tau in m["debye"]:
+            eps = eps + d / (1 - 1j * w * tau)
+        return eps
+
     # -- probes ----------------------------------------------------------------------------
     def probe(self, name: str, component: str) -> Tuple[np.ndarray, np.ndarray]:
         """Time series of a probe component: ``(time, values)``.

@@ -30,6 +30,8 @@ pub struct Material {
     pub poles: Vec<Pole>,
     /// For a library material: the band (Hz) where its fit holds.
     pub band: Option<[f64; 2]>,
+    /// A mixture that subpixel smoothing made, not a material of the scene.
+    pub mixture: bool,
 }
 
 impl Material {
@@ -44,6 +46,7 @@ impl Material {
             magnetic_conductivity: 0.0,
             poles: Vec::new(),
             band: None,
+            mixture: false,
         }
     }
 

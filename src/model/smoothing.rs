@@ -65,11 +65,14 @@ impl Smoothing {
                     let mean = f * ma.epsilon + (1.0 - f) * mb.epsilon;
                     let mean_inv = f / ma.epsilon + (1.0 - f) / mb.epsilon;
                     // Only E components are ever given a mixture id, so mu does not enter.
-                    table.push(Material::dielectric(
-                        &format!("{}|{} f={f:.3} w={w:.2}", ma.name, mb.name),
-                        1.0 / (w * mean_inv + (1.0 - w) / mean),
-                        f * ma.conductivity + (1.0 - f) * mb.conductivity,
-                    ));
+                    table.push(Material {
+                        mixture: true,
+                        ..Material::dielectric(
+                            &format!("{}|{} f={f:.3} w={w:.2}", ma.name, mb.name),
+                            1.0 / (w * mean_inv + (1.0 - w) / mean),
+                            f * ma.conductivity + (1.0 - f) * mb.conductivity,
+                        )
+                    });
                 }
             }
         }

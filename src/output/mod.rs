@@ -240,6 +240,57 @@ fn err(path: &Path, expected: u64) -> impl Fn(hdf5::Error) -> OutputError + '_ {
     }
 }
 
+/// `/materials/<name>`: each material of the scene (and vacuum, pec) with its parameters as
+/// attributes (`epsilon`, `conductivity` S/m, `mu`, `magnetic_conductivity` ohm/m, `pec`,
+/// `band` Hz for a library fit) and its poles as datasets, one row per pole: `lorentz`
+/// [n, 3] = (delta_epsilon, frequency Hz, damping Hz), `drude` [n, 2] = (frequency, damping),
+/// `debye` [n, 2] = (delta_epsilon, relaxation_time s). With design.md's formula a reader
+/// recomputes eps(f) (`yee_post.Result.epsilon` does).
+fn write_materials(file: &hdf5::File, model: &Model) -> hdf5::Result<()> {
+    use crate::model::Pole;
+    let root = file.create_group("materials")?;
+    for m in model.materials.materials.iter().filter(|m| !m.mixture) {
+        let g = root.create_group(&m.name)?;
+        scalar_attr(&g, "epsilon", m.epsilon)?;
+        scalar_attr(&g, "conductivity", m.conductivity)?;
+        scalar_attr(&g, "mu", m.mu)?;
+        scalar_attr(&g, "magnetic_conductivity", m.magnetic_conductivity)?;
+        scalar_attr(&g, "pec", m.pec)?;
+        if let Some(band) = m.band {
+            arr_attr(&g, "band", &band)?;
+        }
+        let rows = |kind: &str| -> Vec<Vec<f64>> {
+            m.poles
+                .iter()
+                .filter(|p| p.kind() == kind)
+                .map(|p| match *p {
+                    Pole::Lorentz {
+                        delta_epsilon,
+                        frequency,
+                        damping,
+                    } => vec![delta_epsilon, frequency, damping],
+                    Pole::Drude { frequency, damping } => vec![frequency, damping],
+                    Pole::Debye {
+                        delta_epsilon,
+                        relaxation_time,
+                    } => vec![delta_epsilon, relaxation_time],
+                })
+                .collect()
+        };
+        for (kind, width) in [("lorentz", 3), ("drude", 2), ("debye", 2)] {
+            let r = rows(kind);
+            if r.is_empty() {
+                continue;
+            }
+            let flat: Vec<f64> = r.concat();
+            let a = ndarray::Array2::from_shape_vec((r.len(), width), flat)
+                .expect("rows of one width");
+            g.new_dataset_builder().with_data(&a).create(kind)?;
+        }
+    }
+    Ok(())
+}
+
 fn str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
     let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
     loc.new_attr::<VarLenUnicode>()
@@ -332,6 +383,7 @@ impl Hdf5Writer {
         str_attr(&file, "precision", model.precision.name())?;
         str_attr(&file, "backend", backend)?;
         scalar_attr(&file, "complete", false)?;
+        write_materials(&file, model)?;
 
         let chunk = PROBE_CHUNK;
         let mut probes = Vec::new();
