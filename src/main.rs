@@ -280,6 +280,9 @@ fn check(scene: PathBuf) -> ExitCode {
                 g.dt,
                 m.precision.name()
             );
+            for line in yee::scene::material_lines(&m) {
+                println!("  {line}");
+            }
             ExitCode::SUCCESS
         }
         Err(code) => code,

@@ -52,6 +52,7 @@ fn add(bytes: &mut Bytes, a: &Allocation) {
     bytes.fields += a.fields;
     bytes.materials += a.materials;
     bytes.pml += a.pml;
+    bytes.dispersive += a.dispersive;
     bytes.monitors += a.monitors;
     bytes.halos += a.halos;
 }
@@ -63,6 +64,7 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
         bytes.fields,
         bytes.materials,
         bytes.pml,
+        bytes.dispersive,
         bytes.monitors,
         bytes.device_monitors,
         bytes.pinned,
@@ -156,6 +158,7 @@ pub(super) fn gpu_candidate(
     let device_bytes = bytes.fields
         + bytes.materials
         + bytes.pml
+        + bytes.dispersive
         + bytes.halos
         + bytes.device_monitors
         + bytes.overhead;

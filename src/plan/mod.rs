@@ -151,6 +151,9 @@ pub struct Bytes {
     pub materials: u64,
     /// CPML psi arrays.
     pub pml: u64,
+    /// The dispersive pass's arrays (cell indices, E^n, pole state) over the cells of
+    /// materials with poles.
+    pub dispersive: u64,
     /// Monitor buffers in host memory: on the CPU the snapshot and flux-plane staging buffers
     /// and the flux DFT accumulators; on CUDA the host copy of the largest snapshot region.
     pub monitors: u64,

@@ -135,6 +135,7 @@ pub(super) fn render(p: &Plan) -> String {
         ("E and H fields".to_string(), b.fields),
         ("material indices".to_string(), b.materials),
         ("CPML auxiliaries".to_string(), b.pml),
+        ("dispersive (pole state of dispersive cells)".to_string(), b.dispersive),
         ("monitors (host)".to_string(), b.monitors),
         (
             "GPU monitors (probe ring, staging, flux DFT)".to_string(),
@@ -148,7 +149,7 @@ pub(super) fn render(p: &Plan) -> String {
     ];
     if b.staged_halos > 0 {
         rows.insert(
-            7,
+            8,
             (
                 "staged halo planes (pinned, no peer access)".to_string(),
                 b.staged_halos,

@@ -70,3 +70,62 @@ pub fn load_str(text: &str, file: &str) -> Result<(Model, Vec<String>), SceneErr
         Err(e) => Err(e),
     }
 }
+
+/// One line per material of the scene (not vacuum, pec or smoothing mixtures) saying its
+/// permittivity (and permeability, when magnetic) at the centre frequency of each source's
+/// waveform, for `yee check`: "glass: eps = 2.2500 at 200 THz".
+pub fn material_lines(model: &Model) -> Vec<String> {
+    let mut freqs: Vec<f64> = model
+        .sources
+        .iter()
+        .map(|s| s.waveform.centre_frequency())
+        .filter(|f| f.is_finite() && *f > 0.0)
+        .collect();
+    freqs.sort_by(f64::total_cmp);
+    freqs.dedup();
+    let complex = |z: num_complex::Complex64| {
+        if z.im == 0.0 {
+            format!("{:.4}", z.re)
+        } else {
+            format!("{:.4} {} {:.4}i", z.re, if z.im < 0.0 { "-" } else { "+" }, z.im.abs())
+        }
+    };
+    let mut out = Vec::new();
+    for m in &model.materials.materials {
+        if m.mixture || m.name == "vacuum" || m.name == "pec" {
+            continue;
+        }
+        if m.pec {
+            out.push(format!("{}: PEC", m.name));
+            continue;
+        }
+        if freqs.is_empty() {
+            out.push(format!("{}: eps_inf = {} (no source to evaluate eps(f) at)", m.name, m.epsilon));
+            continue;
+        }
+        for &f in &freqs {
+            let mut line = format!(
+                "{}: eps = {} at {}",
+                m.name,
+                complex(m.epsilon_at(f)),
+                hz(f)
+            );
+            if m.is_magnetic() {
+                line += &format!(", mu = {}", complex(m.mu_at(f)));
+            }
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// A frequency with an SI prefix: "200 THz".
+fn hz(f: f64) -> String {
+    let (scale, unit) = [(1e15, "PHz"), (1e12, "THz"), (1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")]
+        .into_iter()
+        .find(|(s, _)| f >= *s)
+        .unwrap_or((1.0, "Hz"));
+    let v = format!("{:.4}", f / scale);
+    let v = v.trim_end_matches('0').trim_end_matches('.');
+    format!("{v} {unit}")
+}

@@ -241,7 +241,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         if s.is_none()
             && used
                 .iter()
-                .any(|&m| m != 0 && !table.materials[m as usize].pec)
+                .any(|&m| m != 0 && !table.materials[m as usize].staircased())
         {
             ck.warnings.push(format!(
                 "{}: too many materials for subpixel smoothing in the 256-entry material table; interfaces are staircased",
