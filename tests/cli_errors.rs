@@ -101,6 +101,17 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("monitor named dot", edit("name = \"p\"", "name = \".\""), vec!["scene.toml:22:", "monitor[0].name", "`.` cannot name a monitor", "HDF5"]),
         ("array of simulation tables", edit("[simulation]", "[[simulation]]"), vec!["scene.toml:1:", "`simulation`: expected a table, got an array"]),
         ("negative conductivity", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, conductivity = -1.0 }"), vec!["scene.toml:9:", "materials.glass.conductivity", ">= 0"]),
+        ("negative pole strength", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, lorentz = [{ delta_epsilon = -1.0, frequency = 3.0e14 }] }"), vec!["scene.toml:9:", "materials.glass.lorentz[0].delta_epsilon", "positive number, got -1"]),
+        ("negative damping", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, drude = [{ frequency = 1.0e15, damping = -1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].damping", ">= 0 Hz"]),
+        ("non-finite pole", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, debye = [{ delta_epsilon = 5.0, relaxation_time = nan }] }"), vec!["scene.toml:9:", "materials.glass.debye[0].relaxation_time", "positive number"]),
+        ("unresolved plasma frequency", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 1.0, drude = [{ frequency = 1.0e17, damping = 1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].frequency", "cannot resolve", "plasma edge"]),
+        ("unknown library material", edit("glass = { epsilon = 2.25 }", "glass = { library = \"unobtainium\" }"), vec!["scene.toml:9:", "materials.glass.library", "no material `unobtainium` in the library", "yee materials"]),
+        ("library with poles", edit("glass = { epsilon = 2.25 }", "glass = { library = \"water\", debye = [{ delta_epsilon = 5.0, relaxation_time = 1.0e-12 }] }"), vec!["scene.toml:9:", "materials.glass", "from the library"]),
+        ("band without library", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, band = [1.0e14, 2.0e14] }"), vec!["scene.toml:9:", "materials.glass.band", "no `library`"]),
+        ("zero permeability", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, mu = 0.0 }"), vec!["scene.toml:9:", "materials.glass.mu", "positive number, got 0"]),
+        ("negative magnetic conductivity", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, magnetic_conductivity = -3.0 }"), vec!["scene.toml:9:", "materials.glass.magnetic_conductivity", ">= 0 ohm/m"]),
+        ("misspelt pole key", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, lorentz = [{ delta_eps = 1.0, frequency = 3.0e14 }] }"), vec!["scene.toml:9:", "delta_eps", "did you mean `delta_epsilon`"]),
+        ("pec with mu", edit("glass = { epsilon = 2.25 }", "glass = { pec = true, mu = 2.0 }"), vec!["scene.toml:9:", "materials.glass", "PEC material takes no other keys", "mu"]),
     ];
     assert!(cases.len() >= 15);
     for (case, text, wants) in cases {
