@@ -112,22 +112,22 @@ pub(super) fn gpu_candidate(
     spg: usize,
     peer: bool,
 ) -> Candidate {
-    let [nx, ny, nz] = layout.shape;
+    let nx = layout.shape[0];
     let usable_of: Vec<u64> = sel.iter().map(|&i| gpus[i].usable_bytes()).collect();
     let (ranges, gpu_of) = gpu_split(nx, &usable_of, spg);
     let used = gpu_of.last().map_or(0, |&g| g + 1);
     let sel = &sel[..used];
-    let bpcs = bytes_per_cell_step(layout.precision) as f64;
     let mut bytes = Bytes::default();
     let mut slabs = Vec::with_capacity(ranges.len());
     let mut need = vec![CUDA_CONTEXT_RESERVE; sel.len()];
-    let mut cells = vec![0u64; sel.len()];
+    // Bytes each GPU moves per step.
+    let mut traffic = vec![0f64; sel.len()];
     for (r, &g) in ranges.iter().zip(&gpu_of) {
         let a = layout.gpu_slab_bytes_with_monitors(*r);
         add(&mut bytes, &Allocation { monitors: 0, ..a });
         bytes.device_monitors += a.monitors;
         need[g] = need[g].saturating_add(a.total());
-        cells[g] += (r.len() * ny * nz) as u64;
+        traffic[g] += layout.traffic_per_step(*r);
         slabs.push((sel[g], *r, a));
     }
     let mut fits = true;
@@ -138,8 +138,8 @@ pub(super) fn gpu_candidate(
         let d = &gpus[i];
         fits &= need[g] <= d.memory_bytes;
         // A GPU's slabs are updated one after the other.
-        update_s = update_s
-            .max(cells[g] as f64 * bpcs / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION));
+        update_s =
+            update_s.max(traffic[g] / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION));
         interconnect = interconnect.min(if sel.len() > 1 {
             d.interconnect_bytes_per_s
         } else {
@@ -201,8 +201,12 @@ pub(super) fn cpu_candidate(
     }
     bytes.monitors = bytes.monitors.saturating_add(layout.staging_bytes());
     finish_bytes(&mut bytes, layout);
-    let update_s = layout.cells() as f64 * bytes_per_cell_step(layout.precision) as f64
-        / (host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
+    let whole = SlabRange {
+        x0: 0,
+        x1: layout.shape[0],
+    };
+    let update_s =
+        layout.traffic_per_step(whole) / (host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
     Candidate {
         backend: PlanBackend::Cpu,
         slabs: out,

@@ -397,6 +397,25 @@ impl Layout {
         }
     }
 
+    /// Bytes the update moves per step over the slab that owns `range`: the two-pass update's
+    /// [`bytes_per_cell_step`] per cell, the H material ids when some material is magnetic (3
+    /// per cell), and the dispersive pass's traffic: per dispersive cell its u32 index read,
+    /// E, E^n and the pole state read and written. The plan's time estimate divides this by
+    /// the bandwidth.
+    pub fn traffic_per_step(&self, range: SlabRange) -> f64 {
+        let p = self.precision.bytes() as u64;
+        let cells = range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64;
+        let base = cells * (bytes_per_cell_step(self.precision) + 3 * self.magnetic as u64);
+        let dispersive: u64 = self
+            .dispersive_planes
+            .get(range.x0..range.x1.min(self.dispersive_planes.len()))
+            .unwrap_or(&[])
+            .iter()
+            .map(|&(c, v)| 4 * c + 2 * p * (c + v))
+            .sum();
+        (base + dispersive) as f64
+    }
+
     /// Bytes of the dispersive pass's arrays for the slab that owns `range`.
     pub fn dispersive_bytes(&self, range: SlabRange) -> u64 {
         let p = self.precision.bytes() as u64;
