@@ -75,6 +75,8 @@ struct Rakic {
 
 /// The Lorentz-Drude parameters of Rakic, Djurisic, Elazar and Majewski, Appl. Opt. 37, 5271
 /// (1998), Table 1 (Ag and Au have five oscillators, the others four).
+// Pt's third resonance is 3.141 eV, the paper's value, not an approximation of pi.
+#[allow(clippy::approx_constant)]
 const RAKIC: [Rakic; 9] = [
     Rakic {
         name: "Ag",
@@ -197,9 +199,9 @@ const RAKIC: [Rakic; 9] = [
     },
 ];
 
-/// The band of the Rakic fits, in eV: 0.1-6.2 eV (0.2-12.4 um), the range over which the
-/// paper fitted the metals' measured optical constants as Meep's material library also states
-/// it for these parameters.
+/// The band of the Rakic fits, in eV: 0.1-6.2 eV (0.2-12.4 um), the range Meep's material
+/// library gives for these parameters, roughly the paper's fitted range (the paper states each
+/// metal's own data range; its ends are where to be careful).
 const RAKIC_BAND_EV: [f64; 2] = [0.1, 6.2];
 
 /// The Rakic et al. citation.
@@ -826,7 +828,8 @@ const ALIASES: [(&str, &str); 14] = [
 ];
 
 /// The fit named `name`; with `band`, the one whose band covers it best. The error says what
-/// the library holds and the closest name.
+/// the library holds and the closest name, or, for a band outside every fit of the name, where
+/// its fits hold.
 pub fn lookup(name: &str, band: Option<[f64; 2]>) -> Result<LibraryFit, String> {
     let all = fits();
     let mut named: Vec<LibraryFit> = all.iter().filter(|f| f.name == name).cloned().collect();
@@ -845,9 +848,20 @@ pub fn lookup(name: &str, band: Option<[f64; 2]>) -> Result<LibraryFit, String> 
         return Ok(named.remove(0));
     };
     // The fit covering most of the requested band (on a log scale, so that an octave counts
-    // the same at either end); on a tie the first listed.
+    // the same at either end); on a tie the first listed. A band that no fit touches is a
+    // mistake in the scene (a fit used far outside its band is no model of the material).
     let overlap = |f: &LibraryFit| (f.band[1].min(hi).ln() - f.band[0].max(lo).ln()).max(0.0);
     named.sort_by(|a, b| overlap(b).total_cmp(&overlap(a)));
+    if overlap(&named[0]) == 0.0 {
+        let bands: Vec<String> = named
+            .iter()
+            .map(|f| format!("{:.3e}-{:.3e} Hz", f.band[0], f.band[1]))
+            .collect();
+        return Err(format!(
+            "no fit of `{name}` covers any of the band [{lo:.3e}, {hi:.3e}] Hz: its fits hold over {}",
+            bands.join(", ")
+        ));
+    }
     Ok(named.remove(0))
 }
 
