@@ -199,10 +199,10 @@ const RAKIC: [Rakic; 9] = [
     },
 ];
 
-/// The band of the Rakic fits, in eV: 0.1-6.2 eV (0.2-12.4 um), the range Meep's material
-/// library gives for these parameters, roughly the paper's fitted range (the paper states each
-/// metal's own data range; its ends are where to be careful).
-const RAKIC_BAND_EV: [f64; 2] = [0.1, 6.2];
+/// The band of the Rakic fits, in eV: 0.1-6 eV (0.2066-12.4 um). The paper fits each metal
+/// over roughly this range (its spectral range of data differs a little by metal); Meep's
+/// library, with the same parameters, states 0.2-12.4 um. The narrower common range is taken.
+const RAKIC_BAND_EV: [f64; 2] = [0.1, 6.0];
 
 /// The Rakic et al. citation.
 const RAKIC_SOURCE: &str = "Rakic, Djurisic, Elazar & Majewski, Appl. Opt. 37, 5271 (1998)";
@@ -953,7 +953,7 @@ pub fn table() -> String {
         }
         out += &format!("{:<8} {note}\n", "");
     }
-    out += "A scene names one with `{ library = \"Au\" }`; `band = [fmin, fmax]` (Hz) picks among fits sharing a name.\n";
+    out += "A scene names one with `{ library = \"Au\" }`; `band = [fmin, fmax]` (Hz) picks among fits sharing a name (default: the first listed).\n";
     out
 }
 
