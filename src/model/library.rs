@@ -753,8 +753,9 @@ impl SoilEntry {
     /// The soil's library fit: [`fit_debye`] of [`peplinski`] over [`SOIL_BAND`].
     fn fit(&self) -> LibraryFit {
         let soil = self.soil;
-        // The soils are constants that pass `Soil::check` (a test asserts it), so the model
-        // cannot fail here; NaN would make the fit report an error, not panic silently.
+        // The soils are constants that pass `Soil::check` (tests/material_library.rs evaluates
+        // the model for each), so the model cannot fail here; were one edited out of range, the
+        // NaN target makes `fit_debye` return an error, which the expect names at start-up.
         let fit = fit_debye(SOIL_BAND, SOIL_MIN_RELAXATION_TIME, |f| {
             peplinski(&soil, f).unwrap_or(Complex64::new(f64::NAN, f64::NAN))
         })
