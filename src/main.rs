@@ -116,6 +116,9 @@ enum Command {
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         slabs_per_gpu: Option<u64>,
     },
+    /// The material library: every fit a scene can name with `{ library = "..." }`, with its
+    /// band, poles and source.
+    Materials,
 }
 
 /// GPUs given with `--gpus`.
@@ -193,6 +196,7 @@ fn main() -> ExitCode {
             json,
         ),
         Command::Check { scene } => check(scene),
+        Command::Materials => materials(),
         Command::Plan {
             scene,
             json,
@@ -262,6 +266,12 @@ fn load(scene: &std::path::Path) -> Result<yee::model::Model, ExitCode> {
             Err(ExitCode::from(2))
         }
     }
+}
+
+/// `yee materials`: the library's table.
+fn materials() -> ExitCode {
+    print!("{}", yee::model::library::table());
+    ExitCode::SUCCESS
 }
 
 fn check(scene: PathBuf) -> ExitCode {
