@@ -106,6 +106,7 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("non-finite pole", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, debye = [{ delta_epsilon = 5.0, relaxation_time = nan }] }"), vec!["scene.toml:9:", "materials.glass.debye[0].relaxation_time", "positive number"]),
         ("unresolved plasma frequency", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 1.0, drude = [{ frequency = 1.0e17, damping = 1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].frequency", "cannot resolve", "plasma edge"]),
         ("unknown library material", edit("glass = { epsilon = 2.25 }", "glass = { library = \"unobtainium\" }"), vec!["scene.toml:9:", "materials.glass.library", "no material `unobtainium` in the library", "yee materials"]),
+        ("library name close to one", edit("glass = { epsilon = 2.25 }", "glass = { library = \"Gold\" }"), vec!["scene.toml:9:", "materials.glass.library", "did you mean `Au`"]),
         ("library with poles", edit("glass = { epsilon = 2.25 }", "glass = { library = \"water\", debye = [{ delta_epsilon = 5.0, relaxation_time = 1.0e-12 }] }"), vec!["scene.toml:9:", "materials.glass", "from the library"]),
         ("band without library", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, band = [1.0e14, 2.0e14] }"), vec!["scene.toml:9:", "materials.glass.band", "no `library`"]),
         ("zero permeability", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, mu = 0.0 }"), vec!["scene.toml:9:", "materials.glass.mu", "positive number, got 0"]),

@@ -199,7 +199,8 @@ fn drude_film_and_half_space_match_the_transfer_matrix() {
         cell: 2.0,
         length: 1600.0,
         pml: 40,
-        materials: "silver = { epsilon = 1.0, drude = [{ frequency = 2.18e15, damping = 4.35e12 }] }",
+        materials:
+            "silver = { epsilon = 1.0, drude = [{ frequency = 2.18e15, damping = 4.35e12 }] }",
         layers: vec![Layer {
             material: "silver",
             z: [1.0, 21.0],
@@ -217,7 +218,10 @@ fn drude_film_and_half_space_match_the_transfer_matrix() {
         let (re, te) = transfer_matrix(&[(ag.epsilon_at(f), ag.mu_at(f), 20e-9)], None, f);
         eprintln!("film f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
         worst = worst.max((r - re).abs()).max((t - te).abs());
-        assert!((r - re).abs() < 3e-3 && (t - te).abs() < 3e-3, "f = {f:.3e}");
+        assert!(
+            (r - re).abs() < 3e-3 && (t - te).abs() < 3e-3,
+            "f = {f:.3e}"
+        );
     }
     eprintln!("film: worst |error| {worst:.2e}");
     // The half-space: silver from z = 1 nm through the far PML.
@@ -279,7 +283,10 @@ fn lorentz_slab_across_its_absorption_lines_matches_the_transfer_matrix() {
         let (re, te) = transfer_matrix(&[(m.epsilon_at(f), m.mu_at(f), 300e-9)], None, f);
         eprintln!("lorentz f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
         worst = worst.max((t - te).abs()).max((r - re).abs());
-        assert!((t - te).abs() < 0.01 && (r - re).abs() < 0.01, "f = {f:.3e}");
+        assert!(
+            (t - te).abs() < 0.01 && (r - re).abs() < 0.01,
+            "f = {f:.3e}"
+        );
     }
     eprintln!("lorentz: worst |error| {worst:.2e}");
 }
@@ -320,7 +327,10 @@ fn debye_water_slab_matches_the_transfer_matrix() {
         let (re, te) = transfer_matrix(&[(m.epsilon_at(f), m.mu_at(f), 4e-3)], None, f);
         eprintln!("debye f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
         worst = worst.max((t - te).abs()).max((r - re).abs());
-        assert!((t - te).abs() < 0.01 && (r - re).abs() < 0.01, "f = {f:.3e}");
+        assert!(
+            (t - te).abs() < 0.01 && (r - re).abs() < 0.01,
+            "f = {f:.3e}"
+        );
     }
     eprintln!("debye: worst |error| {worst:.2e}");
 }
@@ -360,7 +370,10 @@ fn magnetic_slabs_match_the_transfer_matrix_and_a_matched_slab_does_not_reflect(
         let (re, te) = transfer_matrix(&[(lossy.epsilon_at(f), lossy.mu_at(f), 4e-3)], None, f);
         eprintln!("magnetic f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
         worst = worst.max((t - te).abs()).max((r - re).abs());
-        assert!((t - te).abs() < 0.01 && (r - re).abs() < 0.01, "f = {f:.3e}");
+        assert!(
+            (t - te).abs() < 0.01 && (r - re).abs() < 0.01,
+            "f = {f:.3e}"
+        );
     }
     eprintln!("magnetic: worst |error| {worst:.2e}");
     let matched = Stack {
@@ -378,8 +391,8 @@ fn magnetic_slabs_match_the_transfer_matrix_and_a_matched_slab_does_not_reflect(
 }
 
 /// Energy: a lossless Lorentz medium filling a PEC cavity, excited by a short dipole pulse,
-/// keeps `W = eps_inf eps0 |E^n|^2 / 2 + mu0 H^{n-1/2} . H^{n+1/2} / 2
-/// + eps0 (|J|^2 + w0^2 |P|^2) / (2 d_eps w0^2)` constant once the pulse is over. The discrete
+/// keeps `W = eps_inf eps0 |E^n|^2 / 2 + mu0 H^{n-1/2} . H^{n+1/2} / 2 +
+/// eps0 (|J|^2 + w0^2 |P|^2) / (2 d_eps w0^2)` constant once the pulse is over. The discrete
 /// equations conserve this W exactly (see `yee::model` dispersion docs), so in f64 it moves
 /// only by rounding, about 1e-15 per step: over 5,000 steps a drift beyond 1e-6 of W means
 /// a coefficient of the update is wrong (a first-order error in a pole's coefficients shows as
@@ -437,7 +450,10 @@ waveform = { type = "gaussian", frequency = 4.0e14, bandwidth = 4.0e14 }
             .map(|(_, _, state)| {
                 let n = state.len() / 2;
                 let (j, p) = state.split_at(n);
-                j.iter().zip(p).map(|(j, p)| j * j + w0 * w0 * p * p).sum::<f64>()
+                j.iter()
+                    .zip(p)
+                    .map(|(j, p)| j * j + w0 * w0 * p * p)
+                    .sum::<f64>()
             })
             .sum::<f64>()
             * EPS0
@@ -453,9 +469,7 @@ waveform = { type = "gaussian", frequency = 4.0e14, bandwidth = 4.0e14 }
         s.step();
         let (e, h_old, pole) = &previous;
         let h_new = fields(&s, 3);
-        energies.push(
-            EPS0 * 2.0 * dot(e, e) / 2.0 + MU0 * dot(h_old, &h_new) / 2.0 + pole,
-        );
+        energies.push(EPS0 * 2.0 * dot(e, e) / 2.0 + MU0 * dot(h_old, &h_new) / 2.0 + pole);
         previous = (fields(&s, 0), h_new, pole_energy(&s));
     }
     let w_first = energies[0];

@@ -48,7 +48,26 @@ fn lossless_and_pec_coefficients() {
     }
     // PEC holds E at zero whatever curl H is.
     assert_eq!((c[3].ca, c[3].cb), (0.0, 0.0));
-    assert_eq!(t.max_epsilon(), 4.0, "the PEC's epsilon does not count");
+    // H: no material is magnetic, so every H coefficient is exactly the vacuum one.
+    assert!(!t.any_magnetic() && !t.any_dispersive());
+    for h in t.magnetic_coefficients(DT) {
+        assert_eq!((h.ca, h.cb), (1.0, DT / MU0));
+    }
+    // A lossy magnetic material: H = ca H - cb curl E with ca = exp(-x), x = sigma_m dt / mu,
+    // cb the exact integral of exp(-sigma_m s / mu) / mu over the step (Gauss quadrature).
+    let mut m = t.clone();
+    let (mu, sm) = (4.0, 3.0e5);
+    m.push(Material {
+        mu,
+        magnetic_conductivity: sm,
+        ..Material::dielectric("ferrite", 2.0, 0.0)
+    });
+    assert!(m.any_magnetic());
+    let h = m.magnetic_coefficients(DT)[4];
+    let rate = sm / (MU0 * mu);
+    assert!(rel(h.ca, (-rate * DT).exp()) < 1e-15);
+    let cb = gauss(|s| (-rate * s).exp() / (MU0 * mu), DT);
+    assert!(rel(h.cb, cb) < 1e-13, "{} vs {cb}", h.cb);
 }
 
 /// 16-point Gauss-Legendre quadrature of `f` over [0, h] (positive half of the nodes and

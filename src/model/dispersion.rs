@@ -2,8 +2,11 @@
 //! auxiliary-differential-equation (ADE) update.
 //!
 //! With the e^{-iwt} convention and w = 2 pi f,
-//! `eps(w) = eps_inf + sum_lorentz d_eps w0^2 / (w0^2 - w^2 - i w g)
-//!           - sum_drude wp^2 / (w^2 + i w g) + sum_debye d_eps / (1 - i w tau) + i sigma / (w eps0)`.
+//!
+//! ```text
+//! eps(w) = eps_inf + sum_lorentz d_eps w0^2 / (w0^2 - w^2 - i w g)
+//!          - sum_drude wp^2 / (w^2 + i w g) + sum_debye d_eps / (1 - i w tau) + i sigma / (w eps0)
+//! ```
 //!
 //! # The update
 //! Each pole carries a polarisation current J (and, for Lorentz, the polarisation P = int J):
@@ -12,9 +15,13 @@
 //! `eps_inf eps0 dE/dt = curl H - sigma E - sum J`. Every pole equation and the conductivity
 //! are discretised by the trapezoidal rule (Crank-Nicolson) between E^n and E^{n+1}, and the E
 //! equation uses the mean current (J^n + J^{n+1}) / 2. Then, for a lossless Lorentz or Drude
-//! medium, `W = eps_inf eps0 |E^n|^2 / 2 + mu0 H^{n-1/2} . H^{n+1/2} / 2
-//! + sum (|J|^2 + w0^2 |P|^2) / (2 eps0 w)` (w = d_eps w0^2 or wp^2) is conserved exactly by the
-//! discrete equations, and damping, conductivity and Debye poles only take energy away. The
+//! medium,
+//!
+//! ```text
+//! W = eps_inf eps0 |E^n|^2 / 2 + mu0 H^{n-1/2} . H^{n+1/2} / 2 + sum (|J|^2 + w0^2 |P|^2) / (2 eps0 w)
+//! ```
+//!
+//! (w = d_eps w0^2 or wp^2) is conserved exactly by the discrete equations, and damping, conductivity and Debye poles only take energy away. The
 //! pole energy is positive whatever the time step, so the scheme is stable at the grid's own
 //! Courant step for any passive pole, however large w0 dt or wp dt (the explicit scheme of
 //! Meep, which drives the poles with E^n alone, needs (courant)^2 + sum w dt^2 / (4 eps_inf) <= 1

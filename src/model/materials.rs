@@ -180,28 +180,6 @@ impl MaterialTable {
     pub fn any_dispersive(&self) -> bool {
         self.materials.iter().any(|m| !m.pec && m.is_dispersive())
     }
-
-    /// The largest relative permittivity times permeability, at zero frequency for the poles
-    /// (sets the shortest wavelength; the static permittivity of a Lorentz or Debye medium is
-    /// its largest below resonance; a Drude metal is not counted, its field decays).
-    pub fn max_epsilon(&self) -> f64 {
-        self.materials
-            .iter()
-            .filter(|m| !m.pec)
-            .map(|m| {
-                let statik: f64 =
-                    m.poles
-                        .iter()
-                        .map(|p| match *p {
-                            Pole::Lorentz { delta_epsilon, .. }
-                            | Pole::Debye { delta_epsilon, .. } => delta_epsilon,
-                            Pole::Drude { .. } => 0.0,
-                        })
-                        .sum();
-                (m.epsilon + statik) * m.mu
-            })
-            .fold(1.0, f64::max)
-    }
 }
 
 /// The exponential-differencing update of `perm dF/dt = -sigma F + curl` over one step (see

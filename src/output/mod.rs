@@ -283,8 +283,8 @@ fn write_materials(file: &hdf5::File, model: &Model) -> hdf5::Result<()> {
                 continue;
             }
             let flat: Vec<f64> = r.concat();
-            let a = ndarray::Array2::from_shape_vec((r.len(), width), flat)
-                .expect("rows of one width");
+            let a =
+                ndarray::Array2::from_shape_vec((r.len(), width), flat).expect("rows of one width");
             g.new_dataset_builder().with_data(&a).create(kind)?;
         }
     }

@@ -138,8 +138,7 @@ pub(super) fn gpu_candidate(
         let d = &gpus[i];
         fits &= need[g] <= d.memory_bytes;
         // A GPU's slabs are updated one after the other.
-        update_s =
-            update_s.max(traffic[g] / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION));
+        update_s = update_s.max(traffic[g] / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION));
         interconnect = interconnect.min(if sel.len() > 1 {
             d.interconnect_bytes_per_s
         } else {

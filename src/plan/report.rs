@@ -135,7 +135,10 @@ pub(super) fn render(p: &Plan) -> String {
         ("E and H fields".to_string(), b.fields),
         ("material indices".to_string(), b.materials),
         ("CPML auxiliaries".to_string(), b.pml),
-        ("dispersive (pole state of dispersive cells)".to_string(), b.dispersive),
+        (
+            "dispersive (pole state of dispersive cells)".to_string(),
+            b.dispersive,
+        ),
         ("monitors (host)".to_string(), b.monitors),
         (
             "GPU monitors (probe ring, staging, flux DFT)".to_string(),

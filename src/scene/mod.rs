@@ -87,7 +87,12 @@ pub fn material_lines(model: &Model) -> Vec<String> {
         if z.im == 0.0 {
             format!("{:.4}", z.re)
         } else {
-            format!("{:.4} {} {:.4}i", z.re, if z.im < 0.0 { "-" } else { "+" }, z.im.abs())
+            format!(
+                "{:.4} {} {:.4}i",
+                z.re,
+                if z.im < 0.0 { "-" } else { "+" },
+                z.im.abs()
+            )
         }
     };
     let mut out = Vec::new();
@@ -100,7 +105,10 @@ pub fn material_lines(model: &Model) -> Vec<String> {
             continue;
         }
         if freqs.is_empty() {
-            out.push(format!("{}: eps_inf = {} (no source to evaluate eps(f) at)", m.name, m.epsilon));
+            out.push(format!(
+                "{}: eps_inf = {} (no source to evaluate eps(f) at)",
+                m.name, m.epsilon
+            ));
             continue;
         }
         for &f in &freqs {
@@ -121,10 +129,16 @@ pub fn material_lines(model: &Model) -> Vec<String> {
 
 /// A frequency with an SI prefix: "200 THz".
 fn hz(f: f64) -> String {
-    let (scale, unit) = [(1e15, "PHz"), (1e12, "THz"), (1e9, "GHz"), (1e6, "MHz"), (1e3, "kHz")]
-        .into_iter()
-        .find(|(s, _)| f >= *s)
-        .unwrap_or((1.0, "Hz"));
+    let (scale, unit) = [
+        (1e15, "PHz"),
+        (1e12, "THz"),
+        (1e9, "GHz"),
+        (1e6, "MHz"),
+        (1e3, "kHz"),
+    ]
+    .into_iter()
+    .find(|(s, _)| f >= *s)
+    .unwrap_or((1.0, "Hz"));
     let v = format!("{:.4}", f / scale);
     let v = v.trim_end_matches('0').trim_end_matches('.');
     format!("{v} {unit}")

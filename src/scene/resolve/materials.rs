@@ -140,6 +140,8 @@ fn material(
     }
     let mut out = Material::dielectric(name, 1.0, 0.0);
     out.pec = pec;
+    // A library fit's own conductivity (the soils'); a scene's `conductivity` adds to it.
+    let mut library_conductivity = 0.0;
     if let Some(lib) = &m.library {
         if m.epsilon.is_some() || has_poles {
             ck.error(
@@ -166,6 +168,7 @@ fn material(
                 out.epsilon = fit.epsilon;
                 out.poles = fit.poles;
                 out.band = Some(fit.band);
+                library_conductivity = fit.conductivity;
             }
             Err(e) => ck.error(lib, &format!("{path}.library"), e),
         }
@@ -191,7 +194,8 @@ fn material(
         }
         None => 0.0,
     };
-    out.conductivity = non_negative(ck, &m.conductivity, "conductivity", "S/m");
+    out.conductivity =
+        library_conductivity + non_negative(ck, &m.conductivity, "conductivity", "S/m");
     out.magnetic_conductivity = non_negative(
         ck,
         &m.magnetic_conductivity,

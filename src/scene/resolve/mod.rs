@@ -289,17 +289,59 @@ fn run_warnings(
         );
         return;
     }
-    // Resolution: the shortest wavelength in the densest material an object is made of.
-    let eps = objects
-        .iter()
-        .map(|o| &table.materials[o.material as usize])
-        .filter(|m| !m.pec)
-        .map(|m| m.epsilon)
-        .fold(1.0f64, f64::max);
     let f_max = sources
         .iter()
         .map(|s| s.waveform.max_frequency())
         .fold(0.0f64, f64::max);
+    // Resolution: the shortest wavelength in the densest material an object is made of, from
+    // the real part of its refractive index sqrt(eps mu) at the highest source frequency (for
+    // a dispersive or magnetic material eps alone says little).
+    let eps = objects
+        .iter()
+        .map(|o| &table.materials[o.material as usize])
+        .filter(|m| !m.pec && f_max > 0.0)
+        .map(|m| {
+            (m.epsilon_at(f_max) * m.mu_at(f_max))
+                .sqrt()
+                .re
+                .abs()
+                .powi(2)
+        })
+        .fold(1.0f64, f64::max);
+    // A library fit used outside the band where it holds.
+    let mut warned: Vec<u8> = Vec::new();
+    for o in objects {
+        let m = &table.materials[o.material as usize];
+        let Some([lo, hi]) = m.band else { continue };
+        if warned.contains(&o.material) {
+            continue;
+        }
+        let outside: Vec<f64> = sources
+            .iter()
+            .flat_map(|s| [s.waveform.centre_frequency(), s.waveform.max_frequency()])
+            .filter(|f| *f > 0.0 && (*f < lo || *f > hi))
+            .collect();
+        if let Some(f) = outside.first() {
+            warned.push(o.material);
+            let at = scene
+                .materials
+                .iter()
+                .find(|(k, _)| k.get_ref() == &m.name)
+                .and_then(|(_, v)| v.get_ref().library.as_ref().map(|l| l.span().start))
+                .unwrap_or(0);
+            ck.warn_at(
+                at,
+                &format!("materials.{}.library", m.name),
+                format!(
+                    "the library fit of `{}` holds over {} - {} Hz, but the sources reach {} Hz; eps(f) outside that band is an extrapolation",
+                    m.name,
+                    placement::num4(lo),
+                    placement::num4(hi),
+                    placement::num4(*f)
+                ),
+            );
+        }
+    }
     if f_max > 0.0 {
         let lambda = C0 / (f_max * eps.sqrt());
         let dmax = g.cell.iter().cloned().fold(0.0, f64::max);
