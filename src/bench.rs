@@ -42,6 +42,9 @@ pub struct BenchOptions {
     pub gpus: Option<Vec<usize>>,
     /// CUDA slabs per GPU.
     pub slabs_per_gpu: usize,
+    /// Fill the half x < 0 of the cube with a two-pole Drude-Lorentz metal (the dispersive
+    /// pass's cost next to the vacuum cube's).
+    pub metal: bool,
 }
 
 /// A measurement.
@@ -53,6 +56,8 @@ pub struct BenchResult {
     pub device: String,
     /// Cube edge in cells.
     pub size: usize,
+    /// What fills the cube: "vacuum" or "half Drude-Lorentz metal".
+    pub medium: &'static str,
     /// Cells.
     pub cells: u64,
     /// Timed steps.
@@ -82,15 +87,16 @@ impl BenchResult {
     pub fn render(&self) -> String {
         format!(
             "backend      {} ({})\n\
-             grid         {}^3 = {} cells, {}, {} slab(s), 10-cell CPML, {} timed steps\n\
+             grid         {}^3 = {} cells of {}, {}, {} slab(s), 10-cell CPML, {} timed steps\n\
              throughput   {:.0} Mcells/s ({:.3} s)\n\
              bandwidth    {:.1} GB/s ({})\n\
-             roofline     {:.0} Mcells/s at {} bytes per cell-step\n\
-             fraction     {:.1}% of the two-pass roofline\n",
+             roofline     {:.0} Mcells/s at {} bytes per cell-step (the two-pass update's and the dispersive pass's)\n\
+             fraction     {:.1}% of the roofline\n",
             self.backend,
             self.device,
             self.size,
             self.cells,
+            self.medium,
             self.precision,
             self.slabs,
             self.steps,
@@ -148,13 +154,36 @@ pub fn vacuum_cube(
     precision: Precision,
     steps: usize,
 ) -> Result<Model, crate::scene::SceneError> {
-    let text = format!(
+    cube(size, precision, steps, false)
+}
+
+/// The benchmark scene, with the half x < 0 filled with a two-pole (Drude + Lorentz) metal
+/// when `metal` (every cell there holds three state values per E component: the Drude J and
+/// the Lorentz J and P). The poles are resolved at the 1 mm cells (wp dt = 0.24).
+pub fn cube(
+    size: usize,
+    precision: Precision,
+    steps: usize,
+    metal: bool,
+) -> Result<Model, crate::scene::SceneError> {
+    let mut text = format!(
         "[simulation]\nname = \"bench\"\nlength_unit = \"mm\"\ncell_size = 1.0\nsize = [{size}.0, {size}.0, {size}.0]\n\
          steps = {steps}\ncourant = 0.99\nprecision = \"{}\"\n\n[boundaries]\ndefault = {{ type = \"pml\", cells = 10 }}\n\n\
          [[source]]\ntype = \"dipole\"\ncomponent = \"Ez\"\nposition = [0.0, 0.0, 0.0]\n\
          waveform = {{ type = \"gaussian\", frequency = 1.5e10, bandwidth = 7.5e9 }}\n",
         precision.name()
     );
+    if metal {
+        text += &format!(
+            "\n[materials]\nmetal = {{ epsilon = 1.0, drude = [{{ frequency = 2.0e10, damping = 1.0e9 }}], \
+             lorentz = [{{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 1.0e9 }}] }}\n\
+             [[geometry]]\nshape = \"box\"\nmaterial = \"metal\"\ncenter = [{}, 0.0, 0.0]\nsize = [{}, {}, {}]\n",
+            -(size as f64) / 4.0,
+            size as f64 / 2.0,
+            2.0 * size as f64,
+            2.0 * size as f64
+        );
+    }
     crate::scene::load_str(&text, "bench.toml").map(|(m, _)| m)
 }
 
@@ -179,7 +208,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
     if opts.size < MIN_SIZE {
         return Err(BenchError::TooSmall);
     }
-    let model = vacuum_cube(opts.size, opts.precision, opts.steps + 2)?;
+    let model = cube(opts.size, opts.precision, opts.steps + 2, opts.metal)?;
     let threads = opts
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -237,12 +266,26 @@ fn result(
 ) -> BenchResult {
     let cells = model.grid.cells();
     let mcells = cells as f64 * opts.steps as f64 / seconds / 1e6;
-    let bpcs = bytes_per_cell_step(opts.precision);
+    // The dispersive pass's traffic on top of the two-pass update's 18 values per cell (the
+    // plan's traffic less its own per-cell figure, which also counts the material ids).
+    let layout = crate::plan::Layout::of(model);
+    let whole = SlabRange {
+        x0: 0,
+        x1: model.grid.shape[0],
+    };
+    let extra = layout.traffic_per_step(whole)
+        - cells as f64 * crate::plan::bytes_per_cell_step(opts.precision) as f64;
+    let bpcs = bytes_per_cell_step(opts.precision) + (extra / cells as f64).round() as u64;
     let roof = bandwidth / bpcs as f64 / 1e6;
     BenchResult {
         backend: backend.into(),
         device,
         size: opts.size,
+        medium: if opts.metal {
+            "half Drude-Lorentz metal"
+        } else {
+            "vacuum"
+        },
         cells,
         steps: opts.steps,
         precision: opts.precision.name(),

@@ -83,6 +83,9 @@ enum Command {
         /// CUDA: slabs on each GPU.
         #[arg(long, value_name = "N", default_value_t = 1)]
         slabs_per_gpu: usize,
+        /// Fill half the cube with a two-pole Drude-Lorentz metal (the dispersive pass).
+        #[arg(long)]
+        metal: bool,
         /// Print the result as one JSON object.
         #[arg(long)]
         json: bool,
@@ -183,6 +186,7 @@ fn main() -> ExitCode {
             slabs,
             gpus,
             slabs_per_gpu,
+            metal,
             json,
         } => bench(
             backend,
@@ -193,7 +197,7 @@ fn main() -> ExitCode {
             slabs,
             gpus,
             slabs_per_gpu,
-            json,
+            (metal, json),
         ),
         Command::Check { scene } => check(scene),
         Command::Materials => materials(),
@@ -468,7 +472,7 @@ fn bench(
     slabs: Option<usize>,
     gpus: Option<Vec<usize>>,
     slabs_per_gpu: usize,
-    json: bool,
+    (metal, json): (bool, bool),
 ) -> ExitCode {
     use yee::bench::{BenchBackend, BenchOptions};
     if steps == Some(0) || slabs == Some(0) || threads == Some(0) || slabs_per_gpu == 0 {
@@ -511,6 +515,7 @@ fn bench(
         slabs,
         gpus,
         slabs_per_gpu,
+        metal,
     };
     match yee::bench::run(&opts) {
         Ok(r) => {
