@@ -1,8 +1,11 @@
 //! CPU throughput: Mcells/s on vacuum cubes with PEC walls and with a 10-cell CPML, in f32
 //! and f64, with 1 and 2 threads, next to a STREAM-like triad measured in the same run.
 //!
+//! A third case fills the half x < 0 of the CPML cube with a two-pole Drude-Lorentz metal
+//! (`yee::bench::cube`): the dispersive pass's cost, its roofline counting the pass's traffic.
+//!
 //! `cargo bench --bench throughput` (all cases) or `cargo bench --bench throughput -- 128 f32`
-//! (filters: sizes, precisions, "pec"/"pml", thread counts like "t2").
+//! (filters: sizes, precisions, "pec"/"pml"/"metal", thread counts like "t2").
 
 use std::time::Instant;
 use yee::backend::cpu::CpuBackend;
@@ -82,6 +85,7 @@ fn main() {
         for (walls_tag, walls) in [
             ("pec", r#"{ type = "pec" }"#),
             ("pml", r#"{ type = "pml", cells = 10 }"#),
+            ("metal", ""),
         ] {
             for precision in ["f32", "f64"] {
                 for threads in [1usize, 2] {
@@ -94,15 +98,30 @@ fn main() {
                     if !want(&tags) {
                         continue;
                     }
-                    let model = cube(n, walls, precision);
+                    let model = if walls_tag == "metal" {
+                        let p = if precision == "f32" {
+                            Precision::F32
+                        } else {
+                            Precision::F64
+                        };
+                        yee::bench::cube(n, p, 1_000_000, true).expect("bench scene is valid")
+                    } else {
+                        cube(n, walls, precision)
+                    };
                     let mcells = match model.precision {
                         Precision::F32 => measure::<f32>(&model, threads, 3.0),
                         Precision::F64 => measure::<f64>(&model, threads, 3.0),
                     };
                     let bw = *triads.entry(threads).or_insert_with(|| triad(threads));
-                    let roof = bw / yee::bench::bytes_per_cell_step(model.precision) as f64 / 1e6;
+                    let bpcs = yee::bench::model_bytes_per_cell_step(&model);
+                    let roof = bw / bpcs as f64 / 1e6;
+                    let case = if walls_tag == "metal" {
+                        format!("{n}^3 half Drude-Lorentz metal ({bpcs} B/cell-step), pml walls")
+                    } else {
+                        format!("{n}^3 vacuum, {walls_tag} walls")
+                    };
                     println!(
-                        "| {n}^3 vacuum, {walls_tag} walls, {precision} | {threads} | {mcells:.0} | {:.1} | {roof:.0} | {:.0}% |",
+                        "| {case}, {precision} | {threads} | {mcells:.0} | {:.1} | {roof:.0} | {:.0}% |",
                         bw / 1e9,
                         100.0 * mcells / roof
                     );

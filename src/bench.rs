@@ -87,7 +87,7 @@ impl BenchResult {
     pub fn render(&self) -> String {
         format!(
             "backend      {} ({})\n\
-             grid         {}^3 = {} cells of {}, {}, {} slab(s), 10-cell CPML, {} timed steps\n\
+             grid         {}^3 = {} cells ({}), {}, {} slab(s), 10-cell CPML, {} timed steps\n\
              throughput   {:.0} Mcells/s ({:.3} s)\n\
              bandwidth    {:.1} GB/s ({})\n\
              roofline     {:.0} Mcells/s at {} bytes per cell-step (the two-pass update's and the dispersive pass's)\n\
@@ -114,6 +114,22 @@ impl BenchResult {
 /// Bytes per cell and step of the two-pass update: 18 field values read or written.
 pub fn bytes_per_cell_step(precision: Precision) -> u64 {
     18 * precision.bytes() as u64
+}
+
+/// Bytes per cell and step that the update of `model` moves, for its roofline: the two-pass
+/// update's [`bytes_per_cell_step`] plus, averaged over the cells, the dispersive pass's
+/// traffic (the plan's [`crate::plan::Layout::traffic_per_step`] less the plan's own per-cell
+/// figure, which also counts the material ids).
+pub fn model_bytes_per_cell_step(model: &Model) -> u64 {
+    let cells = model.grid.cells() as f64;
+    let layout = crate::plan::Layout::of(model);
+    let whole = SlabRange {
+        x0: 0,
+        x1: model.grid.shape[0],
+    };
+    let extra = layout.traffic_per_step(whole)
+        - cells * crate::plan::bytes_per_cell_step(model.precision) as f64;
+    bytes_per_cell_step(model.precision) + (extra / cells).round() as u64
 }
 
 /// The smallest cube edge the benchmark accepts: two 10-cell CPML layers and an interior.
@@ -266,16 +282,7 @@ fn result(
 ) -> BenchResult {
     let cells = model.grid.cells();
     let mcells = cells as f64 * opts.steps as f64 / seconds / 1e6;
-    // The dispersive pass's traffic on top of the two-pass update's 18 values per cell (the
-    // plan's traffic less its own per-cell figure, which also counts the material ids).
-    let layout = crate::plan::Layout::of(model);
-    let whole = SlabRange {
-        x0: 0,
-        x1: model.grid.shape[0],
-    };
-    let extra = layout.traffic_per_step(whole)
-        - cells as f64 * crate::plan::bytes_per_cell_step(opts.precision) as f64;
-    let bpcs = bytes_per_cell_step(opts.precision) + (extra / cells as f64).round() as u64;
+    let bpcs = model_bytes_per_cell_step(model);
     let roof = bandwidth / bpcs as f64 / 1e6;
     BenchResult {
         backend: backend.into(),
