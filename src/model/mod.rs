@@ -61,7 +61,13 @@ pub struct Model {
     pub snapshots: Vec<Snapshot>,
     /// Flux monitors.
     pub fluxes: Vec<Flux>,
+    /// [`Model::dispersive_plane_counts`], computed once on first use (it paints).
+    pub dispersive_counts: std::sync::OnceLock<std::sync::Arc<Vec<(u64, u64)>>>,
 }
+
+/// The most cells [`Model::dispersive_plane_counts`] paints to count exactly (about a second
+/// of painting on two cores).
+pub const EXACT_DISPERSIVE_CELLS: u64 = 50_000_000;
 
 /// A source's cells as one slab sees them: (model source index, component, cell ranges with x
 /// in local plane numbers, where local plane 1 is the slab's first owned plane).
@@ -172,8 +178,18 @@ impl Model {
     /// Per global x plane, the dispersive pass's (cells, state values) over the three E
     /// components: what its arrays hold for that plane ([`Model::dispersive_cells`]; each cell
     /// keeps its E^n and its poles' state). Empty when no material has poles; otherwise it
-    /// paints the planes the dispersive objects cover, in parallel.
-    pub fn dispersive_plane_counts(&self) -> Vec<(u64, u64)> {
+    /// paints the planes the dispersive objects cover, in parallel, once per model.
+    ///
+    /// Exact while those planes hold at most [`EXACT_DISPERSIVE_CELLS`] cells; beyond, every
+    /// k-th plane is painted and stands for the k planes from it (the plan of a huge grid must
+    /// answer in well under a second; the backends count their own slabs exactly).
+    pub fn dispersive_plane_counts(&self) -> std::sync::Arc<Vec<(u64, u64)>> {
+        self.dispersive_counts
+            .get_or_init(|| std::sync::Arc::new(self.count_dispersive_planes()))
+            .clone()
+    }
+
+    fn count_dispersive_planes(&self) -> Vec<(u64, u64)> {
         if !self.materials.any_dispersive() {
             return Vec::new();
         }
@@ -195,7 +211,13 @@ impl Model {
         let mut counts = vec![(0u64, 0u64); nx];
         use rayon::prelude::*;
         let plane = ny * nz;
-        let per: Vec<(usize, (u64, u64))> = (lo..hi.max(lo))
+        let hi = hi.max(lo);
+        let every = ((hi - lo) as u64 * plane as u64)
+            .div_ceil(EXACT_DISPERSIVE_CELLS)
+            .max(1) as usize;
+        let per: Vec<(usize, (u64, u64))> = (lo..hi)
+            .step_by(every)
+            .collect::<Vec<_>>()
             .into_par_iter()
             .map(|i| {
                 let mut ids = vec![0u8; plane];
@@ -214,7 +236,9 @@ impl Model {
             })
             .collect();
         for (i, n) in per {
-            counts[i] = n;
+            for c in &mut counts[i..(i + every).min(hi)] {
+                *c = n;
+            }
         }
         counts
     }

@@ -323,7 +323,7 @@ impl Layout {
                     == crate::model::BoundaryKind::Periodic
             }),
             magnetic: model.materials.any_magnetic(),
-            dispersive_planes: std::sync::Arc::new(model.dispersive_plane_counts()),
+            dispersive_planes: model.dispersive_plane_counts(),
         }
     }
 

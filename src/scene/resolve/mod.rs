@@ -266,6 +266,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         probes,
         snapshots,
         fluxes,
+        dispersive_counts: Default::default(),
     })
 }
 
