@@ -50,7 +50,7 @@ mod slab;
 
 pub use device::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS};
 pub use monitors::{monitor_bytes, probe_ring_rows, PROBE_RING_ROWS};
-pub use slab::SlabSizes;
+pub use slab::{DispersiveLen, SlabSizes};
 
 use super::args::*;
 use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
