@@ -133,7 +133,10 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
         "dispersive reads its u32 cell indices"
     );
     for body in [update_h, dispersive] {
-        assert!(!body.contains("fma."), "a material kernel contracts into FMA");
+        assert!(
+            !body.contains("fma."),
+            "a material kernel contracts into FMA"
+        );
     }
     assert!(
         cubin.log.is_empty() || !cubin.log.contains("error"),
