@@ -29,9 +29,14 @@ typedef unsigned char u8;
 #define MAX_MATERIALS 256
 
 // E update coefficients per material id: E = ca E + cb (curl H - J).
+// H update coefficients per material id, used only when some material is magnetic (the
+// `magnetic` flag of UpdateArgs / CpmlArgs): H = hca H - hcb curl E. Otherwise H has no
+// material ids and every cell takes H -= ch curl E.
 extern "C" {
 __constant__ real c_ca[MAX_MATERIALS];
 __constant__ real c_cb[MAX_MATERIALS];
+__constant__ real c_hca[MAX_MATERIALS];
+__constant__ real c_hcb[MAX_MATERIALS];
 }
 
 // update_h / update_e: one thread per (j, k) column, marching over planes
@@ -39,15 +44,16 @@ __constant__ real c_cb[MAX_MATERIALS];
 struct UpdateArgs {
     real *ex, *ey, *ez, *hx, *hy, *hz;
     const u8 *mx, *my, *mz;
+    const u8 *hmx, *hmy, *hmz;  // H material ids (null unless magnetic)
     i64 plane;
     int ny, nz;
     int p0, p1, chunk;
     int y_lo, y_hi, z_lo, z_hi;  // BEYOND_* of each face
-    int pad_;
+    int magnetic;                // 1: H takes (c_hca, c_hcb)[id], 0: H -= ch curl E
     real idx, idy, idz;  // 1/dx, 1/dy, 1/dz
     real ch;             // dt / mu0
 };
-static_assert(sizeof(UpdateArgs) == 120 + 4 * sizeof(real), "UpdateArgs layout");
+static_assert(sizeof(UpdateArgs) == 144 + 4 * sizeof(real), "UpdateArgs layout");
 
 // CPML correction passes. Along y and z: every owned plane in [p0, p1), the layers of that
 // axis (lo cells at the minimum face, hi at the maximum, n_axis cells in all). Along x: the
@@ -58,16 +64,23 @@ struct CpmlArgs {
     real *psi0, *psi1;  // the pass's two psi arrays
     const real* coef;   // per layer: b, c, 1/kappa - 1
     const u8 *mx, *my, *mz;
+    const u8 *hmx, *hmy, *hmz;  // H material ids (null unless magnetic)
     i64 plane;
     int ny, nz;
     int p0, p1;
     int lo, hi, n_axis;
     int l0, q0;
-    int pad_;
+    int magnetic;  // H passes: 1 = the factor is c_hcb of the H cell's material, 0 = ch
     real inv;  // 1/d along the pass's axis
     real ch;   // dt / mu0 (H passes)
 };
-static_assert(sizeof(CpmlArgs) == 144 + 2 * sizeof(real), "CpmlArgs layout");
+static_assert(sizeof(CpmlArgs) == 168 + 2 * sizeof(real), "CpmlArgs layout");
+
+// The H CPML correction's factor at field offset o of an H component with ids m: dt/mu of the
+// cell's material (c_hcb) when some material is magnetic, else dt/mu0.
+__device__ __forceinline__ real h_factor(const CpmlArgs& a, const u8* m, i64 o) {
+    return a.magnetic ? c_hcb[m[o - a.plane]] : a.ch;
+}
 
 // A current sheet over a box of owned cells: electric (E -= cb[mat] j, phase E) or magnetic
 // (H -= ch j, phase H; mat unused).
@@ -154,6 +167,41 @@ struct FluxWeightsArgs {
 };
 static_assert(sizeof(FluxWeightsArgs) == 48, "FluxWeightsArgs layout");
 
+// The dispersive pass (kernels/dispersive.cu): at most MAX_POLES poles per material, each
+// one PoleArgs. The coefficients c[] by kind (src/operator.rs PoleOp):
+//   POLE_LORENTZ: mj, mp, alpha, beta, kappa, half_dt (state J, P)
+//   POLE_DRUDE:   mj, alpha, kappa                    (state J)
+//   POLE_DEBYE:   mp, a, b                            (state P)
+#define MAX_POLES 8
+#define POLE_LORENTZ 0
+#define POLE_DRUDE 1
+#define POLE_DEBYE 2
+struct PoleArgs {
+    int kind;
+    int pad_;
+    real c[6];
+};
+static_assert(sizeof(PoleArgs) == 8 + 6 * sizeof(real), "PoleArgs layout");
+
+// One group of the dispersive pass (one E component, one material, in one slab): cells
+// [q0, q1) of its n cells. cells[q] indexes the component's owned values (e points at the
+// first owned plane); state is [slot][n].
+struct DispersiveArgs {
+    real* e;
+    const unsigned* cells;
+    real* e_prev;
+    real* state;
+    i64 n;
+    i64 q0, q1;
+    int npoles;
+    int pad_;
+    real g;  // cb eps0: the memory term's factor
+    real pad_g;
+    PoleArgs poles[MAX_POLES];
+};
+static_assert(sizeof(DispersiveArgs) == 64 + 2 * sizeof(real) + MAX_POLES * sizeof(PoleArgs),
+              "DispersiveArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -171,7 +219,8 @@ static_assert(sizeof(FluxWeightsArgs) == 48, "FluxWeightsArgs layout");
     K(check_finite, FiniteArgs) \
     K(copy_negated, NegateArgs) \
     K(flux_weights, FluxWeightsArgs) \
-    K(flux_dft, FluxArgs)
+    K(flux_dft, FluxArgs)          \
+    K(dispersive, DispersiveArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

@@ -2,7 +2,8 @@
 // only, mirroring pml_h / pml_e in src/backend/cpu.rs. For a derivative D of the pass's axis
 // and the layer's (b, c, k1 = 1/kappa - 1):
 //     psi = b psi + c D;   F += sign * coef * (k1 D + psi)
-// with coef = dt/mu0 for H and the cell's cb for E. The passes run x, then y, then z, in
+// with coef = dt/mu0 for H (dt/mu of the H cell's material, c_hcb, when some material is
+// magnetic: h_factor in common.cuh) and the cell's cb for E. The passes run x, then y, then z, in
 // that order, as on the CPU, so corners accumulate in the same order.
 // psi layouts: x [psi plane q][ny][nz]; y [owned plane][y layer][nz]; z [owned plane][ny][z layer].
 
@@ -24,11 +25,11 @@ extern "C" __global__ void cpml_x_h(const CpmlArgs a) {
     const real d_ez = (a.ez[o + a.plane] - a.ez[o]) * a.inv;
     const real psi0 = b * a.psi0[s] + c * d_ez;
     a.psi0[s] = psi0;
-    a.hy[o] += a.ch * (k1 * d_ez + psi0);
+    a.hy[o] += h_factor(a, a.hmy, o) * (k1 * d_ez + psi0);
     const real d_ey = (a.ey[o + a.plane] - a.ey[o]) * a.inv;
     const real psi1 = b * a.psi1[s] + c * d_ey;
     a.psi1[s] = psi1;
-    a.hz[o] -= a.ch * (k1 * d_ey + psi1);
+    a.hz[o] -= h_factor(a, a.hmz, o) * (k1 * d_ey + psi1);
 }
 
 // y layers, H: D = (E(y+1) - E) / dy, E beyond the maximum face being zero.
@@ -53,11 +54,11 @@ extern "C" __global__ void cpml_y_h(const CpmlArgs a) {
     const real d_ez = (ez_n - a.ez[o]) * a.inv;
     const real psi0 = b * a.psi0[s] + c * d_ez;
     a.psi0[s] = psi0;
-    a.hx[o] -= a.ch * (k1 * d_ez + psi0);
+    a.hx[o] -= h_factor(a, a.hmx, o) * (k1 * d_ez + psi0);
     const real d_ex = (ex_n - a.ex[o]) * a.inv;
     const real psi1 = b * a.psi1[s] + c * d_ex;
     a.psi1[s] = psi1;
-    a.hz[o] += a.ch * (k1 * d_ex + psi1);
+    a.hz[o] += h_factor(a, a.hmz, o) * (k1 * d_ex + psi1);
 }
 
 // z layers, H: D = (E(z+1) - E) / dz, E beyond the maximum face being zero.
@@ -82,11 +83,11 @@ extern "C" __global__ void cpml_z_h(const CpmlArgs a) {
     const real d_ey = (ey_n - a.ey[o]) * a.inv;
     const real psi0 = b * a.psi0[s] + c * d_ey;
     a.psi0[s] = psi0;
-    a.hx[o] += a.ch * (k1 * d_ey + psi0);
+    a.hx[o] += h_factor(a, a.hmx, o) * (k1 * d_ey + psi0);
     const real d_ex = (ex_n - a.ex[o]) * a.inv;
     const real psi1 = b * a.psi1[s] + c * d_ex;
     a.psi1[s] = psi1;
-    a.hy[o] -= a.ch * (k1 * d_ex + psi1);
+    a.hy[o] -= h_factor(a, a.hmy, o) * (k1 * d_ex + psi1);
 }
 
 // x layers, E: D = (H - H(x-1)) / dx.

@@ -38,6 +38,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 7: return sizeof(NegateArgs);
         case 8: return sizeof(FluxArgs);
         case 9: return sizeof(FluxWeightsArgs);
+        case 10: return sizeof(DispersiveArgs);
         default: return sizeof(real);
     }
 }

@@ -17,10 +17,12 @@
 #endif
 
 // Everything the H update of one cell reads besides Ey, Ez at the cell itself (carried over
-// from the previous plane): E at the cell and its x+1, y+1, z+1 neighbours, and H.
+// from the previous plane): E at the cell and its x+1, y+1, z+1 neighbours, H, and (when some
+// material is magnetic) the H material ids.
 struct HCell {
     real ex, ey_xn, ez_xn, ez_yn, ex_yn, ey_zn, ex_zn;
     real hx, hy, hz;
+    int id0, id1, id2;
 };
 
 // The column's fixed facts: neighbour offsets and whether the neighbours exist.
@@ -42,17 +44,38 @@ __device__ __forceinline__ HCell load_h(const UpdateArgs& a, const Column& c, i6
     v.hx = a.hx[o];
     v.hy = a.hy[o];
     v.hz = a.hz[o];
+    if (a.magnetic) {
+        const i64 m = o - a.plane;
+        v.id0 = __ldg(a.hmx + m);
+        v.id1 = __ldg(a.hmy + m);
+        v.id2 = __ldg(a.hmz + m);
+    } else {
+        v.id0 = v.id1 = v.id2 = 0;
+    }
     return v;
 }
 
 // Hx -= ch ((Ez(y+1) - Ez) / dy + (Ey(z+1) - Ey) * (-1/dz))
 // Hy -= ch ((Ez(x+1) - Ez) * (-1/dx) + (Ex(z+1) - Ex) / dz)
 // Hz -= ch ((Ey(x+1) - Ey) / dx + (Ex(y+1) - Ex) * (-1/dy))
+// or, when some material is magnetic, H = hca H - hcb (the same curl) with (hca, hcb) =
+// (c_hca, c_hcb)[the H component's material id at the cell] (cpu/update.rs h_row: a row of
+// hca = 1 takes H -= hcb curl there, the same value since 1 H = H exactly).
 __device__ __forceinline__ void store_h(const UpdateArgs& a, i64 o, const HCell& v, real ey_c, real ez_c) {
-    const real ch = a.ch;
-    const real hx = v.hx - ch * ((v.ez_yn - ez_c) * a.idy + (v.ey_zn - ey_c) * (-a.idz));
-    const real hy = v.hy - ch * ((v.ez_xn - ez_c) * (-a.idx) + (v.ex_zn - v.ex) * a.idz);
-    const real hz = v.hz - ch * ((v.ey_xn - ey_c) * a.idx + (v.ex_yn - v.ex) * (-a.idy));
+    const real cx = (v.ez_yn - ez_c) * a.idy + (v.ey_zn - ey_c) * (-a.idz);
+    const real cy = (v.ez_xn - ez_c) * (-a.idx) + (v.ex_zn - v.ex) * a.idz;
+    const real cz = (v.ey_xn - ey_c) * a.idx + (v.ex_yn - v.ex) * (-a.idy);
+    real hx, hy, hz;
+    if (a.magnetic) {
+        hx = c_hca[v.id0] * v.hx - c_hcb[v.id0] * cx;
+        hy = c_hca[v.id1] * v.hy - c_hcb[v.id1] * cy;
+        hz = c_hca[v.id2] * v.hz - c_hcb[v.id2] * cz;
+    } else {
+        const real ch = a.ch;
+        hx = v.hx - ch * cx;
+        hy = v.hy - ch * cy;
+        hz = v.hz - ch * cz;
+    }
     a.hx[o] = hx;
     a.hy[o] = hy;
     a.hz[o] = hz;

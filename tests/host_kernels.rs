@@ -1078,3 +1078,252 @@ components = ["Ez", "Hy", "Ex"]
         }
     }
 }
+
+/// Dispersive and magnetic materials with PML on five faces and a PEC z minimum: a Drude +
+/// Lorentz metal sphere and a Debye water box, each across the 3-slab split's boundary planes
+/// (x = -4 and x = 4), the water box on the PEC face (whose tangential E cells the dispersive
+/// pass leaves out); a lossy ferrite (mu = 4, magnetic conductivity) reaching into the x max
+/// and y min CPML layers, so the H CPML correction takes its dt/mu. The pole rates are well
+/// inside what dt (about 1.9 ps) resolves: 2 pi f dt = 0.36 (Drude), 0.18 (Lorentz), dt/tau
+/// = 0.2 (Debye).
+const MATERIALS_SCENE: &str = r#"
+[simulation]
+name = "materials"
+length_unit = "mm"
+cell_size = 1.0
+size = [24.0, 20.0, 18.0]
+steps = STEPS
+courant = 0.99
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "pml", cells = 4 }
+z_min = { type = "pec" }
+
+[materials]
+metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
+water = { epsilon = 4.9, debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }] }
+ferrite = { epsilon = 2.0, mu = 4.0, magnetic_conductivity = 1.0e4 }
+
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [2.0, 4.0, 1.0]
+radius = 3.0
+
+[[geometry]]
+shape = "box"
+material = "water"
+center = [-4.0, -1.0, -5.0]
+size = [6.0, 6.0, 8.0]
+
+[[geometry]]
+shape = "box"
+material = "ferrite"
+center = [8.0, -6.0, 2.0]
+size = [8.0, 8.0, 6.0]
+
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, -1.0, 1.0]
+waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
+
+[[source]]
+type = "dipole"
+component = "Ex"
+position = [3.0, -4.0, 2.0]
+waveform = { type = "ricker", frequency = 2.5e10 }
+
+[[monitor]]
+type = "probe"
+name = "inside"
+position = [-4.0, -1.0, -4.0]
+components = ["Ez", "Ex", "Hy"]
+
+[[monitor]]
+type = "probe"
+name = "ferrite"
+position = [9.0, -7.0, 2.0]
+components = ["Ex", "Hz"]
+
+[[monitor]]
+type = "snapshot"
+name = "s"
+components = ["Ez", "Hx"]
+plane = { z = 1.0 }
+every = 9
+"#;
+
+/// The ferrite line of [`MATERIALS_SCENE`], for the variants below.
+const FERRITE: &str = "ferrite = { epsilon = 2.0, mu = 4.0, magnetic_conductivity = 1.0e4 }";
+
+/// [`MATERIALS_SCENE`] with the ferrite made a plain dielectric: poles, no H material ids.
+fn dispersive_only() -> String {
+    MATERIALS_SCENE.replace(FERRITE, "ferrite = { epsilon = 2.0 }")
+}
+
+/// [`MATERIALS_SCENE`] with the metal and water made plain dielectrics: H material ids, no
+/// dispersive pass.
+fn magnetic_only() -> String {
+    MATERIALS_SCENE
+        .replace(
+            r#"metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }"#,
+            "metal = { epsilon = 3.0 }",
+        )
+        .replace(
+            r#"water = { epsilon = 4.9, debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }] }"#,
+            "water = { epsilon = 4.9, conductivity = 0.3 }",
+        )
+}
+
+/// Compare the host engine with the CPU backend on `scene` in both precisions, on 1 and 3
+/// slabs (and 3 slabs over 2 GPUs staged through pinned memory), every field bit for bit; the
+/// dispersive launches (per step and slab: one per group with cells in the planes run) as
+/// `dispersive` says, the fields inside the materials not all zero.
+fn compare_materials(scene: &str, steps: usize, dispersive: bool, magnetic: bool) {
+    let across = Layout {
+        slabs: 3,
+        gpus: 2,
+        peer: false,
+        staged: false,
+        reads: Reads::Queued,
+        lag: 0,
+    };
+    for layout in [ONE, THREE_ON_ONE, across] {
+        for precision in [Precision::F32, Precision::F64] {
+            let _guard = serial();
+            let m = model(scene, precision.name(), steps);
+            assert_eq!(m.materials.any_dispersive(), dispersive);
+            assert_eq!(m.materials.any_magnetic(), magnetic);
+            let (want, got, log) = match precision {
+                Precision::F32 => {
+                    let (g, l) = host_trace::<f32>(&m, layout);
+                    (cpu_trace::<f32>(&m), g, l)
+                }
+                Precision::F64 => {
+                    let (g, l) = host_trace::<f64>(&m, layout);
+                    (cpu_trace::<f64>(&m), g, l)
+                }
+            };
+            let what = format!("{} {} {layout:?}", m.name, precision.name());
+            assert_identical(&got, &want, &what);
+            let launches = log.launches.get("dispersive").copied().unwrap_or(0);
+            if dispersive {
+                // Every step runs the pass on each group at least once (more where a group
+                // has cells on both boundary and interior planes).
+                assert!(launches >= steps, "{what}: {launches} dispersive launches");
+            } else {
+                assert_eq!(launches, 0, "{what}: no dispersive groups");
+            }
+            // The probes inside the water box and the ferrite see the wave.
+            assert!(
+                want.probes.iter().all(|p| p.iter().any(|v| *v != 0.0)),
+                "{what}: a probe saw nothing"
+            );
+        }
+    }
+}
+
+#[test]
+fn host_kernels_match_cpu_with_drude_lorentz_debye_and_magnetic_materials() {
+    compare_materials(MATERIALS_SCENE, 60, true, true);
+}
+
+#[test]
+fn host_kernels_match_cpu_with_dispersive_materials_only() {
+    compare_materials(&dispersive_only(), 60, true, false);
+}
+
+#[test]
+fn host_kernels_match_cpu_with_a_lossy_magnetic_material_in_the_cpml() {
+    compare_materials(&magnetic_only(), 60, false, true);
+}
+
+/// The dispersive pass changes the fields: the same scene with the metal's and the water's
+/// poles and without them differ (so the bit-for-bit comparisons above test the pass, not
+/// two engines that both skip it), and the run with poles stays finite.
+#[test]
+fn host_dispersive_pass_changes_the_fields() {
+    let _guard = serial();
+    let with = model(MATERIALS_SCENE, "f64", 60);
+    let without = model(&magnetic_only(), "f64", 60);
+    let (a, _) = host_trace::<f64>(&with, THREE_ON_ONE);
+    let (b, _) = host_trace::<f64>(&without, THREE_ON_ONE);
+    assert!(a.fields.iter().flatten().all(|v| v.is_finite()));
+    assert_ne!(a.fields, b.fields);
+}
+
+#[test]
+fn host_engine_allocates_what_it_counts_with_dispersive_and_magnetic_materials() {
+    let _guard = serial();
+    let across = Layout {
+        slabs: 3,
+        gpus: 2,
+        peer: false,
+        staged: false,
+        reads: Reads::Queued,
+        lag: 0,
+    };
+    for scene in [
+        MATERIALS_SCENE.to_string(),
+        dispersive_only(),
+        magnetic_only(),
+    ] {
+        for l in [ONE, THREE_ON_ONE, across] {
+            check_engine_allocation::<f32>(&scene, l);
+            check_engine_allocation::<f64>(&scene, l);
+        }
+        // And the categories: the dispersive arrays and the H ids are there when the
+        // materials need them, and the CPU backend counts the same dispersive bytes.
+        let m = model(&scene, "f32", 10);
+        let ranges = split_even(m.grid.shape[0], 3);
+        let dev = HostDevice::new(Precision::F32, 1, false);
+        let b = Engine::<HostDevice, f32>::new(
+            dev,
+            &m,
+            &ranges,
+            &[0, 0, 0],
+            EngineOptions::default(),
+            "host",
+        )
+        .unwrap();
+        let cpu = yee::backend::cpu::CpuBackend::<f32>::new(&m, &ranges);
+        let (a, c) = (b.allocation(), cpu.allocation());
+        assert_eq!(a.dispersive, c.dispersive, "{}", m.name);
+        assert_eq!(a.dispersive > 0, m.materials.any_dispersive());
+        let [nx, ny, nz] = m.grid.shape;
+        let per_component = (nx * ny * nz) as u64;
+        let components = if m.materials.any_magnetic() { 6 } else { 3 };
+        assert_eq!(a.materials, components * per_component);
+    }
+}
+
+#[test]
+fn host_engine_refuses_a_material_with_more_poles_than_the_kernel_takes() {
+    let _guard = serial();
+    let poles: Vec<String> = (0..9)
+        .map(|i| format!("{{ delta_epsilon = 1.0, relaxation_time = {}e-11 }}", i + 1))
+        .collect();
+    let scene = MATERIALS_SCENE.replace(
+        r#"debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }]"#,
+        &format!("debye = [{}]", poles.join(", ")),
+    );
+    let m = model(&scene, "f32", 1);
+    let ranges = split_even(m.grid.shape[0], 1);
+    let err = Engine::<HostDevice, f32>::new(
+        HostDevice::new(Precision::F32, 1, false),
+        &m,
+        &ranges,
+        &[0],
+        EngineOptions::default(),
+        "host",
+    )
+    .err()
+    .expect("nine poles are refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("`water` has 9 poles") && text.contains("at most 8"),
+        "{text}"
+    );
+}

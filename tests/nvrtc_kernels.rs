@@ -77,7 +77,7 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
         Precision::F32 => ("f32", "f64", 4),
         Precision::F64 => ("f64", "f32", 8),
     };
-    for table in ["c_ca", "c_cb"] {
+    for table in ["c_ca", "c_cb", "c_hca", "c_hcb"] {
         let decl = format!(
             ".const .align {bytes} .b8 {table}[{}]",
             MAX_MATERIALS * bytes
@@ -102,6 +102,42 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
     );
     // --fmad=false: no fused multiply-add anywhere in the field updates.
     assert!(!update_e.contains("fma."), "update_e contracts into FMA");
+    // The kernels that carry the magnetic and dispersive materials: the H update (hca H - hcb
+    // curl E reads c_hca, c_hcb), the H CPML corrections (c_hcb) and the pole update, all in
+    // the precision asked for and without FMA, as the CPU backend rounds them.
+    let update_h = entry_body(&text, Kernel::UpdateH.name());
+    for table in ["c_hca", "c_hcb"] {
+        assert!(update_h.contains(table), "update_h does not read {table}");
+    }
+    for k in [Kernel::CpmlXH, Kernel::CpmlYH, Kernel::CpmlZH] {
+        assert!(
+            entry_body(&text, k.name()).contains("c_hcb"),
+            "{} does not read c_hcb",
+            k.name()
+        );
+    }
+    let dispersive = entry_body(&text, Kernel::Dispersive.name());
+    for op in ["mul.rn", "sub.rn", "add.rn"] {
+        assert!(
+            has_op(dispersive, &format!("{op}.{real}")),
+            "dispersive has no {op}.{real}"
+        );
+        assert!(
+            !has_op(dispersive, &format!("{op}.{other}")),
+            "dispersive computes in {other}"
+        );
+    }
+    // The cell indices are u32: one 32-bit load per cell.
+    assert!(
+        has_op(dispersive, "ld.global.u32") || has_op(dispersive, "ld.global.nc.u32"),
+        "dispersive reads its u32 cell indices"
+    );
+    for body in [update_h, dispersive] {
+        assert!(
+            !body.contains("fma."),
+            "a material kernel contracts into FMA"
+        );
+    }
     assert!(
         cubin.log.is_empty() || !cubin.log.contains("error"),
         "compile log: {}",

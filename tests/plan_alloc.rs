@@ -88,8 +88,55 @@ plane = { z = 0.1 }
 frequencies = { min = 1.0e14, max = 5.0e14, count = 9 }
 "#;
 
+/// The scene of [`scene`] with dispersive and magnetic materials instead of the glass box: a
+/// Drude + Lorentz metal box across the x PML's inner edge, a Debye water sphere and a lossy
+/// ferrite box reaching into the y max layer, so the plan counts dispersive cells in some
+/// slabs and not others and H material ids everywhere. Pole rates against dt (about 8.8e-17
+/// s): 2 pi f dt = 0.55 (Drude), 0.33 (Lorentz); dt / tau ~ 1e-5 (Debye); all resolved.
+fn materials_scene(precision: &str, monitors: &str) -> String {
+    format!(
+        r#"
+[simulation]
+name = "alloc-materials"
+length_unit = "um"
+cell_size = [0.05, 0.04, 0.05]
+size = [1.5, 1.0, 1.2]
+steps = 6
+precision = "{precision}"
+[boundaries]
+default = {{ type = "pml", cells = 5 }}
+z_min = {{ type = "pec" }}
+[materials]
+metal = {{ epsilon = 1.0, drude = [{{ frequency = 1.0e15, damping = 1.0e13 }}], lorentz = [{{ delta_epsilon = 1.0, frequency = 6.0e14, damping = 5.0e13 }}] }}
+water = {{ epsilon = 4.9, debye = [{{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }}] }}
+ferrite = {{ epsilon = 2.0, mu = 4.0, magnetic_conductivity = 100.0 }}
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [-0.45, 0.0, -0.1]
+size = [0.3, 0.4, 0.5]
+[[geometry]]
+shape = "sphere"
+material = "water"
+center = [0.2, -0.1, 0.1]
+radius = 0.25
+[[geometry]]
+shape = "box"
+material = "ferrite"
+center = [0.3, 0.35, -0.3]
+size = [0.4, 0.3, 0.6]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.02, 0.03, 0.0]
+waveform = {{ type = "gaussian", frequency = 3.0e14, bandwidth = 2.0e14 }}
+{monitors}
+"#
+    )
+}
+
 /// Scenes covering PML on all faces, uneven PML, periodic and PEC x faces, snapshots, flux
-/// planes, both and none, f32 and f64.
+/// planes, both and none, f32 and f64, and dispersive and magnetic materials.
 fn scenes() -> Vec<(&'static str, Model)> {
     let pml = r#"default = { type = "pml", cells = 6 }"#;
     let uneven = r#"default = { type = "pml", cells = 4 }
@@ -114,7 +161,43 @@ x_max = { type = "periodic" }"#;
             "periodic x f32 fluxes",
             model(&scene("f32", periodic, FLUXES)),
         ),
+        (
+            "dispersive and magnetic f32 snapshots",
+            model(&materials_scene("f32", SNAPSHOTS)),
+        ),
+        (
+            "dispersive and magnetic f64 fluxes",
+            model(&materials_scene("f64", FLUXES)),
+        ),
     ]
+}
+
+/// The materials scenes are what they are meant to be: poles and mu in the model, and the
+/// plan's dispersive and H-id bytes there, on some slabs and not on others (so a formula that
+/// spread them evenly, or forgot them, would fail the comparisons of this file).
+#[test]
+fn materials_scenes_have_dispersive_cells_and_h_ids() {
+    for precision in ["f32", "f64"] {
+        let m = model(&materials_scene(precision, ""));
+        assert!(m.materials.any_dispersive() && m.materials.any_magnetic());
+        let p = if precision == "f32" {
+            Precision::F32
+        } else {
+            Precision::F64
+        };
+        let ranges = split_even(m.grid.shape[0], 5);
+        let bytes: Vec<Allocation> = ranges.iter().map(|r| plan::slab_bytes(&m, *r, p)).collect();
+        assert!(bytes.iter().any(|b| b.dispersive > 0));
+        assert!(bytes.iter().any(|b| b.dispersive == 0));
+        // The same slab without the ferrite: half the material bytes.
+        let plain = model(&materials_scene(precision, "").replace(
+            "mu = 4.0, magnetic_conductivity = 100.0",
+            "conductivity = 0.0",
+        ));
+        assert!(!plain.materials.any_magnetic());
+        let half = plan::slab_bytes(&plain, ranges[0], p);
+        assert_eq!(bytes[0].materials, 2 * half.materials);
+    }
 }
 
 fn splits(nx: usize) -> Vec<Vec<SlabRange>> {
@@ -196,10 +279,12 @@ fn cpu_plan_lists_the_backend_allocation_category_by_category() {
             let mut total = got;
             total.monitors = p.bytes.monitors;
             assert_eq!(p.allocation(), total, "{name}");
+            // The plan's total counts every category of the slabs, the dispersive arrays too.
             assert_eq!(
                 p.bytes.total,
                 total.total() + p.bytes.probe_series,
-                "{name} total"
+                "{name} total (dispersive bytes of the slabs: {})",
+                got.dispersive
             );
             for s in &p.slabs {
                 assert_eq!(s.bytes, s.allocation.total());
@@ -305,12 +390,19 @@ fn cuda_engine_allocates_exactly_what_gpu_slab_bytes_says() {
                     planned.add(&layout.gpu_slab_bytes(*r));
                 }
                 assert_eq!(
-                    (engine.fields, engine.halos, engine.materials, engine.pml),
+                    (
+                        engine.fields,
+                        engine.halos,
+                        engine.materials,
+                        engine.pml,
+                        engine.dispersive
+                    ),
                     (
                         planned.fields,
                         planned.halos,
                         planned.materials,
-                        planned.pml
+                        planned.pml,
+                        planned.dispersive
                     ),
                     "{name}, {ranges:?}, {precision:?}"
                 );

@@ -43,11 +43,14 @@ pub enum Kernel {
     FluxWeights,
     /// Running DFTs of a flux plane's tangential fields (kernels/flux.cu).
     FluxDft,
+    /// The poles of one dispersive group: E -= g r, then the pole state advances
+    /// (kernels/dispersive.cu).
+    Dispersive,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 16] = [
+    pub const ALL: [Kernel; 17] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -64,6 +67,7 @@ impl Kernel {
         Kernel::CopyNegated,
         Kernel::FluxWeights,
         Kernel::FluxDft,
+        Kernel::Dispersive,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -85,6 +89,7 @@ impl Kernel {
             Kernel::CopyNegated => "copy_negated",
             Kernel::FluxWeights => "flux_weights",
             Kernel::FluxDft => "flux_dft",
+            Kernel::Dispersive => "dispersive",
         }
     }
 }
@@ -171,6 +176,10 @@ pub struct UpdateArgs<T> {
     pub mx: Ptr,
     pub my: Ptr,
     pub mz: Ptr,
+    /// H material ids (0 unless `magnetic`).
+    pub hmx: Ptr,
+    pub hmy: Ptr,
+    pub hmz: Ptr,
     pub plane: i64,
     pub ny: i32,
     pub nz: i32,
@@ -181,7 +190,8 @@ pub struct UpdateArgs<T> {
     pub y_hi: i32,
     pub z_lo: i32,
     pub z_hi: i32,
-    pub pad: i32,
+    /// 1 when some material is magnetic: H = hca H - hcb curl E per H material id.
+    pub magnetic: i32,
     pub idx: T,
     pub idy: T,
     pub idz: T,
@@ -204,6 +214,10 @@ pub struct CpmlArgs<T> {
     pub mx: Ptr,
     pub my: Ptr,
     pub mz: Ptr,
+    /// H material ids (0 unless `magnetic`).
+    pub hmx: Ptr,
+    pub hmy: Ptr,
+    pub hmz: Ptr,
     pub plane: i64,
     pub ny: i32,
     pub nz: i32,
@@ -214,7 +228,8 @@ pub struct CpmlArgs<T> {
     pub n_axis: i32,
     pub l0: i32,
     pub q0: i32,
-    pub pad: i32,
+    /// H passes: 1 when the correction's factor is the H cell's hcb, 0 when it is `ch`.
+    pub magnetic: i32,
     pub inv: T,
     pub ch: T,
 }
@@ -339,12 +354,74 @@ pub struct FluxWeightsArgs {
     pub pad: i32,
 }
 
+/// Poles per material the dispersive kernel takes (`MAX_POLES` in `kernels/common.cuh`).
+pub const MAX_POLES: usize = 8;
+
+/// `PoleArgs::kind` of a Lorentz pole (c = mj, mp, alpha, beta, kappa, half_dt).
+pub const POLE_LORENTZ: i32 = 0;
+/// `PoleArgs::kind` of a Drude pole (c = mj, alpha, kappa).
+pub const POLE_DRUDE: i32 = 1;
+/// `PoleArgs::kind` of a Debye pole (c = mp, a, b).
+pub const POLE_DEBYE: i32 = 2;
+
+/// One pole of the dispersive kernel: its kind and up to six coefficients.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct PoleArgs<T> {
+    pub kind: i32,
+    pub pad: i32,
+    pub c: [T; 6],
+}
+
+impl<T: crate::real::Real> PoleArgs<T> {
+    /// The kernel's form of an operator pole.
+    pub fn of(p: &crate::operator::PoleOp<T>) -> Self {
+        use crate::operator::PoleOp;
+        let z = T::ZERO;
+        let (kind, c) = match *p {
+            PoleOp::Lorentz {
+                mj,
+                mp,
+                alpha,
+                beta,
+                kappa,
+                half_dt,
+            } => (POLE_LORENTZ, [mj, mp, alpha, beta, kappa, half_dt]),
+            PoleOp::Drude { mj, alpha, kappa } => (POLE_DRUDE, [mj, alpha, kappa, z, z, z]),
+            PoleOp::Debye { mp, a, b } => (POLE_DEBYE, [mp, a, b, z, z, z]),
+        };
+        PoleArgs { kind, pad: 0, c }
+    }
+}
+
+/// Arguments of `dispersive`: cells [q0, q1) of one group of `n` cells.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DispersiveArgs<T> {
+    /// The component's first owned value (the field plus one plane).
+    pub e: Ptr,
+    /// u32 cell indices into the owned values.
+    pub cells: Ptr,
+    pub e_prev: Ptr,
+    /// `[slot][n]`.
+    pub state: Ptr,
+    pub n: i64,
+    pub q0: i64,
+    pub q1: i64,
+    pub npoles: i32,
+    pub pad: i32,
+    /// cb eps0 of the material.
+    pub g: T,
+    pub pad_g: T,
+    pub poles: [PoleArgs<T>; MAX_POLES],
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 10] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 11] {
     [
-        120 + 4 * real_bytes,
-        144 + 2 * real_bytes,
+        144 + 4 * real_bytes,
+        168 + 2 * real_bytes,
         56 + 2 * real_bytes,
         64,
         24,
@@ -353,11 +430,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 10] {
         24,
         96,
         48,
+        64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 10] {
+pub fn rust_arg_sizes<T>() -> [usize; 11] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -370,6 +448,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 10] {
         size_of::<NegateArgs>(),
         size_of::<FluxArgs>(),
         size_of::<FluxWeightsArgs>(),
+        size_of::<DispersiveArgs<T>>(),
     ]
 }
 

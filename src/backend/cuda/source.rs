@@ -7,7 +7,7 @@
 use crate::model::Precision;
 
 /// Every kernel source file: (name, text), in include order.
-pub const FILES: [(&str, &str); 7] = [
+pub const FILES: [(&str, &str); 8] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("update.cu", include_str!("../../../kernels/update.cu")),
     ("cpml.cu", include_str!("../../../kernels/cpml.cu")),
@@ -15,6 +15,10 @@ pub const FILES: [(&str, &str); 7] = [
     ("monitors.cu", include_str!("../../../kernels/monitors.cu")),
     ("halo.cu", include_str!("../../../kernels/halo.cu")),
     ("flux.cu", include_str!("../../../kernels/flux.cu")),
+    (
+        "dispersive.cu",
+        include_str!("../../../kernels/dispersive.cu"),
+    ),
 ];
 
 /// The host shim and launcher (host-kernel tests only).

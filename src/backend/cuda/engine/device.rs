@@ -75,6 +75,8 @@ unsafe impl KernelArgs for NegateArgs {}
 unsafe impl KernelArgs for FluxArgs {}
 // SAFETY: as above, `#[repr(C)]` plain data matching kernels/common.cuh.
 unsafe impl KernelArgs for FluxWeightsArgs {}
+// SAFETY: as above.
+unsafe impl<T: Copy> KernelArgs for DispersiveArgs<T> {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

@@ -50,7 +50,7 @@ mod slab;
 
 pub use device::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS};
 pub use monitors::{monitor_bytes, probe_ring_rows, PROBE_RING_ROWS};
-pub use slab::SlabSizes;
+pub use slab::{DispersiveLen, SlabSizes};
 
 use super::args::*;
 use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
@@ -85,7 +85,9 @@ fn doing(half: Half) -> &'static str {
 
 /// What the engine allocates on the GPUs and in pinned host memory for `model` split as
 /// `ranges` (the CUDA backend's memory plan): the same categories as the CPU backend, with
-/// `materials` = 3 one-byte ids per owned cell (no per-row summaries on the GPU) and
+/// `materials` = 3 one-byte ids per owned cell, 6 when some material is magnetic (no per-row
+/// summaries on the GPU), `dispersive` = a u32 index, E^n and the pole state per dispersive
+/// cell (from the plan's per-plane counts) and
 /// `monitors` = every slab's monitor buffers on its GPU plus their pinned mirrors, as the plan
 /// counts them ([`crate::plan::bytes::MonitorLayout`]). Counted by the plan apart from these
 /// categories: the CPML coefficient tables and the NaN flag of every GPU
@@ -97,9 +99,10 @@ fn doing(half: Half) -> &'static str {
 pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation {
     let [_, ny, nz] = model.grid.shape;
     let mut a = Allocation::default();
-    let monitors = crate::plan::bytes::MonitorLayout::of(model);
+    let layout = crate::plan::Layout::of(model);
+    let monitors = &layout.monitors;
     for r in ranges {
-        a.add(&SlabSizes::new(model, *r).allocation(ny * nz, real));
+        a.add(&SlabSizes::of(&layout, *r).allocation(ny * nz, real));
         a.monitors += monitors.device_bytes(*r, real);
     }
     a.monitors += monitors.pinned_bytes(real);
@@ -114,6 +117,10 @@ pub struct Engine<D: Device, T: Real> {
     plane: usize,
     inv: [T; 3],
     ch: T,
+    /// Some material is magnetic: H has material ids and the tables `c_hca`, `c_hcb`.
+    magnetic: bool,
+    /// Per material with poles: the dispersive kernel's arguments, without the group's arrays.
+    poles: Vec<Option<DispersiveArgs<T>>>,
     faces: [i32; 4],
     zero_min_face: [bool; 3],
     /// (lo, hi, n) of each axis' CPML layers.
@@ -182,25 +189,57 @@ impl<D: Device, T: Real> Engine<D, T> {
         let t = std::mem::size_of::<T>();
         let ngpu = dev.gpus();
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
-        if model.materials.any_dispersive() || model.materials.any_magnetic() {
-            return Err(DeviceError::Failed(
-                "dispersive and magnetic materials do not run on the CUDA engine in this build; use --backend cpu".into(),
-            ));
+        // The dispersive kernel takes the poles of a material in its argument struct.
+        for m in &model.materials.materials {
+            if !m.pec && m.poles.len() > MAX_POLES {
+                return Err(DeviceError::Failed(format!(
+                    "material `{}` has {} poles; the CUDA engine takes at most {MAX_POLES} per material (lorentz, drude and debye together); use --backend cpu or fewer poles",
+                    m.name,
+                    m.poles.len()
+                )));
+            }
         }
 
-        // Material table in constant memory, CPML tables in device memory, on every GPU.
+        // Material tables (E, and H when some material is magnetic) in constant memory, CPML
+        // tables in device memory, on every GPU.
         let op = Operator::<T>::new(model);
-        let mut ca = vec![T::ZERO; crate::model::MAX_MATERIALS];
-        let mut cb = vec![T::ZERO; crate::model::MAX_MATERIALS];
-        for (i, &(a, b)) in op.coef.iter().enumerate() {
-            ca[i] = a;
-            cb[i] = b;
-        }
+        let table = |coef: &[(T, T)]| {
+            let mut ca = vec![T::ZERO; crate::model::MAX_MATERIALS];
+            let mut cb = vec![T::ZERO; crate::model::MAX_MATERIALS];
+            for (i, &(a, b)) in coef.iter().enumerate() {
+                ca[i] = a;
+                cb[i] = b;
+            }
+            (ca, cb)
+        };
+        let (ca, cb) = table(&op.coef);
+        let (hca, hcb) = table(op.hcoef.as_deref().unwrap_or(&[]));
+        let magnetic_materials = op.hcoef.is_some();
+        // The dispersive kernel's arguments per material with poles, pointers left to the groups.
+        let poles: Vec<Option<DispersiveArgs<T>>> = op
+            .dispersive
+            .iter()
+            .map(|d| {
+                d.as_ref().map(|d| {
+                    let mut a = DispersiveArgs {
+                        npoles: d.poles.len() as i32,
+                        g: d.g,
+                        ..Default::default()
+                    };
+                    for (slot, p) in a.poles.iter_mut().zip(&d.poles) {
+                        *slot = PoleArgs::of(p);
+                    }
+                    a
+                })
+            })
+            .collect();
         let mut pml_coef = Vec::with_capacity(ngpu);
         let mut finite_flag = Vec::with_capacity(ngpu);
         for gpu in 0..ngpu {
             dev.set_constant(gpu, "c_ca", bytes_of(&ca))?;
             dev.set_constant(gpu, "c_cb", bytes_of(&cb))?;
+            dev.set_constant(gpu, "c_hca", bytes_of(&hca))?;
+            dev.set_constant(gpu, "c_hcb", bytes_of(&hcb))?;
             let mut axes = [[0; 2]; 3];
             for (a, axis) in axes.iter_mut().enumerate() {
                 let p = &op.pml[a];
@@ -217,22 +256,60 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
 
         let plan = HaloPlan::new(ranges, b);
+        let layout = crate::plan::Layout::of(model);
         let mut slabs = Vec::with_capacity(ranges.len());
         let mut allocation = Allocation::default();
         for (s, &range) in ranges.iter().enumerate() {
             let gpu = gpu_of[s];
-            let sizes = SlabSizes::new(model, range);
+            let sizes = SlabSizes::of(&layout, range);
             let mut f = [0; 6];
             for p in f.iter_mut() {
                 *p = dev.alloc(gpu, sizes.field_len * t)?;
             }
+            // Material ids of E (and of H when magnetic), as the CPU backend paints them; the
+            // dispersive groups come from the E ids.
             let mut mat = [0; 3];
+            let mut hmat = [0; 3];
             let mut ids = vec![0u8; sizes.mat_len];
+            let mut dispersive = Vec::new();
+            let mut dlen = slab::DispersiveLen::default();
             for (c, m) in mat.iter_mut().enumerate() {
                 ids.fill(0);
                 model.paint_materials(Component::ALL[c], range.x0, range.x1, &mut ids);
                 *m = dev.alloc(gpu, ids.len())?;
                 dev.upload(gpu, *m, &ids)?;
+                for (material, cells) in model.dispersive_cells(Component::ALL[c], range.x0, &ids) {
+                    let state_len = op.dispersive[material as usize]
+                        .as_ref()
+                        .map_or(0, |d| d.state_len());
+                    let n = cells.len();
+                    let cells_ptr = dev.alloc(gpu, 4 * n)?;
+                    dev.upload(gpu, cells_ptr, bytes_of(&cells))?;
+                    let e_prev = dev.alloc(gpu, n * t)?;
+                    let state = dev.alloc(gpu, n * state_len * t)?;
+                    dlen.cells += n as u64;
+                    dlen.state += (n * state_len) as u64;
+                    let plane_start = (0..=range.len())
+                        .map(|i| cells.partition_point(|&q| (q as usize) < i * plane))
+                        .collect();
+                    dispersive.push(slab::DispersiveGroup {
+                        component: c,
+                        material,
+                        n,
+                        cells: cells_ptr,
+                        e_prev,
+                        state,
+                        plane_start,
+                    });
+                }
+            }
+            if magnetic_materials {
+                for (c, m) in hmat.iter_mut().enumerate() {
+                    ids.fill(0);
+                    model.paint_materials(Component::ALL[3 + c], range.x0, range.x1, &mut ids);
+                    *m = dev.alloc(gpu, ids.len())?;
+                    dev.upload(gpu, *m, &ids)?;
+                }
             }
             let mut psi = [[0; 4]; 3];
             for (a, arrays) in psi.iter_mut().enumerate() {
@@ -260,12 +337,21 @@ impl<D: Device, T: Real> Engine<D, T> {
             debug_assert_eq!(q, sizes.x_planes);
             let sources = model.sources_in(range.x0, range.x1);
             let magnetic = model.magnetic_sources_in(range.x0, range.x1);
-            allocation.add(&sizes.allocation(plane, t));
+            // What was allocated: the plan's lengths, with the dispersive groups as built (the
+            // estimate, from the plan's per-plane counts, is checked against it below).
+            let allocated = SlabSizes {
+                hmat_len: if magnetic_materials { sizes.mat_len } else { 0 },
+                dispersive: dlen,
+                ..sizes
+            };
+            allocation.add(&allocated.allocation(plane, t));
             slabs.push(Slab {
                 range,
                 gpu,
                 f,
                 mat,
+                hmat,
+                dispersive,
                 psi,
                 x_runs,
                 sources,
@@ -424,6 +510,8 @@ impl<D: Device, T: Real> Engine<D, T> {
             plane,
             inv: op.inv,
             ch: op.ch,
+            magnetic: magnetic_materials,
+            poles,
             faces: [op.faces.y_lo, op.faces.y_hi, op.faces.z_lo, op.faces.z_hi].map(Beyond::code),
             zero_min_face: op.faces.zero_min_face,
             layers: op.pml.each_ref().map(|p| (p.lo, p.hi, p.n)),

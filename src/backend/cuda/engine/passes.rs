@@ -21,6 +21,9 @@ impl<D: Device, T: Real> Engine<D, T> {
             mx: s.mat[0],
             my: s.mat[1],
             mz: s.mat[2],
+            hmx: s.hmat[0],
+            hmy: s.hmat[1],
+            hmz: s.hmat[2],
             plane: self.plane as i64,
             ny: self.ny as i32,
             nz: self.nz as i32,
@@ -31,7 +34,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             y_hi: self.faces[1],
             z_lo: self.faces[2],
             z_hi: self.faces[3],
-            pad: 0,
+            magnetic: self.magnetic as i32,
             idx,
             idy,
             idz,
@@ -66,6 +69,9 @@ impl<D: Device, T: Real> Engine<D, T> {
             mx: s.mat[0],
             my: s.mat[1],
             mz: s.mat[2],
+            hmx: s.hmat[0],
+            hmy: s.hmat[1],
+            hmz: s.hmat[2],
             plane: self.plane as i64,
             ny: self.ny as i32,
             nz: self.nz as i32,
@@ -76,7 +82,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             n_axis: n as i32,
             l0: 0,
             q0: 0,
-            pad: 0,
+            magnetic: self.magnetic as i32,
             inv: self.inv[axis],
             ch: self.ch,
         }
@@ -102,9 +108,8 @@ impl<D: Device, T: Real> Engine<D, T> {
             (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
                 self.sources(s, half, p0, p1, values)
             }
+            (Half::E, Pass::Dispersive) => self.dispersive(s, p0, p1),
             (Half::E, Pass::PecFaces) => self.pec_faces(s, p0, p1),
-            // The engine refuses models with dispersive materials (see `Engine::new`).
-            (Half::E, Pass::Dispersive) => Ok(()),
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())
             }
@@ -222,6 +227,41 @@ impl<D: Device, T: Real> Engine<D, T> {
                 Stream::Compute,
                 Kernel::InjectSource,
                 Dims::elements(n, 1),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The dispersive pass on planes [p0, p1): each group's cells there (a contiguous range,
+    /// the cells being sorted), one `dispersive` launch per group with cells in the range.
+    /// It reads and writes only E and the state of its own cells, so the boundary and interior
+    /// launches together are the CPU's one sweep over the group.
+    pub(super) fn dispersive(&self, s: &Slab, p0: usize, p1: usize) -> Result<(), DeviceError> {
+        for g in &s.dispersive {
+            let (q0, q1) = (g.plane_start[p0 - 1], g.plane_start[p1 - 1]);
+            if q0 >= q1 {
+                continue;
+            }
+            let template = self.poles[g.material as usize]
+                .as_ref()
+                .expect("a dispersive group's material has poles");
+            let t = std::mem::size_of::<T>() as u64;
+            let args = DispersiveArgs {
+                e: s.f[g.component] + self.plane as u64 * t,
+                cells: g.cells,
+                e_prev: g.e_prev,
+                state: g.state,
+                n: g.n as i64,
+                q0: q0 as i64,
+                q1: q1 as i64,
+                ..*template
+            };
+            self.launch(
+                s.gpu,
+                Stream::Compute,
+                Kernel::Dispersive,
+                Dims::elements((q1 - q0) as u64, 1),
                 &args,
             )?;
         }

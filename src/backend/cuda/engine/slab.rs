@@ -13,22 +13,57 @@ pub struct SlabSizes {
     pub field_len: usize,
     /// Material ids per component: n ny nz.
     pub mat_len: usize,
+    /// Material ids per H component: n ny nz when some material is magnetic, else 0.
+    pub hmat_len: usize,
     /// Owned planes inside the x PML.
     pub x_planes: usize,
     /// Values per psi array along x, y, z.
     pub psi_len: [usize; 3],
+    /// The dispersive pass's cells (a u32 index and E^n each) and pole state values, over the
+    /// three E components.
+    pub dispersive: DispersiveLen,
+}
+
+/// The lengths of a slab's dispersive arrays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DispersiveLen {
+    /// Cells: one u32 index and one E^n value each.
+    pub cells: u64,
+    /// Pole state values.
+    pub state: u64,
 }
 
 impl SlabSizes {
     /// The sizes for `range` of `model`: the plan's
-    /// [`Layout::slab_lengths`](crate::plan::Layout::slab_lengths).
+    /// [`Layout::slab_lengths`](crate::plan::Layout::slab_lengths). (Builds the model's
+    /// layout; [`SlabSizes::of`] takes one already built.)
     pub fn new(model: &Model, range: SlabRange) -> Self {
-        let l = crate::plan::Layout::of(model).slab_lengths(range);
+        SlabSizes::of(&crate::plan::Layout::of(model), range)
+    }
+
+    /// The sizes for `range` of the model `layout` describes: the array lengths of
+    /// [`Layout::slab_lengths`](crate::plan::Layout::slab_lengths), the H ids when
+    /// [`Layout::magnetic`](crate::plan::Layout::magnetic), and the dispersive cells of the
+    /// slab's planes ([`Layout::dispersive_planes`](crate::plan::Layout::dispersive_planes)).
+    pub fn of(layout: &crate::plan::Layout, range: SlabRange) -> Self {
+        let l = layout.slab_lengths(range);
+        let planes = &layout.dispersive_planes;
+        let mut dispersive = DispersiveLen::default();
+        // The plan counts (cells, cells + state values) per plane: E^n is one value per cell.
+        for &(cells, values) in planes
+            .get(range.x0..range.x1.min(planes.len()))
+            .unwrap_or(&[])
+        {
+            dispersive.cells += cells;
+            dispersive.state += values - cells;
+        }
         SlabSizes {
             field_len: l.field_len,
             mat_len: l.mat_len,
+            hmat_len: if layout.magnetic { l.mat_len } else { 0 },
             x_planes: l.x_planes,
             psi_len: l.psi_len,
+            dispersive,
         }
     }
 
@@ -37,15 +72,37 @@ impl SlabSizes {
         let t = real as u64;
         let fields_with_halos = 6 * self.field_len as u64 * t;
         let halos = 6 * 2 * plane as u64 * t;
+        let d = self.dispersive;
         Allocation {
             fields: fields_with_halos - halos,
             halos,
-            materials: 3 * self.mat_len as u64,
+            materials: 3 * (self.mat_len + self.hmat_len) as u64,
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
-            dispersive: 0,
+            dispersive: 4 * d.cells + t * (d.cells + d.state),
             monitors: 0,
         }
     }
+}
+
+/// One dispersive group of a slab on its GPU (one E component, one material with poles): the
+/// arrays of `cpu/dispersive.rs`'s `Group`, on the device.
+#[derive(Debug, Clone)]
+pub(super) struct DispersiveGroup {
+    /// 0, 1, 2 for Ex, Ey, Ez.
+    pub(super) component: usize,
+    /// The material id (an index into the engine's pole tables).
+    pub(super) material: u8,
+    /// Cells in the group.
+    pub(super) n: usize,
+    /// u32 cell indices into the component's owned values, sorted.
+    pub(super) cells: Ptr,
+    /// E^n per cell.
+    pub(super) e_prev: Ptr,
+    /// The pole state, `[slot][cell]`.
+    pub(super) state: Ptr,
+    /// `plane_start[i]`: the first cell at or beyond owned plane i (0-based), for i in 0..=n
+    /// planes: local planes [p0, p1) hold cells [plane_start[p0 - 1], plane_start[p1 - 1]).
+    pub(super) plane_start: Vec<usize>,
 }
 
 /// A run of consecutive x-PML planes in one slab: local planes [p0, p1), layer l0 at p0,
@@ -67,6 +124,10 @@ pub(super) struct Slab {
     pub(super) f: [Ptr; 6],
     /// Material ids of Ex, Ey, Ez.
     pub(super) mat: [Ptr; 3],
+    /// Material ids of Hx, Hy, Hz (0 unless some material is magnetic).
+    pub(super) hmat: [Ptr; 3],
+    /// The dispersive pass's groups, in the CPU backend's order.
+    pub(super) dispersive: Vec<DispersiveGroup>,
     /// psi arrays: x for Ey, Ez, Hy, Hz; y for Ex, Ez, Hx, Hz; z for Ex, Ey, Hx, Hy.
     pub(super) psi: [[Ptr; 4]; 3],
     pub(super) x_runs: Vec<XRun>,
