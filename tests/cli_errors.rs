@@ -112,6 +112,7 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("zero permeability", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, mu = 0.0 }"), vec!["scene.toml:9:", "materials.glass.mu", "positive number, got 0"]),
         ("negative magnetic conductivity", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, magnetic_conductivity = -3.0 }"), vec!["scene.toml:9:", "materials.glass.magnetic_conductivity", ">= 0 ohm/m"]),
         ("misspelt pole key", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, lorentz = [{ delta_eps = 1.0, frequency = 3.0e14 }] }"), vec!["scene.toml:9:", "delta_eps", "did you mean `delta_epsilon`"]),
+        ("too many poles", edit("glass = { epsilon = 2.25 }", &format!("glass = {{ epsilon = 2.25, debye = [{}] }}", ["{ delta_epsilon = 1.0, relaxation_time = 1.0e-12 }"; 9].join(", "))), vec!["scene.toml:9:", "materials.glass", "9 poles", "at most 8"]),
         ("pec with mu", edit("glass = { epsilon = 2.25 }", "glass = { pec = true, mu = 2.0 }"), vec!["scene.toml:9:", "materials.glass", "PEC material takes no other keys", "mu"]),
     ];
     assert!(cases.len() >= 15);

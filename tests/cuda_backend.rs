@@ -2,7 +2,8 @@
 //! `scripts/gpu-check.sh` runs them with `--ignored`.
 //!
 //! - the scenes of the host-kernel tests (PML, dielectrics, conductors, dipole and plane-wave
-//!   sources, periodic / PMC / PEC faces) in f32 and f64, within 1e-6 / 1e-12 of each
+//!   sources, periodic / PMC / PEC faces, Drude, Lorentz, Debye and magnetic materials) in f32
+//!   and f64, within 1e-6 / 1e-12 of each
 //!   quantity's largest magnitude;
 //! - 1, 2 and 4 slabs on one GPU giving the same fields bit for bit (a race in the halo
 //!   exchange or its overlap with the interior update would show here);
@@ -92,6 +93,13 @@ fn cuda_matches_cpu_with_pml_dielectric_conductor_dipole_f32() {
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
 fn cuda_matches_cpu_with_pml_dielectric_conductor_dipole_f64() {
     against_cpu::<f64>(PML_SCENE, 60, 1, 1, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_dispersive_and_magnetic_materials_f32_and_f64() {
+    against_cpu::<f32>(MATERIALS_SCENE, 60, 3, 1, false);
+    against_cpu::<f64>(MATERIALS_SCENE, 60, 3, 1, false);
 }
 
 #[test]

@@ -37,6 +37,11 @@ use super::space::EPS0;
 use num_complex::Complex64;
 use std::f64::consts::PI;
 
+/// The most poles one material may have (Lorentz, Drude and Debye together): the CUDA
+/// dispersive kernel takes a material's poles as a fixed-size argument. The library's fits have
+/// at most six.
+pub const MAX_POLES: usize = 8;
+
 /// One pole of a permittivity, in the scene's units (Hz, s).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Pole {

@@ -14,7 +14,7 @@ mod smoothing;
 mod sources;
 mod space;
 
-pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLE_OMEGA_DT};
+pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_POLE_OMEGA_DT};
 pub use geometry::{Object, Shape};
 pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};

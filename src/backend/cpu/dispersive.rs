@@ -136,7 +136,7 @@ impl<T: Real> Group<T> {
                         let (j, pp) = (&mut a[slot][start..end], &mut b[0][start..end]);
                         for ((j, pp), &d) in j.iter_mut().zip(pp.iter_mut()).zip(drive.iter()) {
                             let j_new = alpha * *j + beta * *pp + kappa * d;
-                            *pp = *pp + half_dt * (*j + j_new);
+                            *pp += half_dt * (*j + j_new);
                             *j = j_new;
                         }
                     }

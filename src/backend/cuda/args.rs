@@ -355,7 +355,7 @@ pub struct FluxWeightsArgs {
 }
 
 /// Poles per material the dispersive kernel takes (`MAX_POLES` in `kernels/common.cuh`).
-pub const MAX_POLES: usize = 8;
+pub const MAX_POLES: usize = crate::model::MAX_POLES;
 
 /// `PoleArgs::kind` of a Lorentz pole (c = mj, mp, alpha, beta, kappa, half_dt).
 pub const POLE_LORENTZ: i32 = 0;

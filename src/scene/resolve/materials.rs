@@ -276,6 +276,16 @@ fn material(
             out.poles.push(pole);
         }
     }
+    if out.poles.len() > MAX_POLES {
+        ck.error(
+            spec,
+            path,
+            format!(
+                "{} poles: a material takes at most {MAX_POLES} (lorentz, drude and debye together)",
+                out.poles.len()
+            ),
+        );
+    }
     if !pec
         && m.epsilon.is_none()
         && m.conductivity.is_none()
