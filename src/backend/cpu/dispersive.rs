@@ -65,8 +65,9 @@ impl<T: Real> Group<T> {
     /// r = sum of each pole's memory term in pole order; E' = E - g r; drive = E' + E^n; then
     /// each pole advances from drive.
     ///
-    /// The cells go in blocks of [`BLOCK`]: per block, one loop per pole accumulates r, one
-    /// loop gathers and scatters E, one loop per pole advances its state. Each loop is a
+    /// The cells go in parallel chunks of [`CHUNK`], each in blocks of [`BLOCK`]: per block, one
+    /// loop per pole accumulates r, one loop gathers and scatters E, one loop per pole advances
+    /// its state. Each loop is a
     /// straight pass over contiguous arrays that the compiler vectorises, and the block's r
     /// and drive stay in L1; one loop over cells with a match on the pole kind inside ran at a
     /// third of the memory bandwidth.
@@ -75,84 +76,139 @@ impl<T: Real> Group<T> {
             .as_ref()
             .expect("a dispersive group's material has poles");
         let n = self.cells.len();
-        let mut slots: Vec<&mut [T]> = if n == 0 {
-            Vec::new()
-        } else {
-            self.state.chunks_mut(n).collect()
-        };
-        let mut r = [T::ZERO; BLOCK];
-        let mut drive = [T::ZERO; BLOCK];
-        for start in (0..n).step_by(BLOCK) {
-            let end = (start + BLOCK).min(n);
-            let len = end - start;
-            let (r, drive) = (&mut r[..len], &mut drive[..len]);
-            r.fill(T::ZERO);
-            // The memory term: the part of the poles' mean current known before E^{n+1}.
-            let mut slot = 0;
-            for p in &op.poles {
-                match *p {
-                    PoleOp::Lorentz { mj, mp, .. } => {
-                        let (j, pp) = (&slots[slot][start..end], &slots[slot + 1][start..end]);
-                        for ((r, &j), &pp) in r.iter_mut().zip(j).zip(pp) {
-                            *r += mj * j + mp * pp;
-                        }
-                    }
-                    PoleOp::Drude { mj, .. } => {
-                        for (r, &j) in r.iter_mut().zip(&slots[slot][start..end]) {
-                            *r += mj * j;
-                        }
-                    }
-                    PoleOp::Debye { mp, .. } => {
-                        for (r, &pp) in r.iter_mut().zip(&slots[slot][start..end]) {
-                            *r += mp * pp;
-                        }
+        if n == 0 {
+            return;
+        }
+        // Split the group into chunks of cells processed in parallel: the cells are sorted,
+        // so each chunk's cells lie in a range of `e` of their own, and the state arrays split
+        // at the same places. (One slab may hold all of a scene's metal: the slab split alone
+        // would leave the other threads idle.)
+        let mut chunks = Vec::with_capacity(n.div_ceil(CHUNK));
+        let mut slots: Vec<&mut [T]> = self.state.chunks_mut(n).collect();
+        let (mut cells, mut prev) = (&self.cells[..], &mut self.e_prev[..]);
+        let mut e_rest = e;
+        let mut e_offset = 0usize;
+        while !cells.is_empty() {
+            let len = CHUNK.min(cells.len());
+            let (c, c_rest) = cells.split_at(len);
+            let (p, p_rest) = std::mem::take(&mut prev).split_at_mut(len);
+            let mut chunk_slots = Vec::with_capacity(slots.len());
+            for slot in slots.iter_mut() {
+                let (a, b) = std::mem::take(slot).split_at_mut(len);
+                chunk_slots.push(a);
+                *slot = b;
+            }
+            // The chunk's E range ends where the next chunk's first cell begins.
+            let e_end = c_rest.first().map_or(e_offset + e_rest.len(), |&f| f as usize);
+            let (e_chunk, e_tail) = std::mem::take(&mut e_rest).split_at_mut(e_end - e_offset);
+            chunks.push(Chunk {
+                cells: c,
+                e_prev: p,
+                slots: chunk_slots,
+                e: e_chunk,
+                e_offset,
+            });
+            e_offset = e_end;
+            e_rest = e_tail;
+            cells = c_rest;
+            prev = p_rest;
+        }
+        use rayon::prelude::*;
+        chunks
+            .into_par_iter()
+            .for_each(|mut c| step_chunk(op, &mut c));
+    }
+}
+
+/// A run of a group's cells with its own slices of E, E^n and the state.
+struct Chunk<'a, T> {
+    cells: &'a [u32],
+    e_prev: &'a mut [T],
+    slots: Vec<&'a mut [T]>,
+    /// E from cell index `e_offset` on.
+    e: &'a mut [T],
+    e_offset: usize,
+}
+
+/// Cells per parallel chunk (a multiple of [`BLOCK`]).
+const CHUNK: usize = 16 * BLOCK;
+
+fn step_chunk<T: Real>(op: &crate::operator::DispersiveOp<T>, c: &mut Chunk<'_, T>) {
+    let n = c.cells.len();
+    let slots = &mut c.slots;
+    let e = &mut *c.e;
+    let mut r = [T::ZERO; BLOCK];
+    let mut drive = [T::ZERO; BLOCK];
+    for start in (0..n).step_by(BLOCK) {
+        let end = (start + BLOCK).min(n);
+        let len = end - start;
+        let (r, drive) = (&mut r[..len], &mut drive[..len]);
+        r.fill(T::ZERO);
+        // The memory term: the part of the poles' mean current known before E^{n+1}.
+        let mut slot = 0;
+        for p in &op.poles {
+            match *p {
+                PoleOp::Lorentz { mj, mp, .. } => {
+                    let (j, pp) = (&slots[slot][start..end], &slots[slot + 1][start..end]);
+                    for ((r, &j), &pp) in r.iter_mut().zip(j).zip(pp) {
+                        *r += mj * j + mp * pp;
                     }
                 }
-                slot += p.state_len();
-            }
-            for (((&cell, prev), &r), d) in self.cells[start..end]
-                .iter()
-                .zip(&mut self.e_prev[start..end])
-                .zip(r.iter())
-                .zip(drive.iter_mut())
-            {
-                let cell = cell as usize;
-                let e_new = e[cell] - op.g * r;
-                e[cell] = e_new;
-                *d = e_new + *prev;
-                *prev = e_new;
-            }
-            let mut slot = 0;
-            for p in &op.poles {
-                match *p {
-                    PoleOp::Lorentz {
-                        alpha,
-                        beta,
-                        kappa,
-                        half_dt,
-                        ..
-                    } => {
-                        let (a, b) = slots.split_at_mut(slot + 1);
-                        let (j, pp) = (&mut a[slot][start..end], &mut b[0][start..end]);
-                        for ((j, pp), &d) in j.iter_mut().zip(pp.iter_mut()).zip(drive.iter()) {
-                            let j_new = alpha * *j + beta * *pp + kappa * d;
-                            *pp += half_dt * (*j + j_new);
-                            *j = j_new;
-                        }
-                    }
-                    PoleOp::Drude { alpha, kappa, .. } => {
-                        for (j, &d) in slots[slot][start..end].iter_mut().zip(drive.iter()) {
-                            *j = alpha * *j + kappa * d;
-                        }
-                    }
-                    PoleOp::Debye { a, b, .. } => {
-                        for (pp, &d) in slots[slot][start..end].iter_mut().zip(drive.iter()) {
-                            *pp = a * *pp + b * d;
-                        }
+                PoleOp::Drude { mj, .. } => {
+                    for (r, &j) in r.iter_mut().zip(&slots[slot][start..end]) {
+                        *r += mj * j;
                     }
                 }
-                slot += p.state_len();
+                PoleOp::Debye { mp, .. } => {
+                    for (r, &pp) in r.iter_mut().zip(&slots[slot][start..end]) {
+                        *r += mp * pp;
+                    }
+                }
             }
+            slot += p.state_len();
+        }
+        for (((&cell, prev), &r), d) in c.cells[start..end]
+            .iter()
+            .zip(&mut c.e_prev[start..end])
+            .zip(r.iter())
+            .zip(drive.iter_mut())
+        {
+            let cell = cell as usize - c.e_offset;
+            let e_new = e[cell] - op.g * r;
+            e[cell] = e_new;
+            *d = e_new + *prev;
+            *prev = e_new;
+        }
+        let mut slot = 0;
+        for p in &op.poles {
+            match *p {
+                PoleOp::Lorentz {
+                    alpha,
+                    beta,
+                    kappa,
+                    half_dt,
+                    ..
+                } => {
+                    let (a, b) = slots.split_at_mut(slot + 1);
+                    let (j, pp) = (&mut a[slot][start..end], &mut b[0][start..end]);
+                    for ((j, pp), &d) in j.iter_mut().zip(pp.iter_mut()).zip(drive.iter()) {
+                        let j_new = alpha * *j + beta * *pp + kappa * d;
+                        *pp += half_dt * (*j + j_new);
+                        *j = j_new;
+                    }
+                }
+                PoleOp::Drude { alpha, kappa, .. } => {
+                    for (j, &d) in slots[slot][start..end].iter_mut().zip(drive.iter()) {
+                        *j = alpha * *j + kappa * d;
+                    }
+                }
+                PoleOp::Debye { a, b, .. } => {
+                    for (pp, &d) in slots[slot][start..end].iter_mut().zip(drive.iter()) {
+                        *pp = a * *pp + b * d;
+                    }
+                }
+            }
+            slot += p.state_len();
         }
     }
 }
