@@ -2,6 +2,8 @@
 //! CPU backend, read fields back, and find spectral peaks.
 #![allow(dead_code)]
 
+pub mod mie;
+
 use yee::backend::cpu::CpuBackend;
 use yee::backend::Backend;
 use yee::decomp::{split_even, SlabRange};
