@@ -202,6 +202,7 @@ bench() { # label, args...
 bench "bench f32 ${size}^3, 1 slab" --precision f32
 bench "bench f32 ${size}^3, 4 slabs on one GPU" --precision f32 --slabs-per-gpu 4
 bench "bench f64 ${size}^3, 1 slab" --precision f64
+bench "bench f32 ${size}^3, half Drude-Lorentz metal" --precision f32 --metal
 # Tuning variants, f32, 1 slab: the load pipeline off, other block sizes, fewer threads.
 if [ -z "${SKIP_TUNING:-}" ]; then
     YEE_CUDA_PIPELINE=0 bench "  tuning: load pipeline off" --precision f32
