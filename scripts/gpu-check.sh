@@ -142,6 +142,7 @@ monitored_run() { # label, scene, extra args...
     fi
 }
 monitored_run "yee run gpr.toml --backend cuda" "$scenes/gpr.toml"
+monitored_run "yee run gpr_pipe.toml --backend cuda (Debye soil)" "$scenes/gpr_pipe.toml"
 big="$out/monitors-1e8.toml"
 cat > "$big" <<'TOML'
 # 500 x 500 x 400 = 1e8 cells, 300 steps: a probe every step, a plane snapshot every 25 steps,
