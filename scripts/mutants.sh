@@ -33,6 +33,8 @@ core=(
     src/model/sources.rs
     src/flux.rs
     src/operator.rs
+    src/model/dispersion.rs
+    src/backend/cpu/dispersive.rs
 )
 if [ $# -gt 0 ]; then
     files=("$@")
