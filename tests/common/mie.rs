@@ -130,8 +130,14 @@ pub fn self_check() {
     let (q_sca, q_ext, q_abs) = efficiencies(Sphere::Index(m), x);
     let l = ((m * m - 1.0) / (m * m + 2.0)).norm_sqr();
     let rayleigh = 8.0 / 3.0 * x.powi(4) * l;
-    assert!((q_sca / rayleigh - 1.0).abs() < 1e-3, "{q_sca} vs {rayleigh}");
-    assert!(q_abs.abs() < 1e-9 * q_ext.max(1e-30) + 1e-20, "lossless: no absorption");
+    assert!(
+        (q_sca / rayleigh - 1.0).abs() < 1e-3,
+        "{q_sca} vs {rayleigh}"
+    );
+    assert!(
+        q_abs.abs() < 1e-9 * q_ext.max(1e-30) + 1e-20,
+        "lossless: no absorption"
+    );
     // Absorbing Rayleigh sphere: Q_abs = 4 x Im((m^2 - 1)/(m^2 + 2)).
     let m = Complex64::new(1.5, 0.1);
     let (_, _, q_abs) = efficiencies(Sphere::Index(m), x);
@@ -151,7 +157,10 @@ pub fn self_check() {
     // PEC Rayleigh backscatter: sigma = 9 pi a^2 (ka)^4; and Q_sca = (10/3) x^4.
     let (a, k) = (1.0, 0.01);
     let back = rcs(Sphere::Pec, a, k, PI, true);
-    assert!((back / (9.0 * PI * (k * a).powi(4)) - 1.0).abs() < 1e-3, "{back}");
+    assert!(
+        (back / (9.0 * PI * (k * a).powi(4)) - 1.0).abs() < 1e-3,
+        "{back}"
+    );
     let (q_sca, _, q_abs) = efficiencies(Sphere::Pec, k * a);
     assert!((q_sca / (10.0 / 3.0 * (k * a).powi(4)) - 1.0).abs() < 1e-3);
     assert!(q_abs.abs() < 1e-9 * q_sca);

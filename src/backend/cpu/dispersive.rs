@@ -99,7 +99,9 @@ impl<T: Real> Group<T> {
                 *slot = b;
             }
             // The chunk's E range ends where the next chunk's first cell begins.
-            let e_end = c_rest.first().map_or(e_offset + e_rest.len(), |&f| f as usize);
+            let e_end = c_rest
+                .first()
+                .map_or(e_offset + e_rest.len(), |&f| f as usize);
             let (e_chunk, e_tail) = std::mem::take(&mut e_rest).split_at_mut(e_end - e_offset);
             chunks.push(Chunk {
                 cells: c,

@@ -16,7 +16,7 @@ use crate::model::{Component, Model, Region};
 use crate::operator::Operator;
 use crate::real::Real;
 use rayon::prelude::*;
-use update::{e_plane, h_plane, RowCoef};
+use update::{e_plane, e_plane_flat, h_plane, h_plane_flat, RowCoef};
 
 /// Marks a row whose cells do not all share one material.
 const MIXED_ROW: u16 = u16::MAX;
@@ -304,7 +304,15 @@ impl<T: Real> Slab<T> {
                     None => RowCoef::Uniform(T::ONE, sh.ch),
                     Some(table) => row_coef(&hmat[c], &hrow_mat[c], table, q, j, sh),
                 };
-                h_plane(sh, q + 1, e, &coef, hx, hy, hz);
+                if sh.nz == 1 {
+                    let ids = sh.hcoef.as_ref().map(|t| {
+                        let at = |c: usize| &hmat[c][q * sh.ny..(q + 1) * sh.ny];
+                        ([at(0), at(1), at(2)], t.as_slice())
+                    });
+                    h_plane_flat(sh, q + 1, e, ids, [&mut *hx, &mut *hy, &mut *hz]);
+                } else {
+                    h_plane(sh, q + 1, e, &coef, hx, hy, hz);
+                }
                 cpml::h_plane(sh, x0 + q, q + 1, e, &coef, [hx, hy, hz], psi);
             });
     }
@@ -338,7 +346,13 @@ impl<T: Real> Slab<T> {
             .enumerate()
             .for_each(|(q, (((ex, ey), ez), psi))| {
                 let coef = |c: usize, j: usize| row_coef(&mat[c], &row_mat[c], &sh.coef, q, j, sh);
-                e_plane(sh, q + 1, h, &coef, ex, ey, ez);
+                if nz == 1 {
+                    let at = |c: usize| &mat[c][q * ny..(q + 1) * ny];
+                    let ids = [at(0), at(1), at(2)];
+                    e_plane_flat(sh, q + 1, h, ids, &sh.coef, [&mut *ex, &mut *ey, &mut *ez]);
+                } else {
+                    e_plane(sh, q + 1, h, &coef, ex, ey, ez);
+                }
                 cpml::e_plane(sh, x0 + q, q + 1, h, &coef, [ex, ey, ez], psi);
             });
     }

@@ -344,3 +344,185 @@ pub(super) fn e_plane<'a, T: Real>(
         );
     }
 }
+
+/// Per-cell coefficients of one plane of a flat grid: the plane's material ids of the three
+/// components and the table, or one (1, ch) for all (H without magnetic materials).
+pub(super) type FlatCoef<'a, T> = Option<([&'a [u8]; 3], &'a [(T, T)])>;
+
+/// [`h_plane`] for a grid with one cell along z (a 2-D grid in x-y, or 1-D). Each z row is
+/// one value there, so the row-by-row loop would spend its time on per-row overhead; here the
+/// plane's ny values are contiguous and the loops run along y instead (the last y cell apart,
+/// so that the main loop has no branch and vectorises), with exactly the arithmetic of the row
+/// functions for a row of one cell, the z differences included (the value beyond the z face
+/// is the cell itself when z is periodic, zero otherwise): the fields are bit for bit those of
+/// the general path. `ids` gives the H material ids (None: no magnetic material, every cell
+/// (1, ch)).
+pub(super) fn h_plane_flat<T: Real>(
+    sh: &Shared<T>,
+    p: usize,
+    e: &[Vec<T>; 3],
+    ids: FlatCoef<T>,
+    h: [&mut [T]; 3],
+) {
+    if sh.faces.z_hi == Beyond::Wrap {
+        h_flat::<T, true>(sh, p, e, ids, h)
+    } else {
+        h_flat::<T, false>(sh, p, e, ids, h)
+    }
+}
+
+fn h_flat<T: Real, const WRAP_Z: bool>(
+    sh: &Shared<T>,
+    p: usize,
+    e: &[Vec<T>; 3],
+    ids: FlatCoef<T>,
+    h: [&mut [T]; 3],
+) {
+    let ny = sh.ny;
+    let [idx, idy, idz] = sh.inv;
+    let o = p * ny;
+    let on = o + ny;
+    let (ex, ey, ez) = (&e[0][o..o + ny], &e[1][o..o + ny], &e[2][o..o + ny]);
+    let (ey_xn, ez_xn) = (&e[1][on..on + ny], &e[2][on..on + ny]);
+    let [hx, hy, hz] = h;
+    // E beyond the z face: the cell itself (periodic) or zero.
+    let zb = |v: T| if WRAP_Z { v } else { T::ZERO };
+    // E beyond the y face, read by the last cell.
+    let (ez_end, ex_end) = match sh.faces.y_hi {
+        Beyond::Wrap => (ez[0], ex[0]),
+        _ => (T::ZERO, T::ZERO),
+    };
+    let m = ny - 1;
+    // Hx -= cb (dEz/dy - dEy/dz); Hy -= cb (dEx/dz - dEz/dx); Hz -= cb (dEy/dx - dEx/dy)
+    let cx = |j: usize, ez_n: T| (ez_n - ez[j]) * idy + (zb(ey[j]) - ey[j]) * (-idz);
+    let cy = |j: usize| (ez_xn[j] - ez[j]) * (-idx) + (zb(ex[j]) - ex[j]) * idz;
+    let cz = |j: usize, ex_n: T| (ey_xn[j] - ey[j]) * idx + (ex_n - ex[j]) * (-idy);
+    match ids {
+        None => {
+            let ch = sh.ch;
+            for j in 0..m {
+                hx[j] -= ch * cx(j, ez[j + 1]);
+                hy[j] -= ch * cy(j);
+                hz[j] -= ch * cz(j, ex[j + 1]);
+            }
+            hx[m] -= ch * cx(m, ez_end);
+            hy[m] -= ch * cy(m);
+            hz[m] -= ch * cz(m, ex_end);
+        }
+        Some(([ix, iy, iz], table)) => {
+            for j in 0..ny {
+                let (ez_n, ex_n) = if j < m {
+                    (ez[j + 1], ex[j + 1])
+                } else {
+                    (ez_end, ex_end)
+                };
+                let (ca, cb) = table[ix[j] as usize];
+                hx[j] = ca * hx[j] - cb * cx(j, ez_n);
+                let (ca, cb) = table[iy[j] as usize];
+                hy[j] = ca * hy[j] - cb * cy(j);
+                let (ca, cb) = table[iz[j] as usize];
+                hz[j] = ca * hz[j] - cb * cz(j, ex_n);
+            }
+        }
+    }
+}
+
+/// [`e_plane`] for a grid with one cell along z (see [`h_plane_flat`]): H below the z face is
+/// the cell itself (periodic), its negation (PMC mirror) or zero; below the y face the wrapped,
+/// mirrored or zero value, as in the general path. `ids` are the plane's E material ids.
+pub(super) fn e_plane_flat<T: Real>(
+    sh: &Shared<T>,
+    p: usize,
+    h: &[Vec<T>; 3],
+    ids: [&[u8]; 3],
+    table: &[(T, T)],
+    e: [&mut [T]; 3],
+) {
+    match sh.faces.z_lo {
+        Beyond::Wrap => e_flat::<T, 0>(sh, p, h, ids, table, e),
+        Beyond::Mirror => e_flat::<T, 1>(sh, p, h, ids, table, e),
+        Beyond::Zero => e_flat::<T, 2>(sh, p, h, ids, table, e),
+    }
+}
+
+/// `Z_LO`: 0 wrap, 1 mirror, 2 zero (what lies below the z face).
+fn e_flat<T: Real, const Z_LO: u8>(
+    sh: &Shared<T>,
+    p: usize,
+    h: &[Vec<T>; 3],
+    [ix, iy, iz]: [&[u8]; 3],
+    table: &[(T, T)],
+    e: [&mut [T]; 3],
+) {
+    let ny = sh.ny;
+    let [idx, idy, idz] = sh.inv;
+    let o = p * ny;
+    let ob = o - ny;
+    let (hx, hy, hz) = (&h[0][o..o + ny], &h[1][o..o + ny], &h[2][o..o + ny]);
+    let (hy_xb, hz_xb) = (&h[1][ob..ob + ny], &h[2][ob..ob + ny]);
+    let [ex, ey, ez] = e;
+    let zb = |v: T| match Z_LO {
+        0 => v,
+        1 => -v,
+        _ => T::ZERO,
+    };
+    // H below the y face, read by the first cell.
+    let (hz_start, hx_start) = match sh.faces.y_lo {
+        Beyond::Wrap => (hz[ny - 1], hx[ny - 1]),
+        Beyond::Mirror => (-hz[0], -hx[0]),
+        Beyond::Zero => (T::ZERO, T::ZERO),
+    };
+    // Ex = ca Ex + cb (dHz/dy - dHy/dz); Ey = ca Ey + cb (dHx/dz - dHz/dx);
+    // Ez = ca Ez + cb (dHy/dx - dHx/dy)
+    let (hy_xb, hz_xb) = (&hy_xb[..ny], &hz_xb[..ny]);
+    // The first cell reads H below the y face; the others their y - 1 neighbour.
+    let (ca, cb) = table[ix[0] as usize];
+    ex[0] = ca * ex[0] + cb * ((hz[0] - hz_start) * idy + (hy[0] - zb(hy[0])) * (-idz));
+    let (ca, cb) = table[iz[0] as usize];
+    ez[0] = ca * ez[0] + cb * ((hy[0] - hy_xb[0]) * idx + (hx[0] - hx_start) * (-idy));
+    // Runs of cells sharing a material take one (ca, cb): the loops over them vectorise.
+    runs(&ix[..ny], 1, table, |r, ca, cb| {
+        for j in r {
+            ex[j] = ca * ex[j] + cb * ((hz[j] - hz[j - 1]) * idy + (hy[j] - zb(hy[j])) * (-idz));
+        }
+    });
+    runs(&iy[..ny], 0, table, |r, ca, cb| {
+        for j in r {
+            ey[j] = ca * ey[j] + cb * ((hz[j] - hz_xb[j]) * (-idx) + (hx[j] - zb(hx[j])) * idz);
+        }
+    });
+    runs(&iz[..ny], 1, table, |r, ca, cb| {
+        for j in r {
+            ez[j] = ca * ez[j] + cb * ((hy[j] - hy_xb[j]) * idx + (hx[j] - hx[j - 1]) * (-idy));
+        }
+    });
+}
+
+/// Call `f(range, ca, cb)` for each run of equal ids in `ids[start..]`, with the run's
+/// coefficients from `table`.
+#[inline(always)]
+fn runs<T: Copy>(
+    ids: &[u8],
+    start: usize,
+    table: &[(T, T)],
+    mut f: impl FnMut(std::ops::Range<usize>, T, T),
+) {
+    let mut j = start;
+    while j < ids.len() {
+        let id = ids[j];
+        // Whole chunks of 32 equal ids are checked without an early exit (a vector compare);
+        // the chunk where the run ends is searched.
+        let mut end = j;
+        for chunk in ids[j..].chunks(32) {
+            if chunk.iter().fold(true, |all, &v| all & (v == id)) {
+                end += chunk.len();
+            } else {
+                end += chunk.iter().position(|&v| v != id).unwrap_or(chunk.len());
+                break;
+            }
+        }
+        let (ca, cb) = table[id as usize];
+        f(j..end, ca, cb);
+        j = end;
+    }
+}
