@@ -42,8 +42,16 @@ impl Observer for TerminalObserver {
         if self.quiet {
             return;
         }
+        let flat = if info.dims < 3 {
+            format!(
+                " (a {}-D grid: dt is {:.3} of the {}-D stability limit)",
+                info.dims, info.courant, info.dims
+            )
+        } else {
+            String::new()
+        };
         eprintln!(
-            "running {} cells for {} step{} on {} ({} slab{}, {} thread{}, {} allocated)",
+            "running {} cells for {} step{}{flat} on {} ({} slab{}, {} thread{}, {} allocated)",
             info.cells,
             info.steps,
             if info.steps == 1 { "" } else { "s" },

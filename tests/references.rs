@@ -112,6 +112,8 @@ length_unit = "um"
 cell_size = 0.005
 size = [1.6, 0.005, 0.005]
 steps = 6400
+# The 1-D grid's own limit is dx / c; 0.99 / sqrt(3) of it is the step this test was sized for.
+courant = 0.571577
 precision = "f64"
 [boundaries]
 default = {{ type = "periodic" }}
@@ -333,6 +335,8 @@ length_unit = "um"
 cell_size = 0.05
 size = [14.0, 0.05, 0.05]
 steps = 400
+# The 1-D grid's own limit is dx / c; 0.99 / sqrt(3) of it is the step this test was sized for.
+courant = 0.571577
 precision = "f64"
 [boundaries]
 default = {{ type = "periodic" }}

@@ -116,7 +116,18 @@ impl Grid {
     }
     /// The largest stable time step: the 3D Courant limit 1 / (c sqrt(1/dx^2 + 1/dy^2 + 1/dz^2)).
     pub fn courant_limit(cell: [f64; 3]) -> f64 {
-        1.0 / (C0 * cell.iter().map(|d| 1.0 / (d * d)).sum::<f64>().sqrt())
+        Self::courant_limit_of(cell, [false; 3])
+    }
+
+    /// The Courant limit without the axes marked `flat` (one cell between periodic faces,
+    /// where every derivative vanishes): the 2-D limit 1 / (c sqrt(1/dx^2 + 1/dy^2)) for a grid
+    /// flat along z, the 1-D limit dx / c for one flat along y and z.
+    pub fn courant_limit_of(cell: [f64; 3], flat: [bool; 3]) -> f64 {
+        let s: f64 = (0..3)
+            .filter(|&a| !flat[a])
+            .map(|a| 1.0 / (cell[a] * cell[a]))
+            .sum();
+        1.0 / (C0 * s.sqrt())
     }
     /// Physical position (m) of `component` at fractional grid index `index`.
     pub fn position(&self, component: Component, index: [f64; 3]) -> [f64; 3] {

@@ -74,6 +74,23 @@ pub const EXACT_DISPERSIVE_CELLS: u64 = 50_000_000;
 pub type SlabSource = (usize, Component, [[usize; 2]; 3]);
 
 impl Model {
+    /// The axes of one cell between periodic faces, along which every derivative vanishes (the
+    /// grid is 2-D or 1-D; its time step is a fraction of that stability limit). All false
+    /// when every axis is such (nothing would move).
+    pub fn flat_axes(&self) -> [bool; 3] {
+        let flat = [0, 1, 2].map(|a| {
+            self.grid.shape[a] == 1
+                && self.boundaries.faces[a]
+                    .iter()
+                    .all(|f| *f == BoundaryKind::Periodic)
+        });
+        if flat.iter().all(|&f| f) {
+            [false; 3]
+        } else {
+            flat
+        }
+    }
+
     /// The electric current sheets that touch global x planes `[x0, x1)`, clipped to them,
     /// with x in local plane numbers (plane 0 is the left halo).
     pub fn sources_in(&self, x0: usize, x1: usize) -> Vec<SlabSource> {

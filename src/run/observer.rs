@@ -21,6 +21,11 @@ pub struct RunInfo {
     pub threads: usize,
     /// Bytes allocated by category.
     pub allocation: Allocation,
+    /// The time step as a fraction of the grid's stability limit (the scene's `courant`).
+    pub courant: f64,
+    /// Axes with derivatives: 3, or 2 (1) for a grid flat along one (two) axes, whose time
+    /// step is a fraction of the 2-D (1-D) stability limit.
+    pub dims: usize,
 }
 
 /// A progress report.

@@ -43,6 +43,8 @@ pub fn time_loop<B: Backend>(
         steps: g.steps,
         slabs: ranges.to_vec(),
         threads,
+        courant: g.dt / crate::model::Grid::courant_limit_of(g.cell, model.flat_axes()),
+        dims: 3 - model.flat_axes().iter().filter(|&&f| f).count(),
         allocation: {
             // The backend's slabs plus the host monitor buffers (on the CPU the snapshot gather
             // buffer and the flux DFTs; on CUDA a snapshot region's host copy): what the plan

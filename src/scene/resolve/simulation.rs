@@ -17,7 +17,7 @@ pub(super) struct Simulation {
     pub cell: Option<[f64; 3]>,
     /// Grid shape.
     pub shape: Option<[usize; 3]>,
-    /// Courant fraction of the 3D stability limit.
+    /// Courant fraction of the stability limit (3-D, or 2-D / 1-D on a flat grid).
     pub courant: Option<f64>,
     /// Time step, seconds.
     pub dt: Option<f64>,
@@ -27,6 +27,37 @@ pub(super) struct Simulation {
     pub precision: Option<Precision>,
     /// Run name.
     pub name: String,
+}
+
+/// The axes of one cell whose two faces are periodic (as `[boundaries]` writes them: the face's
+/// own entry, else `default`): the derivatives along them vanish.
+pub(super) fn flat_axes(scene: &SceneFile, shape: Option<[usize; 3]>) -> [bool; 3] {
+    let Some(shape) = shape else {
+        return [false; 3];
+    };
+    let b = scene.boundaries.as_ref().map(|b| b.get_ref());
+    let kind = |face: Option<&toml::Spanned<BoundarySpec>>| -> Option<String> {
+        face.or(b.and_then(|b| b.default.as_ref()))
+            .map(|f| f.get_ref().kind.get_ref().clone())
+    };
+    let faces = |a: usize| {
+        let b = b?;
+        Some(match a {
+            0 => [kind(b.x_min.as_ref()), kind(b.x_max.as_ref())],
+            1 => [kind(b.y_min.as_ref()), kind(b.y_max.as_ref())],
+            _ => [kind(b.z_min.as_ref()), kind(b.z_max.as_ref())],
+        })
+    };
+    let flat = [0, 1, 2].map(|a| {
+        shape[a] == 1
+            && faces(a).is_some_and(|f| f.iter().all(|k| k.as_deref() == Some("periodic")))
+    });
+    // A grid flat along every axis has no derivative at all: keep the 3-D step.
+    if flat.iter().all(|&f| f) {
+        [false; 3]
+    } else {
+        flat
+    }
 }
 
 pub(super) fn simulation(scene: &SceneFile, ck: &mut Checker) -> Simulation {
@@ -149,7 +180,7 @@ pub(super) fn simulation(scene: &SceneFile, ck: &mut Checker) -> Simulation {
                     c,
                     "simulation.courant",
                     format!(
-                        "must be in (0, {MAX_COURANT}] (a fraction of the 3D stability limit), got {}{why}",
+                        "must be in (0, {MAX_COURANT}] (a fraction of the stability limit: 3D, or 2D/1D on a flat grid), got {}{why}",
                         placement::num(x)
                     ),
                 );
@@ -157,8 +188,11 @@ pub(super) fn simulation(scene: &SceneFile, ck: &mut Checker) -> Simulation {
             }
         }
     };
+    // An axis of one cell between periodic faces carries no derivative (the neighbour is the
+    // cell itself), so the grid is 2-D (or 1-D) and its stability limit is the 2-D (1-D) one.
+    let flat = flat_axes(scene, shape);
     let dt = match (cell, courant) {
-        (Some(c), Some(f)) => Some(f * Grid::courant_limit(c)),
+        (Some(c), Some(f)) => Some(f * Grid::courant_limit_of(c, flat)),
         _ => None,
     };
     let steps = match (&sim.steps, &sim.duration) {
