@@ -1,0 +1,305 @@
+//! Near-to-far-field projection of a closed box's surface DFTs (surface equivalence).
+//!
+//! The box's six faces hold running DFTs of the tangential E and H ([`crate::flux`]). By the
+//! equivalence principle the fields outside the box are those radiated into free space by the
+//! surface currents J = n x H and M = -n x E on it (n the outward normal). Far away, with the
+//! time dependence e^{-i w t}, an outgoing wave goes as e^{ikr} / r, k = w / c0, and
+//!
+//!   N = sum J e^{-ik r^.r'} dA,   L = sum M e^{-ik r^.r'} dA,
+//!   r E_theta = (ik / 4 pi) (L_phi + eta0 N_theta),
+//!   r E_phi   = -(ik / 4 pi) (L_theta - eta0 N_phi),
+//!
+//! with the e^{ikr} phase removed, r measured from the scene's origin (the domain's centre).
+//! Each current sample sits at its Yee position on the face: (J_b, M_c) where E_b and H_c are,
+//! half a cell along b; (J_c, M_b) where E_c and H_b are, half a cell along c; each weighted by
+//! the face's trapezoid rule ([`crate::flux::pair_weights`]), the same quadrature as the flux.
+//!
+//! The DFTs are sums of F^n e^{-i w t_n} dt, which are the phasors of the e^{+i w t}
+//! convention; the projection takes their complex conjugates, the e^{-i w t} phasors of the
+//! same real fields, so E_theta and E_phi are in the e^{-i w t} convention the design uses.
+//!
+//! The intensity r^2 |E|^2 / eta0 (W/sr in the DFT normalisation: per Hz^2, like the flux
+//! power, which is Re sum E x H* dA without a factor 1/2) integrates over the sphere to the
+//! power the box's flux gives.
+//!
+//! Cost: the phase e^{-ik r^.r'} factors along the two in-plane axes of a face, so a face's sum
+//! is a product of two small exponential tables and one complex multiply-add per sample; on the
+//! x and y faces the inner axis is z, whose factor depends on theta alone, so the inner sums are
+//! formed once per theta and reused for every phi. Frequencies and thetas run in parallel.
+
+use crate::flux::{pair_weights, tangential, PatchDft};
+use crate::model::{C0, ETA0};
+use num_complex::Complex64;
+use rayon::prelude::*;
+
+/// A far-field pattern: `[frequency][theta][phi]` arrays, C order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pattern {
+    /// Frequencies (Hz).
+    pub frequency: Vec<f64>,
+    /// Polar angles (degrees from +z).
+    pub theta: Vec<f64>,
+    /// Azimuths (degrees from +x towards +y).
+    pub phi: Vec<f64>,
+    /// r E_theta with e^{ikr} removed (V; e^{-i w t}).
+    pub e_theta: Vec<Complex64>,
+    /// r E_phi with e^{ikr} removed (V).
+    pub e_phi: Vec<Complex64>,
+    /// r^2 |E|^2 / eta0 (W/sr in the flux power's DFT normalisation).
+    pub intensity: Vec<f64>,
+}
+
+impl Pattern {
+    /// The pattern's power per frequency: the intensity integrated over the sphere by the
+    /// trapezoid rule in theta and phi (the angles must span [0, 180] and a full turn of phi,
+    /// its last value repeating the first).
+    pub fn total_power(&self) -> Vec<f64> {
+        let (nt, np) = (self.theta.len(), self.phi.len());
+        let rad = std::f64::consts::PI / 180.0;
+        let trap = |x: &[f64], i: usize| -> f64 {
+            let n = x.len();
+            if n < 2 {
+                return 0.0;
+            }
+            let lo = if i == 0 { x[0] } else { 0.5 * (x[i - 1] + x[i]) };
+            let hi = if i + 1 == n {
+                x[n - 1]
+            } else {
+                0.5 * (x[i] + x[i + 1])
+            };
+            (hi - lo) * rad
+        };
+        (0..self.frequency.len())
+            .map(|f| {
+                let mut sum = 0.0;
+                for t in 0..nt {
+                    let st = (self.theta[t] * rad).sin();
+                    for p in 0..np {
+                        sum += self.intensity[(f * nt + t) * np + p]
+                            * st
+                            * trap(&self.theta, t)
+                            * trap(&self.phi, p);
+                    }
+                }
+                sum
+            })
+            .collect()
+    }
+}
+
+/// One face's current samples at one frequency: for each pair, the cell positions along the
+/// two in-plane axes and the (J, M) tangential components there, already weighted by dA.
+struct Face {
+    /// Normal axis and its coordinate (m).
+    axis: usize,
+    x_a: f64,
+    /// In-plane axes (x, y, z order) and the cell counts along them.
+    pq: [usize; 2],
+    count: [usize; 2],
+    /// Per pair: the coordinates (m) of its samples along p and q.
+    coords: [[Vec<f64>; 2]; 2],
+    /// Per pair: the axis its J component points along and its M component points along.
+    dirs: [[usize; 2]; 2],
+    /// Per pair: J and M values per cell (C order of p, q).
+    values: [[Vec<Complex64>; 2]; 2],
+}
+
+/// Geometry of the grid the faces lie on: node (0, 0, 0) at `origin`, cells `cell` (m).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Geometry {
+    /// Coordinates (m) of grid node (0, 0, 0).
+    pub origin: [f64; 3],
+    /// Cell size (m).
+    pub cell: [f64; 3],
+}
+
+fn faces_at(geometry: Geometry, patches: &[PatchDft], f: usize) -> Vec<Face> {
+    patches
+        .iter()
+        .map(|d| {
+            let patch = &d.patch;
+            let a = patch.axis as usize;
+            let (b, c) = tangential(a);
+            let pq = patch.in_plane();
+            let n = d.cells();
+            let s = patch.sign;
+            let weights = pair_weights(patch);
+            let at = |q: usize, cell: usize| {
+                // e^{-i w t} phasor: the conjugate of the DFT.
+                Complex64::new(d.re[q][f * n + cell], -d.im[q][f * n + cell])
+            };
+            // Pair 0: (E_b, H_c), half a cell along b: J_b = -s H_c, M_c = -s E_b.
+            // Pair 1: (E_c, H_b), half a cell along c: J_c = s H_b, M_b = s E_c.
+            let mut values: [[Vec<Complex64>; 2]; 2] = Default::default();
+            for cell in 0..n {
+                let w0 = weights[0][cell] * d.area * s;
+                let w1 = weights[1][cell] * d.area * s;
+                values[0][0].push(-w0 * at(3, cell));
+                values[0][1].push(-w0 * at(0, cell));
+                values[1][0].push(w1 * at(2, cell));
+                values[1][1].push(w1 * at(1, cell));
+            }
+            let half = [b, c];
+            let coords = [0, 1].map(|pair| {
+                [0, 1].map(|k| {
+                    let axis = pq[k];
+                    let off = if axis == half[pair] { 0.5 } else { 0.0 };
+                    (0..patch.count[k])
+                        .map(|i| {
+                            geometry.origin[axis]
+                                + (patch.start[k] + i) as f64 * geometry.cell[axis]
+                                + off * geometry.cell[axis]
+                        })
+                        .collect()
+                })
+            });
+            Face {
+                axis: a,
+                x_a: geometry.origin[a] + patch.index as f64 * geometry.cell[a],
+                pq,
+                count: patch.count,
+                coords,
+                dirs: [[b, c], [c, b]],
+                values,
+            }
+        })
+        .collect()
+}
+
+/// Project the surface DFTs `patches` (a closed box, at `frequencies`) onto the far field at
+/// the angles `theta` and `phi` (degrees).
+pub fn project(
+    geometry: Geometry,
+    patches: &[PatchDft],
+    frequencies: &[f64],
+    theta: &[f64],
+    phi: &[f64],
+) -> Pattern {
+    let (nt, np) = (theta.len(), phi.len());
+    let rad = std::f64::consts::PI / 180.0;
+    let (sin_p, cos_p): (Vec<f64>, Vec<f64>) = phi.iter().map(|p| (p * rad).sin_cos()).unzip();
+    // One task per (frequency, theta): each fills its row of phis.
+    let rows: Vec<(Vec<Complex64>, Vec<Complex64>)> = (0..frequencies.len() * nt)
+        .into_par_iter()
+        .map_init(
+            || (usize::MAX, Vec::new()),
+            |(cached, faces), job| {
+                let (fi, ti) = (job / nt, job % nt);
+                if *cached != fi {
+                    *faces = faces_at(geometry, patches, fi);
+                    *cached = fi;
+                }
+                let k = 2.0 * std::f64::consts::PI * frequencies[fi] / C0;
+                let (st, ct) = (theta[ti] * rad).sin_cos();
+                row(faces, k, st, ct, &sin_p, &cos_p)
+            },
+        )
+        .collect();
+    let mut e_theta = Vec::with_capacity(rows.len() * np);
+    let mut e_phi = Vec::with_capacity(rows.len() * np);
+    for (t, p) in rows {
+        e_theta.extend(t);
+        e_phi.extend(p);
+    }
+    let intensity = e_theta
+        .iter()
+        .zip(&e_phi)
+        .map(|(t, p)| (t.norm_sqr() + p.norm_sqr()) / ETA0)
+        .collect();
+    Pattern {
+        frequency: frequencies.to_vec(),
+        theta: theta.to_vec(),
+        phi: phi.to_vec(),
+        e_theta,
+        e_phi,
+        intensity,
+    }
+}
+
+/// e^{-i k x u} for each coordinate x.
+fn phases(k: f64, u: f64, xs: &[f64]) -> Vec<Complex64> {
+    xs.iter()
+        .map(|x| {
+            let (s, c) = (-k * u * x).sin_cos();
+            Complex64::new(c, s)
+        })
+        .collect()
+}
+
+/// r E_theta and r E_phi at one frequency (wavenumber `k`) and one theta, for every phi.
+fn row(
+    faces: &[Face],
+    k: f64,
+    st: f64,
+    ct: f64,
+    sin_p: &[f64],
+    cos_p: &[f64],
+) -> (Vec<Complex64>, Vec<Complex64>) {
+    let np = sin_p.len();
+    let mut out_t = Vec::with_capacity(np);
+    let mut out_p = Vec::with_capacity(np);
+    // Inner sums over z of the x and y faces, which depend on theta only: per face and pair,
+    // [J, M][u] = sum_v e^{-ik cos(theta) z_v} F[u, v].
+    let inner: Vec<Option<[[Vec<Complex64>; 2]; 2]>> = faces
+        .iter()
+        .map(|face| {
+            (face.pq[1] == 2).then(|| {
+                [0, 1].map(|pair| {
+                    let ez = phases(k, ct, &face.coords[pair][1]);
+                    let nq = face.count[1];
+                    [0, 1].map(|jm| {
+                        face.values[pair][jm]
+                            .chunks(nq)
+                            .map(|r| r.iter().zip(&ez).map(|(v, e)| v * e).sum())
+                            .collect()
+                    })
+                })
+            })
+        })
+        .collect();
+    for pi in 0..np {
+        let dir = [st * cos_p[pi], st * sin_p[pi], ct];
+        let mut n = [Complex64::default(); 3];
+        let mut l = [Complex64::default(); 3];
+        for (face, inner) in faces.iter().zip(&inner) {
+            let (s, c) = (-k * dir[face.axis] * face.x_a).sin_cos();
+            let normal = Complex64::new(c, s);
+            for pair in 0..2 {
+                let ep = phases(k, dir[face.pq[0]], &face.coords[pair][0]);
+                let (mut sj, mut sm) = (Complex64::default(), Complex64::default());
+                match inner {
+                    Some(inner) => {
+                        for (u, e) in ep.iter().enumerate() {
+                            sj += inner[pair][0][u] * e;
+                            sm += inner[pair][1][u] * e;
+                        }
+                    }
+                    None => {
+                        let eq = phases(k, dir[face.pq[1]], &face.coords[pair][1]);
+                        let nq = face.count[1];
+                        for (u, e) in ep.iter().enumerate() {
+                            let rj = &face.values[pair][0][u * nq..(u + 1) * nq];
+                            let rm = &face.values[pair][1][u * nq..(u + 1) * nq];
+                            let (mut aj, mut am) = (Complex64::default(), Complex64::default());
+                            for v in 0..nq {
+                                aj += rj[v] * eq[v];
+                                am += rm[v] * eq[v];
+                            }
+                            sj += aj * e;
+                            sm += am * e;
+                        }
+                    }
+                }
+                n[face.dirs[pair][0]] += sj * normal;
+                l[face.dirs[pair][1]] += sm * normal;
+            }
+        }
+        let (sp, cp) = (sin_p[pi], cos_p[pi]);
+        let theta_of = |v: &[Complex64; 3]| v[0] * (ct * cp) + v[1] * (ct * sp) - v[2] * st;
+        let phi_of = |v: &[Complex64; 3]| -v[0] * sp + v[1] * cp;
+        let ik4 = Complex64::new(0.0, k / (4.0 * std::f64::consts::PI));
+        out_t.push(ik4 * (phi_of(&l) + ETA0 * theta_of(&n)));
+        out_p.push(-ik4 * (theta_of(&l) - ETA0 * phi_of(&n)));
+    }
+    (out_t, out_p)
+}
