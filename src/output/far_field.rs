@@ -153,6 +153,8 @@ pub struct Reprojected {
     /// The sphere integral of the new intensity per frequency (W in the DFT normalisation),
     /// when the angles cover the whole sphere.
     pub power: Vec<f64>,
+    /// The box's net outward flux per frequency (`power` in the file), to compare with.
+    pub flux_power: Vec<f64>,
 }
 
 /// Read the stored surface DFTs of the far-field monitor group `grp`.
@@ -225,6 +227,10 @@ pub fn reproject(
             .and_then(|d| d.read_raw())
             .map_err(fail)?;
         let patches = read_surface(&grp, geometry.cell).map_err(fail)?;
+        let flux_power: Vec<f64> = grp
+            .dataset("power")
+            .and_then(|d| d.read_raw())
+            .map_err(fail)?;
         let t0 = std::time::Instant::now();
         let pattern = project(geometry, &patches, &frequencies, theta, phi);
         let seconds = t0.elapsed().as_secs_f64();
@@ -241,6 +247,7 @@ pub fn reproject(
             } else {
                 Vec::new()
             },
+            flux_power,
         });
     }
     file.flush().map_err(fail)?;
