@@ -61,7 +61,11 @@ impl Pattern {
             if n < 2 {
                 return 0.0;
             }
-            let lo = if i == 0 { x[0] } else { 0.5 * (x[i - 1] + x[i]) };
+            let lo = if i == 0 {
+                x[0]
+            } else {
+                0.5 * (x[i - 1] + x[i])
+            };
             let hi = if i + 1 == n {
                 x[n - 1]
             } else {

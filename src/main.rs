@@ -196,12 +196,16 @@ fn farfield(file: PathBuf, theta: Angles, phi: Angles) -> ExitCode {
                     r.seconds
                 );
                 if !r.power.is_empty() {
-                    let worst = r
-                        .power
-                        .iter()
-                        .zip(&r.flux_power)
-                        .map(|(p, f)| p / f)
-                        .fold(1.0f64, |w, x| if (x - 1.0).abs() > (w - 1.0).abs() { x } else { w });
+                    let worst = r.power.iter().zip(&r.flux_power).map(|(p, f)| p / f).fold(
+                        1.0f64,
+                        |w, x| {
+                            if (x - 1.0).abs() > (w - 1.0).abs() {
+                                x
+                            } else {
+                                w
+                            }
+                        },
+                    );
                     print!("; sphere integral / box flux, farthest from 1: {worst:.5}");
                 }
                 println!();

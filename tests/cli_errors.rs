@@ -77,7 +77,10 @@ phi = { min = 0.0, max = 360.0, count = 9 }
 
 /// The good scene with `extra` appended, its first occurrence of `from` replaced by `to`.
 fn with(extra: &str, from: &str, to: &str) -> String {
-    assert!(extra.contains(from), "test setup: `{from}` not in the monitor");
+    assert!(
+        extra.contains(from),
+        "test setup: `{from}` not in the monitor"
+    );
     format!("{GOOD}{}", extra.replacen(from, to, 1))
 }
 

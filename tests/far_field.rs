@@ -96,7 +96,11 @@ fn moment(model: &Model, f: f64) -> f64 {
 }
 
 fn pattern(model: &Model, dft: &FluxDft) -> Pattern {
-    let ff = model.fluxes.iter().find_map(|f| f.far_field.clone()).unwrap();
+    let ff = model
+        .fluxes
+        .iter()
+        .find_map(|f| f.far_field.clone())
+        .unwrap();
     let g = &model.grid;
     project(
         Geometry {
@@ -120,7 +124,10 @@ fn dipole_pattern_is_sin_squared_and_its_integral_is_the_box_flux_and_the_larmor
     let flux = dfts[0].power();
     let t0 = std::time::Instant::now();
     let p = pattern(&m, &dfts[1]);
-    eprintln!("projection of 37 x 73 angles x 3 frequencies: {:?}", t0.elapsed());
+    eprintln!(
+        "projection of 37 x 73 angles x 3 frequencies: {:?}",
+        t0.elapsed()
+    );
     let sphere = p.total_power();
     let far_flux = dfts[1].power();
     let (nt, np) = (p.theta.len(), p.phi.len());
@@ -155,7 +162,10 @@ fn dipole_pattern_is_sin_squared_and_its_integral_is_the_box_flux_and_the_larmor
         eprintln!(
             "f = {f:.2e}: pattern vs sin^2 {worst:.2e} of the peak, E_phi^2 {cross:.1e}; sphere / flux box {ratio_flux:.5}, / far-field box flux {ratio_own:.5}, / Larmor {ratio_larmor:.5}; flux box / Larmor {ratio_box:.5}"
         );
-        assert!(worst < 0.02, "pattern off sin^2 by {worst:.3e} at {f:.2e} Hz");
+        assert!(
+            worst < 0.02,
+            "pattern off sin^2 by {worst:.3e} at {f:.2e} Hz"
+        );
         // A z dipole radiates no E_phi; 1e-3 of the peak is the lattice's fourfold anisotropy
         // at most.
         assert!(cross < 1e-3, "E_phi^2 / peak = {cross:.2e}");

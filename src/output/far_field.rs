@@ -23,8 +23,16 @@ pub(super) fn box_attrs(grp: &Group, g: &Grid, patches: &[Patch]) -> hdf5::Resul
     let hi = [0, 1, 2].map(|a| patches[2 * a + 1].index);
     arr_attr(grp, "box_start", &lo.map(|i| i as i64))?;
     arr_attr(grp, "box_end", &hi.map(|i| i as i64))?;
-    arr_attr(grp, "box_min", &[0, 1, 2].map(|a| g.origin[a] + lo[a] as f64 * g.cell[a]))?;
-    arr_attr(grp, "box_max", &[0, 1, 2].map(|a| g.origin[a] + hi[a] as f64 * g.cell[a]))
+    arr_attr(
+        grp,
+        "box_min",
+        &[0, 1, 2].map(|a| g.origin[a] + lo[a] as f64 * g.cell[a]),
+    )?;
+    arr_attr(
+        grp,
+        "box_max",
+        &[0, 1, 2].map(|a| g.origin[a] + hi[a] as f64 * g.cell[a]),
+    )
 }
 
 /// The four DFT datasets E_b, E_c, H_b, H_c of one patch in `grp`, `[frequency, n_p, n_q]`,
@@ -213,8 +221,14 @@ pub fn reproject(
             "`{shown}` has no /far_field group: the scene had no `type = \"far_field\"` monitor"
         ))
     })?;
-    let cell: Vec<f64> = file.attr("cell_size").and_then(|a| a.read_raw()).map_err(fail)?;
-    let origin: Vec<f64> = file.attr("origin").and_then(|a| a.read_raw()).map_err(fail)?;
+    let cell: Vec<f64> = file
+        .attr("cell_size")
+        .and_then(|a| a.read_raw())
+        .map_err(fail)?;
+    let origin: Vec<f64> = file
+        .attr("origin")
+        .and_then(|a| a.read_raw())
+        .map_err(fail)?;
     let geometry = Geometry {
         origin: [origin[0], origin[1], origin[2]],
         cell: [cell[0], cell[1], cell[2]],

@@ -526,7 +526,15 @@ impl Hdf5Writer {
                 let surface = grp.create_group("surface")?;
                 patches
                     .iter()
-                    .map(|p| far_field::face_datasets(&surface.create_group(&p.face_name())?, g, p, nf, true))
+                    .map(|p| {
+                        far_field::face_datasets(
+                            &surface.create_group(&p.face_name())?,
+                            g,
+                            p,
+                            nf,
+                            true,
+                        )
+                    })
                     .collect::<hdf5::Result<Vec<_>>>()?
             } else if !f.fields {
                 Vec::new()
@@ -535,7 +543,9 @@ impl Hdf5Writer {
             } else {
                 patches
                     .iter()
-                    .map(|p| far_field::face_datasets(&grp.create_group(&p.face_name())?, g, p, nf, true))
+                    .map(|p| {
+                        far_field::face_datasets(&grp.create_group(&p.face_name())?, g, p, nf, true)
+                    })
                     .collect::<hdf5::Result<Vec<_>>>()?
             };
             let far = match &f.far_field {

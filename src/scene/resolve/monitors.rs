@@ -535,11 +535,7 @@ fn angles(
         } else {
             "phi = { min = 0.0, max = 360.0, count = 73 } (degrees from +x)"
         };
-        ck.error(
-            mon,
-            key,
-            format!("a far_field monitor needs `{example}`"),
-        );
+        ck.error(mon, key, format!("a far_field monitor needs `{example}`"));
         return None;
     };
     let s = a.get_ref();

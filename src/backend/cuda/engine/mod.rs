@@ -61,7 +61,8 @@ use crate::real::Real;
 use device::bytes_of;
 use halo::Route;
 use monitors::{
-    flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, FluxPatch, Probes, RingGpu, Slot, Ticket,
+    flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, FluxPatch, Probes, RingGpu, Slot,
+    Ticket,
 };
 use slab::{Slab, XRun};
 use std::cell::RefCell;
@@ -402,10 +403,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                         weights,
                     });
                 }
-                debug_assert_eq!(
-                    parts.iter().map(|p| p.cells).sum::<usize>(),
-                    patch.cells()
-                );
+                debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), patch.cells());
                 allocation.monitors += parts
                     .iter()
                     .map(|p| {

@@ -456,8 +456,22 @@ pub(super) fn flux_part(
     // (base, below, su, sv, cells, cell0).
     let (base, below, su, sv, cells, cell0) = match a {
         0 => (p * plane + s0 * nz + s1, plane, nz, 1, n0 * n1, 0),
-        1 => (p * plane + k * nz + s1, nz, plane, 1, (xe - xs) * n1, (xs - s0) * n1),
-        _ => (p * plane + s1 * nz + k, 1, plane, nz, (xe - xs) * n1, (xs - s0) * n1),
+        1 => (
+            p * plane + k * nz + s1,
+            nz,
+            plane,
+            1,
+            (xe - xs) * n1,
+            (xs - s0) * n1,
+        ),
+        _ => (
+            p * plane + s1 * nz + k,
+            1,
+            plane,
+            nz,
+            (xe - xs) * n1,
+            (xs - s0) * n1,
+        ),
     };
     let at = |comp: usize, off: usize| s.f[comp] + (off * t) as u64;
     let args = FluxArgs {
