@@ -135,9 +135,8 @@ fn faces_at(geometry: Geometry, patches: &[PatchDft], f: usize) -> Vec<Face> {
             // Pair 0: (E_b, H_c), half a cell along b: J_b = -s H_c, M_c = -s E_b.
             // Pair 1: (E_c, H_b), half a cell along c: J_c = s H_b, M_b = s E_c.
             let mut values: [[Vec<Complex64>; 2]; 2] = Default::default();
-            for cell in 0..n {
-                let w0 = weights[0][cell] * d.area * s;
-                let w1 = weights[1][cell] * d.area * s;
+            for (cell, (w0, w1)) in weights[0].iter().zip(&weights[1]).enumerate().take(n) {
+                let (w0, w1) = (w0 * d.area * s, w1 * d.area * s);
                 values[0][0].push(-w0 * at(3, cell));
                 values[0][1].push(-w0 * at(0, cell));
                 values[1][0].push(w1 * at(2, cell));
