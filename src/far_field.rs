@@ -352,14 +352,22 @@ fn rows_of(
                 let (s, c) = (-k * dir[face.axis] * face.x_a).sin_cos();
                 let normal = Complex64::new(c, s);
                 for pair in 0..2 {
-                    let ep = phases(k, dir[face.pq[0]], &face.coords[pair][0]);
+                    // sum_u a_u e^{-ik d x_u} with x_u = x_0 + u h: e^{-ik d x_0} times the
+                    // polynomial in w = e^{-ik d h}, by Horner's rule (two sin_cos, not one
+                    // per sample).
+                    let xs = &face.coords[pair][0];
+                    let h = if xs.len() > 1 { xs[1] - xs[0] } else { 0.0 };
+                    let u = dir[face.pq[0]];
+                    let (s0, c0) = (-k * u * xs[0]).sin_cos();
+                    let (sw, cw) = (-k * u * h).sin_cos();
+                    let (first, w) = (Complex64::new(c0, s0), Complex64::new(cw, sw));
                     let (mut sj, mut sm) = (Complex64::default(), Complex64::default());
-                    for (u, e) in ep.iter().enumerate() {
-                        sj += inner[pair][0][u] * e;
-                        sm += inner[pair][1][u] * e;
+                    for (aj, am) in inner[pair][0].iter().zip(&inner[pair][1]).rev() {
+                        sj = sj * w + aj;
+                        sm = sm * w + am;
                     }
-                    n[face.dirs[pair][0]] += sj * normal;
-                    l[face.dirs[pair][1]] += sm * normal;
+                    n[face.dirs[pair][0]] += sj * first * normal;
+                    l[face.dirs[pair][1]] += sm * first * normal;
                 }
             }
             let theta_of = |v: &[Complex64; 3]| v[0] * (ct * cp) + v[1] * (ct * sp) - v[2] * st;
