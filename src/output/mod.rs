@@ -206,6 +206,10 @@ pub struct Complex {
     pub i: f64,
 }
 
+/// One surface DFT monitor's datasets: `/flux/<name>/` or `/far_field/<name>/`. A TF/SF
+/// source's normalisations (`incident_intensity` and `cross_section` of a flux box, `rcs` of a
+/// far field: design.md section 6) belong in `group` next to `power`, written by
+/// [`Hdf5Writer::write_flux`] and [`Hdf5Writer::write_far_field`] from the same spectra.
 struct FluxSet {
     group: Group,
     power: Dataset,
