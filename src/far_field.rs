@@ -221,7 +221,7 @@ pub fn project(
     };
     // One task per (frequency, group of thetas): each fills its rows of phis.
     let ng = theta_groups.len();
-    let done: Vec<Vec<(usize, Vec<Complex64>, Vec<Complex64>)>> = (0..frequencies.len() * ng)
+    let done: Vec<Vec<Row>> = (0..frequencies.len() * ng)
         .into_par_iter()
         .map_init(
             || (usize::MAX, Vec::new()),
@@ -264,6 +264,12 @@ pub fn project(
     }
 }
 
+/// One theta's row: (theta index, r E_theta and r E_phi for every phi).
+type Row = (usize, Vec<Complex64>, Vec<Complex64>);
+
+/// A face's inner sums: [pair][J or M][u].
+type Inner = [[Vec<Complex64>; 2]; 2];
+
 /// The azimuths' sines and cosines, and the distinct sines.
 struct Angles<'a> {
     sin_p: &'a [f64],
@@ -285,7 +291,7 @@ fn phases(k: f64, u: f64, xs: &[f64]) -> Vec<Complex64> {
 
 /// Per pair and (J, M), the sums over the inner axis v of a face's values with the phases `e`
 /// (one table per pair): [pair][J or M][u].
-fn inner_sums(face: &Face, e: [&[Complex64]; 2]) -> [[Vec<Complex64>; 2]; 2] {
+fn inner_sums(face: &Face, e: [&[Complex64]; 2]) -> Inner {
     let nq = face.count[1];
     [0, 1].map(|pair| {
         [0, 1].map(|jm| {
@@ -299,17 +305,11 @@ fn inner_sums(face: &Face, e: [&[Complex64]; 2]) -> [[Vec<Complex64>; 2]; 2] {
 
 /// (theta index, r E_theta, r E_phi for every phi) at one frequency (wavenumber `k`) for the
 /// thetas `rows` (index, cos theta) that share `st` = sin theta.
-fn rows_of(
-    faces: &[Face],
-    k: f64,
-    st: f64,
-    rows: &[(usize, f64)],
-    angles: &Angles,
-) -> Vec<(usize, Vec<Complex64>, Vec<Complex64>)> {
+fn rows_of(faces: &[Face], k: f64, st: f64, rows: &[(usize, f64)], angles: &Angles) -> Vec<Row> {
     let np = angles.sin_p.len();
     // The z faces (inner axis y): per distinct sin(phi), their inner sums, the same for every
     // theta of the group.
-    let by_sin: Vec<Option<Vec<[[Vec<Complex64>; 2]; 2]>>> = faces
+    let by_sin: Vec<Option<Vec<Inner>>> = faces
         .iter()
         .map(|face| {
             (face.pq[1] != 2).then(|| {
@@ -327,7 +327,7 @@ fn rows_of(
     let mut out = Vec::with_capacity(rows.len());
     for &(ti, ct) in rows {
         // The x and y faces (inner axis z): their inner sums depend on theta only.
-        let by_theta: Vec<Option<[[Vec<Complex64>; 2]; 2]>> = faces
+        let by_theta: Vec<Option<Inner>> = faces
             .iter()
             .map(|face| {
                 (face.pq[1] == 2).then(|| {

@@ -208,13 +208,13 @@ fn a_closed_box_has_zero_net_power_around_no_source_and_the_same_power_at_any_si
             "f {q}: small {:.6e}, large {:.6e} (ratio {r:.6}); empty box net {:.3e} of gross {:.3e}",
             small[q], large[q], empty[q], gross
         );
-        // Vacuum between the boxes and no loss. With E and H combined at the same instant and
-        // each face integrated by the trapezoid rule between E nodes, the box's flux is the
-        // discrete Poynting theorem's, which the Yee scheme conserves up to the time
-        // discretisation's O((w dt)^2) difference between the energies at whole and half steps
-        // in the region between the boxes, which the DFT of a finished pulse averages away:
-        // measured 1e-6. 1e-4 leaves room and fails a box that counts an edge twice or misses
-        // one (an edge strip is 1/8 to 1/20 of a face, percent of the power).
+        // Vacuum between the boxes and no loss, so the same power crosses both. E and H are
+        // combined at the same instant and each face is integrated by the trapezoid rule
+        // between E nodes, which makes the box's flux a sum of the lattice's own Poynting
+        // divergence over the cells inside: it telescopes, and the two boxes differ only by
+        // the time discretisation's residue between them, measured 1e-6. 1e-4 leaves room and
+        // fails a box that counts an edge twice or misses one (an edge strip carries 1/8 to
+        // 1/20 of a face's power here, percent of the total).
         assert!((r - 1.0).abs() < 1e-4, "large / small box = {r:.7}");
         // A box around no source: what flows in flows out (measured 1e-8 of what crosses the
         // faces); a wrong sign or weight on any face leaves percent.
