@@ -79,3 +79,59 @@ def test_plot_pattern_draws_the_cut_and_the_maps(dipole_run, tmp_path):
     fig = plot_pattern(dipole_run, "pattern", db=True)
     assert max(fig.axes[0].lines[0].get_ydata()) == pytest.approx(10 * np.log10(1.5), abs=0.15)
     plt.close(fig)
+
+
+BOX_FIELDS = """
+[simulation]
+length_unit = "um"
+cell_size = 0.05
+size = [1.4, 1.4, 1.4]
+steps = 200
+precision = "f64"
+[boundaries]
+default = { type = "pml", cells = 6 }
+[[source]]
+type = "dipole"
+component = "Ex"
+position = [0.025, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 2.0e14 }
+[[monitor]]
+type = "flux"
+name = "box"
+box = { center = [0.0, 0.0, 0.0], size = [0.6, 0.5, 0.4] }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+fields = true
+"""
+
+
+def test_box_face_fields_sum_to_the_box_power_with_the_trapezoid_rule(yee_bin, tmp_path):
+    out = run_scene(yee_bin, tmp_path, "box_fields", BOX_FIELDS)
+    total = 0.0
+    with Result(out) as r:
+        power = r.flux("box")["power"]
+        cell = r.cell_size
+        for face in ("x_min", "x_max", "y_min", "y_max", "z_min", "z_max"):
+            a = "xyz".index(face[0])
+            b, c = (a + 1) % 3, (a + 2) % 3
+            names = [f"E{'xyz'[b]}", f"E{'xyz'[c]}", f"H{'xyz'[b]}", f"H{'xyz'[c]}"]
+            eb, ec, hb, hc = (r.flux_field("box", f"{face}/{n}") for n in names)
+            assert eb.axes == tuple("xyz"[k] for k in sorted((b, c)))
+            sign = float(r.file[f"flux/box/{face}"].attrs["sign"])
+            assert sign == (-1.0 if face.endswith("min") else 1.0)
+            n1, n2 = eb.data.shape[1:]
+            # Trapezoid weights from E node to E node: the pair half a cell along an axis
+            # covers the cells between the nodes, the pair on an axis's nodes halves its ends.
+            half = lambda n: np.r_[np.ones(n - 1), 0.0]  # noqa: E731
+            node = lambda n: np.r_[0.5, np.ones(n - 2), 0.5]  # noqa: E731
+            p, q = sorted((b, c))
+            w = {p: (half(n1), node(n1)), q: (half(n2), node(n2))}
+            w_bc = np.outer(w[p][0] if b == p else w[p][1], w[q][1] if b == p else w[q][0])
+            w_cb = np.outer(w[p][1] if b == p else w[p][0], w[q][0] if b == p else w[q][1])
+            area = cell[p] * cell[q]
+            face_power = sign * area * (
+                (w_bc * (eb.data * hc.data.conj()).real).sum(axis=(1, 2))
+                - (w_cb * (ec.data * hb.data.conj()).real).sum(axis=(1, 2))
+            )
+            total = total + face_power
+    np.testing.assert_allclose(total, power, rtol=1e-9)
+    assert (power > 0).all()

@@ -393,7 +393,7 @@ class Result:
         """A flux monitor's DFT field (stored with ``fields = true``) with its axes.
 
         ``data`` is complex ``[frequency, n1, n2]`` over the plane's two in-plane axes in x, y, z
-        order; ``axes`` names them (e.g. ``("x", "y")`` for a z plane) and ``coords`` holds
+        order (for a closed flux box, name the face: ``"x_min/Ey"``); ``axes`` names them (e.g. ``("x", "y")`` for a z plane) and ``coords`` holds
         their sample coordinates in metres, from the dataset's own Yee-staggered ``origin``.
         """
         group = self._group("flux", name)
@@ -404,7 +404,9 @@ class Result:
                 + (f"; stored: {stored}" if stored else "; run it with fields = true")
             )
         dset = group[component]
-        normal = "xyz".index(str(group.attrs["axis"]))
+        # A box's faces are groups of their own (``x_min/Ey``) carrying their axis.
+        owner = dset.parent if "/" in component else group
+        normal = "xyz".index(_plain(owner.attrs["axis"]))
         axes = tuple(a for a in range(3) if a != normal)
         origin = np.asarray(dset.attrs["origin"], dtype=float)
         spacing = np.asarray(dset.attrs["spacing"], dtype=float)
@@ -417,7 +419,7 @@ class Result:
             frequency=np.asarray(group["frequency"][()], dtype=float),
             axes=tuple("xyz"[a] for a in axes),
             coords=coords,
-            position=float(group.attrs["position"]),
+            position=float(origin[normal]),
         )
 
     def far_field(self, name: str) -> FarField:
