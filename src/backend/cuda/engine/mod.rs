@@ -704,27 +704,27 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let t_h = t_e - 0.5 * dt;
         for m in 0..self.fluxes.len() {
             let nf = self.fluxes[m].nf;
-            let parts = (0..self.fluxes[m].patches.len())
-                .flat_map(|p| (0..self.fluxes[m].patches[p].parts.len()).map(move |i| (p, i)));
-            for (p, i) in parts.collect::<Vec<_>>() {
-                let part = self.fluxes[m].patches[p].parts[i];
-                // The weights once per frequency, then the accumulation, in stream order.
-                let weights = FluxWeightsArgs {
-                    t_e,
-                    t_h,
-                    dt,
-                    ..part.weights
-                };
-                let (gpu, args, cells) = (part.gpu, part.args, part.cells);
-                let dims = Dims::elements(nf as u64, 1);
-                let r = self.launch(gpu, Stream::Compute, Kernel::FluxWeights, dims, &weights);
-                if self.ok(r, "computing flux DFT weights").is_none() {
-                    return;
-                }
-                let dims = Dims::elements((cells * nf) as u64, 1);
-                let r = self.launch(gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
-                if self.ok(r, "accumulating a flux DFT").is_none() {
-                    return;
+            for p in 0..self.fluxes[m].patches.len() {
+                for i in 0..self.fluxes[m].patches[p].parts.len() {
+                    let part = self.fluxes[m].patches[p].parts[i];
+                    // The weights once per frequency, then the accumulation, in stream order.
+                    let weights = FluxWeightsArgs {
+                        t_e,
+                        t_h,
+                        dt,
+                        ..part.weights
+                    };
+                    let (gpu, args, cells) = (part.gpu, part.args, part.cells);
+                    let dims = Dims::elements(nf as u64, 1);
+                    let r = self.launch(gpu, Stream::Compute, Kernel::FluxWeights, dims, &weights);
+                    if self.ok(r, "computing flux DFT weights").is_none() {
+                        return;
+                    }
+                    let dims = Dims::elements((cells * nf) as u64, 1);
+                    let r = self.launch(gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
+                    if self.ok(r, "accumulating a flux DFT").is_none() {
+                        return;
+                    }
                 }
             }
         }
