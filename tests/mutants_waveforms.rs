@@ -39,10 +39,7 @@ fn gaussian_and_ricker_peak_where_their_delays_put_them() {
     };
     let t0 = 1.3 / fp + d;
     assert!((r.peak_time() / t0 - 1.0).abs() < 1e-12);
-    assert!(
-        (r.value(t0) - 1.0).abs() < 1e-12,
-        "a Ricker peaks at 1 at its peak time"
-    );
+    assert!((r.value(t0) - 1.0).abs() < 1e-12, "a Ricker peaks at 1 at its peak time");
     for u in [-0.4 / fp, 0.1 / fp, 0.25 / fp, 0.9 / fp] {
         let a = (PI * fp * u).powi(2);
         assert!((r.value(t0 + u) - (1.0 - 2.0 * a) * (-a).exp()).abs() < 1e-12);
@@ -73,10 +70,7 @@ fn the_band_ends_where_the_spectrum_falls_to_a_thousandth() {
     let sf = bw / (2.0 * (2.0 * 2f64.ln()).sqrt());
     let fmax = g.max_frequency();
     let level = (-(fmax - f0).powi(2) / (2.0 * sf * sf)).exp();
-    assert!(
-        (0.9e-3..1.3e-3).contains(&level),
-        "Gaussian at max: {level:e}"
-    );
+    assert!((0.9e-3..1.3e-3).contains(&level), "Gaussian at max: {level:e}");
     let fp = 9.0e8;
     let r = Waveform::Ricker {
         frequency: fp,
@@ -85,10 +79,7 @@ fn the_band_ends_where_the_spectrum_falls_to_a_thousandth() {
     assert_eq!(r.centre_frequency(), fp);
     let x = r.max_frequency() / fp;
     let level = x * x * (1.0 - x * x).exp();
-    assert!(
-        (2.5e-3..3.5e-3).contains(&level),
-        "Ricker at max: {level:e}"
-    );
+    assert!((2.5e-3..3.5e-3).contains(&level), "Ricker at max: {level:e}");
     let c = Waveform::Continuous {
         frequency: 3e9,
         ramp: 1e-9,
