@@ -238,3 +238,37 @@ fn flux_and_far_field_boxes_are_identical_on_one_and_three_slabs() {
     )));
     assert_eq!(run(&m, 1), run(&m, 3), "every surface DFT, bit for bit");
 }
+
+#[test]
+fn an_object_reaching_outside_a_far_field_box_is_warned_about() {
+    let glass = |center: &str| {
+        format!(
+            r#"
+[materials]
+glass = {{ epsilon = 2.25 }}
+[[geometry]]
+shape = "sphere"
+material = "glass"
+center = {center}
+radius = 0.1
+"#
+        )
+    };
+    let warnings = |text: String| {
+        let (_, w) = yee::scene::load_str(&text, "s.toml").expect("a valid scene");
+        w.into_iter()
+            .filter(|w| w.contains("monitor[0].box"))
+            .collect::<Vec<_>>()
+    };
+    // The scene's tables come before its [[source]]: put the materials ahead of it.
+    let scene = |extra: String| {
+        let base = dipole_scene(FAR);
+        let at = base.find("[[source]]").unwrap();
+        format!("{}{extra}\n{}", &base[..at], &base[at..])
+    };
+    let inside = warnings(scene(glass("[0.2, 0.0, 0.0]")));
+    assert!(inside.is_empty(), "{inside:?}");
+    let outside = warnings(scene(glass("[0.4, 0.0, 0.0]")));
+    assert_eq!(outside.len(), 1, "{outside:?}");
+    assert!(outside[0].contains("vacuum") && outside[0].contains("[0.4, 0, 0]"));
+}

@@ -13,6 +13,7 @@ pub(super) fn monitors(
     grid: Option<&Grid>,
     unit_m: f64,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
+    objects: &[Object],
 ) -> (Vec<Probe>, Vec<Snapshot>, Vec<Flux>) {
     let mut probes = Vec::new();
     let mut snaps = Vec::new();
@@ -50,6 +51,9 @@ pub(super) fn monitors(
         };
         if kind >= 2 {
             if let Some(f) = flux(m, mon, &key, ck, grid, unit_m, faces, kind == 3) {
+                if let (Some(g), Some(b), true) = (grid, &m.region, f.far_field.is_some()) {
+                    vacuum_outside(ck, g, b, &key, &f.patches, objects, unit_m);
+                }
                 fluxes.push(f);
             }
             continue;
@@ -518,6 +522,32 @@ fn flux(
         fields,
         far_field,
     })
+}
+
+/// Warn when an object of some material reaches outside a far-field box: the projection
+/// radiates the box's surface currents into vacuum, so anything outside the box is ignored.
+fn vacuum_outside(
+    ck: &mut Checker,
+    g: &Grid,
+    b: &Spanned<BoxSpec>,
+    key: &str,
+    patches: &[Patch],
+    objects: &[Object],
+    unit_m: f64,
+) {
+    let lo = [0, 1, 2].map(|a| g.origin[a] + patches[2 * a].index as f64 * g.cell[a]);
+    let hi = [0, 1, 2].map(|a| g.origin[a] + patches[2 * a + 1].index as f64 * g.cell[a]);
+    let tol = 1e-9 * g.cell.iter().cloned().fold(0.0, f64::max);
+    for o in objects.iter().filter(|o| o.material != 0) {
+        let (olo, ohi) = o.bounds();
+        if (0..3).any(|a| olo[a] < lo[a] - tol || ohi[a] > hi[a] + tol) {
+            let c = o.center.map(|x| num(x / unit_m));
+            ck.warn(b, &format!("{key}.box"), format!(
+                "the far-field projection radiates the box's surface currents into vacuum, but the object centred at [{}, {}, {}] reaches outside the box: the pattern leaves it out (enclose it, or use a flux box for power only)",
+                c[0], c[1], c[2]
+            ));
+        }
+    }
 }
 
 /// Evenly spaced angles (degrees) of a far-field monitor's `theta` or `phi`, within `range`.
