@@ -9,6 +9,7 @@ pub mod backend;
 pub mod bench;
 pub mod decomp;
 pub mod devices;
+pub mod far_field;
 pub mod flux;
 pub mod fpu;
 pub mod model;

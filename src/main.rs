@@ -122,6 +122,101 @@ enum Command {
     /// The material library: every fit a scene can name with `{ library = "..." }`, with its
     /// band, poles and source.
     Materials,
+    /// Project the far-field monitors of a result file again at other angles, from the surface
+    /// DFTs the run stored (replaces theta, phi, E_theta, E_phi and intensity in the file).
+    Farfield {
+        /// The result file (HDF5) of a run with a `type = "far_field"` monitor.
+        file: PathBuf,
+        /// Polar angles in degrees from +z: MIN:MAX:COUNT within [0, 180], e.g. 0:180:37.
+        #[arg(long, value_name = "MIN:MAX:COUNT", default_value = "0:180:37", value_parser = parse_theta)]
+        theta: Angles,
+        /// Azimuths in degrees from +x towards +y: MIN:MAX:COUNT, e.g. 0:360:73.
+        #[arg(long, value_name = "MIN:MAX:COUNT", default_value = "0:360:73", value_parser = parse_phi)]
+        phi: Angles,
+    },
+}
+
+/// Evenly spaced angles from `--theta` or `--phi`.
+#[derive(Clone)]
+struct Angles(Vec<f64>);
+
+fn parse_angles(s: &str, range: Option<(f64, f64)>) -> Result<Angles, String> {
+    let parts: Vec<&str> = s.split(':').collect();
+    let bad = || {
+        format!(
+            "`{s}` is not MIN:MAX:COUNT (degrees, min <= max{}, 1 <= count <= 10000), e.g. 0:180:37",
+            range.map_or(String::new(), |(lo, hi)| format!(", within [{lo}, {hi}]"))
+        )
+    };
+    let [lo, hi, n] = parts[..] else {
+        return Err(bad());
+    };
+    let (Ok(lo), Ok(hi), Ok(n)) = (
+        lo.trim().parse::<f64>(),
+        hi.trim().parse::<f64>(),
+        n.trim().parse::<usize>(),
+    ) else {
+        return Err(bad());
+    };
+    let within = range.is_none_or(|(a, b)| lo >= a && hi <= b);
+    if !(lo.is_finite() && hi.is_finite() && lo <= hi && within) || n == 0 || n > 10_000 {
+        return Err(bad());
+    }
+    Ok(Angles(
+        (0..n)
+            .map(|i| {
+                if n == 1 {
+                    lo
+                } else {
+                    lo + (hi - lo) * i as f64 / (n - 1) as f64
+                }
+            })
+            .collect(),
+    ))
+}
+
+fn parse_theta(s: &str) -> Result<Angles, String> {
+    parse_angles(s, Some((0.0, 180.0)))
+}
+
+fn parse_phi(s: &str) -> Result<Angles, String> {
+    parse_angles(s, None)
+}
+
+/// `yee farfield`: re-project every far-field monitor of `file`.
+fn farfield(file: PathBuf, theta: Angles, phi: Angles) -> ExitCode {
+    match yee::output::far_field::reproject(&file, &theta.0, &phi.0) {
+        Ok(done) => {
+            for r in done {
+                print!(
+                    "{}: {} x {} angles projected in {:.3} s",
+                    r.name,
+                    theta.0.len(),
+                    phi.0.len(),
+                    r.seconds
+                );
+                if !r.power.is_empty() {
+                    let worst = r.power.iter().zip(&r.flux_power).map(|(p, f)| p / f).fold(
+                        1.0f64,
+                        |w, x| {
+                            if (x - 1.0).abs() > (w - 1.0).abs() {
+                                x
+                            } else {
+                                w
+                            }
+                        },
+                    );
+                    print!("; sphere integral / box flux, farthest from 1: {worst:.5}");
+                }
+                println!();
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// GPUs given with `--gpus`.
@@ -200,6 +295,7 @@ fn main() -> ExitCode {
             (metal, json),
         ),
         Command::Check { scene } => check(scene),
+        Command::Farfield { file, theta, phi } => farfield(file, theta, phi),
         Command::Materials => materials(),
         Command::Plan {
             scene,

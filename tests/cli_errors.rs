@@ -57,6 +57,33 @@ fn run_scene(name: &str, bytes: &[u8]) -> (Option<i32>, String, bool) {
     )
 }
 
+/// A closed flux box appended to the good scene (lines 25 to 29).
+const FLUX_BOX: &str = r#"[[monitor]]
+type = "flux"
+name = "b"
+box = { center = [0.0, 0.0, 0.0], size = [0.3, 0.3, 0.3] }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+"#;
+
+/// A far-field box appended to the good scene (lines 25 to 31).
+const FAR_FIELD: &str = r#"[[monitor]]
+type = "far_field"
+name = "ff"
+box = { center = [0.0, 0.0, 0.0], size = [0.3, 0.3, 0.3] }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+theta = { min = 0.0, max = 180.0, count = 5 }
+phi = { min = 0.0, max = 360.0, count = 9 }
+"#;
+
+/// The good scene with `extra` appended, its first occurrence of `from` replaced by `to`.
+fn with(extra: &str, from: &str, to: &str) -> String {
+    assert!(
+        extra.contains(from),
+        "test setup: `{from}` not in the monitor"
+    );
+    format!("{GOOD}{}", extra.replacen(from, to, 1))
+}
+
 /// Replace the first occurrence of `from` in the good scene.
 fn edit(from: &str, to: &str) -> String {
     assert!(
@@ -69,6 +96,11 @@ fn edit(from: &str, to: &str) -> String {
 #[test]
 fn the_good_scene_runs() {
     let (code, err, exists) = run_scene("good", GOOD.as_bytes());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(exists);
+    // And with the flux and far-field boxes the error rows break.
+    let text = format!("{GOOD}{FLUX_BOX}{FAR_FIELD}");
+    let (code, err, exists) = run_scene("good_boxes", text.as_bytes());
     assert_eq!(code, Some(0), "{err}");
     assert!(exists);
 }
@@ -114,6 +146,18 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("misspelt pole key", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, lorentz = [{ delta_eps = 1.0, frequency = 3.0e14 }] }"), vec!["scene.toml:9:", "delta_eps", "did you mean `delta_epsilon`"]),
         ("too many poles", edit("glass = { epsilon = 2.25 }", &format!("glass = {{ epsilon = 2.25, debye = [{}] }}", ["{ delta_epsilon = 1.0, relaxation_time = 1.0e-12 }"; 9].join(", "))), vec!["scene.toml:9:", "materials.glass", "9 poles", "at most 8"]),
         ("pec with mu", edit("glass = { epsilon = 2.25 }", "glass = { pec = true, mu = 2.0 }"), vec!["scene.toml:9:", "materials.glass", "PEC material takes no other keys", "mu"]),
+        ("flux box in the pml", with(FLUX_BOX, "size = [0.3, 0.3, 0.3]", "size = [0.6, 0.3, 0.3]"), vec!["scene.toml:28:", "monitor[1].box", "not closed inside the domain along x", "PML"]),
+        ("flux box across the domain edge", with(FLUX_BOX, "center = [0.0, 0.0, 0.0]", "center = [0.0, 0.0, 0.5]"), vec!["scene.toml:28:", "monitor[1].box", "not closed inside the domain along z"]),
+        ("flux box of zero size", with(FLUX_BOX, "size = [0.3, 0.3, 0.3]", "size = [0.3, 0.0, 0.3]"), vec!["scene.toml:28:", "monitor[1].box.size", "positive size along every axis", "along y is 0"]),
+        ("flux box thinner than a cell", with(FLUX_BOX, "size = [0.3, 0.3, 0.3]", "size = [0.3, 0.02, 0.3]"), vec!["scene.toml:28:", "monitor[1].box.size", "degenerate along y"]),
+        ("flux plane and box", with(FLUX_BOX, "name = \"b\"", "name = \"b\"\nplane = { z = 0.0 }"), vec!["scene.toml:", "monitor[1]", "not both"]),
+        ("flux without plane or box", with(FLUX_BOX, "box = { center = [0.0, 0.0, 0.0], size = [0.3, 0.3, 0.3] }\n", ""), vec!["scene.toml:", "monitor[1]", "needs `plane", "closed `box"]),
+        ("flux with angles", with(FLUX_BOX, "name = \"b\"", "name = \"b\"\ntheta = { min = 0.0, max = 90.0, count = 3 }"), vec!["scene.toml:", "monitor[1].theta", "far_field"]),
+        ("far field with a plane", with(FAR_FIELD, "box = { center = [0.0, 0.0, 0.0], size = [0.3, 0.3, 0.3] }", "plane = { z = 0.0 }"), vec!["scene.toml:", "monitor[1].plane", "closed surface"]),
+        ("far field in the pml", with(FAR_FIELD, "size = [0.3, 0.3, 0.3]", "size = [0.3, 0.3, 0.9]"), vec!["scene.toml:28:", "monitor[1].box", "not closed inside the domain along z"]),
+        ("far field theta past 180", with(FAR_FIELD, "max = 180.0", "max = 200.0"), vec!["scene.toml:30:", "monitor[1].theta", "0 <= min <= max <= 180"]),
+        ("far field without phi", with(FAR_FIELD, "phi = { min = 0.0, max = 360.0, count = 9 }\n", ""), vec!["scene.toml:", "monitor[1]", "needs `phi"]),
+        ("far field zero angles", with(FAR_FIELD, "count = 9", "count = 0"), vec!["scene.toml:31:", "monitor[1].phi", "1 <= count"]),
     ];
     assert!(cases.len() >= 15);
     for (case, text, wants) in cases {

@@ -133,6 +133,15 @@ fn cuda_one_two_and_four_slabs_on_one_gpu_give_identical_fields_f32_and_f64() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_face_patch_dfts_of_flux_and_far_field_boxes_match_cpu_f32_and_f64() {
+    // A flux box with its x_min face on a slab boundary and a far-field box across every slab.
+    against_cpu::<f32>(BOX_SCENE, 40, 1, 1, false);
+    against_cpu::<f32>(BOX_SCENE, 40, 3, 1, false);
+    against_cpu::<f64>(BOX_SCENE, 40, 3, 2, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
 fn cuda_queued_probes_snapshots_and_device_flux_dft_match_cpu_f32_and_f64() {
     // Flux planes on a slab boundary, inside a slab and across slabs; the probe ring, and
     // snapshots taken after the next step has overwritten the fields.

@@ -714,7 +714,7 @@ fn host_engine_allocates_what_it_counts_from_the_devices_own_allocations() {
         peer: false,
         ..across
     };
-    for scene in [PML_SCENE, PERIODIC_SCENE, PMC_SCENE, FLUX_SCENE] {
+    for scene in [PML_SCENE, PERIODIC_SCENE, PMC_SCENE, FLUX_SCENE, BOX_SCENE] {
         for l in [ONE, THREE_ON_ONE, across, staged] {
             check_engine_allocation::<f32>(scene, l);
             check_engine_allocation::<f64>(scene, l);
@@ -755,7 +755,7 @@ fn host_flux_dft_probe_ring_and_queued_snapshots_match_cpu_f32_and_f64() {
     let _guard = serial();
     let model = model(FLUX_SCENE, "f64", 60);
     assert_eq!(
-        model.fluxes[0].index, 8,
+        model.fluxes[0].patches[0].index, 8,
         "x_boundary sits on slab 1's first plane"
     );
     assert_eq!(split_even(model.grid.shape[0], 3)[1].x0, 8);
@@ -767,6 +767,60 @@ fn host_flux_dft_probe_ring_and_queued_snapshots_match_cpu_f32_and_f64() {
     );
     assert_eq!(got.probes, want.probes);
     assert_eq!(got.snapshots, want.snapshots);
+}
+
+#[test]
+fn host_face_patch_dfts_of_flux_and_far_field_boxes_match_cpu_bit_for_bit() {
+    for layout in [ONE, THREE_ON_ONE] {
+        let log = compare::<f32>(BOX_SCENE, 40, layout);
+        // Per step one DFT launch per patch part: a box's x faces lie in one slab each; on three
+        // slabs the flux box's y and z faces (x nodes 8 to 18) cross slabs 1 and 2, the far
+        // field's (x nodes 6 to 18) all three.
+        let parts = if layout.slabs == 1 {
+            12
+        } else {
+            (2 + 4 * 2) + (2 + 4 * 3)
+        };
+        assert_eq!(log.launches["flux_dft"], 40 * parts);
+        compare::<f64>(BOX_SCENE, 40, layout);
+    }
+    let _guard = serial();
+    let model = model(BOX_SCENE, "f64", 40);
+    assert_eq!(
+        model.fluxes[0].patches[0].index, 8,
+        "x_min on slab 1's first plane"
+    );
+    assert_eq!(split_even(model.grid.shape[0], 3)[1].x0, 8);
+    // Every patch's DFTs, not only the spectra they sum to.
+    let ranges = split_even(model.grid.shape[0], 3);
+    let mut cpu = yee::backend::cpu::CpuBackend::<f64>::new(&model, &ranges);
+    drive_with(&model, &mut cpu, &ranges, Reads::Immediate);
+    let dev = HostDevice::new(Precision::F64, 1, false);
+    let gpu_of = vec![0; 3];
+    let mut host = Engine::<HostDevice, f64>::new(
+        dev,
+        &model,
+        &ranges,
+        &gpu_of,
+        EngineOptions {
+            staged_halos: false,
+        },
+        "host",
+    )
+    .expect("host engine");
+    drive_with(&model, &mut host, &ranges, Reads::Queued);
+    for i in 0..model.fluxes.len() {
+        let (want, got) = (cpu.flux_dft(i).unwrap(), host.flux_dft(i).unwrap());
+        assert_eq!(want.patches.len(), 6);
+        assert!(
+            want.power().iter().all(|p| *p != 0.0),
+            "the boxes saw the fields"
+        );
+        assert_eq!(
+            got, want,
+            "monitor {i}: the device's face DFTs are the host's"
+        );
+    }
 }
 
 #[test]

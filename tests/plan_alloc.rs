@@ -135,8 +135,26 @@ waveform = {{ type = "gaussian", frequency = 3.0e14, bandwidth = 2.0e14 }}
     )
 }
 
+/// A closed flux box and a far-field box (six face patches each, across the slabs along x).
+const BOXES: &str = r#"
+[[monitor]]
+type = "flux"
+name = "box"
+box = { center = [0.0, 0.0, 0.0], size = [0.5, 0.3, 0.3] }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 4 }
+fields = true
+[[monitor]]
+type = "far_field"
+name = "ff"
+box = { center = [0.1, 0.0, 0.0], size = [0.4, 0.36, 0.4] }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+theta = { min = 0.0, max = 180.0, count = 7 }
+phi = { min = 0.0, max = 360.0, count = 9 }
+"#;
+
 /// Scenes covering PML on all faces, uneven PML, periodic and PEC x faces, snapshots, flux
-/// planes, both and none, f32 and f64, and dispersive and magnetic materials.
+/// planes, flux and far-field boxes, both and none, f32 and f64, and dispersive and magnetic
+/// materials.
 fn scenes() -> Vec<(&'static str, Model)> {
     let pml = r#"default = { type = "pml", cells = 6 }"#;
     let uneven = r#"default = { type = "pml", cells = 4 }
@@ -168,6 +186,11 @@ x_max = { type = "periodic" }"#;
         (
             "dispersive and magnetic f64 fluxes",
             model(&materials_scene("f64", FLUXES)),
+        ),
+        ("pml f64 boxes", model(&scene("f64", pml, BOXES))),
+        (
+            "uneven pml f32 planes and boxes",
+            model(&scene("f32", uneven, &format!("{FLUXES}{BOXES}"))),
         ),
     ]
 }

@@ -14,8 +14,8 @@ All lengths in the file and in this package are metres, times seconds and freque
 plots label lengths in a chosen unit (``unit="um"``).
 """
 
-from .plot import animate, plot_flux, plot_slice, plot_spectrum
-from .result import COMPONENTS, STAGGER, Field, FluxField, Result, spectrum
+from .plot import animate, plot_flux, plot_pattern, plot_slice, plot_spectrum
+from .result import COMPONENTS, STAGGER, FarField, Field, FluxField, Result, spectrum
 
 __version__ = "0.1.0"
 
@@ -23,11 +23,13 @@ __all__ = [
     "Result",
     "Field",
     "FluxField",
+    "FarField",
     "STAGGER",
     "COMPONENTS",
     "spectrum",
     "plot_slice",
     "plot_flux",
+    "plot_pattern",
     "plot_spectrum",
     "animate",
 ]

@@ -275,3 +275,65 @@ def plot_flux(result: ResultLike, names: Union[str, Sequence[str]], ax=None,
         ax.legend()
     ax.set_title("flux spectra" if reference is None else f"flux relative to {reference}", fontsize="medium")
     return ax
+
+
+def plot_pattern(result: ResultLike, name: str, frequency: Optional[float] = None,
+                 phi: float = 0.0, db: bool = False, fig=None):
+    """A far-field monitor's radiation pattern at one frequency (the stored one nearest
+    ``frequency`` in Hz; the middle one by default): a polar cut of the directivity in the plane
+    of azimuth ``phi`` (degrees; the half-plane at ``phi + 180`` drawn on the other side), and a
+    u-v map of the upper (theta <= 90) and lower hemispheres, u = sin(theta) cos(phi),
+    v = sin(theta) sin(phi). With ``db``, directivity in dBi (floored 40 dB below the peak).
+    Returns the Figure (its axes: the polar cut, then the two maps)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.tri import Triangulation
+
+    with _opened(result) as r:
+        ff = r.far_field(name)
+    k = ff.frequency_index(frequency)
+    d = ff.directivity()[k]
+    if db:
+        d = 10 * np.log10(np.maximum(d, d.max() * 1e-4))
+    if fig is None:
+        fig = plt.figure(figsize=(11, 3.8))
+    polar = fig.add_subplot(1, 3, 1, projection="polar")
+    polar.set_theta_zero_location("N")
+    polar.set_theta_direction(-1)
+    th = np.radians(ff.theta)
+    wrap = (ff.phi - phi) % 360.0
+
+    def cut(target):
+        i = int(np.argmin(np.minimum(np.abs(wrap - target), 360.0 - np.abs(wrap - target))))
+        return i, ff.phi[i]
+
+    i0, p0 = cut(0.0)
+    polar.plot(th, d[:, i0], lw=1.4, label=f"phi = {p0:g}°")
+    if ff.theta.max() - ff.theta.min() > 0:
+        i1, p1 = cut(180.0)
+        polar.plot(-th, d[:, i1], lw=1.4, ls="--", label=f"phi = {p1:g}°")
+    polar.set_title(f"{name}: {'dBi' if db else 'directivity'} at "
+                    f"{ff.frequency[k] * _si_prefix(ff.frequency[k], 'Hz')[0]:.4g} "
+                    f"{_si_prefix(ff.frequency[k], 'Hz')[1]}", fontsize="medium")
+    polar.legend(fontsize="small", loc="lower left")
+    tt, pp = np.meshgrid(np.radians(ff.theta), np.radians(ff.phi), indexing="ij")
+    for j, (label, keep) in enumerate([("theta <= 90°", tt <= np.pi / 2 + 1e-9),
+                                        ("theta >= 90°", tt >= np.pi / 2 - 1e-9)]):
+        ax = fig.add_subplot(1, 3, 2 + j)
+        u = (np.sin(tt) * np.cos(pp))[keep]
+        v = (np.sin(tt) * np.sin(pp))[keep]
+        values = d[keep]
+        if len(values) >= 3 and np.ptp(u) > 0 and np.ptp(v) > 0:
+            # Points repeated at the poles and phi = 0 / 360 are harmless to the triangulation
+            # once duplicates are dropped.
+            _, unique = np.unique(np.round(np.stack([u, v]), 12), axis=1, return_index=True)
+            tri = Triangulation(u[unique], v[unique])
+            mesh = ax.tripcolor(tri, values[unique], shading="gouraud", cmap="viridis")
+            fig.colorbar(mesh, ax=ax, shrink=0.8, label="dBi" if db else "directivity")
+        ax.set_aspect("equal")
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_xlabel("u = sin θ cos φ")
+        ax.set_ylabel("v = sin θ sin φ")
+        ax.set_title(label, fontsize="medium")
+    fig.tight_layout()
+    return fig

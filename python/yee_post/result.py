@@ -101,6 +101,51 @@ class FluxField:
     position: float
 
 
+@dataclass
+class FarField:
+    """A far-field monitor's pattern (``/far_field/<name>/``).
+
+    ``e_theta``, ``e_phi`` are complex ``[frequency, theta, phi]``: r E with the e^{ikr} phase
+    removed (V, e^{-i w t}), r measured from the scene's origin; ``intensity`` is
+    r^2 |E|^2 / eta0 (W/sr in the DFT normalisation of the flux power, so that its integral over
+    the sphere is the box's radiated power: compare :meth:`total_power` with ``power``, the
+    net outward flux through the same box). ``theta`` (from +z) and ``phi`` (from +x towards +y)
+    are in degrees; ``frequency`` in Hz.
+    """
+
+    name: str
+    frequency: np.ndarray
+    theta: np.ndarray
+    phi: np.ndarray
+    e_theta: np.ndarray
+    e_phi: np.ndarray
+    intensity: np.ndarray
+    power: np.ndarray
+
+    def total_power(self) -> np.ndarray:
+        """The intensity integrated over the angles (trapezoid rule in theta and phi), per
+        frequency: the radiated power when theta spans [0, 180] and phi a full turn."""
+        th = np.radians(self.theta)
+        ph = np.radians(self.phi)
+        integrand = self.intensity * np.sin(th)[None, :, None]
+        if len(ph) > 1:
+            over_phi = np.trapezoid(integrand, ph, axis=2)
+        else:
+            over_phi = integrand[:, :, 0] * 2 * np.pi
+        return np.trapezoid(over_phi, th, axis=1) if len(th) > 1 else over_phi[:, 0]
+
+    def directivity(self) -> np.ndarray:
+        """4 pi intensity / radiated power ([frequency, theta, phi]; 1.5 at the equator of a
+        small dipole)."""
+        return 4 * np.pi * self.intensity / self.total_power()[:, None, None]
+
+    def frequency_index(self, frequency: Optional[float] = None) -> int:
+        """Index of the stored frequency nearest ``frequency`` (Hz); the middle one by default."""
+        if frequency is None:
+            return len(self.frequency) // 2
+        return int(np.argmin(np.abs(self.frequency - frequency)))
+
+
 class Result:
     """An open ``yee`` output file.
 
@@ -348,7 +393,7 @@ class Result:
         """A flux monitor's DFT field (stored with ``fields = true``) with its axes.
 
         ``data`` is complex ``[frequency, n1, n2]`` over the plane's two in-plane axes in x, y, z
-        order; ``axes`` names them (e.g. ``("x", "y")`` for a z plane) and ``coords`` holds
+        order (for a closed flux box, name the face: ``"x_min/Ey"``); ``axes`` names them (e.g. ``("x", "y")`` for a z plane) and ``coords`` holds
         their sample coordinates in metres, from the dataset's own Yee-staggered ``origin``.
         """
         group = self._group("flux", name)
@@ -359,7 +404,9 @@ class Result:
                 + (f"; stored: {stored}" if stored else "; run it with fields = true")
             )
         dset = group[component]
-        normal = "xyz".index(str(group.attrs["axis"]))
+        # A box's faces are groups of their own (``x_min/Ey``) carrying their axis.
+        owner = dset.parent if "/" in component else group
+        normal = "xyz".index(_plain(owner.attrs["axis"]))
         axes = tuple(a for a in range(3) if a != normal)
         origin = np.asarray(dset.attrs["origin"], dtype=float)
         spacing = np.asarray(dset.attrs["spacing"], dtype=float)
@@ -372,7 +419,22 @@ class Result:
             frequency=np.asarray(group["frequency"][()], dtype=float),
             axes=tuple("xyz"[a] for a in axes),
             coords=coords,
-            position=float(group.attrs["position"]),
+            position=float(origin[normal]),
+        )
+
+    def far_field(self, name: str) -> FarField:
+        """Far-field monitor ``name``: its angles and pattern (see :class:`FarField`)."""
+        group = self._group("far_field", name)
+        read = lambda key: _to_complex(group[key][()])  # noqa: E731
+        return FarField(
+            name=name,
+            frequency=np.asarray(read("frequency"), dtype=float),
+            theta=np.asarray(read("theta"), dtype=float),
+            phi=np.asarray(read("phi"), dtype=float),
+            e_theta=read("E_theta"),
+            e_phi=read("E_phi"),
+            intensity=np.asarray(read("intensity"), dtype=float),
+            power=np.asarray(read("power"), dtype=float),
         )
 
     def monitor_data(self, kind: str, name: str) -> Dict[str, np.ndarray]:

@@ -18,7 +18,7 @@ pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_P
 pub use geometry::{Object, Shape};
 pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
-pub use monitors::{Flux, Probe, ProbeComponent, Region, Snapshot};
+pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
 pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};

@@ -85,19 +85,91 @@ pub struct Snapshot {
     pub every: usize,
 }
 
-/// The net Poynting flux through a plane, as a spectrum: running DFTs of the tangential E and
-/// H on the plane, combined as Re sum (E x H*) . n dA at the end.
+/// One rectangular patch of an E-node plane on which a surface DFT monitor ([`Flux`]) keeps
+/// running DFTs of the tangential fields.
+///
+/// The plane is normal to `axis` at E-node index `index`; tangential E lies on it and
+/// tangential H is averaged from the planes half a cell either side. In-plane, the patch holds
+/// the cells `start[k] .. start[k] + count[k]` along the two in-plane axes in x, y, z order
+/// (p < q); cell (u, v) holds both field pairs of the Yee cell there: (E_b, H_c) half a cell
+/// along b, (E_c, H_b) half a cell along c, where (b, c) are the tangential axes in cyclic
+/// order. A plane monitor is one patch over the whole plane; a closed box is six patches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Patch {
+    /// The plane's normal axis.
+    pub axis: Axis,
+    /// Index of the E node plane along `axis`.
+    pub index: usize,
+    /// The outward normal's sign along `axis`: +1 (the +axis side, and every plane monitor) or
+    /// -1 (the minimum face of a box).
+    pub sign: f64,
+    /// First cell along the two in-plane axes (x, y, z order).
+    pub start: [usize; 2],
+    /// Cells along the two in-plane axes.
+    pub count: [usize; 2],
+    /// A face of a closed box: its in-plane extent runs from E node `start` to E node
+    /// `start + count - 1`, so the field pair that sits half a cell along an axis is used only
+    /// in the first `count - 1` cells of that axis, and the pair on the nodes of an axis has
+    /// half weight at both ends (the trapezoid rule: each edge of the box is shared by two
+    /// faces, each integrating up to it). False for a plane monitor: every cell, weight 1.
+    pub closed: bool,
+}
+
+impl Patch {
+    /// The two in-plane axes in x, y, z order.
+    pub fn in_plane(&self) -> [usize; 2] {
+        let a = self.axis as usize;
+        let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+        [b.min(c), b.max(c)]
+    }
+    /// Cells of the patch.
+    pub fn cells(&self) -> usize {
+        self.count[0] * self.count[1]
+    }
+    /// The patch's face name: `x_min`, ..., `z_max` for a box face, the axis for a plane.
+    pub fn face_name(&self) -> String {
+        let axis = self.axis.name();
+        if !self.closed {
+            axis.to_string()
+        } else if self.sign < 0.0 {
+            format!("{axis}_min")
+        } else {
+            format!("{axis}_max")
+        }
+    }
+}
+
+/// Angles of a far-field projection (degrees): theta from +z, phi from +x towards +y.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FarField {
+    /// Polar angles (degrees, in [0, 180]).
+    pub theta: Vec<f64>,
+    /// Azimuths (degrees).
+    pub phi: Vec<f64>,
+}
+
+/// A surface DFT monitor: running DFTs of the tangential E and H on one plane (`type =
+/// "flux"` with `plane`), on the six faces of a closed box (`type = "flux"` with `box`: the net
+/// outward power), or on a closed box projected to the far field (`type = "far_field"`). The
+/// flux is Re sum over the patches of sign (E x H*) . n dA, formed at the end.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flux {
     /// Unique name; the HDF5 group.
     pub name: String,
-    /// The plane's normal.
-    pub axis: Axis,
-    /// Index of the E node plane along `axis` (tangential E lies on it; tangential H is
-    /// averaged from the planes half a cell either side). Between 1 and n - 1.
-    pub index: usize,
+    /// The patches: one whole plane, or a box's six faces in the order x_min, x_max, y_min,
+    /// y_max, z_min, z_max.
+    pub patches: Vec<Patch>,
     /// Frequencies of the spectrum (Hz).
     pub frequencies: Vec<f64>,
-    /// Also store the DFT fields on the plane (complex, per frequency).
+    /// Also store the DFT fields on the patches (complex, per frequency).
     pub fields: bool,
+    /// A far-field monitor's angles (`None` for a flux monitor).
+    pub far_field: Option<FarField>,
+}
+
+impl Flux {
+    /// True for a closed box (six patches).
+    pub fn is_box(&self) -> bool {
+        self.patches.iter().all(|p| p.closed)
+    }
 }

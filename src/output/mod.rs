@@ -14,6 +14,7 @@
 //! out), so `h5py.File(path, "r")` can read it while the run goes, up to its last flush.
 
 pub mod claim;
+pub mod far_field;
 pub mod xdmf;
 
 use crate::model::{Component, Model};
@@ -205,11 +206,18 @@ pub struct Complex {
     pub i: f64,
 }
 
+/// One surface DFT monitor's datasets: `/flux/<name>/` or `/far_field/<name>/`. A TF/SF
+/// source's normalisations (`incident_intensity` and `cross_section` of a flux box, `rcs` of a
+/// far field: design.md section 6) belong in `group` next to `power`, written by
+/// [`Hdf5Writer::write_flux`] and [`Hdf5Writer::write_far_field`] from the same spectra.
 struct FluxSet {
     group: Group,
     power: Dataset,
-    /// E_b, E_c, H_b, H_c DFT datasets [frequency, in-plane shape], when the monitor keeps them.
-    fields: Option<[Dataset; 4]>,
+    /// Per patch, E_b, E_c, H_b, H_c DFT datasets [frequency, in-plane shape], when the monitor
+    /// keeps them (always for a far field; empty otherwise).
+    fields: Vec<[Dataset; 4]>,
+    /// A far field's pattern datasets.
+    far: Option<far_field::FarSet>,
 }
 
 struct SnapshotSet {
@@ -473,63 +481,87 @@ impl Hdf5Writer {
             }
         }
         let mut fluxes = Vec::new();
-        if !model.fluxes.is_empty() {
-            let root = file.create_group("flux")?;
-            for f in &model.fluxes {
-                let grp = root.create_group(&f.name)?;
-                let a = f.axis as usize;
-                str_attr(&grp, "axis", f.axis.name())?;
-                scalar_attr(&grp, "index", f.index as i64)?;
-                scalar_attr(&grp, "position", g.origin[a] + f.index as f64 * g.cell[a])?;
-                scalar_attr(&grp, "steps_accumulated", 0u64)?;
-                str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; normal n along +axis")?;
-                grp.new_dataset::<f64>()
-                    .shape(f.frequencies.len())
-                    .create("frequency")?
-                    .write_raw(&f.frequencies)?;
-                let power = grp
-                    .new_dataset::<f64>()
-                    .shape(f.frequencies.len())
-                    .create("power")?;
-                power.write_raw(&vec![0.0; f.frequencies.len()])?;
-                let fields = if f.fields {
-                    // [frequency, in-plane shape]: the plane's two axes in x, y, z order.
-                    let (b, c) = crate::flux::tangential(a);
-                    let (p, q) = (b.min(c), b.max(c));
-                    let shape = [f.frequencies.len(), g.shape[p], g.shape[q]];
-                    let mut index = [0usize; 3];
-                    index[a] = f.index;
-                    let comps = [b, c, 3 + b, 3 + c].map(|k| Component::ALL[k]);
-                    let mut made = Vec::with_capacity(4);
-                    for comp in comps {
-                        let ds = grp
-                            .new_dataset::<Complex>()
-                            .shape(shape)
-                            .create(comp.name())?;
-                        // H is averaged onto the E plane, so H_b sits where E_c does and H_c
-                        // where E_b does: give each its in-plane Yee position on the plane.
-                        let twin = match comp as usize {
-                            k if k == 3 + b => Component::ALL[c],
-                            k if k == 3 + c => Component::ALL[b],
-                            _ => comp,
-                        };
-                        let mut origin = g.position(twin, index.map(|i| i as f64));
-                        origin[a] = g.origin[a] + f.index as f64 * g.cell[a];
-                        arr_attr(&ds, "origin", &origin)?;
-                        arr_attr(&ds, "spacing", &g.cell)?;
-                        made.push(ds);
-                    }
-                    let [e1, e2, h1, h2]: [Dataset; 4] = made.try_into().expect("four datasets");
-                    Some([e1, e2, h1, h2])
-                } else {
-                    None
-                };
-                fluxes.push(FluxSet {
-                    group: grp,
-                    power,
-                    fields,
-                });
+        let plain = model.fluxes.iter().any(|f| f.far_field.is_none());
+        let flux_root = if plain {
+            Some(file.create_group("flux")?)
+        } else {
+            None
+        };
+        let far_root = if model.fluxes.iter().any(|f| f.far_field.is_some()) {
+            Some(file.create_group("far_field")?)
+        } else {
+            None
+        };
+        for f in &model.fluxes {
+            let root = match f.far_field {
+                None => flux_root.as_ref(),
+                Some(_) => far_root.as_ref(),
             }
+            .expect("the group of each kind was created");
+            let grp = root.create_group(&f.name)?;
+            scalar_attr(&grp, "steps_accumulated", 0u64)?;
+            let patches = &f.patches;
+            if let [plane] = &patches[..] {
+                // A flux plane: where it lies.
+                let a = plane.axis as usize;
+                str_attr(&grp, "axis", plane.axis.name())?;
+                scalar_attr(&grp, "index", plane.index as i64)?;
+                scalar_attr(
+                    &grp,
+                    "position",
+                    g.origin[a] + plane.index as f64 * g.cell[a],
+                )?;
+                str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; normal n along +axis")?;
+            } else {
+                far_field::box_attrs(&grp, g, patches)?;
+                str_attr(&grp, "definition", "Re sum over the six faces of (E x conj(H)) . n dA (trapezoid rule over each face from E node to E node), with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; n the outward normal: the net outward power")?;
+            }
+            grp.new_dataset::<f64>()
+                .shape(f.frequencies.len())
+                .create("frequency")?
+                .write_raw(&f.frequencies)?;
+            let power = grp
+                .new_dataset::<f64>()
+                .shape(f.frequencies.len())
+                .create("power")?;
+            power.write_raw(&vec![0.0; f.frequencies.len()])?;
+            let nf = f.frequencies.len();
+            let fields = if f.far_field.is_some() {
+                let surface = grp.create_group("surface")?;
+                patches
+                    .iter()
+                    .map(|p| {
+                        far_field::face_datasets(
+                            &surface.create_group(&p.face_name())?,
+                            g,
+                            p,
+                            nf,
+                            true,
+                        )
+                    })
+                    .collect::<hdf5::Result<Vec<_>>>()?
+            } else if !f.fields {
+                Vec::new()
+            } else if patches.len() == 1 {
+                vec![far_field::face_datasets(&grp, g, &patches[0], nf, false)?]
+            } else {
+                patches
+                    .iter()
+                    .map(|p| {
+                        far_field::face_datasets(&grp.create_group(&p.face_name())?, g, p, nf, true)
+                    })
+                    .collect::<hdf5::Result<Vec<_>>>()?
+            };
+            let far = match &f.far_field {
+                Some(ff) => Some(far_field::FarSet::create(&grp, &f.frequencies, ff)?),
+                None => None,
+            };
+            fluxes.push(FluxSet {
+                group: grp,
+                power,
+                fields,
+                far,
+            });
         }
         file.flush()?;
         Ok(Hdf5Writer {
@@ -608,11 +640,11 @@ impl Hdf5Writer {
         let set = &self.fluxes[index];
         (|| -> hdf5::Result<()> {
             set.power.write_raw(&dft.power())?;
-            if let Some(fields) = &set.fields {
+            for (fields, patch) in set.fields.iter().zip(&dft.patches) {
                 for (q, ds) in fields.iter().enumerate() {
-                    let values: Vec<Complex> = dft.re[q]
+                    let values: Vec<Complex> = patch.re[q]
                         .iter()
-                        .zip(&dft.im[q])
+                        .zip(&patch.im[q])
                         .map(|(&r, &i)| Complex { r, i })
                         .collect();
                     ds.write_raw(&values)?;
@@ -623,6 +655,18 @@ impl Hdf5Writer {
                 .write_scalar(&(steps as u64))
         })()
         .map_err(err(&self.path, self.expected))
+    }
+
+    /// Write the far-field pattern of monitor `index` (a far-field monitor), projected from its
+    /// surface DFTs.
+    pub fn write_far_field(
+        &mut self,
+        index: usize,
+        pattern: &crate::far_field::Pattern,
+    ) -> Result<(), OutputError> {
+        let set = &self.fluxes[index];
+        let far = set.far.as_ref().expect("a far-field monitor");
+        far.write(pattern).map_err(err(&self.path, self.expected))
     }
 
     /// Write buffered probe values, update `steps_done` and flush the file to disk.

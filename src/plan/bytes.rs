@@ -115,15 +115,15 @@ pub struct MonitorLayout {
     pub probe_rows: usize,
     /// Every snapshot component's region: (first x, x stride, x samples, values per x sample).
     pub snapshots: Vec<(usize, usize, usize, usize)>,
-    /// Every flux monitor: (normal axis, plane index, frequencies, cells per x plane for a
-    /// plane along x (its whole area for an x-normal plane)).
-    pub fluxes: Vec<(usize, usize, usize, usize)>,
+    /// Every patch of every surface DFT monitor (a flux plane, a flux or far-field box's
+    /// faces): (normal axis, plane index, frequencies, first x cell, x cells, cells per x plane
+    /// for a patch along x (its whole area for an x-normal patch)).
+    pub fluxes: Vec<(usize, usize, usize, usize, usize, usize)>,
 }
 
 impl MonitorLayout {
     /// The monitor layout of `model` as resolved.
     pub fn of(model: &Model) -> MonitorLayout {
-        let [_, ny, nz] = model.grid.shape;
         MonitorLayout {
             probe_x: model
                 .probes
@@ -143,14 +143,17 @@ impl MonitorLayout {
             fluxes: model
                 .fluxes
                 .iter()
-                .map(|f| {
-                    let a = f.axis as usize;
-                    let per_x = match a {
-                        0 => ny * nz,
-                        1 => nz,
-                        _ => ny,
-                    };
-                    (a, f.index, f.frequencies.len(), per_x)
+                .flat_map(|f| {
+                    f.patches.iter().map(|p| {
+                        let a = p.axis as usize;
+                        let per_x = if a == 0 { p.cells() } else { p.count[1] };
+                        let (x0, cx) = if a == 0 {
+                            (p.index, 1)
+                        } else {
+                            (p.start[0], p.count[0])
+                        };
+                        (a, p.index, f.frequencies.len(), x0, cx, per_x)
+                    })
                 })
                 .collect(),
         }
@@ -171,7 +174,9 @@ impl MonitorLayout {
             fluxes: self
                 .fluxes
                 .iter()
-                .map(|&(a, k, nf, per)| (a, if a == 0 { x(k) } else { k }, nf, per))
+                .map(|&(a, k, nf, x0, cx, per)| {
+                    (a, if a == 0 { x(k) } else { k }, nf, x(x0), cx, per)
+                })
                 .collect(),
         }
     }
@@ -202,21 +207,15 @@ impl MonitorLayout {
         self.snapshots.iter().map(|&(_, _, cx, per)| cx * per).sum()
     }
 
-    /// Flux DFT bytes of the plane cells in `range`: their accumulators and, where the slab
-    /// holds any, the monitor's frequency and weight tables.
+    /// Surface DFT bytes of the patch cells in `range`: their accumulators and, for each patch
+    /// the slab holds cells of, the patch's frequency and weight tables.
     pub fn flux_bytes(&self, range: SlabRange) -> u64 {
         self.fluxes
             .iter()
-            .map(|&(a, k, nf, per)| {
-                let cells = if a == 0 {
-                    if (range.x0..range.x1).contains(&k) {
-                        per
-                    } else {
-                        0
-                    }
-                } else {
-                    range.len() * per
-                };
+            .map(|&(_, _, nf, x0, cx, per)| {
+                let lo = x0.max(range.x0);
+                let hi = (x0 + cx).min(range.x1);
+                let cells = hi.saturating_sub(lo) * per;
                 if cells == 0 {
                     0
                 } else {
@@ -590,7 +589,8 @@ pub struct OutputBytes {
     pub snapshots: u64,
     /// `/probes`: one value per probe component per step, and each probe's time axis.
     pub probes: u64,
-    /// `/flux`: frequencies and power, and the DFT fields of monitors with `fields = true`.
+    /// `/flux` and `/far_field`: frequencies and power, the DFT fields of monitors with `fields
+    /// = true`; far-field patterns and their surface DFTs.
     pub flux: u64,
     /// The sum.
     pub total: u64,
@@ -624,10 +624,23 @@ pub fn output_bytes(model: &Model) -> OutputBytes {
         .iter()
         .map(|f| {
             let n = f.frequencies.len() as u64;
-            let (b, c) = crate::flux::tangential(f.axis as usize);
-            let plane = (model.grid.shape[b] * model.grid.shape[c]) as u64;
-            // frequency and power; with fields, four complex (2 x f64) components per cell.
-            16 * n + if f.fields { 4 * 16 * n * plane } else { 0 }
+            let cells = crate::flux::flux_cells(f) as u64;
+            // Surface DFTs: four complex (2 x f64) components per cell, with fields and always
+            // for a far field.
+            let surface = if f.fields || f.far_field.is_some() {
+                4 * 16 * n * cells
+            } else {
+                0
+            };
+            match &f.far_field {
+                // frequency and power.
+                None => 16 * n + surface,
+                // frequency, theta, phi; E_theta, E_phi (complex) and intensity per angle.
+                Some(ff) => {
+                    let (nt, np) = (ff.theta.len() as u64, ff.phi.len() as u64);
+                    8 * (n + nt + np) + 40 * n * nt * np + surface
+                }
+            }
         })
         .fold(0, u64::saturating_add);
     OutputBytes {

@@ -6,17 +6,34 @@ use crate::model::{Component, Model, Region};
 use crate::output::{Hdf5Writer, OutputError};
 use std::collections::VecDeque;
 
-/// Store every flux spectrum accumulated so far (after a device failure, the file keeps the
-/// spectra last written).
+/// Store every flux spectrum and surface DFT accumulated so far (after a device failure, the
+/// file keeps the spectra last written); with `project` (the end of the run), also project the
+/// far-field monitors' surface DFTs onto their angles ([`crate::far_field::project`]).
 pub(super) fn write_fluxes<B: Backend>(
     writer: &mut Hdf5Writer,
     backend: &mut B,
     model: &Model,
     steps_done: usize,
+    project: bool,
 ) -> Result<(), OutputError> {
-    for i in 0..model.fluxes.len() {
+    for (i, f) in model.fluxes.iter().enumerate() {
         if let Some(dft) = backend.flux_dft(i) {
             writer.write_flux(i, &dft, steps_done)?;
+            if let (true, Some(ff)) = (project, &f.far_field) {
+                let g = &model.grid;
+                let geometry = crate::far_field::Geometry {
+                    origin: g.origin,
+                    cell: g.cell,
+                };
+                let pattern = crate::far_field::project(
+                    geometry,
+                    &dft.patches,
+                    &f.frequencies,
+                    &ff.theta,
+                    &ff.phi,
+                );
+                writer.write_far_field(i, &pattern)?;
+            }
         }
     }
     Ok(())

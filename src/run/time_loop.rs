@@ -89,7 +89,7 @@ pub fn time_loop<B: Backend>(
             let timed_flush = now.duration_since(last_flush) > Duration::from_secs(10);
             if timed_flush {
                 // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
-                write_fluxes(&mut writer, backend, model, step)?;
+                write_fluxes(&mut writer, backend, model, step, false)?;
             }
             if wrote_snapshot || timed_flush {
                 monitors.write_probes(&model.probes, &mut writer, backend, false);
@@ -144,7 +144,7 @@ pub fn time_loop<B: Backend>(
     let tail = (|| -> Result<(), OutputError> {
         monitors.write_snapshots(&mut writer, backend, true)?;
         monitors.write_probes(&model.probes, &mut writer, backend, true);
-        write_fluxes(&mut writer, backend, model, steps_done)
+        write_fluxes(&mut writer, backend, model, steps_done, true)
     })();
     phases.monitors += t6.elapsed();
     let wall = started.elapsed();

@@ -113,6 +113,7 @@ fn scene_node() -> Node {
                 child: |k| match k {
                     "box" => Some(Child::Table(leaf::<BoxSpec>())),
                     "frequencies" => Some(Child::Table(leaf::<FrequencySpec>())),
+                    "theta" | "phi" => Some(Child::Table(leaf::<AngleSpec>())),
                     _ => None,
                 },
             })),

@@ -49,6 +49,7 @@ required! {
     MonitorSpec => ["type", "name"],
     FrequencySpec => ["min", "max", "count"],
     BoxSpec => ["center", "size"],
+    AngleSpec => ["min", "max", "count"],
 }
 
 /// The whole scene file, as far as it could be read. Parts that could not be read (a wrong
@@ -297,7 +298,7 @@ pub struct WaveformSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct MonitorSpec {
-    /// probe | snapshot | flux.
+    /// probe | snapshot | flux | far_field.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     /// Unique name; the HDF5 group name.
@@ -310,17 +311,33 @@ pub struct MonitorSpec {
     pub components: Option<Spanned<Vec<Spanned<String>>>>,
     /// Snapshot plane: a table with exactly one of x, y, z.
     pub plane: Option<Spanned<BTreeMap<String, f64>>>,
-    /// Snapshot box: `{ center = [...], size = [...] }`.
+    /// Snapshot box, closed flux box or far-field box: `{ center = [...], size = [...] }`.
     #[serde(rename = "box")]
     pub region: Option<Spanned<BoxSpec>>,
     /// Snapshot period in steps.
     pub every: Option<Spanned<i64>>,
     /// Snapshot: keep every n-th cell along each axis (default 1).
     pub stride: Option<Spanned<i64>>,
-    /// Flux: the frequencies of the spectrum.
+    /// Flux and far field: the frequencies of the spectrum.
     pub frequencies: Option<Spanned<FrequencySpec>>,
-    /// Flux: also store the DFT fields on the plane (default false).
+    /// Flux: also store the DFT fields on the plane or the box's faces (default false).
     pub fields: Option<Spanned<bool>>,
+    /// Far field: polar angles in degrees from +z, `{ min, max, count }` within [0, 180].
+    pub theta: Option<Spanned<AngleSpec>>,
+    /// Far field: azimuths in degrees from +x towards +y, `{ min, max, count }`.
+    pub phi: Option<Spanned<AngleSpec>>,
+}
+
+/// Evenly spaced angles `{ min = ..., max = ..., count = ... }` in degrees.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AngleSpec {
+    /// First angle (degrees).
+    pub min: f64,
+    /// Last angle (degrees).
+    pub max: f64,
+    /// Number of angles (>= 1).
+    pub count: i64,
 }
 
 /// Evenly spaced frequencies `{ min = ..., max = ..., count = ... }` in Hz.

@@ -200,6 +200,58 @@ position = [0.0, 0.0, 0.0]
 components = ["Ey", "Hz", "Hx"]
 "#;
 
+/// A closed flux box (its x_min face on slab 1's first plane of a 3-slab split, its y and z
+/// faces across all three slabs) and a far-field box, around two dipoles and a lossy
+/// dielectric; the face patches' DFTs must match the CPU backend's bit for bit.
+pub const BOX_SCENE: &str = r#"
+[simulation]
+name = "boxes"
+length_unit = "mm"
+cell_size = 1.0
+size = [24.0, 18.0, 16.0]
+steps = STEPS
+courant = 0.99
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "pml", cells = 4 }
+
+[materials]
+glass = { epsilon = 3.0, conductivity = 0.1 }
+
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [3.0, -1.0, 1.0]
+size = [4.0, 4.0, 2.0]
+
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [-1.0, 1.0, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
+
+[[source]]
+type = "dipole"
+component = "Ex"
+position = [1.0, -2.0, 1.0]
+waveform = { type = "ricker", frequency = 2.5e10 }
+
+[[monitor]]
+type = "flux"
+name = "box"
+box = { center = [1.0, 0.0, 0.0], size = [10.0, 8.0, 6.0] }
+frequencies = { min = 1.0e10, max = 5.0e10, count = 4 }
+
+[[monitor]]
+type = "far_field"
+name = "ff"
+box = { center = [0.0, 0.0, 1.0], size = [12.0, 6.0, 4.0] }
+frequencies = { min = 2.0e10, max = 4.0e10, count = 3 }
+theta = { min = 0.0, max = 180.0, count = 5 }
+phi = { min = 0.0, max = 360.0, count = 9 }
+"#;
+
 /// Flux planes normal to x (one on a slab boundary of a 3-slab split, where H below the plane
 /// is in the left halo, one inside a slab), y and z, through a lossy dielectric and a dipole's
 /// field; probes, and two snapshots due together every 12 steps.

@@ -221,7 +221,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         &objects,
     );
     let (probes, snapshots, fluxes) =
-        monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref());
+        monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref(), &objects);
     if let (Some(g), Some(sources)) = (&grid, &sources) {
         run_warnings(scene, ck, g, sources, &table, &objects, unit_m);
     }

@@ -1,4 +1,4 @@
-//! `[[monitor]]`: probes, snapshots and flux planes.
+//! `[[monitor]]`: probes, snapshots, flux planes and boxes, far-field boxes.
 
 use super::placement::{in_pml, nearest, num, warn_moved};
 use super::{inside, outside_message, vec3_plain, Checker, ALL_COMPONENTS};
@@ -13,6 +13,7 @@ pub(super) fn monitors(
     grid: Option<&Grid>,
     unit_m: f64,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
+    objects: &[Object],
 ) -> (Vec<Probe>, Vec<Snapshot>, Vec<Flux>) {
     let mut probes = Vec::new();
     let mut snaps = Vec::new();
@@ -44,12 +45,15 @@ pub(super) fn monitors(
         let Some(kind) = ck.one_of(
             &m.kind,
             &format!("{key}.type"),
-            &["probe", "snapshot", "flux"],
+            &["probe", "snapshot", "flux", "far_field"],
         ) else {
             continue;
         };
-        if kind == 2 {
-            if let Some(f) = flux(m, mon, &key, ck, grid, unit_m, faces) {
+        if kind >= 2 {
+            if let Some(f) = flux(m, mon, &key, ck, grid, unit_m, faces, kind == 3) {
+                if let (Some(g), Some(b), true) = (grid, &m.region, f.far_field.is_some()) {
+                    vacuum_outside(ck, g, b, &key, &f.patches, objects, unit_m);
+                }
                 fluxes.push(f);
             }
             continue;
@@ -60,6 +64,15 @@ pub(super) fn monitors(
                 &format!("{key}.frequencies"),
                 "`frequencies` and `fields` belong to flux monitors",
             );
+        }
+        for (field, present) in [("theta", m.theta.is_some()), ("phi", m.phi.is_some())] {
+            if present {
+                ck.error(
+                    mon,
+                    &format!("{key}.{field}"),
+                    format!("`{field}` belongs to far_field monitors"),
+                );
+            }
         }
         let Some(components) = &m.components else {
             ck.error(
@@ -369,7 +382,9 @@ pub(super) fn monitors(
     (probes, snaps, fluxes)
 }
 
-/// A flux monitor: a plane with one coordinate and a frequency list.
+/// A flux monitor (a plane with one coordinate, or a closed box) or a far-field monitor (a
+/// closed box and its angles), with a frequency list.
+#[allow(clippy::too_many_arguments)]
 fn flux(
     m: &MonitorSpec,
     mon: &Spanned<MonitorSpec>,
@@ -378,29 +393,55 @@ fn flux(
     grid: Option<&Grid>,
     unit_m: f64,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
+    far: bool,
 ) -> Option<Flux> {
+    let what = if far {
+        "a far_field monitor takes `box`, `frequencies`, `theta` and `phi`"
+    } else {
+        "a flux monitor takes `plane` or `box`, `frequencies` and `fields`"
+    };
     for (field, present) in [
         ("components", m.components.is_some()),
-        ("box", m.region.is_some()),
         ("every", m.every.is_some()),
         ("stride", m.stride.is_some()),
         ("position", m.position.is_some()),
         ("interpolate", m.interpolate.is_some()),
+        ("plane", far && m.plane.is_some()),
+        ("fields", far && m.fields.is_some()),
+        ("theta", !far && m.theta.is_some()),
+        ("phi", !far && m.phi.is_some()),
     ] {
         if present {
+            let why = match field {
+                "plane" => "; the projection needs a closed surface: give `box = { center, size }`",
+                "fields" => "; the surface DFTs are always stored, under `surface`",
+                "theta" | "phi" => "; angles belong to far_field monitors",
+                _ => "",
+            };
             ck.error(
                 mon,
                 &format!("{key}.{field}"),
-                format!("a flux monitor takes `plane` and `frequencies`; `{field}` does not apply"),
+                format!("{what}; `{field}` does not apply{why}"),
             );
         }
     }
+    let kind = if far { "a far_field" } else { "a flux" };
+    let far_field = if far {
+        let theta = angles(ck, m.theta.as_ref(), mon, key, "theta", Some((0.0, 180.0)));
+        let phi = angles(ck, m.phi.as_ref(), mon, key, "phi", None);
+        match (theta, phi) {
+            (Some(theta), Some(phi)) => Some(FarField { theta, phi }),
+            _ => None,
+        }
+    } else {
+        None
+    };
     let frequencies = match &m.frequencies {
         None => {
             ck.error(
                 mon,
                 key,
-                "a flux monitor needs `frequencies = { min = ..., max = ..., count = ... }` (Hz)",
+                format!("{kind} monitor needs `frequencies = {{ min = ..., max = ..., count = ... }}` (Hz)"),
             );
             None
         }
@@ -449,14 +490,231 @@ fn flux(
             }
         }
     };
-    let Some(plane) = &m.plane else {
+    let fields = m.fields.as_ref().is_some_and(|f| *f.get_ref());
+    let patches = match (&m.plane, &m.region) {
+        (Some(_), Some(_)) => {
+            ck.error(
+                mon,
+                key,
+                "give `plane` (a flux plane) or `box` (a closed flux box), not both",
+            );
+            return None;
+        }
+        (None, None) => {
+            let need = if far {
+                "a far_field monitor needs `box = { center = [x, y, z], size = [sx, sy, sz] }`, the closed surface it projects from"
+            } else {
+                "a flux monitor needs `plane = { x = ... }` (or y, z) or a closed `box = { center = [x, y, z], size = [sx, sy, sz] }`"
+            };
+            ck.error(mon, key, need);
+            return None;
+        }
+        (None, Some(b)) => closed_box(b, key, ck, grid, unit_m, faces)?,
+        (Some(plane), None) => vec![flux_plane(plane, key, ck, grid, unit_m, faces)?],
+    };
+    if far && far_field.is_none() {
+        return None;
+    }
+    Some(Flux {
+        name: m.name.get_ref().clone(),
+        patches,
+        frequencies: frequencies?,
+        fields,
+        far_field,
+    })
+}
+
+/// Warn when an object of some material reaches outside a far-field box: the projection
+/// radiates the box's surface currents into vacuum, so anything outside the box is ignored.
+fn vacuum_outside(
+    ck: &mut Checker,
+    g: &Grid,
+    b: &Spanned<BoxSpec>,
+    key: &str,
+    patches: &[Patch],
+    objects: &[Object],
+    unit_m: f64,
+) {
+    let lo = [0, 1, 2].map(|a| g.origin[a] + patches[2 * a].index as f64 * g.cell[a]);
+    let hi = [0, 1, 2].map(|a| g.origin[a] + patches[2 * a + 1].index as f64 * g.cell[a]);
+    let tol = 1e-9 * g.cell.iter().cloned().fold(0.0, f64::max);
+    for o in objects.iter().filter(|o| o.material != 0) {
+        let (olo, ohi) = o.bounds();
+        if (0..3).any(|a| olo[a] < lo[a] - tol || ohi[a] > hi[a] + tol) {
+            let c = o.center.map(|x| num(x / unit_m));
+            ck.warn(b, &format!("{key}.box"), format!(
+                "the far-field projection radiates the box's surface currents into vacuum, but the object centred at [{}, {}, {}] reaches outside the box: the pattern leaves it out (enclose it, or use a flux box for power only)",
+                c[0], c[1], c[2]
+            ));
+        }
+    }
+}
+
+/// Evenly spaced angles (degrees) of a far-field monitor's `theta` or `phi`, within `range`.
+fn angles(
+    ck: &mut Checker,
+    spec: Option<&Spanned<AngleSpec>>,
+    mon: &Spanned<MonitorSpec>,
+    key: &str,
+    name: &str,
+    range: Option<(f64, f64)>,
+) -> Option<Vec<f64>> {
+    let Some(a) = spec else {
+        let example = if name == "theta" {
+            "theta = { min = 0.0, max = 180.0, count = 37 } (degrees from +z)"
+        } else {
+            "phi = { min = 0.0, max = 360.0, count = 73 } (degrees from +x)"
+        };
+        ck.error(mon, key, format!("a far_field monitor needs `{example}`"));
+        return None;
+    };
+    let s = a.get_ref();
+    let within = range.is_none_or(|(lo, hi)| s.min >= lo && s.max <= hi);
+    if !(s.min.is_finite() && s.max.is_finite() && s.min <= s.max && within)
+        || s.count < 1
+        || s.count > 10_000
+    {
+        let bounds = match range {
+            Some((lo, hi)) => format!("{} <= min <= max <= {}", num(lo), num(hi)),
+            None => "min <= max".to_string(),
+        };
         ck.error(
-            mon,
-            key,
-            "a flux monitor needs `plane = { x = ... }` (or y, z)",
+            a,
+            &format!("{key}.{name}"),
+            format!(
+                "need {bounds} (degrees) and 1 <= count <= 10000, got min = {}, max = {}, count = {}",
+                num(s.min),
+                num(s.max),
+                s.count
+            ),
+        );
+        return None;
+    }
+    let n = s.count as usize;
+    Some(
+        (0..n)
+            .map(|i| {
+                if n == 1 {
+                    s.min
+                } else {
+                    s.min + (s.max - s.min) * i as f64 / (n - 1) as f64
+                }
+            })
+            .collect(),
+    )
+}
+
+/// The six faces of a closed box, snapped to E node planes, in the order x_min, x_max, y_min,
+/// y_max, z_min, z_max. The box must lie inside the domain with at least one cell between each
+/// face and the domain's edge or the PML (the faces' H is averaged from the cells either side,
+/// and a face in the PML would not see the scene's fields).
+fn closed_box(
+    b: &Spanned<BoxSpec>,
+    key: &str,
+    ck: &mut Checker,
+    grid: Option<&Grid>,
+    unit_m: f64,
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
+) -> Option<Vec<Patch>> {
+    let bs = b.get_ref();
+    let (Some(center), Some(size)) = (vec3_plain(&bs.center), vec3_plain(&bs.size)) else {
+        ck.error(
+            b,
+            &format!("{key}.box"),
+            "expected `{ center = [x, y, z], size = [sx, sy, sz] }`",
         );
         return None;
     };
+    if let Some(a) = (0..3).find(|&a| size[a] <= 0.0) {
+        ck.error(
+            b,
+            &format!("{key}.box.size"),
+            format!(
+                "a closed box needs a positive size along every axis; size along {} is {}",
+                Axis::ALL[a].name(),
+                num(size[a])
+            ),
+        );
+        return None;
+    }
+    let g = grid?;
+    let mut lo = [0usize; 3];
+    let mut hi = [0usize; 3];
+    for a in 0..3 {
+        let axis = Axis::ALL[a].name();
+        let node = |x: f64| ((x * unit_m - g.origin[a]) / g.cell[a]).round();
+        let (i0, i1) = (
+            node(center[a] - 0.5 * size[a]),
+            node(center[a] + 0.5 * size[a]),
+        );
+        if i1 <= i0 {
+            ck.error(
+                b,
+                &format!("{key}.box.size"),
+                format!(
+                    "the box is degenerate along {axis}: its size {} snaps to no cell of the grid (cell {}); make it at least one cell",
+                    num(size[a]),
+                    num(g.cell[a] / unit_m)
+                ),
+            );
+            return None;
+        }
+        let (pl, ph) = faces.map_or((0, 0), |f| (f[a][0].pml_cells(), f[a][1].pml_cells()));
+        let (min_node, max_node) = (pl + 1, g.shape[a].saturating_sub(ph + 1));
+        if i0 < min_node as f64 || i1 > max_node as f64 {
+            let (from, to) = (
+                g.origin[a] + min_node as f64 * g.cell[a],
+                g.origin[a] + max_node as f64 * g.cell[a],
+            );
+            let pml = if pl + ph > 0 {
+                format!(" and its {pl} + {ph}-cell PML")
+            } else {
+                String::new()
+            };
+            ck.error(
+                b,
+                &format!("{key}.box"),
+                format!(
+                    "the box is not closed inside the domain along {axis}: its faces must lie between {} and {} (one cell inside the domain's edge{pml}), but they span [{}, {}]",
+                    num(from / unit_m),
+                    num(to / unit_m),
+                    num(center[a] - 0.5 * size[a]),
+                    num(center[a] + 0.5 * size[a])
+                ),
+            );
+            return None;
+        }
+        lo[a] = i0 as usize;
+        hi[a] = i1 as usize;
+    }
+    let mut patches = Vec::with_capacity(6);
+    for a in 0..3 {
+        let (b1, c1) = ((a + 1) % 3, (a + 2) % 3);
+        let (p, q) = (b1.min(c1), b1.max(c1));
+        for (index, sign) in [(lo[a], -1.0), (hi[a], 1.0)] {
+            patches.push(Patch {
+                axis: Axis::ALL[a],
+                index,
+                sign,
+                start: [lo[p], lo[q]],
+                count: [hi[p] - lo[p] + 1, hi[q] - lo[q] + 1],
+                closed: true,
+            });
+        }
+    }
+    Some(patches)
+}
+
+/// A flux plane: one coordinate, snapped to the nearest E node plane, at least one cell inside
+/// the domain; the whole plane is one patch.
+fn flux_plane(
+    plane: &Spanned<std::collections::BTreeMap<String, f64>>,
+    key: &str,
+    ck: &mut Checker,
+    grid: Option<&Grid>,
+    unit_m: f64,
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
+) -> Option<Patch> {
     let map = plane.get_ref();
     let (axis_name, value) = match map.iter().next() {
         Some(kv) if map.len() == 1 => kv,
@@ -502,11 +760,14 @@ fn flux(
             ));
         }
     }
-    Some(Flux {
-        name: m.name.get_ref().clone(),
+    let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+    let (p, q) = (b.min(c), b.max(c));
+    Some(Patch {
         axis: Axis::ALL[a],
         index: index as usize,
-        frequencies: frequencies?,
-        fields: m.fields.as_ref().is_some_and(|f| *f.get_ref()),
+        sign: 1.0,
+        start: [0, 0],
+        count: [g.shape[p], g.shape[q]],
+        closed: false,
     })
 }

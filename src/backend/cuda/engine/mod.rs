@@ -61,7 +61,8 @@ use crate::real::Real;
 use device::bytes_of;
 use halo::Route;
 use monitors::{
-    flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, Probes, RingGpu, Slot, Ticket,
+    flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, FluxPatch, Probes, RingGpu, Slot,
+    Ticket,
 };
 use slab::{Slab, XRun};
 use std::cell::RefCell;
@@ -452,54 +453,58 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
         }
 
-        // Flux monitors: DFT accumulators next to the fields they read.
+        // Surface DFT monitors: per patch, DFT accumulators next to the fields they read.
         let mut fluxes = Vec::new();
         for f in &model.fluxes {
-            let (cells, area) = crate::flux::plane_cells(model, f);
             let nf = f.frequencies.len();
-            let mut parts = Vec::new();
-            for s in &slabs {
-                let Some((mut args, cell0, part_cells)) = flux_part(s, f, plane, [ny, nz], t)
-                else {
-                    continue;
-                };
-                args.acc = dev.alloc(
-                    s.gpu,
-                    crate::plan::bytes::flux_accumulator_bytes(nf, part_cells) as usize,
-                )?;
-                let freq =
-                    dev.alloc(s.gpu, crate::plan::bytes::flux_frequency_bytes(nf) as usize)?;
-                dev.upload(s.gpu, freq, bytes_of(&f.frequencies))?;
-                args.w = dev.alloc(s.gpu, crate::plan::bytes::flux_weight_bytes(nf) as usize)?;
-                let weights = FluxWeightsArgs {
-                    freq,
-                    w: args.w,
-                    nf: nf as i32,
-                    ..Default::default()
-                };
-                parts.push(FluxPart {
-                    gpu: s.gpu,
-                    cell0,
-                    cells: part_cells,
-                    args,
-                    weights,
+            let mut patches = Vec::new();
+            for patch in &f.patches {
+                let mut parts = Vec::new();
+                for s in &slabs {
+                    let Some((mut args, cell0, part_cells)) =
+                        flux_part(s, patch, nf, plane, [ny, nz], t)
+                    else {
+                        continue;
+                    };
+                    args.acc = dev.alloc(
+                        s.gpu,
+                        crate::plan::bytes::flux_accumulator_bytes(nf, part_cells) as usize,
+                    )?;
+                    let freq =
+                        dev.alloc(s.gpu, crate::plan::bytes::flux_frequency_bytes(nf) as usize)?;
+                    dev.upload(s.gpu, freq, bytes_of(&f.frequencies))?;
+                    args.w =
+                        dev.alloc(s.gpu, crate::plan::bytes::flux_weight_bytes(nf) as usize)?;
+                    let weights = FluxWeightsArgs {
+                        freq,
+                        w: args.w,
+                        nf: nf as i32,
+                        ..Default::default()
+                    };
+                    parts.push(FluxPart {
+                        gpu: s.gpu,
+                        cell0,
+                        cells: part_cells,
+                        args,
+                        weights,
+                    });
+                }
+                debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), patch.cells());
+                allocation.monitors += parts
+                    .iter()
+                    .map(|p| {
+                        crate::plan::bytes::flux_accumulator_bytes(nf, p.cells)
+                            + crate::plan::bytes::flux_frequency_bytes(nf)
+                            + crate::plan::bytes::flux_weight_bytes(nf)
+                    })
+                    .sum::<u64>();
+                patches.push(FluxPatch {
+                    patch: *patch,
+                    area: crate::flux::cell_area(model, patch),
+                    parts,
                 });
             }
-            debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), cells);
-            allocation.monitors += parts
-                .iter()
-                .map(|p| {
-                    crate::plan::bytes::flux_accumulator_bytes(nf, p.cells)
-                        + crate::plan::bytes::flux_frequency_bytes(nf)
-                        + crate::plan::bytes::flux_weight_bytes(nf)
-                })
-                .sum::<u64>();
-            fluxes.push(FluxMonitor {
-                cells,
-                area,
-                nf,
-                parts,
-            });
+            fluxes.push(FluxMonitor { nf, patches });
         }
         debug_assert_eq!(allocation, estimate(model, ranges, t));
 
@@ -786,26 +791,28 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let t_e = step as f64 * dt;
         let t_h = t_e - 0.5 * dt;
         for m in 0..self.fluxes.len() {
-            for p in 0..self.fluxes[m].parts.len() {
-                let part = &self.fluxes[m].parts[p];
-                let nf = self.fluxes[m].nf;
-                // The weights once per frequency, then the accumulation, in stream order.
-                let weights = FluxWeightsArgs {
-                    t_e,
-                    t_h,
-                    dt,
-                    ..part.weights
-                };
-                let (gpu, args, cells) = (part.gpu, part.args, part.cells);
-                let dims = Dims::elements(nf as u64, 1);
-                let r = self.launch(gpu, Stream::Compute, Kernel::FluxWeights, dims, &weights);
-                if self.ok(r, "computing flux DFT weights").is_none() {
-                    return;
-                }
-                let dims = Dims::elements((cells * nf) as u64, 1);
-                let r = self.launch(gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
-                if self.ok(r, "accumulating a flux DFT").is_none() {
-                    return;
+            let nf = self.fluxes[m].nf;
+            for p in 0..self.fluxes[m].patches.len() {
+                for i in 0..self.fluxes[m].patches[p].parts.len() {
+                    let part = self.fluxes[m].patches[p].parts[i];
+                    // The weights once per frequency, then the accumulation, in stream order.
+                    let weights = FluxWeightsArgs {
+                        t_e,
+                        t_h,
+                        dt,
+                        ..part.weights
+                    };
+                    let (gpu, args, cells) = (part.gpu, part.args, part.cells);
+                    let dims = Dims::elements(nf as u64, 1);
+                    let r = self.launch(gpu, Stream::Compute, Kernel::FluxWeights, dims, &weights);
+                    if self.ok(r, "computing flux DFT weights").is_none() {
+                        return;
+                    }
+                    let dims = Dims::elements((cells * nf) as u64, 1);
+                    let r = self.launch(gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
+                    if self.ok(r, "accumulating a flux DFT").is_none() {
+                        return;
+                    }
                 }
             }
         }

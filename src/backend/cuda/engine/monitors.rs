@@ -91,8 +91,8 @@ pub(super) struct Probes {
     pub(super) host: Vec<f64>,
 }
 
-/// One flux monitor's part in one slab: accumulators `[8][nf][cells]` on the slab's GPU,
-/// covering cells `[cell0, cell0 + cells)` of the monitor's plane.
+/// One patch's part in one slab: accumulators `[8][nf][cells]` on the slab's GPU, covering
+/// cells `[cell0, cell0 + cells)` of the patch (C order of its in-plane axes).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct FluxPart {
     pub(super) gpu: usize,
@@ -103,12 +103,19 @@ pub(super) struct FluxPart {
     pub(super) weights: FluxWeightsArgs,
 }
 
+/// One patch of a surface DFT monitor and its parts, slab by slab.
+#[derive(Debug, Clone)]
+pub(super) struct FluxPatch {
+    pub(super) patch: crate::model::Patch,
+    pub(super) area: f64,
+    pub(super) parts: Vec<FluxPart>,
+}
+
+/// A surface DFT monitor on the device: its patches (one plane, or a box's six faces).
 #[derive(Debug, Clone)]
 pub(super) struct FluxMonitor {
-    pub(super) cells: usize,
-    pub(super) area: f64,
     pub(super) nf: usize,
-    pub(super) parts: Vec<FluxPart>,
+    pub(super) patches: Vec<FluxPatch>,
 }
 
 impl<D: Device, T: Real> Engine<D, T> {
@@ -268,34 +275,39 @@ impl<D: Device, T: Real> Engine<D, T> {
         Ok(())
     }
 
-    /// Read flux monitor `index`'s accumulators back and form its spectrum.
+    /// Read surface DFT monitor `index`'s accumulators back, patch by patch.
     pub(super) fn read_flux(&self, index: usize) -> Result<crate::flux::FluxDft, DeviceError> {
         let m = &self.fluxes[index];
-        let n = m.nf * m.cells;
-        let mut re: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
-        let mut im: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
-        for part in &m.parts {
-            let pc = part.cells;
-            let mut acc = vec![0.0f64; 8 * m.nf * pc];
-            // SAFETY: plain f64 values; any bytes are valid.
-            let bytes = unsafe {
-                std::slice::from_raw_parts_mut(acc.as_mut_ptr().cast::<u8>(), acc.len() * 8)
-            };
-            self.dev.download(part.gpu, part.args.acc, bytes)?;
-            for q in 0..8 {
-                let dst = if q < 4 { &mut re[q] } else { &mut im[q - 4] };
-                for f in 0..m.nf {
-                    let src = &acc[(q * m.nf + f) * pc..][..pc];
-                    dst[f * m.cells + part.cell0..][..pc].copy_from_slice(src);
+        let mut patches = Vec::with_capacity(m.patches.len());
+        for fp in &m.patches {
+            let cells = fp.patch.cells();
+            let n = m.nf * cells;
+            let mut re: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
+            let mut im: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
+            for part in &fp.parts {
+                let pc = part.cells;
+                let mut acc = vec![0.0f64; 8 * m.nf * pc];
+                // SAFETY: plain f64 values; any bytes are valid.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts_mut(acc.as_mut_ptr().cast::<u8>(), acc.len() * 8)
+                };
+                self.dev.download(part.gpu, part.args.acc, bytes)?;
+                for q in 0..8 {
+                    let dst = if q < 4 { &mut re[q] } else { &mut im[q - 4] };
+                    for f in 0..m.nf {
+                        let src = &acc[(q * m.nf + f) * pc..][..pc];
+                        dst[f * cells + part.cell0..][..pc].copy_from_slice(src);
+                    }
                 }
             }
+            patches.push(crate::flux::PatchDft {
+                patch: fp.patch,
+                re,
+                im,
+                area: fp.area,
+            });
         }
-        Ok(crate::flux::FluxDft {
-            re,
-            im,
-            cells: m.cells,
-            area: m.area,
-        })
+        Ok(crate::flux::FluxDft { patches })
     }
 
     /// Gather a region outside the monitor schedule: on the device into the scratch buffers,
@@ -411,27 +423,55 @@ pub(super) fn region_chunks(
     chunks
 }
 
-/// The part of flux monitor `f` inside slab `s`: its kernel arguments (without `acc`, `freq`
-/// and the times), its first cell in the monitor's plane and its cell count; `None` if the
-/// plane does not cross the slab. Offsets in values: the E plane's first cell at `base`, the H
-/// plane below it `below` earlier (for an x plane at the slab's first plane, the left halo,
-/// which holds the neighbour's tangential H after the H exchange).
+/// The part of patch `f` (of a monitor with `nf` frequencies) inside slab `s`: its kernel
+/// arguments (without `acc`, `freq` and the times), its first cell in the patch and its cell
+/// count; `None` if the patch does not cross the slab. Offsets in values: the E plane's first
+/// cell of the part at `base`, the H plane below it `below` earlier (for an x plane at the slab's
+/// first plane, the left halo, which holds the neighbour's tangential H after the H exchange).
+/// Cell (u, v) of the part (C order of the patch's in-plane axes, v fastest) is at
+/// `base + u su + v sv`.
 pub(super) fn flux_part(
     s: &Slab,
-    f: &crate::model::Flux,
+    f: &crate::model::Patch,
+    nf: usize,
     plane: usize,
-    [ny, nz]: [usize; 2],
+    [_ny, nz]: [usize; 2],
     t: usize,
 ) -> Option<(FluxArgs, usize, usize)> {
     let a = f.axis as usize;
     let (b, c) = crate::flux::tangential(a);
-    let (k, x0, n) = (f.index, s.range.x0, s.range.len());
-    // (base, below, su, sv, nv, cells, cell0): cell (u, v) of the part at base + u su + v sv.
-    let (base, below, su, sv, nv, cells, cell0) = match a {
-        0 if (x0..s.range.x1).contains(&k) => ((k - x0 + 1) * plane, plane, nz, 1, nz, ny * nz, 0),
-        0 => return None,
-        1 => (plane + k * nz, nz, plane, 1, nz, n * nz, x0 * nz),
-        _ => (plane + k, 1, plane, nz, ny, n * ny, x0 * ny),
+    let (k, x0) = (f.index, s.range.x0);
+    let [s0, s1] = f.start;
+    let [n0, n1] = f.count;
+    // The part's x range: the patch's own along x for y and z normals, one plane for x.
+    let (xs, xe) = if a == 0 {
+        (k, k + 1)
+    } else {
+        (s0.max(x0), (s0 + n0).min(s.range.x1))
+    };
+    if xs >= xe || !(x0..s.range.x1).contains(&xs) {
+        return None;
+    }
+    let p = xs - x0 + 1;
+    // (base, below, su, sv, cells, cell0).
+    let (base, below, su, sv, cells, cell0) = match a {
+        0 => (p * plane + s0 * nz + s1, plane, nz, 1, n0 * n1, 0),
+        1 => (
+            p * plane + k * nz + s1,
+            nz,
+            plane,
+            1,
+            (xe - xs) * n1,
+            (xs - s0) * n1,
+        ),
+        _ => (
+            p * plane + s1 * nz + k,
+            1,
+            plane,
+            nz,
+            (xe - xs) * n1,
+            (xs - s0) * n1,
+        ),
     };
     let at = |comp: usize, off: usize| s.f[comp] + (off * t) as u64;
     let args = FluxArgs {
@@ -446,8 +486,8 @@ pub(super) fn flux_part(
         su: su as i64,
         sv: sv as i64,
         cells: cells as i64,
-        nv: nv as i32,
-        nf: f.frequencies.len() as i32,
+        nv: n1 as i32,
+        nf: nf as i32,
     };
     Some((args, cell0, cells))
 }
