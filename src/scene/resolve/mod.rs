@@ -8,6 +8,7 @@ mod monitors;
 mod placement;
 mod simulation;
 mod sources;
+mod tfsf;
 
 use simulation::Simulation;
 
@@ -222,14 +223,14 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     );
     let (probes, snapshots, fluxes) =
         monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref());
-    if let (Some(g), Some(sources)) = (&grid, &sources) {
+    if let (Some(g), Some((sources, _))) = (&grid, &sources) {
         run_warnings(scene, ck, g, sources, &table, &objects, unit_m);
     }
 
     let grid = grid?;
     let faces = faces?;
     let precision = precision?;
-    let sources = sources?;
+    let (sources, tfsf) = sources?;
     let _ = unit?;
     let boundaries = Boundaries::new(faces, grid.shape, grid.cell, grid.dt);
     let subpixel = sim.subpixel.as_ref().is_none_or(|s| *s.get_ref());
@@ -263,6 +264,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         smoothing,
         boundaries,
         sources,
+        tfsf,
         probes,
         snapshots,
         fluxes,
