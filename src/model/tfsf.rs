@@ -261,8 +261,15 @@ impl Tfsf {
             let half = 2 * idx[a] as i64 + (component.offset()[a] > 0.0) as i64;
             let reference = if s > 0 { self.lo[a] } else { self.hi[a] } as i64;
             let h2 = s as i64 * (half - 2 * reference);
-            let node = if h { (h2 - 1).div_euclid(2) } else { h2.div_euclid(2) } + m;
-            debug_assert!(h2.rem_euclid(2) == h as i64, "an axial point lies on a 1-D node");
+            let node = if h {
+                (h2 - 1).div_euclid(2)
+            } else {
+                h2.div_euclid(2)
+            } + m;
+            debug_assert!(
+                h2.rem_euclid(2) == h as i64,
+                "an axial point lies on a 1-D node"
+            );
             return (node as u32, 0.0);
         }
         let p = grid.position(component, idx.map(|i| i as f64));
@@ -348,12 +355,12 @@ impl Tfsf {
         }
     }
 
-    /// Correction points of all groups (what the backends store per point), without building
-    /// them.
-    pub fn point_count(&self, grid: &Grid) -> usize {
+    /// Correction points per global x index (what [`Tfsf::groups`] places on each x plane),
+    /// counted without building them.
+    pub fn plane_counts(&self, grid: &Grid) -> Vec<u64> {
+        let mut out = vec![0u64; grid.shape[0]];
         let e_hat = self.polarization;
         let h_hat = self.h_direction();
-        let mut n = 0;
         for a in 0..3 {
             if self.spans[a] {
                 continue;
@@ -362,13 +369,30 @@ impl Tfsf {
             for electric in [true, false] {
                 for (p, q) in [(b, c), (c, b)] {
                     let unit = if electric { h_hat[q] } else { e_hat[p] };
-                    if unit.abs() >= 1e-12 {
-                        n += 2 * self.range(grid, p, true).len() * self.range(grid, q, false).len();
+                    if unit.abs() < 1e-12 {
+                        continue;
+                    }
+                    let (rp, rq) = (self.range(grid, p, true), self.range(grid, q, false));
+                    if a == 0 {
+                        let face = (rp.len() * rq.len()) as u64;
+                        let lower = if electric { self.lo[0] } else { self.lo[0] - 1 };
+                        out[lower] += face;
+                        out[self.hi[0]] += face;
+                    } else {
+                        // x is p or q: each x index of that range has 2 (faces) x the other.
+                        let (rx, other) = if p == 0 {
+                            (rp, rq.len())
+                        } else {
+                            (rq, rp.len())
+                        };
+                        for x in rx {
+                            out[x] += 2 * other as u64;
+                        }
                     }
                 }
             }
         }
-        n
+        out
     }
 
     /// The analytic incident E vector at point `p` (m) and time `t` (s), the continuum wave

@@ -223,7 +223,9 @@ pub(super) fn sources(
                     );
                 }
             }
-            let t = wave.and_then(|w| super::tfsf::tfsf(s, src, &key, ck, grid, unit_m, faces, amplitude, w));
+            let t = wave.and_then(|w| {
+                super::tfsf::tfsf(s, src, &key, ck, grid, unit_m, faces, amplitude, w)
+            });
             match (t, &tfsf_out) {
                 (Some(_), Some(_)) => {
                     ck.error(src, &key, "at most one tfsf source per scene");
@@ -304,7 +306,11 @@ fn plane_wave(
         Some(d) => match text(d) {
             Some(d) => ck.one_of(&d, &format!("{key}.direction"), &dirs),
             None => {
-                ck.error(d, &format!("{key}.direction"), "a plane wave's direction is one of +x, -x, +y, -y, +z, -z");
+                ck.error(
+                    d,
+                    &format!("{key}.direction"),
+                    "a plane wave's direction is one of +x, -x, +y, -y, +z, -z",
+                );
                 None
             }
         },
@@ -322,7 +328,11 @@ fn plane_wave(
         Some(p) => match text(p) {
             Some(p) => ck.component(&p, &format!("{key}.polarization"), &E_COMPONENTS),
             None => {
-                ck.error(p, &format!("{key}.polarization"), "a plane wave's polarization is an E component: Ex, Ey or Ez");
+                ck.error(
+                    p,
+                    &format!("{key}.polarization"),
+                    "a plane wave's polarization is an E component: Ex, Ey or Ez",
+                );
                 None
             }
         },

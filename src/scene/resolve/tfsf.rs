@@ -119,12 +119,19 @@ pub(super) fn tfsf(
         return None;
     };
     let b = region.get_ref();
-    if b.center.len() != 3 || b.size.len() != 3 || b.center.iter().chain(&b.size).any(|x| !x.is_finite()) {
+    if b.center.len() != 3
+        || b.size.len() != 3
+        || b.center.iter().chain(&b.size).any(|x| !x.is_finite())
+    {
         ck.error(region, &bkey, "center and size are 3 finite numbers each");
         return None;
     }
     if b.size.iter().any(|&x| x <= 0.0) {
-        ck.error(region, &bkey, "the box's size must be positive along every axis");
+        ck.error(
+            region,
+            &bkey,
+            "the box's size must be positive along every axis",
+        );
         return None;
     }
     let (k, e, g, faces) = (k?, e?, grid?, faces?);
@@ -160,11 +167,18 @@ pub(super) fn tfsf(
         }
         // The box and the cells just outside it (the scattered-field side of each face) stay
         // off the PML and inside the domain.
-        let (plo, phi) = (faces[a][0].pml_cells() as f64, faces[a][1].pml_cells() as f64);
+        let (plo, phi) = (
+            faces[a][0].pml_cells() as f64,
+            faces[a][1].pml_cells() as f64,
+        );
         let (min, max) = (plo + 1.0, n as f64 - phi - 1.0);
         if h - l < 1.0 || l < min || h > max {
             let at = |i: f64| num((g.origin[a] + i * g.cell[a]) / unit_m);
-            let what = if plo + phi > 0.0 && !periodic { "the PML" } else { "the domain edge" };
+            let what = if plo + phi > 0.0 && !periodic {
+                "the PML"
+            } else {
+                "the domain edge"
+            };
             ck.error(
                 region,
                 &bkey,

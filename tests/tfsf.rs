@@ -1,0 +1,229 @@
+//! The total-field / scattered-field source: an empty box leaks (almost) nothing into the
+//! scattered-field region, the total-field region holds the analytic plane wave, objects
+//! inside scatter outwards, and slabs do not change a bit.
+//!
+//! Each case is a vacuum cube with CPML on every face, in f64 unless said otherwise, 30 cells
+//! per wavelength at the band centre.
+
+mod common;
+
+use yee::backend::cpu::CpuBackend;
+use yee::backend::Backend;
+use yee::decomp::split_even;
+use yee::model::{Component, Model, ETA0};
+use yee::real::Real;
+use yee::run::Stepper;
+
+const F0: f64 = 2.0e14;
+
+/// A 3 um vacuum cube at 0.05 um cells (60^3, 10 CPML cells per face) with a TF/SF box of
+/// 1.5 um edge at the centre.
+fn scene(
+    direction: &str,
+    polarization: &str,
+    precision: &str,
+    steps: usize,
+    extra: &str,
+) -> String {
+    format!(
+        r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.05
+size = [3.0, 3.0, 3.0]
+steps = {steps}
+precision = "{precision}"
+[boundaries]
+default = {{ type = "pml", cells = 10 }}
+{extra}
+[[source]]
+type = "tfsf"
+box = {{ center = [0.0, 0.0, 0.0], size = [1.5, 1.5, 1.5] }}
+direction = {direction}
+polarization = {polarization}
+waveform = {{ type = "gaussian", frequency = {F0:e}, bandwidth = 1.0e14 }}
+amplitude = 2.0
+"#
+    )
+}
+
+/// Sum of E^2 + (eta0 H)^2 over the scattered-field cells outside the PML and over the
+/// total-field cells, a component's cell being in the total-field region when its position (in
+/// cells) lies in the box on every axis.
+fn energies<B: Backend>(b: &B, m: &Model) -> (f64, f64) {
+    let t = m.tfsf.as_ref().unwrap();
+    let [nx, ny, nz] = m.grid.shape;
+    let pml = [0, 1, 2].map(|a| (m.boundaries.profiles[a].lo, m.boundaries.profiles[a].hi));
+    let (mut sf, mut tf) = (0.0, 0.0);
+    for c in Component::ALL {
+        let f = common::field(b, m, c);
+        let off = c.offset();
+        let scale = if c.is_electric() { 1.0 } else { ETA0 * ETA0 };
+        for i in 0..nx {
+            for j in 0..ny {
+                for k in 0..nz {
+                    let idx = [i, j, k];
+                    let v = f[(i * ny + j) * nz + k];
+                    let inside = (0..3).all(|a| {
+                        let p = idx[a] as f64 + off[a];
+                        t.lo[a] as f64 <= p && p <= t.hi[a] as f64
+                    });
+                    let in_pml =
+                        (0..3).any(|a| idx[a] < pml[a].0 || idx[a] + pml[a].1 >= m.grid.shape[a]);
+                    if inside {
+                        tf += scale * v * v;
+                    } else if !in_pml {
+                        sf += scale * v * v;
+                    }
+                }
+            }
+        }
+    }
+    (sf, tf)
+}
+
+/// The scattered-field energy summed over the run (every 10 steps) against the total-field
+/// energy likewise, in dB.
+fn leakage_db<T: Real>(m: &Model, slabs: usize) -> f64 {
+    let ranges = split_even(m.grid.shape[0], slabs);
+    let mut b = CpuBackend::<T>::new(m, &ranges);
+    let (mut sf, mut tf) = (0.0, 0.0);
+    {
+        let mut s = Stepper::new(m, &mut b, &ranges);
+        for n in 0..m.grid.steps {
+            s.step();
+            if n % 10 == 9 {
+                let (a, b) = energies(&*s.backend, m);
+                sf += a;
+                tf += b;
+            }
+        }
+    }
+    assert!(tf > 0.0, "no incident field in the box");
+    10.0 * (sf / tf).log10()
+}
+
+/// Axial incidence: the 1-D grid is the 3-D grid along the axis, so an empty box leaks only
+/// rounding. Measured: about -300 dB in f64 (the corrections cancel to the last bit or two)
+/// and about -130 dB in f32 (rounding of 1e-7 relative, squared). The issue asks for -60 dB.
+#[test]
+fn axial_empty_box_leaks_below_minus_60_db() {
+    for (dir, pol) in [
+        ("\"+z\"", "\"Ex\""),
+        ("\"-x\"", "\"Ey\""),
+        ("\"+y\"", "\"Ez\""),
+    ] {
+        let m = common::model(&scene(dir, pol, "f64", 700, ""));
+        let db = leakage_db::<f64>(&m, 1);
+        eprintln!("axial {dir} {pol} f64: leakage {db:.1} dB");
+        assert!(db < -60.0, "{dir} {pol}: {db:.1} dB");
+    }
+    let m = common::model(&scene("\"+z\"", "\"Ex\"", "f32", 700, ""));
+    let db = leakage_db::<f32>(&m, 2);
+    eprintln!("axial +z Ex f32: leakage {db:.1} dB");
+    assert!(db < -60.0, "f32: {db:.1} dB");
+}
+
+/// Oblique incidence: the matched-dispersion 1-D grid, interpolated linearly. What is left is
+/// the interpolation error ((k d1)^2 / 8 of the field, d1 = c dt / 0.9) and the dispersion
+/// mismatch away from the band centre: the issue asks for -40 dB.
+#[test]
+fn oblique_empty_box_leaks_below_minus_40_db() {
+    for (dir, pol) in [
+        ("[1.0, 0.0, 2.0]", "\"Ey\""),
+        ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]"),
+    ] {
+        let m = common::model(&scene(dir, pol, "f64", 700, ""));
+        let db = leakage_db::<f64>(&m, 1);
+        eprintln!("oblique {dir} {pol} f64: leakage {db:.1} dB");
+        assert!(db < -40.0, "{dir} {pol}: {db:.1} dB");
+    }
+}
+
+/// Inside the box the field is the analytic plane wave amplitude * waveform(t - xi / c) along
+/// the polarization, xi measured from the box corner the wave reaches first: the arrival
+/// time follows from the distance.
+#[test]
+fn total_field_region_holds_the_incident_wave() {
+    for (dir, pol, comp) in [
+        ("\"+z\"", "\"Ex\"", Component::Ex),
+        ("[1.0, 0.0, 2.0]", "\"Ey\"", Component::Ey),
+    ] {
+        let m = common::model(&scene(dir, pol, "f64", 600, ""));
+        let t = m.tfsf.as_ref().unwrap().clone();
+        let ranges = split_even(m.grid.shape[0], 1);
+        let mut b = CpuBackend::<f64>::new(&m, &ranges);
+        // A point well inside the box, off its centre.
+        let idx = [36, 33, 38];
+        let p = m.grid.position(comp, idx.map(|i| i as f64));
+        let ci = comp as usize;
+        let (mut worst, mut peak) = (0.0f64, 0.0f64);
+        {
+            let mut s = Stepper::new(&m, &mut b, &ranges);
+            for n in 0..m.grid.steps {
+                s.step();
+                let time = (n + 1) as f64 * m.grid.dt;
+                let want = t.incident_e(p, time)[ci];
+                let got = s.backend.sample(comp, idx);
+                worst = worst.max((got - want).abs());
+                peak = peak.max(got.abs());
+            }
+        }
+        eprintln!(
+            "{dir}: peak {peak:.4} V/m, worst deviation from the analytic wave {worst:.2e} V/m"
+        );
+        // The peak of a Gaussian-modulated sine of amplitude 2 is 2 exp(-(T/4)^2 / (2 s^2))
+        // or more (the carrier's crest within a quarter period of the envelope peak): 1.88.
+        assert!(peak > 1.85 && peak < 2.02, "{dir}: peak {peak}");
+        // The grid's wave lags the continuum by its numerical dispersion: at 30 cells per
+        // wavelength the phase velocity is low by about 0.2 %, which over the ~1.5 um from
+        // the 1-D source to the point is a phase error below 0.02 rad, plus the pulse's spread
+        // in group delay across the band: 3 % of the amplitude bounds both.
+        assert!(worst < 0.03 * 2.0, "{dir}: deviation {worst}");
+    }
+}
+
+/// An object inside the box scatters into the scattered-field region (a PEC sphere and a
+/// Drude sphere): no error, finite fields, scattered energy far above the empty box's.
+#[test]
+fn objects_inside_the_box_scatter_outwards() {
+    for material in [
+        "metal = { pec = true }",
+        "metal = { epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e13 }] }",
+    ] {
+        let extra = format!(
+            "[materials]\n{material}\n[[geometry]]\nshape = \"sphere\"\nmaterial = \"metal\"\ncenter = [0.0, 0.0, 0.0]\nradius = 0.4\n"
+        );
+        let m = common::model(&scene("\"+z\"", "\"Ex\"", "f64", 700, &extra));
+        let db = leakage_db::<f64>(&m, 1);
+        eprintln!("{material}: scattered / total {db:.1} dB");
+        // A sphere of radius 0.4 um at 1.5 um wavelength (size parameter 1.7) scatters a
+        // good part of what it intercepts: the scattered energy outside is tens of dB above
+        // the empty box's rounding level.
+        assert!(db > -30.0 && db.is_finite(), "{material}: {db:.1} dB");
+    }
+}
+
+/// 1 and 3 slabs give the same fields bit for bit, axial and oblique, with the box cut by
+/// the slab boundaries.
+#[test]
+fn slabs_do_not_change_a_bit() {
+    for (dir, pol) in [
+        ("\"+x\"", "\"Ez\""),
+        ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]"),
+    ] {
+        let m = common::model(&scene(dir, pol, "f64", 120, ""));
+        let (_, one) = common::run_cpu::<f64>(&m, 1);
+        let (_, three) = common::run_cpu::<f64>(&m, 3);
+        assert!(one[0].iter().any(|v| *v != 0.0) || one[2].iter().any(|v| *v != 0.0));
+        for c in 0..6 {
+            assert!(
+                one[c]
+                    .iter()
+                    .zip(&three[c])
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{dir}: component {c} differs between 1 and 3 slabs"
+            );
+        }
+    }
+}
