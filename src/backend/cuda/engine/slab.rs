@@ -109,6 +109,22 @@ pub(super) struct DispersiveGroup {
     pub(super) plane_start: Vec<usize>,
 }
 
+/// One TF/SF correction group of a slab on its GPU: the arrays of
+/// [`crate::operator::TfsfSlabGroup`], on the device.
+#[derive(Debug, Clone)]
+pub(super) struct TfsfGroup {
+    /// 0..3 E, 3..6 H.
+    pub(super) component: usize,
+    /// u32 cell offsets, u32 1-D nodes, weights and factors, one per point.
+    pub(super) off: Ptr,
+    pub(super) node: Ptr,
+    pub(super) w: Ptr,
+    pub(super) fac: Ptr,
+    /// `plane_start[i]`: the first point at or beyond owned plane i (0-based), i in 0..=n:
+    /// local planes [p0, p1) hold points [plane_start[p0 - 1], plane_start[p1 - 1]).
+    pub(super) plane_start: Vec<usize>,
+}
+
 /// A run of consecutive x-PML planes in one slab: local planes [p0, p1), layer l0 at p0,
 /// psi plane q0 at p0.
 #[derive(Debug, Clone, Copy)]
@@ -132,6 +148,10 @@ pub(super) struct Slab {
     pub(super) hmat: [Ptr; 3],
     /// The dispersive pass's groups, in the CPU backend's order.
     pub(super) dispersive: Vec<DispersiveGroup>,
+    /// The TF/SF correction groups with points in this slab, in pass order.
+    pub(super) tfsf: Vec<TfsfGroup>,
+    /// This slab's copy of the TF/SF 1-D incident grid (e, h), when it holds points.
+    pub(super) incident: Option<[Ptr; 2]>,
     /// psi arrays: x for Ey, Ez, Hy, Hz; y for Ex, Ez, Hx, Hz; z for Ex, Ey, Hx, Hy.
     pub(super) psi: [[Ptr; 4]; 3],
     pub(super) x_runs: Vec<XRun>,
