@@ -1313,7 +1313,10 @@ components = ["Ex", "Ey", "Hz"]
 /// so the objects inside scatter and the comparison sees the corrections.
 #[test]
 fn host_kernels_match_cpu_bit_for_bit_with_a_tfsf_box_across_slabs() {
-    for (dir, pol) in [("\"+x\"", "\"Ez\""), ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]")] {
+    for (dir, pol) in [
+        ("\"+x\"", "\"Ez\""),
+        ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]"),
+    ] {
         let scene = TFSF_SCENE
             .replace("DIRECTION", dir)
             .replace("POLARIZATION", pol);

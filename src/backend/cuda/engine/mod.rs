@@ -365,7 +365,10 @@ impl<D: Device, T: Real> Engine<D, T> {
                     });
                 }
                 if !tfsf.is_empty() {
-                    incident = Some([dev.alloc(gpu, top.nodes * t)?, dev.alloc(gpu, top.nodes * t)?]);
+                    incident = Some([
+                        dev.alloc(gpu, top.nodes * t)?,
+                        dev.alloc(gpu, top.nodes * t)?,
+                    ]);
                     tfsf_bytes += (2 * top.nodes * t) as u64;
                 }
             }
