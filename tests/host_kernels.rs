@@ -714,7 +714,10 @@ fn host_engine_allocates_what_it_counts_from_the_devices_own_allocations() {
         peer: false,
         ..across
     };
-    for scene in [PML_SCENE, PERIODIC_SCENE, PMC_SCENE, FLUX_SCENE] {
+    let tfsf = TFSF_SCENE
+        .replace("DIRECTION", "[1.0, 2.0, 3.0]")
+        .replace("POLARIZATION", "[-2.0, 1.0, 0.0]");
+    for scene in [PML_SCENE, PERIODIC_SCENE, PMC_SCENE, FLUX_SCENE, &tfsf] {
         for l in [ONE, THREE_ON_ONE, across, staged] {
             check_engine_allocation::<f32>(scene, l);
             check_engine_allocation::<f64>(scene, l);

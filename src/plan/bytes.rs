@@ -102,6 +102,15 @@ pub fn flux_weight_bytes(nf: usize) -> u64 {
     (4 * 8 * nf) as u64
 }
 
+/// Bytes of a slab's TF/SF arrays with `points` correction points and a 1-D grid of `nodes`
+/// nodes in `real`-byte values: per point a u32 cell offset, a u32 1-D node, its weight and
+/// factor; the slab's copy of the 1-D grid (e and h) when it holds any point.
+pub fn tfsf_bytes(points: u64, nodes: u64, real: usize) -> u64 {
+    let p = real as u64;
+    let grid = if points > 0 { 2 * nodes * p } else { 0 };
+    points * (8 + 2 * p) + grid
+}
+
 /// Device bytes of a CPML coefficient table of `layers` layers: (b, c, 1/kappa - 1) per layer.
 pub fn pml_table_bytes(layers: usize, real: usize) -> u64 {
     (3 * layers * real) as u64
@@ -440,19 +449,20 @@ impl Layout {
     /// holds any point, its copy of the 1-D grid (e and h per node). Both backends hold one
     /// copy per such slab.
     pub fn tfsf_bytes(&self, range: SlabRange) -> u64 {
-        let p = self.precision.bytes() as u64;
-        let points: u64 = self
-            .tfsf_planes
+        tfsf_bytes(
+            self.tfsf_points(range),
+            self.tfsf_nodes,
+            self.precision.bytes(),
+        )
+    }
+
+    /// The TF/SF correction points in the slab that owns `range`.
+    pub fn tfsf_points(&self, range: SlabRange) -> u64 {
+        self.tfsf_planes
             .get(range.x0..range.x1.min(self.tfsf_planes.len()))
             .unwrap_or(&[])
             .iter()
-            .sum();
-        let grid = if points > 0 {
-            2 * self.tfsf_nodes * p
-        } else {
-            0
-        };
-        points * (8 + 2 * p) + grid
+            .sum()
     }
 
     /// Bytes the update moves per step over the slab that owns `range`: the two-pass update's

@@ -147,15 +147,6 @@ pub(super) fn tfsf(
         let node = |x: f64| ((x - g.origin[a]) / g.cell[a]).round();
         let (l, h) = (node(c - sz / 2.0), node(c + sz / 2.0));
         let periodic = faces[a][0] == BoundaryKind::Periodic;
-        if periodic && l <= 0.0 && h >= n as f64 {
-            spans[a] = true;
-            if k[a] != 0.0 {
-                ck.error(region, &bkey, format!("the box spans the periodic {name} axis along which the wave travels: it would never enter; make the box shorter along {name}"));
-                ok = false;
-            }
-            hi[a] = n;
-            continue;
-        }
         if periodic && !axial {
             ck.error(
                 s.direction.as_ref().unwrap(),
@@ -163,6 +154,15 @@ pub(super) fn tfsf(
                 format!("oblique incidence with a periodic {name} axis needs Bloch-periodic walls, which are not supported: use an axis direction, or PML or PEC on {name}"),
             );
             ok = false;
+            continue;
+        }
+        if periodic && l <= 0.0 && h >= n as f64 {
+            spans[a] = true;
+            if k[a] != 0.0 {
+                ck.error(region, &bkey, format!("the box spans the periodic {name} axis along which the wave travels: it would never enter; make the box shorter along {name}"));
+                ok = false;
+            }
+            hi[a] = n;
             continue;
         }
         // The box and the cells just outside it (the scattered-field side of each face) stay

@@ -343,7 +343,8 @@ impl<D: Device, T: Real> Engine<D, T> {
             // The TF/SF points of this slab and, when it has any, its copy of the 1-D grid.
             let mut tfsf = Vec::new();
             let mut incident = None;
-            let mut tfsf_bytes = 0;
+            let mut tfsf_points = 0;
+            let top_nodes = op.tfsf.as_ref().map_or(0, |t| t.nodes as u64);
             if let Some(top) = &op.tfsf {
                 for grp in top.slab_groups(range.x0, range.x1, ny, nz) {
                     if grp.off.is_empty() {
@@ -354,7 +355,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                         dev.upload(gpu, p, bytes)?;
                         Ok(p)
                     };
-                    tfsf_bytes += grp.bytes();
+                    tfsf_points += grp.off.len() as u64;
                     tfsf.push(slab::TfsfGroup {
                         component: grp.component,
                         off: up(bytes_of(&grp.off))?,
@@ -369,7 +370,6 @@ impl<D: Device, T: Real> Engine<D, T> {
                         dev.alloc(gpu, top.nodes * t)?,
                         dev.alloc(gpu, top.nodes * t)?,
                     ]);
-                    tfsf_bytes += (2 * top.nodes * t) as u64;
                 }
             }
             // What was allocated: the plan's lengths, with the dispersive groups as built (the
@@ -377,7 +377,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             let allocated = SlabSizes {
                 hmat_len: if magnetic_materials { sizes.mat_len } else { 0 },
                 dispersive: dlen,
-                tfsf_bytes,
+                tfsf: (tfsf_points, top_nodes),
                 ..sizes
             };
             allocation.add(&allocated.allocation(plane, t));

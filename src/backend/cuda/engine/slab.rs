@@ -22,8 +22,9 @@ pub struct SlabSizes {
     /// The dispersive pass's cells (a u32 index and E^n each) and pole state values, over the
     /// three E components.
     pub dispersive: DispersiveLen,
-    /// Bytes of the TF/SF arrays of the slab ([`crate::plan::Layout::tfsf_bytes`]).
-    pub tfsf_bytes: u64,
+    /// TF/SF correction points of the slab and nodes of the 1-D grid
+    /// ([`crate::plan::bytes::tfsf_bytes`]).
+    pub tfsf: (u64, u64),
 }
 
 /// The lengths of a slab's dispersive arrays.
@@ -66,7 +67,7 @@ impl SlabSizes {
             x_planes: l.x_planes,
             psi_len: l.psi_len,
             dispersive,
-            tfsf_bytes: layout.tfsf_bytes(range),
+            tfsf: (layout.tfsf_points(range), layout.tfsf_nodes),
         }
     }
 
@@ -83,7 +84,7 @@ impl SlabSizes {
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
             dispersive: 4 * d.cells + t * (d.cells + d.state),
             monitors: 0,
-            sources: self.tfsf_bytes,
+            sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real),
         }
     }
 }
