@@ -227,3 +227,29 @@ fn slabs_do_not_change_a_bit() {
         }
     }
 }
+
+/// A plane wave in a periodic cell: periodic x and y with a box spanning both (its x and y
+/// faces are skipped), PML along z; and the same box with PEC walls instead of the PML
+/// outside. The scattered-field region stays empty to rounding either way.
+#[test]
+fn periodic_cell_and_pec_walls_outside_the_box() {
+    let periodic = r#"x_min = { type = "periodic" }
+x_max = { type = "periodic" }
+y_min = { type = "periodic" }
+y_max = { type = "periodic" }"#;
+    let text = scene("\"+z\"", "\"Ex\"", "f64", 700, periodic)
+        .replace("size = [1.5, 1.5, 1.5] }", "size = [3.0, 3.0, 1.5] }");
+    let m = common::model(&text);
+    let t = m.tfsf.as_ref().unwrap();
+    assert_eq!(t.spans, [true, true, false]);
+    let db = leakage_db::<f64>(&m, 3);
+    eprintln!("periodic cell: leakage {db:.1} dB");
+    assert!(db < -60.0, "periodic: {db:.1} dB");
+    // PEC walls on every face, a wave along -y polarized along z.
+    let pec = scene("\"-y\"", "\"Ez\"", "f64", 700, "")
+        .replace("default = { type = \"pml\", cells = 10 }", "default = { type = \"pec\" }");
+    let m = common::model(&pec);
+    let db = leakage_db::<f64>(&m, 1);
+    eprintln!("PEC walls: leakage {db:.1} dB");
+    assert!(db < -60.0, "pec: {db:.1} dB");
+}
