@@ -131,11 +131,10 @@ pub fn numerical_wavenumber(grid: &Grid, k: [f64; 3], w: f64) -> Option<f64> {
     let f = |x: f64| -> (f64, f64) {
         let mut v = -rhs;
         let mut dv = 0.0;
-        for a in 0..3 {
-            let d = grid.cell[a];
-            let s = (x * k[a] * d / 2.0).sin() / d;
+        for (&ka, &d) in k.iter().zip(&grid.cell) {
+            let s = (x * ka * d / 2.0).sin() / d;
             v += s * s;
-            dv += 2.0 * s * (x * k[a] * d / 2.0).cos() * k[a] / 2.0;
+            dv += 2.0 * s * (x * ka * d / 2.0).cos() * ka / 2.0;
         }
         (v, dv)
     };
