@@ -246,10 +246,33 @@ y_max = { type = "periodic" }"#;
     eprintln!("periodic cell: leakage {db:.1} dB");
     assert!(db < -60.0, "periodic: {db:.1} dB");
     // PEC walls on every face, a wave along -y polarized along z.
-    let pec = scene("\"-y\"", "\"Ez\"", "f64", 700, "")
-        .replace("default = { type = \"pml\", cells = 10 }", "default = { type = \"pec\" }");
+    let pec = scene("\"-y\"", "\"Ez\"", "f64", 700, "").replace(
+        "default = { type = \"pml\", cells = 10 }",
+        "default = { type = \"pec\" }",
+    );
     let m = common::model(&pec);
     let db = leakage_db::<f64>(&m, 1);
     eprintln!("PEC walls: leakage {db:.1} dB");
     assert!(db < -60.0, "pec: {db:.1} dB");
+}
+
+/// The incident spectrum offered to cross-section computations is the flux monitors' DFT of
+/// amplitude * waveform(t) at the reference point: for the Gaussian-modulated sine its
+/// magnitude at the carrier is amplitude * s sqrt(2 pi) / 2 (s the envelope's standard
+/// deviation; the image at -f0 is exp(-(2 f0)^2 / (2 sf^2)) ~ 1e-19 smaller), and the
+/// intensity is |E|^2 / (2 eta0). The sum samples a smooth pulse 40 times per period, so it
+/// equals the integral to far better than the 1e-9 asked.
+#[test]
+fn incident_spectrum_is_the_waveforms_dft() {
+    let m = common::model(&scene("\"+z\"", "\"Ex\"", "f64", 700, ""));
+    let t = m.tfsf.as_ref().unwrap();
+    let (dt, steps) = (m.grid.dt, m.grid.steps);
+    let e = t.incident_dft(&[F0], dt, steps)[0];
+    let sf = 1.0e14 / (2.0 * (2.0 * 2f64.ln()).sqrt());
+    let s = 1.0 / (2.0 * std::f64::consts::PI * sf);
+    let want = 2.0 * s * (2.0 * std::f64::consts::PI).sqrt() / 2.0;
+    let got = (e.0 * e.0 + e.1 * e.1).sqrt();
+    assert!((got - want).abs() < 1e-9 * want, "{got:e} vs {want:e}");
+    let i = t.incident_intensity(&[F0], dt, steps)[0];
+    assert!((i - got * got / (2.0 * ETA0)).abs() < 1e-12 * i);
 }
