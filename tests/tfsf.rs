@@ -260,8 +260,10 @@ y_max = { type = "periodic" }"#;
 /// amplitude * waveform(t) at the reference point: for the Gaussian-modulated sine its
 /// magnitude at the carrier is amplitude * s sqrt(2 pi) / 2 (s the envelope's standard
 /// deviation; the image at -f0 is exp(-(2 f0)^2 / (2 sf^2)) ~ 1e-19 smaller), and the
-/// intensity is |E|^2 / (2 eta0). The sum samples a smooth pulse 40 times per period, so it
-/// equals the integral to far better than the 1e-9 asked.
+/// intensity is |E|^2 / (2 eta0). The sum samples a smooth pulse 50 times per period (its
+/// quadrature error is negligible); what differs from the integral is the pulse's tail before
+/// t = 0, where the waveform starts 5.3 s before its peak at exp(-5.3^2 / 2) = 7.5e-7 of it:
+/// measured 3.6e-8 relative, bounded here by 1e-6.
 #[test]
 fn incident_spectrum_is_the_waveforms_dft() {
     let m = common::model(&scene("\"+z\"", "\"Ex\"", "f64", 700, ""));
@@ -272,7 +274,7 @@ fn incident_spectrum_is_the_waveforms_dft() {
     let s = 1.0 / (2.0 * std::f64::consts::PI * sf);
     let want = 2.0 * s * (2.0 * std::f64::consts::PI).sqrt() / 2.0;
     let got = (e.0 * e.0 + e.1 * e.1).sqrt();
-    assert!((got - want).abs() < 1e-9 * want, "{got:e} vs {want:e}");
+    assert!((got - want).abs() < 1e-6 * want, "{got:e} vs {want:e}");
     let i = t.incident_intensity(&[F0], dt, steps)[0];
     assert!((i - got * got / (2.0 * ETA0)).abs() < 1e-12 * i);
 }
