@@ -224,7 +224,9 @@ pub(super) fn sources(
                 }
             }
             let t = wave.and_then(|w| {
-                super::tfsf::tfsf(s, src, &key, ck, grid, unit_m, faces, amplitude, w)
+                super::tfsf::tfsf(
+                    s, src, &key, ck, grid, unit_m, faces, amplitude, w, objects, table,
+                )
             });
             match (t, &tfsf_out) {
                 (Some(_), Some(_)) => {

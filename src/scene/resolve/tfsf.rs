@@ -61,6 +61,8 @@ pub(super) fn tfsf(
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     amplitude: f64,
     waveform: Waveform,
+    objects: &[Object],
+    table: &MaterialTable,
 ) -> Option<Tfsf> {
     let axes = [
         [1.0, 0.0, 0.0],
@@ -140,12 +142,15 @@ pub(super) fn tfsf(
     let mut hi = [0; 3];
     let mut spans = [false; 3];
     let mut ok = true;
+    let mut moved = false;
     for a in 0..3 {
         let name = Axis::ALL[a].name();
         let n = g.shape[a];
         let (c, sz) = (b.center[a] * unit_m, b.size[a] * unit_m);
         let node = |x: f64| ((x - g.origin[a]) / g.cell[a]).round();
         let (l, h) = (node(c - sz / 2.0), node(c + sz / 2.0));
+        let off = |i: f64, x: f64| (g.origin[a] + i * g.cell[a] - x).abs() > 1e-6 * g.cell[a];
+        moved |= off(l, c - sz / 2.0) || off(h, c + sz / 2.0);
         let periodic = faces[a][0] == BoundaryKind::Periodic;
         if periodic && !axial {
             ck.error(
@@ -202,6 +207,50 @@ pub(super) fn tfsf(
     }
     if !ok {
         return None;
+    }
+    let at = |a: usize, i: usize| g.origin[a] + i as f64 * g.cell[a];
+    if moved {
+        let faces: Vec<String> = (0..3)
+            .filter(|&a| !spans[a])
+            .map(|a| {
+                format!(
+                    "{} = [{}, {}]",
+                    Axis::ALL[a].name(),
+                    num(at(a, lo[a]) / unit_m),
+                    num(at(a, hi[a]) / unit_m)
+                )
+            })
+            .collect();
+        ck.warn(
+            region,
+            &bkey,
+            format!(
+                "the box's faces lie on the nearest grid planes: {}",
+                faces.join(", ")
+            ),
+        );
+    }
+    // The incident field is that of vacuum: an object on a face of the box makes the
+    // correction there wrong (the total field there is not the vacuum wave plus a scattered
+    // part that the face would pass).
+    for o in objects {
+        let (olo, ohi) = o.bounds();
+        let inside = (0..3).all(|a| {
+            spans[a] || (olo[a] > at(a, lo[a]) + g.cell[a] && ohi[a] < at(a, hi[a]) - g.cell[a])
+        });
+        let apart = (0..3).any(|a| {
+            !spans[a] && (ohi[a] < at(a, lo[a]) - g.cell[a] || olo[a] > at(a, hi[a]) + g.cell[a])
+        });
+        if !inside && !apart {
+            ck.warn(
+                region,
+                &bkey,
+                format!(
+                    "an object of `{}` reaches a face of the box (within a cell): the incident field is that of vacuum, so the scattered field is right only for objects wholly inside or outside the box",
+                    table.materials[o.material as usize].name
+                ),
+            );
+        }
     }
     match Tfsf::new(g, lo, hi, spans, k, e, amplitude, waveform) {
         Ok(t) => Some(t),
