@@ -183,13 +183,15 @@ fn total_field_region_holds_the_incident_wave() {
     }
 }
 
-/// An object inside the box scatters into the scattered-field region (a PEC sphere and a
-/// Drude sphere): no error, finite fields, scattered energy far above the empty box's.
+/// An object inside the box scatters into the scattered-field region (a PEC sphere, a Drude
+/// sphere and a lossy magnetic one, whose H cells take the H material coefficients): no
+/// error, finite fields, scattered energy far above the empty box's.
 #[test]
 fn objects_inside_the_box_scatter_outwards() {
     for material in [
         "metal = { pec = true }",
         "metal = { epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e13 }] }",
+        "metal = { epsilon = 2.0, mu = 3.0, magnetic_conductivity = 100.0 }",
     ] {
         let extra = format!(
             "[materials]\n{material}\n[[geometry]]\nshape = \"sphere\"\nmaterial = \"metal\"\ncenter = [0.0, 0.0, 0.0]\nradius = 0.4\n"
@@ -256,64 +258,53 @@ y_max = { type = "periodic" }"#;
     assert!(db < -60.0, "pec: {db:.1} dB");
 }
 
-/// The incident spectrum offered to cross-section computations is the flux monitors' DFT of
-/// amplitude * waveform(t) at the reference point: for the Gaussian-modulated sine its
-/// magnitude at the carrier is amplitude * s sqrt(2 pi) / 2 (s the envelope's standard
-/// deviation; the image at -f0 is exp(-(2 f0)^2 / (2 sf^2)) ~ 1e-19 smaller), and the
-/// intensity is |E|^2 / (2 eta0). The sum samples a smooth pulse 50 times per period (its
-/// quadrature error is negligible); what differs from the integral is the pulse's tail before
-/// t = 0, where the waveform starts 5.3 s before its peak at exp(-5.3^2 / 2) = 7.5e-7 of it:
-/// measured 3.6e-8 relative, bounded here by 1e-6.
+/// The incident spectrum offered to cross-section computations is the flux monitors' DFT
+/// of the grid's own incident wave: on an axial run its complex value equals the DFT of the
+/// total field recorded at the reference point (the box corner the wave enters first; in the
+/// empty box the total field is the incident one to rounding), and its magnitude is the closed
+/// form of the Gaussian-modulated sine, amplitude * s sqrt(2 pi) / 2 at the carrier (s the
+/// envelope's standard deviation; the image at -f0 is ~1e-19 smaller), up to the pulse's tail
+/// before t = 0 (the drive starts about 5 s before its peak, exp(-5^2 / 2) ~ 4e-6 of it):
+/// 1e-5 relative. The intensity is |E|^2 / (2 eta0).
 #[test]
-fn incident_spectrum_is_the_waveforms_dft() {
+fn incident_spectrum_is_the_grids_incident_wave() {
     let m = common::model(&scene("\"+z\"", "\"Ex\"", "f64", 700, ""));
-    let t = m.tfsf.as_ref().unwrap();
+    let t = m.tfsf.as_ref().unwrap().clone();
     let (dt, steps) = (m.grid.dt, m.grid.steps);
-    let e = t.incident_dft(&[F0], dt, steps)[0];
+    let freqs = [F0 - 0.5e14, F0, F0 + 0.5e14];
+    let got = t.incident_dft(&freqs, dt, steps);
+    // The reference point: Ex at the corner (lo, lo, lo) of the box, on the plane z = lo.
+    let ranges = split_even(m.grid.shape[0], 1);
+    let mut b = CpuBackend::<f64>::new(&m, &ranges);
+    let mut series = Vec::with_capacity(steps);
+    {
+        let mut s = Stepper::new(&m, &mut b, &ranges);
+        for _ in 0..steps {
+            s.step();
+            series.push(s.backend.sample(Component::Ex, t.lo));
+        }
+    }
+    for (q, &f) in freqs.iter().enumerate() {
+        let (mut re, mut im) = (0.0, 0.0);
+        for (n, v) in series.iter().enumerate() {
+            let tn = (n + 1) as f64 * dt;
+            let ph = -2.0 * std::f64::consts::PI * f * tn;
+            re += v * ph.cos() * dt;
+            im += v * ph.sin() * dt;
+        }
+        let (gr, gi) = got[q];
+        let err = ((gr - re).powi(2) + (gi - im).powi(2)).sqrt() / (re * re + im * im).sqrt();
+        eprintln!("f = {f:e}: incident DFT vs the grid's field at the corner: {err:.2e}");
+        // The 3-D field there is the 1-D wave to f64 rounding (the -300 dB of the leakage);
+        // measured 5e-12 to 1e-11, the rounding of the 700-term sums.
+        assert!(err < 1e-9, "f = {f:e}: relative difference {err:e}");
+    }
     let sf = 1.0e14 / (2.0 * (2.0 * 2f64.ln()).sqrt());
     let s = 1.0 / (2.0 * std::f64::consts::PI * sf);
     let want = 2.0 * s * (2.0 * std::f64::consts::PI).sqrt() / 2.0;
-    let got = (e.0 * e.0 + e.1 * e.1).sqrt();
-    assert!((got - want).abs() < 1e-6 * want, "{got:e} vs {want:e}");
+    let mag = (got[1].0.powi(2) + got[1].1.powi(2)).sqrt();
+    eprintln!("|E(f0)| = {mag:e}, closed form {want:e}");
+    assert!((mag - want).abs() < 1e-5 * want, "{mag:e} vs {want:e}");
     let i = t.incident_intensity(&[F0], dt, steps)[0];
-    assert!((i - got * got / (2.0 * ETA0)).abs() < 1e-12 * i);
-}
-
-/// The scene checks that are warnings, not errors: a box whose faces had to move to the grid
-/// planes says where they went, and an object reaching a face of the box is flagged (the
-/// incident field is that of vacuum there); the TF/SF waveform takes part in the run-wide
-/// warnings (here: a run that ends before the pulse peaks).
-#[test]
-fn tfsf_warnings() {
-    let warnings = |text: &str| match yee::scene::load_str(text, "test.toml") {
-        Ok((_, w)) => w,
-        Err(e) => panic!("{e}"),
-    };
-    let quiet = warnings(&scene("\"+z\"", "\"Ex\"", "f64", 700, ""));
-    assert!(quiet.is_empty(), "{quiet:?}");
-    let moved = warnings(
-        &scene("\"+z\"", "\"Ex\"", "f64", 700, "")
-            .replace("size = [1.5, 1.5, 1.5] }", "size = [1.52, 1.5, 1.5] }"),
-    );
-    assert!(
-        moved
-            .iter()
-            .any(|w| w.contains("source[0].box") && w.contains("x = [-0.75, 0.75]")),
-        "{moved:?}"
-    );
-    let crossing = warnings(&scene(
-        "\"+z\"",
-        "\"Ex\"",
-        "f64",
-        700,
-        "[materials]\nglass = { epsilon = 2.0 }\n[[geometry]]\nshape = \"box\"\nmaterial = \"glass\"\ncenter = [0.0, 0.0, -1.0]\nsize = [0.5, 0.5, 1.0]\n",
-    ));
-    assert!(
-        crossing
-            .iter()
-            .any(|w| w.contains("`glass` reaches a face of the box")),
-        "{crossing:?}"
-    );
-    let short = warnings(&scene("\"+z\"", "\"Ex\"", "f64", 50, ""));
-    assert!(short.iter().any(|w| w.contains("peak")), "{short:?}");
+    assert!((i - mag * mag / (2.0 * ETA0)).abs() < 1e-12 * i);
 }

@@ -407,20 +407,36 @@ impl Tfsf {
     /// The incident E at the reference point (V/m) as the DFT the flux monitors use,
     /// E(f) = sum_n E^n exp(-i 2 pi f t_n) dt with t_n = n dt over the run's `steps` steps
     /// (E^n at t = n dt, the sample after step n; see [`crate::flux`]), as (re, im) per
-    /// frequency. The field there is amplitude * waveform(t) (in phase at the band centre).
+    /// frequency: the spectrum of the grid's own incident wave, not of the continuum one. The
+    /// 1-D grid is lossless and nothing comes back from its end, so its wave at the reference
+    /// node is the drive's spectrum delayed by the 1-D grid's phase k1(f) over the
+    /// `origin_node` nodes from the source: E(f) = D(f) exp(-i k1 m d1), D(f) the DFT of the
+    /// drive samples e_0^n (n = 0..=steps), k1 from sin(k1 d1 / 2) = sin(pi f dt) / S. For axial incidence this
+    /// is the 3-D grid's incident field exactly; for oblique incidence its magnitude is, and
+    /// its phase is matched at the centre frequency. Frequencies above the 1-D grid's cut-off
+    /// (where no real k1 exists) give the magnitude with the phase of the continuum.
     pub fn incident_dft(&self, frequencies: &[f64], dt: f64, steps: usize) -> Vec<(f64, f64)> {
         frequencies
             .iter()
             .map(|&f| {
+                // From n = 0: the drive's first sample reaches the reference node after the
+                // run's first sample time, so it belongs to the node's spectrum.
                 let (mut re, mut im) = (0.0, 0.0);
-                for n in 1..=steps {
+                for n in 0..=steps {
                     let t = n as f64 * dt;
-                    let v = self.amplitude * self.waveform.value(t) * dt;
+                    let v = self.drive(t) * dt;
                     let ph = -2.0 * PI * f * t;
                     re += v * ph.cos();
                     im += v * ph.sin();
                 }
-                (re, im)
+                let arg = (PI * f * dt).sin() / self.courant;
+                let k1 = if arg.abs() < 1.0 {
+                    2.0 * arg.asin() / self.d1
+                } else {
+                    2.0 * PI * f / C0
+                };
+                let (s, c) = (-k1 * self.origin_node as f64 * self.d1).sin_cos();
+                (re * c - im * s, re * s + im * c)
             })
             .collect()
     }
