@@ -308,3 +308,42 @@ fn incident_spectrum_is_the_grids_incident_wave() {
     let i = t.incident_intensity(&[F0], dt, steps)[0];
     assert!((i - mag * mag / (2.0 * ETA0)).abs() < 1e-12 * i);
 }
+
+/// The scene checks that are warnings, not errors: a box whose faces had to move to the grid
+/// planes says where they went, and an object reaching a face of the box is flagged (the
+/// incident field is that of vacuum there); the TF/SF waveform takes part in the run-wide
+/// warnings (here: a run that ends before the pulse peaks).
+#[test]
+fn tfsf_warnings() {
+    let warnings = |text: &str| match yee::scene::load_str(text, "test.toml") {
+        Ok((_, w)) => w,
+        Err(e) => panic!("{e}"),
+    };
+    let quiet = warnings(&scene("\"+z\"", "\"Ex\"", "f64", 700, ""));
+    assert!(quiet.is_empty(), "{quiet:?}");
+    let moved = warnings(
+        &scene("\"+z\"", "\"Ex\"", "f64", 700, "")
+            .replace("size = [1.5, 1.5, 1.5] }", "size = [1.52, 1.5, 1.5] }"),
+    );
+    assert!(
+        moved
+            .iter()
+            .any(|w| w.contains("source[0].box") && w.contains("x = [-0.75, 0.75]")),
+        "{moved:?}"
+    );
+    let crossing = warnings(&scene(
+        "\"+z\"",
+        "\"Ex\"",
+        "f64",
+        700,
+        "[materials]\nglass = { epsilon = 2.0 }\n[[geometry]]\nshape = \"box\"\nmaterial = \"glass\"\ncenter = [0.0, 0.0, -1.0]\nsize = [0.5, 0.5, 1.0]\n",
+    ));
+    assert!(
+        crossing
+            .iter()
+            .any(|w| w.contains("`glass` reaches a face of the box")),
+        "{crossing:?}"
+    );
+    let short = warnings(&scene("\"+z\"", "\"Ex\"", "f64", 50, ""));
+    assert!(short.iter().any(|w| w.contains("peak")), "{short:?}");
+}
