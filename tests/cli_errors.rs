@@ -132,7 +132,7 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("tfsf box at the domain edge", tfsf(&GOOD.replace("default = { type = \"pml\", cells = 5 }", "default = { type = \"pec\" }"), "[0.4, 1.0, 0.4]", "\"+z\"", "\"Ex\""), vec!["scene.toml:17:", "source[0].box", "y = [-0.5, 0.5]", "domain edge"]),
         ("tfsf polarization along the direction", tfsf(GOOD, "[0.4, 0.4, 0.4]", "\"+z\"", "\"Ez\""), vec!["scene.toml:19:", "source[0].polarization", "perpendicular to the direction"]),
         ("tfsf polarization vector not perpendicular", tfsf(GOOD, "[0.4, 0.4, 0.4]", "[1.0, 0.0, 1.0]", "[1.0, 1.0, 0.0]"), vec!["scene.toml:19:", "source[0].polarization", "perpendicular", "0.5"]),
-        ("tfsf oblique with a periodic axis", tfsf(&GOOD.replace("default = { type = \"pml\", cells = 5 }", "default = { type = \"pml\", cells = 5 }\ny_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }"), "[0.4, 2.0, 0.4]", "[1.0, 0.0, 1.0]", "\"Ey\""), vec!["scene.toml:20:", "source[0].direction", "Bloch-periodic", "not supported"]),
+        ("tfsf oblique with a periodic axis", tfsf(&GOOD.replace("default = { type = \"pml\", cells = 5 }", "default = { type = \"pml\", cells = 5 }\ny_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }"), "[0.4, 2.0, 0.4]", "[1.0, 1.0, 0.0]", "\"Ez\""), vec!["scene.toml:20:", "source[0].direction", "periodic y axis", "Bloch-periodic", "not supported"]),
         ("tfsf direction word", tfsf(GOOD, "[0.4, 0.4, 0.4]", "\"up\"", "\"Ex\""), vec!["scene.toml:18:", "source[0].direction", "`+x`"]),
         ("tfsf with a position", tfsf(GOOD, "[0.4, 0.4, 0.4]", "\"+z\"", "\"Ex\"\nposition = [0.0, 0.0, 0.0]"), vec!["source[0].position", "a tfsf source takes `box`"]),
     ];

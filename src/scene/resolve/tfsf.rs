@@ -152,11 +152,14 @@ pub(super) fn tfsf(
         let off = |i: f64, x: f64| (g.origin[a] + i * g.cell[a] - x).abs() > 1e-6 * g.cell[a];
         moved |= off(l, c - sz / 2.0) || off(h, c + sz / 2.0);
         let periodic = faces[a][0] == BoundaryKind::Periodic;
-        if periodic && !axial {
+        // An oblique wave with a component along a periodic axis has a phase that changes
+        // from one period to the next: that needs Bloch-periodic walls. Along a periodic axis
+        // it does not travel along (a 2-D run's one periodic cell), it is periodic as it is.
+        if periodic && !axial && k[a] != 0.0 {
             ck.error(
                 s.direction.as_ref().unwrap(),
                 &dkey,
-                format!("oblique incidence with a periodic {name} axis needs Bloch-periodic walls, which are not supported: use an axis direction, or PML or PEC on {name}"),
+                format!("oblique incidence with a component along the periodic {name} axis needs Bloch-periodic walls, which are not supported: make the direction perpendicular to {name}, use an axis direction, or PML or PEC on {name}"),
             );
             ok = false;
             continue;
