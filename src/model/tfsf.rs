@@ -215,6 +215,13 @@ impl Tfsf {
         let origin_node = (-xmin / d1).ceil().max(0.0) as usize + 3;
         let box_nodes = origin_node + (xmax / d1).ceil().max(0.0) as usize + 2;
         let nodes = box_nodes + (grid.steps + box_nodes) / 2 + 3;
+        // The kernels index the 1-D grid with u32 nodes.
+        if nodes > u32::MAX as usize {
+            return Err(format!(
+                "the run's {} steps need a 1-D incident grid of {nodes} nodes, more than the 2^32 it may have: split the run or shorten it",
+                grid.steps
+            ));
+        }
         // The 1-D phase velocity at the band centre: sin(w dt / 2) / (S) = sin(k1 d1 / 2).
         let arg = (w0 * dt / 2.0).sin() / courant;
         let k1 = if arg < 1.0 {

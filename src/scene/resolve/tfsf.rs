@@ -258,7 +258,7 @@ pub(super) fn tfsf(
     match Tfsf::new(g, lo, hi, spans, k, e, amplitude, waveform) {
         Ok(t) => Some(t),
         Err(why) => {
-            ck.error(src, &format!("{key}.waveform"), why);
+            ck.error(src, key, why);
             None
         }
     }
