@@ -202,6 +202,36 @@ struct DispersiveArgs {
 static_assert(sizeof(DispersiveArgs) == 64 + 2 * sizeof(real) + MAX_POLES * sizeof(PoleArgs),
               "DispersiveArgs layout");
 
+// The TF/SF source's 1-D incident grid (kernels/tfsf.cu tfsf_incident).
+struct TfsfIncidentArgs {
+    real* e;
+    real* h;
+    i64 n;        // nodes
+    int h_phase;  // 1: the H half step (advance e, drive node 0); 0: the E half step (advance h)
+    int pad_;
+    real s;       // the 1-D Courant number
+    real drive;   // e_0 at this half step
+};
+static_assert(sizeof(TfsfIncidentArgs) == 32 + 2 * sizeof(real), "TfsfIncidentArgs layout");
+
+// One TF/SF correction group on one slab (kernels/tfsf.cu tfsf_correct).
+struct TfsfArgs {
+    real* f;                 // the corrected component, with its halo planes
+    const u8* mat;           // its material ids (E, or H when magnetic; owned cells)
+    const unsigned* off;     // per point: the cell's offset among the owned cells
+    const unsigned* node;    // per point: the 1-D node below it
+    const real* w;           // per point: the interpolation weight
+    const real* fac;         // per point: the face's factor
+    const real* inc;         // the 1-D array read: h for E points, e for H points
+    i64 plane;
+    i64 q0, q1;
+    int electric;            // 1: E points (cb = c_cb[mat]); 0: H points
+    int magnetic;            // H points: 1 = c_hcb[mat], 0 = ch
+    real ch;                 // dt / mu0
+    real pad_;
+};
+static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -220,7 +250,9 @@ static_assert(sizeof(DispersiveArgs) == 64 + 2 * sizeof(real) + MAX_POLES * size
     K(copy_negated, NegateArgs) \
     K(flux_weights, FluxWeightsArgs) \
     K(flux_dft, FluxArgs)          \
-    K(dispersive, DispersiveArgs)
+    K(dispersive, DispersiveArgs) \
+    K(tfsf_incident, TfsfIncidentArgs) \
+    K(tfsf_correct, TfsfArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

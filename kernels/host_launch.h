@@ -39,6 +39,8 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 8: return sizeof(FluxArgs);
         case 9: return sizeof(FluxWeightsArgs);
         case 10: return sizeof(DispersiveArgs);
+        case 11: return sizeof(TfsfIncidentArgs);
+        case 12: return sizeof(TfsfArgs);
         default: return sizeof(real);
     }
 }

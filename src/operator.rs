@@ -188,6 +188,105 @@ pub struct Operator<T> {
     pub pml: [CpmlAxis<T>; 3],
     /// What lies beyond each face.
     pub faces: Faces,
+    /// The TF/SF source's tables, if the model has one.
+    pub tfsf: Option<TfsfOp<T>>,
+}
+
+/// The TF/SF pass's tables ([`crate::model::Tfsf`]): the 1-D incident grid's constants and
+/// the correction points of each group, in pass order.
+///
+/// Each half step the pass first advances the 1-D grid (H half: e_i -= S (h_i - h_{i-1}) for
+/// 0 < i < nodes - 1, then e_0 = drive; E half: h_i -= S (e_{i+1} - e_i) for i < nodes - 1),
+/// then, group by group, adds to each point's field cb * (fac * v) with
+/// v = a[node] + w (a[node + 1] - a[node]) (a = h for E points, e for H points) and cb the
+/// cell's coefficient: the E material's cb, or for H the H material's cb when some material
+/// is magnetic, else dt/mu0.
+#[derive(Debug, Clone)]
+pub struct TfsfOp<T> {
+    /// Values of each 1-D array.
+    pub nodes: usize,
+    /// The 1-D Courant number S.
+    pub courant: T,
+    /// Where the drive e_0 lies in the H half step's source values (after the model's
+    /// sources' magnetic currents; see [`crate::run::magnetic_source_values`]).
+    pub drive_index: usize,
+    /// The correction groups in pass order.
+    pub groups: Vec<TfsfGroupOp<T>>,
+}
+
+/// One correction group of [`TfsfOp`]: one component, points sorted by x index.
+#[derive(Debug, Clone)]
+pub struct TfsfGroupOp<T> {
+    /// The corrected component (0..3 E, 3..6 H).
+    pub component: usize,
+    /// Global index of each point's cell.
+    pub cells: Vec<[usize; 3]>,
+    /// The 1-D node below each point.
+    pub node: Vec<u32>,
+    /// The interpolation weight of each point.
+    pub w: Vec<T>,
+    /// The factor of each point (its face's factor).
+    pub fac: Vec<T>,
+}
+
+/// The points of one [`TfsfGroupOp`] inside one slab, with cells as offsets into the slab's
+/// owned cells ((local plane - 1) * ny * nz + y * nz + z, the index of the material ids; the
+/// field value is one halo plane further).
+#[derive(Debug, Clone, Default)]
+pub struct TfsfSlabGroup<T> {
+    /// The corrected component (0..3 E, 3..6 H).
+    pub component: usize,
+    /// For local plane p in 1..=len + 1: the first point on plane p or later.
+    pub plane_start: Vec<usize>,
+    /// Cell offsets.
+    pub off: Vec<u32>,
+    /// 1-D nodes.
+    pub node: Vec<u32>,
+    /// Interpolation weights.
+    pub w: Vec<T>,
+    /// Factors.
+    pub fac: Vec<T>,
+}
+
+impl<T: Copy> TfsfSlabGroup<T> {
+    /// Bytes of the per-point arrays (what the plan counts; `plane_start` is host
+    /// bookkeeping of a few values per plane and not counted).
+    pub fn bytes(&self) -> u64 {
+        let t = std::mem::size_of::<T>();
+        (self.off.len() * (8 + 2 * t)) as u64
+    }
+}
+
+impl<T: Copy> TfsfOp<T> {
+    /// The groups' points in global x planes [x0, x1) of a grid of ny x nz, as one slab holds
+    /// them: one entry per group (possibly empty), in pass order.
+    pub fn slab_groups(&self, x0: usize, x1: usize, ny: usize, nz: usize) -> Vec<TfsfSlabGroup<T>> {
+        self.groups
+            .iter()
+            .map(|g| {
+                let first = g.cells.partition_point(|c| c[0] < x0);
+                let last = g.cells.partition_point(|c| c[0] < x1);
+                let range = first..last;
+                let plane_start = (x0..=x1)
+                    .map(|x| g.cells.partition_point(|c| c[0] < x) - first)
+                    .collect();
+                TfsfSlabGroup {
+                    component: g.component,
+                    plane_start,
+                    off: g.cells[range.clone()]
+                        .iter()
+                        .map(|c| {
+                            u32::try_from(((c[0] - x0) * ny + c[1]) * nz + c[2])
+                                .expect("a slab with TF/SF points holds fewer than 2^32 cells")
+                        })
+                        .collect(),
+                    node: g.node[range.clone()].to_vec(),
+                    w: g.w[range.clone()].to_vec(),
+                    fac: g.fac[range].to_vec(),
+                }
+            })
+            .collect()
+    }
 }
 
 impl<T: Real> Operator<T> {
@@ -270,7 +369,24 @@ impl<T: Real> Operator<T> {
                 .map(|c| (f(c.ca), f(c.cb)))
                 .collect()
         });
+        let tfsf = model.tfsf.as_ref().map(|t| TfsfOp {
+            nodes: t.nodes,
+            courant: f(t.courant),
+            drive_index: model.sources.len(),
+            groups: t
+                .groups(g)
+                .into_iter()
+                .map(|grp| TfsfGroupOp {
+                    component: grp.component as usize,
+                    cells: grp.points.iter().map(|(_, p)| p.cell).collect(),
+                    node: grp.points.iter().map(|(_, p)| p.node).collect(),
+                    w: grp.points.iter().map(|(_, p)| f(p.w)).collect(),
+                    fac: grp.points.iter().map(|(s, _)| f(grp.factor[*s])).collect(),
+                })
+                .collect(),
+        });
         Operator {
+            tfsf,
             hcoef,
             dispersive,
             shape: g.shape,

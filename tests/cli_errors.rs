@@ -93,6 +93,20 @@ fn edit(from: &str, to: &str) -> String {
     GOOD.replacen(from, to, 1)
 }
 
+/// `scene` (the good scene or a variant of its boundaries) with its dipole made a TF/SF
+/// source with this box size, direction and polarization: `box` on the line of `type` + 1.
+fn tfsf(scene: &str, size: &str, direction: &str, polarization: &str) -> String {
+    let dipole = "type = \"dipole\"\ncomponent = \"Ez\"\nposition = [0.0, 0.0, 0.0]";
+    assert!(scene.contains(dipole), "test setup: no dipole in the scene");
+    scene.replacen(
+        dipole,
+        &format!(
+            "type = \"tfsf\"\nbox = {{ center = [0.0, 0.0, 0.0], size = {size} }}\ndirection = {direction}\npolarization = {polarization}"
+        ),
+        1,
+    )
+}
+
 #[test]
 fn the_good_scene_runs() {
     let (code, err, exists) = run_scene("good", GOOD.as_bytes());
@@ -158,6 +172,13 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("far field theta past 180", with(FAR_FIELD, "max = 180.0", "max = 200.0"), vec!["scene.toml:30:", "monitor[1].theta", "0 <= min <= max <= 180"]),
         ("far field without phi", with(FAR_FIELD, "phi = { min = 0.0, max = 360.0, count = 9 }\n", ""), vec!["scene.toml:", "monitor[1]", "needs `phi"]),
         ("far field zero angles", with(FAR_FIELD, "count = 9", "count = 0"), vec!["scene.toml:31:", "monitor[1].phi", "1 <= count"]),
+        ("tfsf box in the PML", tfsf(GOOD, "[0.9, 0.4, 0.4]", "\"+z\"", "\"Ex\""), vec!["scene.toml:17:", "source[0].box", "x = [-0.45, 0.45]", "reaches the PML"]),
+        ("tfsf box at the domain edge", tfsf(&GOOD.replace("default = { type = \"pml\", cells = 5 }", "default = { type = \"pec\" }"), "[0.4, 1.0, 0.4]", "\"+z\"", "\"Ex\""), vec!["scene.toml:17:", "source[0].box", "y = [-0.5, 0.5]", "domain edge"]),
+        ("tfsf polarization along the direction", tfsf(GOOD, "[0.4, 0.4, 0.4]", "\"+z\"", "\"Ez\""), vec!["scene.toml:19:", "source[0].polarization", "perpendicular to the direction"]),
+        ("tfsf polarization vector not perpendicular", tfsf(GOOD, "[0.4, 0.4, 0.4]", "[1.0, 0.0, 1.0]", "[1.0, 1.0, 0.0]"), vec!["scene.toml:19:", "source[0].polarization", "perpendicular", "0.5"]),
+        ("tfsf oblique with a periodic axis", tfsf(&GOOD.replace("default = { type = \"pml\", cells = 5 }", "default = { type = \"pml\", cells = 5 }\ny_min = { type = \"periodic\" }\ny_max = { type = \"periodic\" }"), "[0.4, 2.0, 0.4]", "[1.0, 1.0, 0.0]", "\"Ez\""), vec!["scene.toml:20:", "source[0].direction", "periodic y axis", "Bloch-periodic", "not supported"]),
+        ("tfsf direction word", tfsf(GOOD, "[0.4, 0.4, 0.4]", "\"up\"", "\"Ex\""), vec!["scene.toml:18:", "source[0].direction", "`+x`"]),
+        ("tfsf with a position", tfsf(GOOD, "[0.4, 0.4, 0.4]", "\"+z\"", "\"Ex\"\nposition = [0.0, 0.0, 0.0]"), vec!["source[0].position", "a tfsf source takes `box`"]),
     ];
     assert!(cases.len() >= 15);
     for (case, text, wants) in cases {

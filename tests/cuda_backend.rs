@@ -104,6 +104,22 @@ fn cuda_matches_cpu_with_dispersive_and_magnetic_materials_f32_and_f64() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_a_tfsf_box_axial_and_oblique_f32_and_f64() {
+    for (dir, pol) in [
+        ("\"+x\"", "\"Ez\""),
+        ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]"),
+    ] {
+        let scene = TFSF_SCENE
+            .replace("DIRECTION", dir)
+            .replace("POLARIZATION", pol);
+        against_cpu::<f32>(&scene, 60, 3, 1, false);
+        against_cpu::<f64>(&scene, 60, 3, 1, false);
+        against_cpu::<f64>(&scene, 60, 1, 1, false);
+    }
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
 fn cuda_matches_cpu_with_periodic_pmc_plane_wave_f32_and_f64() {
     against_cpu::<f32>(PERIODIC_SCENE, 40, 3, 1, false);
     against_cpu::<f64>(PERIODIC_SCENE, 40, 3, 1, false);

@@ -138,6 +138,37 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
             "a material kernel contracts into FMA"
         );
     }
+    // The TF/SF kernels: the 1-D grid and the corrections in the precision asked for, the
+    // corrections reading the E and H material tables (c_cb, c_hcb), no FMA (the CPU rounds
+    // each product and sum), u32 cell offsets and nodes.
+    let incident = entry_body(&text, Kernel::TfsfIncident.name());
+    let correct = entry_body(&text, Kernel::TfsfCorrect.name());
+    for (name, body, ops) in [
+        ("tfsf_incident", incident, &["mul.rn", "sub.rn"][..]),
+        ("tfsf_correct", correct, &["mul.rn", "sub.rn", "add.rn"][..]),
+    ] {
+        for op in ops {
+            assert!(
+                has_op(body, &format!("{op}.{real}")),
+                "{name} has no {op}.{real}"
+            );
+            assert!(
+                !has_op(body, &format!("{op}.{other}")),
+                "{name} computes in {other}"
+            );
+        }
+        assert!(!body.contains("fma."), "{name} contracts into FMA");
+    }
+    for table in ["c_cb", "c_hcb"] {
+        assert!(
+            correct.contains(table),
+            "tfsf_correct does not read {table}"
+        );
+    }
+    assert!(
+        has_op(correct, "ld.global.u32") || has_op(correct, "ld.global.nc.u32"),
+        "tfsf_correct reads u32 offsets and nodes"
+    );
     assert!(
         cubin.log.is_empty() || !cubin.log.contains("error"),
         "compile log: {}",

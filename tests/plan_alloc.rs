@@ -152,9 +152,25 @@ theta = { min = 0.0, max = 180.0, count = 7 }
 phi = { min = 0.0, max = 360.0, count = 9 }
 "#;
 
+/// [`scene`] with its dipole replaced by a TF/SF box (x nodes 9..21 of 30, so some slabs of
+/// every split hold correction points and the 1-D grid and others hold none).
+fn tfsf_scene(precision: &str, boundaries: &str, monitors: &str, direction: &str) -> String {
+    scene(precision, boundaries, monitors).replace(
+        r#"type = "dipole"
+component = "Ez"
+position = [0.02, 0.03, 0.0]"#,
+        &format!(
+            r#"type = "tfsf"
+box = {{ center = [0.0, 0.0, 0.0], size = [0.6, 0.36, 0.4] }}
+direction = {direction}
+polarization = [0.0, 0.0, 1.0]"#
+        ),
+    )
+}
+
 /// Scenes covering PML on all faces, uneven PML, periodic and PEC x faces, snapshots, flux
 /// planes, flux and far-field boxes, both and none, f32 and f64, and dispersive and magnetic
-/// materials.
+/// materials, and TF/SF boxes.
 fn scenes() -> Vec<(&'static str, Model)> {
     let pml = r#"default = { type = "pml", cells = 6 }"#;
     let uneven = r#"default = { type = "pml", cells = 4 }
@@ -192,7 +208,36 @@ x_max = { type = "periodic" }"#;
             "uneven pml f32 planes and boxes",
             model(&scene("f32", uneven, &format!("{FLUXES}{BOXES}"))),
         ),
+        (
+            "tfsf axial f32 snapshots",
+            model(&tfsf_scene("f32", pml, SNAPSHOTS, "\"+x\"")),
+        ),
+        (
+            "tfsf oblique f64 uneven pml",
+            model(&tfsf_scene("f64", uneven, "", "[1.0, 2.0, 0.0]")),
+        ),
     ]
+}
+
+/// The TF/SF scenes have a TF/SF source, and the plan's `sources` bytes lie on the slabs
+/// that hold its box and not on the others.
+#[test]
+fn tfsf_scenes_count_their_points_and_1d_grid_on_the_slabs_of_the_box() {
+    for (name, m) in scenes().into_iter().filter(|(n, _)| n.starts_with("tfsf")) {
+        let t = m.tfsf.as_ref().expect("a tfsf source");
+        let ranges = split_even(m.grid.shape[0], 5);
+        let bytes: Vec<u64> = ranges
+            .iter()
+            .map(|r| plan::slab_bytes(&m, *r, m.precision).sources)
+            .collect();
+        assert!(bytes[0] == 0 && bytes[4] == 0, "{name}: {bytes:?}");
+        let p = m.precision.bytes() as u64;
+        // At least the 1-D grid (e and h per node) on each slab inside the box.
+        assert!(
+            bytes[1..4].iter().all(|&b| b > 2 * t.nodes as u64 * p),
+            "{name}: {bytes:?}"
+        );
+    }
 }
 
 /// The materials scenes are what they are meant to be: poles and mu in the model, and the
@@ -418,14 +463,16 @@ fn cuda_engine_allocates_exactly_what_gpu_slab_bytes_says() {
                         engine.halos,
                         engine.materials,
                         engine.pml,
-                        engine.dispersive
+                        engine.dispersive,
+                        engine.sources
                     ),
                     (
                         planned.fields,
                         planned.halos,
                         planned.materials,
                         planned.pml,
-                        planned.dispersive
+                        planned.dispersive,
+                        planned.sources
                     ),
                     "{name}, {ranges:?}, {precision:?}"
                 );

@@ -47,8 +47,10 @@ pub trait Backend {
     fn begin_half(&mut self, _half: Half) {}
     /// Apply `pass` of half step `half` to every slab. `values[s]` is the value of model
     /// source `s` for this half step: for H the magnetic current M at t = n dt (0 for sources
-    /// without a magnetic sheet), for E the current J at t = (n + 1/2) dt. The half step ends
-    /// with [`Backend::exchange`] of its halo copies.
+    /// without a magnetic sheet), followed by the drive of the TF/SF source's 1-D grid at
+    /// t = n dt when the model has one ([`crate::run::magnetic_source_values`]); for E the
+    /// current J at t = (n + 1/2) dt. The half step ends with [`Backend::exchange`] of its
+    /// halo copies.
     fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]);
     /// Advance H by one step on every slab, H^{n-1/2} -> H^{n+1/2}: every pass of
     /// [`pass::H_PASSES`] with the magnetic currents `magnetic_values` (see

@@ -42,26 +42,33 @@ pub enum Pass {
     Dispersive,
     /// Tangential E zeroed on the PEC minimum faces (E half step, last).
     PecFaces,
+    /// The total-field / scattered-field correction ([`crate::operator::TfsfOp`]): the 1-D
+    /// incident grid advances once, then the fields next to the box's faces get the incident
+    /// term of the field their curl reads across the face. In H after the magnetic sources;
+    /// in E after the sources and before the dispersive pass (an additive correction of E).
+    Tfsf,
 }
 
 /// The passes of the H half step, in order.
-pub const H_PASSES: &[Pass] = &[Pass::CurlCpml, Pass::MagneticSources];
+pub const H_PASSES: &[Pass] = &[Pass::CurlCpml, Pass::MagneticSources, Pass::Tfsf];
 
 /// The passes of the E half step, in order.
 pub const E_PASSES: &[Pass] = &[
     Pass::CurlCpml,
     Pass::Sources,
+    Pass::Tfsf,
     Pass::Dispersive,
     Pass::PecFaces,
 ];
 
 /// Every pass, in the order of [`Pass::index`].
-pub const ALL_PASSES: [Pass; 5] = [
+pub const ALL_PASSES: [Pass; 6] = [
     Pass::CurlCpml,
     Pass::MagneticSources,
     Pass::Sources,
     Pass::Dispersive,
     Pass::PecFaces,
+    Pass::Tfsf,
 ];
 
 impl Half {
@@ -104,6 +111,7 @@ impl Pass {
             Pass::Sources => "sources",
             Pass::Dispersive => "dispersive",
             Pass::PecFaces => "pec faces",
+            Pass::Tfsf => "tfsf",
         }
     }
 }
@@ -131,5 +139,7 @@ mod tests {
         // The poles advance from the final E^{n+1}: after the sources.
         let at = |p: Pass| E_PASSES.iter().position(|&q| q == p);
         assert!(at(Pass::Sources) < at(Pass::Dispersive));
+        // The TF/SF correction is additive too: before the poles see E^{n+1}.
+        assert!(at(Pass::Tfsf) < at(Pass::Dispersive));
     }
 }

@@ -13,6 +13,7 @@ mod pml;
 mod smoothing;
 mod sources;
 mod space;
+mod tfsf;
 
 pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_POLE_OMEGA_DT};
 pub use geometry::{Object, Shape};
@@ -23,6 +24,7 @@ pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
 pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};
 pub use space::{Axis, C0, EPS0, ETA0, MU0};
+pub use tfsf::{numerical_wavenumber, Tfsf, TfsfGroup, TfsfPoint};
 
 /// The length units a scene may use, with their size in metres: the one table of them.
 pub const LENGTH_UNITS: [(&str, f64); 4] = [("m", 1.0), ("mm", 1e-3), ("um", 1e-6), ("nm", 1e-9)];
@@ -55,6 +57,8 @@ pub struct Model {
     pub boundaries: Boundaries,
     /// Current sources on grid cells.
     pub sources: Vec<Source>,
+    /// The total-field / scattered-field plane-wave source, if any (at most one).
+    pub tfsf: Option<Tfsf>,
     /// Point probes.
     pub probes: Vec<Probe>,
     /// Snapshot monitors.

@@ -53,6 +53,7 @@ fn add(bytes: &mut Bytes, a: &Allocation) {
     bytes.materials += a.materials;
     bytes.pml += a.pml;
     bytes.dispersive += a.dispersive;
+    bytes.sources += a.sources;
     bytes.monitors += a.monitors;
     bytes.halos += a.halos;
 }
@@ -65,6 +66,7 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
         bytes.materials,
         bytes.pml,
         bytes.dispersive,
+        bytes.sources,
         bytes.monitors,
         bytes.device_monitors,
         bytes.pinned,
@@ -158,6 +160,7 @@ pub(super) fn gpu_candidate(
         + bytes.materials
         + bytes.pml
         + bytes.dispersive
+        + bytes.sources
         + bytes.halos
         + bytes.device_monitors
         + bytes.overhead;

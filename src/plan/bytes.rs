@@ -30,12 +30,23 @@ pub struct Allocation {
     pub dispersive: u64,
     /// Monitor buffers held by the backend (probe samples, snapshot staging).
     pub monitors: u64,
+    /// Source tables beyond the fields: the TF/SF source's 1-D incident grid (e and h, one
+    /// value each per node, on the host for the CPU backend and on each GPU that holds part
+    /// of the box for CUDA) and its correction points (per point a u32 cell offset, a u32
+    /// 1-D node, the weight and the factor).
+    pub sources: u64,
 }
 
 impl Allocation {
     /// Sum of every category.
     pub fn total(&self) -> u64 {
-        self.fields + self.halos + self.materials + self.pml + self.dispersive + self.monitors
+        self.fields
+            + self.halos
+            + self.materials
+            + self.pml
+            + self.dispersive
+            + self.monitors
+            + self.sources
     }
     /// Category-wise sum.
     pub fn add(&mut self, other: &Allocation) {
@@ -45,6 +56,7 @@ impl Allocation {
         self.pml += other.pml;
         self.dispersive += other.dispersive;
         self.monitors += other.monitors;
+        self.sources += other.sources;
     }
 }
 
@@ -88,6 +100,15 @@ pub fn flux_frequency_bytes(nf: usize) -> u64 {
 /// H sample times, one f64 each per frequency.
 pub fn flux_weight_bytes(nf: usize) -> u64 {
     (4 * 8 * nf) as u64
+}
+
+/// Bytes of a slab's TF/SF arrays with `points` correction points and a 1-D grid of `nodes`
+/// nodes in `real`-byte values: per point a u32 cell offset, a u32 1-D node, its weight and
+/// factor; the slab's copy of the 1-D grid (e and h) when it holds any point.
+pub fn tfsf_bytes(points: u64, nodes: u64, real: usize) -> u64 {
+    let p = real as u64;
+    let grid = if points > 0 { 2 * nodes * p } else { 0 };
+    points * (8 + 2 * p) + grid
 }
 
 /// Device bytes of a CPML coefficient table of `layers` layers: (b, c, 1/kappa - 1) per layer.
@@ -302,6 +323,11 @@ pub struct Layout {
     /// Per global x plane, the dispersive pass's (cells, state values) (empty without
     /// dispersive materials; see [`Model::dispersive_plane_counts`]).
     pub dispersive_planes: std::sync::Arc<Vec<(u64, u64)>>,
+    /// Per global x plane, the TF/SF correction points (empty without a TF/SF source; see
+    /// [`crate::model::Tfsf::plane_counts`]).
+    pub tfsf_planes: std::sync::Arc<Vec<u64>>,
+    /// Nodes of the TF/SF source's 1-D incident grid (0 without one).
+    pub tfsf_nodes: u64,
 }
 
 impl Layout {
@@ -323,6 +349,13 @@ impl Layout {
             }),
             magnetic: model.materials.any_magnetic(),
             dispersive_planes: model.dispersive_plane_counts(),
+            tfsf_planes: std::sync::Arc::new(
+                model
+                    .tfsf
+                    .as_ref()
+                    .map_or(Vec::new(), |t| t.plane_counts(&model.grid)),
+            ),
+            tfsf_nodes: model.tfsf.as_ref().map_or(0, |t| t.nodes as u64),
         }
     }
 
@@ -351,11 +384,23 @@ impl Layout {
                 })
                 .collect()
         };
+        // The TF/SF points likewise (an estimate: they scale with the box's faces).
+        let old = &self.tfsf_planes;
+        let tfsf_planes = if old.is_empty() {
+            Vec::new()
+        } else {
+            (0..shape[0])
+                .map(|i| {
+                    (old[(i * self.shape[0] / shape[0]).min(old.len() - 1)] as f64 * area) as u64
+                })
+                .collect()
+        };
         Layout {
             shape,
             steps,
             monitors: std::sync::Arc::new(self.monitors.rescaled(self.shape[0], shape[0])),
             dispersive_planes: std::sync::Arc::new(dispersive_planes),
+            tfsf_planes: std::sync::Arc::new(tfsf_planes),
             ..self.clone()
         }
     }
@@ -379,7 +424,8 @@ impl Layout {
     ///   row per E component saying whether the row is uniform;
     /// - pml: four psi arrays per axis, over the owned cells inside that axis's layers;
     /// - materials, when some material is magnetic: the same again for the H components;
-    /// - dispersive: per dispersive cell a u32 index, E^n and the poles' state.
+    /// - dispersive: per dispersive cell a u32 index, E^n and the poles' state;
+    /// - sources: the TF/SF correction points of the slab ([`Layout::tfsf_bytes`]).
     pub fn slab_bytes(&self, range: SlabRange) -> Allocation {
         let ny = self.shape[1] as u64;
         let p = self.precision.bytes() as u64;
@@ -393,7 +439,29 @@ impl Layout {
             pml: 4 * p * l.psi_len.iter().map(|&v| v as u64).sum::<u64>(),
             dispersive: self.dispersive_bytes(range),
             monitors: 0,
+            sources: self.tfsf_bytes(range),
         }
+    }
+
+    /// Bytes of the TF/SF source's arrays for the slab that owns `range`: per correction
+    /// point a u32 cell offset, a u32 1-D node, its weight and its factor, and, when the slab
+    /// holds any point, its copy of the 1-D grid (e and h per node). Both backends hold one
+    /// copy per such slab.
+    pub fn tfsf_bytes(&self, range: SlabRange) -> u64 {
+        tfsf_bytes(
+            self.tfsf_points(range),
+            self.tfsf_nodes,
+            self.precision.bytes(),
+        )
+    }
+
+    /// The TF/SF correction points in the slab that owns `range`.
+    pub fn tfsf_points(&self, range: SlabRange) -> u64 {
+        self.tfsf_planes
+            .get(range.x0..range.x1.min(self.tfsf_planes.len()))
+            .unwrap_or(&[])
+            .iter()
+            .sum()
     }
 
     /// Bytes the update moves per step over the slab that owns `range`: the two-pass update's
@@ -668,6 +736,8 @@ mod tests {
             periodic_x: [false; 2],
             magnetic: false,
             dispersive_planes: Default::default(),
+            tfsf_planes: Default::default(),
+            tfsf_nodes: 0,
         }
     }
 

@@ -154,6 +154,9 @@ pub struct Bytes {
     /// The dispersive pass's arrays (cell indices, E^n, pole state) over the cells of
     /// materials with poles.
     pub dispersive: u64,
+    /// Source tables: the TF/SF source's correction points and its 1-D incident grid (one
+    /// copy per slab that holds points; [`Layout::tfsf_bytes`]).
+    pub sources: u64,
     /// Monitor buffers in host memory: on the CPU the snapshot and flux-plane staging buffers
     /// and the flux DFT accumulators; on CUDA the host copy of the largest snapshot region.
     pub monitors: u64,

@@ -139,6 +139,10 @@ pub(super) fn render(p: &Plan) -> String {
             "dispersive (pole state of dispersive cells)".to_string(),
             b.dispersive,
         ),
+        (
+            "sources (TF/SF points and 1-D incident grid)".to_string(),
+            b.sources,
+        ),
         ("monitors (host)".to_string(), b.monitors),
         (
             "GPU monitors (probe ring, staging, flux DFT)".to_string(),

@@ -60,7 +60,7 @@ impl<'a, B: Backend> Stepper<'a, B> {
             backend,
             halos,
             currents: Vec::with_capacity(model.sources.len()),
-            magnetic: Vec::with_capacity(model.sources.len()),
+            magnetic: Vec::with_capacity(model.sources.len() + 1),
             steps_done: 0,
         }
     }
@@ -114,8 +114,11 @@ pub fn source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.extend(model.sources.iter().map(|s| s.current(t)));
 }
 
-/// Magnetic currents M at time t for every model source (0 for those without a magnetic sheet).
+/// Magnetic currents M at time t for every model source (0 for those without a magnetic
+/// sheet), followed, with a TF/SF source, by the drive of its 1-D grid at t (the H half step
+/// advances the 1-D E to t = n dt).
 pub fn magnetic_source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.clear();
     out.extend(model.sources.iter().map(|s| s.magnetic_current(t)));
+    out.extend(model.tfsf.iter().map(|s| s.drive(t)));
 }

@@ -256,17 +256,21 @@ pub struct GeometrySpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
-    /// dipole | plane_wave.
+    /// dipole | plane_wave | tfsf.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     /// Dipole: the E component driven (Ex, Ey, Ez).
     pub component: Option<Spanned<String>>,
     /// Dipole: position `[x, y, z]`; plane wave: coordinate of the sheet along its direction.
     pub position: Option<Spanned<toml::Value>>,
-    /// Plane wave: +x, -x, +y, -y, +z, -z.
-    pub direction: Option<Spanned<String>>,
-    /// Plane wave: the E component driven, transverse to the direction.
-    pub polarization: Option<Spanned<String>>,
+    /// Plane wave: +x, -x, +y, -y, +z, -z; TF/SF: one of those or a vector `[kx, ky, kz]`.
+    pub direction: Option<Spanned<toml::Value>>,
+    /// Plane wave: the E component driven, transverse to the direction; TF/SF: a component
+    /// or a vector `[ex, ey, ez]` perpendicular to the direction.
+    pub polarization: Option<Spanned<toml::Value>>,
+    /// TF/SF: the total-field box `{ center = [...], size = [...] }`.
+    #[serde(rename = "box")]
+    pub region: Option<Spanned<BoxSpec>>,
     /// Time dependence.
     pub waveform: Spanned<WaveformSpec>,
     /// Dipole: peak current density in A/m^2; one-way plane wave: peak incident E in V/m;

@@ -762,3 +762,52 @@ components = ["Ez", "Hx"]
 plane = { z = 1.0 }
 every = 9
 "#;
+
+/// A TF/SF box crossing the slab boundaries of a 3-slab split (x nodes 6..18 of 24), with a
+/// Drude-Lorentz sphere and a lossy magnetic box inside it (the dispersive pass and the H
+/// material coefficients at work inside the total-field region), PML around and a PEC z_min
+/// wall. DIRECTION and POLARIZATION are filled in per case.
+pub const TFSF_SCENE: &str = r#"
+[simulation]
+name = "tfsf"
+length_unit = "mm"
+cell_size = 1.0
+size = [24.0, 20.0, 18.0]
+steps = STEPS
+courant = 0.99
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "pml", cells = 4 }
+z_min = { type = "pec" }
+
+[materials]
+metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
+ferrite = { epsilon = 2.0, mu = 4.0, magnetic_conductivity = 1.0e4 }
+
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [1.0, 1.0, 0.0]
+radius = 2.5
+
+[[geometry]]
+shape = "box"
+material = "ferrite"
+center = [-3.0, -2.0, 0.0]
+size = [3.0, 3.0, 3.0]
+
+[[source]]
+type = "tfsf"
+box = { center = [0.0, 0.0, 0.0], size = [12.0, 10.0, 8.0] }
+direction = DIRECTION
+polarization = POLARIZATION
+waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
+amplitude = 1.5
+
+[[monitor]]
+type = "probe"
+name = "scattered"
+position = [0.0, 0.0, 6.0]
+components = ["Ex", "Ey", "Hz"]
+"#;

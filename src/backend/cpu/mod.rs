@@ -8,6 +8,7 @@
 
 mod cpml;
 mod dispersive;
+mod tfsf;
 mod update;
 
 use super::{Allocation, Backend, GatherTicket, Half, Pass};
@@ -66,6 +67,12 @@ struct Slab<T> {
     sources: Vec<(usize, Component, [[usize; 2]; 3])>,
     /// Magnetic sheets that touch this slab, likewise (H components).
     magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// The TF/SF correction points in this slab, one entry per group in pass order.
+    tfsf: Vec<crate::operator::TfsfSlabGroup<T>>,
+    /// The TF/SF source's 1-D incident grid, when this slab holds correction points: each
+    /// such slab advances its own copy, identically (as each GPU does), so that a slab's
+    /// bytes are the plan's per-slab count.
+    incident: Option<tfsf::Incident<T>>,
 }
 
 /// The rayon engine over all slabs.
@@ -120,6 +127,7 @@ impl<T: Real> CpuBackend<T> {
             let a = s.allocation(&shared);
             allocation.add(&a);
         }
+
         let fluxes = !model.fluxes.is_empty();
         CpuBackend {
             shared,
@@ -203,6 +211,15 @@ impl<T: Real> Slab<T> {
         let lz = sh.pml[2].layers();
         let sources = model.sources_in(range.x0, range.x1);
         let magnetic = model.magnetic_sources_in(range.x0, range.x1);
+        let tfsf = sh
+            .tfsf
+            .as_ref()
+            .map_or(Vec::new(), |t| t.slab_groups(range.x0, range.x1, ny, nz));
+        let incident = sh
+            .tfsf
+            .as_ref()
+            .filter(|_| tfsf.iter().any(|g| !g.off.is_empty()))
+            .map(tfsf::Incident::new);
         Slab {
             range,
             e: [field(), field(), field()],
@@ -218,6 +235,8 @@ impl<T: Real> Slab<T> {
             psi_z: [0; 4].map(|_| vec![T::ZERO; n * ny * lz]),
             sources,
             magnetic,
+            tfsf,
+            incident,
         }
     }
 
@@ -251,6 +270,8 @@ impl<T: Real> Slab<T> {
                 .map(len)
                 .sum(),
             monitors: 0,
+            sources: self.tfsf.iter().map(|g| g.bytes()).sum::<u64>()
+                + self.incident.as_ref().map_or(0, |i| i.bytes()),
         }
     }
 
@@ -268,6 +289,7 @@ impl<T: Real> Slab<T> {
                 }
             }
             (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh),
+            (_, Pass::Tfsf) => self.tfsf(sh, half, values),
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())
             }

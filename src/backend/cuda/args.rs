@@ -46,11 +46,15 @@ pub enum Kernel {
     /// The poles of one dispersive group: E -= g r, then the pole state advances
     /// (kernels/dispersive.cu).
     Dispersive,
+    /// The TF/SF source's 1-D incident grid, one half step (kernels/tfsf.cu).
+    TfsfIncident,
+    /// One TF/SF correction group's points (kernels/tfsf.cu).
+    TfsfCorrect,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 17] = [
+    pub const ALL: [Kernel; 19] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -68,6 +72,8 @@ impl Kernel {
         Kernel::FluxWeights,
         Kernel::FluxDft,
         Kernel::Dispersive,
+        Kernel::TfsfIncident,
+        Kernel::TfsfCorrect,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -90,6 +96,8 @@ impl Kernel {
             Kernel::FluxWeights => "flux_weights",
             Kernel::FluxDft => "flux_dft",
             Kernel::Dispersive => "dispersive",
+            Kernel::TfsfIncident => "tfsf_incident",
+            Kernel::TfsfCorrect => "tfsf_correct",
         }
     }
 }
@@ -416,9 +424,53 @@ pub struct DispersiveArgs<T> {
     pub poles: [PoleArgs<T>; MAX_POLES],
 }
 
+/// Arguments of `tfsf_incident`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TfsfIncidentArgs<T> {
+    pub e: Ptr,
+    pub h: Ptr,
+    /// Nodes.
+    pub n: i64,
+    /// 1 in the H half step (advance e, drive node 0), 0 in the E half step (advance h).
+    pub h_phase: i32,
+    pub pad: i32,
+    /// The 1-D Courant number.
+    pub s: T,
+    /// e_0 at this half step.
+    pub drive: T,
+}
+
+/// Arguments of `tfsf_correct`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TfsfArgs<T> {
+    /// The corrected component, with its halo planes.
+    pub f: Ptr,
+    /// Its material ids over the owned cells.
+    pub mat: Ptr,
+    /// u32 cell offsets among the owned cells.
+    pub off: Ptr,
+    /// u32 1-D nodes.
+    pub node: Ptr,
+    pub w: Ptr,
+    pub fac: Ptr,
+    /// The 1-D array read (h for E points, e for H points).
+    pub inc: Ptr,
+    pub plane: i64,
+    pub q0: i64,
+    pub q1: i64,
+    /// 1 for E points, 0 for H points.
+    pub electric: i32,
+    /// H points: 1 when some material is magnetic (cb from c_hcb), else 0 (ch).
+    pub magnetic: i32,
+    pub ch: T,
+    pub pad: T,
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 11] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
     [
         144 + 4 * real_bytes,
         168 + 2 * real_bytes,
@@ -431,11 +483,13 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 11] {
         96,
         48,
         64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
+        32 + 2 * real_bytes,
+        88 + 2 * real_bytes,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 11] {
+pub fn rust_arg_sizes<T>() -> [usize; 13] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -449,6 +503,8 @@ pub fn rust_arg_sizes<T>() -> [usize; 11] {
         size_of::<FluxArgs>(),
         size_of::<FluxWeightsArgs>(),
         size_of::<DispersiveArgs<T>>(),
+        size_of::<TfsfIncidentArgs<T>>(),
+        size_of::<TfsfArgs<T>>(),
     ]
 }
 

@@ -8,6 +8,7 @@ mod monitors;
 mod placement;
 mod simulation;
 mod sources;
+mod tfsf;
 
 use simulation::Simulation;
 
@@ -222,14 +223,20 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     );
     let (probes, snapshots, fluxes) =
         monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref(), &objects);
-    if let (Some(g), Some(sources)) = (&grid, &sources) {
-        run_warnings(scene, ck, g, sources, &table, &objects, unit_m);
+    if let (Some(g), Some((sources, tfsf))) = (&grid, &sources) {
+        // Every source's time dependence, the TF/SF source's too.
+        let waveforms: Vec<Waveform> = sources
+            .iter()
+            .map(|s| s.waveform)
+            .chain(tfsf.iter().map(|t| t.waveform))
+            .collect();
+        run_warnings(scene, ck, g, &waveforms, &table, &objects, unit_m);
     }
 
     let grid = grid?;
     let faces = faces?;
     let precision = precision?;
-    let sources = sources?;
+    let (sources, tfsf) = sources?;
     let _ = unit?;
     let boundaries = Boundaries::new(faces, grid.shape, grid.cell, grid.dt);
     let subpixel = sim.subpixel.as_ref().is_none_or(|s| *s.get_ref());
@@ -263,6 +270,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         smoothing,
         boundaries,
         sources,
+        tfsf,
         probes,
         snapshots,
         fluxes,
@@ -276,7 +284,7 @@ fn run_warnings(
     scene: &SceneFile,
     ck: &mut Checker,
     g: &Grid,
-    sources: &[Source],
+    waveforms: &[Waveform],
     table: &MaterialTable,
     objects: &[Object],
     unit_m: f64,
@@ -290,9 +298,9 @@ fn run_warnings(
         );
         return;
     }
-    let f_max = sources
+    let f_max = waveforms
         .iter()
-        .map(|s| s.waveform.max_frequency())
+        .map(|s| s.max_frequency())
         .fold(0.0f64, f64::max);
     // Resolution: the shortest wavelength in the densest material an object is made of, from
     // the real part of its refractive index sqrt(eps mu) at the highest source frequency (for
@@ -317,9 +325,9 @@ fn run_warnings(
         if warned.contains(&o.material) {
             continue;
         }
-        let outside: Vec<f64> = sources
+        let outside: Vec<f64> = waveforms
             .iter()
-            .flat_map(|s| [s.waveform.centre_frequency(), s.waveform.max_frequency()])
+            .flat_map(|s| [s.centre_frequency(), s.max_frequency()])
             .filter(|f| *f > 0.0 && (*f < lo || *f > hi))
             .collect();
         if let Some(f) = outside.first() {
@@ -366,9 +374,9 @@ fn run_warnings(
     }
     // A pulse that has not peaked by the end of the run: most of it is never seen.
     let end = g.steps as f64 * g.dt;
-    let late: Vec<f64> = sources
+    let late: Vec<f64> = waveforms
         .iter()
-        .map(|s| s.waveform.peak_time())
+        .map(|s| s.peak_time())
         .filter(|&t| t > end)
         .collect();
     if let Some(first) = late.iter().cloned().reduce(f64::min) {

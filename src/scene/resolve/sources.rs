@@ -98,13 +98,18 @@ pub(super) fn sources(
     table: &MaterialTable,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     objects: &[Object],
-) -> Option<Vec<Source>> {
+) -> Option<(Vec<Source>, Option<Tfsf>)> {
     let mut out = Vec::new();
+    let mut tfsf_out: Option<Tfsf> = None;
     let mut ok = true;
     for (n, src) in scene.source.iter() {
         let key = format!("source[{n}]");
         let s = src.get_ref();
-        let kind = ck.one_of(&s.kind, &format!("{key}.type"), &["dipole", "plane_wave"]);
+        let kind = ck.one_of(
+            &s.kind,
+            &format!("{key}.type"),
+            &["dipole", "plane_wave", "tfsf"],
+        );
         let wave = waveform(&s.waveform, &format!("{key}.waveform"), ck);
         let amplitude = match &s.amplitude {
             Some(a) if *a.get_ref() == 0.0 => {
@@ -199,6 +204,40 @@ pub(super) fn sources(
             }
         }
         let two_way = s.two_way.as_ref().is_some_and(|t| *t.get_ref());
+        if kind != Some(2) {
+            if let Some(b) = &s.region {
+                ck.error(b, &format!("{key}.box"), "`box` belongs to tfsf sources");
+            }
+        }
+        if kind == Some(2) {
+            for (given, name) in [
+                (s.component.is_some(), "component"),
+                (s.position.is_some(), "position"),
+                (s.two_way.is_some(), "two_way"),
+            ] {
+                if given {
+                    ck.error(
+                        src,
+                        &format!("{key}.{name}"),
+                        "a tfsf source takes `box`, `direction`, `polarization`, `waveform` and `amplitude`",
+                    );
+                }
+            }
+            let t = wave.and_then(|w| {
+                super::tfsf::tfsf(
+                    s, src, &key, ck, grid, unit_m, faces, amplitude, w, objects, table,
+                )
+            });
+            match (t, &tfsf_out) {
+                (Some(_), Some(_)) => {
+                    ck.error(src, &key, "at most one tfsf source per scene");
+                    ok = false;
+                }
+                (Some(t), None) => tfsf_out = Some(t),
+                (None, _) => ok = false,
+            }
+            continue;
+        }
         let sheet = match kind {
             Some(1) => plane_wave(s, src, &key, ck, grid, unit_m, faces, two_way),
             _ => None,
@@ -229,7 +268,14 @@ pub(super) fn sources(
             _ => ok = false,
         }
     }
-    ok.then_some(out)
+    ok.then_some((out, tfsf_out))
+}
+
+/// A string value with its span, or None for another type.
+pub(super) fn text(v: &Spanned<toml::Value>) -> Option<Spanned<String>> {
+    v.get_ref()
+        .as_str()
+        .map(|t| Spanned::new(v.span(), t.to_string()))
 }
 
 /// Where a plane wave's sheet lies.
@@ -259,7 +305,17 @@ fn plane_wave(
 ) -> Option<Sheet> {
     let dirs = ["+x", "-x", "+y", "-y", "+z", "-z"];
     let dir = match &s.direction {
-        Some(d) => ck.one_of(d, &format!("{key}.direction"), &dirs),
+        Some(d) => match text(d) {
+            Some(d) => ck.one_of(&d, &format!("{key}.direction"), &dirs),
+            None => {
+                ck.error(
+                    d,
+                    &format!("{key}.direction"),
+                    "a plane wave's direction is one of +x, -x, +y, -y, +z, -z",
+                );
+                None
+            }
+        },
         None => {
             ck.error(
                 src,
@@ -271,7 +327,17 @@ fn plane_wave(
     };
     let axis = dir.map(|d| d / 2);
     let pol = match &s.polarization {
-        Some(p) => ck.component(p, &format!("{key}.polarization"), &E_COMPONENTS),
+        Some(p) => match text(p) {
+            Some(p) => ck.component(&p, &format!("{key}.polarization"), &E_COMPONENTS),
+            None => {
+                ck.error(
+                    p,
+                    &format!("{key}.polarization"),
+                    "a plane wave's polarization is an E component: Ex, Ey or Ez",
+                );
+                None
+            }
+        },
         None => {
             ck.error(
                 src,

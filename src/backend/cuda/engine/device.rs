@@ -77,6 +77,10 @@ unsafe impl KernelArgs for FluxArgs {}
 unsafe impl KernelArgs for FluxWeightsArgs {}
 // SAFETY: as above.
 unsafe impl<T: Copy> KernelArgs for DispersiveArgs<T> {}
+// SAFETY: as above.
+unsafe impl<T: Copy> KernelArgs for TfsfIncidentArgs<T> {}
+// SAFETY: as above.
+unsafe impl<T: Copy> KernelArgs for TfsfArgs<T> {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

@@ -116,6 +116,10 @@ impl<D: Device, T: Real> Engine<D, T> {
     /// it runs on every plane now.
     pub(super) fn pass(&mut self, pass: Pass, values: &[f64]) -> Result<(), DeviceError> {
         let (half, pi) = (self.half, self.half.index());
+        if pass == Pass::Tfsf {
+            // The 1-D grid advances once per half step, before any plane's corrections.
+            self.tfsf_incident(half, values)?;
+        }
         if self.routes[pi].is_empty() {
             for s in &self.slabs {
                 self.run_planes(s, half, pass, 1, s.range.len() + 1, values)?;

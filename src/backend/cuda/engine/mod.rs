@@ -122,6 +122,9 @@ pub struct Engine<D: Device, T: Real> {
     magnetic: bool,
     /// Per material with poles: the dispersive kernel's arguments, without the group's arrays.
     poles: Vec<Option<DispersiveArgs<T>>>,
+    /// The TF/SF source's 1-D grid: (nodes, Courant number, index of the drive in the H half
+    /// step's values).
+    tfsf: Option<(usize, T, usize)>,
     faces: [i32; 4],
     zero_min_face: [bool; 3],
     /// (lo, hi, n) of each axis' CPML layers.
@@ -338,11 +341,44 @@ impl<D: Device, T: Real> Engine<D, T> {
             debug_assert_eq!(q, sizes.x_planes);
             let sources = model.sources_in(range.x0, range.x1);
             let magnetic = model.magnetic_sources_in(range.x0, range.x1);
+            // The TF/SF points of this slab and, when it has any, its copy of the 1-D grid.
+            let mut tfsf = Vec::new();
+            let mut incident = None;
+            let mut tfsf_points = 0;
+            let top_nodes = op.tfsf.as_ref().map_or(0, |t| t.nodes as u64);
+            if let Some(top) = &op.tfsf {
+                for grp in top.slab_groups(range.x0, range.x1, ny, nz) {
+                    if grp.off.is_empty() {
+                        continue;
+                    }
+                    let up = |bytes: &[u8]| -> Result<Ptr, DeviceError> {
+                        let p = dev.alloc(gpu, bytes.len())?;
+                        dev.upload(gpu, p, bytes)?;
+                        Ok(p)
+                    };
+                    tfsf_points += grp.off.len() as u64;
+                    tfsf.push(slab::TfsfGroup {
+                        component: grp.component,
+                        off: up(bytes_of(&grp.off))?,
+                        node: up(bytes_of(&grp.node))?,
+                        w: up(bytes_of(&grp.w))?,
+                        fac: up(bytes_of(&grp.fac))?,
+                        plane_start: grp.plane_start,
+                    });
+                }
+                if !tfsf.is_empty() {
+                    incident = Some([
+                        dev.alloc(gpu, top.nodes * t)?,
+                        dev.alloc(gpu, top.nodes * t)?,
+                    ]);
+                }
+            }
             // What was allocated: the plan's lengths, with the dispersive groups as built (the
             // estimate, from the plan's per-plane counts, is checked against it below).
             let allocated = SlabSizes {
                 hmat_len: if magnetic_materials { sizes.mat_len } else { 0 },
                 dispersive: dlen,
+                tfsf: (tfsf_points, top_nodes),
                 ..sizes
             };
             allocation.add(&allocated.allocation(plane, t));
@@ -353,6 +389,8 @@ impl<D: Device, T: Real> Engine<D, T> {
                 mat,
                 hmat,
                 dispersive,
+                tfsf,
+                incident,
                 psi,
                 x_runs,
                 sources,
@@ -517,6 +555,10 @@ impl<D: Device, T: Real> Engine<D, T> {
             ch: op.ch,
             magnetic: magnetic_materials,
             poles,
+            tfsf: op
+                .tfsf
+                .as_ref()
+                .map(|t| (t.nodes, t.courant, t.drive_index)),
             faces: [op.faces.y_lo, op.faces.y_hi, op.faces.z_lo, op.faces.z_hi].map(Beyond::code),
             zero_min_face: op.faces.zero_min_face,
             layers: op.pml.each_ref().map(|p| (p.lo, p.hi, p.n)),

@@ -110,6 +110,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
             (Half::E, Pass::Dispersive) => self.dispersive(s, p0, p1),
             (Half::E, Pass::PecFaces) => self.pec_faces(s, p0, p1),
+            (_, Pass::Tfsf) => self.tfsf_correct(s, half, p0, p1),
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())
             }
@@ -302,6 +303,89 @@ impl<D: Device, T: Real> Engine<D, T> {
                 Stream::Compute,
                 Kernel::ZeroPec,
                 Dims::elements(threads as u64, 1),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The TF/SF source's 1-D grid, one half step, on every slab's copy (a slab that holds
+    /// correction points has one): `tfsf_incident`, once per half step before the corrections.
+    pub(super) fn tfsf_incident(&self, half: Half, values: &[f64]) -> Result<(), DeviceError> {
+        let Some((nodes, s, drive_index)) = self.tfsf else {
+            return Ok(());
+        };
+        let drive = match half {
+            Half::H => T::from_f64(values[drive_index]),
+            Half::E => T::ZERO,
+        };
+        for slab in &self.slabs {
+            let Some([e, h]) = slab.incident else {
+                continue;
+            };
+            let args = TfsfIncidentArgs {
+                e,
+                h,
+                n: nodes as i64,
+                h_phase: (half == Half::H) as i32,
+                pad: 0,
+                s,
+                drive,
+            };
+            self.launch(
+                slab.gpu,
+                Stream::Compute,
+                Kernel::TfsfIncident,
+                Dims::elements(nodes as u64, 1),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The TF/SF corrections of `half` on planes [p0, p1): each group's points there, one
+    /// `tfsf_correct` launch per group, in pass order (the CPU's order).
+    pub(super) fn tfsf_correct(
+        &self,
+        s: &Slab,
+        half: Half,
+        p0: usize,
+        p1: usize,
+    ) -> Result<(), DeviceError> {
+        let Some([e, h]) = s.incident else {
+            return Ok(());
+        };
+        for g in &s.tfsf {
+            let electric = g.component < 3;
+            if electric != (half == Half::E) {
+                continue;
+            }
+            let (q0, q1) = (g.plane_start[p0 - 1], g.plane_start[p1 - 1]);
+            if q0 >= q1 {
+                continue;
+            }
+            let c = g.component % 3;
+            let args = TfsfArgs {
+                f: s.f[g.component],
+                mat: if electric { s.mat[c] } else { s.hmat[c] },
+                off: g.off,
+                node: g.node,
+                w: g.w,
+                fac: g.fac,
+                inc: if electric { h } else { e },
+                plane: self.plane as i64,
+                q0: q0 as i64,
+                q1: q1 as i64,
+                electric: electric as i32,
+                magnetic: self.magnetic as i32,
+                ch: self.ch,
+                pad: T::ZERO,
+            };
+            self.launch(
+                s.gpu,
+                Stream::Compute,
+                Kernel::TfsfCorrect,
+                Dims::elements((q1 - q0) as u64, 1),
                 &args,
             )?;
         }

@@ -22,6 +22,9 @@ pub struct SlabSizes {
     /// The dispersive pass's cells (a u32 index and E^n each) and pole state values, over the
     /// three E components.
     pub dispersive: DispersiveLen,
+    /// TF/SF correction points of the slab and nodes of the 1-D grid
+    /// ([`crate::plan::bytes::tfsf_bytes`]).
+    pub tfsf: (u64, u64),
 }
 
 /// The lengths of a slab's dispersive arrays.
@@ -64,6 +67,7 @@ impl SlabSizes {
             x_planes: l.x_planes,
             psi_len: l.psi_len,
             dispersive,
+            tfsf: (layout.tfsf_points(range), layout.tfsf_nodes),
         }
     }
 
@@ -80,6 +84,7 @@ impl SlabSizes {
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
             dispersive: 4 * d.cells + t * (d.cells + d.state),
             monitors: 0,
+            sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real),
         }
     }
 }
@@ -102,6 +107,22 @@ pub(super) struct DispersiveGroup {
     pub(super) state: Ptr,
     /// `plane_start[i]`: the first cell at or beyond owned plane i (0-based), for i in 0..=n
     /// planes: local planes [p0, p1) hold cells [plane_start[p0 - 1], plane_start[p1 - 1]).
+    pub(super) plane_start: Vec<usize>,
+}
+
+/// One TF/SF correction group of a slab on its GPU: the arrays of
+/// [`crate::operator::TfsfSlabGroup`], on the device.
+#[derive(Debug, Clone)]
+pub(super) struct TfsfGroup {
+    /// 0..3 E, 3..6 H.
+    pub(super) component: usize,
+    /// u32 cell offsets, u32 1-D nodes, weights and factors, one per point.
+    pub(super) off: Ptr,
+    pub(super) node: Ptr,
+    pub(super) w: Ptr,
+    pub(super) fac: Ptr,
+    /// `plane_start[i]`: the first point at or beyond owned plane i (0-based), i in 0..=n:
+    /// local planes [p0, p1) hold points [plane_start[p0 - 1], plane_start[p1 - 1]).
     pub(super) plane_start: Vec<usize>,
 }
 
@@ -128,6 +149,10 @@ pub(super) struct Slab {
     pub(super) hmat: [Ptr; 3],
     /// The dispersive pass's groups, in the CPU backend's order.
     pub(super) dispersive: Vec<DispersiveGroup>,
+    /// The TF/SF correction groups with points in this slab, in pass order.
+    pub(super) tfsf: Vec<TfsfGroup>,
+    /// This slab's copy of the TF/SF 1-D incident grid (e, h), when it holds points.
+    pub(super) incident: Option<[Ptr; 2]>,
     /// psi arrays: x for Ey, Ez, Hy, Hz; y for Ex, Ez, Hx, Hz; z for Ex, Ey, Hx, Hy.
     pub(super) psi: [[Ptr; 4]; 3],
     pub(super) x_runs: Vec<XRun>,

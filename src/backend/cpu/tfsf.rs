@@ -1,0 +1,92 @@
+//! The TF/SF pass on the CPU ([`crate::operator::TfsfOp`]): each slab that holds correction
+//! points advances its own copy of the 1-D incident grid (identically: the copies never
+//! differ), then corrects its faces. The CUDA kernels `kernels/tfsf.cu` do the same arithmetic
+//! in the same order.
+
+use super::{Shared, Slab};
+use crate::backend::Half;
+use crate::operator::TfsfOp;
+use crate::real::Real;
+
+/// The 1-D incident grid: e at the integer nodes, h (eta0 H) between them.
+pub(super) struct Incident<T> {
+    /// E nodes.
+    pub e: Vec<T>,
+    /// h nodes (h_i between e_i and e_{i+1}).
+    pub h: Vec<T>,
+}
+
+impl<T: Real> Incident<T> {
+    /// A grid at rest.
+    pub fn new(op: &TfsfOp<T>) -> Self {
+        Incident {
+            e: vec![T::ZERO; op.nodes],
+            h: vec![T::ZERO; op.nodes],
+        }
+    }
+
+    /// Bytes of the two arrays.
+    pub fn bytes(&self) -> u64 {
+        ((self.e.len() + self.h.len()) * std::mem::size_of::<T>()) as u64
+    }
+
+    /// Advance the half step's field: H half, e to t = n dt with the drive `values[drive]`
+    /// at node 0; E half, h to (n + 1/2) dt. The last e node stays zero.
+    pub fn advance(&mut self, op: &TfsfOp<T>, half: Half, values: &[f64]) {
+        let s = op.courant;
+        let n = op.nodes;
+        match half {
+            Half::H => {
+                for i in 1..n - 1 {
+                    self.e[i] -= s * (self.h[i] - self.h[i - 1]);
+                }
+                self.e[0] = T::from_f64(values[op.drive_index]);
+            }
+            Half::E => {
+                for i in 0..n - 1 {
+                    self.h[i] -= s * (self.e[i + 1] - self.e[i]);
+                }
+            }
+        }
+    }
+}
+
+impl<T: Real> Slab<T> {
+    /// The TF/SF pass of `half` on this slab: advance its 1-D grid, then the face
+    /// corrections group by group in pass order.
+    pub(super) fn tfsf(&mut self, sh: &Shared<T>, half: Half, values: &[f64]) {
+        let (Some(op), Some(inc)) = (&sh.tfsf, &mut self.incident) else {
+            return;
+        };
+        inc.advance(op, half, values);
+        let inc = &*inc;
+        let plane = sh.ny * sh.nz;
+        for g in &self.tfsf {
+            let electric = g.component < 3;
+            if electric != (half == Half::E) {
+                continue;
+            }
+            let a = if electric { &inc.h } else { &inc.e };
+            let c = g.component % 3;
+            for q in 0..g.off.len() {
+                let off = g.off[q] as usize;
+                let i = g.node[q] as usize;
+                let v = a[i] + g.w[q] * (a[i + 1] - a[i]);
+                let cb = if electric {
+                    sh.coef[self.mat[c][off] as usize].1
+                } else {
+                    match &sh.hcoef {
+                        Some(table) => table[self.hmat[c][off] as usize].1,
+                        None => sh.ch,
+                    }
+                };
+                let f = if electric {
+                    &mut self.e[c]
+                } else {
+                    &mut self.h[c]
+                };
+                f[off + plane] += cb * (g.fac[q] * v);
+            }
+        }
+    }
+}
