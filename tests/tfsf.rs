@@ -306,7 +306,7 @@ fn incident_spectrum_is_the_grids_incident_wave() {
     eprintln!("|E(f0)| = {mag:e}, closed form {want:e}");
     assert!((mag - want).abs() < 1e-5 * want, "{mag:e} vs {want:e}");
     let i = t.incident_intensity(&[F0], dt, steps)[0];
-    assert!((i - mag * mag / (2.0 * ETA0)).abs() < 1e-12 * i);
+    assert!((i - mag * mag / ETA0).abs() < 1e-12 * i);
 }
 
 /// The scene checks that are warnings, not errors: a box whose faces had to move to the grid

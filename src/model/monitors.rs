@@ -172,4 +172,23 @@ impl Flux {
     pub fn is_box(&self) -> bool {
         self.patches.iter().all(|p| p.closed)
     }
+
+    /// A closed box's E-node planes (lo, hi) along each axis, from its faces; None for a plane.
+    pub fn box_planes(&self) -> Option<([usize; 3], [usize; 3])> {
+        if !self.is_box() || self.patches.is_empty() {
+            return None;
+        }
+        let (mut lo, mut hi) = ([usize::MAX; 3], [0usize; 3]);
+        for p in &self.patches {
+            let a = p.axis as usize;
+            lo[a] = lo[a].min(p.index);
+            hi[a] = hi[a].max(p.index);
+            // The in-plane extent gives the other axes' bounds (node start .. start + count - 1).
+            for (k, b) in p.in_plane().into_iter().enumerate() {
+                lo[b] = lo[b].min(p.start[k]);
+                hi[b] = hi[b].max(p.start[k] + p.count[k] - 1);
+            }
+        }
+        Some((lo, hi))
+    }
 }

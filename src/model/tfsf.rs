@@ -46,6 +46,25 @@ pub struct TfsfPoint {
     pub w: f64,
 }
 
+/// Where a closed flux or far-field box lies against the TF/SF box ([`Tfsf::relation`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BoxRelation {
+    /// Around the TF/SF box: its net outward power is the scattered power.
+    Around,
+    /// Inside the total-field region: its net inward power is the absorbed power.
+    Inside,
+}
+
+impl BoxRelation {
+    /// The cross-section it gives: "scattering" or "absorption" (the `kind` attribute).
+    pub fn kind(self) -> &'static str {
+        match self {
+            BoxRelation::Around => "scattering",
+            BoxRelation::Inside => "absorption",
+        }
+    }
+}
+
 /// The correction points of one field component on the faces normal to one axis (both
 /// sides): field += coefficient(cell) * (factor[side] * incident), coefficient being the cell's
 /// cb (E: the material's cb; H: dt/mu0, or the H material's cb when some material is
@@ -448,13 +467,39 @@ impl Tfsf {
             .collect()
     }
 
-    /// The incident intensity |E(f)|^2 / (2 eta0) (W/m^2 in the DFT normalisation of the flux
-    /// monitors' `power`), from [`Tfsf::incident_dft`]: the divisor of a cross-section.
+    /// The incident intensity |E(f)|^2 / eta0 (W/m^2 in the DFT normalisation of the flux
+    /// monitors' `power`, which is Re sum (E(f) x H(f)*) . n dA without a factor 1/2: a plane
+    /// wave's flux through an area A is then exactly A |E(f)|^2 / eta0), from
+    /// [`Tfsf::incident_dft`]: the divisor of a cross-section.
     pub fn incident_intensity(&self, frequencies: &[f64], dt: f64, steps: usize) -> Vec<f64> {
         self.incident_dft(frequencies, dt, steps)
             .iter()
-            .map(|(re, im)| (re * re + im * im) / (2.0 * ETA0))
+            .map(|(re, im)| (re * re + im * im) / ETA0)
             .collect()
+    }
+
+    /// How a closed box of E-node planes `lo[a]..=hi[a]` sits against the total-field box:
+    /// around it (every field its faces read is scattered field), inside it (every one is
+    /// total field), or across a face (None: neither cross-section means anything). The box's
+    /// faces read E on their planes and H half a cell either side, the TF/SF box holds the
+    /// fields whose positions lie in [lo, hi]: so "around" needs a face at least one node
+    /// outside, "inside" at least one node inside. Axes the TF/SF box spans whole (periodic)
+    /// do not count.
+    pub fn relation(&self, lo: [usize; 3], hi: [usize; 3]) -> Option<BoxRelation> {
+        let axes = (0..3).filter(|&a| !self.spans[a]);
+        if axes
+            .clone()
+            .all(|a| lo[a] < self.lo[a] && hi[a] > self.hi[a])
+        {
+            Some(BoxRelation::Around)
+        } else if axes
+            .clone()
+            .all(|a| lo[a] > self.lo[a] && hi[a] < self.hi[a])
+        {
+            Some(BoxRelation::Inside)
+        } else {
+            None
+        }
     }
 }
 

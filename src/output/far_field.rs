@@ -110,7 +110,7 @@ impl FarSet {
             pattern.theta.len(),
             pattern.phi.len(),
         ];
-        for name in ["theta", "phi", "E_theta", "E_phi", "intensity"] {
+        for name in ["theta", "phi", "E_theta", "E_phi", "intensity", "rcs"] {
             if g.link_exists(name) {
                 g.unlink(name)?;
             }
@@ -142,7 +142,24 @@ impl FarSet {
             &ds,
             "units",
             "W/sr in the DFT normalisation of flux power: r^2 |E|^2 / eta0",
-        )
+        )?;
+        // With a TF/SF source around which the box lies, the incident intensity is stored
+        // beside the pattern (the run writes it; `yee farfield` finds it there): the bistatic
+        // radar cross-section 4 pi r^2 |E_s|^2 / |E_inc|^2 = 4 pi intensity / I_inc.
+        if g.link_exists("incident_intensity") {
+            let incident = g.dataset("incident_intensity")?.read_raw::<f64>()?;
+            let per = shape[1] * shape[2];
+            let rcs: Vec<f64> = pattern
+                .intensity
+                .iter()
+                .enumerate()
+                .map(|(k, &u)| 4.0 * std::f64::consts::PI * u / incident[k / per.max(1)])
+                .collect();
+            let ds = g.new_dataset::<f64>().shape(shape).create("rcs")?;
+            ds.write_raw(&rcs)?;
+            str_attr(&ds, "units", "m^2, bistatic: 4 pi r^2 |E_s|^2 / |E_inc|^2")?;
+        }
+        Ok(())
     }
 }
 

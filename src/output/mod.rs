@@ -218,6 +218,9 @@ struct FluxSet {
     fields: Vec<[Dataset; 4]>,
     /// A far field's pattern datasets.
     far: Option<far_field::FarSet>,
+    /// With a TF/SF source: `incident_intensity`, and for a closed box around or inside the
+    /// TF/SF box `cross_section` (its `kind` attribute says which).
+    cross: Option<(Dataset, Option<(crate::model::BoxRelation, Dataset)>)>,
 }
 
 struct SnapshotSet {
@@ -556,11 +559,50 @@ impl Hdf5Writer {
                 Some(ff) => Some(far_field::FarSet::create(&grp, &f.frequencies, ff)?),
                 None => None,
             };
+            let relation = match (&model.tfsf, f.box_planes()) {
+                (Some(t), Some((lo, hi))) => t.relation(lo, hi),
+                _ => None,
+            };
+            let cross = match &model.tfsf {
+                Some(_) => {
+                    let zeros = vec![0.0; nf];
+                    let incident = grp
+                        .new_dataset::<f64>()
+                        .shape(nf)
+                        .create("incident_intensity")?;
+                    incident.write_raw(&zeros)?;
+                    str_attr(
+                        &incident,
+                        "units",
+                        "W/m^2, |E_inc(f)|^2 / eta0 in the DFT normalisation of power",
+                    )?;
+                    let section = match (relation, f.far_field.is_some()) {
+                        (Some(r), false) => {
+                            let ds = grp.new_dataset::<f64>().shape(nf).create("cross_section")?;
+                            ds.write_raw(&zeros)?;
+                            str_attr(&ds, "units", "m^2")?;
+                            str_attr(&grp, "kind", r.kind())?;
+                            Some((r, ds))
+                        }
+                        _ => None,
+                    };
+                    // A far field's RCS needs the scattered field alone on its box.
+                    if f.far_field.is_some() && relation != Some(crate::model::BoxRelation::Around)
+                    {
+                        grp.unlink("incident_intensity")?;
+                        None
+                    } else {
+                        Some((incident, section))
+                    }
+                }
+                None => None,
+            };
             fluxes.push(FluxSet {
                 group: grp,
                 power,
                 fields,
                 far,
+                cross,
             });
         }
         file.flush()?;
@@ -653,6 +695,38 @@ impl Hdf5Writer {
             set.group
                 .attr("steps_accumulated")?
                 .write_scalar(&(steps as u64))
+        })()
+        .map_err(err(&self.path, self.expected))
+    }
+
+    /// With a TF/SF source: write monitor `index`'s incident intensity (W/m^2, per frequency)
+    /// and, for a closed box around the TF/SF box or inside its total-field region, its
+    /// scattering (net outward power over the incident intensity) or absorption (net inward
+    /// power over it) cross-section from `power`. Nothing for a monitor without them.
+    pub fn write_cross_section(
+        &mut self,
+        index: usize,
+        incident: &[f64],
+        power: &[f64],
+    ) -> Result<(), OutputError> {
+        let Some((ds, section)) = &self.fluxes[index].cross else {
+            return Ok(());
+        };
+        (|| -> hdf5::Result<()> {
+            ds.write_raw(incident)?;
+            if let Some((relation, cs)) = section {
+                let sign = match relation {
+                    crate::model::BoxRelation::Around => 1.0,
+                    crate::model::BoxRelation::Inside => -1.0,
+                };
+                let v: Vec<f64> = power
+                    .iter()
+                    .zip(incident)
+                    .map(|(p, i)| sign * p / i)
+                    .collect();
+                cs.write_raw(&v)?;
+            }
+            Ok(())
         })()
         .map_err(err(&self.path, self.expected))
     }

@@ -19,6 +19,10 @@ pub(super) fn write_fluxes<B: Backend>(
     for (i, f) in model.fluxes.iter().enumerate() {
         if let Some(dft) = backend.flux_dft(i) {
             writer.write_flux(i, &dft, steps_done)?;
+            if let Some(t) = &model.tfsf {
+                let incident = t.incident_intensity(&f.frequencies, model.grid.dt, steps_done);
+                writer.write_cross_section(i, &incident, &dft.power())?;
+            }
             if let (true, Some(ff)) = (project, &f.far_field) {
                 let g = &model.grid;
                 let geometry = crate::far_field::Geometry {

@@ -232,6 +232,36 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
             .collect();
         run_warnings(scene, ck, g, &waveforms, &table, &objects, unit_m);
     }
+    // A closed box that cuts a face of the TF/SF box measures neither cross-section.
+    if let Some((_, Some(t))) = &sources {
+        for f in &fluxes {
+            let Some((lo, hi)) = f.box_planes() else {
+                continue;
+            };
+            if t.relation(lo, hi).is_some() {
+                continue;
+            }
+            let at = scene
+                .monitor
+                .iter()
+                .find(|(_, m)| m.get_ref().name.get_ref() == &f.name)
+                .map(|(n, m)| {
+                    let span = m
+                        .get_ref()
+                        .region
+                        .as_ref()
+                        .map_or(m.span().start, |r| r.span().start);
+                    (n, span)
+                });
+            if let Some((n, span)) = at {
+                ck.error_at(
+                    span,
+                    &format!("monitor[{n}].box"),
+                    "the box cuts a face of the TF/SF box: it must lie around the whole TF/SF box (scattered power, scattering cross-section) or inside its total-field region (absorbed power, absorption cross-section), at least one cell from its faces",
+                );
+            }
+        }
+    }
 
     let grid = grid?;
     let faces = faces?;
