@@ -389,6 +389,23 @@ class Result:
         group = self._group("flux", name)
         return {k: _to_complex(v[()]) for k, v in group.items() if isinstance(v, h5py.Dataset)}
 
+    def cross_sections(self, name: str) -> Dict[str, object]:
+        """The cross-section of closed flux box ``name`` in a run with a TF/SF source:
+        ``frequency`` (Hz), ``cross_section`` (m^2), ``incident_intensity`` (W/m^2, the DFT
+        normalisation of ``power``), ``power`` and ``kind`` (``"scattering"`` for a box around
+        the TF/SF box, ``"absorption"`` for one inside its total-field region)."""
+        group = self._group("flux", name)
+        if "cross_section" not in group:
+            raise KeyError(
+                f"flux monitor {name!r} has no cross_section: it needs a TF/SF source and a "
+                "closed box around the TF/SF box or inside its total-field region"
+            )
+        out: Dict[str, object] = {
+            k: group[k][()] for k in ("frequency", "cross_section", "incident_intensity", "power")
+        }
+        out["kind"] = _plain(group.attrs["kind"])
+        return out
+
     def flux_field(self, name: str, component: str) -> "FluxField":
         """A flux monitor's DFT field (stored with ``fields = true``) with its axes.
 

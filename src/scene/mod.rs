@@ -78,7 +78,9 @@ pub fn material_lines(model: &Model) -> Vec<String> {
     let mut freqs: Vec<f64> = model
         .sources
         .iter()
-        .map(|s| s.waveform.centre_frequency())
+        .map(|s| s.waveform)
+        .chain(model.tfsf.iter().map(|t| t.waveform))
+        .map(|w| w.centre_frequency())
         .filter(|f| f.is_finite() && *f > 0.0)
         .collect();
     freqs.sort_by(f64::total_cmp);
