@@ -198,7 +198,7 @@ pub struct Operator<T> {
 /// Each half step the pass first advances the 1-D grid (H half: e_i -= S (h_i - h_{i-1}) for
 /// 0 < i < nodes - 1, then e_0 = drive; E half: h_i -= S (e_{i+1} - e_i) for i < nodes - 1),
 /// then, group by group, adds to each point's field cb * (fac * v) with
-/// v = a[node] + w (a[node + 1] - a[node]) (a = h for E points, e for H points) and cb the
+/// v = `a[node]` + w (`a[node + 1]` - `a[node]`) (a = h for E points, e for H points) and cb the
 /// cell's coefficient: the E material's cb, or for H the H material's cb when some material
 /// is magnetic, else dt/mu0.
 #[derive(Debug, Clone)]

@@ -39,7 +39,7 @@ use std::f64::consts::PI;
 pub struct TfsfPoint {
     /// Global grid index of the corrected field cell.
     pub cell: [usize; 3],
-    /// The 1-D node below the point: the incident value is a[node] + w (a[node + 1] - a[node]),
+    /// The 1-D node below the point: the incident value is `a[node]` + w (`a[node + 1]` - `a[node]`),
     /// a being the 1-D h (for an E point) or e (for an H point).
     pub node: u32,
     /// The interpolation weight in [0, 1) (exactly 0 for axial incidence).
@@ -66,7 +66,7 @@ impl BoxRelation {
 }
 
 /// The correction points of one field component on the faces normal to one axis (both
-/// sides): field += coefficient(cell) * (factor[side] * incident), coefficient being the cell's
+/// sides): field += coefficient(cell) * (`factor[side]` * incident), coefficient being the cell's
 /// cb (E: the material's cb; H: dt/mu0, or the H material's cb when some material is
 /// magnetic). A cell appears at most once in a group; an E cell on an edge of the box is in
 /// two groups (one per face it touches), which the passes apply in group order.
@@ -87,7 +87,7 @@ pub struct TfsfGroup {
 /// A resolved TF/SF source.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tfsf {
-    /// The total-field box in grid node indices: node planes lo[a]..=hi[a] along each axis
+    /// The total-field box in grid node indices: node planes `lo[a]`..=`hi[a]` along each axis
     /// (a field component is in the total-field region when its position, in cells, lies in
     /// [lo, hi] on every axis).
     pub lo: [usize; 3],
