@@ -96,3 +96,25 @@ fn the_band_ends_where_the_spectrum_falls_to_a_thousandth() {
     };
     assert_eq!((c.centre_frequency(), c.max_frequency()), (3e9, 3e9));
 }
+
+/// The continuous wave: zero before its delay, a raised-cosine envelope over `ramp`, then the
+/// plain sine, all against the closed form.
+#[test]
+fn continuous_wave_ramps_up_with_a_raised_cosine() {
+    let (f, ramp, delay) = (1.0e9, 2.0e-9, 1.0e-9);
+    let c = Waveform::Continuous {
+        frequency: f,
+        ramp,
+        delay,
+    };
+    assert_eq!(c.value(0.5e-9), 0.0, "nothing before the delay");
+    for u in [0.1e-9, 0.7e-9, 1.3e-9, 1.9e-9, 2.5e-9, 7.25e-9] {
+        let envelope = if u >= ramp {
+            1.0
+        } else {
+            0.5 * (1.0 - (PI * u / ramp).cos())
+        };
+        let want = envelope * (2.0 * PI * f * u).sin();
+        assert!((c.value(delay + u) - want).abs() < 1e-12, "u = {u:e}");
+    }
+}
