@@ -86,7 +86,9 @@ box = {{ center = [0.0, 0.0, 0.0], size = [{inner}, {inner}, {inner}] }}
 frequencies = {{ min = {lo:e}, max = {hi:e}, count = {count} }}
 {far_field}
 "#,
-        duration = 40.0 * size * 1e-6 / C0,
+        // 20 light-crossings of the domain: the sphere's field has rung down (from 20 to 40
+        // crossings the efficiencies move by 1e-5 and the RCS by less than 0.01 dB).
+        duration = 20.0 * size * 1e-6 / C0,
         lo = band[0],
         hi = band[1],
     )
