@@ -485,3 +485,10 @@ fn outside_message(g: &Grid, p: [f64; 3], unit_m: f64) -> String {
 fn vec3_plain(v: &[f64]) -> Option<[f64; 3]> {
     (v.len() == 3 && v.iter().all(|x| x.is_finite())).then(|| [v[0], v[1], v[2]])
 }
+
+/// A string value with its span, or None for another type.
+fn text(v: &toml::Spanned<toml::Value>) -> Option<toml::Spanned<String>> {
+    v.get_ref()
+        .as_str()
+        .map(|t| toml::Spanned::new(v.span(), t.to_string()))
+}

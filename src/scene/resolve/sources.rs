@@ -20,7 +20,7 @@
 //! elsewhere), and the forward wave has amplitude f.
 
 use super::placement::{dead_source, nearest, warn_moved};
-use super::{as_f64, inside, outside_message, position3, Checker, E_COMPONENTS};
+use super::{as_f64, inside, outside_message, position3, text, Checker, E_COMPONENTS};
 use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
@@ -269,13 +269,6 @@ pub(super) fn sources(
         }
     }
     ok.then_some((out, tfsf_out))
-}
-
-/// A string value with its span, or None for another type.
-pub(super) fn text(v: &Spanned<toml::Value>) -> Option<Spanned<String>> {
-    v.get_ref()
-        .as_str()
-        .map(|t| Spanned::new(v.span(), t.to_string()))
 }
 
 /// Where a plane wave's sheet lies.

@@ -2,7 +2,7 @@
 //! vector), and the checks that the box fits the domain and its boundaries.
 
 use super::placement::num;
-use super::sources::text;
+use super::text;
 use super::Checker;
 use crate::model::*;
 use crate::scene::schema::*;
