@@ -119,6 +119,18 @@ impl Grid {
         Self::courant_limit_of(cell, [false; 3])
     }
 
+    /// The flat axes of a grid of `shape` whose faces along each axis are periodic where
+    /// `periodic[a]` says so: one cell between periodic faces, where every derivative
+    /// vanishes. None when every axis is such (nothing would move: the 3-D rules apply).
+    pub fn flat_axes_of(shape: [usize; 3], periodic: [bool; 3]) -> [bool; 3] {
+        let flat = [0, 1, 2].map(|a| shape[a] == 1 && periodic[a]);
+        if flat.iter().all(|&f| f) {
+            [false; 3]
+        } else {
+            flat
+        }
+    }
+
     /// The Courant limit without the axes marked `flat` (one cell between periodic faces,
     /// where every derivative vanishes): the 2-D limit 1 / (c sqrt(1/dx^2 + 1/dy^2)) for a grid
     /// flat along z, the 1-D limit dx / c for one flat along y and z.

@@ -82,17 +82,12 @@ impl Model {
     /// grid is 2-D or 1-D; its time step is a fraction of that stability limit). All false
     /// when every axis is such (nothing would move).
     pub fn flat_axes(&self) -> [bool; 3] {
-        let flat = [0, 1, 2].map(|a| {
-            self.grid.shape[a] == 1
-                && self.boundaries.faces[a]
-                    .iter()
-                    .all(|f| *f == BoundaryKind::Periodic)
+        let periodic = [0, 1, 2].map(|a| {
+            self.boundaries.faces[a]
+                .iter()
+                .all(|f| *f == BoundaryKind::Periodic)
         });
-        if flat.iter().all(|&f| f) {
-            [false; 3]
-        } else {
-            flat
-        }
+        Grid::flat_axes_of(self.grid.shape, periodic)
     }
 
     /// The electric current sheets that touch global x planes `[x0, x1)`, clipped to them,

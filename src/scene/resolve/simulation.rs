@@ -48,16 +48,9 @@ pub(super) fn flat_axes(scene: &SceneFile, shape: Option<[usize; 3]>) -> [bool; 
             _ => [kind(b.z_min.as_ref()), kind(b.z_max.as_ref())],
         })
     };
-    let flat = [0, 1, 2].map(|a| {
-        shape[a] == 1
-            && faces(a).is_some_and(|f| f.iter().all(|k| k.as_deref() == Some("periodic")))
-    });
-    // A grid flat along every axis has no derivative at all: keep the 3-D step.
-    if flat.iter().all(|&f| f) {
-        [false; 3]
-    } else {
-        flat
-    }
+    let periodic = [0, 1, 2]
+        .map(|a| faces(a).is_some_and(|f| f.iter().all(|k| k.as_deref() == Some("periodic"))));
+    Grid::flat_axes_of(shape, periodic)
 }
 
 pub(super) fn simulation(scene: &SceneFile, ck: &mut Checker) -> Simulation {
