@@ -95,11 +95,19 @@ impl Component {
 }
 
 /// The Yee grid: shape, spacing, origin and time step.
+///
+/// Each axis is either uniform (every cell `cell[a]` wide) or graded: a tensor-product mesh
+/// whose node coordinates `lines[a]` are listed (openEMS, Tidy3D). Every position, index and
+/// cell-size question goes through the methods below ([`Grid::primal`], [`Grid::dual`],
+/// [`Grid::coordinate`], [`Grid::fractional_index`]), which on a uniform axis compute exactly
+/// what the uniform formulas did (`origin + f * cell`), so a uniform grid's numbers do not
+/// change by a bit.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Grid {
     /// Cells along x, y, z.
     pub shape: [usize; 3],
-    /// Cell size in metres along x, y, z.
+    /// Cell size in metres along x, y, z on a uniform axis; on a graded axis the largest cell
+    /// (the background cell), for messages and defaults only: never a cell's size there.
     pub cell: [f64; 3],
     /// Coordinates (m) of grid node (0, 0, 0): the minimum corner of the domain.
     pub origin: [f64; 3],
@@ -107,9 +115,119 @@ pub struct Grid {
     pub dt: f64,
     /// Number of time steps.
     pub steps: usize,
+    /// Per axis: `None` for a uniform axis, or the node coordinates (m) of a graded one:
+    /// `shape[a] + 1` increasing values, the first equal to `origin[a]`.
+    pub lines: [Option<Vec<f64>>; 3],
 }
 
 impl Grid {
+    /// A grid uniform along every axis.
+    pub fn uniform(
+        shape: [usize; 3],
+        cell: [f64; 3],
+        origin: [f64; 3],
+        dt: f64,
+        steps: usize,
+    ) -> Grid {
+        Grid {
+            shape,
+            cell,
+            origin,
+            dt,
+            steps,
+            lines: [None, None, None],
+        }
+    }
+
+    /// True if every axis is uniform.
+    pub fn is_uniform(&self) -> bool {
+        self.lines.iter().all(|l| l.is_none())
+    }
+
+    /// The node coordinates (m) along `axis` (0..3): `shape[axis] + 1` values, for uniform
+    /// axes too (computed as `origin + i * cell`).
+    pub fn nodes(&self, axis: usize) -> Vec<f64> {
+        (0..=self.shape[axis])
+            .map(|i| self.coordinate(axis, i as f64))
+            .collect()
+    }
+
+    /// The size (m) along `axis` of primal cell `i` (0..shape): the distance between nodes i
+    /// and i + 1, the step of the H update's derivatives. Indices past either end take the
+    /// end cell (the mirror image a wall implies) or, on a periodic axis, the caller wraps.
+    pub fn primal(&self, axis: usize, i: isize) -> f64 {
+        match &self.lines[axis] {
+            None => self.cell[axis],
+            Some(l) => {
+                let n = self.shape[axis] as isize;
+                let i = i.clamp(0, n - 1) as usize;
+                l[i + 1] - l[i]
+            }
+        }
+    }
+
+    /// The size (m) along `axis` of dual cell `i` (0..shape): the distance between the centres
+    /// of primal cells i - 1 and i, the step of the E update's derivatives at node i. At the
+    /// minimum face the missing cell -1 is cell `shape - 1` when `periodic`, else cell 0 (the
+    /// image of the first cell in the wall).
+    pub fn dual(&self, axis: usize, i: usize, periodic: bool) -> f64 {
+        match &self.lines[axis] {
+            None => self.cell[axis],
+            Some(_) => {
+                let n = self.shape[axis] as isize;
+                let below = if i == 0 {
+                    if periodic {
+                        n - 1
+                    } else {
+                        0
+                    }
+                } else {
+                    i as isize - 1
+                };
+                0.5 * (self.primal(axis, below) + self.primal(axis, i as isize))
+            }
+        }
+    }
+
+    /// The smallest cell along each axis (the time step's bound).
+    pub fn min_cell(&self) -> [f64; 3] {
+        [0, 1, 2].map(|a| match &self.lines[a] {
+            None => self.cell[a],
+            Some(l) => l
+                .windows(2)
+                .map(|w| w[1] - w[0])
+                .fold(f64::INFINITY, f64::min),
+        })
+    }
+
+    /// The coordinate (m) along `axis` of fractional node index `f` (node i at f = i, the
+    /// centre of cell i at f = i + 1/2): `origin + f * cell` on a uniform axis; on a graded one
+    /// linear within each cell, and past either end continued with the end cell's size.
+    pub fn coordinate(&self, axis: usize, f: f64) -> f64 {
+        match &self.lines[axis] {
+            None => self.origin[axis] + f * self.cell[axis],
+            Some(l) => {
+                let n = self.shape[axis];
+                let c = (f.floor().max(0.0) as usize).min(n - 1);
+                l[c] + (f - c as f64) * (l[c + 1] - l[c])
+            }
+        }
+    }
+
+    /// The fractional node index of coordinate `x` (m) along `axis`: the inverse of
+    /// [`Grid::coordinate`].
+    pub fn fractional_index(&self, axis: usize, x: f64) -> f64 {
+        match &self.lines[axis] {
+            None => (x - self.origin[axis]) / self.cell[axis],
+            Some(l) => {
+                let n = self.shape[axis];
+                // The cell whose lower node is the last one at or below x, kept in 0..n.
+                let c = l.partition_point(|&v| v <= x).saturating_sub(1).min(n - 1);
+                c as f64 + (x - l[c]) / (l[c + 1] - l[c])
+            }
+        }
+    }
+
     /// Total number of cells.
     pub fn cells(&self) -> u64 {
         self.shape.iter().map(|&n| n as u64).product()
@@ -144,13 +262,13 @@ impl Grid {
     /// Physical position (m) of `component` at fractional grid index `index`.
     pub fn position(&self, component: Component, index: [f64; 3]) -> [f64; 3] {
         let off = component.offset();
-        [0, 1, 2].map(|a| self.origin[a] + (index[a] + off[a]) * self.cell[a])
+        [0, 1, 2].map(|a| self.coordinate(a, index[a] + off[a]))
     }
     /// The grid index of `component` nearest to physical point `p`, clamped into the grid.
     pub fn nearest_index(&self, component: Component, p: [f64; 3]) -> [usize; 3] {
         let off = component.offset();
         [0, 1, 2].map(|a| {
-            let f = (p[a] - self.origin[a]) / self.cell[a] - off[a];
+            let f = self.fractional_index(a, p[a]) - off[a];
             (f.round().max(0.0) as usize).min(self.shape[a] - 1)
         })
     }
@@ -178,10 +296,18 @@ impl Grid {
                 let half = off[a] > 0.0;
                 // Fractional index on the component's grid; points are inside the domain
                 // (to rounding), which spans [-off, n - off].
-                let f = ((p[a] - self.origin[a]) / self.cell[a] - off[a])
-                    .clamp(-off[a], n as f64 - off[a]);
+                let f = (self.fractional_index(a, p[a]) - off[a]).clamp(-off[a], n as f64 - off[a]);
                 let i0 = f.floor();
-                let t = f - i0;
+                // On a graded axis the component's points are not evenly spaced in the node
+                // index, so the weight is the distance ratio between the two points.
+                let t = match self.lines[a] {
+                    None => f - i0,
+                    Some(_) => {
+                        let lo = self.coordinate(a, i0 + off[a]);
+                        let hi = self.coordinate(a, i0 + 1.0 + off[a]);
+                        ((p[a] - lo) / (hi - lo)).clamp(0.0, 1.0)
+                    }
+                };
                 // A point on a grid plane (up to rounding) reads that plane alone.
                 let (i0, t) = if t < 1e-9 {
                     (i0, 0.0)
@@ -236,7 +362,10 @@ impl Grid {
 
     /// Domain extent (m) along each axis.
     pub fn size(&self) -> [f64; 3] {
-        [0, 1, 2].map(|a| self.shape[a] as f64 * self.cell[a])
+        [0, 1, 2].map(|a| match &self.lines[a] {
+            None => self.shape[a] as f64 * self.cell[a],
+            Some(l) => l[self.shape[a]] - l[0],
+        })
     }
 }
 
@@ -248,13 +377,7 @@ mod tests {
     /// positions of the component (so a linear field is interpolated exactly).
     #[test]
     fn stencils_reproduce_the_point() {
-        let g = Grid {
-            shape: [10, 8, 6],
-            cell: [0.1, 0.2, 0.3],
-            origin: [-0.5, -0.8, -0.9],
-            dt: 1e-18,
-            steps: 1,
-        };
+        let g = Grid::uniform([10, 8, 6], [0.1, 0.2, 0.3], [-0.5, -0.8, -0.9], 1e-18, 1);
         let faces = [[BoundaryKind::Pec; 2]; 3];
         for c in Component::ALL {
             for p in [[0.013, -0.27, 0.31], [-0.3, 0.5, -0.66], [0.0, 0.0, 0.0]] {
@@ -276,5 +399,35 @@ mod tests {
         // On a grid point the stencil is that point alone.
         let on = g.position(Component::Ez, [3.0, 4.0, 2.0]);
         assert_eq!(g.stencil(Component::Ez, on, &faces), vec![([3, 4, 2], 1.0)]);
+    }
+
+    /// On a graded axis the index and coordinate maps invert each other, cells sum to the
+    /// extent, and stencils still reproduce the point (trilinear on the non-uniform lines).
+    #[test]
+    fn graded_axes_map_both_ways() {
+        let mut g = Grid::uniform([5, 4, 3], [0.1, 0.2, 0.3], [-0.25, -0.4, -0.45], 1e-18, 1);
+        g.lines[0] = Some(vec![-0.25, -0.15, -0.07, -0.02, 0.1, 0.25]);
+        assert!(!g.is_uniform());
+        assert!((g.size()[0] - 0.5).abs() < 1e-15);
+        assert!((g.min_cell()[0] - 0.05).abs() < 1e-15);
+        assert_eq!(g.min_cell()[1], 0.2);
+        for f in [0.0, 0.3, 1.0, 2.5, 4.99] {
+            let x = g.coordinate(0, f);
+            assert!((g.fractional_index(0, x) - f).abs() < 1e-12, "{f}");
+        }
+        assert!((g.primal(0, 2) - 0.05).abs() < 1e-15);
+        assert!((g.dual(0, 2, false) - 0.065).abs() < 1e-15);
+        assert!((g.dual(0, 0, true) - 0.125).abs() < 1e-15);
+        assert_eq!(g.dual(1, 0, false), 0.2);
+        let faces = [[BoundaryKind::Pec; 2]; 3];
+        for c in Component::ALL {
+            let p = [0.013, -0.1, 0.05];
+            let s = g.stencil(c, p, &faces);
+            let at: f64 = s
+                .iter()
+                .map(|(i, w)| w * g.position(c, i.map(|v| v as f64))[0])
+                .sum();
+            assert!((at - p[0]).abs() < 1e-12, "{c:?}: {at} {s:?}");
+        }
     }
 }

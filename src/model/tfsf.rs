@@ -509,13 +509,13 @@ mod tests {
 
     #[test]
     fn axial_numerical_wavenumber_is_the_1d_one() {
-        let grid = Grid {
-            shape: [10, 10, 10],
-            cell: [1e-3; 3],
-            origin: [0.0; 3],
-            dt: 0.99 * 1e-3 / (C0 * 3f64.sqrt()),
-            steps: 10,
-        };
+        let grid = Grid::uniform(
+            [10, 10, 10],
+            [1e-3; 3],
+            [0.0; 3],
+            0.99 * 1e-3 / (C0 * 3f64.sqrt()),
+            10,
+        );
         let w = 2.0 * PI * 10e9;
         let k = numerical_wavenumber(&grid, [0.0, 0.0, 1.0], w).unwrap();
         // 1-D Yee: sin(k d / 2) / d = sin(w dt / 2) / (c dt).

@@ -200,13 +200,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let grid = match (shape, cell, dt, steps) {
         (Some(shape), Some(cell), Some(dt), Some(steps)) => {
             let origin = [0, 1, 2].map(|a| -0.5 * shape[a] as f64 * cell[a]);
-            Some(Grid {
-                shape,
-                cell,
-                origin,
-                dt,
-                steps,
-            })
+            Some(Grid::uniform(shape, cell, origin, dt, steps))
         }
         _ => None,
     };
