@@ -8,6 +8,7 @@ mod geometry;
 mod grid;
 pub mod library;
 mod materials;
+pub mod mesh;
 mod monitors;
 mod pml;
 mod smoothing;
