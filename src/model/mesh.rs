@@ -4,6 +4,8 @@
 //! [`axis_lines`] is the one place that turns "at most this cell size between these
 //! coordinates" into nodes; the scene resolver calls it once per axis.
 
+use super::{MaterialTable, Object, C0};
+
 /// One refinement request along an axis: cells of at most `cell` (m) between `lo` and `hi` (m).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Zone {
@@ -54,10 +56,60 @@ pub fn axis_lines(
             .fold(background, f64::min);
         let n = ((b - a) / limit * (1.0 - 1e-9)).ceil().max(1.0) as usize;
         for i in 1..=n {
-            nodes.push(if i == n { b } else { a + (b - a) * i as f64 / n as f64 });
+            nodes.push(if i == n {
+                b
+            } else {
+                a + (b - a) * i as f64 / n as f64
+            });
         }
     }
     nodes
+}
+
+/// The refinement `simulation.cells_per_wavelength = per_wavelength` asks for, per axis: over
+/// each object's bounding box, cells of at most the shortest wavelength in its material at
+/// `f_max` (the highest source frequency) over `per_wavelength`, and at most a third of the
+/// object's extent along the axis, so a thin layer gets at least three cells across. Zones no
+/// finer than `background` are left out. PEC objects have no wavelength inside and get only
+/// the thickness rule.
+pub fn wavelength_zones(
+    objects: &[Object],
+    table: &MaterialTable,
+    f_max: f64,
+    per_wavelength: f64,
+    background: [f64; 3],
+) -> [Vec<Zone>; 3] {
+    let mut zones: [Vec<Zone>; 3] = [Vec::new(), Vec::new(), Vec::new()];
+    for o in objects {
+        let m = &table.materials[o.material as usize];
+        let by_wavelength = if m.pec || f_max <= 0.0 {
+            f64::INFINITY
+        } else {
+            let n = (m.epsilon_at(f_max) * m.mu_at(f_max))
+                .norm()
+                .sqrt()
+                .max(1.0);
+            C0 / (f_max * n * per_wavelength)
+        };
+        let (lo, hi) = o.bounds();
+        for a in 0..3 {
+            let extent = hi[a] - lo[a];
+            let by_thickness = if extent > 0.0 {
+                extent / 3.0
+            } else {
+                f64::INFINITY
+            };
+            let cell = by_wavelength.min(by_thickness);
+            if cell < background[a] * (1.0 - 1e-9) {
+                zones[a].push(Zone {
+                    lo: lo[a],
+                    hi: hi[a],
+                    cell,
+                });
+            }
+        }
+    }
+    zones
 }
 
 #[cfg(test)]
