@@ -419,7 +419,7 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
     };
     let mut out = vec![
         format!(
-            "time: {bpcs} B per cell-step ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes) at {} of each GPU's peak bandwidth, {} of the host's",
+            "time: {bpcs} B per cell-step ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes; plus what the dispersive, TF/SF and surface DFT passes move where they act) at {} of each GPU's peak bandwidth, {} of the host's",
             percent(GPU_ACHIEVED_FRACTION),
             percent(CPU_ACHIEVED_FRACTION)
         ),

@@ -466,9 +466,13 @@ impl Layout {
 
     /// Bytes the update moves per step over the slab that owns `range`: the two-pass update's
     /// [`bytes_per_cell_step`] per cell, the H material ids when some material is magnetic (3
-    /// per cell), and the dispersive pass's traffic: per dispersive cell its u32 index read,
-    /// E, E^n and the pole state read and written. The plan's time estimate divides this by
-    /// the bandwidth.
+    /// per cell), the dispersive pass's traffic: per dispersive cell its u32 index read,
+    /// E, E^n and the pole state read and written; the TF/SF pass's: per correction point its
+    /// offset and node (u32 each), weight and factor read, the field read and written and two
+    /// incident values read; and the surface DFTs' (flux planes and boxes, far-field
+    /// surfaces): per face cell and frequency eight f64 accumulators read and written, plus the
+    /// six field values each face cell samples. The plan's time estimate divides this by the
+    /// bandwidth.
     pub fn traffic_per_step(&self, range: SlabRange) -> f64 {
         let p = self.precision.bytes() as u64;
         let cells = range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64;
@@ -480,7 +484,17 @@ impl Layout {
             .iter()
             .map(|&(c, v)| 4 * c + 2 * p * (c + v))
             .sum();
-        (base + dispersive) as f64
+        let tfsf = self.tfsf_points(range) * (8 + 6 * p);
+        let surface: u64 = self
+            .monitors
+            .fluxes
+            .iter()
+            .map(|&(_, _, nf, x0, cx, per)| {
+                let cells = ((x0 + cx).min(range.x1)).saturating_sub(x0.max(range.x0)) * per;
+                2 * flux_accumulator_bytes(nf, cells) + 6 * p * cells as u64
+            })
+            .sum();
+        (base + dispersive + tfsf + surface) as f64
     }
 
     /// Bytes of the dispersive pass's arrays for the slab that owns `range`.
@@ -771,5 +785,35 @@ mod tests {
         assert_eq!(sum.materials, whole.materials);
         assert_eq!(sum.pml, whole.pml);
         assert_eq!(sum.halos, 5 * whole.halos);
+    }
+
+    /// The time estimate's traffic counts the TF/SF points and the surface DFTs of the slab,
+    /// each split at the slab's x range.
+    #[test]
+    fn traffic_counts_tfsf_points_and_surface_dfts() {
+        let bare = layout([10, 4, 4], 0);
+        let whole = SlabRange { x0: 0, x1: 10 };
+        let base = bare.traffic_per_step(whole);
+        assert_eq!(base, (160 * 75) as f64);
+        let mut l = bare.clone();
+        // 3 points on plane 2, 5 on plane 7.
+        l.tfsf_planes = std::sync::Arc::new(vec![0, 0, 3, 0, 0, 0, 0, 5, 0, 0]);
+        // An x-normal patch on plane 4 (16 cells) and a z-normal one over x 3..9 (4 cells
+        // per x plane), 2 and 5 frequencies.
+        l.monitors = std::sync::Arc::new(MonitorLayout {
+            fluxes: vec![(0, 4, 2, 4, 1, 16), (2, 1, 5, 3, 6, 4)],
+            ..Default::default()
+        });
+        let per_point = 8 + 6 * 4;
+        let dft = |nf: u64, cells: u64| (2 * 64 * nf * cells + 24 * cells) as f64;
+        assert_eq!(
+            l.traffic_per_step(whole) - base,
+            (8 * per_point) as f64 + dft(2, 16) + dft(5, 24)
+        );
+        let lower = SlabRange { x0: 0, x1: 5 };
+        assert_eq!(
+            l.traffic_per_step(lower) - bare.traffic_per_step(lower),
+            (3 * per_point) as f64 + dft(2, 16) + dft(5, 8)
+        );
     }
 }
