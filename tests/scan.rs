@@ -208,26 +208,26 @@ fn a_scan_equals_separate_runs_bit_for_bit() {
         assert_eq!(rx_ez.shape(), [traces, steps]);
         assert_eq!(power.shape(), [traces, 5]);
         assert_eq!(bits64(&time), bits64(&singles[0].4), "{name}: time axis");
-        for k in 0..traces {
+        for (k, single) in singles.iter().enumerate() {
             let row = |a: &ndarray::Array2<f32>| a.row(k).to_vec();
             assert_eq!(
                 bits(&row(&rx_ez)),
-                bits(&singles[k].0),
+                bits(&single.0),
                 "{name}: trace {k} rx Ez"
             );
             assert_eq!(
                 bits(&row(&rx_hx)),
-                bits(&singles[k].1),
+                bits(&single.1),
                 "{name}: trace {k} rx Hx"
             );
             assert_eq!(
                 bits(&row(&fixed)),
-                bits(&singles[k].2),
+                bits(&single.2),
                 "{name}: trace {k} fixed Ez"
             );
             assert_eq!(
                 bits64(&power.row(k).to_vec()),
-                bits64(&singles[k].3),
+                bits64(&single.3),
                 "{name}: trace {k} flux"
             );
         }
@@ -401,6 +401,13 @@ fn bad_scan_input_is_a_clear_error() {
             "scan.traces",
             line_of(&good, "traces = 3", 0),
             "whole number of traces >= 1, got 0",
+        ),
+        (
+            "too-many-traces",
+            good.replace("traces = 3", "traces = 1000000000"),
+            "scan.traces",
+            line_of(&good, "traces = 3", 0),
+            "more than the 100000 a scan may have",
         ),
         (
             "fractional-traces",

@@ -43,7 +43,7 @@ impl Scan {
         }
     }
 
-    /// Where probe `i` (model order) is in each trace: [traces] requested positions (m).
+    /// Where probe `i` (model order) is in each trace: one requested position (m) per trace.
     pub fn probe_positions(&self, i: usize) -> Vec<[f64; 3]> {
         self.probes.iter().map(|p| p[i].position).collect()
     }

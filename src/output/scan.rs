@@ -5,10 +5,10 @@
 //!   `traces_done`: the number of leading traces whose results are in the file (traces are
 //!   written in order, so rows `[0, traces_done)` are complete; rows after that are zeros);
 //! - `/probes/<name>/<component>`: [traces, steps] in the run's precision, `/probes/<name>/time`
-//!   [steps] (s), `/probes/<name>/positions` [traces, 3] (m, each trace's requested point);
+//!   `[steps]` (s), `/probes/<name>/positions` [traces, 3] (m, each trace's requested point);
 //!   the group's `position` and the datasets' `index` and `position` attributes are trace 0's;
 //! - `/flux/<name>/power` [traces, frequencies] (and with a TF/SF source `incident_intensity`
-//!   and `cross_section` the same), `/flux/<name>/frequency` [frequencies].
+//!   and `cross_section` the same), `/flux/<name>/frequency` `[frequencies]`.
 //!
 //! The file is created by [`Hdf5Writer::create`] (so it replaces an earlier result whole or
 //! not at all, and carries every root attribute and the materials), then its probe and flux

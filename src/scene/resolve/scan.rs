@@ -23,6 +23,10 @@ use std::collections::BTreeMap;
 use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 
+/// The most traces a scan may have: far beyond a B-scan's 60 to a few thousand, and it bounds
+/// the placing of every trace's sources and probes before the run (a slip such as `1e9`).
+pub const MAX_TRACES: usize = 100_000;
+
 /// The offsets one trace adds to written positions, in the scene's length unit, by index in
 /// the file of the `[[source]]` or `[[monitor]]` entry. The resolvers of sources and monitors
 /// add them before converting to metres; the default (no entry) changes nothing.
@@ -101,6 +105,17 @@ fn read_section(ck: &mut Checker, text: &str) -> Option<(Option<usize>, usize)> 
     only.insert(Spanned::new(0..0, "traces".into()), traces.clone());
     let section = Spanned::new(value.span(), DeValue::Table(only));
     match ScanSection::deserialize(ValueDeserializer::from(section)) {
+        Ok(s) if *s.traces.get_ref() > MAX_TRACES as i64 => {
+            ck.error(
+                &s.traces,
+                "scan.traces",
+                format!(
+                    "{} traces is more than the {MAX_TRACES} a scan may have (each trace's sources and probes are placed before the run): split the scan into several",
+                    s.traces.get_ref()
+                ),
+            );
+            Some((None, at))
+        }
         Ok(s) if *s.traces.get_ref() >= 1 => Some((Some(*s.traces.get_ref() as usize), at)),
         Ok(s) => {
             ck.error(

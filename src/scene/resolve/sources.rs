@@ -90,6 +90,7 @@ fn waveform(w: &Spanned<WaveformSpec>, key: &str, ck: &mut Checker) -> Option<Wa
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the scene, what placing a source needs, and a scan's shift
 pub(super) fn sources(
     scene: &SceneFile,
     ck: &mut Checker,
