@@ -390,6 +390,9 @@ fn check(scene: PathBuf) -> ExitCode {
                 g.dt,
                 m.precision.name()
             );
+            if let Some(scan) = &m.scan {
+                println!("  scan: {} traces of that grid, in one run", scan.traces);
+            }
             for line in yee::scene::material_lines(&m) {
                 println!("  {line}");
             }

@@ -279,7 +279,8 @@ pub struct Plan {
     /// Where the host memory figure came from.
     pub host_note: String,
     /// With a `[scan]`: how the traces run and how long they take (the rest of the plan is
-    /// for one trace).
+    /// for one trace). Left out of the JSON without a scan.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<scan::ScanPlan>,
 }
 
