@@ -481,3 +481,86 @@ fn bad_scan_input_is_a_clear_error() {
         );
     }
 }
+
+/// With a TF/SF source (which stays) and a moving probe, a flux plane's spectrum and incident
+/// intensity are [traces, frequencies], each row that of the separate run of its trace.
+#[test]
+fn tfsf_spectra_are_per_trace() {
+    let scene = |scan: &str, x: f64| {
+        format!(
+            r#"[simulation]
+length_unit = "mm"
+cell_size = 1.0
+size = [40.0, 40.0, 1.0]
+steps = 150
+[boundaries]
+default = {{ type = "pml", cells = 6 }}
+z_min = {{ type = "periodic" }}
+z_max = {{ type = "periodic" }}
+[[geometry]]
+shape = "cylinder"
+material = "pec"
+center = [0.0, 0.0, 0.0]
+radius = 3.0
+height = 10.0
+axis = "z"
+{scan}
+[[source]]
+type = "tfsf"
+box = {{ center = [0.0, 0.0, 0.0], size = [20.0, 20.0, 20.0] }}
+direction = "+x"
+polarization = "Ez"
+waveform = {{ type = "ricker", frequency = 1.5e10 }}
+[[monitor]]
+type = "probe"
+name = "p"
+position = [{x:?}, 5.0, 0.0]
+components = ["Ez"]
+{step}
+[[monitor]]
+type = "flux"
+name = "back"
+plane = {{ x = -12.0 }}
+frequencies = {{ min = 1.0e10, max = 2.0e10, count = 3 }}
+"#,
+            step = if scan.is_empty() {
+                ""
+            } else {
+                "scan_step = [2.0, 0.0, 0.0]"
+            }
+        )
+    };
+    let dir = tmp("tfsf");
+    let scan = model(&scene("[scan]\ntraces = 2", -4.0));
+    let out = dir.join("scan.h5");
+    yee::run::run(&scan, &options(&out, 2, None), &mut Quiet).unwrap();
+    let f = hdf5::File::open(&out).unwrap();
+    let read2 = |p: &str| f.dataset(p).unwrap().read_2d::<f64>().unwrap();
+    let (power, incident) = (
+        read2("flux/back/power"),
+        read2("flux/back/incident_intensity"),
+    );
+    let probe = f.dataset("probes/p/Ez").unwrap().read_2d::<f32>().unwrap();
+    assert_eq!(incident.shape(), [2, 3]);
+    for k in 0..2 {
+        let single = model(&scene("", -4.0 + k as f64 * 2.0));
+        let o = dir.join(format!("single{k}.h5"));
+        yee::run::run(&single, &options(&o, 2, None), &mut Quiet).unwrap();
+        let g = hdf5::File::open(&o).unwrap();
+        let read = |p: &str| g.dataset(p).unwrap().read_raw::<f64>().unwrap();
+        assert_eq!(
+            bits64(&power.row(k).to_vec()),
+            bits64(&read("flux/back/power"))
+        );
+        assert_eq!(
+            bits64(&incident.row(k).to_vec()),
+            bits64(&read("flux/back/incident_intensity"))
+        );
+        let ez = g.dataset("probes/p/Ez").unwrap().read_raw::<f32>().unwrap();
+        assert_eq!(bits(&probe.row(k).to_vec()), bits(&ez), "trace {k}");
+    }
+    // Nothing but the probe moves: both traces see the same flux.
+    assert_eq!(power.row(0), power.row(1));
+    assert_ne!(probe.row(0), probe.row(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
