@@ -181,6 +181,8 @@ pub(super) fn scan(
         }
         match s.kind.get_ref().as_str() {
             "dipole" => {}
+            // An unknown type is reported by the source resolver.
+            kind if kind != "plane_wave" && kind != "tfsf" => continue,
             kind => {
                 ck.error(
                     step,
@@ -227,6 +229,10 @@ pub(super) fn scan(
             continue;
         }
         if kind != "probe" {
+            // An unknown type is reported by the monitor resolver.
+            if !["snapshot", "flux", "far_field"].contains(&kind) {
+                continue;
+            }
             ck.error(
                 step,
                 &key,
@@ -305,7 +311,8 @@ pub(super) fn scan(
             }
         }
     }
-    if ck.problems.len() > before {
+    // With any problem in the scene no model is built: placing the traces would only repeat it.
+    if !ck.problems.is_empty() {
         return None;
     }
     // Place every trace with the resolvers themselves, on a checker of its own: its warnings
