@@ -390,6 +390,9 @@ fn check(scene: PathBuf) -> ExitCode {
                 g.dt,
                 m.precision.name()
             );
+            if let Some(scan) = &m.scan {
+                println!("  scan: {} traces of that grid, in one run", scan.traces);
+            }
             for line in yee::scene::material_lines(&m) {
                 println!("  {line}");
             }
@@ -480,6 +483,16 @@ fn run(
     }
     match result {
         Ok(_) => ExitCode::SUCCESS,
+        // A scan counts its traces: the file keeps the leading finished ones.
+        Err(RunError::Interrupted(s)) if model.scan.is_some() => {
+            let done = s.steps_done / model.grid.steps.max(1);
+            let traces = s.steps / model.grid.steps.max(1);
+            eprintln!(
+                "interrupted after {done} of {traces} traces; the finished traces are in `{}` (traces_done = {done}, complete = false)",
+                s.output.display()
+            );
+            ExitCode::from(signals::exit_code())
+        }
         Err(e @ RunError::Interrupted(_)) => {
             eprintln!("{e}");
             ExitCode::from(signals::exit_code())

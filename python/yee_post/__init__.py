@@ -14,8 +14,17 @@ All lengths in the file and in this package are metres, times seconds and freque
 plots label lengths in a chosen unit (``unit="um"``).
 """
 
-from .plot import animate, plot_flux, plot_pattern, plot_slice, plot_spectrum
+from .plot import (
+    animate,
+    plot_ascan,
+    plot_bscan,
+    plot_flux,
+    plot_pattern,
+    plot_slice,
+    plot_spectrum,
+)
 from .result import COMPONENTS, STAGGER, FarField, Field, FluxField, Result, spectrum
+from .scan import BScan, apply_gain, first_break, remove_background, time_zero
 
 __version__ = "0.1.0"
 
@@ -32,4 +41,11 @@ __all__ = [
     "plot_pattern",
     "plot_spectrum",
     "animate",
+    "BScan",
+    "plot_ascan",
+    "plot_bscan",
+    "time_zero",
+    "first_break",
+    "remove_background",
+    "apply_gain",
 ]

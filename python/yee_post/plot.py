@@ -8,6 +8,7 @@ from typing import Iterable, Optional, Sequence, Union
 
 import numpy as np
 
+from . import scan as _scan
 from .result import Result, _frame_index
 
 _LENGTH_UNITS = {"m": 1.0, "mm": 1e3, "um": 1e6, "nm": 1e9}
@@ -337,3 +338,85 @@ def plot_pattern(result: ResultLike, name: str, frequency: Optional[float] = Non
         ax.set_title(label, fontsize="medium")
     fig.tight_layout()
     return fig
+
+
+def plot_ascan(result: ResultLike, name: str, component: str, trace: Optional[int] = None,
+               ax=None, time_zero: Optional[Union[float, str]] = None):
+    """One trace (A-scan) of a probe component against time: the probe's series in a single
+    run, trace ``trace`` of a scan. ``time_zero`` (s, or ``"auto"`` for the first break of the
+    scan's mean trace) shifts the time axis as :func:`plot_bscan` does. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    with _opened(result) as r:
+        is_scan = r.traces is not None
+        if not is_scan:
+            time, values = r.probe(name, component)
+            b = _scan.BScan(name, component, np.asarray(values, float)[None, :],
+                            np.asarray(time, float), np.zeros((1, 3)))
+            trace = 0
+        else:
+            if trace is None:
+                raise ValueError(f"{r.path} is a scan: give trace=k (0 to {r.traces_done - 1})")
+            b = r.bscan(name, component)
+    if time_zero is not None:
+        b = _scan.time_zero(b, time_zero)
+    scale, label = _si_prefix(float(np.abs(b.time).max()) or 1e-9, "s")
+    if ax is None:
+        _, ax = plt.subplots()
+    ax.plot(b.time * scale, b.data[trace], lw=1.0)
+    ax.axhline(0.0, color="k", lw=0.5)
+    ax.set_xlim(b.time[0] * scale, b.time[-1] * scale)
+    ax.set_xlabel(f"time ({label})")
+    ax.set_ylabel(component)
+    title = f"{name}: {component}"
+    if is_scan:
+        title += f", trace {trace}"
+    ax.set_title(title, fontsize="medium")
+    return ax
+
+
+def plot_bscan(result: ResultLike, name: str, component: str, ax=None,
+               time_zero: Optional[Union[float, str]] = None, background: bool = False,
+               gain: Optional[str] = None, gain_factor: float = 1.0, unit: Optional[str] = None,
+               cmap: str = "seismic", clip: float = 1.0):
+    """A radargram of a scan: time down the vertical axis, the traces' position along the
+    scan across, the amplitude in a symmetric diverging colour scale (as gprMax's plotting
+    tool draws a B-scan).
+
+    Processing before display, in this order: ``time_zero`` (s, or ``"auto"``: the first
+    break of the mean trace) drops the samples before it and reads it as t = 0;
+    ``background=True`` subtracts the mean trace; ``gain`` (``"power"``: (t / t_end) **
+    gain_factor, ``"exp"``: exp(gain_factor t)) brings up late echoes. ``clip`` (0 to 1] sets
+    the colour limit to that fraction of the largest amplitude. Returns the Axes; its image is
+    ``ax.images[0]`` with the data [time, trace]."""
+    import matplotlib.pyplot as plt
+
+    if not 0 < clip <= 1:
+        raise ValueError(f"clip must be in (0, 1], not {clip}")
+    with _opened(result) as r:
+        b = r.bscan(name, component)
+        length, length_label = _length_scale(unit, r)
+    if time_zero is not None:
+        b = _scan.time_zero(b, time_zero)
+    if background:
+        b = _scan.remove_background(b)
+    if gain is not None:
+        b = _scan.apply_gain(b, gain, gain_factor)
+    x = b.distance * length
+    t_scale, t_label = _si_prefix(float(np.abs(b.time).max()) or 1e-9, "s")
+    t = b.time * t_scale
+    # Pixel edges half a sample beyond the first and last trace and time.
+    dx = (x[-1] - x[0]) / max(len(x) - 1, 1) if len(x) > 1 else 1.0
+    dt = (t[-1] - t[0]) / max(len(t) - 1, 1) if len(t) > 1 else 1.0
+    vmax = clip * float(np.abs(b.data).max()) or 1.0
+    if ax is None:
+        _, ax = plt.subplots()
+    im = ax.imshow(b.data.T, aspect="auto", cmap=cmap, vmin=-vmax, vmax=vmax,
+                   extent=(x[0] - dx / 2, x[-1] + dx / 2, t[-1] + dt / 2, t[0] - dt / 2),
+                   interpolation="nearest")
+    axis = b.scan_axis
+    ax.set_xlabel(f"{'xyz'[axis] if axis is not None else 'distance'} ({length_label})")
+    ax.set_ylabel(f"time ({t_label})")
+    ax.set_title(f"{name}: {component}, {b.traces} traces", fontsize="medium")
+    ax.figure.colorbar(im, ax=ax, label=component)
+    return ax

@@ -9,6 +9,8 @@ from typing import Dict, List, Optional, Tuple, Union
 import h5py
 import numpy as np
 
+from .scan import BScan, read_bscan
+
 # Offset of each field component from its grid node, in cells (Yee staggering).
 STAGGER: Dict[str, Tuple[float, float, float]] = {
     "Ex": (0.5, 0.0, 0.0),
@@ -289,13 +291,48 @@ class Result:
             eps = eps + d / (1 - 1j * w * tau)
         return eps
 
+    # -- scans ------------------------------------------------------------------------------
+    @property
+    def traces(self) -> Optional[int]:
+        """Number of traces of a ``[scan]`` run, or None for a single run."""
+        return int(self.attrs["traces"]) if "traces" in self.attrs else None
+
+    @property
+    def traces_done(self) -> Optional[int]:
+        """Leading traces stored (all of them unless the scan was interrupted), or None for a
+        single run."""
+        return int(self.attrs["traces_done"]) if "traces_done" in self.attrs else None
+
+    def bscan(self, name: str, component: str) -> BScan:
+        """Probe ``name``'s ``component`` over the traces of a scan: a :class:`BScan` with
+        ``data`` [traces, steps], ``time`` [steps] (s) and ``positions`` [traces, 3] (m) of
+        every finished trace."""
+        if self.traces is None:
+            raise ValueError(f"{self.path} is a single run, not a [scan]: use probe()")
+        return read_bscan(self._group("probes", name), component, self.dt, self.traces_done)
+
     # -- probes ----------------------------------------------------------------------------
-    def probe(self, name: str, component: str) -> Tuple[np.ndarray, np.ndarray]:
-        """Time series of a probe component: ``(time, values)``.
+    def probe(
+        self, name: str, component: str, trace: Optional[int] = None
+    ) -> Tuple[np.ndarray, np.ndarray]:
+        """Time series of a probe component: ``(time, values)``; in a scan, of trace
+        ``trace`` (0-based; required there).
 
         Times are in seconds with the component's ``time_offset`` applied, so H samples sit
         half a step before E samples.
         """
+        if self.traces is not None:
+            if trace is None:
+                raise ValueError(
+                    f"{self.path} is a scan of {self.traces} traces: give trace=k, or read them "
+                    "all with bscan()"
+                )
+            b = self.bscan(name, component)
+            if not 0 <= trace < b.traces:
+                raise IndexError(f"trace {trace} is not among the {b.traces} finished traces")
+            return b.time, b.data[trace]
+        if trace is not None:
+            raise ValueError(f"{self.path} is a single run: it has no trace {trace}")
         dset = self._dataset("probes", name, component)
         values = dset[()]
         group = self._group("probes", name)

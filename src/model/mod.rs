@@ -11,6 +11,7 @@ mod materials;
 pub mod mesh;
 mod monitors;
 mod pml;
+mod scan;
 mod smoothing;
 mod sources;
 mod space;
@@ -22,6 +23,7 @@ pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
+pub use scan::Scan;
 pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};
 pub use space::{Axis, C0, EPS0, ETA0, MU0};
@@ -68,6 +70,8 @@ pub struct Model {
     pub fluxes: Vec<Flux>,
     /// [`Model::dispersive_plane_counts`], computed once on first use (it paints).
     pub dispersive_counts: std::sync::OnceLock<std::sync::Arc<Vec<(u64, u64)>>>,
+    /// A `[scan]`: the traces' sources and probes (None: one run). This model is trace 0.
+    pub scan: Option<std::sync::Arc<Scan>>,
 }
 
 /// The most cells [`Model::dispersive_plane_counts`] paints to count exactly (about a second

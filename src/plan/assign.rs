@@ -658,6 +658,8 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         assumptions: assumptions(&layout, hw),
         gpu_note: hw.gpu_note.clone(),
         host_note: hw.host_note.clone(),
+        // Filled in by `plan::plan` for a model with a [scan].
+        scan: None,
     };
     (plan, cpu_fit)
 }

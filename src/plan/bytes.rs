@@ -725,6 +725,20 @@ pub fn output_bytes(model: &Model) -> OutputBytes {
             }
         })
         .fold(0, u64::saturating_add);
+    // A scan stores every probe series and spectrum once per trace ([traces, steps],
+    // [traces, frequencies]); its probes' positions are [traces, 3] f64.
+    let (probes, flux) = match &model.scan {
+        Some(scan) => {
+            let t = scan.traces as u64;
+            (
+                probes
+                    .saturating_mul(t)
+                    .saturating_add(24 * t * model.probes.len() as u64),
+                flux.saturating_mul(t),
+            )
+        }
+        None => (probes, flux),
+    };
     OutputBytes {
         snapshots,
         probes,

@@ -21,6 +21,7 @@ pub mod decision;
 pub mod hardware;
 mod reason;
 mod report;
+pub mod scan;
 mod suggest;
 
 pub use bytes::{
@@ -277,6 +278,10 @@ pub struct Plan {
     pub gpu_note: String,
     /// Where the host memory figure came from.
     pub host_note: String,
+    /// With a `[scan]`: how the traces run and how long they take (the rest of the plan is
+    /// for one trace). Left out of the JSON without a scan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan: Option<scan::ScanPlan>,
 }
 
 impl Plan {
@@ -384,6 +389,10 @@ pub fn plan(model: &Model, hardware: &Hardware, options: &PlanOptions) -> Plan {
     if !plan.fits {
         plan.suggestions =
             suggest::suggestions(model, &Layout::of(model), hardware, options, &cpu_fit);
+    }
+    if let Some(s) = &model.scan {
+        let threads = options.threads.unwrap_or(hardware.cores).max(1);
+        plan.scan = Some(scan::schedule(&plan, s.traces, threads));
     }
     plan
 }

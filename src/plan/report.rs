@@ -269,6 +269,24 @@ pub(super) fn render(p: &Plan) -> String {
             }
         }
     }
+    if let Some(s) = &p.scan {
+        let _ = writeln!(
+            o,
+            "\nscan      {} traces, {} at a time: {}",
+            group(s.traces as u64),
+            s.traces_in_parallel,
+            s.reason
+        );
+        if let (Some(one), Some(all)) = (s.seconds_per_trace, s.seconds) {
+            let _ = writeln!(
+                o,
+                "estimate  {} per trace, {} for all {} traces",
+                duration_h(one),
+                duration_h(all),
+                group(s.traces as u64)
+            );
+        }
+    }
     if !p.suggestions.is_empty() {
         let _ = writeln!(o, "\nwhat would fit");
         for s in &p.suggestions {

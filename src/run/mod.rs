@@ -13,12 +13,14 @@
 
 mod monitors;
 mod observer;
+mod scan;
 mod select;
 mod step;
 mod time_loop;
 
 pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo};
+pub use scan::run_scan;
 pub use select::{follow_plan, start_engine, Started};
 pub use step::{magnetic_source_values, source_values, PhaseTimes, Stepper};
 pub use time_loop::time_loop;
@@ -179,6 +181,10 @@ impl RunError {
 
 /// Run `model` to completion (or interruption), writing `opts.output`.
 pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<Summary, RunError> {
+    // A [scan] runs its traces into one file (`scan`).
+    if model.scan.is_some() {
+        return scan::run_scan(model, opts, obs);
+    }
     let threads = opts
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

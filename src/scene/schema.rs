@@ -10,13 +10,14 @@ use std::collections::BTreeMap;
 use toml::Spanned;
 
 /// The top-level keys of a scene file.
-pub const SCENE_KEYS: [&str; 6] = [
+pub const SCENE_KEYS: [&str; 7] = [
     "simulation",
     "boundaries",
     "materials",
     "geometry",
     "source",
     "monitor",
+    "scan",
 ];
 
 /// The keys a table of the scene must have: the fields of its struct that are not `Option`
@@ -50,6 +51,7 @@ required! {
     FrequencySpec => ["min", "max", "count"],
     BoxSpec => ["center", "size"],
     AngleSpec => ["min", "max", "count"],
+    ScanSection => ["traces"],
 }
 
 /// The whole scene file, as far as it could be read. Parts that could not be read (a wrong
@@ -279,6 +281,9 @@ pub struct SourceSpec {
     /// Plane wave: a plain electric current sheet radiating both ways (default false: a
     /// one-way Huygens sheet).
     pub two_way: Option<Spanned<bool>>,
+    /// Dipole in a `[scan]`: `[dx, dy, dz]`, how far the source moves from one trace to the
+    /// next (gprMax's `#src_steps`).
+    pub scan_step: Option<Spanned<Vec<f64>>>,
 }
 
 /// A source's time dependence.
@@ -330,6 +335,20 @@ pub struct MonitorSpec {
     pub theta: Option<Spanned<AngleSpec>>,
     /// Far field: azimuths in degrees from +x towards +y, `{ min, max, count }`.
     pub phi: Option<Spanned<AngleSpec>>,
+    /// Probe in a `[scan]`: `[dx, dy, dz]`, how far the probe moves from one trace to the next
+    /// (gprMax's `#rx_steps`).
+    pub scan_step: Option<Spanned<Vec<f64>>>,
+}
+
+/// `[scan]`: a B-scan, the run repeated for `traces` positions of the sources and probes that
+/// have a `scan_step`. The reader checks only that the table is there; its keys are read and
+/// checked by the resolver (`resolve::scan`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScanSection {
+    /// Number of traces (>= 1); trace k has every moving source and probe at its position
+    /// plus k times its `scan_step`.
+    pub traces: Spanned<i64>,
 }
 
 /// Evenly spaced angles `{ min = ..., max = ..., count = ... }` in degrees.

@@ -6,6 +6,7 @@ mod geometry;
 mod materials;
 mod monitors;
 mod placement;
+mod scan;
 mod simulation;
 mod sources;
 mod tfsf;
@@ -214,9 +215,28 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         &table,
         faces.as_ref(),
         &objects,
+        &scan::Shift::none(),
     );
-    let (probes, snapshots, fluxes) =
-        monitors::monitors(scene, ck, grid.as_ref(), unit_m, faces.as_ref(), &objects);
+    let (probes, snapshots, fluxes) = monitors::monitors(
+        scene,
+        ck,
+        grid.as_ref(),
+        unit_m,
+        faces.as_ref(),
+        &objects,
+        &scan::Shift::none(),
+    );
+    // A [scan]: every trace's sources and probes, placed as the written ones are.
+    let scan = scan::scan(
+        scene,
+        text,
+        ck,
+        grid.as_ref(),
+        unit_m,
+        &table,
+        faces.as_ref(),
+        &objects,
+    );
     if let (Some(g), Some((sources, tfsf))) = (&grid, &sources) {
         // Every source's time dependence, the TF/SF source's too.
         let waveforms: Vec<Waveform> = sources
@@ -299,6 +319,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         snapshots,
         fluxes,
         dispersive_counts: Default::default(),
+        scan: scan.map(std::sync::Arc::new),
     })
 }
 

@@ -14,6 +14,7 @@ pub(super) fn monitors(
     unit_m: f64,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     objects: &[Object],
+    shift: &super::scan::Shift,
 ) -> (Vec<Probe>, Vec<Snapshot>, Vec<Flux>) {
     let mut probes = Vec::new();
     let mut snaps = Vec::new();
@@ -121,7 +122,8 @@ pub(super) fn monitors(
             };
             let Some(p) = ck
                 .vec3(pos, &format!("{key}.position"))
-                .map(|p| p.map(|x| x * unit_m))
+                // In a scan, trace k's position: the written one plus k * scan_step.
+                .map(|p| shift.monitor(n, p).map(|x| x * unit_m))
             else {
                 continue;
             };

@@ -90,6 +90,7 @@ fn waveform(w: &Spanned<WaveformSpec>, key: &str, ck: &mut Checker) -> Option<Wa
     }
 }
 
+#[allow(clippy::too_many_arguments)] // the scene, what placing a source needs, and a scan's shift
 pub(super) fn sources(
     scene: &SceneFile,
     ck: &mut Checker,
@@ -98,6 +99,7 @@ pub(super) fn sources(
     table: &MaterialTable,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     objects: &[Object],
+    shift: &super::scan::Shift,
 ) -> Option<(Vec<Source>, Option<Tfsf>)> {
     let mut out = Vec::new();
     let mut tfsf_out: Option<Tfsf> = None;
@@ -142,7 +144,8 @@ pub(super) fn sources(
                 };
                 let pos = match &s.position {
                     Some(p) => match position3(p.get_ref()) {
-                        Some(v) => Some(v.map(|x| x * unit_m)),
+                        // In a scan, trace k's position: the written one plus k * scan_step.
+                        Some(v) => Some(shift.source(n, v).map(|x| x * unit_m)),
                         None => {
                             ck.error(
                                 p,

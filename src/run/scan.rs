@@ -1,0 +1,582 @@
+//! Running a scan (B-scan): every trace of the model's `[scan]` in one run, into one file
+//! ([`crate::output::scan`]).
+//!
+//! The plan decides how the traces run ([`crate::plan::scan`]):
+//! - one trace per worker: each worker thread has a rayon pool of one thread and builds, for
+//!   each trace it takes, a CPU engine of one slab; workers take the next trace from a shared
+//!   counter, so as many traces run at once as there are workers;
+//! - one after another: each trace on the plan's engine (CPU slabs across the workers, or the
+//!   GPUs), as a single run would.
+//!
+//! Either way a trace is stepped by the same [`Stepper`] with the same monitors as a single
+//! run, on a pool that flushes subnormals as the run's does, and every cell's arithmetic does
+//! not depend on the slab split: trace k's probe series and spectra are those of a single run
+//! of trace k's model ([`crate::model::Scan::trace`]), bit for bit.
+//!
+//! Results reach the file in trace order: a trace that finishes before an earlier one waits
+//! for it. Ctrl-C (the stop flag) abandons the traces being computed; the file keeps the
+//! leading finished traces, says how many (`traces_done`) and has `complete = false`.
+
+use super::{
+    select, Observer, PhaseTimes, Progress, Quiet, RunError, RunOptions, StartError, Stepper,
+    Summary,
+};
+use crate::backend::cpu::CpuBackend;
+use crate::backend::{Backend, Engine};
+use crate::decomp::SlabRange;
+use crate::model::{Model, Precision, Scan};
+use crate::output::scan::{ScanWriter, TraceRecord};
+use crate::output::OutputError;
+use crate::plan::scan::{ScanPlan, ScanSchedule};
+use crate::real::Real;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::Instant;
+
+/// How one trace ended.
+enum TraceEnd {
+    /// Every step ran.
+    Done(Box<TraceRecord>, PhaseTimes),
+    /// The stop flag was set (Ctrl-C, or another trace failed).
+    Stopped,
+    /// The fields became NaN or infinite by this step.
+    NonFinite(usize),
+    /// The device failed in this step.
+    Device(usize, String),
+    /// The trace's engine could not start.
+    Start(StartError),
+}
+
+/// Step trace model `model` on `backend` (holding it split as `ranges`) through every step,
+/// recording its probes and flux spectra as a single run's time loop does. Stops at the end of
+/// a step when `stop` or `abort` is set.
+fn run_trace<B: Backend>(
+    model: &Model,
+    backend: &mut B,
+    ranges: &[SlabRange],
+    check_every: usize,
+    stop: &AtomicBool,
+    abort: &AtomicBool,
+) -> TraceEnd {
+    let g = &model.grid;
+    let samples: Vec<_> = model
+        .probes
+        .iter()
+        .flat_map(|p| p.samples.iter().copied())
+        .collect();
+    let mut series: Vec<Vec<Vec<f64>>> = model
+        .probes
+        .iter()
+        .map(|p| vec![Vec::with_capacity(g.steps); p.components.len()])
+        .collect();
+    let mut rows = Vec::new();
+    let mut combined = Vec::new();
+    let mut drain = |backend: &mut B, series: &mut Vec<Vec<Vec<f64>>>, wait: bool| {
+        if samples.is_empty() {
+            return;
+        }
+        rows.clear();
+        backend.drain_probes(&mut rows, wait);
+        for row in rows.chunks_exact(samples.len()) {
+            let mut first = 0;
+            for (p, out) in model.probes.iter().zip(series.iter_mut()) {
+                combined.clear();
+                p.combine(&row[first..first + p.samples.len()], &mut combined);
+                first += p.samples.len();
+                for (s, v) in out.iter_mut().zip(&combined) {
+                    s.push(*v);
+                }
+            }
+        }
+    };
+    let mut phases = PhaseTimes::default();
+    let mut stepper = Stepper::new(model, backend, ranges);
+    for n in 0..g.steps {
+        stepper.step_timed(&mut phases);
+        let backend = &mut *stepper.backend;
+        let step = n + 1;
+        let t = Instant::now();
+        // Monitors see E^{n+1} and H^{n+1/2}, as in the single run's loop.
+        if !samples.is_empty() {
+            backend.queue_probes(&samples);
+        }
+        if !model.fluxes.is_empty() {
+            backend.accumulate_flux(step, g.dt);
+        }
+        if step % 4096 == 0 {
+            drain(backend, &mut series, false);
+        }
+        phases.monitors += t.elapsed();
+        if let Some(message) = backend.failure() {
+            return TraceEnd::Device(step, message);
+        }
+        if step % check_every == 0 || step == g.steps {
+            let c = Instant::now();
+            let finite = backend.all_finite();
+            phases.checks += c.elapsed();
+            if !finite {
+                return TraceEnd::NonFinite(step);
+            }
+        }
+        if stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
+            return TraceEnd::Stopped;
+        }
+    }
+    let backend = &mut *stepper.backend;
+    drain(backend, &mut series, true);
+    let mut power = Vec::new();
+    let mut incident = Vec::new();
+    for (i, f) in model.fluxes.iter().enumerate() {
+        let Some(dft) = backend.flux_dft(i) else {
+            return TraceEnd::Device(g.steps, backend.failure().unwrap_or_default());
+        };
+        power.push(dft.power());
+        incident.push(
+            model
+                .tfsf
+                .as_ref()
+                .map(|t| t.incident_intensity(&f.frequencies, g.dt, g.steps)),
+        );
+    }
+    TraceEnd::Done(
+        Box::new(TraceRecord {
+            probes: series,
+            power,
+            incident,
+        }),
+        phases,
+    )
+}
+
+/// The main thread's side of a scan: writes finished traces in order, reports progress, and
+/// keeps the first failure.
+struct Collector<'a> {
+    writer: Option<ScanWriter>,
+    /// Finished traces waiting for an earlier one.
+    waiting: BTreeMap<usize, Box<TraceRecord>>,
+    /// Traces in the file (the leading ones).
+    done: usize,
+    traces: usize,
+    phases: PhaseTimes,
+    failure: Option<RunError>,
+    started: Instant,
+    model: &'a Model,
+    opts: &'a RunOptions,
+}
+
+impl<'a> Collector<'a> {
+    fn new(model: &'a Model, scan: &Scan, opts: &'a RunOptions) -> Self {
+        let now = Instant::now();
+        Collector {
+            writer: None,
+            waiting: BTreeMap::new(),
+            done: 0,
+            traces: scan.traces,
+            phases: PhaseTimes::default(),
+            failure: None,
+            started: now,
+            model,
+            opts,
+        }
+    }
+
+    /// Take trace `k`'s ending; false once the scan must stop (a failure).
+    fn take<T: Real>(&mut self, k: usize, end: TraceEnd, obs: &mut dyn Observer) -> bool {
+        match end {
+            TraceEnd::Done(record, phases) => {
+                add_phases(&mut self.phases, &phases);
+                self.waiting.insert(k, record);
+                while let Some(record) = self.waiting.remove(&self.done) {
+                    let Some(writer) = self.writer.as_mut() else {
+                        break;
+                    };
+                    let written = writer
+                        .write_trace::<T>(self.done, &record)
+                        .and_then(|_| writer.set_done(self.done + 1));
+                    if let Err(error) = written {
+                        self.fail(RunError::Output {
+                            error,
+                            summary: None,
+                        });
+                        return false;
+                    }
+                    self.done += 1;
+                }
+                // Progress counts traces: one report per finished trace.
+                obs.progress(&self.progress());
+                true
+            }
+            TraceEnd::Stopped => true,
+            TraceEnd::NonFinite(step) => {
+                self.fail(RunError::NonFinite {
+                    message: format!(
+                        "in trace {k} the fields became NaN or infinite between steps {} and {step}; likely cause: an unstable time step (lower simulation.courant) or a source amplitude that overflows the precision",
+                        step.saturating_sub(self.opts.check_every) + 1
+                    ),
+                    summary: Box::new(self.summary("")),
+                });
+                false
+            }
+            TraceEnd::Device(step, message) => {
+                self.fail(RunError::Device {
+                    step,
+                    message: format!("in trace {k}: {message}"),
+                    summary: Box::new(self.summary("")),
+                });
+                false
+            }
+            TraceEnd::Start(e) => {
+                self.fail(RunError::Backend(e));
+                false
+            }
+        }
+    }
+
+    fn fail(&mut self, e: RunError) {
+        if self.failure.is_none() {
+            self.failure = Some(e);
+        }
+    }
+
+    /// Progress in traces: `step` counts finished traces.
+    fn progress(&self) -> Progress {
+        let elapsed = self.started.elapsed();
+        let g = &self.model.grid;
+        Progress {
+            step: self.done,
+            steps: self.traces,
+            time: g.steps as f64 * g.dt,
+            mcells_per_s: g.cells() as f64 * (self.done * g.steps) as f64
+                / elapsed.as_secs_f64().max(1e-9)
+                / 1e6,
+            elapsed,
+        }
+    }
+
+    fn summary(&self, backend: &str) -> Summary {
+        let g = &self.model.grid;
+        let wall = self.started.elapsed();
+        let steps_done = self.done * g.steps;
+        Summary {
+            backend: backend.to_string(),
+            cells: g.cells(),
+            steps_done,
+            steps: self.traces * g.steps,
+            wall,
+            mcells_per_s: g.cells() as f64 * steps_done as f64 / wall.as_secs_f64().max(1e-9) / 1e6,
+            phases: self.phases,
+            output: self.opts.output.clone(),
+            complete: self.done == self.traces,
+            sidecar_warning: None,
+        }
+    }
+
+    /// Close the file (complete when every trace is in), report, and return how the run ended.
+    fn end(
+        mut self,
+        backend: &str,
+        parallel: usize,
+        obs: &mut dyn Observer,
+    ) -> Result<Summary, RunError> {
+        let complete = self.done == self.traces && self.failure.is_none();
+        let closed: Result<(), OutputError> = match self.writer.as_mut() {
+            Some(w) => w.finish(self.done, complete),
+            None => Ok(()),
+        };
+        let had_writer = self.writer.is_some();
+        drop(self.writer.take());
+        // Scans take no snapshots: a sidecar of an earlier result at this path is stale.
+        let sidecar_warning = if had_writer {
+            crate::output::xdmf::update_sidecar(&self.opts.output, false)
+                .err()
+                .map(|e| format!("the XDMF sidecar is stale: {e}"))
+        } else {
+            None
+        };
+        let mut summary = self.summary(backend);
+        summary.complete = complete && closed.is_ok();
+        summary.sidecar_warning = sidecar_warning;
+        // With traces at once, each worker's pass times add up: show their average.
+        let scale = 1.0 / parallel.max(1) as f64;
+        scale_phases(&mut summary.phases, scale);
+        let secs = summary.wall.as_secs_f64().max(1e-9);
+        obs.progress(&self.progress());
+        obs.message(&format!(
+            "scan: {} of {} traces in {:.2} s, {:.2} traces/s ({} at a time)",
+            self.done,
+            self.traces,
+            secs,
+            self.done as f64 / secs,
+            parallel
+        ));
+        obs.finish(&summary);
+        if let Some(mut e) = self.failure {
+            match &mut e {
+                RunError::NonFinite { summary: s, .. } | RunError::Device { summary: s, .. } => {
+                    **s = summary
+                }
+                RunError::Output { summary: s, .. } => *s = Some(Box::new(summary)),
+                _ => {}
+            }
+            return Err(e);
+        }
+        if let Err(error) = closed {
+            return Err(RunError::Output {
+                error,
+                summary: Some(Box::new(summary)),
+            });
+        }
+        if !summary.complete {
+            return Err(RunError::Interrupted(Box::new(summary)));
+        }
+        Ok(summary)
+    }
+}
+
+fn add_phases(to: &mut PhaseTimes, from: &PhaseTimes) {
+    for h in 0..2 {
+        for (a, b) in to.passes[h].iter_mut().zip(&from.passes[h]) {
+            *a += *b;
+        }
+    }
+    to.exchange += from.exchange;
+    to.monitors += from.monitors;
+    to.checks += from.checks;
+}
+
+fn scale_phases(p: &mut PhaseTimes, f: f64) {
+    for h in 0..2 {
+        for d in p.passes[h].iter_mut() {
+            *d = d.mul_f64(f);
+        }
+    }
+    p.exchange = p.exchange.mul_f64(f);
+    p.monitors = p.monitors.mul_f64(f);
+    p.checks = p.checks.mul_f64(f);
+}
+
+/// Run every trace of `model`'s `[scan]`, writing `opts.output`: [`super::run`] for a model
+/// with a scan.
+pub fn run_scan(
+    model: &Model,
+    opts: &RunOptions,
+    obs: &mut dyn Observer,
+) -> Result<Summary, RunError> {
+    let scan = model
+        .scan
+        .as_ref()
+        .expect("run_scan runs a model with a [scan]");
+    let threads = opts
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let plan_options = crate::plan::PlanOptions {
+        backend: opts.backend,
+        slabs: opts.slabs,
+        threads: Some(threads),
+        price_per_gpu_hour: None,
+        gpus: opts.gpus.clone(),
+        slabs_per_gpu: opts.slabs_per_gpu,
+        exclude_gpus: Vec::new(),
+    };
+    let hardware = crate::plan::Hardware::detect(None, None);
+    let plan = crate::plan::plan(model, &hardware, &plan_options);
+    let schedule = plan
+        .scan
+        .clone()
+        .expect("the plan of a model with a [scan] schedules it");
+    // An explicit --slabs asks for the slab split: keep it.
+    let schedule = if opts.slabs.is_some() && schedule.schedule == ScanSchedule::TracePerWorker {
+        ScanPlan {
+            schedule: ScanSchedule::OneAfterAnother,
+            traces_in_parallel: 1,
+            reason: "--slabs asks for the slab split: the traces run one after another".into(),
+            ..schedule
+        }
+    } else {
+        schedule
+    };
+    let g = &model.grid;
+    obs.message(&format!(
+        "scan of {} traces ({} cells x {} steps each), {} at a time: {}",
+        scan.traces,
+        g.cells(),
+        g.steps,
+        schedule.traces_in_parallel,
+        schedule.reason
+    ));
+    match schedule.schedule {
+        ScanSchedule::TracePerWorker => match model.precision {
+            Precision::F32 => per_worker::<f32>(model, scan, opts, &schedule, obs),
+            Precision::F64 => per_worker::<f64>(model, scan, opts, &schedule, obs),
+        },
+        ScanSchedule::OneAfterAnother => {
+            obs.message(&plan.reason);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
+                .build()
+                .map_err(|source| RunError::Backend(StartError::Threads { threads, source }))?;
+            one_after_another(
+                model,
+                scan,
+                opts,
+                (&hardware, &plan_options, &plan),
+                &pool,
+                obs,
+            )
+        }
+    }
+}
+
+/// Traces several at once, one per worker thread, each on a one-slab CPU engine.
+fn per_worker<T: Real>(
+    model: &Model,
+    scan: &Scan,
+    opts: &RunOptions,
+    schedule: &ScanPlan,
+    obs: &mut dyn Observer,
+) -> Result<Summary, RunError>
+where
+    CpuBackend<T>: Backend<Real = T>,
+{
+    let parallel = schedule.traces_in_parallel.max(1);
+    let mut collector = Collector::new(model, scan, opts);
+    collector.writer = Some(ScanWriter::create::<T>(&opts.output, model, "cpu").map_err(
+        |error| RunError::Output {
+            error,
+            summary: None,
+        },
+    )?);
+    let whole = [SlabRange {
+        x0: 0,
+        x1: model.grid.shape[0],
+    }];
+    let next = AtomicUsize::new(0);
+    let abort = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(usize, TraceEnd)>();
+    std::thread::scope(|s| {
+        for _ in 0..parallel {
+            let tx = tx.clone();
+            let (next, abort, whole) = (&next, &abort, &whole);
+            s.spawn(move || {
+                // One thread per trace: the engine's own parallel loops run on it alone.
+                let pool = match rayon::ThreadPoolBuilder::new()
+                    .num_threads(1)
+                    .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
+                    .build()
+                {
+                    Ok(p) => p,
+                    Err(source) => {
+                        let _ = tx.send((
+                            0,
+                            TraceEnd::Start(StartError::Threads { threads: 1, source }),
+                        ));
+                        return;
+                    }
+                };
+                loop {
+                    if opts.stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let k = next.fetch_add(1, Ordering::SeqCst);
+                    if k >= scan.traces {
+                        break;
+                    }
+                    let trace = scan.trace(model, k);
+                    let end = pool.install(|| {
+                        let mut b = CpuBackend::<T>::new(&trace, whole);
+                        run_trace(&trace, &mut b, whole, opts.check_every, &opts.stop, abort)
+                    });
+                    if tx.send((k, end)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (k, end) in rx {
+            if !collector.take::<T>(k, end, obs) {
+                abort.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    collector.end("cpu", parallel, obs)
+}
+
+/// Traces one after another, each on the engine the plan chooses (as a single run).
+fn one_after_another(
+    model: &Model,
+    scan: &Scan,
+    opts: &RunOptions,
+    (hardware, options, plan): (
+        &crate::plan::Hardware,
+        &crate::plan::PlanOptions,
+        &crate::plan::Plan,
+    ),
+    pool: &rayon::ThreadPool,
+    obs: &mut dyn Observer,
+) -> Result<Summary, RunError> {
+    let mut collector = Collector::new(model, scan, opts);
+    let mut backend_name = String::from("cpu");
+    let never = AtomicBool::new(false);
+    for k in 0..scan.traces {
+        if opts.stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let trace = scan.trace(model, k);
+        // The plan's placement holds every trace (they share the grid); its reason was said.
+        let started = select::start_engine(&trace, hardware, options, plan, pool, &mut Quiet);
+        let (engine, ranges) = match started {
+            Ok(e) => e,
+            Err(e) if collector.writer.is_none() => return Err(RunError::Backend(e)),
+            Err(e) => {
+                collector.take::<f32>(k, TraceEnd::Start(e), obs);
+                break;
+            }
+        };
+        let r = &ranges;
+        let every = opts.check_every;
+        // The CPU engines step on the run's pool (as a single run's do); CUDA on this thread.
+        macro_rules! trace_on {
+            ($b:ident, $t:ty, |$x:ident| $run:expr) => {{
+                if collector.writer.is_none() {
+                    backend_name = $b.name();
+                    collector.writer = Some(
+                        ScanWriter::create::<$t>(&opts.output, model, &backend_name).map_err(
+                            |error| RunError::Output {
+                                error,
+                                summary: None,
+                            },
+                        )?,
+                    );
+                }
+                let $x = &mut $b;
+                let end = $run;
+                collector.take::<$t>(k, end, obs)
+            }};
+        }
+        let go_on = match engine {
+            Engine::CpuF32(mut b) => trace_on!(b, f32, |x| pool
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never) })),
+            Engine::CpuF64(mut b) => trace_on!(b, f64, |x| pool
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never) })),
+            #[cfg(feature = "cuda")]
+            Engine::CudaF32(mut b) => {
+                trace_on!(b, f32, |x| run_trace(
+                    &trace, x, r, every, &opts.stop, &never
+                ))
+            }
+            #[cfg(feature = "cuda")]
+            Engine::CudaF64(mut b) => {
+                trace_on!(b, f64, |x| run_trace(
+                    &trace, x, r, every, &opts.stop, &never
+                ))
+            }
+        };
+        if !go_on {
+            break;
+        }
+    }
+    collector.end(&backend_name, 1, obs)
+}

@@ -1,0 +1,566 @@
+//! Scans (B-scans): one run of N traces gives, bit for bit, the probe series and flux spectra
+//! of N separate runs with the moved positions, on both schedules (one trace per worker, and
+//! traces one after another on slabs); an interrupted scan keeps its finished traces; the plan
+//! says how the traces run; bad `[scan]` input is a clear error with its key and line.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use yee::plan::scan::ScanSchedule;
+use yee::run::{Observer, Progress, Quiet, RunError, RunOptions};
+
+/// A small 2-D model (40 x 30 x 1 cells, z periodic) over a lossy half-space: a dipole and a
+/// two-component probe move (the probe along x and y, so both its stencil and its weights
+/// change), a second probe and a flux plane stay. Steps and traces are filled in.
+const SCENE: &str = r#"[simulation]
+name = "scan_test"
+length_unit = "mm"
+cell_size = 1.0
+size = [40.0, 30.0, 1.0]
+steps = STEPS
+precision = "f32"
+[boundaries]
+default = { type = "pml", cells = 6 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+soil = { epsilon = 4.0, conductivity = 0.01 }
+[[geometry]]
+shape = "box"
+material = "soil"
+center = [0.0, -10.0, 0.0]
+size = [100.0, 20.0, 10.0]
+[[geometry]]
+shape = "cylinder"
+material = "pec"
+center = [1.0, -6.0, 0.0]
+radius = 2.5
+height = 10.0
+axis = "z"
+SCAN
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [SX, 4.0, 0.0]
+waveform = { type = "ricker", frequency = 1.5e10 }
+SSTEP
+[[monitor]]
+type = "probe"
+name = "rx"
+position = [RX, RY, 0.0]
+components = ["Ez", "Hx"]
+RSTEP
+[[monitor]]
+type = "probe"
+name = "fixed"
+position = [5.0, 2.0, 0.0]
+components = ["Ez"]
+[[monitor]]
+type = "flux"
+name = "down"
+plane = { y = -2.0 }
+frequencies = { min = 1.0e10, max = 5.0e10, count = 5 }
+"#;
+
+const SOURCE_X: f64 = -8.3;
+const SOURCE_STEP: [f64; 3] = [1.7, 0.0, 0.0];
+const PROBE: [f64; 2] = [-4.1, 4.0];
+const PROBE_STEP: [f64; 3] = [1.7, 0.3, 0.0];
+
+/// The scan scene of `traces` traces and `steps` steps.
+fn scan_scene(traces: usize, steps: usize) -> String {
+    SCENE
+        .replace("STEPS", &steps.to_string())
+        .replace("SCAN", &format!("[scan]\ntraces = {traces}"))
+        .replace("SX", &format!("{SOURCE_X:?}"))
+        .replace("RX", &format!("{:?}", PROBE[0]))
+        .replace("RY", &format!("{:?}", PROBE[1]))
+        .replace("SSTEP", &format!("scan_step = {SOURCE_STEP:?}"))
+        .replace("RSTEP", &format!("scan_step = {PROBE_STEP:?}"))
+}
+
+/// Trace `k` of the scan written as a scene of its own: the positions are the written ones
+/// plus k * scan_step, computed as the resolver does and written in full (Rust's `{:?}` of an
+/// f64 reads back as the same f64).
+fn trace_scene(k: usize, steps: usize) -> String {
+    let kf = k as f64;
+    SCENE
+        .replace("STEPS", &steps.to_string())
+        .replace("SCAN", "")
+        .replace("SX", &format!("{:?}", SOURCE_X + kf * SOURCE_STEP[0]))
+        .replace("RX", &format!("{:?}", PROBE[0] + kf * PROBE_STEP[0]))
+        .replace("RY", &format!("{:?}", PROBE[1] + kf * PROBE_STEP[1]))
+        .replace("SSTEP", "")
+        .replace("RSTEP", "")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("yee-scan-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn model(text: &str) -> yee::model::Model {
+    yee::scene::load_str(text, "scene.toml").unwrap().0
+}
+
+fn options(out: &Path, threads: usize, slabs: Option<usize>) -> RunOptions {
+    let mut o = RunOptions::new(out.to_path_buf());
+    o.threads = Some(threads);
+    o.slabs = slabs;
+    o.backend = yee::run::BackendChoice::Cpu;
+    o
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+fn bits64(v: &[f64]) -> Vec<u64> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+/// The schedule the plan picks for `m` with `threads` workers (and `slabs`).
+fn schedule(m: &yee::model::Model, threads: usize) -> ScanSchedule {
+    let options = yee::plan::PlanOptions {
+        backend: yee::run::BackendChoice::Cpu,
+        threads: Some(threads),
+        ..Default::default()
+    };
+    let p = yee::plan::plan(m, &yee::plan::Hardware::detect(None, None), &options);
+    p.scan.expect("a scan plan").schedule
+}
+
+/// A scan of 3 traces equals 3 separate runs with the moved positions, bit for bit: every
+/// probe component (the moving and the fixed probe) and the flux spectrum, on both schedules.
+/// The separate runs use the default split (2 slabs on 2 threads) while the per-worker
+/// schedule runs each trace on one slab, so this also checks that a trace does not depend on
+/// its split.
+#[test]
+fn a_scan_equals_separate_runs_bit_for_bit() {
+    let (traces, steps) = (3, 120);
+    let dir = tmp("equal");
+    let scan = model(&scan_scene(traces, steps));
+    assert_eq!(schedule(&scan, 2), ScanSchedule::TracePerWorker);
+
+    let mut singles = Vec::new();
+    for k in 0..traces {
+        let m = model(&trace_scene(k, steps));
+        assert!(m.scan.is_none());
+        let out = dir.join(format!("trace{k}.h5"));
+        yee::run::run(&m, &options(&out, 2, None), &mut Quiet).unwrap();
+        let f = hdf5::File::open(&out).unwrap();
+        let read = |p: &str| f.dataset(p).unwrap().read_raw::<f32>().unwrap();
+        singles.push((
+            read("probes/rx/Ez"),
+            read("probes/rx/Hx"),
+            read("probes/fixed/Ez"),
+            f.dataset("flux/down/power")
+                .unwrap()
+                .read_raw::<f64>()
+                .unwrap(),
+            f.dataset("probes/rx/time")
+                .unwrap()
+                .read_raw::<f64>()
+                .unwrap(),
+        ));
+    }
+    // The traces differ (the source and the probe moved), so equality below is not trivial.
+    assert_ne!(bits(&singles[0].0), bits(&singles[1].0));
+    assert_ne!(bits64(&singles[0].3), bits64(&singles[2].3));
+
+    // Per worker (2 threads, 3 traces), then one after another on 2 slabs, then on 1.
+    for (name, threads, slabs) in [
+        ("workers", 2, None),
+        ("slabs", 2, Some(2)),
+        ("one", 1, None),
+    ] {
+        let out = dir.join(format!("scan-{name}.h5"));
+        let summary = yee::run::run(&scan, &options(&out, threads, slabs), &mut Quiet).unwrap();
+        assert!(summary.complete);
+        assert_eq!(summary.steps_done, traces * steps);
+        let f = hdf5::File::open(&out).unwrap();
+        assert_eq!(f.attr("traces").unwrap().read_scalar::<u64>().unwrap(), 3);
+        assert_eq!(
+            f.attr("traces_done").unwrap().read_scalar::<u64>().unwrap(),
+            3
+        );
+        assert!(f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+        let rx_ez = f.dataset("probes/rx/Ez").unwrap().read_2d::<f32>().unwrap();
+        let rx_hx = f.dataset("probes/rx/Hx").unwrap().read_2d::<f32>().unwrap();
+        let fixed = f
+            .dataset("probes/fixed/Ez")
+            .unwrap()
+            .read_2d::<f32>()
+            .unwrap();
+        let power = f
+            .dataset("flux/down/power")
+            .unwrap()
+            .read_2d::<f64>()
+            .unwrap();
+        let time = f
+            .dataset("probes/rx/time")
+            .unwrap()
+            .read_raw::<f64>()
+            .unwrap();
+        assert_eq!(rx_ez.shape(), [traces, steps]);
+        assert_eq!(power.shape(), [traces, 5]);
+        assert_eq!(bits64(&time), bits64(&singles[0].4), "{name}: time axis");
+        for (k, single) in singles.iter().enumerate() {
+            let row = |a: &ndarray::Array2<f32>| a.row(k).to_vec();
+            assert_eq!(
+                bits(&row(&rx_ez)),
+                bits(&single.0),
+                "{name}: trace {k} rx Ez"
+            );
+            assert_eq!(
+                bits(&row(&rx_hx)),
+                bits(&single.1),
+                "{name}: trace {k} rx Hx"
+            );
+            assert_eq!(
+                bits(&row(&fixed)),
+                bits(&single.2),
+                "{name}: trace {k} fixed Ez"
+            );
+            assert_eq!(
+                bits64(&power.row(k).to_vec()),
+                bits64(&single.3),
+                "{name}: trace {k} flux"
+            );
+        }
+        // Each trace's requested probe position (m): the written one plus k * step.
+        let pos = f
+            .dataset("probes/rx/positions")
+            .unwrap()
+            .read_2d::<f64>()
+            .unwrap();
+        assert_eq!(pos.shape(), [traces, 3]);
+        for k in 0..traces {
+            let want = [
+                (PROBE[0] + k as f64 * PROBE_STEP[0]) * 1e-3,
+                (PROBE[1] + k as f64 * PROBE_STEP[1]) * 1e-3,
+                0.0,
+            ];
+            assert_eq!(
+                bits64(&pos.row(k).to_vec()),
+                bits64(&want),
+                "{name}: position {k}"
+            );
+        }
+        let fixed_pos = f
+            .dataset("probes/fixed/positions")
+            .unwrap()
+            .read_2d::<f64>()
+            .unwrap();
+        assert_eq!(fixed_pos.row(0), fixed_pos.row(2));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Sets the stop flag (as Ctrl-C does) once the first trace is in the file.
+struct StopAfterFirst(Arc<AtomicBool>);
+impl Observer for StopAfterFirst {
+    fn progress(&mut self, p: &Progress) {
+        if p.step >= 1 {
+            self.0.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Stopped after its first trace, a scan ends with `Interrupted`; its file keeps the finished
+/// leading traces (equal to those of the whole scan), says how many (`traces_done`), has
+/// `complete = false`, and its later rows are empty (zero).
+#[test]
+fn an_interrupted_scan_keeps_its_finished_traces() {
+    let (traces, steps) = (6, 300);
+    let dir = tmp("stop");
+    let scan = model(&scan_scene(traces, steps));
+    let full_out = dir.join("full.h5");
+    yee::run::run(&scan, &options(&full_out, 2, None), &mut Quiet).unwrap();
+    let full = hdf5::File::open(&full_out)
+        .unwrap()
+        .dataset("probes/rx/Ez")
+        .unwrap()
+        .read_2d::<f32>()
+        .unwrap();
+    for (name, threads) in [("workers", 2), ("one", 1)] {
+        let out = dir.join(format!("stopped-{name}.h5"));
+        let opts = options(&out, threads, None);
+        let mut obs = StopAfterFirst(opts.stop.clone());
+        match yee::run::run(&scan, &opts, &mut obs) {
+            Err(RunError::Interrupted(s)) => assert!(!s.complete),
+            other => panic!("{name}: expected an interrupted run, got {other:?}"),
+        }
+        let f = hdf5::File::open(&out).unwrap();
+        let done = f.attr("traces_done").unwrap().read_scalar::<u64>().unwrap() as usize;
+        assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+        // One worker stops after trace 0; two may also finish the trace the other had begun.
+        assert!((1..=threads).contains(&done), "{name}: {done} traces done");
+        let ez = f.dataset("probes/rx/Ez").unwrap().read_2d::<f32>().unwrap();
+        for k in 0..traces {
+            if k < done {
+                assert_eq!(
+                    bits(&ez.row(k).to_vec()),
+                    bits(&full.row(k).to_vec()),
+                    "{name} {k}"
+                );
+            } else {
+                assert!(
+                    ez.row(k).iter().all(|&v| v == 0.0),
+                    "{name}: row {k} is empty"
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The plan schedules a small grid one trace per worker and says so with the time per trace
+/// and in all; with one thread, or on a grid too large to gain from it, traces run one after
+/// another on the slabs. `yee plan --json` carries the same.
+#[test]
+fn the_plan_decides_how_traces_run() {
+    let small = model(&scan_scene(10, 100));
+    assert_eq!(schedule(&small, 2), ScanSchedule::TracePerWorker);
+    assert_eq!(schedule(&small, 1), ScanSchedule::OneAfterAnother);
+    let options = yee::plan::PlanOptions {
+        threads: Some(2),
+        ..Default::default()
+    };
+    let p = yee::plan::plan(&small, &yee::plan::Hardware::detect(None, None), &options);
+    let s = p.scan.clone().unwrap();
+    assert_eq!((s.traces, s.traces_in_parallel), (10, 2));
+    let (one, all) = (s.seconds_per_trace.unwrap(), s.seconds.unwrap());
+    // 10 traces, 2 at a time: 5 rounds of one trace's time.
+    assert!((all / one - 5.0).abs() < 1e-9, "{one} {all}");
+    assert!(
+        p.render().contains("10 traces, 2 at a time"),
+        "{}",
+        p.render()
+    );
+    assert!(p.to_json().contains("\"traces_in_parallel\": 2"));
+
+    // 1,100 x 1,000 cells: above the per-worker limit.
+    let large = scan_scene(2, 10)
+        .replace("cell_size = 1.0", "cell_size = 0.04")
+        .replace("size = [40.0, 30.0, 1.0]", "size = [44.0, 40.0, 0.04]");
+    let large = model(&large);
+    assert!(large.grid.cells() > yee::plan::scan::TRACE_PER_WORKER_MAX_CELLS);
+    assert_eq!(schedule(&large, 2), ScanSchedule::OneAfterAnother);
+}
+
+/// Run `yee run` on `text`; (exit code, stderr, whether an output file appeared).
+fn run_cli(name: &str, text: &str) -> (Option<i32>, String, bool) {
+    let dir = tmp(name);
+    std::fs::write(dir.join("scene.toml"), text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "scene.toml", "-o", "out.h5", "--quiet"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let exists = dir.join("out.h5").exists();
+    let _ = std::fs::remove_dir_all(&dir);
+    (
+        o.status.code(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+        exists,
+    )
+}
+
+/// The 1-based line of the first line of `text` that contains `needle` after line `after`.
+fn line_of(text: &str, needle: &str, after: usize) -> usize {
+    text.lines()
+        .enumerate()
+        .skip(after)
+        .find(|(_, l)| l.contains(needle))
+        .map(|(i, _)| i + 1)
+        .unwrap_or_else(|| panic!("`{needle}` not in the scene"))
+}
+
+/// Every bad `[scan]` input exits with 2 before any output, naming the file, the line, the key
+/// and what is allowed.
+#[test]
+fn bad_scan_input_is_a_clear_error() {
+    let good = scan_scene(3, 10);
+    let probe_line = line_of(&good, "name = \"rx\"", 0);
+    let cases: Vec<(&str, String, &str, usize, &str)> = vec![
+        (
+            "no-scan-table",
+            good.replace("[scan]\ntraces = 3", ""),
+            "source[0].scan_step",
+            // The table's two lines became one empty line.
+            line_of(&good, "scan_step", 0) - 1,
+            "add a `[scan]` table",
+        ),
+        (
+            "zero-traces",
+            good.replace("traces = 3", "traces = 0"),
+            "scan.traces",
+            line_of(&good, "traces = 3", 0),
+            "whole number of traces >= 1, got 0",
+        ),
+        (
+            "too-many-traces",
+            good.replace("traces = 3", "traces = 1000000000"),
+            "scan.traces",
+            line_of(&good, "traces = 3", 0),
+            "more than the 100000 a scan may have",
+        ),
+        (
+            "fractional-traces",
+            good.replace("traces = 3", "traces = 2.5"),
+            "scan.traces",
+            line_of(&good, "traces = 3", 0),
+            "expected a whole number",
+        ),
+        (
+            "unknown-key",
+            good.replace("traces = 3", "traces = 3\ntrace_step = 2"),
+            "scan.trace_step",
+            line_of(&good, "traces = 3", 0) + 1,
+            "allowed is `traces`",
+        ),
+        // The probe reaches the x_max PML (from x = 14 mm on) at trace 11.
+        (
+            "into-the-pml",
+            good.replace("traces = 3", "traces = 12"),
+            "monitor[0].scan_step",
+            line_of(&good, "scan_step", probe_line),
+            "trace 11 of 12 (counting from 0) moves the probe: its position [14.6, 7.3, 0] lies inside the 6-cell PML of the x_max face",
+        ),
+        (
+            "out-of-the-domain",
+            good.replace(
+                &format!("scan_step = {SOURCE_STEP:?}"),
+                "scan_step = [0.0, 0.0, 5.0]",
+            ),
+            "source[0].scan_step",
+            line_of(&good, "scan_step", 0),
+            "trace 1 of 3 (counting from 0) moves the source: its position [-8.3, 4, 5] lies outside the domain",
+        ),
+        (
+            "snapshot",
+            format!("{good}[[monitor]]\ntype = \"snapshot\"\nname = \"s\"\ncomponents = [\"Ez\"]\nevery = 5\n"),
+            "monitor[3].type",
+            good.lines().count() + 1,
+            "snapshots cannot be taken in a [scan]",
+        ),
+        (
+            "plane-wave",
+            format!("{good}[[source]]\ntype = \"plane_wave\"\ndirection = \"-y\"\npolarization = \"Ez\"\nposition = 10.0\nwaveform = {{ type = \"ricker\", frequency = 1.5e10 }}\nscan_step = [1.0, 0.0, 0.0]\n"),
+            "source[1].scan_step",
+            good.lines().count() + 7,
+            "a plane_wave source spans the domain",
+        ),
+        (
+            "flux-step",
+            good.replace(
+                "plane = { y = -2.0 }",
+                "plane = { y = -2.0 }\nscan_step = [1.0, 0.0, 0.0]",
+            ),
+            "monitor[2].scan_step",
+            line_of(&good, "plane = { y = -2.0 }", 0) + 1,
+            "`scan_step` belongs to probes and dipole sources",
+        ),
+    ];
+    for (name, text, key, line, message) in cases {
+        let (code, stderr, exists) = run_cli(name, &text);
+        assert_eq!(code, Some(2), "{name}: {stderr}");
+        assert!(!exists, "{name}: no output on invalid input");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        let located = format!("scene.toml:{line}:");
+        let hit = stderr.lines().any(|l| {
+            l.contains(&located) && l.contains(&format!("`{key}`")) && l.contains(message)
+        });
+        assert!(
+            hit,
+            "{name}: want {located} `{key}` ... {message}\n{stderr}"
+        );
+    }
+}
+
+/// With a TF/SF source (which stays) and a moving probe, a flux plane's spectrum and incident
+/// intensity are [traces, frequencies], each row that of the separate run of its trace.
+#[test]
+fn tfsf_spectra_are_per_trace() {
+    let scene = |scan: &str, x: f64| {
+        format!(
+            r#"[simulation]
+length_unit = "mm"
+cell_size = 1.0
+size = [40.0, 40.0, 1.0]
+steps = 150
+[boundaries]
+default = {{ type = "pml", cells = 6 }}
+z_min = {{ type = "periodic" }}
+z_max = {{ type = "periodic" }}
+[[geometry]]
+shape = "cylinder"
+material = "pec"
+center = [0.0, 0.0, 0.0]
+radius = 3.0
+height = 10.0
+axis = "z"
+{scan}
+[[source]]
+type = "tfsf"
+box = {{ center = [0.0, 0.0, 0.0], size = [20.0, 20.0, 20.0] }}
+direction = "+x"
+polarization = "Ez"
+waveform = {{ type = "ricker", frequency = 1.5e10 }}
+[[monitor]]
+type = "probe"
+name = "p"
+position = [{x:?}, 5.0, 0.0]
+components = ["Ez"]
+{step}
+[[monitor]]
+type = "flux"
+name = "back"
+plane = {{ x = -12.0 }}
+frequencies = {{ min = 1.0e10, max = 2.0e10, count = 3 }}
+"#,
+            step = if scan.is_empty() {
+                ""
+            } else {
+                "scan_step = [2.0, 0.0, 0.0]"
+            }
+        )
+    };
+    let dir = tmp("tfsf");
+    let scan = model(&scene("[scan]\ntraces = 2", -4.0));
+    let out = dir.join("scan.h5");
+    yee::run::run(&scan, &options(&out, 2, None), &mut Quiet).unwrap();
+    let f = hdf5::File::open(&out).unwrap();
+    let read2 = |p: &str| f.dataset(p).unwrap().read_2d::<f64>().unwrap();
+    let (power, incident) = (
+        read2("flux/back/power"),
+        read2("flux/back/incident_intensity"),
+    );
+    let probe = f.dataset("probes/p/Ez").unwrap().read_2d::<f32>().unwrap();
+    assert_eq!(incident.shape(), [2, 3]);
+    for k in 0..2 {
+        let single = model(&scene("", -4.0 + k as f64 * 2.0));
+        let o = dir.join(format!("single{k}.h5"));
+        yee::run::run(&single, &options(&o, 2, None), &mut Quiet).unwrap();
+        let g = hdf5::File::open(&o).unwrap();
+        let read = |p: &str| g.dataset(p).unwrap().read_raw::<f64>().unwrap();
+        assert_eq!(
+            bits64(&power.row(k).to_vec()),
+            bits64(&read("flux/back/power"))
+        );
+        assert_eq!(
+            bits64(&incident.row(k).to_vec()),
+            bits64(&read("flux/back/incident_intensity"))
+        );
+        let ez = g.dataset("probes/p/Ez").unwrap().read_raw::<f32>().unwrap();
+        assert_eq!(bits(&probe.row(k).to_vec()), bits(&ez), "trace {k}");
+    }
+    // Nothing but the probe moves: both traces see the same flux.
+    assert_eq!(power.row(0), power.row(1));
+    assert_ne!(probe.row(0), probe.row(1));
+    let _ = std::fs::remove_dir_all(&dir);
+}
