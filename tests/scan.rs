@@ -297,8 +297,15 @@ fn an_interrupted_scan_keeps_its_finished_traces() {
         let f = hdf5::File::open(&out).unwrap();
         let done = f.attr("traces_done").unwrap().read_scalar::<u64>().unwrap() as usize;
         assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
-        // One worker stops after trace 0; two may also finish the trace the other had begun.
-        assert!((1..=threads).contains(&done), "{name}: {done} traces done");
+        // One worker stops after trace 0. With two, the stop reaches the workers only when
+        // the observer has seen trace 0 reported, and on a loaded machine the other worker
+        // may finish a trace or two more by then: any number short of the whole scan, as long
+        // as the finished traces lead and equal the full scan's (checked below).
+        if threads == 1 {
+            assert_eq!(done, 1, "{name}: {done} traces done");
+        } else {
+            assert!((1..traces).contains(&done), "{name}: {done} traces done");
+        }
         let ez = f.dataset("probes/rx/Ez").unwrap().read_2d::<f32>().unwrap();
         for k in 0..traces {
             if k < done {
