@@ -15,6 +15,7 @@
 
 pub mod claim;
 pub mod far_field;
+pub mod mesh;
 pub mod xdmf;
 
 use crate::model::{Component, Model};
@@ -394,6 +395,7 @@ impl Hdf5Writer {
         str_attr(&file, "precision", model.precision.name())?;
         str_attr(&file, "backend", backend)?;
         scalar_attr(&file, "complete", false)?;
+        mesh::write_grid(&file, g)?;
         write_materials(&file, model)?;
 
         let chunk = PROBE_CHUNK;
@@ -463,14 +465,11 @@ impl Hdf5Writer {
                         .create(c.name())?;
                     let start = region.start.map(|i| i as f64);
                     arr_attr(&ds, "origin", &g.position(c, start))?;
-                    arr_attr(
-                        &ds,
-                        "spacing",
-                        &[0, 1, 2].map(|a| region.stride[a] as f64 * g.cell[a]),
-                    )?;
+                    arr_attr(&ds, "spacing", &mesh::sample_spacing(g, region.stride))?;
                     arr_attr(&ds, "index_start", &region.start.map(|i| i as i64))?;
                     arr_attr(&ds, "stride", &region.stride.map(|i| i as i64))?;
                     scalar_attr(&ds, "time_offset", time_offset(c, g.dt))?;
+                    mesh::write_sample_coordinates(&grp, g, c, &region)?;
                     datasets.push(ds);
                     shapes.push(n);
                 }
@@ -509,11 +508,7 @@ impl Hdf5Writer {
                 let a = plane.axis as usize;
                 str_attr(&grp, "axis", plane.axis.name())?;
                 scalar_attr(&grp, "index", plane.index as i64)?;
-                scalar_attr(
-                    &grp,
-                    "position",
-                    g.origin[a] + plane.index as f64 * g.cell[a],
-                )?;
+                scalar_attr(&grp, "position", g.coordinate(a, plane.index as f64))?;
                 str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; normal n along +axis")?;
             } else {
                 far_field::box_attrs(&grp, g, patches)?;
