@@ -418,7 +418,7 @@ mod tests {
             assert!(h > 0.0 && h <= limit * (1.0 + 1e-9), "{w:?}");
         }
         for x in [-0.1, 0.1, 0.35] {
-            assert!(l.iter().any(|&v| v == x), "{x}");
+            assert!(l.contains(&x), "{x}");
         }
         assert_graded(&l, 1.25);
     }

@@ -87,10 +87,10 @@ pub(super) fn write_sample_coordinates(
         grp
     };
     let grp = coords.create_group(c.name())?;
-    for a in 0..3 {
+    for (a, name) in AXES.iter().enumerate() {
         grp.new_dataset_builder()
             .with_data(&sample_coordinates(g, c, region, a))
-            .create(AXES[a])?;
+            .create(*name)?;
     }
     Ok(())
 }
