@@ -627,4 +627,59 @@ mod tests {
         assert!(n <= 80 + 22 + 2 * 7, "{n}");
         assert!(n < 400 * 2 / 5, "{n}");
     }
+
+    /// `cells_per_wavelength`: a glass film (eps = 2.25, 90 nm) gets lambda / (1.5 N) across
+    /// its lateral extent and a third of its thickness along z; a PEC block only the
+    /// thickness rule; vacuum-like objects that need nothing finer than the background none.
+    #[test]
+    fn wavelength_zones_follow_the_material_and_the_thickness() {
+        let (m, _) = crate::scene::load_str(
+            r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.05
+size = [2.0, 2.0, 2.0]
+steps = 10
+[materials]
+glass = { epsilon = 2.25 }
+air = { epsilon = 1.0 }
+metal = { pec = true }
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [0.0, 0.0, 0.0]
+size = [1.0, 1.0, 0.09]
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [0.5, 0.5, 0.5]
+size = [0.3, 0.06, 0.6]
+[[geometry]]
+shape = "box"
+material = "air"
+center = [-0.5, -0.5, -0.5]
+size = [0.6, 0.6, 0.6]
+"#,
+            "zones.toml",
+        )
+        .unwrap();
+        let f = 3e14;
+        let per = 19.0;
+        let z = wavelength_zones(&m.objects, &m.materials, f, per, [50e-9; 3]);
+        // lambda0 = 999.3 nm; in glass 666.2 nm; / 19 = 35.1 nm < 50 nm.
+        let glass = C0 / (f * 1.5 * per);
+        assert!((glass - 35.06e-9).abs() < 0.01e-9);
+        assert_eq!(z[0].len(), 1, "{:?}", z[0]);
+        assert!((z[0][0].cell - glass).abs() < 1e-18);
+        assert!((z[0][0].lo + 0.5e-6).abs() < 1e-18 && (z[0][0].hi - 0.5e-6).abs() < 1e-18);
+        // Along y the PEC block is 60 nm thick: 20 nm cells; the glass as along x.
+        assert_eq!(z[1].len(), 2, "{:?}", z[1]);
+        assert!((z[1][1].cell - 20e-9).abs() < 1e-18);
+        // Along z the film's third, 30 nm, is finer than its wavelength rule.
+        assert!((z[2][0].cell - 30e-9).abs() < 1e-18, "{:?}", z[2]);
+        // The air box: lambda0 / 19 = 52.6 nm, no finer than the background: no zone; the PEC
+        // block is 300 nm and 600 nm along x and z: a third is above 50 nm there.
+        assert!(z.iter().all(|axis| axis.len() <= 2));
+        assert_eq!(z[2].len(), 1);
+    }
 }
