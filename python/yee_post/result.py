@@ -61,7 +61,8 @@ class Field:
     """Snapshot samples with their physical coordinates.
 
     ``data`` is ``[n, nx', ny', nz']`` for all frames or ``[nx', ny', nz']`` for one frame.
-    ``x``, ``y``, ``z`` are the sample coordinates in metres (staggering included),
+    ``x``, ``y``, ``z`` are the sample coordinates in metres (staggering and stride included;
+    on a graded grid not evenly spaced, and ``spacing`` is NaN along the graded axes),
     ``time`` the sample time(s) in seconds (half a step earlier for H components) and
     ``steps`` the step number(s) of the frame(s).
     """
