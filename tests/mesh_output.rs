@@ -19,8 +19,8 @@ fn tmpdir(name: &str) -> PathBuf {
     d
 }
 
-/// A small vacuum scene: 24 x 20 x 16 cells of 50 nm, a dipole, a plane snapshot of Ez and Hx
-/// and a strided box snapshot of Ex and Hy.
+/// A small vacuum scene: 24 x 20 x 16 cells of 50 nm, a dipole, a plane snapshot of Ez and Hx,
+/// a strided box snapshot of Ex and Hy, and a flux plane and box keeping their DFT fields.
 const SCENE: &str = r#"
 [simulation]
 name = "mesh"
@@ -49,6 +49,18 @@ components = ["Ex", "Hy"]
 box = { center = [0.0, 0.0, 0.0], size = [0.6, 0.4, 0.4] }
 every = 6
 stride = 2
+[[monitor]]
+type = "flux"
+name = "fx"
+plane = { x = 0.2 }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+fields = true
+[[monitor]]
+type = "flux"
+name = "fbox"
+box = { center = [0.0, 0.0, 0.0], size = [0.5, 0.5, 0.2] }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+fields = true
 "#;
 
 /// Run `model` on the CPU into `dir/mesh.h5`.
@@ -198,6 +210,48 @@ fn graded_files_carry_each_components_coordinates() {
     let spread =
         steps.iter().cloned().fold(0.0, f64::max) / steps.iter().cloned().fold(1.0, f64::min);
     assert!(spread > 1.05, "graded samples: {steps:?}");
+
+    // Flux DFT fields: a plane normal to x (fields E_y, E_z, H_y, H_z) and the box faces,
+    // each field at its in-plane Yee position (H_b where E_c is), and the plane's position on
+    // its node line.
+    let plane = f.group("flux/fx").unwrap();
+    let index = plane.attr("index").unwrap().read_scalar::<i64>().unwrap() as usize;
+    let at = plane
+        .attr("position")
+        .unwrap()
+        .read_scalar::<f64>()
+        .unwrap();
+    assert_eq!(at, lines[index], "the plane lies on its graded node line");
+    for (group, normal) in [
+        ("flux/fx", 0),
+        ("flux/fbox/z_max", 2),
+        ("flux/fbox/x_min", 0),
+    ] {
+        let grp = f.group(group).unwrap();
+        let (b, c) = ((normal + 1) % 3, (normal + 2) % 3);
+        let (p, q) = (b.min(c), b.max(c));
+        let start = if grp.attr_names().unwrap().contains(&"start".to_string()) {
+            let s = grp.attr("start").unwrap().read_raw::<i64>().unwrap();
+            [s[0] as usize, s[1] as usize]
+        } else {
+            [0, 0]
+        };
+        for (k, twin) in [(b, b), (c, c), (3 + b, c), (3 + c, b)] {
+            let comp = Component::ALL[k];
+            let twin = Component::ALL[twin];
+            let ds = grp.dataset(comp.name()).unwrap();
+            for (i, axis) in [p, q].into_iter().enumerate() {
+                let name = ["x", "y", "z"][axis];
+                let xs = read(&f, &format!("{group}/coordinates/{}/{name}", comp.name()));
+                assert_eq!(xs.len(), ds.shape()[1 + i], "{group} {comp:?} {name}");
+                let half = twin.offset()[axis] > 0.0;
+                for (j, &v) in xs.iter().enumerate() {
+                    let want = expected(&nodes[axis], start[i] + j, half);
+                    assert!((v - want).abs() < 1e-20, "{group} {comp:?} {name}[{j}]");
+                }
+            }
+        }
+    }
 
     let xml = std::fs::read_to_string(dir.join("mesh.xmf")).unwrap();
     assert!(!xml.contains("3DCoRectMesh") && !xml.contains("ORIGIN_DXDYDZ"));

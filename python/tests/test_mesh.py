@@ -80,6 +80,9 @@ def write_graded(path, coordinates=True):
         d = fl.create_dataset("Ey", data=np.zeros((2, 7, 5), dtype=np.complex128))
         d.attrs["origin"] = np.array([ex[0], ey[0], nodes[2][6]])
         d.attrs["spacing"] = CELL
+        if coordinates:
+            fl["coordinates/Ey/x"] = ex
+            fl["coordinates/Ey/y"] = ey
     return nodes, (start, end, stride)
 
 
@@ -108,9 +111,10 @@ def test_graded_snapshot_coordinates_and_values(tmp_path, coordinates):
             assert dx.max() / dx.min() > 1.2
 
 
-def test_graded_flux_field_axes(tmp_path):
+@pytest.mark.parametrize("coordinates", [True, False])
+def test_graded_flux_field_axes(tmp_path, coordinates):
     path = tmp_path / "graded.h5"
-    nodes, _ = write_graded(path)
+    nodes, _ = write_graded(path, coordinates=coordinates)
     with Result(path) as r:
         ff = r.flux_field("top", "Ey")
         assert ff.axes == ("x", "y")
@@ -170,6 +174,12 @@ components = ["Ez", "Hx"]
 box = { center = [0.0, 0.0, 0.0], size = [0.4, 0.4, 0.4] }
 every = 3
 stride = 2
+[[monitor]]
+type = "flux"
+name = "f"
+plane = { z = 0.1 }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+fields = true
 """
     path = run_scene(yee_bin, tmp_path, "m", toml)
     with Result(path) as r:
@@ -184,3 +194,11 @@ stride = 2
             field = r.snapshot("s", comp)
             for a in range(3):
                 np.testing.assert_allclose(field.coords[a], o[a] + s[a] * np.arange(ds.shape[a + 1]), rtol=0, atol=1e-21)
+        # Flux DFT fields: the stored coordinates equal the origin/spacing ones on a uniform grid.
+        for comp in ("Ex", "Ey", "Hx", "Hy"):
+            ff = r.flux_field("f", comp)
+            ds = r.file[f"flux/f/{comp}"]
+            assert f"flux/f/coordinates/{comp}/x" in r.file
+            o, s = ds.attrs["origin"], ds.attrs["spacing"]
+            for i, a in enumerate((0, 1)):
+                np.testing.assert_allclose(ff.coords[i], o[a] + s[a] * np.arange(ds.shape[1 + i]), rtol=0, atol=1e-21)

@@ -467,7 +467,9 @@ class Result:
 
         ``data`` is complex ``[frequency, n1, n2]`` over the plane's two in-plane axes in x, y, z
         order (for a closed flux box, name the face: ``"x_min/Ey"``); ``axes`` names them (e.g. ``("x", "y")`` for a z plane) and ``coords`` holds
-        their sample coordinates in metres, from the dataset's own Yee-staggered ``origin``.
+        their sample coordinates in metres: the stored ``coordinates/<component>/<axis>`` next to
+        the dataset, else (older files) from its Yee-staggered ``origin`` and ``spacing``, or on
+        a graded grid from the grid nodes.
         """
         group = self._group("flux", name)
         if component not in group:
@@ -484,7 +486,12 @@ class Result:
         origin = np.asarray(dset.attrs["origin"], dtype=float)
         spacing = np.asarray(dset.attrs["spacing"], dtype=float)
         data = _to_complex(dset[()])
-        if not self.uniform:
+        own = dset.name.rsplit("/", 1)[-1]
+        stored = f"coordinates/{own}"
+        if stored in dset.parent and all("xyz"[a] in dset.parent[stored] for a in axes):
+            # Written by the run: each field's own in-plane positions.
+            coords = tuple(np.asarray(dset.parent[stored]["xyz"[a]][()], dtype=float) for a in axes)
+        elif not self.uniform:
             # On a graded grid the samples sit on the grid's own (staggered) positions: find
             # the first one from the dataset's origin and take consecutive samples from it.
             coords = tuple(self._graded_samples(a, origin[a], data.shape[1 + i]) for i, a in enumerate(axes))

@@ -14,6 +14,10 @@
 //!   `spacing` is the sample spacing on a uniform axis and NaN on a graded one, where there is
 //!   no single spacing, so that a reader that only knows `origin`/`spacing` fails visibly
 //!   instead of placing the samples wrongly.
+//! - Flux and far-field DFT fields (`fields = true`, far-field surfaces): the group holding
+//!   them has `coordinates/<component>/<axis>` for the patch's two in-plane axes, each field at
+//!   its in-plane Yee position on the E node plane (H averaged onto it: H_b where E_c is, H_c
+//!   where E_b is).
 //!
 //! A sample of component `c` at index `i` along axis `a` sits at node coordinate
 //! `Grid::coordinate(a, i + offset)`, where the offset is 1/2 for the axes the component is
@@ -91,6 +95,48 @@ pub(super) fn write_sample_coordinates(
         grp.new_dataset_builder()
             .with_data(&sample_coordinates(g, c, region, a))
             .create(*name)?;
+    }
+    Ok(())
+}
+
+/// The coordinates of the DFT fields of one flux or far-field patch, written into the group
+/// that holds them: `coordinates/<component>/<axis>` for the patch's two in-plane axes, each
+/// field at its in-plane Yee position on the E node plane (H is averaged onto that plane, so
+/// H_b sits where E_c does and H_c where E_b does), one value per stored sample.
+pub(super) fn write_patch_coordinates(
+    group: &Group,
+    g: &Grid,
+    patch: &crate::model::Patch,
+) -> hdf5::Result<()> {
+    let a = patch.axis as usize;
+    let (b, c) = crate::flux::tangential(a);
+    let [p, q] = patch.in_plane();
+    let mut region = Region {
+        start: [0; 3],
+        end: [0; 3],
+        stride: [1; 3],
+    };
+    region.start[a] = patch.index;
+    region.end[a] = patch.index + 1;
+    for (k, axis) in [p, q].into_iter().enumerate() {
+        region.start[axis] = patch.start[k];
+        region.end[axis] = patch.start[k] + patch.count[k];
+    }
+    let coords = group.create_group("coordinates")?;
+    str_attr(
+        &coords,
+        "definition",
+        "per DFT field, the coordinates (m) of its samples along the two in-plane axes",
+    )?;
+    for (comp, twin) in [(b, b), (c, c), (3 + b, c), (3 + c, b)] {
+        let comp = Component::ALL[comp];
+        let twin = Component::ALL[twin];
+        let grp = coords.create_group(comp.name())?;
+        for axis in [p, q] {
+            grp.new_dataset_builder()
+                .with_data(&sample_coordinates(g, twin, &region, axis))
+                .create(AXES[axis])?;
+        }
     }
     Ok(())
 }

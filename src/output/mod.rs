@@ -529,24 +529,23 @@ impl Hdf5Writer {
                 patches
                     .iter()
                     .map(|p| {
-                        far_field::face_datasets(
-                            &surface.create_group(&p.face_name())?,
-                            g,
-                            p,
-                            nf,
-                            true,
-                        )
+                        let face = surface.create_group(&p.face_name())?;
+                        mesh::write_patch_coordinates(&face, g, p)?;
+                        far_field::face_datasets(&face, g, p, nf, true)
                     })
                     .collect::<hdf5::Result<Vec<_>>>()?
             } else if !f.fields {
                 Vec::new()
             } else if patches.len() == 1 {
+                mesh::write_patch_coordinates(&grp, g, &patches[0])?;
                 vec![far_field::face_datasets(&grp, g, &patches[0], nf, false)?]
             } else {
                 patches
                     .iter()
                     .map(|p| {
-                        far_field::face_datasets(&grp.create_group(&p.face_name())?, g, p, nf, true)
+                        let face = grp.create_group(&p.face_name())?;
+                        mesh::write_patch_coordinates(&face, g, p)?;
+                        far_field::face_datasets(&face, g, p, nf, true)
                     })
                     .collect::<hdf5::Result<Vec<_>>>()?
             };
