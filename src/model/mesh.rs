@@ -250,14 +250,27 @@ pub fn axis_lines(
 fn fill(length: f64, sa: f64, sb: f64, cap: f64, g: f64, need: [f64; 2]) -> Vec<f64> {
     let sa = sa.min(cap);
     let sb = sb.min(cap);
+    // min(sa g^k, sb g^(n-1-k), cap), the two ramps built by repeated multiplication
+    // (saturating at the cap, so no overflow on long intervals).
     let admissible = |n: usize| -> Vec<f64> {
-        (0..n)
-            .map(|k| {
-                let up = sa * g.powi(k as i32);
-                let down = sb * g.powi((n - 1 - k) as i32);
-                up.min(down).min(cap)
-            })
-            .collect()
+        let mut v = vec![cap; n];
+        let mut up = sa;
+        for x in v.iter_mut() {
+            if up >= cap {
+                break;
+            }
+            *x = up;
+            up *= g;
+        }
+        let mut down = sb;
+        for x in v.iter_mut().rev() {
+            if down >= cap {
+                break;
+            }
+            *x = x.min(down);
+            down *= g;
+        }
+        v
     };
     let total = |n: usize| -> f64 { admissible(n).iter().sum() };
     // Every admissible cell is at least min(sa, sb), so this many always reach the length.
@@ -308,6 +321,23 @@ fn fill(length: f64, sa: f64, sb: f64, cap: f64, g: f64, need: [f64; 2]) -> Vec<
             m[k].min(t * g.powf((k as f64 - centre).abs()))
         }
     };
+    if keep == [false; 2] {
+        // Flat: sum(min(m_k, t)) is piecewise linear in t; walk the sorted values (those
+        // below t keep their size, the rest become t) instead of bisecting.
+        let mut sorted = m.clone();
+        sorted.sort_by(f64::total_cmp);
+        let mut below = 0.0;
+        let mut t = cap;
+        for (j, &v) in sorted.iter().enumerate() {
+            let level = (length - below) / (n - j) as f64;
+            if level <= v {
+                t = level;
+                break;
+            }
+            below += v;
+        }
+        return m.iter().map(|&v| v.min(t)).collect();
+    }
     let sum = |t: f64| -> f64 { (0..n).map(|k| cell(k, t)).sum() };
     let (mut t_lo, mut t_hi) = (0.0, cap);
     if sum(t_hi) > length {
