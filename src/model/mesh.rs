@@ -32,8 +32,8 @@
 //!    way that raises that end cell to what the grading needs (flat elsewhere, descending
 //!    from it at the grading; for very short intervals a valley `t g^|k - centre|` away from
 //!    it); if that is not enough, the larger side's end allowance is lowered to
-//!    `g` times the smaller cell and that interval is filled again. Allowances only decrease,
-//!    so this settles after a few rounds.
+//!    `g` times the smaller cell and that interval is filled again. Allowances only decrease
+//!    (and the end sizes asked for only grow), so this settles after a few rounds.
 //!
 //! A single fine zone of cell `h` in a background `H` therefore costs, on each side, the
 //! geometric transition `h g, h g^2, ...` up to `H` (about `ln(H/h) / ln g` cells over a
@@ -53,8 +53,8 @@ pub struct Zone {
 }
 
 /// Fraction of the local cell limit within which a requested coordinate (zone face or snap
-/// point) merges into a node already placed (see the module documentation). Half a cell: no
-/// cell made by a merge-free pair of points is below half the finest limit around it.
+/// point) merges into a node already placed (see the module documentation). Half a cell: two
+/// fixed nodes are never closer than half the local limit, so no interval forces a sliver.
 pub const MERGE_FRACTION: f64 = 0.5;
 
 /// The node coordinates (m) of an axis from `lo` to `hi`: cells of at most `background`, at
@@ -189,12 +189,11 @@ pub fn axis_lines(
             )
         })
         .collect();
-    // 4. Junctions: lower the larger side until the two cells at each fixed point are within
-    // the grading. Allowances only decrease; a few rounds settle any realistic axis, and the
-    // bound keeps a pathological one from looping.
-    // The smaller side is first filled again with its end cell at the junction raised to what
+    // 4. Junctions: until the two cells at each fixed point are within the grading, the
+    // smaller side is first filled again with its end cell at the junction raised to what
     // the grading needs (the larger cell over g); only if that is not enough is the larger
-    // side's allowance lowered.
+    // side's allowance lowered. Needs only grow and allowances only shrink: a few rounds
+    // settle any realistic axis, and the bound keeps a pathological one from looping.
     let mut need = vec![[0.0f64; 2]; m];
     for _ in 0..10 * m + 100 {
         let mut changed = vec![false; m];
