@@ -231,3 +231,55 @@ fn vacuum_scenes_get_no_refinement_suggestion() {
     assert!(p.mesh.refinement.is_none());
     assert!(!p.suggestions.iter().any(|s| s.contains("refine")));
 }
+
+/// `yee plan --json` carries the mesh object and the refinement suggestion, and the text
+/// report lists the suggestion under "what would fit".
+#[test]
+fn the_command_line_reports_the_mesh() {
+    let dir = std::env::temp_dir().join(format!("yee-mesh-plan-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("big.toml");
+    std::fs::write(&path, scene("big", "0.005", [10.0, 10.0, 10.0], SPHERE)).unwrap();
+    let run = |extra: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_yee"))
+            .args([
+                "plan",
+                path.to_str().unwrap(),
+                "--gpus",
+                "1x80GB",
+                "--host-memory",
+                "64GiB",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run(&["--json"])).unwrap();
+    let mesh = &v["mesh"];
+    assert_eq!(mesh["uniform"], serde_json::json!(true));
+    for a in 0..3 {
+        assert_eq!(mesh["axes"][a]["cells"], serde_json::json!(2000));
+        assert!(mesh["axes"][a]["min_cell"].is_f64() && mesh["axes"][a]["max_cell"].is_f64());
+    }
+    assert_eq!(
+        mesh["background_cells"],
+        serde_json::json!(8_000_000_000u64)
+    );
+    let r = &mesh["refinement"];
+    assert!(r["grid"]["cells"].as_u64().unwrap() < 8_000_000_000 / 20);
+    assert_eq!(r["boxes"].as_array().unwrap().len(), 1);
+    assert!(r["background_cell"].as_array().unwrap().len() == 3);
+    let text = run(&[]);
+    let fit = text.split("what would fit").nth(1).expect("suggestions");
+    assert!(
+        fit.contains("  - Local refinement instead of the uniform grid"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
