@@ -110,7 +110,51 @@ class _Plane:
         return ext
 
 
+    def uniform(self) -> bool:
+        """Whether the samples are evenly spaced along both shown axes (an image shows them
+        exactly); a graded grid's are not."""
+        for a in self.axes:
+            d = np.diff(self.coords[a])
+            if len(d) and not np.allclose(d, d[0], rtol=1e-9, atol=0):
+                return False
+        return True
+
+    def edges(self, scale: float):
+        """Cell edges of each shown axis for ``pcolormesh``: half-way between neighbouring
+        samples, and half a spacing beyond the first and last."""
+        out = []
+        for a in self.axes:
+            c = self.coords[a] * scale
+            if len(c) == 1:
+                out.append(np.array([c[0] - 0.5, c[0] + 0.5]))
+                continue
+            mid = 0.5 * (c[1:] + c[:-1])
+            out.append(np.concatenate([[c[0] - (mid[0] - c[0])], mid, [c[-1] + (c[-1] - mid[-1])]]))
+        return out
+
+
+class _Mesh:
+    """A ``pcolormesh`` for samples on a graded grid, with the ``set_data`` of an image so that
+    animations update either the same way."""
+
+    def __init__(self, mesh):
+        self.mesh = mesh
+
+    def set_data(self, data_t: np.ndarray) -> None:
+        self.mesh.set_array(np.asarray(data_t).ravel())
+
+
 def _draw_plane(ax, plane: _Plane, data: np.ndarray, vmax: float, scale: float, label: str):
+    """Draw one frame: an image on evenly spaced samples, else a mesh over each sample's cell.
+    Returns what the colour bar and the animation update (``set_data(data.T)``)."""
+    h, v = (_AXIS_NAMES[a] for a in plane.axes)
+    if not plane.uniform():
+        eh, ev = plane.edges(scale)
+        mesh = ax.pcolormesh(eh, ev, data.T, cmap=_CMAP, vmin=-vmax, vmax=vmax, shading="flat")
+        ax.set_aspect("equal")
+        ax.set_xlabel(f"{h} ({label})")
+        ax.set_ylabel(f"{v} ({label})")
+        return mesh
     im = ax.imshow(
         data.T,  # imshow wants [row = vertical, column = horizontal]
         origin="lower",
@@ -121,7 +165,6 @@ def _draw_plane(ax, plane: _Plane, data: np.ndarray, vmax: float, scale: float, 
         interpolation="nearest",
         aspect="equal",
     )
-    h, v = (_AXIS_NAMES[a] for a in plane.axes)
     ax.set_xlabel(f"{h} ({label})")
     ax.set_ylabel(f"{v} ({label})")
     return im
@@ -198,8 +241,10 @@ def animate(result: ResultLike, name: str, component: str, path: Union[str, os.P
                          fontsize="medium")
     fig.tight_layout()  # keep the axis labels inside the small frame
 
+    image = im if hasattr(im, "set_data") else _Mesh(im)
+
     def update(i):
-        im.set_data(frames[i].T)
+        image.set_data(frames[i].T)
         # The step in the title also keeps Pillow from merging identical (e.g. all-zero) frames,
         # which would make the GIF shorter than the snapshot.
         title.set_text(_title(name, component, plane, float(times[i]), int(steps[i]), scale, label))

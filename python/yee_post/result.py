@@ -63,7 +63,8 @@ class Field:
     """Snapshot samples with their physical coordinates.
 
     ``data`` is ``[n, nx', ny', nz']`` for all frames or ``[nx', ny', nz']`` for one frame.
-    ``x``, ``y``, ``z`` are the sample coordinates in metres (staggering included),
+    ``x``, ``y``, ``z`` are the sample coordinates in metres (staggering and stride included;
+    on a graded grid not evenly spaced, and ``spacing`` is NaN along the graded axes),
     ``time`` the sample time(s) in seconds (half a step earlier for H components) and
     ``steps`` the step number(s) of the frame(s).
     """
@@ -160,6 +161,7 @@ class Result:
         self.path = os.fspath(path)
         self._file = h5py.File(self.path, "r")
         self.attrs: Dict[str, object] = {k: _plain(v) for k, v in self._file.attrs.items()}
+        self._nodes: Optional[Tuple[np.ndarray, np.ndarray, np.ndarray]] = None
 
     # -- lifetime ---------------------------------------------------------------------------
     def close(self) -> None:
@@ -198,8 +200,45 @@ class Result:
 
     @property
     def size(self) -> np.ndarray:
-        """Domain extent ``shape * cell_size`` in metres."""
-        return np.asarray(self.shape, dtype=float) * self.cell_size
+        """Domain extent in metres along x, y, z (last node minus first; ``shape * cell_size``
+        on a uniform grid)."""
+        return np.array([n[-1] - n[0] for n in self.nodes])
+
+    @property
+    def uniform(self) -> bool:
+        """Whether every axis is uniform (root attribute ``uniform``; files written before it
+        existed are uniform)."""
+        if "uniform" in self.attrs:
+            return bool(self.attrs["uniform"])
+        return True
+
+    @property
+    def nodes(self) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Node coordinates ``(x, y, z)`` of the primal grid in metres (``nx + 1``, ``ny + 1``,
+        ``nz + 1`` values): ``/grid/x|y|z``, or ``origin + i * cell_size`` for files written
+        before those datasets existed."""
+        if self._nodes is None:
+            out = []
+            for a, axis in enumerate("xyz"):
+                path = f"grid/{axis}"
+                if path in self._file:
+                    out.append(np.asarray(self._file[path][()], dtype=float))
+                else:
+                    out.append(self.origin[a] + self.cell_size[a] * np.arange(self.shape[a] + 1))
+            self._nodes = tuple(out)
+        return self._nodes
+
+    def cell_sizes(self, axis) -> np.ndarray:
+        """The size (m) of every primal cell along ``axis`` (``"x"``, ``"y"``, ``"z"`` or 0-2)."""
+        a = "xyz".index(axis) if isinstance(axis, str) else int(axis)
+        return np.diff(self.nodes[a])
+
+    def _staggered(self, a: int, index: np.ndarray, half: bool) -> np.ndarray:
+        """Coordinates (m) along axis ``a`` of node indices ``index``, or of the centres of
+        cells ``index`` when ``half`` (a component staggered along ``a``)."""
+        n = self.nodes[a]
+        index = np.asarray(index, dtype=int)
+        return 0.5 * (n[index] + n[index + 1]) if half else n[index]
 
     @property
     def dt(self) -> float:
@@ -375,12 +414,29 @@ class Result:
         return int(min(lengths)) if lengths else 0
 
     def snapshot_coords(self, name: str, component: str) -> Tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Physical sample coordinates ``(x, y, z)`` in metres of a snapshot component,
-        from the dataset's own ``origin`` and ``spacing`` attributes."""
+        """Physical sample coordinates ``(x, y, z)`` in metres of a snapshot component, with its
+        own Yee staggering and the monitor's stride, on uniform and graded grids.
+
+        Read from ``/snapshots/<name>/coordinates/<component>/x|y|z`` when the file has them;
+        else computed from the grid nodes and the dataset's ``index_start`` and ``stride``
+        (graded files), or from its ``origin`` and ``spacing`` attributes (uniform files
+        written before the coordinate datasets existed).
+        """
         dset = self._dataset("snapshots", name, component)
+        group = self._group("snapshots", name)
+        key = f"coordinates/{component}"
+        if key in group and all(axis in group[key] for axis in "xyz"):
+            return tuple(np.asarray(group[key][axis][()], dtype=float) for axis in "xyz")
         origin = np.asarray(dset.attrs["origin"], dtype=float)
         spacing = np.asarray(dset.attrs["spacing"], dtype=float)
-        return tuple(origin[a] + spacing[a] * np.arange(dset.shape[a + 1]) for a in range(3))
+        if np.all(np.isfinite(spacing)) or "index_start" not in dset.attrs:
+            return tuple(origin[a] + spacing[a] * np.arange(dset.shape[a + 1]) for a in range(3))
+        start = np.asarray(dset.attrs["index_start"], dtype=int)
+        stride = np.asarray(dset.attrs.get("stride", [1, 1, 1]), dtype=int)
+        return tuple(
+            self._staggered(a, start[a] + stride[a] * np.arange(dset.shape[a + 1]), STAGGER[component][a] > 0)
+            for a in range(3)
+        )
 
     def snapshot_times(self, name: str, component: str) -> Tuple[np.ndarray, np.ndarray]:
         """``(time, step)`` arrays of a snapshot component's frames, its time offset applied."""
@@ -448,7 +504,9 @@ class Result:
 
         ``data`` is complex ``[frequency, n1, n2]`` over the plane's two in-plane axes in x, y, z
         order (for a closed flux box, name the face: ``"x_min/Ey"``); ``axes`` names them (e.g. ``("x", "y")`` for a z plane) and ``coords`` holds
-        their sample coordinates in metres, from the dataset's own Yee-staggered ``origin``.
+        their sample coordinates in metres: the stored ``coordinates/<component>/<axis>`` next to
+        the dataset, else (older files) from its Yee-staggered ``origin`` and ``spacing``, or on
+        a graded grid from the grid nodes.
         """
         group = self._group("flux", name)
         if component not in group:
@@ -465,7 +523,20 @@ class Result:
         origin = np.asarray(dset.attrs["origin"], dtype=float)
         spacing = np.asarray(dset.attrs["spacing"], dtype=float)
         data = _to_complex(dset[()])
-        coords = tuple(origin[a] + spacing[a] * np.arange(data.shape[1 + i]) for i, a in enumerate(axes))
+        own = dset.name.rsplit("/", 1)[-1]
+        stored = f"coordinates/{own}"
+        if stored in dset.parent and all("xyz"[a] in dset.parent[stored] for a in axes):
+            # Written by the run: each field's own in-plane positions.
+            coords = tuple(np.asarray(dset.parent[stored]["xyz"[a]][()], dtype=float) for a in axes)
+        elif not self.uniform:
+            # On a graded grid the samples sit on the grid's own (staggered) positions: find
+            # the first one from the dataset's origin and take consecutive samples from it.
+            coords = tuple(self._graded_samples(a, origin[a], data.shape[1 + i]) for i, a in enumerate(axes))
+        else:
+            coords = tuple(origin[a] + spacing[a] * np.arange(data.shape[1 + i]) for i, a in enumerate(axes))
+        position = float(origin[normal])
+        if not self.uniform and "index" in owner.attrs:
+            position = float(self.nodes[normal][int(owner.attrs["index"])])
         return FluxField(
             name=name,
             component=component,
@@ -473,8 +544,20 @@ class Result:
             frequency=np.asarray(group["frequency"][()], dtype=float),
             axes=tuple("xyz"[a] for a in axes),
             coords=coords,
-            position=float(origin[normal]),
+            position=position,
         )
+
+    def _graded_samples(self, a: int, first: float, count: int) -> np.ndarray:
+        """``count`` consecutive sample coordinates along axis ``a`` starting at the grid
+        position nearest ``first``: nodes, or cell centres when the sample at ``first`` lies
+        half-way between nodes (whichever of the two sits closer to it)."""
+        n = self.nodes[a]
+        centres = 0.5 * (n[:-1] + n[1:])
+        i_node = int(np.argmin(np.abs(n - first)))
+        i_centre = int(np.argmin(np.abs(centres - first)))
+        if abs(centres[i_centre] - first) < abs(n[i_node] - first):
+            return centres[i_centre : i_centre + count]
+        return n[i_node : i_node + count]
 
     def far_field(self, name: str) -> FarField:
         """Far-field monitor ``name``: its angles and pattern (see :class:`FarField`)."""

@@ -15,6 +15,7 @@
 
 pub mod claim;
 pub mod far_field;
+pub mod mesh;
 pub mod scan;
 pub mod xdmf;
 
@@ -395,6 +396,7 @@ impl Hdf5Writer {
         str_attr(&file, "precision", model.precision.name())?;
         str_attr(&file, "backend", backend)?;
         scalar_attr(&file, "complete", false)?;
+        mesh::write_grid(&file, g)?;
         write_materials(&file, model)?;
 
         let chunk = PROBE_CHUNK;
@@ -464,14 +466,11 @@ impl Hdf5Writer {
                         .create(c.name())?;
                     let start = region.start.map(|i| i as f64);
                     arr_attr(&ds, "origin", &g.position(c, start))?;
-                    arr_attr(
-                        &ds,
-                        "spacing",
-                        &[0, 1, 2].map(|a| region.stride[a] as f64 * g.cell[a]),
-                    )?;
+                    arr_attr(&ds, "spacing", &mesh::sample_spacing(g, region.stride))?;
                     arr_attr(&ds, "index_start", &region.start.map(|i| i as i64))?;
                     arr_attr(&ds, "stride", &region.stride.map(|i| i as i64))?;
                     scalar_attr(&ds, "time_offset", time_offset(c, g.dt))?;
+                    mesh::write_sample_coordinates(&grp, g, c, &region)?;
                     datasets.push(ds);
                     shapes.push(n);
                 }
@@ -510,11 +509,7 @@ impl Hdf5Writer {
                 let a = plane.axis as usize;
                 str_attr(&grp, "axis", plane.axis.name())?;
                 scalar_attr(&grp, "index", plane.index as i64)?;
-                scalar_attr(
-                    &grp,
-                    "position",
-                    g.origin[a] + plane.index as f64 * g.cell[a],
-                )?;
+                scalar_attr(&grp, "position", g.coordinate(a, plane.index as f64))?;
                 str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; normal n along +axis")?;
             } else {
                 far_field::box_attrs(&grp, g, patches)?;
@@ -535,24 +530,23 @@ impl Hdf5Writer {
                 patches
                     .iter()
                     .map(|p| {
-                        far_field::face_datasets(
-                            &surface.create_group(&p.face_name())?,
-                            g,
-                            p,
-                            nf,
-                            true,
-                        )
+                        let face = surface.create_group(&p.face_name())?;
+                        mesh::write_patch_coordinates(&face, g, p)?;
+                        far_field::face_datasets(&face, g, p, nf, true)
                     })
                     .collect::<hdf5::Result<Vec<_>>>()?
             } else if !f.fields {
                 Vec::new()
             } else if patches.len() == 1 {
+                mesh::write_patch_coordinates(&grp, g, &patches[0])?;
                 vec![far_field::face_datasets(&grp, g, &patches[0], nf, false)?]
             } else {
                 patches
                     .iter()
                     .map(|p| {
-                        far_field::face_datasets(&grp.create_group(&p.face_name())?, g, p, nf, true)
+                        let face = grp.create_group(&p.face_name())?;
+                        mesh::write_patch_coordinates(&face, g, p)?;
+                        far_field::face_datasets(&face, g, p, nf, true)
                     })
                     .collect::<hdf5::Result<Vec<_>>>()?
             };

@@ -9,12 +9,18 @@
 //!   carrying one node-centred attribute per component that selects row `t` of the
 //!   `[n, nx', ny', nz']` dataset through a `HyperSlab` data item;
 //! - components of one monitor sit at different points (Yee staggering), so when their
-//!   geometries differ each frame is a spatial collection holding one grid per geometry.
+//!   geometries differ each frame is a spatial collection holding one grid per geometry;
+//! - on a graded (non-uniform) grid, recognised by a `spacing` that is not finite on some axis,
+//!   each grid is a `3DRectMesh` with `VXVYVZ` geometry instead, whose three coordinate arrays
+//!   are the component's own `/snapshots/<name>/coordinates/<component>/x|y|z` datasets
+//!   (module `output::mesh`), referenced in the HDF5 file.
 //!
 //! XDMF lists structured dimensions slowest-varying first, and ParaView/VisIt read
 //! `ORIGIN_DXDYDZ` in that same order. The datasets are C-order `[x][y][z]`, so everything is
 //! written in `x y z` order and the geometry is exact, but the viewers' own first axis is the
 //! fastest-varying one: ParaView's "X" shows the physical z axis and its "Z" the physical x axis.
+//! `VXVYVZ` lists the fastest-varying axis's coordinates first, so the rectilinear geometry
+//! lists the z, y, x coordinate datasets in that order: the same picture as the uniform case.
 //!
 //! A file from an interrupted run is described up to the last frame that every component of
 //! the monitor and its `time` dataset hold; a monitor without any frame yet is left out.
@@ -75,6 +81,8 @@ struct Component3 {
     dims: [usize; 3],
     origin: [f64; 3],
     spacing: [f64; 3],
+    /// On a graded grid, the sample coordinates along x, y, z (from the coordinate datasets).
+    coords: Option<[Vec<f64>; 3]>,
     number_type: &'static str,
     precision: usize,
 }
@@ -226,12 +234,20 @@ fn read_snapshots(h5_path: &Path) -> Result<Vec<Snapshot>, XdmfError> {
                     ))
                 }
             };
+            let dims = [shape[1], shape[2], shape[3]];
+            let spacing = vec3("spacing")?;
+            let coords = if spacing.iter().all(|v| v.is_finite()) {
+                None
+            } else {
+                Some(read_coordinates(h5_path, &group, &object, comp, dims)?)
+            };
             components.push(Component3 {
                 name: comp,
                 rows: shape[0],
-                dims: [shape[1], shape[2], shape[3]],
+                dims,
                 origin: vec3("origin")?,
-                spacing: vec3("spacing")?,
+                spacing,
+                coords,
                 number_type,
                 precision: dtype.size(),
             });
@@ -245,6 +261,47 @@ fn read_snapshots(h5_path: &Path) -> Result<Vec<Snapshot>, XdmfError> {
         }
     }
     Ok(snapshots)
+}
+
+/// The coordinate datasets `coordinates/<comp>/x|y|z` of a snapshot component with `dims`
+/// samples on a graded grid (`object` names the component dataset in errors).
+fn read_coordinates(
+    h5_path: &Path,
+    group: &hdf5::Group,
+    object: &str,
+    comp: &str,
+    dims: [usize; 3],
+) -> Result<[Vec<f64>; 3], XdmfError> {
+    let layout = |message: String| XdmfError::Layout {
+        path: h5_path.to_path_buf(),
+        object: object.to_string(),
+        message,
+    };
+    let mut out: [Vec<f64>; 3] = Default::default();
+    for (a, axis) in ["x", "y", "z"].iter().enumerate() {
+        let path = format!("coordinates/{comp}/{axis}");
+        if !group.link_exists("coordinates") || !group.link_exists(&path) {
+            return Err(layout(format!(
+                "its spacing is not uniform but `{path}` (the sample coordinates) is missing"
+            )));
+        }
+        let v = group
+            .dataset(&path)
+            .and_then(|d| d.read_raw::<f64>())
+            .map_err(|source| XdmfError::Hdf5 {
+                path: h5_path.to_path_buf(),
+                source,
+            })?;
+        if v.len() != dims[a] {
+            return Err(layout(format!(
+                "`{path}` has {} values for {} samples along {axis}",
+                v.len(),
+                dims[a]
+            )));
+        }
+        out[a] = v;
+    }
+    Ok(out)
 }
 
 /// Render the whole XDMF document.
@@ -324,21 +381,25 @@ fn render_grid(
     let [nx, ny, nz] = g.dims;
     let _ = writeln!(x, "{ind}<Grid Name=\"{label}\" GridType=\"Uniform\">");
     let _ = writeln!(x, "{ind}  <Time Value=\"{time}\"/>");
-    let _ = writeln!(
-        x,
-        "{ind}  <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{nx} {ny} {nz}\"/>"
-    );
-    let _ = writeln!(x, "{ind}  <Geometry GeometryType=\"ORIGIN_DXDYDZ\">");
-    for (what, v) in [("Origin", g.origin), ("Spacing", g.spacing)] {
+    if g.coords.is_some() {
+        render_rectilinear(x, ind, g, monitor, h5_ref);
+    } else {
         let _ = writeln!(
             x,
-            "{ind}    <DataItem Name=\"{what}\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{} {} {}</DataItem>",
-            num(v[0]),
-            num(v[1]),
-            num(v[2])
+            "{ind}  <Topology TopologyType=\"3DCoRectMesh\" Dimensions=\"{nx} {ny} {nz}\"/>"
         );
+        let _ = writeln!(x, "{ind}  <Geometry GeometryType=\"ORIGIN_DXDYDZ\">");
+        for (what, v) in [("Origin", g.origin), ("Spacing", g.spacing)] {
+            let _ = writeln!(
+                x,
+                "{ind}    <DataItem Name=\"{what}\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"XML\">{} {} {}</DataItem>",
+                num(v[0]),
+                num(v[1]),
+                num(v[2])
+            );
+        }
+        let _ = writeln!(x, "{ind}  </Geometry>");
     }
-    let _ = writeln!(x, "{ind}  </Geometry>");
     for c in comps {
         let path = escape(&format!("{h5_ref}:/snapshots/{monitor}/{}", c.name));
         let _ = writeln!(
@@ -363,8 +424,36 @@ fn render_grid(
     let _ = writeln!(x, "{ind}</Grid>");
 }
 
+/// The topology and geometry of a graded grid: a `3DRectMesh` whose `VXVYVZ` arrays are the
+/// component's coordinate datasets, fastest-varying axis (z) first (see the module doc).
+fn render_rectilinear(x: &mut String, ind: &str, g: &Component3, monitor: &str, h5_ref: &str) {
+    let [nx, ny, nz] = g.dims;
+    let _ = writeln!(
+        x,
+        "{ind}  <Topology TopologyType=\"3DRectMesh\" Dimensions=\"{nx} {ny} {nz}\"/>"
+    );
+    let _ = writeln!(x, "{ind}  <Geometry GeometryType=\"VXVYVZ\">");
+    for (axis, n) in [("z", nz), ("y", ny), ("x", nx)] {
+        let path = escape(&format!(
+            "{h5_ref}:/snapshots/{monitor}/coordinates/{}/{axis}",
+            g.name
+        ));
+        let _ = writeln!(
+            x,
+            "{ind}    <DataItem Name=\"{axis}\" Dimensions=\"{n}\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">{path}</DataItem>"
+        );
+    }
+    let _ = writeln!(x, "{ind}  </Geometry>");
+}
+
 fn same_geometry(a: &Component3, b: &Component3) -> bool {
-    a.dims == b.dims && a.origin == b.origin && a.spacing == b.spacing
+    // NaN spacings (graded axes) compare by their coordinates instead.
+    let spacing = a
+        .spacing
+        .iter()
+        .zip(&b.spacing)
+        .all(|(p, q)| p == q || (p.is_nan() && q.is_nan()));
+    a.dims == b.dims && a.origin == b.origin && spacing && a.coords == b.coords
 }
 
 /// Shortest text that reads back as the same f64.
@@ -706,6 +795,80 @@ mod tests {
         let err = write_xdmf(&dir.join("nope.h5"), &dir.join("nope.xmf")).unwrap_err();
         assert!(matches!(err, XdmfError::Hdf5 { .. }), "{err}");
         assert!(err.to_string().contains("nope.h5"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Add `coordinates/<comp>/x|y|z` to a snapshot group.
+    fn add_coordinates(group: &hdf5::Group, comp: &str, coords: [&[f64]; 3]) {
+        let root = if group.link_exists("coordinates") {
+            group.group("coordinates").unwrap()
+        } else {
+            group.create_group("coordinates").unwrap()
+        };
+        let g = root.create_group(comp).unwrap();
+        for (axis, v) in ["x", "y", "z"].iter().zip(coords) {
+            g.new_dataset_builder().with_data(v).create(*axis).unwrap();
+        }
+    }
+
+    /// A NaN spacing (a graded axis) gives a rectilinear mesh over the coordinate datasets,
+    /// z first; components with different coordinates get their own grids; a graded dataset
+    /// without its coordinates is a layout error naming it.
+    #[test]
+    fn graded_snapshots_get_a_rectilinear_mesh() {
+        let dir = temp_dir("graded");
+        let h5 = dir.join("run.h5");
+        let nan = f64::NAN;
+        {
+            let file = new_file(&h5);
+            let g = add_snapshot(&file, "vol", &[1e-15, 2e-15]);
+            let s = [nan, 1e-8, 1e-8];
+            add_component::<f32>(&g, "Ex", 2, [3, 2, 2], [0.5e-8, 0.0, 0.0], s);
+            add_component::<f32>(&g, "Ey", 2, [3, 2, 2], [0.0, 0.5e-8, 0.0], s);
+            add_coordinates(
+                &g,
+                "Ex",
+                [&[0.5e-8, 2e-8, 4.5e-8], &[0.0, 1e-8], &[0.0, 1e-8]],
+            );
+            add_coordinates(
+                &g,
+                "Ey",
+                [&[0.0, 1e-8, 3e-8], &[0.5e-8, 1.5e-8], &[0.0, 1e-8]],
+            );
+        }
+        let xmf = dir.join("run.xmf");
+        write_xdmf(&h5, &xmf).unwrap();
+        let xml = std::fs::read_to_string(&xmf).unwrap();
+        assert_balanced(&xml);
+        assert!(!xml.contains("3DCoRectMesh") && !xml.contains("ORIGIN_DXDYDZ"));
+        assert_eq!(
+            xml.matches("<Topology TopologyType=\"3DRectMesh\" Dimensions=\"3 2 2\"/>")
+                .count(),
+            4
+        );
+        assert_eq!(xml.matches("<Geometry GeometryType=\"VXVYVZ\">").count(), 4);
+        let z = xml
+            .find("<DataItem Name=\"z\" Dimensions=\"2\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">run.h5:/snapshots/vol/coordinates/Ex/z</DataItem>")
+            .expect("z coordinates of Ex");
+        let x = xml
+            .find("<DataItem Name=\"x\" Dimensions=\"3\" NumberType=\"Float\" Precision=\"8\" Format=\"HDF\">run.h5:/snapshots/vol/coordinates/Ex/x</DataItem>")
+            .expect("x coordinates of Ex");
+        assert!(z < x);
+        assert!(xml.contains("run.h5:/snapshots/vol/coordinates/Ey/y</DataItem>"));
+
+        let bad = dir.join("bad.h5");
+        {
+            let file = new_file(&bad);
+            let g = add_snapshot(&file, "vol", &[1e-15]);
+            add_component::<f32>(&g, "Ez", 1, [3, 2, 2], [0.0; 3], [nan, 1e-8, 1e-8]);
+        }
+        let err = write_xdmf(&bad, &dir.join("bad.xmf")).unwrap_err();
+        assert!(matches!(err, XdmfError::Layout { .. }), "{err}");
+        assert!(
+            err.to_string().contains("/snapshots/vol/Ez")
+                && err.to_string().contains("coordinates/Ez/x"),
+            "{err}"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -655,6 +655,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         output: super::bytes::output_bytes(model),
         notes,
         suggestions: Vec::new(),
+        mesh: Default::default(),
         assumptions: assumptions(&layout, hw),
         gpu_note: hw.gpu_note.clone(),
         host_note: hw.host_note.clone(),

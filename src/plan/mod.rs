@@ -233,6 +233,87 @@ pub struct Estimate {
     pub cost: Option<f64>,
 }
 
+/// One axis of the mesh.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct AxisMesh {
+    /// Cells along the axis.
+    pub cells: usize,
+    /// The smallest cell (m).
+    pub min_cell: f64,
+    /// The largest cell (m).
+    pub max_cell: f64,
+    /// True for a graded axis (node lines), false for a uniform one.
+    pub graded: bool,
+}
+
+/// Another grid over the same domain, as the plan would size it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeshAlternative {
+    /// [nx, ny, nz].
+    pub shape: [usize; 3],
+    /// nx ny nz.
+    pub cells: u64,
+    /// Bytes in all: on the GPUs that would hold it when some would, else on the host (CPU
+    /// backend).
+    pub bytes: u64,
+    /// Whether it fits on this hardware under the plan's options.
+    pub fits: bool,
+    /// Where it fits (`none` when it does not).
+    pub backend: PlanBackend,
+    /// GPUs it needs when it fits on CUDA, else 0.
+    pub gpus: usize,
+}
+
+/// A refinement box the plan suggests: at most `cell_size` inside it, per axis (the
+/// background cell along axes the object does not need refined).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefineBox {
+    /// Index of the object (scene `[[geometry]]` order) it surrounds.
+    pub object: usize,
+    /// Centre (m).
+    pub center: [f64; 3],
+    /// Size (m).
+    pub size: [f64; 3],
+    /// Largest cell inside (m), per axis.
+    pub cell_size: [f64; 3],
+}
+
+/// Refinement instead of a uniform grid that does not fit: a coarser background that resolves
+/// vacuum as well as the uniform cell resolves the densest material, and boxes at the uniform
+/// cell (or the material's own wavelength rule) around the objects that need it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RefinementSuggestion {
+    /// The background cell (m), per axis.
+    pub background_cell: [f64; 3],
+    /// The grading (largest ratio of neighbouring cells) the count assumes.
+    pub grading: f64,
+    /// Cells per shortest wavelength the uniform cell gives in the densest material, which the
+    /// boxes and the background keep.
+    pub cells_per_wavelength: f64,
+    /// The boxes, one per object that needs a cell finer than the background.
+    pub boxes: Vec<RefineBox>,
+    /// The graded grid they give.
+    pub grid: MeshAlternative,
+}
+
+/// The mesh as the plan reports it (`yee plan`, JSON `mesh`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct MeshReport {
+    /// True when every axis is uniform.
+    pub uniform: bool,
+    /// x, y, z.
+    pub axes: [AxisMesh; 3],
+    /// Cells of a uniform grid at the background cell over the same domain.
+    pub background_cells: u64,
+    /// Cells over `background_cells`: what the refinement costs (1 on a uniform grid).
+    pub refinement_factor: f64,
+    /// On a graded grid: a uniform grid at the finest cell of each axis.
+    pub finest_uniform: Option<MeshAlternative>,
+    /// When a uniform grid does not fit and some object needs the fine cell: the refinement
+    /// that would replace it.
+    pub refinement: Option<RefinementSuggestion>,
+}
+
 /// The memory plan.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Plan {
@@ -272,6 +353,9 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// When nothing fits: what would.
     pub suggestions: Vec<String>,
+    /// The mesh: cells and cell sizes per axis, what the refinement costs, and when a uniform
+    /// grid does not fit, the refinement that would.
+    pub mesh: MeshReport,
     /// The assumptions behind the numbers.
     pub assumptions: Vec<String>,
     /// Where the GPUs came from, or why there are none.
@@ -386,9 +470,12 @@ pub fn plan(model: &Model, hardware: &Hardware, options: &PlanOptions) -> Plan {
     let (mut plan, cpu_fit) = assign::plan(model, hardware, options);
     // Apart from the decision: `suggest` tries other layouts with the assignment's candidate
     // search, so the assignment must not call back into it.
+    let layout = Layout::of(model);
+    plan.mesh = suggest::mesh_report(model, &layout, hardware, options, plan.fits);
     if !plan.fits {
-        plan.suggestions =
-            suggest::suggestions(model, &Layout::of(model), hardware, options, &cpu_fit);
+        plan.suggestions = suggest::suggestions(model, &layout, hardware, options, &cpu_fit);
+        plan.suggestions
+            .extend(suggest::refinement_text(model, &plan.mesh, hardware));
     }
     if let Some(s) = &model.scan {
         let threads = options.threads.unwrap_or(hardware.cores).max(1);

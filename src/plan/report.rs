@@ -107,6 +107,7 @@ pub(super) fn render(p: &Plan) -> String {
         "grid      {nx} x {ny} x {nz} = {} {cell}",
         group(p.cells)
     );
+    render_mesh(&mut o, p);
     let _ = writeln!(
         o,
         "steps     {} of dt = {:.4e} s ({:.4e} s simulated)",
@@ -298,6 +299,65 @@ pub(super) fn render(p: &Plan) -> String {
         let _ = writeln!(o, "  - {a}");
     }
     o
+}
+
+/// The mesh lines of the report, for a graded grid only (a uniform grid's cells are on the
+/// grid line already): per axis the cells and the smallest and largest cell, what the
+/// refinement costs against a uniform grid at the background cell, and what a uniform grid at
+/// the finest cell would take.
+fn render_mesh(o: &mut String, p: &Plan) {
+    let m = &p.mesh;
+    if m.uniform {
+        return;
+    }
+    let axes: Vec<String> = m
+        .axes
+        .iter()
+        .zip(["x", "y", "z"])
+        .map(|(a, name)| {
+            if a.graded {
+                format!(
+                    "{name} {} cells of {} to {}",
+                    group(a.cells as u64),
+                    length_h(a.min_cell),
+                    length_h(a.max_cell)
+                )
+            } else {
+                format!(
+                    "{name} {} cells of {}",
+                    group(a.cells as u64),
+                    length_h(a.min_cell)
+                )
+            }
+        })
+        .collect();
+    let _ = writeln!(o, "mesh      graded: {}", axes.join(", "));
+    let _ = writeln!(
+        o,
+        "          the refinement costs {:.2} times the {} cells of a uniform grid at the background cell",
+        m.refinement_factor,
+        group(m.background_cells)
+    );
+    if let Some(f) = &m.finest_uniform {
+        let [nx, ny, nz] = f.shape;
+        let _ = writeln!(
+            o,
+            "          a uniform grid at the finest cell: {nx} x {ny} x {nz} = {} cells, {} ({} the cells of this mesh){}",
+            group(f.cells),
+            bytes_h(f.bytes),
+            ratio_h(f.cells as f64 / p.cells.max(1) as f64),
+            if f.fits { "" } else { ", which does not fit here" }
+        );
+    }
+}
+
+/// A ratio for people: "3.4 times", "12 times".
+fn ratio_h(r: f64) -> String {
+    if r < 10.0 {
+        format!("{r:.1} times")
+    } else {
+        format!("{r:.0} times")
+    }
 }
 
 /// Digits grouped by thousands: 8,000,000,000.

@@ -1,14 +1,22 @@
 //! What would fit when nothing does: more or other GPUs, a host with more memory, f32 instead
-//! of f64, a coarser cell.
+//! of f64, a coarser cell, local refinement; and the mesh report (what a graded mesh costs
+//! against uniform ones).
 
 use super::assign::{choose_gpus, cpu_candidate, cpu_slabs_for, gpu_candidate, Candidate, GpuAsk};
 use super::bytes::Layout;
 use super::decision::HostFit;
 use super::hardware::{Device, Hardware, GPU_MODELS};
 use super::report::{bytes_h, duration_h, group};
-use super::{BackendChoice, PlanBackend, PlanOptions};
+use super::{
+    AxisMesh, BackendChoice, MeshAlternative, MeshReport, PlanBackend, PlanOptions, RefineBox,
+    RefinementSuggestion,
+};
 use crate::decomp::SlabRange;
-use crate::model::{Model, Precision};
+use crate::model::mesh::{axis_lines, wavelength_zones, Zone};
+use crate::model::{Model, Precision, C0};
+
+/// The grading the refinement suggestion assumes: the scene's default `simulation.grading`.
+pub const SUGGESTED_GRADING: f64 = 1.25;
 
 /// The suggestions of a plan that does not fit (`cpu`: the CPU candidate's host figures).
 pub(super) fn suggestions(
@@ -138,15 +146,7 @@ fn suggest_cell(
                 )
             };
             let [nx, ny, nz] = l.shape;
-            let total = match at.0 {
-                PlanBackend::Cuda => choose_gpus(&l, &hw.gpus, &hw.host, &GpuAsk::of(options, hw))
-                    .map_or(0, |c| c.cand.bytes.total),
-                _ => {
-                    cpu_candidate(&l, &hw.host, hw.gpus.len(), cpu_slabs_for(&l, hw, options))
-                        .bytes
-                        .total
-                }
-            };
+            let total = total_bytes(&l, Some(at), hw, options);
             return Some(format!(
                 "A coarser grid: {size} gives {nx} x {ny} x {nz} = {} cells and {} in all, which {}; check that it still resolves the shortest wavelength (about 20 cells per wavelength).",
                 group(l.cells()),
@@ -157,6 +157,264 @@ fn suggest_cell(
         v += step;
     }
     None
+}
+
+/// Bytes in all of `layout` where it fits (`at`): on those GPUs, else (also when it fits
+/// nowhere) on the host with the CPU backend.
+fn total_bytes(
+    layout: &Layout,
+    at: Option<(PlanBackend, usize)>,
+    hw: &Hardware,
+    options: &PlanOptions,
+) -> u64 {
+    match at {
+        Some((PlanBackend::Cuda, _)) => {
+            choose_gpus(layout, &hw.gpus, &hw.host, &GpuAsk::of(options, hw))
+                .map_or(0, |c| c.cand.bytes.total)
+        }
+        _ => {
+            cpu_candidate(
+                layout,
+                &hw.host,
+                hw.gpus.len(),
+                cpu_slabs_for(layout, hw, options),
+            )
+            .bytes
+            .total
+        }
+    }
+}
+
+/// `layout` sized as the plan would: its cells, bytes and where it fits.
+fn sized(layout: &Layout, hw: &Hardware, options: &PlanOptions) -> MeshAlternative {
+    let at = fits_anywhere(layout, hw, options);
+    MeshAlternative {
+        shape: layout.shape,
+        cells: layout.cells(),
+        bytes: total_bytes(layout, at, hw, options),
+        fits: at.is_some(),
+        backend: at.map_or(PlanBackend::None, |a| a.0),
+        gpus: at.map_or(0, |a| if a.0 == PlanBackend::Cuda { a.1 } else { 0 }),
+    }
+}
+
+/// Cells of at most `cell` covering `length`: the uniform count (an exact multiple stays
+/// exact: a uniform axis gives back its own count).
+fn cells_over(length: f64, cell: f64) -> usize {
+    ((length / cell) * (1.0 - 1e-9)).ceil().max(1.0) as usize
+}
+
+/// The mesh report of `model` (`fits`: whether the plan found room for it): per axis the
+/// cells and the smallest and largest cell, the cells of a uniform grid at the background
+/// cell, on a graded grid a uniform grid at the finest cell, and when a uniform grid does not
+/// fit, the refinement that would replace it ([`refinement`]).
+pub(super) fn mesh_report(
+    model: &Model,
+    layout: &Layout,
+    hw: &Hardware,
+    options: &PlanOptions,
+    fits: bool,
+) -> MeshReport {
+    let g = &model.grid;
+    let min = g.min_cell();
+    let size = g.size();
+    let axes = [0, 1, 2].map(|a| AxisMesh {
+        cells: g.shape[a],
+        min_cell: min[a],
+        max_cell: match &g.lines[a] {
+            None => g.cell[a],
+            Some(l) => l.windows(2).map(|w| w[1] - w[0]).fold(0.0, f64::max),
+        },
+        graded: g.lines[a].is_some(),
+    });
+    // On a graded axis `cell` is the background cell.
+    let background: u64 = (0..3)
+        .map(|a| cells_over(size[a], g.cell[a]) as u64)
+        .product();
+    let finest_uniform = (!g.is_uniform()).then(|| {
+        let shape = [0, 1, 2].map(|a| cells_over(size[a], min[a]));
+        // The time step is the finest cell's either way: the same steps.
+        sized(&layout.reshaped(shape, layout.steps), hw, options)
+    });
+    MeshReport {
+        uniform: g.is_uniform(),
+        axes,
+        background_cells: background,
+        refinement_factor: g.cells() as f64 / background.max(1) as f64,
+        finest_uniform,
+        refinement: if !fits && g.is_uniform() {
+            refinement(model, layout, hw, options)
+        } else {
+            None
+        },
+    }
+}
+
+/// The highest source frequency of `model` (Hz), 0 without sources.
+fn highest_frequency(model: &Model) -> f64 {
+    model
+        .sources
+        .iter()
+        .map(|s| s.waveform.max_frequency())
+        .chain(model.tfsf.iter().map(|t| t.waveform.max_frequency()))
+        .fold(0.0, f64::max)
+}
+
+/// Refinement for a uniform `model` that does not fit: its cell is the fine cell the densest
+/// material needs (N cells per shortest wavelength there, at the highest source frequency), so
+/// a background of that cell times the densest refractive index resolves vacuum with the same
+/// N; each object then gets, per axis, the cell of the `cells_per_wavelength` rule in its own
+/// material ([`wavelength_zones`]: N per wavelength, three across a thin object), never finer
+/// than the uniform cell. None when no object needs a cell finer than that background (no
+/// material denser than vacuum by 5% or more, or no source frequency).
+fn refinement(
+    model: &Model,
+    layout: &Layout,
+    hw: &Hardware,
+    options: &PlanOptions,
+) -> Option<RefinementSuggestion> {
+    let g = &model.grid;
+    let f_max = highest_frequency(model);
+    if f_max <= 0.0 || model.objects.is_empty() {
+        return None;
+    }
+    let table = &model.materials;
+    let n_max = model
+        .objects
+        .iter()
+        .map(|o| &table.materials[o.material as usize])
+        .filter(|m| !m.pec)
+        .map(|m| (m.epsilon_at(f_max) * m.mu_at(f_max)).norm().sqrt())
+        .fold(1.0, f64::max);
+    // Less than 5% coarser is not worth a graded mesh.
+    if n_max < 1.05 {
+        return None;
+    }
+    let fine = g.cell;
+    let background = fine.map(|c| c * n_max);
+    let lo = g.origin;
+    let hi = [0, 1, 2].map(|a| g.origin[a] + g.size()[a]);
+    let mut zones: [Vec<Zone>; 3] = Default::default();
+    let mut boxes = Vec::new();
+    for (i, o) in model.objects.iter().enumerate() {
+        let mut cell = background;
+        let mut bounds = ([0.0; 3], [0.0; 3]);
+        let mut refined = false;
+        for a in 0..3 {
+            // Cells per wavelength the uniform cell gives along this axis in the densest
+            // material.
+            let per = C0 / (f_max * n_max * fine[a]);
+            let z = &wavelength_zones(std::slice::from_ref(o), table, f_max, per, background)[a];
+            let (olo, ohi) = o.bounds();
+            bounds.0[a] = olo[a].max(lo[a]);
+            bounds.1[a] = ohi[a].min(hi[a]);
+            if let Some(z) = z.first() {
+                let c = z.cell.max(fine[a]);
+                if c < background[a] * (1.0 - 1e-9) && bounds.1[a] > bounds.0[a] {
+                    cell[a] = c;
+                    refined = true;
+                    zones[a].push(Zone {
+                        lo: bounds.0[a],
+                        hi: bounds.1[a],
+                        cell: c,
+                    });
+                }
+            }
+        }
+        if refined {
+            boxes.push(RefineBox {
+                object: i,
+                center: [0, 1, 2].map(|a| 0.5 * (bounds.0[a] + bounds.1[a])),
+                size: [0, 1, 2].map(|a| bounds.1[a] - bounds.0[a]),
+                cell_size: cell,
+            });
+        }
+    }
+    if boxes.is_empty() {
+        return None;
+    }
+    let shape = [0, 1, 2].map(|a| {
+        axis_lines(
+            lo[a],
+            hi[a],
+            background[a],
+            &zones[a],
+            SUGGESTED_GRADING,
+            &[],
+        )
+        .len()
+            - 1
+    });
+    let grid = sized(&layout.reshaped(shape, layout.steps), hw, options);
+    Some(RefinementSuggestion {
+        background_cell: background,
+        grading: SUGGESTED_GRADING,
+        cells_per_wavelength: C0 / (f_max * n_max * fine.iter().fold(0.0f64, |m, &c| m.max(c))),
+        boxes,
+        grid,
+    })
+}
+
+/// The suggestion sentence for the refinement of `mesh`, if it has one.
+pub(super) fn refinement_text(model: &Model, mesh: &MeshReport, hw: &Hardware) -> Option<String> {
+    let r = mesh.refinement.as_ref()?;
+    let unit = unit_factor(&model.length_unit);
+    let u = &model.length_unit;
+    let len3 = |v: [f64; 3]| {
+        if v.iter().all(|&x| (x - v[0]).abs() <= 1e-9 * v[0].abs()) {
+            trim(v[0] / unit)
+        } else {
+            format!(
+                "[{}, {}, {}]",
+                trim(v[0] / unit),
+                trim(v[1] / unit),
+                trim(v[2] / unit)
+            )
+        }
+    };
+    let vec3 = |v: [f64; 3]| {
+        format!(
+            "[{}, {}, {}]",
+            trim(v[0] / unit),
+            trim(v[1] / unit),
+            trim(v[2] / unit)
+        )
+    };
+    const LISTED: usize = 3;
+    let mut listed: Vec<String> = r
+        .boxes
+        .iter()
+        .take(LISTED)
+        .map(|b| {
+            format!(
+                "box = {{ center = {}, size = {} }}, cell_size = {}",
+                vec3(b.center),
+                vec3(b.size),
+                len3(b.cell_size)
+            )
+        })
+        .collect();
+    if r.boxes.len() > LISTED {
+        listed.push(format!("{} more", r.boxes.len() - LISTED));
+    }
+    let [nx, ny, nz] = r.grid.shape;
+    let whole: u64 = model.grid.cells();
+    let fit = match (r.grid.fits, r.grid.backend) {
+        (true, b) => where_text((b, r.grid.gpus), hw),
+        (false, _) => "still does not fit here".to_string(),
+    };
+    Some(format!(
+        "Local refinement instead of the uniform grid: cell_size = {} ({u}) as the background, which resolves vacuum as the uniform cell resolves the densest material (about {:.0} cells per wavelength), with {} [[refine]] box{} around the objects that need the fine cell ({}; grading {}) gives {nx} x {ny} x {nz} = {} cells ({} of the uniform grid) and {} in all, which {fit}.",
+        len3(r.background_cell),
+        r.cells_per_wavelength,
+        r.boxes.len(),
+        if r.boxes.len() == 1 { "" } else { "es" },
+        listed.join("; "),
+        r.grading,
+        group(r.grid.cells),
+        super::report::percent(r.grid.cells as f64 / whole as f64),
+        bytes_h(r.grid.bytes),
+    ))
 }
 
 fn trim(v: f64) -> String {
