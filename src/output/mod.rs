@@ -15,6 +15,7 @@
 
 pub mod claim;
 pub mod far_field;
+pub mod resume;
 pub mod xdmf;
 
 use crate::model::{Component, Model};
