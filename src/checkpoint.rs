@@ -449,3 +449,85 @@ pub fn read_state<T: Real>(path: &Path, model: &Model) -> Result<State<T>, Check
     })()
     .map_err(unreadable)
 }
+
+/// Write speed the plan's checkpoint time assumes (bytes/s): a local SSD or a share of a
+/// parallel file system; the real figure is in the run's checkpoint message.
+pub const ASSUMED_WRITE_BYTES_PER_S: f64 = 500e6;
+
+/// About how many bytes a checkpoint of `model` takes: the state ([`State`]: the owned fields,
+/// psi arrays, dispersive and TF/SF state, as the plan sizes them for one slab over the
+/// whole grid, and the surface DFTs: 8 f64 per cell and frequency), plus its metadata (the
+/// scene text and the HDF5 headers).
+pub fn estimate_bytes(model: &Model) -> u64 {
+    let layout = crate::plan::Layout::of(model);
+    let whole = crate::decomp::SlabRange {
+        x0: 0,
+        x1: model.grid.shape[0],
+    };
+    let a = layout.slab_bytes(whole);
+    let flux: u64 = model
+        .fluxes
+        .iter()
+        .map(|f| 64 * f.frequencies.len() as u64 * crate::flux::flux_cells(f) as u64)
+        .sum();
+    a.fields + a.pml + a.dispersive + a.sources + flux + 64 * 1024 + model.scene_text.len() as u64
+}
+
+/// Warnings before a run into `output`: the disk holding it has less room than the finished
+/// result needs ([`crate::output::space_warning`]) or, when `checkpointing`, than the result
+/// and two checkpoints (the new one is written before the old one is replaced).
+pub fn space_warnings(model: &Model, output: &Path, checkpointing: bool) -> Vec<String> {
+    let mut out: Vec<String> = crate::output::space_warning(model, output)
+        .into_iter()
+        .collect();
+    if checkpointing && out.is_empty() {
+        let folder = match output.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let result = crate::output::file_bytes(model);
+        let ckpt = estimate_bytes(model);
+        let need = result.saturating_add(ckpt.saturating_mul(2));
+        if let Some(free) = crate::output::free_bytes(folder) {
+            if need > free {
+                out.push(format!(
+                    "the result (about {}) and its checkpoints (about {} each, two while one replaces the other) need about {}, but the disk holding `{}` has {} free: the run will stop when it is full",
+                    decimal(result),
+                    decimal(ckpt),
+                    decimal(need),
+                    output.display(),
+                    decimal(free)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Decimal units, as `yee plan` prints them.
+fn decimal(n: u64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// The line `yee plan` adds about checkpoints: the size of one ([`estimate_bytes`]) and its
+/// write time at [`ASSUMED_WRITE_BYTES_PER_S`].
+pub fn plan_line(model: &Model) -> String {
+    let b = estimate_bytes(model);
+    format!(
+        "checkpoint {} each (yee run --checkpoint-every, or on SIGTERM), about {:.1} s to write at an assumed {}/s; the disk needs room for two while one replaces the other\n",
+        decimal(b),
+        b as f64 / ASSUMED_WRITE_BYTES_PER_S,
+        decimal(ASSUMED_WRITE_BYTES_PER_S as u64)
+    )
+}
