@@ -505,7 +505,7 @@ pub fn space_warnings(model: &Model, output: &Path, checkpointing: bool) -> Vec<
 }
 
 /// Decimal units, as `yee plan` prints them.
-fn decimal(n: u64) -> String {
+pub fn decimal(n: u64) -> String {
     let units = ["B", "kB", "MB", "GB", "TB", "PB"];
     let mut v = n as f64;
     let mut u = 0;

@@ -88,6 +88,7 @@ pub(super) fn time_loop_from<B: Backend>(
     let mut steps_done = start;
     let mut failure = None;
     let checkpoint_path = opts.checkpoint_path();
+    let size_limit = SizeLimit::new(model, <B::Real as crate::real::Real>::PRECISION);
 
     let mut stepper = Stepper::new(model, backend, ranges);
     stepper.resume_after(start);
@@ -104,6 +105,9 @@ pub(super) fn time_loop_from<B: Backend>(
         let now = Instant::now();
         // A failed write (a full disk) ends the run like an interrupt, after this step.
         let written = (|| -> Result<(), OutputError> {
+            if let Some(limit) = &size_limit {
+                limit.check(model, step, &opts.output)?;
+            }
             let mut wrote_snapshot = monitors.write_snapshots(&mut writer, backend, false)?;
             for (s, snap) in model.snapshots.iter().enumerate() {
                 if step % snap.every == 0 {
@@ -339,6 +343,91 @@ fn checkpoint<B: Backend>(
     state.step = step;
     crate::checkpoint::write(path, model, &state, &result, &backend.name())?;
     Ok(true)
+}
+
+/// A file-size limit (`ulimit -f`, RLIMIT_FSIZE) on this process. A write that fails at the
+/// limit leaves an HDF5 file whose recorded end lies past what reached the disk, and the
+/// limit forbids extending the file to make it readable again
+/// ([`crate::output::reopen_after_failure`]); so under a limit the loop stops *before* a step
+/// whose writes could cross it, with the message of a failed write, and the file stays valid.
+struct SizeLimit {
+    /// The limit, bytes.
+    limit: u64,
+    /// Bytes one frame of each snapshot adds.
+    frames: Vec<u64>,
+    /// Room kept for what else a step may add: a new chunk of every probe series, HDF5's
+    /// object headers and chunk indexes, the surface DFT datasets written at the end.
+    margin: u64,
+    /// What the finished file needs ([`crate::output::file_bytes`]).
+    expected: u64,
+}
+
+impl SizeLimit {
+    /// The limit this process runs under, for `model`'s file in `precision`; None without one.
+    fn new(model: &Model, precision: Precision) -> Option<Self> {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only fills the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut r) } != 0
+            || r.rlim_cur == libc::RLIM_INFINITY
+        {
+            return None;
+        }
+        let t = precision.bytes() as u64;
+        let frames = model
+            .snapshots
+            .iter()
+            .map(|s| s.regions.iter().map(|(_, r)| r.len() as u64 * t).sum())
+            .collect();
+        // A probe chunk is 4096 values of each component and of the time (f64).
+        let probes: u64 = model
+            .probes
+            .iter()
+            .map(|p| 4096 * (8 + t * p.components.len() as u64))
+            .sum();
+        // The surface DFT datasets (spectra, kept DFTs, far-field patterns), as the plan
+        // estimates them for the file.
+        let flux = crate::plan::output_bytes(model).flux;
+        Some(SizeLimit {
+            limit: r.rlim_cur as u64,
+            frames,
+            margin: 128 * 1024 + probes + flux,
+            expected: crate::output::file_bytes(model),
+        })
+    }
+
+    /// Err when the writes of step `step` could take `output` past the limit.
+    fn check(
+        &self,
+        model: &Model,
+        step: usize,
+        output: &std::path::Path,
+    ) -> Result<(), OutputError> {
+        let written = std::fs::metadata(output).map_or(0, |m| m.len());
+        let frames: u64 = model
+            .snapshots
+            .iter()
+            .zip(&self.frames)
+            .filter(|(s, _)| step % s.every == 0)
+            .map(|(_, b)| b)
+            .sum();
+        if written + frames + self.margin <= self.limit {
+            return Ok(());
+        }
+        let d = crate::checkpoint::decimal;
+        Err(OutputError {
+            path: output.to_path_buf(),
+            message: format!(
+                "the file reached the largest size this process may write (ulimit -f, {}) after {} written; the finished file needs about {}, {} more",
+                d(self.limit),
+                d(written),
+                d(self.expected),
+                d(self.expected.saturating_sub(written))
+            ),
+        })
+    }
 }
 
 /// Why the loop stopped early (other than the stop flag).
