@@ -154,7 +154,7 @@ pub fn write<T: Real>(
         if let Some(stack) = e.stack() {
             for frame in stack.iter() {
                 text.push_str("; ");
-                text.push_str(&frame.desc());
+                text.push_str(frame.desc());
             }
         }
         return Err(fail(write_failure(&text, &partial, need)));

@@ -537,8 +537,6 @@ fn run(
             return ExitCode::from(2);
         }
     };
-    // A checkpoint left by an earlier run of this output belongs to the file being replaced.
-    let _ = std::fs::remove_file(opts.checkpoint_path());
     execute(
         &model,
         opts,

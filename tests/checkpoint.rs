@@ -310,7 +310,7 @@ fn sigkill_at_random_moments_leaves_a_readable_file_and_a_checkpoint_that_resume
         for name in ["Ez", "Hy", "time"] {
             let n = f.dataset(&format!("probes/p/{name}")).unwrap().size() as u64;
             assert!(
-                n <= done.max(0) || finished,
+                n <= done,
                 "round {round}: {name} has {n} rows, steps_done {done}"
             );
         }
@@ -812,10 +812,7 @@ fn round_trip<T: yee::real::Real>(precision: &str) {
     .unwrap();
     gpu.import_state(&loaded, &copies(&three)).unwrap();
     let back = gpu.export_state().unwrap();
-    assert!(
-        back.fields == loaded.fields && back.flux == loaded.flux,
-        "import then export"
-    );
+    assert_state_eq(&back, &loaded, "the host engine's import then export");
     let mut s = Stepper::new(&model, &mut gpu, &three);
     s.resume_after(a);
     steps(&mut s, b, dt);

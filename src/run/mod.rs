@@ -264,6 +264,9 @@ pub fn run_backend<B: Backend>(
                 summary: None,
             },
         )?;
+        // A checkpoint left by an earlier run of this output belonged to the file just
+        // replaced (removed only now: a run that fails to start keeps the old run resumable).
+        let _ = std::fs::remove_file(opts.checkpoint_path());
         (writer, 0)
     };
     let mut result =

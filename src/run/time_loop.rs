@@ -391,7 +391,7 @@ impl SizeLimit {
         // estimates them for the file.
         let flux = crate::plan::output_bytes(model).flux;
         Some(SizeLimit {
-            limit: r.rlim_cur as u64,
+            limit: r.rlim_cur,
             frames,
             margin: 128 * 1024 + probes + flux,
             expected: crate::output::file_bytes(model),

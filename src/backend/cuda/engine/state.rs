@@ -96,6 +96,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 ]);
             }
         }
+        self.zero_wall_psi(&mut st);
         let mut keys: Vec<(usize, u8)> = self
             .slabs
             .iter()
@@ -133,6 +134,36 @@ impl<D: Device, T: Real> Engine<D, T> {
             st.flux.push(self.read_flux(i)?);
         }
         Ok(st)
+    }
+
+    /// Zero the E psi values of the outer wall cells of the minimum PML layers (x plane 0,
+    /// y row 0, z cell 0), as the CPU backend holds them: the kernels update psi there too,
+    /// but E on that PEC-backed wall is zeroed every step, so those values never reach a
+    /// field, and the CPU skips them. The exported state is then the same from both engines.
+    fn zero_wall_psi(&self, st: &mut State<T>) {
+        let (ny, nz) = (self.ny, self.nz);
+        let nx = st.fields[0].len() / self.plane.max(1);
+        if self.layers[0].0 > 0 {
+            for k in 0..2 {
+                st.psi[0][k][..self.plane].fill(T::ZERO);
+            }
+        }
+        let ly = self.layers[1].0 + self.layers[1].1;
+        if self.layers[1].0 > 0 {
+            for k in 0..2 {
+                for x in 0..nx {
+                    st.psi[1][k][x * ly * nz..][..nz].fill(T::ZERO);
+                }
+            }
+        }
+        let lz = self.layers[2].0 + self.layers[2].1;
+        if self.layers[2].0 > 0 {
+            for k in 0..2 {
+                for row in 0..nx * ny {
+                    st.psi[2][k][row * lz] = T::ZERO;
+                }
+            }
+        }
     }
 
     /// Check that `st` fits this engine's arrays, without touching the devices.
