@@ -883,3 +883,26 @@ fn the_state_goes_cpu_to_host_cuda_engine_to_cpu_bit_for_bit() {
     round_trip::<f32>("f32");
     round_trip::<f64>("f64");
 }
+
+#[test]
+fn sigint_writes_a_checkpoint_only_with_checkpoint_every() {
+    let dir = tmpdir("sigint");
+    std::fs::write(dir.join("s.toml"), scene("f32", 3000)).unwrap();
+    for (extra, want) in [(&["--checkpoint-every", "1h"][..], true), (&[][..], false)] {
+        let mut child = spawn_run(&dir, "i.h5", extra, &[]);
+        wait_for_steps(&mut child, &dir.join("i.h5"), 100);
+        signal(&child, libc::SIGINT);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+        assert_eq!(
+            dir.join("i.checkpoint.h5").exists(),
+            want,
+            "{extra:?}: {}",
+            stderr(&o)
+        );
+        let _ = std::fs::remove_file(dir.join("i.checkpoint.h5"));
+        // The next run's wait must see its own file.
+        let _ = std::fs::remove_file(dir.join("i.h5"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
