@@ -7,8 +7,8 @@
 //! file; a mismatched checkpoint or a changed result file is refused (exit 2).
 //!
 //! The scene has a CPML, a dielectric, a lossy conductor, a PEC box, a Drude metal, a probe,
-//! snapshots and a flux plane: every kind of state a checkpoint carries except the TF/SF grid,
-//! which the library-level round trip covers.
+//! snapshots, a flux plane keeping its DFT fields and a far-field box: every kind of state a
+//! checkpoint carries except the TF/SF grid, which the library-level round trip covers.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -68,6 +68,14 @@ type = "flux"
 name = "f"
 plane = { x = 50.0 }
 frequencies = { min = 3.0e14, max = 7.0e14, count = 5 }
+fields = true
+[[monitor]]
+type = "far_field"
+name = "far"
+box = { center = [0.0, 0.0, 0.0], size = [90.0, 80.0, 80.0] }
+frequencies = { min = 4.0e14, max = 6.0e14, count = 2 }
+theta = { min = 0.0, max = 180.0, count = 3 }
+phi = { min = 0.0, max = 90.0, count = 2 }
 "#;
 
 fn scene(precision: &str, steps: usize) -> String {
