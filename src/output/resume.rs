@@ -114,8 +114,9 @@ impl Hdf5Writer {
         Ok(f)
     }
 
-    /// Open the result `path` of an interrupted run of `model` to continue it
-    /// from a checkpoint taken when the file held `mark`: check that it is that run's file
+    /// Open the result `path` of an interrupted run of `model` to continue it from a
+    /// checkpoint taken after `step` steps, when the file held `mark`: check that it is that
+    /// run's file
     /// (same scene, precision, not complete, `mark`'s rows and checksums), cut every probe
     /// and snapshot back to `mark`'s rows, and load the probe rows into memory as
     /// [`Hdf5Writer::create`]'s writer holds them by then. The surface DFT datasets are
@@ -123,6 +124,7 @@ impl Hdf5Writer {
     pub fn reopen(
         path: &Path,
         model: &Model,
+        step: usize,
         mark: &Fingerprint,
     ) -> Result<Self, super::OutputError> {
         let expected = file_bytes(model);
@@ -179,7 +181,7 @@ impl Hdf5Writer {
         if now != *mark {
             return Err(changed());
         }
-        writer.cut_back(mark).map_err(err(path, expected))?;
+        writer.cut_back(step, mark).map_err(err(path, expected))?;
         Ok(writer)
     }
 
@@ -290,7 +292,7 @@ impl Hdf5Writer {
     /// Cut every probe and snapshot back to `mark`'s rows and load the probe rows kept (the
     /// writer holds every row of the run in memory, as f64: the stored precision widened,
     /// exactly, which rounds back to the same stored value).
-    fn cut_back(&mut self, mark: &Fingerprint) -> hdf5::Result<()> {
+    fn cut_back(&mut self, step: usize, mark: &Fingerprint) -> hdf5::Result<()> {
         for (p, &n) in self.probes.iter_mut().zip(&mark.probe_rows) {
             let n = n as usize;
             for (ds, v) in p.datasets.iter().zip(p.values.iter_mut()) {
@@ -313,6 +315,8 @@ impl Hdf5Writer {
             s.step.resize([n])?;
             s.count = n;
         }
+        // Until the next flush the file says what it holds: the checkpoint's steps.
+        self.file.attr("steps_done")?.write_scalar(&(step as u64))?;
         self.file.attr("complete")?.write_scalar(&false)?;
         self.file.flush()
     }

@@ -319,7 +319,7 @@ fn resume<B: Backend>(
     backend.import_state(&state, &copies).map_err(|e| {
         RunError::Resume(format!("refusing the checkpoint `{}`: {e}", path.display()))
     })?;
-    let writer = Hdf5Writer::reopen(&opts.output, model, &header.result)
+    let writer = Hdf5Writer::reopen(&opts.output, model, header.step, &header.result)
         .map_err(|e| RunError::Resume(format!("refusing to resume: {e}")))?;
     Ok((writer, header.step))
 }
