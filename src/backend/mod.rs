@@ -45,8 +45,8 @@ pub struct State<T> {
     /// Ex, Ey, Ez, Hx, Hy, Hz: the owned cells (no halos), C order over (x, y, z).
     pub fields: [Vec<T>; 6],
     /// The CPML psi arrays by axis, each four arrays as the backends hold them (x: Ey, Ez,
-    /// Hy, Hz; y: Ex, Ez, Hx, Hz; z: Ex, Ey, Hx, Hy), laid out x: [x layer][ny][nz],
-    /// y: [nx][y layer][nz], z: [nx][ny][z layer]. The E values on the outer wall of a
+    /// Hy, Hz; y: Ex, Ez, Hx, Hz; z: Ex, Ey, Hx, Hy), laid out x: `[x layer][ny][nz]`,
+    /// y: `[nx][y layer][nz]`, z: `[nx][ny][z layer]`. The E values on the outer wall of a
     /// minimum layer (x plane 0, y row 0, z cell 0), where E is zeroed every step and which
     /// never reach a field, are 0.
     pub psi: [[Vec<T>; 4]; 3],
