@@ -224,7 +224,7 @@ fn reference(dir: &Path, text: &str, out: &str) {
 }
 
 #[test]
-fn sigterm_midway_then_resume_on_three_slabs_equals_an_uninterrupted_run() {
+fn sigterm_midway_then_resume_on_three_slabs_then_two_equals_an_uninterrupted_run() {
     for precision in ["f32", "f64"] {
         let dir = tmpdir(&format!("term-{precision}"));
         let steps = 3000;
@@ -238,6 +238,24 @@ fn sigterm_midway_then_resume_on_three_slabs_equals_an_uninterrupted_run() {
         assert!(done > 0 && (done as usize) < steps, "stopped at {done}");
         let ckpt = dir.join("part.checkpoint.h5");
         assert!(ckpt.exists(), "SIGTERM leaves a checkpoint");
+        // The resumed run on 3 slabs is stopped too, and resumed again on 2.
+        let mut child = yee_cmd(
+            &dir,
+            &["resume", "part.h5", "--backend", "cpu", "--slabs", "3"],
+        )
+        .args(["--threads", "1", "--quiet"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        wait_for_steps(&mut child, &dir.join("part.h5"), done + 200);
+        signal(&child, libc::SIGTERM);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+        let again = steps_done(&dir.join("part.h5")).unwrap();
+        assert!(
+            again > done && (again as usize) < steps,
+            "{done} then {again}"
+        );
         let o = yee(
             &dir,
             &[
@@ -246,7 +264,7 @@ fn sigterm_midway_then_resume_on_three_slabs_equals_an_uninterrupted_run() {
                 "--backend",
                 "cpu",
                 "--slabs",
-                "3",
+                "2",
                 "--quiet",
             ],
         );
