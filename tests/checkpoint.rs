@@ -932,3 +932,41 @@ fn sigint_writes_a_checkpoint_only_with_checkpoint_every() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_blown_up_state_never_replaces_a_checkpoint() {
+    // An f32 source of amplitude 1e37 overflows the fields within a few steps.
+    let dir = tmpdir("nan");
+    let text = scene("f32", 3000).replace(
+        "waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }",
+        "waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }\namplitude = 1.0e37",
+    );
+    std::fs::write(dir.join("s.toml"), &text).unwrap();
+    let o = yee(
+        &dir,
+        &[
+            "run",
+            "s.toml",
+            "-o",
+            "out.h5",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--checkpoint-every",
+            "0.001s",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("NaN or infinite"), "{err}");
+    let ckpt = dir.join("out.checkpoint.h5");
+    if ckpt.exists() {
+        let (model, _) = yee::scene::load_str(&text, "s.toml").unwrap();
+        let st: yee::backend::State<f32> = yee::checkpoint::read_state(&ckpt, &model).unwrap();
+        assert!(
+            st.fields.iter().flatten().all(|v| v.is_finite()),
+            "a checkpoint holds a blown-up state"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -175,6 +175,15 @@ pub(super) fn time_loop_from<B: Backend>(
         }
         if let Some(every) = opts.checkpoint_every {
             if last_checkpoint.elapsed() >= every && step < g.steps {
+                // A blown-up state must not replace the last good checkpoint.
+                if !backend.all_finite() {
+                    failure = Some(Failure::NonFinite(non_finite_message(
+                        model,
+                        step,
+                        opts.check_every,
+                    )));
+                    break;
+                }
                 let c0 = Instant::now();
                 let r = checkpoint(
                     model,
@@ -223,7 +232,15 @@ pub(super) fn time_loop_from<B: Backend>(
     // Stopped early by the stop flag with everything written: the checkpoint to resume from.
     let mut left_checkpoint = None;
     let stopped = !complete && failure.is_none() && steps_done < g.steps;
-    if stopped && (opts.checkpoint_every.is_some() || (opts.checkpoint_on_stop)()) {
+    let want_checkpoint = opts.checkpoint_every.is_some() || (opts.checkpoint_on_stop)();
+    if stopped && want_checkpoint && !backend.all_finite() {
+        // A blown-up state must not replace the last good checkpoint.
+        failure = Some(Failure::NonFinite(non_finite_message(
+            model,
+            steps_done,
+            opts.check_every,
+        )));
+    } else if stopped && want_checkpoint {
         let c0 = Instant::now();
         let r = checkpoint(
             model,
