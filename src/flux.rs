@@ -353,6 +353,35 @@ impl FluxAccumulators {
         }
     }
 
+    /// Replace monitor `index`'s DFTs with `dft` (as [`FluxAccumulators::dft`] gave them, from
+    /// any backend): resuming a run from a checkpoint. Err names what does not match.
+    pub fn restore(&mut self, index: usize, dft: &FluxDft) -> Result<(), String> {
+        let mon = self
+            .monitors
+            .get_mut(index)
+            .ok_or_else(|| format!("no surface DFT monitor {index}"))?;
+        if mon.patches.len() != dft.patches.len() {
+            return Err(format!(
+                "surface DFT monitor {index} has {} patches, the saved state {}",
+                mon.patches.len(),
+                dft.patches.len()
+            ));
+        }
+        for (m, d) in mon.patches.iter_mut().zip(&dft.patches) {
+            let fits = |v: &[Vec<f64>; 4], w: &[Vec<f64>; 4]| {
+                v.iter().zip(w).all(|(a, b)| a.len() == b.len())
+            };
+            if m.patch != d.patch || !fits(&m.re, &d.re) || !fits(&m.im, &d.im) {
+                return Err(format!(
+                    "surface DFT monitor {index}: a saved patch differs from the model's"
+                ));
+            }
+            m.re.clone_from(&d.re);
+            m.im.clone_from(&d.im);
+        }
+        Ok(())
+    }
+
     /// Bytes of host memory the accumulators and their gather scratch hold, counted from the
     /// vectors' capacities (what [`crate::plan::bytes::flux_bytes`] must list).
     pub fn bytes(&self) -> u64 {

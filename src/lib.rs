@@ -7,6 +7,7 @@
 
 pub mod backend;
 pub mod bench;
+pub mod checkpoint;
 pub mod decomp;
 pub mod devices;
 pub mod far_field;

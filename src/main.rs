@@ -53,6 +53,38 @@ enum Command {
         /// refuses rather than overwrite earlier results).
         #[arg(long)]
         overwrite: bool,
+        /// Write the whole state to <output stem>.checkpoint.h5 this often (wall time: 90s,
+        /// 30m, 2h), and when stopped; `yee resume` continues from it. SIGTERM always writes one.
+        #[arg(long, value_name = "TIME", value_parser = parse_every)]
+        checkpoint_every: Option<std::time::Duration>,
+    },
+    /// Continue a run stopped after a checkpoint (SIGTERM, or --checkpoint-every), appending to
+    /// its result file: the finished file equals an uninterrupted run's. Backend, slabs,
+    /// threads and GPUs may differ from the first run's.
+    Resume {
+        /// The result file of the stopped run (its checkpoint is <stem>.checkpoint.h5 beside it).
+        output: PathBuf,
+        /// Engine: auto picks CUDA when the grid fits on the GPUs, else the CPU.
+        #[arg(long, value_enum, default_value_t = Backend::Auto)]
+        backend: Backend,
+        /// Number of slabs the grid is split into along x (default: one per thread).
+        #[arg(long)]
+        slabs: Option<usize>,
+        /// Worker threads for the CPU backend (default: all cores).
+        #[arg(long)]
+        threads: Option<usize>,
+        /// CUDA: the GPUs to use, by driver ordinal (e.g. 0,2; default: as the plan decides).
+        #[arg(long, value_name = "LIST", value_delimiter = ',')]
+        gpus: Option<Vec<usize>>,
+        /// CUDA: slabs on each GPU (default 1).
+        #[arg(long, value_name = "N")]
+        slabs_per_gpu: Option<usize>,
+        /// No progress output, only errors.
+        #[arg(short, long)]
+        quiet: bool,
+        /// Go on writing checkpoints this often (90s, 30m, 2h), as `yee run --checkpoint-every`.
+        #[arg(long, value_name = "TIME", value_parser = parse_every)]
+        checkpoint_every: Option<std::time::Duration>,
     },
     /// The CUDA driver, NVRTC and GPUs this machine has, or why CUDA cannot be used.
     Devices,
@@ -227,6 +259,28 @@ fn parse_gpus_arg(s: &str) -> Result<GpuSpec, yee::plan::SpecError> {
     yee::plan::parse_gpus(s).map(GpuSpec)
 }
 
+/// `--checkpoint-every`: a positive number of seconds, minutes or hours (`90s`, `30m`,
+/// `1.5h`).
+fn parse_every(s: &str) -> Result<std::time::Duration, String> {
+    let t = s.trim();
+    let bad = || {
+        format!("`{s}` is not a time: give a positive number with a unit s, m or h, e.g. 90s, 30m or 2h")
+    };
+    let unit = t.chars().last().ok_or_else(bad)?;
+    let scale = match unit {
+        's' => 1.0,
+        'm' => 60.0,
+        'h' => 3600.0,
+        _ => return Err(bad()),
+    };
+    let n: f64 = t[..t.len() - 1].trim().parse().map_err(|_| bad())?;
+    let secs = n * scale;
+    if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
+        return Err(bad());
+    }
+    Ok(std::time::Duration::from_secs_f64(secs))
+}
+
 fn parse_price(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(p) if p.is_finite() && p >= 0.0 => Ok(p),
@@ -262,6 +316,7 @@ fn main() -> ExitCode {
             slabs_per_gpu,
             quiet,
             overwrite,
+            checkpoint_every,
         } => run(
             scene,
             output,
@@ -270,6 +325,25 @@ fn main() -> ExitCode {
             threads,
             (gpus, slabs_per_gpu),
             (quiet, overwrite),
+            checkpoint_every,
+        ),
+        Command::Resume {
+            output,
+            backend,
+            slabs,
+            threads,
+            gpus,
+            slabs_per_gpu,
+            quiet,
+            checkpoint_every,
+        } => resume(
+            output,
+            backend,
+            slabs,
+            threads,
+            (gpus, slabs_per_gpu),
+            quiet,
+            checkpoint_every,
         ),
         Command::Devices => devices(),
         Command::Bench {
@@ -344,10 +418,23 @@ fn plan(
         ..Default::default()
     };
     let p = yee::plan::plan(&model, &hardware, &options);
+    let checkpoint = yee::checkpoint::estimate_bytes(&model);
+    let write_rate = yee::checkpoint::ASSUMED_WRITE_BYTES_PER_S;
     if json {
-        println!("{}", p.to_json());
+        // The plan's object plus the checkpoint's size and write time.
+        let mut v: serde_json::Value =
+            serde_json::from_str(&p.to_json()).expect("the plan serialises to a JSON object");
+        if let Some(o) = v.as_object_mut() {
+            o.insert("checkpoint_bytes".into(), checkpoint.into());
+            o.insert(
+                "checkpoint_write_s".into(),
+                (checkpoint as f64 / write_rate).into(),
+            );
+        }
+        println!("{v}");
     } else {
         print!("{}", p.render());
+        print!("{}", yee::checkpoint::plan_line(&model));
     }
     ExitCode::SUCCESS
 }
@@ -402,6 +489,7 @@ fn check(scene: PathBuf) -> ExitCode {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run(
     scene: PathBuf,
     output: Option<PathBuf>,
@@ -410,6 +498,7 @@ fn run(
     threads: Option<usize>,
     (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
     (quiet, overwrite): (bool, bool),
+    checkpoint_every: Option<std::time::Duration>,
 ) -> ExitCode {
     let model = match load(&scene) {
         Ok(m) => m,
@@ -440,6 +529,7 @@ fn run(
         eprintln!("note: {note}");
     }
     let mut opts = RunOptions::new(output);
+    opts.checkpoint_every = checkpoint_every;
     // Before the output is claimed: a stop from here on is orderly.
     signals::install(&opts.stop);
     // Held until the run ends: no other yee run can write this result meanwhile.
@@ -450,6 +540,107 @@ fn run(
             return ExitCode::from(2);
         }
     };
+    execute(
+        &model,
+        opts,
+        backend,
+        (slabs, threads),
+        (gpus, slabs_per_gpu),
+        quiet,
+    )
+}
+
+/// `yee resume`: rebuild the model from the checkpoint's scene, check the checkpoint, and
+/// continue the run into its result file.
+fn resume(
+    output: PathBuf,
+    backend: Backend,
+    slabs: Option<usize>,
+    threads: Option<usize>,
+    (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
+    quiet: bool,
+    checkpoint_every: Option<std::time::Duration>,
+) -> ExitCode {
+    if slabs == Some(0) || threads == Some(0) || slabs_per_gpu == Some(0) {
+        eprintln!("error: --slabs, --threads and --slabs-per-gpu must be at least 1");
+        return ExitCode::from(2);
+    }
+    let checkpoint = yee::checkpoint::path_for(&output);
+    if !output.is_file() {
+        eprintln!(
+            "error: no result file `{}` to continue: `yee resume` takes the result file of a stopped run",
+            output.display()
+        );
+        return ExitCode::from(2);
+    }
+    let header = match yee::checkpoint::read_header(&checkpoint) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let model = match yee::scene::load_str(&header.scene, &checkpoint.display().to_string()) {
+        Ok((m, _warnings)) => m,
+        Err(e) => {
+            eprintln!("error: the checkpoint's scene no longer loads with this yee: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if let Err(e) = header.check(&checkpoint, &model) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    for note in option_notes(
+        &model,
+        backend,
+        slabs,
+        threads,
+        gpus.is_some(),
+        slabs_per_gpu,
+    ) {
+        eprintln!("note: {note}");
+    }
+    let mut opts = RunOptions::new(output);
+    opts.checkpoint_every = checkpoint_every;
+    opts.resume = true;
+    signals::install(&opts.stop);
+    // The result exists: take the lock without the overwrite check.
+    let _claim = match yee::output::claim::OutputClaim::claim(&opts.output, true) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if !quiet {
+        eprintln!(
+            "resuming `{}` from step {} of {} (checkpoint written by the {} backend)",
+            opts.output.display(),
+            header.step,
+            model.grid.steps,
+            header.backend
+        );
+    }
+    execute(
+        &model,
+        opts,
+        backend,
+        (slabs, threads),
+        (gpus, slabs_per_gpu),
+        quiet,
+    )
+}
+
+/// Run `model` with `opts` and the engine options, and map the outcome to an exit code.
+fn execute(
+    model: &yee::model::Model,
+    mut opts: RunOptions,
+    backend: Backend,
+    (slabs, threads): (Option<usize>, Option<usize>),
+    (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
+    quiet: bool,
+) -> ExitCode {
     opts.backend = match backend {
         Backend::Auto => BackendChoice::Auto,
         Backend::Cpu => BackendChoice::Cpu,
@@ -459,7 +650,9 @@ fn run(
     opts.threads = threads;
     opts.gpus = gpus;
     opts.slabs_per_gpu = slabs_per_gpu;
-    if let Some(w) = yee::output::space_warning(&model, &opts.output) {
+    // SIGTERM (a scheduler taking the machine) always leaves a checkpoint to resume from.
+    opts.checkpoint_on_stop = || signals::exit_code() == 143;
+    for w in yee::checkpoint::space_warnings(model, &opts.output, opts.checkpoint_every.is_some()) {
         eprintln!("warning: {w}");
     }
     if opts.stop.load(std::sync::atomic::Ordering::SeqCst) {
@@ -467,7 +660,7 @@ fn run(
         return ExitCode::from(signals::exit_code());
     }
     let mut observer = progress::TerminalObserver::new(quiet);
-    let result = yee::run::run(&model, &opts, &mut observer);
+    let result = yee::run::run(model, &opts, &mut observer);
     let summary = match &result {
         Ok(s) => Some(s),
         Err(RunError::Interrupted(s))
@@ -496,6 +689,10 @@ fn run(
         Err(e @ RunError::Interrupted(_)) => {
             eprintln!("{e}");
             ExitCode::from(signals::exit_code())
+        }
+        Err(e @ RunError::Resume(_)) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
         }
         Err(e) => {
             eprintln!("error: {e}");

@@ -33,6 +33,100 @@ pub use crate::plan::BackendChoice;
 /// Bytes allocated, by category: the plan's type, which every backend reports.
 pub use crate::plan::Allocation;
 
+/// The whole state of a run after a step, in a layout that depends on neither the backend
+/// nor the slab split: every per-cell array is laid out by global x plane (the slabs' planes
+/// concatenated in x order), so a state exported from one engine imports into any other
+/// engine of the same model and precision ([`Backend::export_state`],
+/// [`Backend::import_state`]). What a checkpoint file holds (`crate::checkpoint`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct State<T> {
+    /// Steps done when the state was taken.
+    pub step: usize,
+    /// Ex, Ey, Ez, Hx, Hy, Hz: the owned cells (no halos), C order over (x, y, z).
+    pub fields: [Vec<T>; 6],
+    /// The CPML psi arrays by axis, each four arrays as the backends hold them (x: Ey, Ez,
+    /// Hy, Hz; y: Ex, Ez, Hx, Hz; z: Ex, Ey, Hx, Hy), laid out x: `[x layer][ny][nz]`,
+    /// y: `[nx][y layer][nz]`, z: `[nx][ny][z layer]`. The E values on the outer wall of a
+    /// minimum layer (x plane 0, y row 0, z cell 0), where E is zeroed every step and which
+    /// never reach a field, are 0.
+    pub psi: [[Vec<T>; 4]; 3],
+    /// The dispersive pass's state, one entry per (E component, material with poles) in that
+    /// order, over the cells of [`crate::model::Model::dispersive_cells`] in global index order.
+    pub dispersive: Vec<DispersiveState<T>>,
+    /// The TF/SF source's 1-D incident grid (e, h), when some slab holds TF/SF points.
+    pub incident: Option<[Vec<T>; 2]>,
+    /// The running DFTs of every surface DFT monitor, model order.
+    pub flux: Vec<crate::flux::FluxDft>,
+}
+
+/// The dispersive state of one E component made of one material with poles, over the whole
+/// grid ([`State::dispersive`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct DispersiveState<T> {
+    /// 0, 1, 2 for Ex, Ey, Ez.
+    pub component: u8,
+    /// The material id.
+    pub material: u8,
+    /// E at the previous step, one value per cell.
+    pub e_prev: Vec<T>,
+    /// The poles' state, `[slot][cell]`: per pole in order J then P (Lorentz), J (Drude),
+    /// P (Debye); `e_prev.len()` values per slot.
+    pub state: Vec<T>,
+}
+
+impl<T: Real> State<T> {
+    /// Bytes of the arrays (what a checkpoint stores, without its metadata).
+    pub fn bytes(&self) -> u64 {
+        let t = std::mem::size_of::<T>() as u64;
+        let mut n: u64 = self.fields.iter().map(|f| f.len() as u64).sum();
+        n += self
+            .psi
+            .iter()
+            .flatten()
+            .map(|p| p.len() as u64)
+            .sum::<u64>();
+        n += self
+            .dispersive
+            .iter()
+            .map(|d| (d.e_prev.len() + d.state.len()) as u64)
+            .sum::<u64>();
+        n += self
+            .incident
+            .as_ref()
+            .map_or(0, |[e, h]| (e.len() + h.len()) as u64);
+        let flux: u64 = self
+            .flux
+            .iter()
+            .flat_map(|f| &f.patches)
+            .map(|p| 8 * 2 * p.re.iter().map(|v| v.len() as u64).sum::<u64>())
+            .sum();
+        n * t + flux
+    }
+
+    /// Which dispersive entry holds (component, material), if any.
+    pub fn dispersive_index(&self, component: usize, material: u8) -> Option<usize> {
+        self.dispersive
+            .iter()
+            .position(|d| d.component as usize == component && d.material == material)
+    }
+}
+
+/// Why a state cannot be imported: it was taken from another model (array lengths differ).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the saved state does not fit this run: {0}")]
+pub struct StateError(pub String);
+
+/// Check that `got` values were saved where `want` are needed, for the message of a mismatch.
+pub(crate) fn check_len(what: &str, got: usize, want: usize) -> Result<(), StateError> {
+    if got == want {
+        Ok(())
+    } else {
+        Err(StateError(format!(
+            "{what} has {got} values, this model needs {want}"
+        )))
+    }
+}
+
 /// A snapshot region queued by [`Backend::queue_gather`], to be read once with
 /// [`Backend::take_gather`].
 #[derive(Debug, PartialEq, Eq)]
@@ -117,4 +211,17 @@ pub trait Backend {
     }
     /// A short name for output files and messages ("cpu", "cuda").
     fn name(&self) -> String;
+    /// The whole state after the last step ([`State`]), read from the device where there is
+    /// one (waiting for it). Call between steps, with no monitor read queued (the time loop
+    /// drains them first); `None` after a [`Backend::failure`].
+    fn export_state(&mut self) -> Option<State<Self::Real>>;
+    /// Replace the whole state with `state` (from [`Backend::export_state`] of any engine of
+    /// the same model and precision), before the first step. `halo_copies` are this engine's
+    /// halo copies of both half steps ([`crate::decomp::HaloPlan`]): each halo plane gets its
+    /// source plane's value from `state`, as the last exchange left it.
+    fn import_state(
+        &mut self,
+        state: &State<Self::Real>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), StateError>;
 }

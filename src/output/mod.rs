@@ -16,6 +16,7 @@
 pub mod claim;
 pub mod far_field;
 pub mod mesh;
+pub mod resume;
 pub mod scan;
 pub mod xdmf;
 
@@ -150,7 +151,7 @@ pub fn reopen_after_failure(path: &Path) -> bool {
 /// About how many bytes `model`'s finished result file takes: its datasets, plus the metadata
 /// (root attributes with the scene text, groups, object headers).
 /// The datasets are the plan's estimate ([`crate::plan::output_bytes`]), which `yee plan` shows.
-fn file_bytes(model: &Model) -> u64 {
+pub fn file_bytes(model: &Model) -> u64 {
     crate::plan::output_bytes(model)
         .total
         .saturating_add(64 * 1024)
@@ -177,7 +178,7 @@ pub fn space_warning(model: &Model, output: &Path) -> Option<String> {
 }
 
 /// Bytes this process may still write on the filesystem holding `folder`.
-fn free_bytes(folder: &Path) -> Option<u64> {
+pub fn free_bytes(folder: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(folder.as_os_str().as_bytes()).ok()?;
     // SAFETY: statvfs fills the zeroed struct from a valid C string.

@@ -8,8 +8,10 @@
 //! - `monitors`: the loop's side of the queued probe rows, snapshot frames and flux spectra.
 //! - `observer`: what the run reports while it goes ([`Observer`]).
 //!
-//! [`run_backend`] is the caller of the loop for one backend: it creates the output file, runs
-//! the loop, and writes the XDMF sidecar once the file is closed.
+//! [`run_backend`] is the caller of the loop for one backend: it creates the output file (or,
+//! resuming, loads the checkpoint's state into the backend and reopens the file where the
+//! checkpoint left it: [`crate::checkpoint`]), runs the loop, and writes the XDMF sidecar once
+//! the file is closed.
 
 mod monitors;
 mod observer;
@@ -55,6 +57,16 @@ pub struct RunOptions {
     pub gpus: Option<Vec<usize>>,
     /// CUDA: slabs on each GPU (None: one).
     pub slabs_per_gpu: Option<usize>,
+    /// Write a checkpoint ([`crate::checkpoint::path_for`] the output) each time this much
+    /// wall time has passed since the last one (or the start); also when the stop flag ends
+    /// the run. None: only when a stop asks for one (`checkpoint_on_stop`).
+    pub checkpoint_every: Option<Duration>,
+    /// Called once when the stop flag ended the run early: true if that stop asks for a
+    /// checkpoint even without `checkpoint_every` (`yee run` answers true after SIGTERM).
+    pub checkpoint_on_stop: fn() -> bool,
+    /// Continue the run from the output's checkpoint, appending to the output, instead of
+    /// starting it.
+    pub resume: bool,
 }
 
 impl RunOptions {
@@ -69,7 +81,15 @@ impl RunOptions {
             check_every: 100,
             gpus: None,
             slabs_per_gpu: None,
+            checkpoint_every: None,
+            checkpoint_on_stop: || false,
+            resume: false,
         }
+    }
+
+    /// The checkpoint file of this run ([`crate::checkpoint::path_for`] its output).
+    pub fn checkpoint_path(&self) -> PathBuf {
+        crate::checkpoint::path_for(&self.output)
     }
 }
 
@@ -96,6 +116,12 @@ pub struct Summary {
     pub complete: bool,
     /// Why the XDMF sidecar could not be written (or a stale one removed), if so.
     pub sidecar_warning: Option<String>,
+    /// The step the run started from (0, or a checkpoint's step when resumed).
+    pub first_step: usize,
+    /// Checkpoints written (their time is `phases.checkpoint`).
+    pub checkpoints: usize,
+    /// The checkpoint the run left to resume from, if it stopped after writing one.
+    pub checkpoint: Option<PathBuf>,
 }
 
 /// Why a run did not complete.
@@ -134,6 +160,10 @@ pub enum RunError {
     /// The requested backend cannot run here; nothing was written.
     #[error("{0}")]
     Backend(StartError),
+    /// A resume was refused: the checkpoint is missing, unreadable or of another run, or
+    /// the result file changed since it was written; nothing was written.
+    #[error("{0}")]
+    Resume(String),
 }
 
 /// Why no engine could be started for a run.
@@ -174,7 +204,7 @@ impl RunError {
             RunError::Interrupted(s) => Some(s),
             RunError::NonFinite { summary, .. } | RunError::Device { summary, .. } => Some(summary),
             RunError::Output { summary, .. } => summary.as_deref_mut(),
-            RunError::Backend(_) => None,
+            RunError::Backend(_) | RunError::Resume(_) => None,
         }
     }
 }
@@ -231,14 +261,22 @@ pub fn run_backend<B: Backend>(
     opts: &RunOptions,
     obs: &mut dyn Observer,
 ) -> Result<Summary, RunError> {
-    let writer =
-        Hdf5Writer::create::<B::Real>(&opts.output, model, &backend.name()).map_err(|error| {
-            RunError::Output {
+    let (writer, start) = if opts.resume {
+        resume(model, backend, ranges, opts)?
+    } else {
+        let writer = Hdf5Writer::create::<B::Real>(&opts.output, model, &backend.name()).map_err(
+            |error| RunError::Output {
                 error,
                 summary: None,
-            }
-        })?;
-    let mut result = time_loop(model, backend, writer, ranges, threads, opts, obs);
+            },
+        )?;
+        // A checkpoint left by an earlier run of this output belonged to the file just
+        // replaced (removed only now: a run that fails to start keeps the old run resumable).
+        let _ = std::fs::remove_file(opts.checkpoint_path());
+        (writer, 0)
+    };
+    let mut result =
+        time_loop::time_loop_from(model, backend, writer, ranges, threads, opts, obs, start);
     if let Err(RunError::Output {
         error,
         summary: Some(_),
@@ -262,4 +300,32 @@ pub fn run_backend<B: Backend>(
         s.sidecar_warning = sidecar_warning;
     }
     result
+}
+
+/// Load the output's checkpoint into `backend` (holding `model` split as `ranges`) and reopen
+/// the output where the checkpoint left it: the writer and the step to continue after.
+fn resume<B: Backend>(
+    model: &Model,
+    backend: &mut B,
+    ranges: &[SlabRange],
+    opts: &RunOptions,
+) -> Result<(Hdf5Writer, usize), RunError> {
+    let path = opts.checkpoint_path();
+    let refused = |e: crate::checkpoint::CheckpointError| RunError::Resume(e.to_string());
+    let header = crate::checkpoint::read_header(&path).map_err(refused)?;
+    header.check(&path, model).map_err(refused)?;
+    let state = crate::checkpoint::read_state::<B::Real>(&path, model).map_err(refused)?;
+    let halos = crate::decomp::HaloPlan::new(ranges, &model.boundaries);
+    let copies: Vec<_> = halos
+        .after_h
+        .iter()
+        .chain(&halos.after_e)
+        .cloned()
+        .collect();
+    backend.import_state(&state, &copies).map_err(|e| {
+        RunError::Resume(format!("refusing the checkpoint `{}`: {e}", path.display()))
+    })?;
+    let writer = Hdf5Writer::reopen(&opts.output, model, header.step, &header.result)
+        .map_err(|e| RunError::Resume(format!("refusing to resume: {e}")))?;
+    Ok((writer, header.step))
 }

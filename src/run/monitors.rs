@@ -77,6 +77,12 @@ impl Monitors {
         }
     }
 
+    /// Continue a run resumed after `steps_done` steps: the file holds a probe row for each
+    /// of them (nothing is queued: a checkpoint is taken with every monitor drained).
+    pub(super) fn resume_after(&mut self, steps_done: usize) {
+        self.probe_rows = steps_done;
+    }
+
     /// Write the oldest queued snapshot component, waiting for its data if needed. True if
     /// it was written (false after a device failure: the frame is lost).
     fn write_oldest<B: Backend>(

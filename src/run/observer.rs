@@ -59,10 +59,12 @@ pub trait Observer: Send {
 pub struct Quiet;
 impl Observer for Quiet {}
 
-/// The progress after `step` of `steps` steps of a grid of `cells` cells, `elapsed` into the
-/// loop.
-pub(super) fn progress(
+/// The progress after `step` of `steps` steps of a grid of `cells` cells, `elapsed` into a
+/// loop that started after step `first` (0, or a checkpoint's step when resumed): the
+/// throughput counts the steps this loop did.
+pub(super) fn progress_from(
     cells: u64,
+    first: usize,
     step: usize,
     steps: usize,
     dt: f64,
@@ -73,7 +75,7 @@ pub(super) fn progress(
         step,
         steps,
         time: step as f64 * dt,
-        mcells_per_s: cells as f64 * step as f64 / secs / 1e6,
+        mcells_per_s: cells as f64 * step.saturating_sub(first) as f64 / secs / 1e6,
         elapsed,
     }
 }

@@ -269,6 +269,10 @@ impl<'a> Collector<'a> {
             output: self.opts.output.clone(),
             complete: self.done == self.traces,
             sidecar_warning: None,
+            // A scan is not checkpointed mid-trace: its finished traces are its state.
+            first_step: 0,
+            checkpoints: 0,
+            checkpoint: None,
         }
     }
 

@@ -20,6 +20,9 @@ pub struct PhaseTimes {
     pub monitors: Duration,
     /// NaN/Inf checks.
     pub checks: Duration,
+    /// Writing checkpoints (draining the monitors, flushing the result, reading the state
+    /// and writing the checkpoint file).
+    pub checkpoint: Duration,
 }
 
 impl PhaseTimes {
@@ -105,6 +108,12 @@ impl<'a, B: Backend> Stepper<'a, B> {
     /// Steps taken so far.
     pub fn steps_done(&self) -> usize {
         self.steps_done
+    }
+
+    /// Continue after `steps_done` steps (a run resumed from a checkpoint whose state the
+    /// backend holds): the next step's sources are those of step `steps_done + 1`.
+    pub fn resume_after(&mut self, steps_done: usize) {
+        self.steps_done = steps_done;
     }
 }
 

@@ -14,7 +14,7 @@
 //! way: the same probe series, snapshot rows and flux spectra.
 
 use super::monitors::{write_fluxes, Monitors};
-use super::observer::progress;
+use super::observer::progress_from;
 use super::{Observer, PhaseTimes, RunError, RunInfo, RunOptions, Stepper, Summary};
 use crate::backend::Backend;
 use crate::decomp::SlabRange;
@@ -30,11 +30,33 @@ use std::time::{Duration, Instant};
 pub fn time_loop<B: Backend>(
     model: &Model,
     backend: &mut B,
+    writer: Hdf5Writer,
+    ranges: &[SlabRange],
+    threads: usize,
+    opts: &RunOptions,
+    obs: &mut dyn Observer,
+) -> Result<Summary, RunError> {
+    time_loop_from(model, backend, writer, ranges, threads, opts, obs, 0)
+}
+
+/// [`time_loop`] continuing after `start` steps: the backend holds the state after them and
+/// `writer` the file as it was then (a run resumed from a checkpoint; 0 for a new run).
+///
+/// Checkpoints ([`crate::checkpoint`]): every `opts.checkpoint_every` of wall time, and when
+/// the stop flag ends the run (with `checkpoint_every`, or when `opts.checkpoint_on_stop`
+/// says so), the loop drains the monitors, flushes the file, reads the backend's state and
+/// writes the checkpoint. A run that completes removes its checkpoint: nothing is left to
+/// resume. A checkpoint that cannot be written stops the run like any failed write.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn time_loop_from<B: Backend>(
+    model: &Model,
+    backend: &mut B,
     mut writer: Hdf5Writer,
     ranges: &[SlabRange],
     threads: usize,
     opts: &RunOptions,
     obs: &mut dyn Observer,
+    start: usize,
 ) -> Result<Summary, RunError> {
     let g = &model.grid;
     obs.start(&RunInfo {
@@ -57,14 +79,20 @@ pub fn time_loop<B: Backend>(
 
     let mut phases = PhaseTimes::default();
     let mut monitors = Monitors::new(model);
+    monitors.resume_after(start);
     let started = Instant::now();
     let mut last_report = started;
     let mut last_flush = started;
-    let mut steps_done = 0;
+    let mut last_checkpoint = started;
+    let mut checkpoints = 0;
+    let mut steps_done = start;
     let mut failure = None;
+    let checkpoint_path = opts.checkpoint_path();
+    let size_limit = SizeLimit::new(model, <B::Real as crate::real::Real>::PRECISION);
 
     let mut stepper = Stepper::new(model, backend, ranges);
-    for n in 0..g.steps {
+    stepper.resume_after(start);
+    for n in start..g.steps {
         stepper.step_timed(&mut phases);
         let backend = &mut *stepper.backend;
         let t4 = Instant::now();
@@ -77,6 +105,9 @@ pub fn time_loop<B: Backend>(
         let now = Instant::now();
         // A failed write (a full disk) ends the run like an interrupt, after this step.
         let written = (|| -> Result<(), OutputError> {
+            if let Some(limit) = &size_limit {
+                limit.check(model, step, &opts.output)?;
+            }
             let mut wrote_snapshot = monitors.write_snapshots(&mut writer, backend, false)?;
             for (s, snap) in model.snapshots.iter().enumerate() {
                 if step % snap.every == 0 {
@@ -130,10 +161,53 @@ pub fn time_loop<B: Backend>(
         }
         if now.duration_since(last_report) > Duration::from_millis(200) {
             last_report = now;
-            obs.progress(&progress(g.cells(), step, g.steps, g.dt, started.elapsed()));
+            obs.progress(&progress_from(
+                g.cells(),
+                start,
+                step,
+                g.steps,
+                g.dt,
+                started.elapsed(),
+            ));
         }
         if opts.stop.load(Ordering::Relaxed) {
             break;
+        }
+        if let Some(every) = opts.checkpoint_every {
+            if last_checkpoint.elapsed() >= every && step < g.steps {
+                // A blown-up state must not replace the last good checkpoint.
+                if !backend.all_finite() {
+                    failure = Some(Failure::NonFinite(non_finite_message(
+                        model,
+                        step,
+                        opts.check_every,
+                    )));
+                    break;
+                }
+                let c0 = Instant::now();
+                let r = checkpoint(
+                    model,
+                    backend,
+                    &mut writer,
+                    &mut monitors,
+                    step,
+                    &checkpoint_path,
+                );
+                phases.checkpoint += c0.elapsed();
+                last_checkpoint = Instant::now();
+                match r {
+                    Ok(true) => checkpoints += 1,
+                    Ok(false) => {}
+                    Err(e) => {
+                        failure = Some(Failure::Output(e));
+                        break;
+                    }
+                }
+                if let Some(message) = backend.failure() {
+                    failure = Some(Failure::Device { step, message });
+                    break;
+                }
+            }
         }
     }
 
@@ -147,7 +221,6 @@ pub fn time_loop<B: Backend>(
         write_fluxes(&mut writer, backend, model, steps_done, true)
     })();
     phases.monitors += t6.elapsed();
-    let wall = started.elapsed();
     let complete = steps_done == g.steps && failure.is_none() && tail.is_ok();
     let finished = writer.finish::<B::Real>(steps_done, complete);
     let complete = complete && finished.is_ok();
@@ -156,6 +229,48 @@ pub fn time_loop<B: Backend>(
             failure = Some(Failure::Output(e));
         }
     }
+    // Stopped early by the stop flag with everything written: the checkpoint to resume from.
+    let mut left_checkpoint = None;
+    let stopped = !complete && failure.is_none() && steps_done < g.steps;
+    let want_checkpoint = opts.checkpoint_every.is_some() || (opts.checkpoint_on_stop)();
+    if stopped && want_checkpoint && !backend.all_finite() {
+        // A blown-up state must not replace the last good checkpoint.
+        failure = Some(Failure::NonFinite(non_finite_message(
+            model,
+            steps_done,
+            opts.check_every,
+        )));
+    } else if stopped && want_checkpoint {
+        let c0 = Instant::now();
+        let r = checkpoint(
+            model,
+            backend,
+            &mut writer,
+            &mut monitors,
+            steps_done,
+            &checkpoint_path,
+        );
+        phases.checkpoint += c0.elapsed();
+        match r {
+            Ok(true) => {
+                checkpoints += 1;
+                left_checkpoint = Some(checkpoint_path.clone());
+            }
+            Ok(false) => {}
+            Err(e) => failure = Some(Failure::Output(e)),
+        }
+        if let (None, Some(message)) = (&failure, backend.failure()) {
+            failure = Some(Failure::Device {
+                step: steps_done,
+                message,
+            });
+        }
+    }
+    if complete {
+        // Nothing is left to resume; a checkpoint here would only be a stale copy of the run.
+        let _ = std::fs::remove_file(&checkpoint_path);
+    }
+    let wall = started.elapsed();
     drop(writer);
     let summary = Summary {
         backend: backend.name(),
@@ -163,13 +278,38 @@ pub fn time_loop<B: Backend>(
         steps_done,
         steps: g.steps,
         wall,
-        mcells_per_s: progress(g.cells(), steps_done, g.steps, g.dt, wall).mcells_per_s,
+        mcells_per_s: progress_from(g.cells(), start, steps_done, g.steps, g.dt, wall).mcells_per_s,
         phases,
         output: opts.output.clone(),
         complete,
         sidecar_warning: None,
+        first_step: start,
+        checkpoints,
+        checkpoint: left_checkpoint,
     };
-    obs.progress(&progress(g.cells(), steps_done, g.steps, g.dt, wall));
+    obs.progress(&progress_from(
+        g.cells(),
+        start,
+        steps_done,
+        g.steps,
+        g.dt,
+        wall,
+    ));
+    if checkpoints > 0 {
+        obs.message(&format!(
+            "checkpoints: {checkpoints} written in {:.2} s ({:.0}% of the run){}",
+            phases.checkpoint.as_secs_f64(),
+            100.0 * phases.checkpoint.as_secs_f64() / wall.as_secs_f64().max(1e-9),
+            summary
+                .checkpoint
+                .as_ref()
+                .map_or(String::new(), |p| format!(
+                    "; resume with `yee resume {}` ({})",
+                    opts.output.display(),
+                    p.display()
+                ))
+        ));
+    }
     obs.finish(&summary);
     match failure {
         Some(Failure::NonFinite(message)) => {
@@ -197,6 +337,114 @@ pub fn time_loop<B: Backend>(
         return Err(RunError::Interrupted(Box::new(summary)));
     }
     Ok(summary)
+}
+
+/// Write the checkpoint of the run after `step` steps: every queued monitor written, the file
+/// flushed, its fingerprint and the backend's state into `path` ([`crate::checkpoint::write`]).
+/// False (nothing written) after a device failure, which the caller reports.
+fn checkpoint<B: Backend>(
+    model: &Model,
+    backend: &mut B,
+    writer: &mut Hdf5Writer,
+    monitors: &mut Monitors,
+    step: usize,
+    path: &std::path::Path,
+) -> Result<bool, OutputError> {
+    monitors.write_snapshots(writer, backend, true)?;
+    monitors.write_probes(&model.probes, writer, backend, true);
+    writer.flush::<B::Real>(step)?;
+    let result = writer.fingerprint()?;
+    let Some(mut state) = backend.export_state() else {
+        return Ok(false);
+    };
+    state.step = step;
+    crate::checkpoint::write(path, model, &state, &result, &backend.name())?;
+    Ok(true)
+}
+
+/// A file-size limit (`ulimit -f`, RLIMIT_FSIZE) on this process. A write that fails at the
+/// limit leaves an HDF5 file whose recorded end lies past what reached the disk, and the
+/// limit forbids extending the file to make it readable again
+/// ([`crate::output::reopen_after_failure`]); so under a limit the loop stops *before* a step
+/// whose writes could cross it, with the message of a failed write, and the file stays valid.
+struct SizeLimit {
+    /// The limit, bytes.
+    limit: u64,
+    /// Bytes one frame of each snapshot adds.
+    frames: Vec<u64>,
+    /// Room kept for what else a step may add: a new chunk of every probe series, HDF5's
+    /// object headers and chunk indexes, the surface DFT datasets written at the end.
+    margin: u64,
+    /// What the finished file needs ([`crate::output::file_bytes`]).
+    expected: u64,
+}
+
+impl SizeLimit {
+    /// The limit this process runs under, for `model`'s file in `precision`; None without one.
+    fn new(model: &Model, precision: Precision) -> Option<Self> {
+        let mut r = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit only fills the struct it is given.
+        if unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut r) } != 0
+            || r.rlim_cur == libc::RLIM_INFINITY
+        {
+            return None;
+        }
+        let t = precision.bytes() as u64;
+        let frames = model
+            .snapshots
+            .iter()
+            .map(|s| s.regions.iter().map(|(_, r)| r.len() as u64 * t).sum())
+            .collect();
+        // A probe chunk is 4096 values of each component and of the time (f64).
+        let probes: u64 = model
+            .probes
+            .iter()
+            .map(|p| 4096 * (8 + t * p.components.len() as u64))
+            .sum();
+        // The surface DFT datasets (spectra, kept DFTs, far-field patterns), as the plan
+        // estimates them for the file.
+        let flux = crate::plan::output_bytes(model).flux;
+        Some(SizeLimit {
+            limit: r.rlim_cur,
+            frames,
+            margin: 128 * 1024 + probes + flux,
+            expected: crate::output::file_bytes(model),
+        })
+    }
+
+    /// Err when the writes of step `step` could take `output` past the limit.
+    fn check(
+        &self,
+        model: &Model,
+        step: usize,
+        output: &std::path::Path,
+    ) -> Result<(), OutputError> {
+        let written = std::fs::metadata(output).map_or(0, |m| m.len());
+        let frames: u64 = model
+            .snapshots
+            .iter()
+            .zip(&self.frames)
+            .filter(|(s, _)| step % s.every == 0)
+            .map(|(_, b)| b)
+            .sum();
+        if written + frames + self.margin <= self.limit {
+            return Ok(());
+        }
+        let d = crate::checkpoint::decimal;
+        Err(OutputError {
+            path: output.to_path_buf(),
+            message: format!(
+                "the file reached the largest size this process may write (ulimit -f, {}) after {} written; the finished file needs about {}, {} more",
+                d(self.limit),
+                d(written),
+                d(self.expected),
+                d(self.expected.saturating_sub(written))
+            ),
+        })
+    }
 }
 
 /// Why the loop stopped early (other than the stop flag).

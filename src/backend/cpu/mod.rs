@@ -8,6 +8,7 @@
 
 mod cpml;
 mod dispersive;
+mod state;
 mod tfsf;
 mod update;
 
@@ -677,5 +678,17 @@ impl<T: Real> Backend for CpuBackend<T> {
 
     fn name(&self) -> String {
         "cpu".into()
+    }
+
+    fn export_state(&mut self) -> Option<super::State<T>> {
+        Some(self.export())
+    }
+
+    fn import_state(
+        &mut self,
+        state: &super::State<T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), super::StateError> {
+        self.import(state, halo_copies)
     }
 }

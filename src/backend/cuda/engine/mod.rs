@@ -47,6 +47,7 @@ mod halo;
 mod monitors;
 mod passes;
 mod slab;
+mod state;
 
 pub use device::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS};
 pub use monitors::{monitor_bytes, probe_ring_rows, PROBE_RING_ROWS};
@@ -922,5 +923,32 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
 
     fn name(&self) -> String {
         self.name.clone()
+    }
+
+    fn export_state(&mut self) -> Option<crate::backend::State<T>> {
+        if self.failed() {
+            return None;
+        }
+        let r = self.export();
+        self.ok(r, "reading the state for a checkpoint")
+    }
+
+    fn import_state(
+        &mut self,
+        state: &crate::backend::State<T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), crate::backend::StateError> {
+        if self.failed() {
+            return Err(crate::backend::StateError(
+                self.failure().unwrap_or_default(),
+            ));
+        }
+        let r = self.import(state, halo_copies);
+        match self.ok(r, "loading the state of a checkpoint") {
+            Some(fits) => fits,
+            None => Err(crate::backend::StateError(
+                self.failure().unwrap_or_default(),
+            )),
+        }
     }
 }

@@ -1,0 +1,260 @@
+//! The CPU backend's side of [`State`]: export and import of the whole run state.
+//!
+//! Every per-cell array of a slab is stored by owned x plane, so the global layout is the
+//! slabs' arrays concatenated in x order: fields (without halos), the y and z psi arrays
+//! ([owned plane][...]), the x psi arrays (the slab's x-layer planes in layer order, and the
+//! layers lie in increasing x). A dispersive group holds its cells sorted by index within the
+//! slab, so the cells of one (component, material) over the grid are the slabs' groups
+//! concatenated, slot by slot.
+
+use super::{CpuBackend, Slab};
+use crate::backend::{check_len, DispersiveState, State, StateError};
+use crate::decomp::{HaloCopy, HaloSide};
+use crate::real::Real;
+
+impl<T: Real> CpuBackend<T> {
+    /// The slabs in x order (the engine builds them from ranges that tile [0, nx), in order;
+    /// sorting keeps the layout right whatever order they came in).
+    fn slab_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.slabs.len()).collect();
+        order.sort_by_key(|&i| self.slabs[i].range.x0);
+        order
+    }
+
+    /// The whole state ([`crate::backend::Backend::export_state`]).
+    pub(super) fn export(&self) -> State<T> {
+        let plane = self.shared.ny * self.shared.nz;
+        let order = self.slab_order();
+        let mut st = State::<T>::default();
+        for &i in &order {
+            let s = &self.slabs[i];
+            let owned = plane..(s.range.len() + 1) * plane;
+            for c in 0..3 {
+                st.fields[c].extend_from_slice(&s.e[c][owned.clone()]);
+                st.fields[3 + c].extend_from_slice(&s.h[c][owned.clone()]);
+            }
+            for k in 0..4 {
+                st.psi[0][k].extend_from_slice(&s.psi_x[k]);
+                st.psi[1][k].extend_from_slice(&s.psi_y[k]);
+                st.psi[2][k].extend_from_slice(&s.psi_z[k]);
+            }
+            if st.incident.is_none() {
+                st.incident = s
+                    .incident
+                    .as_ref()
+                    .map(|inc| [inc.e.clone(), inc.h.clone()]);
+            }
+        }
+        // Dispersive: the (component, material) keys of every slab, in order, then each key's
+        // cells slab after slab, slot by slot.
+        let mut keys: Vec<(usize, u8)> = self
+            .slabs
+            .iter()
+            .flat_map(|s| s.dispersive.iter().map(|g| (g.component, g.material)))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for (c, m) in keys {
+            let groups: Vec<_> = order
+                .iter()
+                .filter_map(|&i| {
+                    self.slabs[i]
+                        .dispersive
+                        .iter()
+                        .find(|g| g.component == c && g.material == m)
+                })
+                .collect();
+            let slots = self.state_len(m);
+            let mut d = DispersiveState {
+                component: c as u8,
+                material: m,
+                ..Default::default()
+            };
+            for g in &groups {
+                d.e_prev.extend_from_slice(&g.e_prev);
+            }
+            for slot in 0..slots {
+                for g in &groups {
+                    let n = g.cells.len();
+                    d.state
+                        .extend_from_slice(&g.state[slot * n..(slot + 1) * n]);
+                }
+            }
+            st.dispersive.push(d);
+        }
+        if let Some(flux) = &self.monitors.flux {
+            st.flux = (0..flux.len()).map(|i| flux.dft(i)).collect();
+        }
+        st
+    }
+
+    /// State values per dispersive cell of material `m`.
+    fn state_len(&self, m: u8) -> usize {
+        self.shared.dispersive[m as usize]
+            .as_ref()
+            .map_or(0, |d| d.state_len())
+    }
+
+    /// Replace the state ([`crate::backend::Backend::import_state`]). Checks every length
+    /// before writing anything, so a mismatched state leaves the engine as it was.
+    pub(super) fn import(
+        &mut self,
+        st: &State<T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), StateError> {
+        let plane = self.shared.ny * self.shared.nz;
+        let order = self.slab_order();
+        let nx: usize = self.slabs.iter().map(|s| s.range.len()).sum();
+        let total = |f: &dyn Fn(&Slab<T>) -> usize| self.slabs.iter().map(f).sum::<usize>();
+        for (c, f) in st.fields.iter().enumerate() {
+            check_len(
+                &format!("field {}", crate::model::Component::ALL[c].name()),
+                f.len(),
+                nx * plane,
+            )?;
+        }
+        for k in 0..4 {
+            check_len("x psi", st.psi[0][k].len(), total(&|s| s.psi_x[k].len()))?;
+            check_len("y psi", st.psi[1][k].len(), total(&|s| s.psi_y[k].len()))?;
+            check_len("z psi", st.psi[2][k].len(), total(&|s| s.psi_z[k].len()))?;
+        }
+        // Dispersive: every key of the slabs is in the state with the cells of all slabs.
+        let mut need: Vec<(usize, u8, usize)> = Vec::new();
+        for s in &self.slabs {
+            for g in &s.dispersive {
+                match need
+                    .iter_mut()
+                    .find(|k| k.0 == g.component && k.1 == g.material)
+                {
+                    Some(k) => k.2 += g.cells.len(),
+                    None => need.push((g.component, g.material, g.cells.len())),
+                }
+            }
+        }
+        check_len(
+            "the dispersive state (groups)",
+            st.dispersive.len(),
+            need.len(),
+        )?;
+        for &(c, m, n) in &need {
+            let Some(i) = st.dispersive_index(c, m) else {
+                return Err(StateError(format!(
+                    "no dispersive state for component {c}, material {m}"
+                )));
+            };
+            let d = &st.dispersive[i];
+            check_len("dispersive E^n", d.e_prev.len(), n)?;
+            check_len(
+                "dispersive pole state",
+                d.state.len(),
+                n * self.state_len(m),
+            )?;
+        }
+        let nodes = self.shared.tfsf.as_ref().map(|t| t.nodes);
+        let any_incident = self.slabs.iter().any(|s| s.incident.is_some());
+        match (&st.incident, any_incident) {
+            (Some([e, h]), true) => {
+                let n = nodes.unwrap_or(0);
+                check_len("TF/SF incident e", e.len(), n)?;
+                check_len("TF/SF incident h", h.len(), n)?;
+            }
+            (None, false) => {}
+            (Some(_), false) | (None, true) => {
+                return Err(StateError(
+                    "the TF/SF incident grid is in one and not the other".into(),
+                ))
+            }
+        }
+        let monitors = self.monitors.flux.as_ref().map_or(0, |f| f.len());
+        check_len("surface DFT monitors", st.flux.len(), monitors)?;
+        if let Some(flux) = &self.monitors.flux {
+            for (i, saved) in st.flux.iter().enumerate() {
+                let now = flux.dft(i);
+                let same = now.patches.len() == saved.patches.len()
+                    && now.patches.iter().zip(&saved.patches).all(|(a, b)| {
+                        a.patch == b.patch
+                            && a.re.iter().zip(&b.re).all(|(x, y)| x.len() == y.len())
+                            && a.im.iter().zip(&b.im).all(|(x, y)| x.len() == y.len())
+                    });
+                if !same {
+                    return Err(StateError(format!(
+                        "surface DFT monitor {i} has other patches or frequencies"
+                    )));
+                }
+            }
+        }
+
+        // Every length fits: write.
+        let mut x_plane = 0;
+        let mut offs = [0usize; 3];
+        let mut disp_off = vec![0usize; st.dispersive.len()];
+        for &i in &order {
+            let s = &mut self.slabs[i];
+            let n = s.range.len();
+            let at = x_plane * plane..(x_plane + n) * plane;
+            for c in 0..3 {
+                s.e[c][plane..(n + 1) * plane].copy_from_slice(&st.fields[c][at.clone()]);
+                s.h[c][plane..(n + 1) * plane].copy_from_slice(&st.fields[3 + c][at.clone()]);
+            }
+            x_plane += n;
+            for (a, psi) in [&mut s.psi_x, &mut s.psi_y, &mut s.psi_z]
+                .into_iter()
+                .enumerate()
+            {
+                let len = psi[0].len();
+                for (k, p) in psi.iter_mut().enumerate() {
+                    p.copy_from_slice(&st.psi[a][k][offs[a]..offs[a] + len]);
+                }
+                offs[a] += len;
+            }
+            if let (Some(inc), Some([e, h])) = (&mut s.incident, &st.incident) {
+                inc.e.copy_from_slice(e);
+                inc.h.copy_from_slice(h);
+            }
+            for g in &mut s.dispersive {
+                let di = st
+                    .dispersive_index(g.component, g.material)
+                    .expect("checked above");
+                let d = &st.dispersive[di];
+                let (total, n, off) = (d.e_prev.len(), g.cells.len(), disp_off[di]);
+                g.e_prev.copy_from_slice(&d.e_prev[off..off + n]);
+                let slots = g.state.len() / n.max(1);
+                for slot in 0..slots {
+                    g.state[slot * n..(slot + 1) * n]
+                        .copy_from_slice(&d.state[slot * total + off..][..n]);
+                }
+                disp_off[di] += n;
+            }
+        }
+        if let Some(flux) = &mut self.monitors.flux {
+            for (i, dft) in st.flux.iter().enumerate() {
+                flux.restore(i, dft).map_err(StateError)?;
+            }
+        }
+        self.fill_halos(st, halo_copies);
+        Ok(())
+    }
+
+    /// Each halo plane of `copies` gets its source plane from `st` (negated for a PMC mirror),
+    /// as the last exchange of each half step left it.
+    fn fill_halos(&mut self, st: &State<T>, copies: &[HaloCopy]) {
+        let plane = self.shared.ny * self.shared.nz;
+        for c in copies {
+            let src = &st.fields[c.component as usize][c.src_x * plane..(c.src_x + 1) * plane];
+            let dst = &mut self.slabs[c.dst_slab];
+            let p = match c.dst_side {
+                HaloSide::Left => 0,
+                HaloSide::Right => dst.range.len() + 1,
+            };
+            let ci = c.component as usize % 3;
+            let f = if c.component.is_electric() {
+                &mut dst.e[ci]
+            } else {
+                &mut dst.h[ci]
+            };
+            for (d, &v) in f[p * plane..(p + 1) * plane].iter_mut().zip(src) {
+                *d = if c.negate { -v } else { v };
+            }
+        }
+    }
+}

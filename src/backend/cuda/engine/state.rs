@@ -1,0 +1,346 @@
+//! The slab engine's side of [`State`]: the whole run state copied between the devices and
+//! the backend-independent layout, through the [`Device`] trait (so the host-compiled engine
+//! of the tests does exactly what the CUDA driver does).
+//!
+//! A slab's device arrays are laid out as the CPU backend's (`kernels/cpml.cu` names the psi
+//! layouts; the dispersive groups are the CPU's, cells sorted), so the global arrays are the
+//! slabs' arrays concatenated in x order. The flux accumulators are `[8][frequency][cell]`
+//! per part (a patch's cells that lie in one slab, from cell `cell0` of the patch on).
+
+use super::super::args::POLE_LORENTZ;
+use super::device::{bytes_of, Device, DeviceError};
+use super::Engine;
+use crate::backend::{check_len, DispersiveState, State, StateError};
+use crate::decomp::{HaloCopy, HaloSide};
+use crate::real::Real;
+
+/// Download `len` values of `T` from `ptr` on `gpu`.
+fn download<D: Device, T: Real>(
+    dev: &D,
+    gpu: usize,
+    ptr: u64,
+    len: usize,
+) -> Result<Vec<T>, DeviceError> {
+    let mut v = vec![T::ZERO; len];
+    if len > 0 {
+        // SAFETY: plain float values (or f64 accumulators); any bytes are valid.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                v.as_mut_ptr().cast::<u8>(),
+                std::mem::size_of_val(&v[..]),
+            )
+        };
+        dev.download(gpu, ptr, bytes)?;
+    }
+    Ok(v)
+}
+
+impl<D: Device, T: Real> Engine<D, T> {
+    /// Slab indices in x order.
+    fn slab_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.slabs.len()).collect();
+        order.sort_by_key(|&i| self.slabs[i].range.x0);
+        order
+    }
+
+    /// Values per psi array of slab `s` along each axis (the plan's `psi_len`).
+    fn psi_lens(&self, s: &super::slab::Slab) -> [usize; 3] {
+        let n = s.range.len();
+        let x_planes: usize = s.x_runs.iter().map(|r| r.p1 - r.p0).sum();
+        let ly = self.layers[1].0 + self.layers[1].1;
+        let lz = self.layers[2].0 + self.layers[2].1;
+        [x_planes * self.plane, n * ly * self.nz, n * self.ny * lz]
+    }
+
+    /// State values per dispersive cell of material `m` (J and P for a Lorentz pole, one
+    /// value for Drude and Debye).
+    fn state_len(&self, m: u8) -> usize {
+        self.poles[m as usize].as_ref().map_or(0, |a| {
+            a.poles[..a.npoles as usize]
+                .iter()
+                .map(|p| if p.kind == POLE_LORENTZ { 2 } else { 1 })
+                .sum()
+        })
+    }
+
+    /// The whole state, downloaded from every GPU ([`crate::backend::Backend::export_state`]).
+    pub(super) fn export(&self) -> Result<State<T>, DeviceError> {
+        let t = std::mem::size_of::<T>() as u64;
+        let plane = self.plane;
+        let order = self.slab_order();
+        let mut st = State::<T> {
+            step: self.step,
+            ..Default::default()
+        };
+        for &i in &order {
+            let s = &self.slabs[i];
+            let n = s.range.len();
+            for c in 0..6 {
+                let v = download::<D, T>(&self.dev, s.gpu, s.f[c] + plane as u64 * t, n * plane)?;
+                st.fields[c].extend_from_slice(&v);
+            }
+            let lens = self.psi_lens(s);
+            for (a, &len) in lens.iter().enumerate() {
+                for k in 0..4 {
+                    if len > 0 {
+                        let v = download::<D, T>(&self.dev, s.gpu, s.psi[a][k], len)?;
+                        st.psi[a][k].extend_from_slice(&v);
+                    }
+                }
+            }
+            if let (None, Some([e, h]), Some((nodes, _, _))) = (&st.incident, s.incident, self.tfsf)
+            {
+                st.incident = Some([
+                    download::<D, T>(&self.dev, s.gpu, e, nodes)?,
+                    download::<D, T>(&self.dev, s.gpu, h, nodes)?,
+                ]);
+            }
+        }
+        self.zero_wall_psi(&mut st);
+        let mut keys: Vec<(usize, u8)> = self
+            .slabs
+            .iter()
+            .flat_map(|s| s.dispersive.iter().map(|g| (g.component, g.material)))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for (c, m) in keys {
+            let slots = self.state_len(m);
+            let mut d = DispersiveState {
+                component: c as u8,
+                material: m,
+                ..Default::default()
+            };
+            let mut per_slot: Vec<Vec<T>> = vec![Vec::new(); slots];
+            for &i in &order {
+                let s = &self.slabs[i];
+                for g in s
+                    .dispersive
+                    .iter()
+                    .filter(|g| g.component == c && g.material == m)
+                {
+                    d.e_prev
+                        .extend_from_slice(&download::<D, T>(&self.dev, s.gpu, g.e_prev, g.n)?);
+                    let state = download::<D, T>(&self.dev, s.gpu, g.state, g.n * slots)?;
+                    for (slot, out) in per_slot.iter_mut().enumerate() {
+                        out.extend_from_slice(&state[slot * g.n..(slot + 1) * g.n]);
+                    }
+                }
+            }
+            d.state = per_slot.concat();
+            st.dispersive.push(d);
+        }
+        for i in 0..self.fluxes.len() {
+            st.flux.push(self.read_flux(i)?);
+        }
+        Ok(st)
+    }
+
+    /// Zero the E psi values of the outer wall cells of the minimum PML layers (x plane 0,
+    /// y row 0, z cell 0), as the CPU backend holds them: the kernels update psi there too,
+    /// but E on that PEC-backed wall is zeroed every step, so those values never reach a
+    /// field, and the CPU skips them. The exported state is then the same from both engines.
+    fn zero_wall_psi(&self, st: &mut State<T>) {
+        let (ny, nz) = (self.ny, self.nz);
+        let nx = st.fields[0].len() / self.plane.max(1);
+        if self.layers[0].0 > 0 {
+            for k in 0..2 {
+                st.psi[0][k][..self.plane].fill(T::ZERO);
+            }
+        }
+        let ly = self.layers[1].0 + self.layers[1].1;
+        if self.layers[1].0 > 0 {
+            for k in 0..2 {
+                for x in 0..nx {
+                    st.psi[1][k][x * ly * nz..][..nz].fill(T::ZERO);
+                }
+            }
+        }
+        let lz = self.layers[2].0 + self.layers[2].1;
+        if self.layers[2].0 > 0 {
+            for k in 0..2 {
+                for row in 0..nx * ny {
+                    st.psi[2][k][row * lz] = T::ZERO;
+                }
+            }
+        }
+    }
+
+    /// Check that `st` fits this engine's arrays, without touching the devices.
+    fn check(&self, st: &State<T>) -> Result<(), StateError> {
+        let nx: usize = self.slabs.iter().map(|s| s.range.len()).sum();
+        for (c, f) in st.fields.iter().enumerate() {
+            check_len(
+                &format!("field {}", crate::model::Component::ALL[c].name()),
+                f.len(),
+                nx * self.plane,
+            )?;
+        }
+        let mut psi = [0usize; 3];
+        for s in &self.slabs {
+            for (a, l) in self.psi_lens(s).into_iter().enumerate() {
+                psi[a] += l;
+            }
+        }
+        for (a, &len) in psi.iter().enumerate() {
+            for k in 0..4 {
+                check_len(&format!("psi {a}/{k}"), st.psi[a][k].len(), len)?;
+            }
+        }
+        let mut need: Vec<(usize, u8, usize)> = Vec::new();
+        for g in self.slabs.iter().flat_map(|s| &s.dispersive) {
+            match need
+                .iter_mut()
+                .find(|k| k.0 == g.component && k.1 == g.material)
+            {
+                Some(k) => k.2 += g.n,
+                None => need.push((g.component, g.material, g.n)),
+            }
+        }
+        check_len(
+            "the dispersive state (groups)",
+            st.dispersive.len(),
+            need.len(),
+        )?;
+        for &(c, m, n) in &need {
+            let i = st.dispersive_index(c, m).ok_or_else(|| {
+                StateError(format!(
+                    "no dispersive state for component {c}, material {m}"
+                ))
+            })?;
+            check_len("dispersive E^n", st.dispersive[i].e_prev.len(), n)?;
+            check_len(
+                "dispersive pole state",
+                st.dispersive[i].state.len(),
+                n * self.state_len(m),
+            )?;
+        }
+        let any_incident = self.slabs.iter().any(|s| s.incident.is_some());
+        match (&st.incident, any_incident, self.tfsf) {
+            (Some([e, h]), true, Some((nodes, _, _))) => {
+                check_len("TF/SF incident e", e.len(), nodes)?;
+                check_len("TF/SF incident h", h.len(), nodes)?;
+            }
+            (None, false, _) => {}
+            _ => {
+                return Err(StateError(
+                    "the TF/SF incident grid is in one and not the other".into(),
+                ))
+            }
+        }
+        check_len("surface DFT monitors", st.flux.len(), self.fluxes.len())?;
+        for (m, (mon, saved)) in self.fluxes.iter().zip(&st.flux).enumerate() {
+            let fits = mon.patches.len() == saved.patches.len()
+                && mon.patches.iter().zip(&saved.patches).all(|(p, d)| {
+                    let n = mon.nf * p.patch.cells();
+                    p.patch == d.patch && d.re.iter().chain(&d.im).all(|v| v.len() == n)
+                });
+            if !fits {
+                return Err(StateError(format!(
+                    "surface DFT monitor {m} has other patches or frequencies"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Upload `st` to every GPU ([`crate::backend::Backend::import_state`]); `Ok(Err)` when it
+    /// does not fit (nothing is uploaded then).
+    pub(super) fn import(
+        &mut self,
+        st: &State<T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<Result<(), StateError>, DeviceError> {
+        if let Err(e) = self.check(st) {
+            return Ok(Err(e));
+        }
+        let t = std::mem::size_of::<T>();
+        let plane = self.plane;
+        let order = self.slab_order();
+        let mut x_plane = 0;
+        let mut offs = [0usize; 3];
+        let mut disp_off = vec![0usize; st.dispersive.len()];
+        for &i in &order {
+            let s = &self.slabs[i];
+            let n = s.range.len();
+            let at = x_plane * plane..(x_plane + n) * plane;
+            for c in 0..6 {
+                self.dev.upload(
+                    s.gpu,
+                    s.f[c] + (plane * t) as u64,
+                    bytes_of(&st.fields[c][at.clone()]),
+                )?;
+            }
+            x_plane += n;
+            for (a, len) in self.psi_lens(s).into_iter().enumerate() {
+                if len > 0 {
+                    for k in 0..4 {
+                        let v = &st.psi[a][k][offs[a]..offs[a] + len];
+                        self.dev.upload(s.gpu, s.psi[a][k], bytes_of(v))?;
+                    }
+                }
+                offs[a] += len;
+            }
+            if let (Some([e, h]), Some([pe, ph])) = (&st.incident, s.incident) {
+                self.dev.upload(s.gpu, pe, bytes_of(e))?;
+                self.dev.upload(s.gpu, ph, bytes_of(h))?;
+            }
+            for g in &s.dispersive {
+                let di = st
+                    .dispersive_index(g.component, g.material)
+                    .expect("checked above");
+                let d = &st.dispersive[di];
+                let (total, off) = (d.e_prev.len(), disp_off[di]);
+                self.dev
+                    .upload(s.gpu, g.e_prev, bytes_of(&d.e_prev[off..off + g.n]))?;
+                let slots = self.state_len(g.material);
+                let mut state = Vec::with_capacity(g.n * slots);
+                for slot in 0..slots {
+                    state.extend_from_slice(&d.state[slot * total + off..][..g.n]);
+                }
+                if !state.is_empty() {
+                    self.dev.upload(s.gpu, g.state, bytes_of(&state))?;
+                }
+                disp_off[di] += g.n;
+            }
+        }
+        for (mon, dft) in self.fluxes.iter().zip(&st.flux) {
+            let nf = mon.nf;
+            for (fp, pd) in mon.patches.iter().zip(&dft.patches) {
+                let cells = fp.patch.cells();
+                for part in &fp.parts {
+                    let pc = part.cells;
+                    let mut acc = vec![0.0f64; 8 * nf * pc];
+                    for q in 0..8 {
+                        let src = if q < 4 { &pd.re[q] } else { &pd.im[q - 4] };
+                        for f in 0..nf {
+                            acc[(q * nf + f) * pc..][..pc]
+                                .copy_from_slice(&src[f * cells + part.cell0..][..pc]);
+                        }
+                    }
+                    self.dev.upload(part.gpu, part.args.acc, bytes_of(&acc))?;
+                }
+            }
+        }
+        for c in halo_copies {
+            let src = &st.fields[c.component as usize][c.src_x * plane..(c.src_x + 1) * plane];
+            let dst = &self.slabs[c.dst_slab];
+            let p = match c.dst_side {
+                HaloSide::Left => 0,
+                HaloSide::Right => dst.range.len() + 1,
+            };
+            let values: Vec<T> = if c.negate {
+                src.iter().map(|&v| -v).collect()
+            } else {
+                src.to_vec()
+            };
+            self.dev.upload(
+                dst.gpu,
+                dst.f[c.component as usize] + (p * plane * t) as u64,
+                bytes_of(&values),
+            )?;
+        }
+        self.step = st.step;
+        Ok(Ok(()))
+    }
+}

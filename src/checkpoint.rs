@@ -1,0 +1,533 @@
+//! Checkpoints: the whole state of a run in `<output stem>.checkpoint.h5` next to the result,
+//! so that `yee resume` continues it, on any backend and slab split, to the file an
+//! uninterrupted run writes (docs/checkpoint.md has the layout).
+//!
+//! A checkpoint is written to a hidden temporary name, closed, synced to disk and renamed over
+//! the previous one, so a crash or a kill while it is written leaves the previous checkpoint
+//! whole. It holds the state ([`crate::backend::State`], by global x plane), the step, the
+//! scene text and its hash, yee's version, the precision, and the result file's
+//! [`Fingerprint`] when the checkpoint was taken (the result is flushed first, so no probe row
+//! is pending). The snapshot schedule is a function of the step (`step % every`), so no
+//! monitor schedule state is stored.
+
+use crate::backend::{DispersiveState, State};
+use crate::model::{Component, Model};
+use crate::output::resume::{Fingerprint, FNV_START};
+use crate::output::OutputError;
+use crate::real::Real;
+use hdf5::types::VarLenUnicode;
+use hdf5::File;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+/// The layout version of the checkpoint file (`format` attribute).
+pub const FORMAT: u64 = 1;
+
+/// The checkpoint of the result `output`: `<stem>.checkpoint.h5` in the same folder.
+pub fn path_for(output: &Path) -> PathBuf {
+    let stem = output
+        .file_stem()
+        .map_or_else(|| "yee".into(), |s| s.to_string_lossy().into_owned());
+    output.with_file_name(format!("{stem}.checkpoint.h5"))
+}
+
+/// The temporary name a checkpoint is written under before the rename: hidden, next to it.
+pub fn partial_path(checkpoint: &Path) -> PathBuf {
+    let name = checkpoint
+        .file_name()
+        .map_or_else(|| "checkpoint".into(), |s| s.to_string_lossy().into_owned());
+    checkpoint.with_file_name(format!(".{name}.partial"))
+}
+
+/// The hash of a scene's text a checkpoint records: FNV-1a 64 over its bytes, as 16 hex
+/// digits (to notice a changed text, not to resist forgery).
+pub fn scene_hash(text: &str) -> String {
+    let mut h = FNV_START;
+    for &b in text.as_bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100_0000_01b3);
+    }
+    format!("{h:016x}")
+}
+
+/// What a checkpoint says about itself.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Header {
+    /// Steps done.
+    pub step: usize,
+    /// The scene's text.
+    pub scene: String,
+    /// [`scene_hash`] of it, as written.
+    pub scene_hash: String,
+    /// The yee version that wrote it.
+    pub version: String,
+    /// "f32" or "f64".
+    pub precision: String,
+    /// The backend that wrote it (for messages).
+    pub backend: String,
+    /// What the result file held.
+    pub result: Fingerprint,
+}
+
+/// Why a checkpoint cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum CheckpointError {
+    /// No checkpoint at the path.
+    #[error("no checkpoint `{}`: `yee resume` continues a run stopped after a checkpoint (yee run --checkpoint-every, or SIGTERM)", .0.display())]
+    Missing(PathBuf),
+    /// It cannot be read, or is not a yee checkpoint.
+    #[error("cannot read the checkpoint `{}`: {message}", .path.display())]
+    Unreadable {
+        /// The checkpoint.
+        path: PathBuf,
+        /// What failed.
+        message: String,
+    },
+    /// It belongs to another scene, version or precision than what would run.
+    #[error("refusing the checkpoint `{}`: {message}", .path.display())]
+    Mismatch {
+        /// The checkpoint.
+        path: PathBuf,
+        /// What differs.
+        message: String,
+    },
+}
+
+fn str_attr(loc: &hdf5::Location, name: &str, value: &str) -> hdf5::Result<()> {
+    let v = VarLenUnicode::from_str(value).map_err(|e| hdf5::Error::from(e.to_string()))?;
+    loc.new_attr::<VarLenUnicode>()
+        .shape(())
+        .create(name)?
+        .write_scalar(&v)
+}
+
+fn read_str(loc: &hdf5::Location, name: &str) -> hdf5::Result<String> {
+    Ok(loc
+        .attr(name)?
+        .read_scalar::<VarLenUnicode>()?
+        .as_str()
+        .to_string())
+}
+
+/// A 1-D dataset of `values` (an empty array is stored with shape [0]).
+fn put<T: hdf5::H5Type>(g: &hdf5::Group, name: &str, values: &[T]) -> hdf5::Result<()> {
+    let ds = g.new_dataset::<T>().shape([values.len()]).create(name)?;
+    if !values.is_empty() {
+        ds.write_raw(values)?;
+    }
+    Ok(())
+}
+
+fn get<T: hdf5::H5Type>(g: &hdf5::Group, name: &str) -> hdf5::Result<Vec<T>> {
+    let ds = g.dataset(name)?;
+    if ds.size() == 0 {
+        return Ok(Vec::new());
+    }
+    ds.read_raw::<T>()
+}
+
+/// Write `state` of `model` (taken after `state.step` steps, on `backend`, with the result
+/// file holding `result`) to `path`: under [`partial_path`], closed, synced, renamed over
+/// `path`. Returns the bytes written. A failure (a full disk) names the checkpoint and the
+/// bytes it needs, and leaves the previous checkpoint in place.
+pub fn write<T: Real>(
+    path: &Path,
+    model: &Model,
+    state: &State<T>,
+    result: &Fingerprint,
+    backend: &str,
+) -> Result<u64, OutputError> {
+    let partial = partial_path(path);
+    let _ = std::fs::remove_file(&partial);
+    let need = state.bytes() + 64 * 1024 + model.scene_text.len() as u64;
+    let fail = |message: String| {
+        let _ = std::fs::remove_file(&partial);
+        OutputError {
+            path: path.to_path_buf(),
+            message,
+        }
+    };
+    let written = write_file(&partial, model, state, result, backend);
+    if let Err(e) = written {
+        // HDF5 names the system's error (`errno = N`) in a frame of its stack.
+        let mut text = e.to_string();
+        if let Some(stack) = e.stack() {
+            for frame in stack.iter() {
+                text.push_str("; ");
+                text.push_str(frame.desc());
+            }
+        }
+        return Err(fail(write_failure(&text, &partial, need)));
+    }
+    let synced = std::fs::File::open(&partial).and_then(|f| f.sync_all());
+    if let Err(e) = synced {
+        return Err(fail(write_failure(&e.to_string(), &partial, need)));
+    }
+    let bytes = std::fs::metadata(&partial).map_or(0, |m| m.len());
+    if let Err(e) = std::fs::rename(&partial, path) {
+        return Err(fail(format!(
+            "cannot move the new checkpoint into place: {e}"
+        )));
+    }
+    // The rename is durable once the folder is synced (best effort: not every file system
+    // lets a folder be opened for it).
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(bytes)
+}
+
+/// One sentence for a failed checkpoint write: the reason and, on a full disk or a size limit,
+/// the bytes the checkpoint needs.
+fn write_failure(error: &str, partial: &Path, need: u64) -> String {
+    let written = std::fs::metadata(partial).map_or(0, |m| m.len());
+    let lower = error.to_lowercase();
+    let reason = if lower.contains("no space") || lower.contains("errno = 28") {
+        "the disk is full"
+    } else if lower.contains("file too large") || lower.contains("errno = 27") {
+        "the file reached the largest size this process may write (ulimit -f)"
+    } else if lower.contains("quota") || lower.contains("errno = 122") {
+        "the disk quota is used up"
+    } else {
+        return format!(
+            "writing the checkpoint failed: {}",
+            error.split("; ").next().unwrap_or(error)
+        );
+    };
+    format!(
+        "{reason} after {written} bytes of the checkpoint; it needs about {need} bytes, {} more",
+        need.saturating_sub(written)
+    )
+}
+
+fn write_file<T: Real>(
+    path: &Path,
+    model: &Model,
+    st: &State<T>,
+    result: &Fingerprint,
+    backend: &str,
+) -> hdf5::Result<()> {
+    let file = File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .create(path)?;
+    file.new_attr::<u64>()
+        .shape(())
+        .create("format")?
+        .write_scalar(&FORMAT)?;
+    str_attr(&file, "yee_version", env!("CARGO_PKG_VERSION"))?;
+    str_attr(&file, "precision", T::PRECISION.name())?;
+    str_attr(&file, "scene", &model.scene_text)?;
+    str_attr(&file, "scene_hash", &scene_hash(&model.scene_text))?;
+    str_attr(&file, "backend", backend)?;
+    file.new_attr::<u64>()
+        .shape(())
+        .create("step")?
+        .write_scalar(&(st.step as u64))?;
+
+    let r = file.create_group("result")?;
+    put(&r, "probe_rows", &result.probe_rows)?;
+    put(&r, "probe_hash", &result.probe_hash)?;
+    put(&r, "snapshot_rows", &result.snapshot_rows)?;
+    put(&r, "snapshot_hash", &result.snapshot_hash)?;
+
+    let s = file.create_group("state")?;
+    let [nx, ny, nz] = model.grid.shape;
+    let fields = s.create_group("fields")?;
+    for (c, f) in st.fields.iter().enumerate() {
+        fields
+            .new_dataset::<T>()
+            .shape([nx, ny, nz])
+            .create(Component::ALL[c].name())?
+            .write_raw(f)?;
+    }
+    pause_for_tests();
+    let psi = s.create_group("psi")?;
+    for (a, arrays) in st.psi.iter().enumerate() {
+        for (k, v) in arrays.iter().enumerate() {
+            put(&psi, &format!("{}{k}", ["x", "y", "z"][a]), v)?;
+        }
+    }
+    let disp = s.create_group("dispersive")?;
+    for d in &st.dispersive {
+        let g = disp.create_group(&format!("{}_{}", d.component, d.material))?;
+        put(&g, "e_prev", &d.e_prev)?;
+        put(&g, "state", &d.state)?;
+    }
+    if let Some([e, h]) = &st.incident {
+        let g = s.create_group("incident")?;
+        put(&g, "e", e)?;
+        put(&g, "h", h)?;
+    }
+    let flux = s.create_group("flux")?;
+    for (i, dft) in st.flux.iter().enumerate() {
+        let m = flux.create_group(&i.to_string())?;
+        for (j, p) in dft.patches.iter().enumerate() {
+            let g = m.create_group(&j.to_string())?;
+            put(&g, "re", &p.re.concat())?;
+            put(&g, "im", &p.im.concat())?;
+        }
+    }
+    file.flush()?;
+    file.close()
+}
+
+/// Test hook: `YEE_TEST_CHECKPOINT_PAUSE_MS` makes each checkpoint write pause that long after
+/// its fields, as a slow disk would, so a test can kill the process in the middle of one.
+fn pause_for_tests() {
+    if let Some(ms) = std::env::var("YEE_TEST_CHECKPOINT_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Read the header of the checkpoint at `path`.
+pub fn read_header(path: &Path) -> Result<Header, CheckpointError> {
+    if !path.exists() {
+        return Err(CheckpointError::Missing(path.to_path_buf()));
+    }
+    let unreadable = |e: hdf5::Error| CheckpointError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .map_err(unreadable)?;
+    let format = file
+        .attr("format")
+        .and_then(|a| a.read_scalar::<u64>())
+        .map_err(|_| CheckpointError::Unreadable {
+            path: path.to_path_buf(),
+            message: "it is not a yee checkpoint (no `format` attribute)".into(),
+        })?;
+    if format != FORMAT {
+        return Err(CheckpointError::Mismatch {
+            path: path.to_path_buf(),
+            message: format!("it has layout {format}; this yee reads layout {FORMAT}"),
+        });
+    }
+    let h = (|| -> hdf5::Result<Header> {
+        let r = file.group("result")?;
+        Ok(Header {
+            step: file.attr("step")?.read_scalar::<u64>()? as usize,
+            scene: read_str(&file, "scene")?,
+            scene_hash: read_str(&file, "scene_hash")?,
+            version: read_str(&file, "yee_version")?,
+            precision: read_str(&file, "precision")?,
+            backend: read_str(&file, "backend")?,
+            result: Fingerprint {
+                probe_rows: get(&r, "probe_rows")?,
+                probe_hash: get(&r, "probe_hash")?,
+                snapshot_rows: get(&r, "snapshot_rows")?,
+                snapshot_hash: get(&r, "snapshot_hash")?,
+            },
+        })
+    })()
+    .map_err(unreadable)?;
+    Ok(h)
+}
+
+impl Header {
+    /// Refuse the checkpoint unless it is this yee's, its scene text has the hash it records,
+    /// and `model` (built from that text) runs in its precision for its step count.
+    pub fn check(&self, path: &Path, model: &Model) -> Result<(), CheckpointError> {
+        let mismatch = |message: String| CheckpointError::Mismatch {
+            path: path.to_path_buf(),
+            message,
+        };
+        let version = env!("CARGO_PKG_VERSION");
+        if self.version != version {
+            return Err(mismatch(format!(
+                "it was written by yee {}, this is yee {version}; resume it with yee {}, or run the scene again",
+                self.version, self.version
+            )));
+        }
+        if scene_hash(&self.scene) != self.scene_hash || model.scene_text != self.scene {
+            return Err(mismatch(format!(
+                "its scene hash {} does not match its scene text (hash {}): the file was altered",
+                self.scene_hash,
+                scene_hash(&self.scene)
+            )));
+        }
+        if self.precision != model.precision.name() {
+            return Err(mismatch(format!(
+                "it holds {} fields; the scene runs in {}",
+                self.precision,
+                model.precision.name()
+            )));
+        }
+        if self.step > model.grid.steps {
+            return Err(mismatch(format!(
+                "it is at step {} of a scene of {} steps",
+                self.step, model.grid.steps
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Read the state of the checkpoint at `path` for `model` (whose header was checked with
+/// [`Header::check`]), in precision `T`.
+pub fn read_state<T: Real>(path: &Path, model: &Model) -> Result<State<T>, CheckpointError> {
+    let unreadable = |e: hdf5::Error| CheckpointError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .map_err(unreadable)?;
+    (|| -> hdf5::Result<State<T>> {
+        let mut st = State::<T> {
+            step: file.attr("step")?.read_scalar::<u64>()? as usize,
+            ..Default::default()
+        };
+        let s = file.group("state")?;
+        let fields = s.group("fields")?;
+        for (c, f) in st.fields.iter_mut().enumerate() {
+            *f = fields.dataset(Component::ALL[c].name())?.read_raw::<T>()?;
+        }
+        let psi = s.group("psi")?;
+        for (a, arrays) in st.psi.iter_mut().enumerate() {
+            for (k, v) in arrays.iter_mut().enumerate() {
+                *v = get(&psi, &format!("{}{k}", ["x", "y", "z"][a]))?;
+            }
+        }
+        let disp = s.group("dispersive")?;
+        let mut names = disp.member_names()?;
+        // (component, material) order, as the backends export them.
+        let key = |n: &String| -> (u8, u8) {
+            let mut it = n.split('_').map(|x| x.parse::<u8>().unwrap_or(u8::MAX));
+            (it.next().unwrap_or(u8::MAX), it.next().unwrap_or(u8::MAX))
+        };
+        names.sort_by_key(key);
+        for name in names {
+            let (component, material) = key(&name);
+            let g = disp.group(&name)?;
+            st.dispersive.push(DispersiveState {
+                component,
+                material,
+                e_prev: get(&g, "e_prev")?,
+                state: get(&g, "state")?,
+            });
+        }
+        if s.link_exists("incident") {
+            let g = s.group("incident")?;
+            st.incident = Some([get(&g, "e")?, get(&g, "h")?]);
+        }
+        let flux = s.group("flux")?;
+        for (i, f) in model.fluxes.iter().enumerate() {
+            let m = flux.group(&i.to_string())?;
+            let nf = f.frequencies.len();
+            let mut patches = Vec::with_capacity(f.patches.len());
+            for (j, patch) in f.patches.iter().enumerate() {
+                let g = m.group(&j.to_string())?;
+                let n = nf * patch.cells();
+                let split = |v: Vec<f64>| -> hdf5::Result<[Vec<f64>; 4]> {
+                    if v.len() != 4 * n {
+                        return Err(hdf5::Error::from(format!(
+                            "surface DFT monitor `{}` holds {} values, the scene needs {}",
+                            f.name,
+                            v.len(),
+                            4 * n
+                        )));
+                    }
+                    Ok([0, 1, 2, 3].map(|q| v[q * n..(q + 1) * n].to_vec()))
+                };
+                patches.push(crate::flux::PatchDft {
+                    patch: *patch,
+                    re: split(get(&g, "re")?)?,
+                    im: split(get(&g, "im")?)?,
+                    area: crate::flux::cell_area(model, patch),
+                });
+            }
+            st.flux.push(crate::flux::FluxDft { patches });
+        }
+        Ok(st)
+    })()
+    .map_err(unreadable)
+}
+
+/// Write speed the plan's checkpoint time assumes (bytes/s): a local SSD or a share of a
+/// parallel file system; the real figure is in the run's checkpoint message.
+pub const ASSUMED_WRITE_BYTES_PER_S: f64 = 500e6;
+
+/// About how many bytes a checkpoint of `model` takes: the state ([`State`]: the owned fields,
+/// psi arrays, dispersive and TF/SF state, as the plan sizes them for one slab over the
+/// whole grid, and the surface DFTs: 8 f64 per cell and frequency), plus its metadata (the
+/// scene text and the HDF5 headers).
+pub fn estimate_bytes(model: &Model) -> u64 {
+    let layout = crate::plan::Layout::of(model);
+    let whole = crate::decomp::SlabRange {
+        x0: 0,
+        x1: model.grid.shape[0],
+    };
+    let a = layout.slab_bytes(whole);
+    let flux: u64 = model
+        .fluxes
+        .iter()
+        .map(|f| 64 * f.frequencies.len() as u64 * crate::flux::flux_cells(f) as u64)
+        .sum();
+    a.fields + a.pml + a.dispersive + a.sources + flux + 64 * 1024 + model.scene_text.len() as u64
+}
+
+/// Warnings before a run into `output`: the disk holding it has less room than the finished
+/// result needs ([`crate::output::space_warning`]) or, when `checkpointing`, than the result
+/// and two checkpoints (the new one is written before the old one is replaced).
+pub fn space_warnings(model: &Model, output: &Path, checkpointing: bool) -> Vec<String> {
+    let mut out: Vec<String> = crate::output::space_warning(model, output)
+        .into_iter()
+        .collect();
+    if checkpointing && out.is_empty() {
+        let folder = match output.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let result = crate::output::file_bytes(model);
+        let ckpt = estimate_bytes(model);
+        let need = result.saturating_add(ckpt.saturating_mul(2));
+        if let Some(free) = crate::output::free_bytes(folder) {
+            if need > free {
+                out.push(format!(
+                    "the result (about {}) and its checkpoints (about {} each, two while one replaces the other) need about {}, but the disk holding `{}` has {} free: the run will stop when it is full",
+                    decimal(result),
+                    decimal(ckpt),
+                    decimal(need),
+                    output.display(),
+                    decimal(free)
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// Decimal units, as `yee plan` prints them.
+pub fn decimal(n: u64) -> String {
+    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
+    let mut v = n as f64;
+    let mut u = 0;
+    while v >= 1000.0 && u + 1 < units.len() {
+        v /= 1000.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} B")
+    } else {
+        format!("{v:.1} {}", units[u])
+    }
+}
+
+/// The line `yee plan` adds about checkpoints: the size of one ([`estimate_bytes`]) and its
+/// write time at [`ASSUMED_WRITE_BYTES_PER_S`].
+pub fn plan_line(model: &Model) -> String {
+    let b = estimate_bytes(model);
+    format!(
+        "checkpoint {} each (yee run --checkpoint-every, or on SIGTERM), about {:.1} s to write at an assumed {}/s; the disk needs room for two while one replaces the other\n",
+        decimal(b),
+        b as f64 / ASSUMED_WRITE_BYTES_PER_S,
+        decimal(ASSUMED_WRITE_BYTES_PER_S as u64)
+    )
+}

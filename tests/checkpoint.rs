@@ -1,0 +1,972 @@
+//! Checkpoint and resume: a run stopped by SIGTERM (exit 143) and resumed with `yee resume`
+//! on another slab count finishes with every dataset equal, bit for bit, to an uninterrupted
+//! run's (f32 and f64); the whole state goes CPU -> host-compiled CUDA engine -> CPU at the
+//! library level without changing a bit; a kill while a checkpoint is written keeps the
+//! previous one usable; SIGKILL at random moments leaves a result file HDF5 opens with probe
+//! series no longer than `steps_done`; a file-size limit stops the run with exit 1 and a valid
+//! file; a mismatched checkpoint or a changed result file is refused (exit 2).
+//!
+//! The scene has a CPML, a dielectric, a lossy conductor, a PEC box, a Drude metal, a probe,
+//! snapshots, a flux plane keeping its DFT fields and a far-field box: every kind of state a
+//! checkpoint carries except the TF/SF grid, which the library-level round trip covers.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SCENE: &str = r#"[simulation]
+name = "ck"
+length_unit = "nm"
+cell_size = 10.0
+size = [240.0, 200.0, 200.0]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+default = { type = "pml", cells = 5 }
+[materials]
+glass = { epsilon = 2.25 }
+metal = { epsilon = 1.0, drude = [{ frequency = 2.0e15, damping = 1.0e13 }] }
+lossy = { epsilon = 3.0, conductivity = 1.0e5 }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [-30.0, 0.0, 0.0]
+radius = 30.0
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [30.0, 0.0, 20.0]
+size = [30.0, 100.0, 30.0]
+[[geometry]]
+shape = "box"
+material = "lossy"
+center = [30.0, 0.0, -30.0]
+size = [30.0, 60.0, 20.0]
+[[geometry]]
+shape = "box"
+material = "pec"
+center = [-30.0, 40.0, 40.0]
+size = [20.0, 20.0, 20.0]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 10.0, -10.0]
+waveform = { type = "gaussian", frequency = 5.0e14, bandwidth = 4.0e14 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [20.0, 0.0, 0.0]
+components = ["Ez", "Hy"]
+[[monitor]]
+type = "snapshot"
+name = "vol"
+components = ["Ez", "Hx"]
+every = 25
+[[monitor]]
+type = "flux"
+name = "f"
+plane = { x = 50.0 }
+frequencies = { min = 3.0e14, max = 7.0e14, count = 5 }
+fields = true
+[[monitor]]
+type = "far_field"
+name = "far"
+box = { center = [0.0, 0.0, 0.0], size = [90.0, 80.0, 80.0] }
+frequencies = { min = 4.0e14, max = 6.0e14, count = 2 }
+theta = { min = 0.0, max = 180.0, count = 3 }
+phi = { min = 0.0, max = 90.0, count = 2 }
+"#;
+
+fn scene(precision: &str, steps: usize) -> String {
+    SCENE
+        .replace("PRECISION", precision)
+        .replace("STEPS", &steps.to_string())
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("checkpoint-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn yee_cmd(dir: &Path, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_yee"));
+    c.args(args).current_dir(dir);
+    c
+}
+
+fn yee(dir: &Path, args: &[&str]) -> Output {
+    yee_cmd(dir, args).output().unwrap()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A run in the background, one thread on one slab, quiet.
+fn spawn_run(dir: &Path, out: &str, extra: &[&str], env: &[(&str, &str)]) -> Child {
+    let mut c = yee_cmd(
+        dir,
+        &[
+            &[
+                "run",
+                "s.toml",
+                "-o",
+                out,
+                "--backend",
+                "cpu",
+                "--slabs",
+                "1",
+            ],
+            &["--threads", "1", "--quiet", "--overwrite"][..],
+            extra,
+        ]
+        .concat(),
+    );
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(child: &Child, sig: i32) {
+    // SAFETY: sending a signal to a child process this test started.
+    let r = unsafe { libc::kill(child.id() as i32, sig) };
+    assert_eq!(r, 0, "kill failed");
+}
+
+/// `steps_done` of a result file being written, when it can be read now.
+fn steps_done(path: &Path) -> Option<u64> {
+    let f = hdf5::File::open(path).ok()?;
+    f.attr("steps_done").ok()?.read_scalar::<u64>().ok()
+}
+
+/// Wait until the result `path` reports at least `min` steps done (the run flushes at each
+/// snapshot), or the child ends.
+fn wait_for_steps(child: &mut Child, path: &Path, min: u64) {
+    let t0 = Instant::now();
+    while t0.elapsed() < Duration::from_secs(60) {
+        if child.try_wait().unwrap().is_some() {
+            return;
+        }
+        if steps_done(path).is_some_and(|n| n >= min) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("the run did not reach step {min}");
+}
+
+/// Every dataset of a result file as bit patterns (f64 widened, complex as pairs), with the
+/// `steps_done` and `complete` attributes: equal maps are bit-for-bit equal results.
+fn contents(path: &Path) -> BTreeMap<String, Vec<u64>> {
+    fn walk(g: &hdf5::Group, prefix: &str, out: &mut BTreeMap<String, Vec<u64>>) {
+        for name in g.member_names().unwrap() {
+            let full = format!("{prefix}/{name}");
+            if let Ok(sub) = g.group(&name) {
+                walk(&sub, &full, out);
+                continue;
+            }
+            let ds = g.dataset(&name).unwrap();
+            let bits: Vec<u64> = if ds.size() == 0 {
+                Vec::new()
+            } else if let Ok(v) = ds.read_raw::<f64>() {
+                v.iter().map(|x| x.to_bits()).collect()
+            } else {
+                let v: Vec<yee::output::Complex> = ds.read_raw().unwrap();
+                v.iter()
+                    .flat_map(|c| [c.r.to_bits(), c.i.to_bits()])
+                    .collect()
+            };
+            out.insert(full, bits);
+        }
+    }
+    let f = hdf5::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = BTreeMap::new();
+    walk(&f, "", &mut out);
+    let done: u64 = f.attr("steps_done").unwrap().read_scalar().unwrap();
+    let complete: bool = f.attr("complete").unwrap().read_scalar().unwrap();
+    out.insert("@steps_done".into(), vec![done]);
+    out.insert("@complete".into(), vec![complete as u64]);
+    out
+}
+
+fn assert_same(got: &Path, want: &Path) {
+    let (g, w) = (contents(got), contents(want));
+    assert_eq!(
+        g.keys().collect::<Vec<_>>(),
+        w.keys().collect::<Vec<_>>(),
+        "the same datasets"
+    );
+    for (k, v) in &w {
+        assert!(
+            g[k] == *v,
+            "dataset {k} differs from the uninterrupted run's"
+        );
+    }
+}
+
+/// The uninterrupted run of `text` into `dir/out`.
+fn reference(dir: &Path, text: &str, out: &str) {
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let o = yee(
+        dir,
+        &["run", "s.toml", "-o", out, "--backend", "cpu", "--quiet"],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(!dir.join(out.replace(".h5", ".checkpoint.h5")).exists());
+}
+
+#[test]
+fn sigterm_midway_then_resume_on_three_slabs_then_two_equals_an_uninterrupted_run() {
+    for precision in ["f32", "f64"] {
+        let dir = tmpdir(&format!("term-{precision}"));
+        let steps = 3000;
+        reference(&dir, &scene(precision, steps), "full.h5");
+        let mut child = spawn_run(&dir, "part.h5", &[], &[]);
+        wait_for_steps(&mut child, &dir.join("part.h5"), 200);
+        signal(&child, libc::SIGTERM);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+        let done = steps_done(&dir.join("part.h5")).unwrap();
+        assert!(done > 0 && (done as usize) < steps, "stopped at {done}");
+        let ckpt = dir.join("part.checkpoint.h5");
+        assert!(ckpt.exists(), "SIGTERM leaves a checkpoint");
+        // The resumed run on 3 slabs is stopped too, and resumed again on 2.
+        let mut child = yee_cmd(
+            &dir,
+            &["resume", "part.h5", "--backend", "cpu", "--slabs", "3"],
+        )
+        .args(["--threads", "1", "--quiet"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+        wait_for_steps(&mut child, &dir.join("part.h5"), done + 200);
+        signal(&child, libc::SIGTERM);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+        let again = steps_done(&dir.join("part.h5")).unwrap();
+        assert!(
+            again > done && (again as usize) < steps,
+            "{done} then {again}"
+        );
+        let o = yee(
+            &dir,
+            &[
+                "resume",
+                "part.h5",
+                "--backend",
+                "cpu",
+                "--slabs",
+                "2",
+                "--quiet",
+            ],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(!ckpt.exists(), "a finished run removes its checkpoint");
+        assert_same(&dir.join("part.h5"), &dir.join("full.h5"));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
+fn a_kill_while_a_checkpoint_is_written_keeps_the_previous_one() {
+    let dir = tmpdir("kill-writing");
+    reference(&dir, &scene("f32", 2500), "full.h5");
+    // Each checkpoint pauses 300 ms after its fields (a slow disk): kill in the second one.
+    let mut child = spawn_run(
+        &dir,
+        "part.h5",
+        &["--checkpoint-every", "0.1s"],
+        &[("YEE_TEST_CHECKPOINT_PAUSE_MS", "300")],
+    );
+    let ckpt = dir.join("part.checkpoint.h5");
+    let partial = dir.join(".part.checkpoint.h5.partial");
+    let t0 = Instant::now();
+    while !(ckpt.exists() && partial.exists()) {
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        assert!(t0.elapsed() < Duration::from_secs(60));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    signal(&child, libc::SIGKILL);
+    let _ = child.wait();
+    let header = yee::checkpoint::read_header(&ckpt).expect("the previous checkpoint reads");
+    assert!(header.step > 0);
+    let o = yee(&dir, &["resume", "part.h5", "--backend", "cpu", "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_same(&dir.join("part.h5"), &dir.join("full.h5"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sigkill_at_random_moments_leaves_a_readable_file_and_a_checkpoint_that_resumes() {
+    let dir = tmpdir("sigkill");
+    let steps = 2500;
+    reference(&dir, &scene("f32", steps), "full.h5");
+    // A fixed pseudo-random sequence of kill times (a linear congruential generator), so a
+    // failure can be reproduced.
+    let mut seed: u64 = 0x5eed_1234;
+    let mut resumed = 0;
+    for round in 0..5 {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let after = Duration::from_millis(20 + (seed >> 33) % 400);
+        let out = format!("k{round}.h5");
+        let mut child = spawn_run(&dir, &out, &["--checkpoint-every", "0.05s"], &[]);
+        std::thread::sleep(after);
+        let finished = child.try_wait().unwrap().is_some();
+        if !finished {
+            signal(&child, libc::SIGKILL);
+        }
+        let _ = child.wait();
+        let path = dir.join(&out);
+        if !path.exists() {
+            continue; // killed before the file was moved into place: nothing to check
+        }
+        let f = hdf5::File::open(&path)
+            .unwrap_or_else(|e| panic!("round {round}, killed after {after:?}: {e}"));
+        let done = f.attr("steps_done").unwrap().read_scalar::<u64>().unwrap();
+        for name in ["Ez", "Hy", "time"] {
+            let n = f.dataset(&format!("probes/p/{name}")).unwrap().size() as u64;
+            assert!(
+                n <= done,
+                "round {round}: {name} has {n} rows, steps_done {done}"
+            );
+        }
+        drop(f);
+        // The last checkpoint resumes to the uninterrupted result.
+        if !finished && dir.join(out.replace(".h5", ".checkpoint.h5")).exists() {
+            let o = yee(&dir, &["resume", &out, "--backend", "cpu", "--quiet"]);
+            assert_eq!(o.status.code(), Some(0), "round {round}: {}", stderr(&o));
+            assert_same(&path, &dir.join("full.h5"));
+            resumed += 1;
+        }
+    }
+    assert!(resumed > 0, "no round was killed after a checkpoint");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `yee run` with RLIMIT_FSIZE at `limit` bytes.
+fn run_limited(dir: &Path, limit: u64, extra: &[&str]) -> Output {
+    let mut c = yee_cmd(
+        dir,
+        &[
+            &[
+                "run",
+                "s.toml",
+                "-o",
+                "out.h5",
+                "--backend",
+                "cpu",
+                "--overwrite",
+            ][..],
+            extra,
+        ]
+        .concat(),
+    );
+    use std::os::unix::process::CommandExt;
+    // SAFETY: setrlimit is async-signal-safe; the closure touches nothing else.
+    unsafe {
+        c.pre_exec(move || {
+            let r = libc::rlimit {
+                rlim_cur: limit,
+                rlim_max: limit,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &r) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+#[test]
+fn a_file_size_limit_stops_the_run_with_exit_1_and_a_valid_file() {
+    let dir = tmpdir("fsize");
+    // The result grows to about 6 MB with its snapshots: a 1 MB limit stops it mid-run.
+    std::fs::write(dir.join("s.toml"), scene("f32", 2000)).unwrap();
+    let o = run_limited(&dir, 1_000_000, &[]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`out.h5`") && err.contains("ulimit -f"),
+        "{err}"
+    );
+    assert!(err.contains("needs about"), "{err}");
+    let f = hdf5::File::open(dir.join("out.h5")).expect("the result stays valid");
+    assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+    let done = f.attr("steps_done").unwrap().read_scalar::<u64>().unwrap();
+    assert!(done > 0);
+    drop(f);
+
+    // Without snapshots the result stays small but the checkpoint (about 650 kB of state)
+    // does not fit under 500 kB: the checkpoint is named, the result is kept.
+    let text = scene("f32", 2000).replace(
+        "[[monitor]]\ntype = \"snapshot\"\nname = \"vol\"\ncomponents = [\"Ez\", \"Hx\"]\nevery = 25\n",
+        "",
+    );
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let o = run_limited(
+        &dir,
+        500_000,
+        &["--checkpoint-every", "0.01s", "--threads", "1"],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("`out.checkpoint.h5`") && err.contains("needs about"),
+        "{err}"
+    );
+    assert!(
+        !dir.join(".out.checkpoint.h5.partial").exists(),
+        "no partial checkpoint left"
+    );
+    let f = hdf5::File::open(dir.join("out.h5")).expect("the result stays valid");
+    assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A stopped run in `dir` (result `part.h5` and its checkpoint) of a short scene.
+fn stopped_run(dir: &Path, precision: &str) {
+    std::fs::write(dir.join("s.toml"), scene(precision, 3000)).unwrap();
+    let mut child = spawn_run(dir, "part.h5", &[], &[]);
+    wait_for_steps(&mut child, &dir.join("part.h5"), 100);
+    signal(&child, libc::SIGTERM);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+}
+
+fn set_str_attr(path: &Path, name: &str, value: &str) {
+    let f = hdf5::File::open_rw(path).unwrap();
+    let v: hdf5::types::VarLenUnicode = value.parse().unwrap();
+    f.attr(name).unwrap().write_scalar(&v).unwrap();
+}
+
+#[test]
+fn a_mismatched_checkpoint_or_changed_result_is_refused() {
+    let dir = tmpdir("refuse");
+    let resume = |dir: &Path| yee(dir, &["resume", "part.h5", "--backend", "cpu", "--quiet"]);
+    // No checkpoint at all.
+    std::fs::write(dir.join("part.h5"), b"").unwrap();
+    let o = resume(&dir);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("no checkpoint `part.checkpoint.h5`"),
+        "{}",
+        stderr(&o)
+    );
+
+    stopped_run(&dir, "f32");
+    let ckpt = dir.join("part.checkpoint.h5");
+    let good = std::fs::read(&ckpt).unwrap();
+    let cases: [(&str, &str, &str); 3] = [
+        ("yee_version", "0.0.1", "written by yee 0.0.1"),
+        (
+            "scene_hash",
+            "0123456789abcdef",
+            "scene hash 0123456789abcdef",
+        ),
+        ("precision", "f64", "holds f64 fields"),
+    ];
+    for (attr, value, want) in cases {
+        std::fs::write(&ckpt, &good).unwrap();
+        set_str_attr(&ckpt, attr, value);
+        let o = resume(&dir);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{attr}: {err}");
+        assert!(
+            err.contains("refusing the checkpoint") && err.contains(want),
+            "{attr}: {err}"
+        );
+    }
+    // The result file changed since: a probe value rewritten.
+    std::fs::write(&ckpt, &good).unwrap();
+    {
+        let f = hdf5::File::open_rw(dir.join("part.h5")).unwrap();
+        let ds = f.dataset("probes/p/Ez").unwrap();
+        ds.write_slice(&[1.0f32], ndarray::s![0..1]).unwrap();
+        let n = ds.size();
+        ds.write_slice(&[1.0f32], ndarray::s![n - 1..n]).unwrap();
+    }
+    let o = resume(&dir);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("changed since the checkpoint"), "{err}");
+    // ...or replaced by a run of another scene.
+    std::fs::write(
+        dir.join("other.toml"),
+        scene("f32", 20).replace("2.25", "4.0"),
+    )
+    .unwrap();
+    let o = yee(&dir, &["run", "other.toml", "-o", "other.h5", "--quiet"]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    std::fs::rename(dir.join("other.h5"), dir.join("part.h5")).unwrap();
+    let o = resume(&dir);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("another scene"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_bad_checkpoint_interval_is_refused_naming_the_flag_and_plan_shows_the_checkpoint() {
+    let dir = tmpdir("flag");
+    std::fs::write(dir.join("s.toml"), scene("f32", 10)).unwrap();
+    for bad in ["30", "0s", "-5m", "1d", "m", "1e99h"] {
+        let flag = format!("--checkpoint-every={bad}");
+        let o = yee(&dir, &["run", "s.toml", &flag]);
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(2), "{bad}: {err}");
+        assert!(err.contains("--checkpoint-every"), "{bad}: {err}");
+        assert!(err.contains("e.g. 90s, 30m or 2h"), "{bad}: {err}");
+    }
+    let o = yee(&dir, &["plan", "s.toml"]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        out.contains("checkpoint ") && out.contains("s to write"),
+        "{out}"
+    );
+    let o = yee(&dir, &["plan", "s.toml", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    // The state: 6 f32 fields over 24 x 20 x 20 cells at least (the psi arrays add to it).
+    let bytes = v["checkpoint_bytes"].as_u64().unwrap();
+    assert!(bytes > 6 * 4 * 24 * 20 * 20, "{bytes}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+mod host {
+    //! The CUDA slab engine on the host: the kernels compiled as C++ (as `tests/host_kernels.rs`
+    //! builds them) behind a minimal [`Device`] that runs each launch at once.
+
+    use libloading::Library;
+    use std::cell::RefCell;
+    use std::ffi::c_void;
+    use std::path::PathBuf;
+    use std::process::Command;
+    use std::sync::OnceLock;
+    use yee::backend::cuda::args::{Dims, Kernel, Ptr};
+    use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream};
+    use yee::backend::cuda::source::{host_program, FILES, HOST_FILES};
+    use yee::model::Precision;
+
+    type Launcher = unsafe extern "C" fn(*const c_void, *const u32, *const u32);
+
+    /// The kernels of one precision, built once per test process.
+    pub struct Kernels {
+        lib: Library,
+        launchers: Vec<Launcher>,
+    }
+
+    pub fn kernels(precision: Precision) -> &'static Kernels {
+        static CELLS: [OnceLock<Kernels>; 2] = [OnceLock::new(), OnceLock::new()];
+        CELLS[(precision == Precision::F64) as usize].get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+                "checkpoint-kernels-{}-{}",
+                std::process::id(),
+                precision.name()
+            ));
+            std::fs::create_dir_all(&dir).unwrap();
+            for (name, text) in FILES.iter().chain(HOST_FILES.iter()) {
+                std::fs::write(dir.join(name), text).unwrap();
+            }
+            let main = dir.join("host.cpp");
+            std::fs::write(&main, host_program(precision)).unwrap();
+            let so = dir.join("libyee_host_kernels.so");
+            let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+            // No fused multiply-add: every product and sum rounds as in the CPU backend.
+            let out = Command::new(&cxx)
+                .args(["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off"])
+                .args(["-fno-fast-math", "-o"])
+                .arg(&so)
+                .arg(&main)
+                .output()
+                .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}`: {e}"));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            // SAFETY: a library this test just built; its initialisers do nothing.
+            let lib = unsafe { Library::new(&so) }.unwrap();
+            let launchers = Kernel::ALL
+                .iter()
+                .map(|k| {
+                    let name = format!("yee_host_{}", k.name());
+                    // SAFETY: the launcher signature of host_launch.h.
+                    *unsafe { lib.get::<Launcher>(name.as_bytes()) }.unwrap()
+                })
+                .collect();
+            Kernels { lib, launchers }
+        })
+    }
+
+    /// Host memory as device memory; every operation completes when it is called.
+    pub struct HostDevice {
+        pub kernels: &'static Kernels,
+        pub gpus: usize,
+        memory: RefCell<Vec<Box<[u64]>>>,
+    }
+
+    impl HostDevice {
+        pub fn new(precision: Precision, gpus: usize) -> Self {
+            HostDevice {
+                kernels: kernels(precision),
+                gpus,
+                memory: RefCell::new(Vec::new()),
+            }
+        }
+        fn zeroed(&self, bytes: usize) -> Ptr {
+            let mut b = vec![0u64; bytes.div_ceil(8).max(1)].into_boxed_slice();
+            let p = b.as_mut_ptr() as Ptr;
+            self.memory.borrow_mut().push(b);
+            p
+        }
+    }
+
+    fn copy(dst: Ptr, src: Ptr, bytes: usize) {
+        // SAFETY: both are allocations of this device (or host slices) of `bytes` at least.
+        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) }
+    }
+
+    impl Device for HostDevice {
+        fn gpus(&self) -> usize {
+            self.gpus
+        }
+        fn alloc(&self, _gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
+            Ok(self.zeroed(bytes))
+        }
+        fn alloc_pinned(&self, _gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
+            Ok(self.zeroed(bytes))
+        }
+        fn upload(&self, _gpu: usize, dst: Ptr, src: &[u8]) -> Result<(), DeviceError> {
+            copy(dst, src.as_ptr() as Ptr, src.len());
+            Ok(())
+        }
+        fn download(&self, _gpu: usize, src: Ptr, dst: &mut [u8]) -> Result<(), DeviceError> {
+            copy(dst.as_mut_ptr() as Ptr, src, dst.len());
+            Ok(())
+        }
+        fn set_constant(&self, _gpu: usize, name: &str, bytes: &[u8]) -> Result<(), DeviceError> {
+            // SAFETY: the constant tables are arrays of MAX_MATERIALS reals in the library.
+            let sym = unsafe { self.kernels.lib.get::<*mut u8>(name.as_bytes()) }
+                .map_err(|e| DeviceError::Failed(e.to_string()))?;
+            copy(*sym as Ptr, bytes.as_ptr() as Ptr, bytes.len());
+            Ok(())
+        }
+        unsafe fn launch<A: KernelArgs>(
+            &self,
+            _gpu: usize,
+            _stream: Stream,
+            kernel: Kernel,
+            dims: Dims,
+            args: &A,
+        ) -> Result<(), DeviceError> {
+            (self.kernels.launchers[kernel as usize])(
+                args as *const A as *const c_void,
+                dims.grid.as_ptr(),
+                dims.block.as_ptr(),
+            );
+            Ok(())
+        }
+        fn copy_dtod(
+            &self,
+            _gpu: usize,
+            _stream: Stream,
+            dst: (usize, Ptr),
+            src: (usize, Ptr),
+            bytes: usize,
+        ) -> Result<(), DeviceError> {
+            copy(dst.1, src.1, bytes);
+            Ok(())
+        }
+        fn copy_dtoh(
+            &self,
+            _: usize,
+            _: Stream,
+            dst: Ptr,
+            src: Ptr,
+            bytes: usize,
+        ) -> Result<(), DeviceError> {
+            copy(dst, src, bytes);
+            Ok(())
+        }
+        fn copy_htod(
+            &self,
+            _: usize,
+            _: Stream,
+            dst: Ptr,
+            src: Ptr,
+            bytes: usize,
+        ) -> Result<(), DeviceError> {
+            copy(dst, src, bytes);
+            Ok(())
+        }
+        fn record(&self, _: usize, _: Stream, _: Event) -> Result<(), DeviceError> {
+            Ok(())
+        }
+        fn wait(&self, _: usize, _: Stream, _: usize, _: Event) -> Result<(), DeviceError> {
+            Ok(())
+        }
+        fn sync_event(&self, _: usize, _: Event) -> Result<(), DeviceError> {
+            Ok(())
+        }
+        fn query(&self, _: usize, _: Event) -> Result<bool, DeviceError> {
+            Ok(true)
+        }
+        fn peer(&self, _: usize, _: usize) -> bool {
+            true
+        }
+    }
+}
+
+/// A TF/SF plane wave on a Drude sphere and a dielectric box, CPML around, a PEC z minimum, a
+/// flux plane and a closed far-field box: the TF/SF 1-D grid, the dispersive state, the CPML
+/// psi arrays and both kinds of surface DFT in one state.
+const ROUND_TRIP: &str = r#"
+[simulation]
+name = "rt"
+length_unit = "mm"
+cell_size = 1.0
+size = [24.0, 20.0, 18.0]
+steps = 90
+courant = 0.99
+precision = "PRECISION"
+[boundaries]
+default = { type = "pml", cells = 4 }
+z_min = { type = "pec" }
+[materials]
+metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
+glass = { epsilon = 3.0, conductivity = 0.2 }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [1.0, 1.0, 0.0]
+radius = 1.8
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [-2.5, -1.5, 0.0]
+size = [2.0, 2.0, 2.0]
+[[source]]
+type = "tfsf"
+box = { center = [0.0, 0.0, 0.0], size = [8.0, 6.0, 4.0] }
+direction = [1.0, 2.0, 3.0]
+polarization = [-2.0, 1.0, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
+[[monitor]]
+type = "flux"
+name = "plane"
+plane = { x = 4.0 }
+frequencies = { min = 2.0e10, max = 4.0e10, count = 3 }
+[[monitor]]
+type = "far_field"
+name = "far"
+box = { center = [0.0, 0.0, 0.0], size = [13.0, 9.0, 7.0] }
+frequencies = { min = 2.0e10, max = 4.0e10, count = 2 }
+theta = { min = 0.0, max = 180.0, count = 3 }
+phi = { min = 0.0, max = 90.0, count = 2 }
+"#;
+
+fn round_trip<T: yee::real::Real>(precision: &str) {
+    use yee::backend::cpu::CpuBackend;
+    use yee::backend::cuda::{Engine, EngineOptions};
+    use yee::backend::{Backend, State};
+    use yee::decomp::split_even;
+    use yee::run::Stepper;
+    let text = ROUND_TRIP.replace("PRECISION", precision);
+    let (model, _) = yee::scene::load_str(&text, "rt.toml").unwrap_or_else(|e| panic!("{e}"));
+    let nx = model.grid.shape[0];
+    let copies = |ranges: &[yee::decomp::SlabRange]| {
+        let h = yee::decomp::HaloPlan::new(ranges, &model.boundaries);
+        h.after_h
+            .iter()
+            .chain(&h.after_e)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    // Steps with the flux DFTs accumulated, as the time loop does.
+    fn steps<B: Backend>(s: &mut Stepper<'_, B>, n: usize, dt: f64) {
+        for _ in 0..n {
+            s.step();
+            let k = s.steps_done();
+            s.backend.accumulate_flux(k, dt);
+        }
+    }
+    let dt = model.grid.dt;
+    let (a, b, c) = (30, 35, 25);
+
+    // The reference: the CPU on one slab, all the way.
+    let one = split_even(nx, 1);
+    let mut cpu = CpuBackend::<T>::new(&model, &one);
+    let mut s = Stepper::new(&model, &mut cpu, &one);
+    steps(&mut s, a, dt);
+    let at_a = s.backend.export_state().unwrap();
+    steps(&mut s, b, dt);
+    let at_ab = s.backend.export_state().unwrap();
+    steps(&mut s, c, dt);
+    let want = s.backend.export_state().unwrap();
+    assert!(at_a.incident.is_some() && !at_a.dispersive.is_empty() && at_a.flux.len() == 2);
+
+    // The checkpoint file carries the state unchanged.
+    let dir = tmpdir(&format!("round-trip-{precision}"));
+    let path = dir.join("rt.checkpoint.h5");
+    let mut saved = at_a.clone();
+    saved.step = a;
+    yee::checkpoint::write(&path, &model, &saved, &Default::default(), "cpu").unwrap();
+    let loaded: State<T> = yee::checkpoint::read_state(&path, &model).unwrap();
+    assert!(loaded == saved, "the checkpoint file changes the state");
+
+    // The host-compiled CUDA engine, 3 slabs on 2 emulated GPUs, from step a to a + b.
+    let three = split_even(nx, 3);
+    let dev = host::HostDevice::new(model.precision, 2);
+    let mut gpu = Engine::<host::HostDevice, T>::new(
+        dev,
+        &model,
+        &three,
+        &[0, 0, 1],
+        EngineOptions::default(),
+        "host",
+    )
+    .unwrap();
+    gpu.import_state(&loaded, &copies(&three)).unwrap();
+    let back = gpu.export_state().unwrap();
+    assert_state_eq(&back, &loaded, "the host engine's import then export");
+    let mut s = Stepper::new(&model, &mut gpu, &three);
+    s.resume_after(a);
+    steps(&mut s, b, dt);
+    let mid = s.backend.export_state().unwrap();
+    assert_state_eq(&mid, &at_ab, "host engine after the CPU");
+
+    // Back on the CPU, 2 slabs, to the end.
+    let two = split_even(nx, 2);
+    let mut cpu2 = CpuBackend::<T>::new(&model, &two);
+    cpu2.import_state(&mid, &copies(&two)).unwrap();
+    let mut s = Stepper::new(&model, &mut cpu2, &two);
+    s.resume_after(a + b);
+    steps(&mut s, c, dt);
+    let got = s.backend.export_state().unwrap();
+    assert_state_eq(&got, &want, "CPU after the host engine");
+
+    // A state of another model does not fit, and says why.
+    let mut wrong = want.clone();
+    wrong.fields[0].pop();
+    let err = cpu2.import_state(&wrong, &copies(&two)).unwrap_err();
+    assert!(err.to_string().contains("field Ex"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn assert_state_eq<T: yee::real::Real>(
+    got: &yee::backend::State<T>,
+    want: &yee::backend::State<T>,
+    what: &str,
+) {
+    let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
+    for c in 0..6 {
+        assert!(
+            bits(&got.fields[c]) == bits(&want.fields[c]),
+            "{what}: field {c}"
+        );
+    }
+    for a in 0..3 {
+        for k in 0..4 {
+            let (g, w) = (bits(&got.psi[a][k]), bits(&want.psi[a][k]));
+            assert_eq!(g.len(), w.len(), "{what}: psi {a}/{k} length");
+            let diff: Vec<usize> = (0..g.len()).filter(|&i| g[i] != w[i]).collect();
+            assert!(
+                diff.is_empty(),
+                "{what}: psi {a}/{k}: {} of {} values differ, first at {:?}: {:?} vs {:?}",
+                diff.len(),
+                g.len(),
+                &diff[..diff.len().min(8)],
+                diff.first().map(|&i| got.psi[a][k][i]),
+                diff.first().map(|&i| want.psi[a][k][i]),
+            );
+        }
+    }
+    assert_eq!(got.dispersive.len(), want.dispersive.len(), "{what}");
+    for (g, w) in got.dispersive.iter().zip(&want.dispersive) {
+        assert!(
+            bits(&g.e_prev) == bits(&w.e_prev) && bits(&g.state) == bits(&w.state),
+            "{what}: dispersive {} {}",
+            w.component,
+            w.material
+        );
+    }
+    assert!(got.incident == want.incident, "{what}: TF/SF grid");
+    assert!(got.flux == want.flux, "{what}: surface DFTs");
+}
+
+#[test]
+fn the_state_goes_cpu_to_host_cuda_engine_to_cpu_bit_for_bit() {
+    round_trip::<f32>("f32");
+    round_trip::<f64>("f64");
+}
+
+#[test]
+fn sigint_writes_a_checkpoint_only_with_checkpoint_every() {
+    let dir = tmpdir("sigint");
+    std::fs::write(dir.join("s.toml"), scene("f32", 3000)).unwrap();
+    for (extra, want) in [(&["--checkpoint-every", "1h"][..], true), (&[][..], false)] {
+        let mut child = spawn_run(&dir, "i.h5", extra, &[]);
+        wait_for_steps(&mut child, &dir.join("i.h5"), 100);
+        signal(&child, libc::SIGINT);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+        assert_eq!(
+            dir.join("i.checkpoint.h5").exists(),
+            want,
+            "{extra:?}: {}",
+            stderr(&o)
+        );
+        let _ = std::fs::remove_file(dir.join("i.checkpoint.h5"));
+        // The next run's wait must see its own file.
+        let _ = std::fs::remove_file(dir.join("i.h5"));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_blown_up_state_never_replaces_a_checkpoint() {
+    // An f32 source of amplitude 1e37 overflows the fields within a few steps.
+    let dir = tmpdir("nan");
+    let text = scene("f32", 3000).replace(
+        "waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }",
+        "waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }\namplitude = 1.0e37",
+    );
+    std::fs::write(dir.join("s.toml"), &text).unwrap();
+    let o = yee(
+        &dir,
+        &[
+            "run",
+            "s.toml",
+            "-o",
+            "out.h5",
+            "--backend",
+            "cpu",
+            "--quiet",
+            "--checkpoint-every",
+            "0.001s",
+        ],
+    );
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("NaN or infinite"), "{err}");
+    let ckpt = dir.join("out.checkpoint.h5");
+    if ckpt.exists() {
+        let (model, _) = yee::scene::load_str(&text, "s.toml").unwrap();
+        let st: yee::backend::State<f32> = yee::checkpoint::read_state(&ckpt, &model).unwrap();
+        assert!(
+            st.fields.iter().flatten().all(|v| v.is_finite()),
+            "a checkpoint holds a blown-up state"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
