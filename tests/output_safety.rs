@@ -432,7 +432,7 @@ fn signals_through_timeout_stop_in_order() {
     let dir = tmpdir("timeout");
     std::fs::write(dir.join("s.toml"), scene(100_000_000, Some(1000))).unwrap();
     // timeout sends the signal to the run and to its process group at once: the duplicate
-    // must not cut the orderly stop short. SIGTERM for now stops like SIGINT, with its own code.
+    // must not cut the orderly stop short. SIGTERM also writes a checkpoint (tests/checkpoint.rs).
     for (signal, code) in [("INT", 130), ("TERM", 143), ("INT", 130), ("TERM", 143)] {
         let _ = std::fs::remove_file(dir.join("out.h5"));
         let _ = std::fs::remove_file(dir.join("out.xmf"));
