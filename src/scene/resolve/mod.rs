@@ -215,7 +215,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         &table,
         faces.as_ref(),
         &objects,
-        &scan::Shift::none(),
+        &placement::Shift::none(),
     );
     let (probes, snapshots, fluxes) = monitors::monitors(
         scene,
@@ -224,7 +224,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         unit_m,
         faces.as_ref(),
         &objects,
-        &scan::Shift::none(),
+        &placement::Shift::none(),
     );
     // A [scan]: every trace's sources and probes, placed as the written ones are.
     let scan = scan::scan(

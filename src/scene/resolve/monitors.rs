@@ -14,7 +14,7 @@ pub(super) fn monitors(
     unit_m: f64,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     objects: &[Object],
-    shift: &super::scan::Shift,
+    shift: &super::placement::Shift,
 ) -> (Vec<Probe>, Vec<Snapshot>, Vec<Flux>) {
     let mut probes = Vec::new();
     let mut snaps = Vec::new();

@@ -4,6 +4,7 @@
 
 use super::{unit_label, Checker};
 use crate::model::*;
+use std::collections::BTreeMap;
 use toml::Spanned;
 
 /// The grid index of `component` nearest to `p`: wrapped on periodic axes (a point on the
@@ -215,5 +216,38 @@ mod tests {
         assert_eq!(num(0.05), "0.05");
         assert_eq!(num4(9.53287e-16), "9.533e-16");
         assert_eq!(num4(0.437214), "0.4372");
+    }
+}
+
+/// The offsets one trace of a scan (`scan.rs`) adds to written positions, in the scene's length unit, by index in
+/// the file of the `[[source]]` or `[[monitor]]` entry. The resolvers of sources and monitors
+/// add them before converting to metres; the default (no entry) changes nothing.
+#[derive(Debug, Default)]
+pub(super) struct Shift {
+    /// Offsets of `[[source]]` entries.
+    pub(super) sources: BTreeMap<usize, [f64; 3]>,
+    /// Offsets of `[[monitor]]` entries.
+    pub(super) monitors: BTreeMap<usize, [f64; 3]>,
+}
+
+impl Shift {
+    /// No offsets: the scene as written.
+    pub(super) fn none() -> Self {
+        Shift::default()
+    }
+    /// Written position `p` of `[[source]]` entry `n`, moved for this trace.
+    pub(super) fn source(&self, n: usize, p: [f64; 3]) -> [f64; 3] {
+        shifted(p, self.sources.get(&n))
+    }
+    /// Written position `p` of `[[monitor]]` entry `n`, moved for this trace.
+    pub(super) fn monitor(&self, n: usize, p: [f64; 3]) -> [f64; 3] {
+        shifted(p, self.monitors.get(&n))
+    }
+}
+
+fn shifted(p: [f64; 3], d: Option<&[f64; 3]>) -> [f64; 3] {
+    match d {
+        Some(d) => [p[0] + d[0], p[1] + d[1], p[2] + d[2]],
+        None => p,
     }
 }

@@ -13,7 +13,7 @@
 //! moves a source or probe outside the domain or into the PML (naming the first such trace),
 //! and the monitors a scan cannot record per trace (snapshots, far fields, flux DFT fields).
 
-use super::placement::{in_pml, num};
+use super::placement::{in_pml, num, Shift};
 use super::{inside, monitors, outside_message, position3, sources, Checker};
 use crate::model::*;
 use crate::scene::diagnostics::{closest, improve_message};
@@ -26,37 +26,6 @@ use toml::Spanned;
 /// The most traces a scan may have: far beyond a B-scan's 60 to a few thousand, and it bounds
 /// the placing of every trace's sources and probes before the run (a slip such as `1e9`).
 pub const MAX_TRACES: usize = 100_000;
-
-/// The offsets one trace adds to written positions, in the scene's length unit, by index in
-/// the file of the `[[source]]` or `[[monitor]]` entry. The resolvers of sources and monitors
-/// add them before converting to metres; the default (no entry) changes nothing.
-#[derive(Debug, Default)]
-pub(super) struct Shift {
-    sources: BTreeMap<usize, [f64; 3]>,
-    monitors: BTreeMap<usize, [f64; 3]>,
-}
-
-impl Shift {
-    /// No offsets: the scene as written.
-    pub(super) fn none() -> Self {
-        Shift::default()
-    }
-    /// Written position `p` of `[[source]]` entry `n`, moved for this trace.
-    pub(super) fn source(&self, n: usize, p: [f64; 3]) -> [f64; 3] {
-        add(p, self.sources.get(&n))
-    }
-    /// Written position `p` of `[[monitor]]` entry `n`, moved for this trace.
-    pub(super) fn monitor(&self, n: usize, p: [f64; 3]) -> [f64; 3] {
-        add(p, self.monitors.get(&n))
-    }
-}
-
-fn add(p: [f64; 3], d: Option<&[f64; 3]>) -> [f64; 3] {
-    match d {
-        Some(d) => [p[0] + d[0], p[1] + d[1], p[2] + d[2]],
-        None => p,
-    }
-}
 
 /// The offset of trace `k` for a step `step`: `k * step` per axis (scene units). The one
 /// formula for a moved position: what tests and users compute to write trace k as a scene.

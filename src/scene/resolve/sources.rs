@@ -99,7 +99,7 @@ pub(super) fn sources(
     table: &MaterialTable,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     objects: &[Object],
-    shift: &super::scan::Shift,
+    shift: &super::placement::Shift,
 ) -> Option<(Vec<Source>, Option<Tfsf>)> {
     let mut out = Vec::new();
     let mut tfsf_out: Option<Tfsf> = None;
