@@ -3,8 +3,9 @@
 # GPU tests (the CUDA backend against the CPU backend on the comparison scenes; 1, 2 and 4 slabs
 # on one GPU giving identical fields; f32 and f64; the peer and the staged-through-host halo
 # paths; queued monitors and the device flux DFT; a GPU failure mid-run exiting 1), `yee run
-# --backend cuda` end to end, `yee run scenes/gpr.toml --backend cuda` and a 1e8-cell scene with
-# probes, snapshots and a flux plane (throughput and the share of wall time in monitors), and
+# --backend cuda` end to end, a checkpoint's state from the CPU into the GPU and back, `yee run
+# scenes/gpr.toml --backend cuda`, the 60-trace B-scan (traces per second) and a 1e8-cell scene
+# with probes, snapshots and a flux plane (throughput and the share of wall time in monitors), and
 # `yee bench --backend cuda` on a vacuum cube of about 1e9 cells; then print one table. A few
 # minutes on an H100/H200.
 #
@@ -27,6 +28,7 @@ executables() { # cargo's JSON messages -> "name path" of each test executable w
             cuda_backend-*) echo "cuda_backend $exe" ;;
             nvrtc_kernels-*) echo "nvrtc_kernels $exe" ;;
             host_kernels-*) echo "host_kernels $exe" ;;
+            checkpoint-*) echo "checkpoint $exe" ;;
         esac
     done
 }
@@ -81,7 +83,7 @@ if [ "$mode" = "--bundle" ]; then
     bin="$bundle/bin"
     export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$bundle/lib"
     scenes="$bundle/scenes"
-    declare -A exe=([cuda_backend]="$bin/cuda_backend" [nvrtc_kernels]="$bin/nvrtc_kernels" [host_kernels]="$bin/host_kernels")
+    declare -A exe=([cuda_backend]="$bin/cuda_backend" [nvrtc_kernels]="$bin/nvrtc_kernels" [host_kernels]="$bin/host_kernels" [checkpoint]="$bin/checkpoint")
 else
     echo "== build"
     cargo build --release --features cuda --quiet || exit 1
@@ -119,6 +121,17 @@ run_tests nvrtc_kernels "NVRTC compiles every kernel (sm_80, sm_90)"
 run_tests cuda_backend "CUDA vs CPU; 1/2/4 slabs; peer, staged halos" --ignored --test-threads=1
 if command -v c++ >/dev/null; then
     run_tests host_kernels "host-compiled kernels vs CPU"
+fi
+run_tests checkpoint "checkpoint state CPU -> GPU -> CPU" --ignored the_state_goes_cpu_to_a_real_gpu
+
+# A B-scan on the GPU: traces per second from the scan's summary line
+# ("scan: 60 of 60 traces in 1.23 s, 48.8 traces/s (1 at a time)").
+echo "== yee run gpr_bscan.toml --backend cuda"
+if (cd "$out" && timeout 180 "$yee" run "$scenes/gpr_bscan.toml" --backend cuda --overwrite -o gpr_bscan.h5) 2>&1 | tee "$out/run-gpr_bscan.log" &&
+    grep -q '^scan: ' "$out/run-gpr_bscan.log"; then
+    row "yee run gpr_bscan.toml --backend cuda (60 traces)" "" "$(grep '^scan: ' "$out/run-gpr_bscan.log" | tail -1 | sed 's/^scan: //')"
+else
+    row "yee run gpr_bscan.toml --backend cuda (60 traces)" "FAIL" "see the log above"
 fi
 
 echo "== yee run --backend cuda"

@@ -970,3 +970,95 @@ fn a_blown_up_state_never_replaces_a_checkpoint() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// On a real GPU (`scripts/gpu-check.sh` runs it with `--ignored`): a CPU state imported into
+/// the CUDA engine (2 slabs on 2 logical GPUs of one card) comes back bit for bit, and after
+/// more steps on the GPU it carries on as the CPU does. The GPU's fused multiply-adds and its
+/// own sin/cos of the DFT weights are not the host's, so the stepped state is compared within
+/// 1e-5 (f32) / 1e-11 (f64) of each array's largest magnitude, the bounds of
+/// `tests/cuda_backend.rs` scaled to these 30 steps.
+#[cfg(feature = "cuda")]
+#[test]
+#[ignore]
+fn the_state_goes_cpu_to_a_real_gpu_and_back_f32_and_f64() {
+    fn on_gpu<T: yee::real::Real>(precision: &str) {
+        use yee::backend::cpu::CpuBackend;
+        use yee::backend::cuda::{CudaDevice, Engine, EngineOptions};
+        use yee::backend::Backend;
+        use yee::decomp::split_even;
+        use yee::run::Stepper;
+        let text = ROUND_TRIP.replace("PRECISION", precision);
+        let (model, _) = yee::scene::load_str(&text, "rt.toml").unwrap_or_else(|e| panic!("{e}"));
+        let nx = model.grid.shape[0];
+        let dt = model.grid.dt;
+        let (a, b) = (30, 30);
+        let one = split_even(nx, 1);
+        let mut cpu = CpuBackend::<T>::new(&model, &one);
+        let mut s = Stepper::new(&model, &mut cpu, &one);
+        for _ in 0..a {
+            s.step();
+            let k = s.steps_done();
+            s.backend.accumulate_flux(k, dt);
+        }
+        let at_a = s.backend.export_state().unwrap();
+        for _ in 0..b {
+            s.step();
+            let k = s.steps_done();
+            s.backend.accumulate_flux(k, dt);
+        }
+        let want = s.backend.export_state().unwrap();
+
+        let two = split_even(nx, 2);
+        let h = yee::decomp::HaloPlan::new(&two, &model.boundaries);
+        let copies: Vec<_> = h.after_h.iter().chain(&h.after_e).cloned().collect();
+        let dev =
+            CudaDevice::new_logical(&[0, 0], model.precision).unwrap_or_else(|e| panic!("{e}"));
+        let mut gpu = Engine::<CudaDevice, T>::new(
+            dev,
+            &model,
+            &two,
+            &[0, 1],
+            EngineOptions::default(),
+            "cuda",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+        gpu.import_state(&at_a, &copies).unwrap();
+        assert_state_eq(
+            &gpu.export_state().unwrap(),
+            &at_a,
+            "GPU import then export",
+        );
+        let mut s = Stepper::new(&model, &mut gpu, &two);
+        s.resume_after(a);
+        for _ in 0..b {
+            s.step();
+            let k = s.steps_done();
+            s.backend.accumulate_flux(k, dt);
+        }
+        let got = s.backend.export_state().unwrap();
+        let tol = if precision == "f32" { 1e-5 } else { 1e-11 };
+        let close = |g: &[T], w: &[T], what: &str| {
+            assert_eq!(g.len(), w.len(), "{what}");
+            let scale = w
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.to_f64().abs()))
+                .max(1e-300);
+            let worst = g
+                .iter()
+                .zip(w)
+                .fold(0.0f64, |m, (x, y)| m.max((x.to_f64() - y.to_f64()).abs()));
+            assert!(
+                worst <= tol * scale,
+                "{precision} {what}: {worst:e} of {scale:e}"
+            );
+        };
+        for c in 0..6 {
+            close(&got.fields[c], &want.fields[c], &format!("field {c}"));
+        }
+        for (g, w) in got.dispersive.iter().zip(&want.dispersive) {
+            close(&g.state, &w.state, "dispersive state");
+        }
+    }
+    on_gpu::<f32>("f32");
+    on_gpu::<f64>("f64");
+}
