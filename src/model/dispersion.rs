@@ -328,4 +328,24 @@ mod tests {
         assert!((m.cb - dt / (EPS0 * (2.0 + k))).abs() < 1e-30);
         assert!((m.ca - (2.0 - k) / (2.0 + k)).abs() < 1e-15);
     }
+
+    /// The kind names are the scene's keys and the HDF5 dataset names under `/materials`
+    /// (design.md section 6), which readers look up by name.
+    #[test]
+    fn pole_kinds_are_the_scene_keys() {
+        let l = Pole::Lorentz {
+            delta_epsilon: 1.0,
+            frequency: 1.0,
+            damping: 0.0,
+        };
+        let d = Pole::Drude {
+            frequency: 1.0,
+            damping: 0.0,
+        };
+        let b = Pole::Debye {
+            delta_epsilon: 1.0,
+            relaxation_time: 1.0,
+        };
+        assert_eq!([l.kind(), d.kind(), b.kind()], ["lorentz", "drude", "debye"]);
+    }
 }
