@@ -607,16 +607,18 @@ fn without_monitors(scene: &str) -> &str {
 
 /// Bytes the engine allocates but does not count in its `Allocation` categories (listed in the
 /// doc of `estimate`; the plan counts them apart): on every GPU the CPML coefficient tables
-/// (three reals per layer index, E and H, per axis) and the 4-byte NaN flag; a pinned plane
-/// per staged halo copy. (The flux monitors' frequency and weight tables are monitor bytes.)
+/// (four reals per layer index, E and H, per axis), the update's step tables (1/primal and
+/// 1/dual, one real per index of each axis) and the 4-byte NaN flag; a pinned plane per
+/// staged halo copy. (The flux monitors' frequency and weight tables are monitor bytes.)
 fn uncounted_bytes(model: &Model, l: Layout, real: usize) -> usize {
     let ranges = split_even(model.grid.shape[0], l.slabs);
     let gpu_of: Vec<usize> = (0..ranges.len())
         .map(|s| s * l.gpus / ranges.len())
         .collect();
     let profiles = &model.boundaries.profiles;
-    let tables: usize = profiles.iter().map(|p| (p.e.len() + p.h.len()) * 3).sum();
-    let per_gpu = tables * real + 4;
+    let tables: usize = profiles.iter().map(|p| (p.e.len() + p.h.len()) * 4).sum();
+    let steps: usize = 2 * model.grid.shape.iter().sum::<usize>();
+    let per_gpu = (tables + steps) * real + 4;
     let [_, ny, nz] = model.grid.shape;
     let halos = yee::decomp::HaloPlan::new(&ranges, &model.boundaries);
     let staged = halos

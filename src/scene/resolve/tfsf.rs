@@ -137,6 +137,20 @@ pub(super) fn tfsf(
         return None;
     }
     let (k, e, g, faces) = (k?, e?, grid?, faces?);
+    // The 1-D incident grid and the correction points assume equal cells along every axis
+    // (the incident wave's numerical dispersion must be the 3-D grid's, cell for cell).
+    if let Some(a) = (0..3).find(|&a| g.lines[a].is_some()) {
+        ck.error(
+            region,
+            &bkey,
+            format!(
+                "a TF/SF source needs a uniform mesh, but [[refine]] or simulation.cells_per_wavelength grades the {} axis: remove the refinement along {}, or use a plane_wave source",
+                Axis::ALL[a].name(),
+                Axis::ALL[a].name()
+            ),
+        );
+        return None;
+    }
     let axial = k.iter().filter(|x| **x != 0.0).count() == 1;
     let mut lo = [0; 3];
     let mut hi = [0; 3];
