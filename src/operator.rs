@@ -183,6 +183,9 @@ pub struct Operator<T> {
     /// update's derivatives (H(i) - H(i - 1)); node 0 wraps on a periodic axis and mirrors
     /// the first cell otherwise.
     pub inv_dual: [Vec<T>; 3],
+    /// Per axis: graded (node lines given), so its steps differ from index to index. A backend
+    /// may read a uniform axis's one step as a scalar (every entry of its arrays is that value).
+    pub graded: [bool; 3],
     /// dt / mu0: the H update's coefficient (H is in vacuum permeability everywhere), also
     /// that of the magnetic sources.
     pub ch: T,
@@ -415,6 +418,7 @@ impl<T: Real> Operator<T> {
             shape: g.shape,
             inv_primal,
             inv_dual,
+            graded: [0, 1, 2].map(|a| g.lines[a].is_some()),
             ch: T::from_f64(g.dt / MU0),
             coef: model
                 .materials

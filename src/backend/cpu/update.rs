@@ -20,7 +20,7 @@ pub(super) fn row<T: Real>(field: &[T], start: usize, nz: usize) -> &[T] {
 /// `out[k] -= cb (...)`, which is the same value: 1 x = x.
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn h_row_shift<T: Real, const NEG: bool>(
+fn h_row_shift<T: Real, const NEG: bool, const GRADED: bool>(
     out: &mut [T],
     rc: RowCoef<T>,
     a1: &[T],
@@ -32,6 +32,10 @@ fn h_row_shift<T: Real, const NEG: bool>(
 ) {
     let m = out.len() - 1;
     let sgn = |v: T| if NEG { -v } else { v };
+    // A uniform z axis takes its one step as a scalar (no load in the loop); the values are
+    // the same, so both forms give the same bits.
+    let s0 = sgn(inv[0]);
+    let step = |s: T| if GRADED { sgn(s) } else { s0 };
     let (main, last) = out.split_at_mut(m);
     let rows = main
         .iter_mut()
@@ -43,23 +47,23 @@ fn h_row_shift<T: Real, const NEG: bool>(
     match rc {
         RowCoef::Uniform(ca, cb) if ca == T::ONE => {
             for (((((o, &x1), &x0), &y1), &y0), &s) in rows {
-                *o -= cb * ((x1 - x0) * sa + (y1 - y0) * sgn(s));
+                *o -= cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
             }
         }
         RowCoef::Uniform(ca, cb) => {
             for (((((o, &x1), &x0), &y1), &y0), &s) in rows {
-                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sgn(s));
+                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
             }
         }
         RowCoef::PerCell(ids, table) => {
             for ((((((o, &x1), &x0), &y1), &y0), &s), &id) in rows.zip(ids) {
                 let (ca, cb) = table[id as usize];
-                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sgn(s));
+                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
             }
         }
     }
     let (ca, cb) = rc.at(m);
-    last[0] = ca * last[0] - cb * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * sgn(inv[m]));
+    last[0] = ca * last[0] - cb * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * step(inv[m]));
 }
 
 /// `out[k] = ca out[k] - cb ((a1[k] - a0[k]) sa + (b1[k] - b0[k]) sb)` (see [`h_row_shift`]).
@@ -117,6 +121,25 @@ pub(super) fn h_plane<'a, T: Real>(
     hy: &mut [T],
     hz: &mut [T],
 ) {
+    if sh.graded[2] {
+        h_plane_on::<T, true>(sh, i, p, e, coef, hx, hy, hz)
+    } else {
+        h_plane_on::<T, false>(sh, i, p, e, coef, hx, hy, hz)
+    }
+}
+
+/// [`h_plane`] with the z steps read per cell (`GZ`, a graded z axis) or as one scalar.
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+fn h_plane_on<'a, T: Real, const GZ: bool>(
+    sh: &Shared<T>,
+    i: usize,
+    p: usize,
+    e: &[Vec<T>; 3],
+    coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
+    hx: &mut [T],
+    hy: &mut [T],
+    hz: &mut [T],
+) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let idx = sh.inv_primal[0][i];
@@ -139,7 +162,7 @@ pub(super) fn h_plane<'a, T: Real>(
             (&sh.zeros[..nz], &sh.zeros[..nz])
         };
         // Hx -= ch (dEz/dy - dEy/dz)
-        h_row_shift::<T, true>(
+        h_row_shift::<T, true, GZ>(
             &mut hx[r..r + nz],
             coef(0, j),
             ez_yn,
@@ -150,7 +173,7 @@ pub(super) fn h_plane<'a, T: Real>(
             z_end(sh.faces.z_hi, ey),
         );
         // Hy -= ch (dEx/dz - dEz/dx)
-        h_row_shift::<T, false>(
+        h_row_shift::<T, false, GZ>(
             &mut hy[r..r + nz],
             coef(1, j),
             ez_xn,
@@ -199,7 +222,7 @@ impl<T: Copy> RowCoef<'_, T> {
 /// [`h_row_shift`]).
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn e_row_shift<T: Real, const NEG: bool>(
+fn e_row_shift<T: Real, const NEG: bool, const GRADED: bool>(
     out: &mut [T],
     rc: RowCoef<T>,
     a1: &[T],
@@ -210,7 +233,10 @@ fn e_row_shift<T: Real, const NEG: bool>(
     b_start: T,
 ) {
     let sgn = |v: T| if NEG { -v } else { v };
-    let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * sgn(inv[0]);
+    // A uniform z axis takes its one step as a scalar (see h_row_shift).
+    let s0 = sgn(inv[0]);
+    let step = |s: T| if GRADED { sgn(s) } else { s0 };
+    let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * s0;
     let n = out.len();
     match rc {
         RowCoef::Uniform(ca, cb) => {
@@ -223,7 +249,7 @@ fn e_row_shift<T: Real, const NEG: bool>(
                 .zip(&b[..n - 1])
                 .zip(&inv[1..n])
             {
-                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * sgn(s));
+                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
             }
         }
         RowCoef::PerCell(ids, table) => {
@@ -239,7 +265,7 @@ fn e_row_shift<T: Real, const NEG: bool>(
                 .zip(&ids[1..])
             {
                 let (ca, cb) = table[id as usize];
-                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * sgn(s));
+                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
             }
         }
     }
@@ -297,6 +323,25 @@ pub(super) fn e_plane<'a, T: Real>(
     ey: &mut [T],
     ez: &mut [T],
 ) {
+    if sh.graded[2] {
+        e_plane_on::<T, true>(sh, i, p, h, coef, ex, ey, ez)
+    } else {
+        e_plane_on::<T, false>(sh, i, p, h, coef, ex, ey, ez)
+    }
+}
+
+/// [`e_plane`] with the z steps read per cell (`GZ`, a graded z axis) or as one scalar.
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+fn e_plane_on<'a, T: Real, const GZ: bool>(
+    sh: &Shared<T>,
+    i: usize,
+    p: usize,
+    h: &[Vec<T>; 3],
+    coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
+    ex: &mut [T],
+    ey: &mut [T],
+    ez: &mut [T],
+) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let idx = sh.inv_dual[0][i];
@@ -331,7 +376,7 @@ pub(super) fn e_plane<'a, T: Real>(
             }
         };
         // Ex = ca Ex + cb (dHz/dy - dHy/dz)
-        e_row_shift::<T, true>(
+        e_row_shift::<T, true, GZ>(
             &mut ex[r..r + nz],
             coef(0, j),
             hz,
@@ -342,7 +387,7 @@ pub(super) fn e_plane<'a, T: Real>(
             z_start(sh.faces.z_lo, hy),
         );
         // Ey = ca Ey + cb (dHx/dz - dHz/dx)
-        e_row_shift::<T, false>(
+        e_row_shift::<T, false, GZ>(
             &mut ey[r..r + nz],
             coef(1, j),
             hz,
@@ -386,16 +431,18 @@ pub(super) fn h_plane_flat<T: Real>(
     ids: FlatCoef<T>,
     h: [&mut [T]; 3],
 ) {
-    if sh.faces.z_hi == Beyond::Wrap {
-        h_flat::<T, true>(sh, i, p, e, ids, h)
-    } else {
-        h_flat::<T, false>(sh, i, p, e, ids, h)
+    match (sh.faces.z_hi == Beyond::Wrap, sh.graded[1]) {
+        (true, true) => h_flat::<T, true, true>(sh, i, p, e, ids, h),
+        (true, false) => h_flat::<T, true, false>(sh, i, p, e, ids, h),
+        (false, true) => h_flat::<T, false, true>(sh, i, p, e, ids, h),
+        (false, false) => h_flat::<T, false, false>(sh, i, p, e, ids, h),
     }
 }
 
-/// The y steps are loaded alongside the fields (1/primal of cell j: one value per cell on a
-/// graded y axis, all equal on a uniform one), so the loops stay branch-free and vectorise.
-fn h_flat<T: Real, const WRAP_Z: bool>(
+/// On a graded y axis (`GY`) the y steps are loaded alongside the fields (1/primal of cell
+/// j), so the loops stay branch-free and vectorise; a uniform one takes its one step as a
+/// scalar (the same value, so the same bits).
+fn h_flat<T: Real, const WRAP_Z: bool, const GY: bool>(
     sh: &Shared<T>,
     i: usize,
     p: usize,
@@ -405,7 +452,8 @@ fn h_flat<T: Real, const WRAP_Z: bool>(
 ) {
     let ny = sh.ny;
     let idx = sh.inv_primal[0][i];
-    let idy = &sh.inv_primal[1][..ny];
+    let sy = &sh.inv_primal[1][..ny];
+    let idy = |j: usize| if GY { sy[j] } else { sy[0] };
     let idz = sh.inv_primal[2][0];
     let o = p * ny;
     let on = o + ny;
@@ -421,9 +469,9 @@ fn h_flat<T: Real, const WRAP_Z: bool>(
     };
     let m = ny - 1;
     // Hx -= cb (dEz/dy - dEy/dz); Hy -= cb (dEx/dz - dEz/dx); Hz -= cb (dEy/dx - dEx/dy)
-    let cx = |j: usize, ez_n: T| (ez_n - ez[j]) * idy[j] + (zb(ey[j]) - ey[j]) * (-idz);
+    let cx = |j: usize, ez_n: T| (ez_n - ez[j]) * idy(j) + (zb(ey[j]) - ey[j]) * (-idz);
     let cy = |j: usize| (ez_xn[j] - ez[j]) * (-idx) + (zb(ex[j]) - ex[j]) * idz;
-    let cz = |j: usize, ex_n: T| (ey_xn[j] - ey[j]) * idx + (ex_n - ex[j]) * (-idy[j]);
+    let cz = |j: usize, ex_n: T| (ey_xn[j] - ey[j]) * idx + (ex_n - ex[j]) * (-idy(j));
     match ids {
         None => {
             let ch = sh.ch;
@@ -467,17 +515,20 @@ pub(super) fn e_plane_flat<T: Real>(
     table: &[(T, T)],
     e: [&mut [T]; 3],
 ) {
-    match sh.faces.z_lo {
-        Beyond::Wrap => e_flat::<T, 0>(sh, i, p, h, ids, table, e),
-        Beyond::Mirror => e_flat::<T, 1>(sh, i, p, h, ids, table, e),
-        Beyond::Zero => e_flat::<T, 2>(sh, i, p, h, ids, table, e),
+    match (sh.faces.z_lo, sh.graded[1]) {
+        (Beyond::Wrap, true) => e_flat::<T, 0, true>(sh, i, p, h, ids, table, e),
+        (Beyond::Mirror, true) => e_flat::<T, 1, true>(sh, i, p, h, ids, table, e),
+        (Beyond::Zero, true) => e_flat::<T, 2, true>(sh, i, p, h, ids, table, e),
+        (Beyond::Wrap, false) => e_flat::<T, 0, false>(sh, i, p, h, ids, table, e),
+        (Beyond::Mirror, false) => e_flat::<T, 1, false>(sh, i, p, h, ids, table, e),
+        (Beyond::Zero, false) => e_flat::<T, 2, false>(sh, i, p, h, ids, table, e),
     }
 }
 
-/// `Z_LO`: 0 wrap, 1 mirror, 2 zero (what lies below the z face). The y steps (1/dual of
-/// node j) are loaded alongside the fields, as in [`h_flat`].
+/// `Z_LO`: 0 wrap, 1 mirror, 2 zero (what lies below the z face). On a graded y axis (`GY`)
+/// the y steps (1/dual of node j) are loaded alongside the fields, as in [`h_flat`].
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
-fn e_flat<T: Real, const Z_LO: u8>(
+fn e_flat<T: Real, const Z_LO: u8, const GY: bool>(
     sh: &Shared<T>,
     i: usize,
     p: usize,
@@ -488,7 +539,8 @@ fn e_flat<T: Real, const Z_LO: u8>(
 ) {
     let ny = sh.ny;
     let idx = sh.inv_dual[0][i];
-    let idy = &sh.inv_dual[1][..ny];
+    let sy = &sh.inv_dual[1][..ny];
+    let idy = |j: usize| if GY { sy[j] } else { sy[0] };
     let idz = sh.inv_dual[2][0];
     let o = p * ny;
     let ob = o - ny;
@@ -511,13 +563,13 @@ fn e_flat<T: Real, const Z_LO: u8>(
     let (hy_xb, hz_xb) = (&hy_xb[..ny], &hz_xb[..ny]);
     // The first cell reads H below the y face; the others their y - 1 neighbour.
     let (ca, cb) = table[ix[0] as usize];
-    ex[0] = ca * ex[0] + cb * ((hz[0] - hz_start) * idy[0] + (hy[0] - zb(hy[0])) * (-idz));
+    ex[0] = ca * ex[0] + cb * ((hz[0] - hz_start) * idy(0) + (hy[0] - zb(hy[0])) * (-idz));
     let (ca, cb) = table[iz[0] as usize];
-    ez[0] = ca * ez[0] + cb * ((hy[0] - hy_xb[0]) * idx + (hx[0] - hx_start) * (-idy[0]));
+    ez[0] = ca * ez[0] + cb * ((hy[0] - hy_xb[0]) * idx + (hx[0] - hx_start) * (-idy(0)));
     // Runs of cells sharing a material take one (ca, cb): the loops over them vectorise.
     runs(&ix[..ny], 1, table, |r, ca, cb| {
         for j in r {
-            ex[j] = ca * ex[j] + cb * ((hz[j] - hz[j - 1]) * idy[j] + (hy[j] - zb(hy[j])) * (-idz));
+            ex[j] = ca * ex[j] + cb * ((hz[j] - hz[j - 1]) * idy(j) + (hy[j] - zb(hy[j])) * (-idz));
         }
     });
     runs(&iy[..ny], 0, table, |r, ca, cb| {
@@ -527,7 +579,7 @@ fn e_flat<T: Real, const Z_LO: u8>(
     });
     runs(&iz[..ny], 1, table, |r, ca, cb| {
         for j in r {
-            ez[j] = ca * ez[j] + cb * ((hy[j] - hy_xb[j]) * idx + (hx[j] - hx[j - 1]) * (-idy[j]));
+            ez[j] = ca * ez[j] + cb * ((hy[j] - hy_xb[j]) * idx + (hx[j] - hx[j - 1]) * (-idy(j)));
         }
     });
 }

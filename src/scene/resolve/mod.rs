@@ -342,6 +342,11 @@ fn mesh(
         .map(|w| w.max_frequency())
         .fold(0.0f64, f64::max);
     let pml = faces.map(|f| f.map(|k| k.pml_cells()));
+    // A PML thicker than its axis is reported with the boundaries; there is no interior to
+    // mesh then.
+    if (0..3).any(|a| pml[a][0] + pml[a][1] >= uniform.shape[a] && pml[a][0] + pml[a][1] > 0) {
+        return Some(uniform);
+    }
     let req = refine::request(
         scene,
         text,
@@ -363,8 +368,12 @@ fn mesh(
         let Some(l) = l else { continue };
         let r = refine::max_ratio(l);
         if r > req.grading * (1.0 + 1e-6) {
-            ck.warn(
-                &scene.simulation,
+            let at = sim
+                .grading
+                .as_ref()
+                .map_or(scene.simulation.span().start, |g| g.span().start);
+            ck.warn_at(
+                at,
                 "simulation.grading",
                 format!(
                     "the mesh along {} has neighbouring cells differing by a factor {:.3}, more than grading = {}: a refinement lies too close to another one, a PML or an object face for the cells to grow smoothly",
