@@ -787,3 +787,20 @@ waveform = {{ type = "gaussian", frequency = 2.0e14, bandwidth = 1.0e14 }}
     let dt = 0.99 * yee::model::Grid::courant_limit(g.min_cell());
     assert!((g.dt - dt).abs() < 1e-12 * dt);
 }
+
+/// The materials' pole checks use the refined mesh's time step: a Drude pole too fast for the
+/// background cells' step (wp dt = 1.2 there, above the 1.1 the update resolves) is accepted
+/// when refine boxes halve the cells, and refused on the uniform grid.
+#[test]
+fn pole_checks_use_the_refined_time_step() {
+    let fast = graded_scene().replace("frequency = 1.0e15", "frequency = 2.0e15");
+    let m = model(&fast);
+    assert!(m.materials.any_dispersive());
+    let uniform = fast.replace("[[refine]]", "[[ignored]]");
+    let uniform = &uniform[..uniform.find("[[ignored]]").unwrap()];
+    let uniform = format!("{uniform}{}", &fast[fast.find("[[source]]").unwrap()..]);
+    match yee::scene::load_str(&uniform, "t.toml") {
+        Ok(_) => panic!("the uniform grid accepted a pole it cannot resolve"),
+        Err(e) => assert!(e.to_string().contains("drude[0].frequency"), "{e}"),
+    }
+}

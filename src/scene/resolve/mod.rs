@@ -192,7 +192,12 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         mut table,
         dropped,
         fast,
-    } = materials::materials(scene, ck, courant, dt);
+    } = materials::materials(
+        scene,
+        ck,
+        courant,
+        material_dt(scene, text, cell, shape, courant, dt),
+    );
 
     let objects = geometry::geometry(scene, ck, &table, &dropped, unit_m);
 
@@ -307,6 +312,37 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         fluxes,
         dispersive_counts: Default::default(),
     })
+}
+
+/// The time step the materials' pole checks use: on a mesh with `[[refine]]` boxes, the step
+/// of their smallest cells (the resolved mesh's step is that or, with
+/// `cells_per_wavelength`, smaller still, which only makes the poles better resolved);
+/// otherwise the uniform grid's `dt`. The refine entries are read here without reporting
+/// (they are checked with the mesh).
+fn material_dt(
+    scene: &SceneFile,
+    text: &str,
+    cell: Option<[f64; 3]>,
+    shape: Option<[usize; 3]>,
+    courant: Option<f64>,
+    dt: Option<f64>,
+) -> Option<f64> {
+    let (Some(cell), Some(courant)) = (cell, courant) else {
+        return dt;
+    };
+    let unit_m = scene
+        .simulation
+        .get_ref()
+        .length_unit
+        .as_ref()
+        .and_then(|u| LENGTH_UNITS.iter().find(|l| l.0 == u.get_ref()))
+        .map_or(1e-6, |l| l.1);
+    let finest = refine::finest_cells(text, cell, unit_m);
+    if finest == cell {
+        return dt;
+    }
+    let flat = simulation::flat_axes(scene, shape);
+    Some(courant * Grid::courant_limit_of(finest, flat))
 }
 
 /// The grid `uniform` with the refinement the scene asks for (`[[refine]]`,

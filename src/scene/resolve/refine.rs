@@ -235,6 +235,33 @@ pub(super) fn lines(
     })
 }
 
+/// The smallest cell along each axis the `[[refine]]` entries of `text` ask for, no larger
+/// than `background` (m), entries that cannot be read left out (they are reported by
+/// [`request`]).
+pub(super) fn finest_cells(text: &str, background: [f64; 3], unit_m: f64) -> [f64; 3] {
+    let entries = toml::from_str::<RefineEntries>(text).map_or(Vec::new(), |e| e.refine);
+    let mut finest = background;
+    for e in &entries {
+        let v = e.get_ref().cell_size.get_ref();
+        let c = match v {
+            toml::Value::Array(a) if a.len() == 3 => {
+                let x: Vec<f64> = a.iter().filter_map(as_f64).collect();
+                (x.len() == 3).then(|| [x[0], x[1], x[2]])
+            }
+            other => as_f64(other).map(|d| [d; 3]),
+        };
+        if let Some(c) = c {
+            for a in 0..3 {
+                let d = c[a] * unit_m;
+                if d.is_finite() && d > 0.0 && d < finest[a] {
+                    finest[a] = d;
+                }
+            }
+        }
+    }
+    finest
+}
+
 /// A refine entry's `cell_size`: one number or three, positive and at most the background.
 fn refine_cell(
     v: &Spanned<toml::Value>,
