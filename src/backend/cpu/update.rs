@@ -32,38 +32,48 @@ fn h_row_shift<T: Real, const NEG: bool, const GRADED: bool>(
 ) {
     let m = out.len() - 1;
     let sgn = |v: T| if NEG { -v } else { v };
-    // A uniform z axis takes its one step as a scalar (no load in the loop); the values are
-    // the same, so both forms give the same bits.
-    let s0 = sgn(inv[0]);
-    let step = |s: T| if GRADED { sgn(s) } else { s0 };
     let (main, last) = out.split_at_mut(m);
-    let rows = main
-        .iter_mut()
-        .zip(&a1[..m])
-        .zip(&a0[..m])
-        .zip(&b[1..])
-        .zip(&b[..m])
-        .zip(&inv[..m]);
-    match rc {
-        RowCoef::Uniform(ca, cb) if ca == T::ONE => {
-            for (((((o, &x1), &x0), &y1), &y0), &s) in rows {
-                *o -= cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
+    // The loops over the row's first m cells, with the z steps from the iterator `$z`.
+    macro_rules! rows {
+        ($z:expr) => {{
+            let rows = main
+                .iter_mut()
+                .zip(&a1[..m])
+                .zip(&a0[..m])
+                .zip(&b[1..])
+                .zip(&b[..m])
+                .zip($z);
+            match rc {
+                RowCoef::Uniform(ca, cb) if ca == T::ONE => {
+                    for (((((o, &x1), &x0), &y1), &y0), s) in rows {
+                        *o -= cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
+                RowCoef::Uniform(ca, cb) => {
+                    for (((((o, &x1), &x0), &y1), &y0), s) in rows {
+                        *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
+                RowCoef::PerCell(ids, table) => {
+                    for ((((((o, &x1), &x0), &y1), &y0), s), &id) in rows.zip(ids) {
+                        let (ca, cb) = table[id as usize];
+                        *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
             }
-        }
-        RowCoef::Uniform(ca, cb) => {
-            for (((((o, &x1), &x0), &y1), &y0), &s) in rows {
-                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
-            }
-        }
-        RowCoef::PerCell(ids, table) => {
-            for ((((((o, &x1), &x0), &y1), &y0), &s), &id) in rows.zip(ids) {
-                let (ca, cb) = table[id as usize];
-                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
-            }
-        }
+        }};
+    }
+    // A uniform z axis repeats its one step (no load in the loop, the loop the scalar 1/dz
+    // gave); a graded one reads the step of each cell. The values are the same on a uniform
+    // axis, so both give the same bits.
+    if GRADED {
+        rows!(inv[..m].iter().map(|&v| sgn(v)))
+    } else {
+        rows!(std::iter::repeat(sgn(inv[0])))
     }
     let (ca, cb) = rc.at(m);
-    last[0] = ca * last[0] - cb * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * step(inv[m]));
+    let s_last = sgn(inv[if GRADED { m } else { 0 }]);
+    last[0] = ca * last[0] - cb * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * s_last);
 }
 
 /// `out[k] = ca out[k] - cb ((a1[k] - a0[k]) sa + (b1[k] - b0[k]) sb)` (see [`h_row_shift`]).
@@ -233,41 +243,50 @@ fn e_row_shift<T: Real, const NEG: bool, const GRADED: bool>(
     b_start: T,
 ) {
     let sgn = |v: T| if NEG { -v } else { v };
-    // A uniform z axis takes its one step as a scalar (see h_row_shift).
-    let s0 = sgn(inv[0]);
-    let step = |s: T| if GRADED { sgn(s) } else { s0 };
-    let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * s0;
+    let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * sgn(inv[0]);
     let n = out.len();
-    match rc {
-        RowCoef::Uniform(ca, cb) => {
-            out[0] = ca * out[0] + cb * curl0;
-            for (((((o, &x1), &x0), &y1), &y0), &s) in out[1..]
-                .iter_mut()
-                .zip(&a1[1..])
-                .zip(&a0[1..])
-                .zip(&b[1..])
-                .zip(&b[..n - 1])
-                .zip(&inv[1..n])
-            {
-                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
+    // The loops over cells 1.. of the row, with the z steps from the iterator `$z`.
+    macro_rules! rows {
+        ($z:expr) => {{
+            match rc {
+                RowCoef::Uniform(ca, cb) => {
+                    out[0] = ca * out[0] + cb * curl0;
+                    for (((((o, &x1), &x0), &y1), &y0), s) in out[1..]
+                        .iter_mut()
+                        .zip(&a1[1..])
+                        .zip(&a0[1..])
+                        .zip(&b[1..])
+                        .zip(&b[..n - 1])
+                        .zip($z)
+                    {
+                        *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
+                RowCoef::PerCell(ids, table) => {
+                    let (ca, cb) = table[ids[0] as usize];
+                    out[0] = ca * out[0] + cb * curl0;
+                    for ((((((o, &x1), &x0), &y1), &y0), s), &id) in out[1..]
+                        .iter_mut()
+                        .zip(&a1[1..])
+                        .zip(&a0[1..])
+                        .zip(&b[1..])
+                        .zip(&b[..n - 1])
+                        .zip($z)
+                        .zip(&ids[1..])
+                    {
+                        let (ca, cb) = table[id as usize];
+                        *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
             }
-        }
-        RowCoef::PerCell(ids, table) => {
-            let (ca, cb) = table[ids[0] as usize];
-            out[0] = ca * out[0] + cb * curl0;
-            for ((((((o, &x1), &x0), &y1), &y0), &s), &id) in out[1..]
-                .iter_mut()
-                .zip(&a1[1..])
-                .zip(&a0[1..])
-                .zip(&b[1..])
-                .zip(&b[..n - 1])
-                .zip(&inv[1..n])
-                .zip(&ids[1..])
-            {
-                let (ca, cb) = table[id as usize];
-                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * step(s));
-            }
-        }
+        }};
+    }
+    // A uniform z axis repeats its one step, a graded one reads each node's (see
+    // h_row_shift).
+    if GRADED {
+        rows!(inv[1..n].iter().map(|&v| sgn(v)))
+    } else {
+        rows!(std::iter::repeat(sgn(inv[0])))
     }
 }
 
@@ -453,7 +472,10 @@ fn h_flat<T: Real, const WRAP_Z: bool, const GY: bool>(
     let ny = sh.ny;
     let idx = sh.inv_primal[0][i];
     let sy = &sh.inv_primal[1][..ny];
-    let idy = |j: usize| if GY { sy[j] } else { sy[0] };
+    // The uniform step as a local scalar, captured by value, so the loops keep it in a
+    // register as they did the scalar 1/dy.
+    let y0 = sy[0];
+    let idy = move |j: usize| if GY { sy[j] } else { y0 };
     let idz = sh.inv_primal[2][0];
     let o = p * ny;
     let on = o + ny;
@@ -540,7 +562,10 @@ fn e_flat<T: Real, const Z_LO: u8, const GY: bool>(
     let ny = sh.ny;
     let idx = sh.inv_dual[0][i];
     let sy = &sh.inv_dual[1][..ny];
-    let idy = |j: usize| if GY { sy[j] } else { sy[0] };
+    // The uniform step as a local scalar, captured by value, so the loops keep it in a
+    // register as they did the scalar 1/dy.
+    let y0 = sy[0];
+    let idy = move |j: usize| if GY { sy[j] } else { y0 };
     let idz = sh.inv_dual[2][0];
     let o = p * ny;
     let ob = o - ny;
