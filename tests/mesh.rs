@@ -837,3 +837,47 @@ fn a_one_way_sheet_on_graded_cells_stays_one_way() {
     eprintln!("graded sheet: backward leakage {db:.1} dB");
     assert!(db < -30.0, "backward leakage {db:.1} dB");
 }
+
+/// The cost of the graded update itself, not a check (run with `--ignored --nocapture`): the
+/// same 128^3 vacuum grid with a 10-cell PML stepped through the uniform path (scalar steps)
+/// and through the graded one (node lines uniform in value, so per-cell steps of equal
+/// value), alternately, f32 on the threads rayon has. Prints Mcells/s of each.
+#[test]
+#[ignore]
+fn graded_update_speed_against_uniform() {
+    let text = r#"
+[simulation]
+length_unit = "m"
+cell_size = 0.015625
+size = [2.0, 2.0, 2.0]
+steps = 30
+precision = "f32"
+[boundaries]
+default = { type = "pml", cells = 10 }
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 1.0e9, bandwidth = 1.0e9 }
+"#;
+    let (u, g) = as_lines(text);
+    let threads = rayon::current_num_threads();
+    let time = |m: &Model| {
+        let ranges = split_even(m.grid.shape[0], threads);
+        let mut b = CpuBackend::<f32>::new(m, &ranges);
+        let mut s = Stepper::new(m, &mut b, &ranges);
+        s.step();
+        let t = std::time::Instant::now();
+        for _ in 1..m.grid.steps {
+            s.step();
+        }
+        m.grid.cells() as f64 * (m.grid.steps - 1) as f64 / t.elapsed().as_secs_f64() / 1e6
+    };
+    for round in 0..4 {
+        let (a, b) = (time(&u), time(&g));
+        eprintln!(
+            "round {round}: uniform {a:.1} Mcells/s, graded {b:.1} Mcells/s ({:+.1} %)",
+            100.0 * (b / a - 1.0)
+        );
+    }
+}
