@@ -50,10 +50,15 @@ struct UpdateArgs {
     int p0, p1, chunk;
     int y_lo, y_hi, z_lo, z_hi;  // BEYOND_* of each face
     int magnetic;                // 1: H takes (c_hca, c_hcb)[id], 0: H -= ch curl E
-    real idx, idy, idz;  // 1/dx, 1/dy, 1/dz
+    // The derivatives' steps along x, y, z (operator.rs inv_primal for update_h, inv_dual for
+    // update_e): ix[p] for local plane p (the pointer is offset by the slab's first x, so
+    // ix[p] is the value of global plane x0 + p - 1), iy[j], iz[k]. On a uniform axis every
+    // value is 1/d.
+    const real *ix, *iy, *iz;
     real ch;             // dt / mu0
+    real pad;
 };
-static_assert(sizeof(UpdateArgs) == 144 + 4 * sizeof(real), "UpdateArgs layout");
+static_assert(sizeof(UpdateArgs) == 168 + 2 * sizeof(real), "UpdateArgs layout");
 
 // CPML correction passes. Along y and z: every owned plane in [p0, p1), the layers of that
 // axis (lo cells at the minimum face, hi at the maximum, n_axis cells in all). Along x: the
@@ -62,7 +67,7 @@ static_assert(sizeof(UpdateArgs) == 144 + 4 * sizeof(real), "UpdateArgs layout")
 struct CpmlArgs {
     real *ex, *ey, *ez, *hx, *hy, *hz;
     real *psi0, *psi1;  // the pass's two psi arrays
-    const real* coef;   // per layer: b, c, 1/kappa - 1
+    const real* coef;   // per layer: b, c, 1/kappa - 1, 1/d (the local step along the axis)
     const u8 *mx, *my, *mz;
     const u8 *hmx, *hmy, *hmz;  // H material ids (null unless magnetic)
     i64 plane;
@@ -71,8 +76,8 @@ struct CpmlArgs {
     int lo, hi, n_axis;
     int l0, q0;
     int magnetic;  // H passes: 1 = the factor is c_hcb of the H cell's material, 0 = ch
-    real inv;  // 1/d along the pass's axis
     real ch;   // dt / mu0 (H passes)
+    real pad;
 };
 static_assert(sizeof(CpmlArgs) == 168 + 2 * sizeof(real), "CpmlArgs layout");
 

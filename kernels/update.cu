@@ -55,16 +55,19 @@ __device__ __forceinline__ HCell load_h(const UpdateArgs& a, const Column& c, i6
     return v;
 }
 
-// Hx -= ch ((Ez(y+1) - Ez) / dy + (Ey(z+1) - Ey) * (-1/dz))
-// Hy -= ch ((Ez(x+1) - Ez) * (-1/dx) + (Ex(z+1) - Ex) / dz)
-// Hz -= ch ((Ey(x+1) - Ey) / dx + (Ex(y+1) - Ex) * (-1/dy))
+// Hx -= ch ((Ez(y+1) - Ez) idy + (Ey(z+1) - Ey) * (-idz))
+// Hy -= ch ((Ez(x+1) - Ez) * (-idx) + (Ex(z+1) - Ex) idz)
+// Hz -= ch ((Ey(x+1) - Ey) idx + (Ex(y+1) - Ex) * (-idy))
 // or, when some material is magnetic, H = hca H - hcb (the same curl) with (hca, hcb) =
 // (c_hca, c_hcb)[the H component's material id at the cell] (cpu/update.rs h_row: a row of
 // hca = 1 takes H -= hcb curl there, the same value since 1 H = H exactly).
-__device__ __forceinline__ void store_h(const UpdateArgs& a, i64 o, const HCell& v, real ey_c, real ez_c) {
-    const real cx = (v.ez_yn - ez_c) * a.idy + (v.ey_zn - ey_c) * (-a.idz);
-    const real cy = (v.ez_xn - ez_c) * (-a.idx) + (v.ex_zn - v.ex) * a.idz;
-    const real cz = (v.ey_xn - ey_c) * a.idx + (v.ex_yn - v.ex) * (-a.idy);
+// The steps: idx = 1/primal x of the plane, idy, idz of the column (one load per column; the
+// plane's value is the same address for every thread of a block, a broadcast).
+__device__ __forceinline__ void store_h(const UpdateArgs& a, i64 o, const HCell& v, real ey_c, real ez_c,
+                                        real idx, real idy, real idz) {
+    const real cx = (v.ez_yn - ez_c) * idy + (v.ey_zn - ey_c) * (-idz);
+    const real cy = (v.ez_xn - ez_c) * (-idx) + (v.ex_zn - v.ex) * idz;
+    const real cz = (v.ey_xn - ey_c) * idx + (v.ex_yn - v.ex) * (-idy);
     real hx, hy, hz;
     if (a.magnetic) {
         hx = c_hca[v.id0] * v.hx - c_hcb[v.id0] * cx;
@@ -99,6 +102,8 @@ extern "C" __global__ void update_h(const UpdateArgs a) {
     const bool z_in = k + 1 < a.nz;
     c.z_ok = z_in || a.z_hi == BEYOND_WRAP;
     c.dz = z_in ? 1 : -(i64)(a.nz - 1);
+    const real idy = __ldg(a.iy + j);
+    const real idz = __ldg(a.iz + k);
     i64 o = (i64)pb * a.plane + col;
     real ey_c = __ldg(a.ey + o);
     real ez_c = __ldg(a.ez + o);
@@ -107,7 +112,7 @@ extern "C" __global__ void update_h(const UpdateArgs a) {
     for (int p = pb; p < pe; ++p, o += a.plane) {
         HCell next = v;
         if (p + 1 < pe) next = load_h(a, c, o + a.plane);
-        store_h(a, o, v, ey_c, ez_c);
+        store_h(a, o, v, ey_c, ez_c, __ldg(a.ix + p), idy, idz);
         ey_c = v.ey_xn;
         ez_c = v.ez_xn;
         v = next;
@@ -115,7 +120,7 @@ extern "C" __global__ void update_h(const UpdateArgs a) {
 #else
     for (int p = pb; p < pe; ++p, o += a.plane) {
         const HCell v = load_h(a, c, o);
-        store_h(a, o, v, ey_c, ez_c);
+        store_h(a, o, v, ey_c, ez_c, __ldg(a.ix + p), idy, idz);
         ey_c = v.ey_xn;
         ez_c = v.ez_xn;
     }
@@ -172,14 +177,16 @@ __device__ __forceinline__ ECell load_e(const UpdateArgs& a, const ColumnE& c, i
     return v;
 }
 
-// Ex = ca Ex + cb ((Hz - Hz(y-1)) / dy + (Hy - Hy(z-1)) * (-1/dz))
-// Ey = ca Ey + cb ((Hz - Hz(x-1)) * (-1/dx) + (Hx - Hx(z-1)) / dz)
-// Ez = ca Ez + cb ((Hy - Hy(x-1)) / dx + (Hx - Hx(y-1)) * (-1/dy))
+// Ex = ca Ex + cb ((Hz - Hz(y-1)) idy + (Hy - Hy(z-1)) * (-idz))
+// Ey = ca Ey + cb ((Hz - Hz(x-1)) * (-idx) + (Hx - Hx(z-1)) idz)
+// Ez = ca Ez + cb ((Hy - Hy(x-1)) idx + (Hx - Hx(y-1)) * (-idy))
 // with (ca, cb) = (c_ca, c_cb)[material id of the component at the cell].
-__device__ __forceinline__ void store_e(const UpdateArgs& a, i64 o, const ECell& v, real hy_xb, real hz_xb) {
-    const real ex = c_ca[v.id0] * v.ex + c_cb[v.id0] * ((v.hz - v.hz_yb) * a.idy + (v.hy - v.hy_zb) * (-a.idz));
-    const real ey = c_ca[v.id1] * v.ey + c_cb[v.id1] * ((v.hz - hz_xb) * (-a.idx) + (v.hx - v.hx_zb) * a.idz);
-    const real ez = c_ca[v.id2] * v.ez + c_cb[v.id2] * ((v.hy - hy_xb) * a.idx + (v.hx - v.hx_yb) * (-a.idy));
+// The steps: idx = 1/dual x of the plane, idy, idz of the column (see store_h).
+__device__ __forceinline__ void store_e(const UpdateArgs& a, i64 o, const ECell& v, real hy_xb, real hz_xb,
+                                        real idx, real idy, real idz) {
+    const real ex = c_ca[v.id0] * v.ex + c_cb[v.id0] * ((v.hz - v.hz_yb) * idy + (v.hy - v.hy_zb) * (-idz));
+    const real ey = c_ca[v.id1] * v.ey + c_cb[v.id1] * ((v.hz - hz_xb) * (-idx) + (v.hx - v.hx_zb) * idz);
+    const real ez = c_ca[v.id2] * v.ez + c_cb[v.id2] * ((v.hy - hy_xb) * idx + (v.hx - v.hx_yb) * (-idy));
     a.ex[o] = ex;
     a.ey[o] = ey;
     a.ez[o] = ez;
@@ -205,6 +212,8 @@ extern "C" __global__ void update_e(const UpdateArgs a) {
     c.z_read = z_in || a.z_lo == BEYOND_WRAP;
     c.z_mirror = !z_in && a.z_lo == BEYOND_MIRROR;
     c.dz = z_in ? -1 : (i64)(a.nz - 1);
+    const real idy = __ldg(a.iy + j);
+    const real idz = __ldg(a.iz + k);
     i64 o = (i64)pb * a.plane + col;
     real hy_xb = __ldg(a.hy + o - a.plane);
     real hz_xb = __ldg(a.hz + o - a.plane);
@@ -213,7 +222,7 @@ extern "C" __global__ void update_e(const UpdateArgs a) {
     for (int p = pb; p < pe; ++p, o += a.plane) {
         ECell next = v;
         if (p + 1 < pe) next = load_e(a, c, o + a.plane);
-        store_e(a, o, v, hy_xb, hz_xb);
+        store_e(a, o, v, hy_xb, hz_xb, __ldg(a.ix + p), idy, idz);
         hy_xb = v.hy;
         hz_xb = v.hz;
         v = next;
@@ -221,7 +230,7 @@ extern "C" __global__ void update_e(const UpdateArgs a) {
 #else
     for (int p = pb; p < pe; ++p, o += a.plane) {
         const ECell v = load_e(a, c, o);
-        store_e(a, o, v, hy_xb, hz_xb);
+        store_e(a, o, v, hy_xb, hz_xb, __ldg(a.ix + p), idy, idz);
         hy_xb = v.hy;
         hz_xb = v.hz;
     }

@@ -69,10 +69,12 @@ pub struct CpmlAxis<T> {
     pub hi: usize,
     /// Cells along the axis.
     pub n: usize,
-    /// Per layer index, for E: (b, c, 1/kappa - 1), the factors the CPML pass multiplies by.
-    pub e: Vec<[T; 3]>,
-    /// The same for H (half a cell away from E, so its own set).
-    pub h: Vec<[T; 3]>,
+    /// Per layer index, for E: (b, c, 1/kappa - 1, 1/dual), the factors the CPML pass
+    /// multiplies by, the last the derivative's step at the layer's node (the layer index is
+    /// the index along the PML's own axis, so one value per layer is the local cell).
+    pub e: Vec<[T; 4]>,
+    /// The same for H (half a cell away from E, so its own set), the last 1/primal.
+    pub h: Vec<[T; 4]>,
 }
 
 impl<T> CpmlAxis<T> {
@@ -172,8 +174,18 @@ impl<T> DispersiveOp<T> {
 pub struct Operator<T> {
     /// Cells along x, y, z.
     pub shape: [usize; 3],
-    /// 1/dx, 1/dy, 1/dz.
-    pub inv: [T; 3],
+    /// Per axis, per cell index i (0..n): 1 / [`crate::model::Grid::primal`], the step of the
+    /// H update's derivatives (E(i + 1) - E(i)) along that axis. On a uniform axis every value
+    /// is 1/d, the one number the update multiplied by before graded meshes, so a uniform
+    /// grid's fields do not change by a bit.
+    pub inv_primal: [Vec<T>; 3],
+    /// Per axis, per node index i (0..n): 1 / [`crate::model::Grid::dual`], the step of the E
+    /// update's derivatives (H(i) - H(i - 1)); node 0 wraps on a periodic axis and mirrors
+    /// the first cell otherwise.
+    pub inv_dual: [Vec<T>; 3],
+    /// Per axis: graded (node lines given), so its steps differ from index to index. A backend
+    /// may read a uniform axis's one step as a scalar (every entry of its arrays is that value).
+    pub graded: [bool; 3],
     /// dt / mu0: the H update's coefficient (H is in vacuum permeability everywhere), also
     /// that of the magnetic sources.
     pub ch: T,
@@ -294,17 +306,31 @@ impl<T: Real> Operator<T> {
     pub fn new(model: &Model) -> Self {
         let g = &model.grid;
         let b = &model.boundaries;
+        let periodic = [0, 1, 2].map(|a| b.faces[a][0] == BoundaryKind::Periodic);
+        let inv_primal: [Vec<T>; 3] = [0, 1, 2].map(|a| {
+            (0..g.shape[a])
+                .map(|i| T::from_f64(1.0 / g.primal(a, i as isize)))
+                .collect()
+        });
+        let inv_dual: [Vec<T>; 3] = [0, 1, 2].map(|a| {
+            (0..g.shape[a])
+                .map(|i| T::from_f64(1.0 / g.dual(a, i, periodic[a])))
+                .collect()
+        });
         let pml = [0, 1, 2].map(|a| {
             let p = &b.profiles[a];
             // The CPML pass adds (1/kappa - 1) times the curl term to the plain update, so the
             // table holds that difference, not 1/kappa itself.
-            let conv = |v: &Vec<[f64; 3]>| {
+            let conv = |v: &Vec<[f64; 3]>, inv: &[T]| {
                 v.iter()
-                    .map(|c| {
+                    .enumerate()
+                    .map(|(l, c)| {
+                        let i = if l < p.lo { l } else { p.n - p.hi + (l - p.lo) };
                         [
                             T::from_f64(c[0]),
                             T::from_f64(c[1]),
                             T::from_f64(c[2] - 1.0),
+                            inv[i],
                         ]
                     })
                     .collect()
@@ -313,8 +339,8 @@ impl<T: Real> Operator<T> {
                 lo: p.lo,
                 hi: p.hi,
                 n: p.n,
-                e: conv(&p.e),
-                h: conv(&p.h),
+                e: conv(&p.e, &inv_dual[a]),
+                h: conv(&p.h, &inv_primal[a]),
             }
         });
         let table = &model.materials;
@@ -390,7 +416,9 @@ impl<T: Real> Operator<T> {
             hcoef,
             dispersive,
             shape: g.shape,
-            inv: g.cell.map(|d| T::from_f64(1.0 / d)),
+            inv_primal,
+            inv_dual,
+            graded: [0, 1, 2].map(|a| g.lines[a].is_some()),
             ch: T::from_f64(g.dt / MU0),
             coef: model
                 .materials

@@ -607,16 +607,18 @@ fn without_monitors(scene: &str) -> &str {
 
 /// Bytes the engine allocates but does not count in its `Allocation` categories (listed in the
 /// doc of `estimate`; the plan counts them apart): on every GPU the CPML coefficient tables
-/// (three reals per layer index, E and H, per axis) and the 4-byte NaN flag; a pinned plane
-/// per staged halo copy. (The flux monitors' frequency and weight tables are monitor bytes.)
+/// (four reals per layer index, E and H, per axis), the update's step tables (1/primal and
+/// 1/dual, one real per index of each axis) and the 4-byte NaN flag; a pinned plane per
+/// staged halo copy. (The flux monitors' frequency and weight tables are monitor bytes.)
 fn uncounted_bytes(model: &Model, l: Layout, real: usize) -> usize {
     let ranges = split_even(model.grid.shape[0], l.slabs);
     let gpu_of: Vec<usize> = (0..ranges.len())
         .map(|s| s * l.gpus / ranges.len())
         .collect();
     let profiles = &model.boundaries.profiles;
-    let tables: usize = profiles.iter().map(|p| (p.e.len() + p.h.len()) * 3).sum();
-    let per_gpu = tables * real + 4;
+    let tables: usize = profiles.iter().map(|p| (p.e.len() + p.h.len()) * 4).sum();
+    let steps: usize = 2 * model.grid.shape.iter().sum::<usize>();
+    let per_gpu = (tables + steps) * real + 4;
     let [_, ny, nz] = model.grid.shape;
     let halos = yee::decomp::HaloPlan::new(&ranges, &model.boundaries);
     let staged = halos
@@ -1435,5 +1437,61 @@ fn host_kernels_match_cpu_bit_for_bit_with_a_tfsf_box_across_slabs() {
             want.probes.iter().all(|p| p.iter().any(|v| *v != 0.0)),
             "{dir}: nothing scattered out of the box"
         );
+    }
+}
+
+/// [`PML_SCENE`] on a graded mesh: a refine box of half cells around the glass box (so every
+/// axis is graded, the refinement reaching close to the PML), with a Drude sphere added (the
+/// dispersive pass on graded cells); and [`PERIODIC_SCENE`] refined along z only around its
+/// slab (the plane wave's sheets and the PMC mirror on a graded axis).
+fn graded_scenes() -> [String; 2] {
+    let pml = PML_SCENE.replace(
+        "[materials]\n",
+        r#"[[refine]]
+box = { center = [2.0, 1.0, 0.0], size = [12.0, 12.0, 10.0] }
+cell_size = 0.5
+
+[materials]
+drude = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
+"#,
+    ) + r#"
+[[geometry]]
+shape = "sphere"
+material = "drude"
+center = [-2.0, 4.0, -3.0]
+radius = 2.5
+"#;
+    let periodic = PERIODIC_SCENE.replace(
+        "[materials]\n",
+        r#"[[refine]]
+box = { center = [0.0, 0.0, 3.0], size = [18.0, 12.0, 8.0] }
+cell_size = [1.0, 1.0, 0.5]
+
+[materials]
+"#,
+    );
+    [pml, periodic]
+}
+
+#[test]
+fn host_kernels_match_cpu_bit_for_bit_on_graded_meshes() {
+    for (n, scene) in graded_scenes().iter().enumerate() {
+        let m = model(scene, "f32", 1);
+        let graded: Vec<bool> = m.grid.lines.iter().map(|l| l.is_some()).collect();
+        assert_eq!(
+            graded,
+            if n == 0 {
+                vec![true, true, true]
+            } else {
+                vec![false, false, true]
+            }
+        );
+        if n == 0 {
+            assert!(m.materials.any_dispersive());
+        }
+        for layout in [ONE, THREE_ON_ONE] {
+            compare::<f32>(scene, 30, layout);
+            compare::<f64>(scene, 30, layout);
+        }
     }
 }

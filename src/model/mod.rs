@@ -127,7 +127,7 @@ impl Model {
         let off = c.offset();
         for obj in &self.objects {
             let (lo, hi) = obj.bounds();
-            let idx = |a: usize, x: f64| (x - g.origin[a]) / g.cell[a] - off[a];
+            let idx = |a: usize, x: f64| g.fractional_index(a, x) - off[a];
             // Widen by 1e-6 of a cell so that nodes exactly on a face are tested, not skipped.
             let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
             let last = |a: usize, n: usize| {
@@ -223,8 +223,8 @@ impl Model {
         for o in &self.objects {
             if table[o.material as usize].is_dispersive() {
                 let (a, b) = o.bounds();
-                let first = ((a[0] - g.origin[0]) / g.cell[0] - 1.0).floor().max(0.0) as usize;
-                let last = ((b[0] - g.origin[0]) / g.cell[0] + 2.0).ceil().max(0.0) as usize;
+                let first = (g.fractional_index(0, a[0]) - 1.0).floor().max(0.0) as usize;
+                let last = (g.fractional_index(0, b[0]) + 2.0).ceil().max(0.0) as usize;
                 lo = lo.min(first.min(nx));
                 hi = hi.max(last.min(nx));
             }
@@ -322,13 +322,23 @@ impl Model {
     ) -> Option<u8> {
         const N: usize = 4;
         let g = &self.grid;
-        let p = g.position(c, [i as f64, j as f64, k as f64]);
+        let index = [i as f64, j as f64, k as f64];
+        let p = g.position(c, index);
+        let shift = c.offset();
+        // The sample at offset u (in cells) from the component's point: on a uniform axis
+        // p + u d; on a graded one through the index-to-coordinate map, so that the samples
+        // cover the component's own cell (the primal cell around a cell centre, the dual cell
+        // from centre to centre around a node, unequal halves on a graded axis).
+        let sample = |x: usize, u: f64| match g.lines[x] {
+            None => p[x] + u * g.cell[x],
+            Some(_) => g.coordinate(x, index[x] + shift[x] + u),
+        };
         let mut counts: Vec<(u8, usize, [f64; 3])> = Vec::new();
         for a in 0..N {
             for b in 0..N {
                 for d in 0..N {
                     let u = [a, b, d].map(|s| (s as f64 + 0.5) / N as f64 - 0.5);
-                    let q = [0, 1, 2].map(|x| p[x] + u[x] * g.cell[x]);
+                    let q = [0, 1, 2].map(|x| sample(x, u[x]));
                     let m = self
                         .objects
                         .iter()
@@ -338,7 +348,10 @@ impl Model {
                     if self.materials.materials[m as usize].staircased() {
                         return None;
                     }
-                    let off = [0, 1, 2].map(|x| u[x] * g.cell[x]);
+                    let off = [0, 1, 2].map(|x| match g.lines[x] {
+                        None => u[x] * g.cell[x],
+                        Some(_) => q[x] - p[x],
+                    });
                     match counts.iter_mut().find(|e| e.0 == m) {
                         Some(e) => {
                             e.1 += 1;

@@ -6,6 +6,7 @@
 //! cells next to the maximum face. Every grid index in a layer has three coefficients
 //! (b, c, 1/kappa); E and H sit half a cell apart, so each has its own set.
 
+use super::grid::Grid;
 use super::space::{Axis, EPS0, ETA0};
 
 /// The grading of one PML face.
@@ -89,6 +90,17 @@ impl Boundaries {
             [0, 1, 2].map(|a| AxisProfile::new(Axis::ALL[a], faces[a], shape[a], cell[a], dt));
         Boundaries { faces, profiles }
     }
+    /// Build the profiles for `grid`: on a uniform axis exactly [`Boundaries::new`]; on a graded
+    /// one each layer's depth is measured in metres along the actual node coordinates and its
+    /// optimal sigma uses the local cell (see [`AxisProfile::graded`]), so a PML whose `cells`
+    /// are of unequal size still grades smoothly from its inner face to the wall.
+    pub fn on_grid(faces: [[BoundaryKind; 2]; 3], grid: &Grid) -> Self {
+        let profiles = [0, 1, 2].map(|a| match &grid.lines[a] {
+            None => AxisProfile::new(Axis::ALL[a], faces[a], grid.shape[a], grid.cell[a], grid.dt),
+            Some(lines) => AxisProfile::graded(faces[a], lines, grid.dt),
+        });
+        Boundaries { faces, profiles }
+    }
     /// The kind of one face.
     pub fn face(&self, axis: Axis, high: bool) -> BoundaryKind {
         self.faces[axis as usize][high as usize]
@@ -142,6 +154,50 @@ impl AxisProfile {
                 .push(coefficients(&params, de.clamp(0.0, 1.0), d, dt));
             prof.h
                 .push(coefficients(&params, dh.clamp(0.0, 1.0), d, dt));
+        }
+        prof
+    }
+
+    /// The profile along a graded axis of node coordinates `lines` (n + 1 values): the layer of
+    /// `cells` at a face spans the first (last) `cells` cells, whatever their sizes. The depth
+    /// of an E node (a node) or an H node (a cell centre) is its distance from the layer's
+    /// inner face over the layer's thickness in metres, and sigma_max = 0.8 (m + 1) / (eta0 d)
+    /// takes d as the local cell there: the dual cell (half the two neighbouring cells) for an
+    /// E node, the cell itself for an H node. On equal cells this is the uniform profile (to
+    /// rounding: uniform axes take [`AxisProfile::new`], which is exact).
+    pub fn graded(faces: [BoundaryKind; 2], lines: &[f64], dt: f64) -> Self {
+        let n = lines.len() - 1;
+        let lo = faces[0].pml_cells();
+        let hi = faces[1].pml_cells();
+        let mut prof = AxisProfile {
+            lo,
+            hi,
+            n,
+            e: Vec::new(),
+            h: Vec::new(),
+        };
+        let cell = |i: usize| lines[i.min(n - 1) + 1] - lines[i.min(n - 1)];
+        let centre = |i: usize| 0.5 * (lines[i] + lines[i + 1]);
+        for l in 0..lo + hi {
+            let i = prof.global_index(l);
+            let (params, de, dh) = if l < lo {
+                let BoundaryKind::Pml(p) = faces[0] else {
+                    unreachable!()
+                };
+                let (inner, t) = (lines[lo], lines[lo] - lines[0]);
+                (p, (inner - lines[i]) / t, (inner - centre(i)) / t)
+            } else {
+                let BoundaryKind::Pml(p) = faces[1] else {
+                    unreachable!()
+                };
+                let (inner, t) = (lines[n - hi], lines[n] - lines[n - hi]);
+                (p, (lines[i] - inner) / t, (centre(i) - inner) / t)
+            };
+            let dual = 0.5 * (cell(i.saturating_sub(1)) + cell(i));
+            prof.e
+                .push(coefficients(&params, de.clamp(0.0, 1.0), dual, dt));
+            prof.h
+                .push(coefficients(&params, dh.clamp(0.0, 1.0), cell(i), dt));
         }
         prof
     }
@@ -210,5 +266,40 @@ mod tests {
         // The inner E node of the low layer has zero depth: b = 1, c = 0 (no absorption).
         assert!(p.e[0][1] < 0.0 && p.e[2][1] < 0.0);
         assert_eq!(p.e[3], [1.0, 0.0, 1.0]);
+    }
+
+    /// On equal cells the graded profile is the uniform one (to rounding of the node
+    /// coordinates), and on cells growing towards the wall the depth follows the metres: the
+    /// E node halfway through the layer's thickness has sigma at 1/2^m of the peak.
+    #[test]
+    fn graded_profile_follows_the_coordinates() {
+        let f = [
+            BoundaryKind::Pml(PmlParams::with_cells(4)),
+            BoundaryKind::Pml(PmlParams::with_cells(4)),
+        ];
+        let (d, dt) = (1e-8, 1e-17);
+        let lines: Vec<f64> = (0..=20).map(|i| i as f64 * d).collect();
+        let u = AxisProfile::new(Axis::X, f, 20, d, dt);
+        let g = AxisProfile::graded(f, &lines, dt);
+        for (a, b) in u.e.iter().chain(&u.h).zip(g.e.iter().chain(&g.h)) {
+            for k in 0..3 {
+                assert!(
+                    (a[k] - b[k]).abs() <= 1e-12 * a[k].abs().max(1e-30),
+                    "{a:?} {b:?}"
+                );
+            }
+        }
+        // Cells 1, 1, 2, 4 (units of d) from the wall inwards on the low side: thickness 8 d.
+        let mut lines = vec![0.0, 4.0, 6.0, 7.0, 8.0];
+        lines.extend((9..=20).map(|i| i as f64));
+        let lines: Vec<f64> = lines.iter().map(|x| x * d).collect();
+        let f = [
+            BoundaryKind::Pml(PmlParams::with_cells(4)),
+            BoundaryKind::Pec,
+        ];
+        let g = AxisProfile::graded(f, &lines, dt);
+        // E node 1 at 4 d: depth (8 - 4) / 8 = 1/2; its local cell is (4 + 2) / 2 = 3 d.
+        let half = coefficients(&PmlParams::with_cells(4), 0.5, 3.0 * d, dt);
+        assert_eq!(g.e[1], half);
     }
 }

@@ -190,7 +190,9 @@ impl Tfsf {
             let others_zero = (0..3).all(|b| b == a || direction[b] == 0.0);
             (others_zero && direction[a] != 0.0).then(|| (a, direction[a].signum() as i32))
         });
-        let node_pos = |a: usize, i: usize| grid.origin[a] + i as f64 * grid.cell[a];
+        // Node coordinates through the grid (on a graded axis the box lies in background cells,
+        // which the resolver checks, so the cell steps below are the local ones).
+        let node_pos = |a: usize, i: usize| grid.coordinate(a, i as f64);
         let reference = [0, 1, 2].map(|a| {
             if direction[a] >= 0.0 {
                 node_pos(a, lo[a])

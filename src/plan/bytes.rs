@@ -111,9 +111,16 @@ pub fn tfsf_bytes(points: u64, nodes: u64, real: usize) -> u64 {
     points * (8 + 2 * p) + grid
 }
 
-/// Device bytes of a CPML coefficient table of `layers` layers: (b, c, 1/kappa - 1) per layer.
+/// Device bytes of a CPML coefficient table of `layers` layers: (b, c, 1/kappa - 1, 1/d) per
+/// layer.
 pub fn pml_table_bytes(layers: usize, real: usize) -> u64 {
-    (3 * layers * real) as u64
+    (4 * layers * real) as u64
+}
+
+/// Device bytes of the update's step tables on a grid of `shape`: 1/primal and 1/dual along
+/// each axis, one value per index (the operator's `inv_primal`, `inv_dual`), on every GPU.
+pub fn step_table_bytes(shape: [usize; 3], real: usize) -> u64 {
+    (2 * shape.iter().sum::<usize>() * real) as u64
 }
 
 /// Device bytes of the NaN/Inf flag on each GPU.
@@ -553,11 +560,14 @@ impl Layout {
     }
 
     /// What the CUDA backend keeps on every GPU it uses besides its slabs: the CPML
-    /// coefficient tables (E and H, each axis with layers) and the NaN/Inf flag. A few hundred
-    /// bytes, held within the context reserve ([`super::CUDA_CONTEXT_RESERVE`]).
+    /// coefficient tables (E and H, each axis with layers), the update's step tables
+    /// ([`step_table_bytes`]) and the NaN/Inf flag: kilobytes (six tables of an axis of 10^4
+    /// cells are 80 kB in f32), held within the context reserve
+    /// ([`super::CUDA_CONTEXT_RESERVE`]).
     pub fn gpu_table_bytes(&self) -> u64 {
         let real = self.precision.bytes();
         FINITE_FLAG_BYTES
+            + step_table_bytes(self.shape, real)
             + self
                 .pml
                 .iter()

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use toml::Spanned;
 
 /// The top-level keys of a scene file.
-pub const SCENE_KEYS: [&str; 7] = [
+pub const SCENE_KEYS: [&str; 8] = [
     "simulation",
     "boundaries",
     "materials",
@@ -18,6 +18,7 @@ pub const SCENE_KEYS: [&str; 7] = [
     "source",
     "monitor",
     "scan",
+    "refine",
 ];
 
 /// The keys a table of the scene must have: the fields of its struct that are not `Option`
@@ -52,6 +53,7 @@ required! {
     BoxSpec => ["center", "size"],
     AngleSpec => ["min", "max", "count"],
     ScanSection => ["traces"],
+    RefineSpec => ["box", "cell_size"],
 }
 
 /// The whole scene file, as far as it could be read. Parts that could not be read (a wrong
@@ -134,6 +136,13 @@ pub struct SimulationSection {
     pub precision: Option<Spanned<String>>,
     /// Subpixel smoothing of material interfaces (default true).
     pub subpixel: Option<Spanned<bool>>,
+    /// On a non-uniform mesh, the largest ratio of neighbouring cells along an axis, in
+    /// (1, 2] (default 1.25).
+    pub grading: Option<Spanned<f64>>,
+    /// Refine automatically so that every object is resolved with at least this many cells
+    /// per shortest wavelength in its material at the highest source frequency (and thin
+    /// objects get three cells across).
+    pub cells_per_wavelength: Option<Spanned<f64>>,
 }
 
 /// `[boundaries]`: a default plus per-face overrides.
@@ -383,4 +392,25 @@ pub struct BoxSpec {
     pub center: Vec<f64>,
     /// Edge lengths.
     pub size: Vec<f64>,
+}
+
+/// One `[[refine]]` entry: cells of at most `cell_size` inside `box`, along each axis.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RefineSpec {
+    /// The refined region `{ center = [...], size = [...] }`.
+    #[serde(rename = "box")]
+    pub region: Spanned<BoxSpec>,
+    /// The largest cell inside: one number or `[dx, dy, dz]`, at most the background cell
+    /// (`simulation.cell_size`).
+    pub cell_size: Spanned<toml::Value>,
+}
+
+/// The `[[refine]]` entries of a scene text, read on their own from the whole file (every
+/// other key is ignored here: the reader checks those).
+#[derive(Debug, Deserialize, Default)]
+pub struct RefineEntries {
+    /// The entries in file order.
+    #[serde(default)]
+    pub refine: Vec<Spanned<RefineSpec>>,
 }

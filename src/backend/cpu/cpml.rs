@@ -38,7 +38,8 @@ impl<T: Real> Coef<T> for RowCoef<'_, T> {
 }
 
 /// One correction over a contiguous run: D = (a1 - a0) inv; psi = b psi + c D;
-/// out += (or -= when NEG) coef (k1 D + psi). `bck(i)` gives (b, c, 1/kappa - 1) of element i,
+/// out += (or -= when NEG) coef (k1 D + psi). `bck(i)` gives (b, c, 1/kappa - 1, inv) of
+/// element i (inv the local 1/dual for E, 1/primal for H, along the layer's axis),
 /// `coef_offset` is the run's first index within its row (for per-cell coefficients).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
@@ -48,14 +49,13 @@ fn term<T: Real, const NEG: bool>(
     coef_offset: usize,
     a1: &[T],
     a0: &[T],
-    inv: T,
     psi: &mut [T],
-    bck: impl Fn(usize) -> [T; 3],
+    bck: impl Fn(usize) -> [T; 4],
 ) {
     let n = out.len();
     let (a1, a0, psi) = (&a1[..n], &a0[..n], &mut psi[..n]);
     for i in 0..n {
-        let [b, c, k1] = bck(i);
+        let [b, c, k1, inv] = bck(i);
         let d = (a1[i] - a0[i]) * inv;
         let p = b * psi[i] + c * d;
         psi[i] = p;
@@ -80,7 +80,6 @@ pub(super) fn e_plane<'a, T: Real>(
 ) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
-    let [idx, idy, idz] = sh.inv;
     let o = p * plane;
     let [ex, ey, ez] = e;
     // x layers: Ey -= cb (..dHz/dx), Ez += cb (..dHy/dx). Skip the outer wall plane i = 0.
@@ -96,7 +95,6 @@ pub(super) fn e_plane<'a, T: Real>(
                     0,
                     row(&h[2], o + r, nz),
                     row(&h[2], o - plane + r, nz),
-                    idx,
                     &mut psi_ey[s.clone()],
                     |_| bck,
                 );
@@ -106,7 +104,6 @@ pub(super) fn e_plane<'a, T: Real>(
                     0,
                     row(&h[1], o + r, nz),
                     row(&h[1], o - plane + r, nz),
-                    idx,
                     &mut psi_ez[s],
                     |_| bck,
                 );
@@ -130,7 +127,6 @@ pub(super) fn e_plane<'a, T: Real>(
             0,
             row(&h[2], o + r, nz),
             row(&h[2], o + r - nz, nz),
-            idy,
             &mut psi_ex[s.clone()],
             |_| bck,
         );
@@ -140,7 +136,6 @@ pub(super) fn e_plane<'a, T: Real>(
             0,
             row(&h[0], o + r, nz),
             row(&h[0], o + r - nz, nz),
-            idy,
             &mut psi_ez[s],
             |_| bck,
         );
@@ -169,7 +164,6 @@ pub(super) fn e_plane<'a, T: Real>(
                 k0,
                 &hy[k0..k1],
                 &hy[k0 - 1..k1 - 1],
-                idz,
                 &mut psi_ex[ps.clone()],
                 bck,
             );
@@ -179,7 +173,6 @@ pub(super) fn e_plane<'a, T: Real>(
                 k0,
                 &hx[k0..k1],
                 &hx[k0 - 1..k1 - 1],
-                idz,
                 &mut psi_ey[ps],
                 bck,
             );
@@ -201,7 +194,6 @@ pub(super) fn h_plane<'a, T: Real>(
     let _ = i;
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
-    let [idx, idy, idz] = sh.inv;
     let o = p * plane;
     let [hx, hy, hz] = h;
     // x layers: Hy += cb (..dEz/dx), Hz -= cb (..dEy/dx). E beyond the last plane is the halo.
@@ -216,7 +208,6 @@ pub(super) fn h_plane<'a, T: Real>(
                 0,
                 row(&e[2], r1, nz),
                 row(&e[2], r0, nz),
-                idx,
                 &mut psi_hy[s.clone()],
                 |_| bck,
             );
@@ -226,7 +217,6 @@ pub(super) fn h_plane<'a, T: Real>(
                 0,
                 row(&e[1], r1, nz),
                 row(&e[1], r0, nz),
-                idx,
                 &mut psi_hz[s],
                 |_| bck,
             );
@@ -251,7 +241,6 @@ pub(super) fn h_plane<'a, T: Real>(
             0,
             ez_n,
             row(&e[2], o + r, nz),
-            idy,
             &mut psi_hx[s.clone()],
             |_| bck,
         );
@@ -261,7 +250,6 @@ pub(super) fn h_plane<'a, T: Real>(
             0,
             ex_n,
             row(&e[0], o + r, nz),
-            idy,
             &mut psi_hz[s],
             |_| bck,
         );
@@ -291,7 +279,6 @@ pub(super) fn h_plane<'a, T: Real>(
                 k0,
                 &ey[k0 + 1..k1v + 1],
                 &ey[k0..k1v],
-                idz,
                 &mut psi_hx[ps.clone()],
                 bck,
             );
@@ -301,7 +288,6 @@ pub(super) fn h_plane<'a, T: Real>(
                 k0,
                 &ex[k0 + 1..k1v + 1],
                 &ex[k0..k1v],
-                idz,
                 &mut psi_hy[ps],
                 bck,
             );
@@ -316,7 +302,6 @@ pub(super) fn h_plane<'a, T: Real>(
                     nz - 1,
                     &zero,
                     &ey[nz - 1..nz],
-                    idz,
                     &mut psi_hx[q..q + 1],
                     bck,
                 );
@@ -326,7 +311,6 @@ pub(super) fn h_plane<'a, T: Real>(
                     nz - 1,
                     &zero,
                     &ex[nz - 1..nz],
-                    idz,
                     &mut psi_hy[q..q + 1],
                     bck,
                 );

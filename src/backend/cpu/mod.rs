@@ -332,9 +332,9 @@ impl<T: Real> Slab<T> {
                         let at = |c: usize| &hmat[c][q * sh.ny..(q + 1) * sh.ny];
                         ([at(0), at(1), at(2)], t.as_slice())
                     });
-                    h_plane_flat(sh, q + 1, e, ids, [&mut *hx, &mut *hy, &mut *hz]);
+                    h_plane_flat(sh, x0 + q, q + 1, e, ids, [&mut *hx, &mut *hy, &mut *hz]);
                 } else {
-                    h_plane(sh, q + 1, e, &coef, hx, hy, hz);
+                    h_plane(sh, x0 + q, q + 1, e, &coef, hx, hy, hz);
                 }
                 cpml::h_plane(sh, x0 + q, q + 1, e, &coef, [hx, hy, hz], psi);
             });
@@ -372,9 +372,10 @@ impl<T: Real> Slab<T> {
                 if nz == 1 {
                     let at = |c: usize| &mat[c][q * ny..(q + 1) * ny];
                     let ids = [at(0), at(1), at(2)];
-                    e_plane_flat(sh, q + 1, h, ids, &sh.coef, [&mut *ex, &mut *ey, &mut *ez]);
+                    let e = [&mut *ex, &mut *ey, &mut *ez];
+                    e_plane_flat(sh, x0 + q, q + 1, h, ids, &sh.coef, e);
                 } else {
-                    e_plane(sh, q + 1, h, &coef, ex, ey, ez);
+                    e_plane(sh, x0 + q, q + 1, h, &coef, ex, ey, ez);
                 }
                 cpml::e_plane(sh, x0 + q, q + 1, h, &coef, [ex, ey, ez], psi);
             });

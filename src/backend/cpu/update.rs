@@ -12,49 +12,68 @@ pub(super) fn row<T: Real>(field: &[T], start: usize, nz: usize) -> &[T] {
     &field[start..start + nz]
 }
 
-/// `out[k] = ca out[k] - cb ((a1[k] - a0[k]) sa + (b[k+1] - b[k]) sb)`, with `b_end` standing
-/// for b[nz] (the value beyond the z maximum face). A row with ca = 1 (no magnetic loss, every
-/// row of a non-magnetic run) takes `out[k] -= cb (...)`, which is the same value: 1 x = x.
+/// `out[k] = ca out[k] - cb ((a1[k] - a0[k]) sa + (b[k+1] - b[k]) sb[k])`, with `b_end` standing
+/// for b[nz] (the value beyond the z maximum face) and sb[k] = `inv[k]`, negated when `NEG`
+/// (the z step of cell k: 1/primal along z, one value per cell on a graded axis and the same
+/// 1/dz everywhere on a uniform one; negation is exact, so `x * (-s)` is the value the scalar
+/// `-1/dz` gave). A row with ca = 1 (no magnetic loss, every row of a non-magnetic run) takes
+/// `out[k] -= cb (...)`, which is the same value: 1 x = x.
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn h_row_shift<T: Real>(
+fn h_row_shift<T: Real, const NEG: bool, const GRADED: bool>(
     out: &mut [T],
     rc: RowCoef<T>,
     a1: &[T],
     a0: &[T],
     sa: T,
     b: &[T],
-    sb: T,
+    inv: &[T],
     b_end: T,
 ) {
     let m = out.len() - 1;
+    let sgn = |v: T| if NEG { -v } else { v };
     let (main, last) = out.split_at_mut(m);
-    let rows = main
-        .iter_mut()
-        .zip(&a1[..m])
-        .zip(&a0[..m])
-        .zip(&b[1..])
-        .zip(&b[..m]);
-    match rc {
-        RowCoef::Uniform(ca, cb) if ca == T::ONE => {
-            for ((((o, &x1), &x0), &y1), &y0) in rows {
-                *o -= cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+    // The loops over the row's first m cells, with the z steps from the iterator `$z`.
+    macro_rules! rows {
+        ($z:expr) => {{
+            let rows = main
+                .iter_mut()
+                .zip(&a1[..m])
+                .zip(&a0[..m])
+                .zip(&b[1..])
+                .zip(&b[..m])
+                .zip($z);
+            match rc {
+                RowCoef::Uniform(ca, cb) if ca == T::ONE => {
+                    for (((((o, &x1), &x0), &y1), &y0), s) in rows {
+                        *o -= cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
+                RowCoef::Uniform(ca, cb) => {
+                    for (((((o, &x1), &x0), &y1), &y0), s) in rows {
+                        *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
+                RowCoef::PerCell(ids, table) => {
+                    for ((((((o, &x1), &x0), &y1), &y0), s), &id) in rows.zip(ids) {
+                        let (ca, cb) = table[id as usize];
+                        *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
             }
-        }
-        RowCoef::Uniform(ca, cb) => {
-            for ((((o, &x1), &x0), &y1), &y0) in rows {
-                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sb);
-            }
-        }
-        RowCoef::PerCell(ids, table) => {
-            for (((((o, &x1), &x0), &y1), &y0), &id) in rows.zip(ids) {
-                let (ca, cb) = table[id as usize];
-                *o = ca * *o - cb * ((x1 - x0) * sa + (y1 - y0) * sb);
-            }
-        }
+        }};
+    }
+    // A uniform z axis repeats its one step (no load in the loop, the loop the scalar 1/dz
+    // gave); a graded one reads the step of each cell. The values are the same on a uniform
+    // axis, so both give the same bits.
+    if GRADED {
+        rows!(inv[..m].iter().map(|&v| sgn(v)))
+    } else {
+        rows!(std::iter::repeat(sgn(inv[0])))
     }
     let (ca, cb) = rc.at(m);
-    last[0] = ca * last[0] - cb * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * sb);
+    let s_last = sgn(inv[if GRADED { m } else { 0 }]);
+    last[0] = ca * last[0] - cb * ((a1[m] - a0[m]) * sa + (b_end - b[m]) * s_last);
 }
 
 /// `out[k] = ca out[k] - cb ((a1[k] - a0[k]) sa + (b1[k] - b0[k]) sb)` (see [`h_row_shift`]).
@@ -98,10 +117,32 @@ pub(super) fn z_end<T: Real>(kind: Beyond, row: &[T]) -> T {
     }
 }
 
-/// H update of one owned plane `p`; `coef(c, j)` gives the coefficients of row j of H
-/// component c.
+/// H update of one owned plane `p` (global x index `i`); `coef(c, j)` gives the coefficients
+/// of row j of H component c. The steps are the primal cells: 1/dx of cell i, 1/dy of cell j,
+/// 1/dz per cell of the row.
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
 pub(super) fn h_plane<'a, T: Real>(
     sh: &Shared<T>,
+    i: usize,
+    p: usize,
+    e: &[Vec<T>; 3],
+    coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
+    hx: &mut [T],
+    hy: &mut [T],
+    hz: &mut [T],
+) {
+    if sh.graded[2] {
+        h_plane_on::<T, true>(sh, i, p, e, coef, hx, hy, hz)
+    } else {
+        h_plane_on::<T, false>(sh, i, p, e, coef, hx, hy, hz)
+    }
+}
+
+/// [`h_plane`] with the z steps read per cell (`GZ`, a graded z axis) or as one scalar.
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+fn h_plane_on<'a, T: Real, const GZ: bool>(
+    sh: &Shared<T>,
+    i: usize,
     p: usize,
     e: &[Vec<T>; 3],
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
@@ -111,10 +152,12 @@ pub(super) fn h_plane<'a, T: Real>(
 ) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
-    let [idx, idy, idz] = sh.inv;
+    let idx = sh.inv_primal[0][i];
+    let idz = &sh.inv_primal[2][..nz];
     let o = p * plane;
     let on = o + plane;
     for j in 0..ny {
+        let idy = sh.inv_primal[1][j];
         let r = j * nz;
         let ex = row(&e[0], o + r, nz);
         let ey = row(&e[1], o + r, nz);
@@ -129,18 +172,18 @@ pub(super) fn h_plane<'a, T: Real>(
             (&sh.zeros[..nz], &sh.zeros[..nz])
         };
         // Hx -= ch (dEz/dy - dEy/dz)
-        h_row_shift(
+        h_row_shift::<T, true, GZ>(
             &mut hx[r..r + nz],
             coef(0, j),
             ez_yn,
             ez,
             idy,
             ey,
-            -idz,
+            idz,
             z_end(sh.faces.z_hi, ey),
         );
         // Hy -= ch (dEx/dz - dEz/dx)
-        h_row_shift(
+        h_row_shift::<T, false, GZ>(
             &mut hy[r..r + nz],
             coef(1, j),
             ez_xn,
@@ -184,49 +227,66 @@ impl<T: Copy> RowCoef<'_, T> {
     }
 }
 
-/// `out[k] = ca out[k] + cb ((a1[k] - a0[k]) sa + (b[k] - b[k-1]) sb)`, `b_start` standing for b[-1].
+/// `out[k] = ca out[k] + cb ((a1[k] - a0[k]) sa + (b[k] - b[k-1]) sb[k])`, `b_start` standing
+/// for b[-1], sb[k] = `inv[k]` (1/dual along z at node k), negated when `NEG` (see
+/// [`h_row_shift`]).
 #[allow(clippy::too_many_arguments)] // one argument per operand of the curl equation
 #[inline(always)]
-fn e_row_shift<T: Real>(
+fn e_row_shift<T: Real, const NEG: bool, const GRADED: bool>(
     out: &mut [T],
     rc: RowCoef<T>,
     a1: &[T],
     a0: &[T],
     sa: T,
     b: &[T],
-    sb: T,
+    inv: &[T],
     b_start: T,
 ) {
-    let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * sb;
+    let sgn = |v: T| if NEG { -v } else { v };
+    let curl0 = (a1[0] - a0[0]) * sa + (b[0] - b_start) * sgn(inv[0]);
     let n = out.len();
-    match rc {
-        RowCoef::Uniform(ca, cb) => {
-            out[0] = ca * out[0] + cb * curl0;
-            for ((((o, &x1), &x0), &y1), &y0) in out[1..]
-                .iter_mut()
-                .zip(&a1[1..])
-                .zip(&a0[1..])
-                .zip(&b[1..])
-                .zip(&b[..n - 1])
-            {
-                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * sb);
+    // The loops over cells 1.. of the row, with the z steps from the iterator `$z`.
+    macro_rules! rows {
+        ($z:expr) => {{
+            match rc {
+                RowCoef::Uniform(ca, cb) => {
+                    out[0] = ca * out[0] + cb * curl0;
+                    for (((((o, &x1), &x0), &y1), &y0), s) in out[1..]
+                        .iter_mut()
+                        .zip(&a1[1..])
+                        .zip(&a0[1..])
+                        .zip(&b[1..])
+                        .zip(&b[..n - 1])
+                        .zip($z)
+                    {
+                        *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
+                RowCoef::PerCell(ids, table) => {
+                    let (ca, cb) = table[ids[0] as usize];
+                    out[0] = ca * out[0] + cb * curl0;
+                    for ((((((o, &x1), &x0), &y1), &y0), s), &id) in out[1..]
+                        .iter_mut()
+                        .zip(&a1[1..])
+                        .zip(&a0[1..])
+                        .zip(&b[1..])
+                        .zip(&b[..n - 1])
+                        .zip($z)
+                        .zip(&ids[1..])
+                    {
+                        let (ca, cb) = table[id as usize];
+                        *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * s);
+                    }
+                }
             }
-        }
-        RowCoef::PerCell(ids, table) => {
-            let (ca, cb) = table[ids[0] as usize];
-            out[0] = ca * out[0] + cb * curl0;
-            for (((((o, &x1), &x0), &y1), &y0), &id) in out[1..]
-                .iter_mut()
-                .zip(&a1[1..])
-                .zip(&a0[1..])
-                .zip(&b[1..])
-                .zip(&b[..n - 1])
-                .zip(&ids[1..])
-            {
-                let (ca, cb) = table[id as usize];
-                *o = ca * *o + cb * ((x1 - x0) * sa + (y1 - y0) * sb);
-            }
-        }
+        }};
+    }
+    // A uniform z axis repeats its one step, a graded one reads each node's (see
+    // h_row_shift).
+    if GRADED {
+        rows!(inv[1..n].iter().map(|&v| sgn(v)))
+    } else {
+        rows!(std::iter::repeat(sgn(inv[0])))
     }
 }
 
@@ -268,9 +328,32 @@ pub(super) fn z_start<T: Real>(kind: Beyond, row: &[T]) -> T {
     }
 }
 
-/// E update of one owned plane `p`; `coef(c, j)` gives the coefficients of row j of component c.
+/// E update of one owned plane `p` (global x index `i`); `coef(c, j)` gives the coefficients
+/// of row j of component c. The steps are the dual cells: 1/dual x at node i, y at node j,
+/// z per node of the row.
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
 pub(super) fn e_plane<'a, T: Real>(
     sh: &Shared<T>,
+    i: usize,
+    p: usize,
+    h: &[Vec<T>; 3],
+    coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
+    ex: &mut [T],
+    ey: &mut [T],
+    ez: &mut [T],
+) {
+    if sh.graded[2] {
+        e_plane_on::<T, true>(sh, i, p, h, coef, ex, ey, ez)
+    } else {
+        e_plane_on::<T, false>(sh, i, p, h, coef, ex, ey, ez)
+    }
+}
+
+/// [`e_plane`] with the z steps read per cell (`GZ`, a graded z axis) or as one scalar.
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+fn e_plane_on<'a, T: Real, const GZ: bool>(
+    sh: &Shared<T>,
+    i: usize,
     p: usize,
     h: &[Vec<T>; 3],
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
@@ -280,7 +363,8 @@ pub(super) fn e_plane<'a, T: Real>(
 ) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
-    let [idx, idy, idz] = sh.inv;
+    let idx = sh.inv_dual[0][i];
+    let idz = &sh.inv_dual[2][..nz];
     let o = p * plane;
     let ob = o - plane;
     // Rows below y = 0 for the Mirror case: the negated first rows.
@@ -291,6 +375,7 @@ pub(super) fn e_plane<'a, T: Real>(
         (Vec::new(), Vec::new())
     };
     for j in 0..ny {
+        let idy = sh.inv_dual[1][j];
         let r = j * nz;
         let hx = row(&h[0], o + r, nz);
         let hy = row(&h[1], o + r, nz);
@@ -310,18 +395,18 @@ pub(super) fn e_plane<'a, T: Real>(
             }
         };
         // Ex = ca Ex + cb (dHz/dy - dHy/dz)
-        e_row_shift(
+        e_row_shift::<T, true, GZ>(
             &mut ex[r..r + nz],
             coef(0, j),
             hz,
             hz_yb,
             idy,
             hy,
-            -idz,
+            idz,
             z_start(sh.faces.z_lo, hy),
         );
         // Ey = ca Ey + cb (dHx/dz - dHz/dx)
-        e_row_shift(
+        e_row_shift::<T, false, GZ>(
             &mut ey[r..r + nz],
             coef(1, j),
             hz,
@@ -359,27 +444,39 @@ pub(super) type FlatCoef<'a, T> = Option<([&'a [u8]; 3], &'a [(T, T)])>;
 /// (1, ch)).
 pub(super) fn h_plane_flat<T: Real>(
     sh: &Shared<T>,
+    i: usize,
     p: usize,
     e: &[Vec<T>; 3],
     ids: FlatCoef<T>,
     h: [&mut [T]; 3],
 ) {
-    if sh.faces.z_hi == Beyond::Wrap {
-        h_flat::<T, true>(sh, p, e, ids, h)
-    } else {
-        h_flat::<T, false>(sh, p, e, ids, h)
+    match (sh.faces.z_hi == Beyond::Wrap, sh.graded[1]) {
+        (true, true) => h_flat::<T, true, true>(sh, i, p, e, ids, h),
+        (true, false) => h_flat::<T, true, false>(sh, i, p, e, ids, h),
+        (false, true) => h_flat::<T, false, true>(sh, i, p, e, ids, h),
+        (false, false) => h_flat::<T, false, false>(sh, i, p, e, ids, h),
     }
 }
 
-fn h_flat<T: Real, const WRAP_Z: bool>(
+/// On a graded y axis (`GY`) the y steps are loaded alongside the fields (1/primal of cell
+/// j), so the loops stay branch-free and vectorise; a uniform one takes its one step as a
+/// scalar (the same value, so the same bits).
+fn h_flat<T: Real, const WRAP_Z: bool, const GY: bool>(
     sh: &Shared<T>,
+    i: usize,
     p: usize,
     e: &[Vec<T>; 3],
     ids: FlatCoef<T>,
     h: [&mut [T]; 3],
 ) {
     let ny = sh.ny;
-    let [idx, idy, idz] = sh.inv;
+    let idx = sh.inv_primal[0][i];
+    let sy = &sh.inv_primal[1][..ny];
+    // The uniform step as a local scalar, captured by value, so the loops keep it in a
+    // register as they did the scalar 1/dy.
+    let y0 = sy[0];
+    let idy = move |j: usize| if GY { sy[j] } else { y0 };
+    let idz = sh.inv_primal[2][0];
     let o = p * ny;
     let on = o + ny;
     let (ex, ey, ez) = (&e[0][o..o + ny], &e[1][o..o + ny], &e[2][o..o + ny]);
@@ -394,9 +491,9 @@ fn h_flat<T: Real, const WRAP_Z: bool>(
     };
     let m = ny - 1;
     // Hx -= cb (dEz/dy - dEy/dz); Hy -= cb (dEx/dz - dEz/dx); Hz -= cb (dEy/dx - dEx/dy)
-    let cx = |j: usize, ez_n: T| (ez_n - ez[j]) * idy + (zb(ey[j]) - ey[j]) * (-idz);
+    let cx = |j: usize, ez_n: T| (ez_n - ez[j]) * idy(j) + (zb(ey[j]) - ey[j]) * (-idz);
     let cy = |j: usize| (ez_xn[j] - ez[j]) * (-idx) + (zb(ex[j]) - ex[j]) * idz;
-    let cz = |j: usize, ex_n: T| (ey_xn[j] - ey[j]) * idx + (ex_n - ex[j]) * (-idy);
+    let cz = |j: usize, ex_n: T| (ey_xn[j] - ey[j]) * idx + (ex_n - ex[j]) * (-idy(j));
     match ids {
         None => {
             let ch = sh.ch;
@@ -430,24 +527,32 @@ fn h_flat<T: Real, const WRAP_Z: bool>(
 /// [`e_plane`] for a grid with one cell along z (see [`h_plane_flat`]): H below the z face is
 /// the cell itself (periodic), its negation (PMC mirror) or zero; below the y face the wrapped,
 /// mirrored or zero value, as in the general path. `ids` are the plane's E material ids.
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
 pub(super) fn e_plane_flat<T: Real>(
     sh: &Shared<T>,
+    i: usize,
     p: usize,
     h: &[Vec<T>; 3],
     ids: [&[u8]; 3],
     table: &[(T, T)],
     e: [&mut [T]; 3],
 ) {
-    match sh.faces.z_lo {
-        Beyond::Wrap => e_flat::<T, 0>(sh, p, h, ids, table, e),
-        Beyond::Mirror => e_flat::<T, 1>(sh, p, h, ids, table, e),
-        Beyond::Zero => e_flat::<T, 2>(sh, p, h, ids, table, e),
+    match (sh.faces.z_lo, sh.graded[1]) {
+        (Beyond::Wrap, true) => e_flat::<T, 0, true>(sh, i, p, h, ids, table, e),
+        (Beyond::Mirror, true) => e_flat::<T, 1, true>(sh, i, p, h, ids, table, e),
+        (Beyond::Zero, true) => e_flat::<T, 2, true>(sh, i, p, h, ids, table, e),
+        (Beyond::Wrap, false) => e_flat::<T, 0, false>(sh, i, p, h, ids, table, e),
+        (Beyond::Mirror, false) => e_flat::<T, 1, false>(sh, i, p, h, ids, table, e),
+        (Beyond::Zero, false) => e_flat::<T, 2, false>(sh, i, p, h, ids, table, e),
     }
 }
 
-/// `Z_LO`: 0 wrap, 1 mirror, 2 zero (what lies below the z face).
-fn e_flat<T: Real, const Z_LO: u8>(
+/// `Z_LO`: 0 wrap, 1 mirror, 2 zero (what lies below the z face). On a graded y axis (`GY`)
+/// the y steps (1/dual of node j) are loaded alongside the fields, as in [`h_flat`].
+#[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+fn e_flat<T: Real, const Z_LO: u8, const GY: bool>(
     sh: &Shared<T>,
+    i: usize,
     p: usize,
     h: &[Vec<T>; 3],
     [ix, iy, iz]: [&[u8]; 3],
@@ -455,7 +560,13 @@ fn e_flat<T: Real, const Z_LO: u8>(
     e: [&mut [T]; 3],
 ) {
     let ny = sh.ny;
-    let [idx, idy, idz] = sh.inv;
+    let idx = sh.inv_dual[0][i];
+    let sy = &sh.inv_dual[1][..ny];
+    // The uniform step as a local scalar, captured by value, so the loops keep it in a
+    // register as they did the scalar 1/dy.
+    let y0 = sy[0];
+    let idy = move |j: usize| if GY { sy[j] } else { y0 };
+    let idz = sh.inv_dual[2][0];
     let o = p * ny;
     let ob = o - ny;
     let (hx, hy, hz) = (&h[0][o..o + ny], &h[1][o..o + ny], &h[2][o..o + ny]);
@@ -477,13 +588,13 @@ fn e_flat<T: Real, const Z_LO: u8>(
     let (hy_xb, hz_xb) = (&hy_xb[..ny], &hz_xb[..ny]);
     // The first cell reads H below the y face; the others their y - 1 neighbour.
     let (ca, cb) = table[ix[0] as usize];
-    ex[0] = ca * ex[0] + cb * ((hz[0] - hz_start) * idy + (hy[0] - zb(hy[0])) * (-idz));
+    ex[0] = ca * ex[0] + cb * ((hz[0] - hz_start) * idy(0) + (hy[0] - zb(hy[0])) * (-idz));
     let (ca, cb) = table[iz[0] as usize];
-    ez[0] = ca * ez[0] + cb * ((hy[0] - hy_xb[0]) * idx + (hx[0] - hx_start) * (-idy));
+    ez[0] = ca * ez[0] + cb * ((hy[0] - hy_xb[0]) * idx + (hx[0] - hx_start) * (-idy(0)));
     // Runs of cells sharing a material take one (ca, cb): the loops over them vectorise.
     runs(&ix[..ny], 1, table, |r, ca, cb| {
         for j in r {
-            ex[j] = ca * ex[j] + cb * ((hz[j] - hz[j - 1]) * idy + (hy[j] - zb(hy[j])) * (-idz));
+            ex[j] = ca * ex[j] + cb * ((hz[j] - hz[j - 1]) * idy(j) + (hy[j] - zb(hy[j])) * (-idz));
         }
     });
     runs(&iy[..ny], 0, table, |r, ca, cb| {
@@ -493,7 +604,7 @@ fn e_flat<T: Real, const Z_LO: u8>(
     });
     runs(&iz[..ny], 1, table, |r, ca, cb| {
         for j in r {
-            ez[j] = ca * ez[j] + cb * ((hy[j] - hy_xb[j]) * idx + (hx[j] - hx[j - 1]) * (-idy));
+            ez[j] = ca * ez[j] + cb * ((hy[j] - hy_xb[j]) * idx + (hx[j] - hx[j - 1]) * (-idy(j)));
         }
     });
 }

@@ -200,10 +200,13 @@ pub struct UpdateArgs<T> {
     pub z_hi: i32,
     /// 1 when some material is magnetic: H = hca H - hcb curl E per H material id.
     pub magnetic: i32,
-    pub idx: T,
-    pub idy: T,
-    pub idz: T,
+    /// The derivatives' steps along x (offset so that local plane p reads entry p), y, z:
+    /// device tables of the operator's `inv_primal` (H) or `inv_dual` (E).
+    pub ix: Ptr,
+    pub iy: Ptr,
+    pub iz: Ptr,
     pub ch: T,
+    pub pad: T,
 }
 
 /// Arguments of the six CPML kernels.
@@ -238,8 +241,8 @@ pub struct CpmlArgs<T> {
     pub q0: i32,
     /// H passes: 1 when the correction's factor is the H cell's hcb, 0 when it is `ch`.
     pub magnetic: i32,
-    pub inv: T,
     pub ch: T,
+    pub pad: T,
 }
 
 /// Arguments of `inject_source`.
@@ -472,7 +475,7 @@ pub struct TfsfArgs<T> {
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
 pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
     [
-        144 + 4 * real_bytes,
+        168 + 2 * real_bytes,
         168 + 2 * real_bytes,
         56 + 2 * real_bytes,
         64,

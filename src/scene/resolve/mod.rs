@@ -6,6 +6,7 @@ mod geometry;
 mod materials;
 mod monitors;
 mod placement;
+mod refine;
 mod scan;
 mod simulation;
 mod sources;
@@ -192,7 +193,12 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         mut table,
         dropped,
         fast,
-    } = materials::materials(scene, ck, courant, dt);
+    } = materials::materials(
+        scene,
+        ck,
+        courant,
+        material_dt(scene, text, cell, shape, courant, dt),
+    );
 
     let objects = geometry::geometry(scene, ck, &table, &dropped, unit_m);
 
@@ -201,7 +207,13 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let grid = match (shape, cell, dt, steps) {
         (Some(shape), Some(cell), Some(dt), Some(steps)) => {
             let origin = [0, 1, 2].map(|a| -0.5 * shape[a] as f64 * cell[a]);
-            Some(Grid::uniform(shape, cell, origin, dt, steps))
+            let uniform = Grid::uniform(shape, cell, origin, dt, steps);
+            match (&faces, courant) {
+                (Some(faces), Some(courant)) => mesh(
+                    scene, text, ck, uniform, faces, courant, unit_m, &objects, &table,
+                ),
+                _ => Some(uniform),
+            }
         }
         _ => None,
     };
@@ -282,7 +294,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let precision = precision?;
     let (sources, tfsf) = sources?;
     let _ = unit?;
-    let boundaries = Boundaries::new(faces, grid.shape, grid.cell, grid.dt);
+    let boundaries = Boundaries::on_grid(faces, &grid);
     let subpixel = sim.subpixel.as_ref().is_none_or(|s| *s.get_ref());
     let smoothing = if subpixel && !objects.is_empty() {
         let used: Vec<u8> = std::iter::once(0)
@@ -321,6 +333,196 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         dispersive_counts: Default::default(),
         scan: scan.map(std::sync::Arc::new),
     })
+}
+
+/// The time step the materials' pole checks use: on a mesh with `[[refine]]` boxes, the step
+/// of their smallest cells (the resolved mesh's step is that or, with
+/// `cells_per_wavelength`, smaller still, which only makes the poles better resolved);
+/// otherwise the uniform grid's `dt`. The refine entries are read here without reporting
+/// (they are checked with the mesh).
+fn material_dt(
+    scene: &SceneFile,
+    text: &str,
+    cell: Option<[f64; 3]>,
+    shape: Option<[usize; 3]>,
+    courant: Option<f64>,
+    dt: Option<f64>,
+) -> Option<f64> {
+    let (Some(cell), Some(courant)) = (cell, courant) else {
+        return dt;
+    };
+    let unit_m = scene
+        .simulation
+        .get_ref()
+        .length_unit
+        .as_ref()
+        .and_then(|u| LENGTH_UNITS.iter().find(|l| l.0 == u.get_ref()))
+        .map_or(1e-6, |l| l.1);
+    let finest = refine::finest_cells(text, cell, unit_m);
+    if finest == cell {
+        return dt;
+    }
+    let flat = simulation::flat_axes(scene, shape);
+    Some(courant * Grid::courant_limit_of(finest, flat))
+}
+
+/// The grid `uniform` with the refinement the scene asks for (`[[refine]]`,
+/// `simulation.cells_per_wavelength`): graded lines on the refined axes, the time step from
+/// the smallest cells and the step count again from `simulation.duration`. `uniform` itself
+/// when nothing is refined; None when a mesh key is wrong (reported).
+#[allow(clippy::too_many_arguments)] // the facts the mesh depends on, each from its own key
+fn mesh(
+    scene: &SceneFile,
+    text: &str,
+    ck: &mut Checker,
+    uniform: Grid,
+    faces: &[[BoundaryKind; 2]; 3],
+    courant: f64,
+    unit_m: f64,
+    objects: &[Object],
+    table: &MaterialTable,
+) -> Option<Grid> {
+    // The highest source frequency, for cells_per_wavelength: the waveforms read again on a
+    // scratch checker (their problems are reported once, with the sources).
+    let mut scratch = Checker {
+        text: ck.text,
+        problems: Vec::new(),
+        warnings: Vec::new(),
+        file: ck.file,
+    };
+    let f_max = scene
+        .source
+        .iter()
+        .filter_map(|(n, s)| {
+            sources::waveform(&s.get_ref().waveform, &format!("source[{n}]"), &mut scratch)
+        })
+        .map(|w| w.max_frequency())
+        .fold(0.0f64, f64::max);
+    let pml = faces.map(|f| f.map(|k| k.pml_cells()));
+    // A PML thicker than its axis is reported with the boundaries; there is no interior to
+    // mesh then.
+    if (0..3).any(|a| pml[a][0] + pml[a][1] >= uniform.shape[a] && pml[a][0] + pml[a][1] > 0) {
+        return Some(uniform);
+    }
+    let req = refine::request(
+        scene,
+        text,
+        ck,
+        uniform.cell,
+        uniform.shape,
+        pml,
+        unit_m,
+        objects,
+        table,
+        f_max,
+    )?;
+    let lines = refine::lines(&req, uniform.cell, uniform.shape, pml, objects);
+    if lines.iter().all(|l| l.is_none()) {
+        return Some(uniform);
+    }
+    let sim = scene.simulation.get_ref();
+    for (a, l) in lines.iter().enumerate() {
+        let Some(l) = l else { continue };
+        let r = refine::max_ratio(l);
+        if r > req.grading * (1.0 + 1e-6) {
+            let at = sim
+                .grading
+                .as_ref()
+                .map_or(scene.simulation.span().start, |g| g.span().start);
+            ck.warn_at(
+                at,
+                "simulation.grading",
+                format!(
+                    "the mesh along {} has neighbouring cells differing by a factor {:.3}, more than grading = {}: a refinement lies too close to another one, a PML or an object face for the cells to grow smoothly",
+                    Axis::ALL[a].name(),
+                    r,
+                    placement::num(req.grading)
+                ),
+            );
+        }
+    }
+    let shape = [0, 1, 2].map(|a| lines[a].as_ref().map_or(uniform.shape[a], |l| l.len() - 1));
+    let cells: f64 = shape.iter().map(|&n| n as f64).product();
+    if cells > MAX_CELLS as f64 {
+        ck.error(
+            &sim.size,
+            "simulation.size",
+            format!(
+                "the refined grid would have {cells:.3e} cells ({} x {} x {}), more than the limit of 1e12: check the [[refine]] cell sizes",
+                shape[0], shape[1], shape[2]
+            ),
+        );
+        return None;
+    }
+    let mut grid = Grid {
+        shape,
+        lines,
+        ..uniform
+    };
+    let flat = simulation::flat_axes(scene, Some(shape));
+    grid.dt = courant * Grid::courant_limit_of(grid.min_cell(), flat);
+    if let Some(d) = &sim.duration {
+        let steps = (*d.get_ref() / grid.dt).ceil();
+        if steps > MAX_STEPS as f64 {
+            ck.error(
+                d,
+                "simulation.duration",
+                format!(
+                    "duration = {} s takes {} steps of dt = {} s on the refined mesh, more than the limit of 1e12 steps",
+                    placement::num(*d.get_ref()),
+                    placement::num4(steps),
+                    placement::num4(grid.dt)
+                ),
+            );
+            return None;
+        }
+        grid.steps = steps as usize;
+    }
+    Some(grid)
+}
+
+/// On a graded grid, the (wavelength, cell) pair with the fewest cells per wavelength: vacuum
+/// on the background cell, and each object's material on the largest cell that overlaps the
+/// object's bounds (refinement puts the fine cells where the dense materials are, so the one
+/// densest material over the largest cell, the uniform rule, would warn wrongly).
+fn coarsest_resolution(
+    g: &Grid,
+    f_max: f64,
+    table: &MaterialTable,
+    objects: &[Object],
+) -> (f64, f64) {
+    let background = g.cell.iter().cloned().fold(0.0, f64::max);
+    let mut worst = (C0 / f_max, background);
+    for o in objects {
+        let m = &table.materials[o.material as usize];
+        if m.pec {
+            continue;
+        }
+        let n = (m.epsilon_at(f_max) * m.mu_at(f_max))
+            .sqrt()
+            .re
+            .abs()
+            .max(1.0);
+        let (lo, hi) = o.bounds();
+        let cell = (0..3)
+            .map(|a| {
+                let n = g.shape[a];
+                let first = g
+                    .fractional_index(a, lo[a])
+                    .floor()
+                    .clamp(0.0, (n - 1) as f64) as usize;
+                let last = g.fractional_index(a, hi[a]).ceil().clamp(1.0, n as f64) as usize;
+                (first..last.max(first + 1))
+                    .map(|i| g.primal(a, i as isize))
+                    .fold(0.0, f64::max)
+            })
+            .fold(0.0, f64::max);
+        let lambda = C0 / (f_max * n);
+        if lambda / cell < worst.0 / worst.1 {
+            worst = (lambda, cell);
+        }
+    }
+    worst
 }
 
 /// Warnings about the sources as a whole, each said once: none at all, a grid too coarse for
@@ -397,8 +599,14 @@ fn run_warnings(
         }
     }
     if f_max > 0.0 {
-        let lambda = C0 / (f_max * eps.sqrt());
-        let dmax = g.cell.iter().cloned().fold(0.0, f64::max);
+        let (lambda, dmax) = if g.is_uniform() {
+            (
+                C0 / (f_max * eps.sqrt()),
+                g.cell.iter().cloned().fold(0.0, f64::max),
+            )
+        } else {
+            coarsest_resolution(g, f_max, table, objects)
+        };
         if lambda / dmax < MIN_CELLS_PER_WAVELENGTH {
             let at = scene
                 .source

@@ -537,8 +537,8 @@ fn vacuum_outside(
     objects: &[Object],
     unit_m: f64,
 ) {
-    let lo = [0, 1, 2].map(|a| g.origin[a] + patches[2 * a].index as f64 * g.cell[a]);
-    let hi = [0, 1, 2].map(|a| g.origin[a] + patches[2 * a + 1].index as f64 * g.cell[a]);
+    let lo = [0, 1, 2].map(|a| g.coordinate(a, patches[2 * a].index as f64));
+    let hi = [0, 1, 2].map(|a| g.coordinate(a, patches[2 * a + 1].index as f64));
     let tol = 1e-9 * g.cell.iter().cloned().fold(0.0, f64::max);
     for o in objects.iter().filter(|o| o.material != 0) {
         let (olo, ohi) = o.bounds();
@@ -644,7 +644,7 @@ fn closed_box(
     let mut hi = [0usize; 3];
     for a in 0..3 {
         let axis = Axis::ALL[a].name();
-        let node = |x: f64| ((x * unit_m - g.origin[a]) / g.cell[a]).round();
+        let node = |x: f64| g.fractional_index(a, x * unit_m).round();
         let (i0, i1) = (
             node(center[a] - 0.5 * size[a]),
             node(center[a] + 0.5 * size[a]),
@@ -665,8 +665,8 @@ fn closed_box(
         let (min_node, max_node) = (pl + 1, g.shape[a].saturating_sub(ph + 1));
         if i0 < min_node as f64 || i1 > max_node as f64 {
             let (from, to) = (
-                g.origin[a] + min_node as f64 * g.cell[a],
-                g.origin[a] + max_node as f64 * g.cell[a],
+                g.coordinate(a, min_node as f64),
+                g.coordinate(a, max_node as f64),
             );
             let pml = if pl + ph > 0 {
                 format!(" and its {pl} + {ph}-cell PML")
@@ -688,6 +688,20 @@ fn closed_box(
         }
         lo[a] = i0 as usize;
         hi[a] = i1 as usize;
+    }
+    // The surface quadrature (crate::flux::pair_weights) and the far-field sample
+    // coordinates take one cell size per in-plane axis: every face of a box has graded
+    // in-plane axes as soon as one axis is graded.
+    if let Some(a) = (0..3).find(|&a| g.lines[a].is_some()) {
+        ck.error(
+            b,
+            &format!("{key}.box"),
+            format!(
+                "a closed flux or far-field box needs a uniform mesh, but [[refine]] or simulation.cells_per_wavelength grades the {} axis: refine only along an axis the monitor does not need, or measure with flux planes across uniform axes",
+                Axis::ALL[a].name()
+            ),
+        );
+        return None;
     }
     let mut patches = Vec::with_capacity(6);
     for a in 0..3 {
@@ -738,7 +752,7 @@ fn flux_plane(
         return None;
     };
     let g = grid?;
-    let index = ((value * unit_m - g.origin[a]) / g.cell[a]).round();
+    let index = g.fractional_index(a, value * unit_m).round();
     if index < 1.0 || index > (g.shape[a] - 1) as f64 {
         ck.error(
             plane,
@@ -764,6 +778,20 @@ fn flux_plane(
     }
     let (b, c) = ((a + 1) % 3, (a + 2) % 3);
     let (p, q) = (b.min(c), b.max(c));
+    // The plane's quadrature takes one cell area (crate::flux::cell_area): its in-plane axes
+    // must be uniform. Along its own axis the mesh may be graded (the plane is an E node
+    // plane; H is averaged from the cells either side).
+    if let Some(&t) = [p, q].iter().find(|&&t| g.lines[t].is_some()) {
+        ck.error(
+            plane,
+            &format!("{key}.plane"),
+            format!(
+                "a flux plane normal to {axis_name} needs uniform cells across it, but [[refine]] or simulation.cells_per_wavelength grades the {} axis: refine only along {axis_name}, or move the plane",
+                Axis::ALL[t].name()
+            ),
+        );
+        return None;
+    }
     Some(Patch {
         axis: Axis::ALL[a],
         index: index as usize,

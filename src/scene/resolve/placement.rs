@@ -21,7 +21,7 @@ pub(super) fn nearest(
     [0, 1, 2].map(|a| {
         let periodic = faces.is_some_and(|f| f[a][0] == BoundaryKind::Periodic);
         if periodic {
-            let f = ((p[a] - g.origin[a]) / g.cell[a] - off[a]).round();
+            let f = (g.fractional_index(a, p[a]) - off[a]).round();
             (f as i64).rem_euclid(g.shape[a] as i64) as usize
         } else {
             clamped[a]
@@ -40,7 +40,12 @@ fn offset_cells(
     a: usize,
 ) -> f64 {
     let q = g.position(component, idx.map(|i| i as f64));
-    let d = (q[a] - p[a]) / g.cell[a];
+    // In cells: of the uniform cell, or on a graded axis of the local cells (the difference
+    // of the two points' fractional indices).
+    let d = match g.lines[a] {
+        None => (q[a] - p[a]) / g.cell[a],
+        Some(_) => g.fractional_index(a, q[a]) - g.fractional_index(a, p[a]),
+    };
     let n = g.shape[a] as f64;
     if faces.is_some_and(|f| f[a][0] == BoundaryKind::Periodic) {
         d - n * (d / n).round()
@@ -153,7 +158,7 @@ pub(super) fn in_pml(
     p: [f64; 3],
 ) -> Option<(String, usize)> {
     for a in 0..3 {
-        let f = (p[a] - g.origin[a]) / g.cell[a];
+        let f = g.fractional_index(a, p[a]);
         let (lo, hi) = (faces[a][0].pml_cells(), faces[a][1].pml_cells());
         let axis = Axis::ALL[a].name();
         if lo > 0 && f < lo as f64 - 1e-9 {

@@ -25,7 +25,8 @@ use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
 
-fn waveform(w: &Spanned<WaveformSpec>, key: &str, ck: &mut Checker) -> Option<Waveform> {
+/// The waveform `w` (named `key` in messages) as a model waveform, its problems reported.
+pub(super) fn waveform(w: &Spanned<WaveformSpec>, key: &str, ck: &mut Checker) -> Option<Waveform> {
     let s = w.get_ref();
     let kind = ck.one_of(
         &s.kind,
@@ -440,7 +441,7 @@ fn plane_wave(
                 Axis::ALL[a].name(),
                 c / unit_m,
                 Axis::ALL[a].name(),
-                g.cell[a] / unit_m
+                g.primal(a, 0) / unit_m
             ),
         );
         return None;
@@ -493,7 +494,18 @@ fn one_way(
     let eps_r = if m.pec { 1.0 } else { m.epsilon };
     let eta = ETA0 / eps_r.sqrt();
     let v = C0 / eps_r.sqrt();
-    let d = g.cell[a];
+    // The sheets' cells along the axis: the E sheet's current J_s / d_e is spread over the dual
+    // cell of its node (the step of the E update there), the H sheet's M_s / d over the primal
+    // cell it sits in, and the two sheets lie half that primal cell apart. On a uniform axis
+    // all three are the one cell.
+    let idx = sheet.cells[a][0];
+    // The H sheet behind node 0 is the last cell only when the axis wraps round.
+    let wraps = idx == 0 && sheet.behind + 1 == g.shape[a] && g.shape[a] > 1;
+    let d_e = match g.lines[a] {
+        None => g.cell[a],
+        Some(_) => g.dual(a, idx, wraps),
+    };
+    let d = g.primal(a, sheet.behind as isize);
     // Half-cell travel time of the grid's own wave at the band centre: the 1-D Yee dispersion
     // sin(w dt / 2) / (v dt) = sin(k d / 2) / d gives tau = k d / (2 w). Above the grid's
     // cut-off along the axis there is no real k; use the continuum d / (2 v).
@@ -511,7 +523,7 @@ fn one_way(
     Source {
         component: sheet.component,
         cells: sheet.cells,
-        amplitude: -amplitude / (eta * d),
+        amplitude: -amplitude / (eta * d_e),
         waveform,
         advance: tau,
         magnetic: Some(MagneticSheet {

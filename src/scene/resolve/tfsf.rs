@@ -147,9 +147,9 @@ pub(super) fn tfsf(
         let name = Axis::ALL[a].name();
         let n = g.shape[a];
         let (c, sz) = (b.center[a] * unit_m, b.size[a] * unit_m);
-        let node = |x: f64| ((x - g.origin[a]) / g.cell[a]).round();
+        let node = |x: f64| g.fractional_index(a, x).round();
         let (l, h) = (node(c - sz / 2.0), node(c + sz / 2.0));
-        let off = |i: f64, x: f64| (g.origin[a] + i * g.cell[a] - x).abs() > 1e-6 * g.cell[a];
+        let off = |i: f64, x: f64| (g.coordinate(a, i) - x).abs() > 1e-6 * g.cell[a];
         moved |= off(l, c - sz / 2.0) || off(h, c + sz / 2.0);
         let periodic = faces[a][0] == BoundaryKind::Periodic;
         // An oblique wave with a component along a periodic axis has a phase that changes
@@ -181,7 +181,7 @@ pub(super) fn tfsf(
         );
         let (min, max) = (plo + 1.0, n as f64 - phi - 1.0);
         if h - l < 1.0 || l < min || h > max {
-            let at = |i: f64| num((g.origin[a] + i * g.cell[a]) / unit_m);
+            let at = |i: f64| num(g.coordinate(a, i) / unit_m);
             let what = if plo + phi > 0.0 && !periodic {
                 "the PML"
             } else {
@@ -211,7 +211,28 @@ pub(super) fn tfsf(
     if !ok {
         return None;
     }
-    let at = |a: usize, i: usize| g.origin[a] + i as f64 * g.cell[a];
+    // On a graded axis the box and two cells around it must lie in background cells: the 1-D
+    // incident grid steps by the background cell, and its dispersion is the 3-D grid's only
+    // where the 3-D cells are those (along a spanned axis, the whole axis).
+    for a in (0..3).filter(|&a| g.lines[a].is_some()) {
+        let (from, to) = if spans[a] {
+            (0, g.shape[a])
+        } else {
+            (lo[a].saturating_sub(2), (hi[a] + 2).min(g.shape[a]))
+        };
+        if (from..to).any(|i| (g.primal(a, i as isize) - g.cell[a]).abs() > 1e-9 * g.cell[a]) {
+            ck.error(
+                region,
+                &bkey,
+                format!(
+                    "a TF/SF box needs cells of exactly simulation.cell_size across it and two cells around it, but the graded mesh has other cells there along {}: move the [[refine]] boxes (or the objects cells_per_wavelength refines) off the TF/SF box, with their faces on background grid planes, or use a plane_wave source",
+                    Axis::ALL[a].name()
+                ),
+            );
+            return None;
+        }
+    }
+    let at = |a: usize, i: usize| g.coordinate(a, i as f64);
     if moved {
         let faces: Vec<String> = (0..3)
             .filter(|&a| !spans[a])

@@ -117,7 +117,9 @@ pub struct Engine<D: Device, T: Real> {
     ny: usize,
     nz: usize,
     plane: usize,
-    inv: [T; 3],
+    /// Per GPU: device tables of the derivatives' steps, [primal (H), dual (E)][axis], the
+    /// operator's `inv_primal` and `inv_dual` over the whole grid.
+    inv: Vec<[[Ptr; 3]; 2]>,
     ch: T,
     /// Some material is magnetic: H has material ids and the tables `c_hca`, `c_hcb`.
     magnetic: bool,
@@ -130,7 +132,7 @@ pub struct Engine<D: Device, T: Real> {
     zero_min_face: [bool; 3],
     /// (lo, hi, n) of each axis' CPML layers.
     layers: [(usize, usize, usize); 3],
-    /// Per GPU, per axis: device tables [E, H] of (b, c, 1/kappa - 1).
+    /// Per GPU, per axis: device tables [E, H] of (b, c, 1/kappa - 1, 1/d).
     pml_coef: Vec<[[Ptr; 2]; 3]>,
     slabs: Vec<Slab>,
     plan: HaloPlan,
@@ -239,6 +241,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             })
             .collect();
         let mut pml_coef = Vec::with_capacity(ngpu);
+        let mut inv = Vec::with_capacity(ngpu);
         let mut finite_flag = Vec::with_capacity(ngpu);
         for gpu in 0..ngpu {
             dev.set_constant(gpu, "c_ca", bytes_of(&ca))?;
@@ -250,13 +253,21 @@ impl<D: Device, T: Real> Engine<D, T> {
                 let p = &op.pml[a];
                 for (k, table) in [&p.e, &p.h].into_iter().enumerate() {
                     if !table.is_empty() {
-                        let ptr = dev.alloc(gpu, table.len() * 3 * t)?;
+                        let ptr = dev.alloc(gpu, table.len() * 4 * t)?;
                         dev.upload(gpu, ptr, bytes_of(table))?;
                         axis[k] = ptr;
                     }
                 }
             }
             pml_coef.push(axes);
+            let mut steps = [[0; 3]; 2];
+            for (tables, arrays) in steps.iter_mut().zip([&op.inv_primal, &op.inv_dual]) {
+                for (ptr, values) in tables.iter_mut().zip(arrays) {
+                    *ptr = dev.alloc(gpu, values.len() * t)?;
+                    dev.upload(gpu, *ptr, bytes_of(values))?;
+                }
+            }
+            inv.push(steps);
             finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
         }
 
@@ -552,7 +563,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             ny,
             nz,
             plane,
-            inv: op.inv,
+            inv,
             ch: op.ch,
             magnetic: magnetic_materials,
             poles,

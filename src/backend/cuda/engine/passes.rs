@@ -9,8 +9,19 @@ use crate::backend::{Half, Pass};
 use crate::real::Real;
 
 impl<D: Device, T: Real> Engine<D, T> {
-    pub(super) fn update_args(&self, s: &Slab, p0: usize, p1: usize, chunk: u32) -> UpdateArgs<T> {
-        let [idx, idy, idz] = self.inv;
+    /// The main update's arguments for `half` on planes [p0, p1) of slab `s`: the H update
+    /// takes the primal steps, the E update the dual ones. The x table's address is moved back
+    /// by the slab's first global plane less one, so that local plane p reads global x0 + p - 1.
+    pub(super) fn update_args(
+        &self,
+        s: &Slab,
+        half: Half,
+        p0: usize,
+        p1: usize,
+        chunk: u32,
+    ) -> UpdateArgs<T> {
+        let [ix, iy, iz] = self.inv[s.gpu][matches!(half, Half::E) as usize];
+        let t = std::mem::size_of::<T>() as u64;
         UpdateArgs {
             ex: s.f[0],
             ey: s.f[1],
@@ -35,10 +46,11 @@ impl<D: Device, T: Real> Engine<D, T> {
             z_lo: self.faces[2],
             z_hi: self.faces[3],
             magnetic: self.magnetic as i32,
-            idx,
-            idy,
-            idz,
+            ix: ix.wrapping_add(s.range.x0 as u64 * t).wrapping_sub(t),
+            iy,
+            iz,
             ch: self.ch,
+            pad: T::ZERO,
         }
     }
 
@@ -83,8 +95,8 @@ impl<D: Device, T: Real> Engine<D, T> {
             l0: 0,
             q0: 0,
             magnetic: self.magnetic as i32,
-            inv: self.inv[axis],
             ch: self.ch,
+            pad: T::ZERO,
         }
     }
 
@@ -137,7 +149,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             Stream::Compute,
             main,
             dims,
-            &self.update_args(s, p0, p1, chunk),
+            &self.update_args(s, half, p0, p1, chunk),
         )?;
         let [kx, ky, kz] = match half {
             Half::H => [Kernel::CpmlXH, Kernel::CpmlYH, Kernel::CpmlZH],
