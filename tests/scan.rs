@@ -643,7 +643,9 @@ fn yee_in(dir: &Path, args: &[&str]) -> std::process::Output {
 /// and the other way round.
 #[test]
 fn a_stopped_scan_resumes_to_the_uninterrupted_file() {
-    let (traces, steps) = (6, 300);
+    // Traces long enough (about 10 ms each) that the stop, set when trace 0 is reported,
+    // reaches the workers before they finish the scan even on a loaded machine.
+    let (traces, steps) = (8, 1000);
     let dir = tmp("resume");
     let scan = model(&scan_scene(traces, steps));
     let full = dir.join("full.h5");
@@ -685,8 +687,13 @@ fn a_stopped_scan_resumes_to_the_uninterrupted_file() {
             )),
             "{name}: {err}"
         );
+        // Only the remaining traces ran: the finished ones were kept, not computed again.
         assert!(
             err.contains(&format!("scan: {traces} of {traces} traces")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("; {done} were in the file before")),
             "{err}"
         );
         assert_same_file(&out, &full);
@@ -813,6 +820,29 @@ fn resume_refuses_a_finished_or_foreign_scan() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("it was written by yee 0.0.1-other"), "{err}");
+    assert_eq!(contents(&other), before);
+    let set = |name: &str, value: &str| {
+        let f = hdf5::File::open_rw(&other).unwrap();
+        let v: hdf5::types::VarLenUnicode = value.parse().unwrap();
+        f.attr(name).unwrap().write_scalar(&v).unwrap();
+    };
+    set("yee_version", env!("CARGO_PKG_VERSION"));
+    // Through the library: another scene (more steps) than the file's.
+    let mut resume = options(&other, 1, None);
+    resume.resume = true;
+    match yee::run::run(&model(&scan_scene(3, 60)), &resume, &mut Quiet) {
+        Err(RunError::Resume(e)) => assert!(e.contains("another scene"), "{e}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // Another precision than the scene's.
+    set("precision", "f64");
+    let o = yee_in(&dir, &["resume", "other.h5"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("it holds f64 results; the scene runs in f32"),
+        "{err}"
+    );
     assert_eq!(contents(&other), before);
 
     let plain = dir.join("plain.h5");
