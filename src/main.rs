@@ -59,8 +59,9 @@ enum Command {
         checkpoint_every: Option<std::time::Duration>,
     },
     /// Continue a run stopped after a checkpoint (SIGTERM, or --checkpoint-every), appending to
-    /// its result file: the finished file equals an uninterrupted run's. Backend, slabs,
-    /// threads and GPUs may differ from the first run's.
+    /// its result file, or a stopped scan at its first unfinished trace: the finished file
+    /// equals an uninterrupted run's. Backend, slabs, threads and GPUs may differ from the
+    /// first run's.
     Resume {
         /// The result file of the stopped run (its checkpoint is <stem>.checkpoint.h5 beside it).
         output: PathBuf,
@@ -551,7 +552,8 @@ fn run(
 }
 
 /// `yee resume`: rebuild the model from the checkpoint's scene, check the checkpoint, and
-/// continue the run into its result file.
+/// continue the run into its result file. A scan's result file needs no checkpoint: the model
+/// is rebuilt from its `scene` and the remaining traces run into it.
 fn resume(
     output: PathBuf,
     backend: Backend,
@@ -573,24 +575,61 @@ fn resume(
         );
         return ExitCode::from(2);
     }
-    let header = match yee::checkpoint::read_header(&checkpoint) {
-        Ok(h) => h,
-        Err(e) => {
+    // A scan's result file is its own checkpoint (its finished traces): it needs none beside.
+    let (model, resuming) = if let Some(info) = yee::output::scan::ScanFileInfo::read(&output) {
+        let model = match yee::scene::load_str(&info.scene, &output.display().to_string()) {
+            Ok((m, _warnings)) => m,
+            Err(e) => {
+                eprintln!(
+                    "error: the scan's scene in `{}` no longer loads with this yee: {e}",
+                    output.display()
+                );
+                return ExitCode::from(2);
+            }
+        };
+        if let Some(why) = info.refusal(&model) {
+            eprintln!(
+                "error: cannot resume the scan `{}`: {why}",
+                output.display()
+            );
+            return ExitCode::from(2);
+        }
+        let line = format!(
+            "resuming the scan `{}` at trace {} of {} ({} traces are in it)",
+            output.display(),
+            info.traces_done,
+            info.traces,
+            info.traces_done
+        );
+        (model, line)
+    } else {
+        let header = match yee::checkpoint::read_header(&checkpoint) {
+            Ok(h) => h,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let model = match yee::scene::load_str(&header.scene, &checkpoint.display().to_string()) {
+            Ok((m, _warnings)) => m,
+            Err(e) => {
+                eprintln!("error: the checkpoint's scene no longer loads with this yee: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        if let Err(e) = header.check(&checkpoint, &model) {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
+        let line = format!(
+            "resuming `{}` from step {} of {} (checkpoint written by the {} backend)",
+            output.display(),
+            header.step,
+            model.grid.steps,
+            header.backend
+        );
+        (model, line)
     };
-    let model = match yee::scene::load_str(&header.scene, &checkpoint.display().to_string()) {
-        Ok((m, _warnings)) => m,
-        Err(e) => {
-            eprintln!("error: the checkpoint's scene no longer loads with this yee: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    if let Err(e) = header.check(&checkpoint, &model) {
-        eprintln!("error: {e}");
-        return ExitCode::from(2);
-    }
     for note in option_notes(
         &model,
         backend,
@@ -614,13 +653,7 @@ fn resume(
         }
     };
     if !quiet {
-        eprintln!(
-            "resuming `{}` from step {} of {} (checkpoint written by the {} backend)",
-            opts.output.display(),
-            header.step,
-            model.grid.steps,
-            header.backend
-        );
+        eprintln!("{resuming}");
     }
     execute(
         &model,
@@ -680,8 +713,10 @@ fn execute(
         Err(RunError::Interrupted(s)) if model.scan.is_some() => {
             let done = s.steps_done / model.grid.steps.max(1);
             let traces = s.steps / model.grid.steps.max(1);
+            // The file is the scan's checkpoint: however it was stopped, it resumes.
             eprintln!(
-                "interrupted after {done} of {traces} traces; the finished traces are in `{}` (traces_done = {done}, complete = false)",
+                "interrupted after {done} of {traces} traces; the finished traces are in `{}` (traces_done = {done}, complete = false); resume with yee resume {}",
+                s.output.display(),
                 s.output.display()
             );
             ExitCode::from(signals::exit_code())

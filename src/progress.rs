@@ -5,13 +5,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 use yee::backend::Half;
-use yee::run::{Observer, Progress, RunInfo, Summary};
+use yee::run::{Observer, Progress, RunInfo, ScanInfo, Summary};
 
 /// Shows a run's progress on stderr.
 pub struct TerminalObserver {
     quiet: bool,
     bar: Option<ProgressBar>,
     last_line: Option<Instant>,
+    /// What the progress reports count: "step", or "trace" in a scan.
+    unit: &'static str,
 }
 
 impl TerminalObserver {
@@ -21,8 +23,30 @@ impl TerminalObserver {
             quiet,
             bar: None,
             last_line: None,
+            unit: "step",
         }
     }
+
+    /// A bar of `len` units starting at `pos`, when stderr is a terminal.
+    fn start_bar(&mut self, pos: usize, len: usize) {
+        if std::io::stderr().is_terminal() {
+            let bar = ProgressBar::new(len as u64);
+            let template = format!(
+                "{{bar:30}} {} {{pos}}/{{len}}  {{msg}}  ETA {{eta}}",
+                self.unit
+            );
+            bar.set_style(
+                ProgressStyle::with_template(&template).expect("a valid progress template"),
+            );
+            bar.set_position(pos as u64);
+            bar.enable_steady_tick(Duration::from_millis(250));
+            self.bar = Some(bar);
+        }
+    }
+}
+
+fn plural(n: usize, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
 }
 
 /// Decimal units, as `yee plan` prints them.
@@ -62,15 +86,37 @@ impl Observer for TerminalObserver {
             if info.threads == 1 { "" } else { "s" },
             bytes(info.allocation.total())
         );
-        if std::io::stderr().is_terminal() {
-            let bar = ProgressBar::new(info.steps as u64);
-            bar.set_style(
-                ProgressStyle::with_template("{bar:30} step {pos}/{len}  {msg}  ETA {eta}")
-                    .expect("a valid progress template"),
-            );
-            bar.enable_steady_tick(Duration::from_millis(250));
-            self.bar = Some(bar);
+        self.start_bar(0, info.steps);
+    }
+
+    fn start_scan(&mut self, info: &RunInfo, scan: &ScanInfo) {
+        if self.quiet {
+            return;
         }
+        self.unit = "trace";
+        let how = if scan.at_once > 1 {
+            format!("{}, {} at a time", scan.schedule, scan.at_once)
+        } else {
+            format!(
+                "{}, {}, {}",
+                scan.schedule,
+                plural(info.slabs.len(), "slab"),
+                plural(info.threads, "thread")
+            )
+        };
+        let from = if scan.first > 0 {
+            format!(", from trace {}", scan.first)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "running {} of {} cells x {} on {} ({how}){from}",
+            plural(scan.traces, "trace"),
+            info.cells,
+            plural(info.steps, "step"),
+            info.backend,
+        );
+        self.start_bar(scan.first, scan.traces);
     }
 
     fn progress(&mut self, p: &Progress) {
@@ -86,7 +132,7 @@ impl Observer for TerminalObserver {
             .is_none_or(|t| t.elapsed() > Duration::from_secs(10))
         {
             self.last_line = Some(Instant::now());
-            eprintln!("step {}/{}  {msg}", p.step, p.steps);
+            eprintln!("{} {}/{}  {msg}", self.unit, p.step, p.steps);
         }
     }
 
@@ -107,7 +153,7 @@ impl Observer for TerminalObserver {
         let total = s.wall.as_secs_f64().max(1e-9);
         let share = |d: Duration| 100.0 * d.as_secs_f64() / total;
         eprintln!(
-            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} (H {:.0}%, E {:.0}%, halos {:.0}%, monitors {:.0}%, checks {:.0}%) -> {}",
+            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} (H {:.0}%, E {:.0}%, halos {:.0}%, monitors {:.0}%, checks {:.0}%, checkpoint {:.0}%) -> {}",
             if s.complete { "done:" } else { "stopped:" },
             s.cells,
             s.steps_done,
@@ -120,6 +166,7 @@ impl Observer for TerminalObserver {
             share(p.exchange),
             share(p.monitors),
             share(p.checks),
+            share(p.checkpoint),
             s.output.display()
         );
         let passes: Vec<String> = p

@@ -571,3 +571,286 @@ frequencies = {{ min = 1.0e10, max = 2.0e10, count = 3 }}
     assert_ne!(probe.row(0), probe.row(1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every dataset of a scan's result file as bit patterns (values widened to f64, exactly,
+/// complex as pairs), with the `traces_done`, `steps_done` and `complete` attributes: equal
+/// maps are bit-for-bit equal files.
+fn contents(path: &Path) -> std::collections::BTreeMap<String, Vec<u64>> {
+    fn walk(g: &hdf5::Group, prefix: &str, out: &mut std::collections::BTreeMap<String, Vec<u64>>) {
+        for name in g.member_names().unwrap() {
+            let full = format!("{prefix}/{name}");
+            if let Ok(sub) = g.group(&name) {
+                walk(&sub, &full, out);
+                continue;
+            }
+            let ds = g.dataset(&name).unwrap();
+            let bits: Vec<u64> = if ds.size() == 0 {
+                Vec::new()
+            } else if let Ok(v) = ds.read_raw::<f64>() {
+                v.iter().map(|x| x.to_bits()).collect()
+            } else {
+                let v: Vec<yee::output::Complex> = ds.read_raw().unwrap();
+                v.iter()
+                    .flat_map(|c| [c.r.to_bits(), c.i.to_bits()])
+                    .collect()
+            };
+            out.insert(full, bits);
+        }
+    }
+    let f = hdf5::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut out = std::collections::BTreeMap::new();
+    walk(&f, "", &mut out);
+    for name in ["traces_done", "steps_done"] {
+        let v: u64 = f.attr(name).unwrap().read_scalar().unwrap();
+        out.insert(format!("@{name}"), vec![v]);
+    }
+    let complete: bool = f.attr("complete").unwrap().read_scalar().unwrap();
+    out.insert("@complete".into(), vec![complete as u64]);
+    out
+}
+
+/// `got` holds the same datasets as `want`, bit for bit.
+fn assert_same_file(got: &Path, want: &Path) {
+    let (g, w) = (contents(got), contents(want));
+    assert_eq!(
+        g.keys().collect::<Vec<_>>(),
+        w.keys().collect::<Vec<_>>(),
+        "the same datasets"
+    );
+    assert!(w.contains_key("/probes/rx/Ez") && w.contains_key("/flux/down/power"));
+    for (k, v) in &w {
+        assert!(
+            g[k] == *v,
+            "{}: {k} differs from the uninterrupted scan's",
+            got.display()
+        );
+    }
+}
+
+/// `yee` with `args` in `dir`.
+fn yee_in(dir: &Path, args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap()
+}
+
+/// A scan stopped by the stop flag (as Ctrl-C sets it) after its first trace, then resumed
+/// with `yee resume` (no checkpoint file: the result is the state), ends with every dataset
+/// equal to the uninterrupted scan's, bit for bit, whichever schedule either part ran on:
+/// stopped on one thread (traces one after another) and resumed on two (one trace per worker),
+/// and the other way round.
+#[test]
+fn a_stopped_scan_resumes_to_the_uninterrupted_file() {
+    // Traces long enough (about 10 ms each) that the stop, set when trace 0 is reported,
+    // reaches the workers before they finish the scan even on a loaded machine.
+    let (traces, steps) = (8, 1000);
+    let dir = tmp("resume");
+    let scan = model(&scan_scene(traces, steps));
+    let full = dir.join("full.h5");
+    yee::run::run(&scan, &options(&full, 2, None), &mut Quiet).unwrap();
+    for (name, stop_threads, resume_threads) in [("one-then-two", 1, "2"), ("two-then-one", 2, "1")]
+    {
+        let out = dir.join(format!("{name}.h5"));
+        let opts = options(&out, stop_threads, None);
+        let mut obs = StopAfterFirst(opts.stop.clone());
+        assert!(matches!(
+            yee::run::run(&scan, &opts, &mut obs),
+            Err(RunError::Interrupted(_))
+        ));
+        let done: u64 = hdf5::File::open(&out)
+            .unwrap()
+            .attr("traces_done")
+            .unwrap()
+            .read_scalar()
+            .unwrap();
+        assert!((1..traces as u64).contains(&done), "{name}: {done} done");
+        assert!(!yee::checkpoint::path_for(&out).exists());
+        let o = yee_in(
+            &dir,
+            &[
+                "resume",
+                out.to_str().unwrap(),
+                "--backend",
+                "cpu",
+                "--threads",
+                resume_threads,
+            ],
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{name}: {err}");
+        assert!(
+            err.contains(&format!(
+                "resuming the scan `{}` at trace {done} of {traces}",
+                out.display()
+            )),
+            "{name}: {err}"
+        );
+        // Only the remaining traces ran: the finished ones were kept, not computed again.
+        assert!(
+            err.contains(&format!("scan: {traces} of {traces} traces")),
+            "{err}"
+        );
+        assert!(
+            err.contains(&format!("; {done} were in the file before")),
+            "{err}"
+        );
+        assert_same_file(&out, &full);
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `traces_done` of a scan's result being written, when it can be read now.
+fn traces_done(path: &Path) -> Option<u64> {
+    let f = hdf5::File::open(path).ok()?;
+    f.attr("traces_done").ok()?.read_scalar::<u64>().ok()
+}
+
+/// SIGTERM to `yee run` during a scan keeps the finished traces, exits 143 and says how to
+/// resume; `yee resume` on another thread count then finishes the file equal to an
+/// uninterrupted scan's. It shows trace progress: a start line naming the traces and the
+/// schedule, and plain progress lines that count traces.
+#[test]
+fn sigterm_during_a_scan_then_resume_equals_an_uninterrupted_scan() {
+    // Long enough (8 traces of 15000 steps, a few hundred ms each on one thread) that the
+    // signal comes mid-scan.
+    let (traces, steps) = (8, 15000);
+    let dir = tmp("sigterm");
+    let text = scan_scene(traces, steps);
+    std::fs::write(dir.join("s.toml"), &text).unwrap();
+    let full = dir.join("full.h5");
+    yee::run::run(&model(&text), &options(&full, 2, None), &mut Quiet).unwrap();
+    let out = dir.join("part.h5");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args([
+            "run",
+            "s.toml",
+            "-o",
+            "part.h5",
+            "--backend",
+            "cpu",
+            "--threads",
+            "1",
+        ])
+        .current_dir(&dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while traces_done(&out).is_none_or(|n| n < 2) {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the scan ended before the signal"
+        );
+        assert!(t0.elapsed().as_secs() < 60, "no trace finished");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: sending a signal to a child process this test started.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(143), "{err}");
+    assert!(err.contains("resume with yee resume part.h5"), "{err}");
+    assert!(
+        err.contains(&format!(
+            "running {traces} traces of 1200 cells x {steps} steps on cpu (one after another, 1 slab, 1 thread)"
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("trace 0/{traces}")) || err.contains(&format!("/{traces}  t =")),
+        "{err}"
+    );
+    assert!(!err.contains(&format!("step 1/{traces}")), "{err}");
+    assert!(err.contains("checkpoint 0%"), "{err}");
+    let done = traces_done(&out).unwrap();
+    assert!((2..traces as u64).contains(&done), "{done}");
+    assert!(
+        !yee::checkpoint::path_for(&out).exists(),
+        "a scan writes no checkpoint"
+    );
+    let o = yee_in(
+        &dir,
+        &["resume", "part.h5", "--backend", "cpu", "--threads", "2"],
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(&format!(
+            "(one trace per worker, 2 at a time), from trace {done}"
+        )),
+        "{err}"
+    );
+    assert_same_file(&out, &full);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `yee resume` refuses, with exit 2 and the reason, a finished scan and a scan written by
+/// another yee version, and leaves both files as they were; an ordinary result without a
+/// checkpoint is refused as before, naming the missing checkpoint.
+#[test]
+fn resume_refuses_a_finished_or_foreign_scan() {
+    let dir = tmp("refuse");
+    let text = scan_scene(3, 50);
+    let done = dir.join("done.h5");
+    yee::run::run(&model(&text), &options(&done, 1, None), &mut Quiet).unwrap();
+    let before = contents(&done);
+    let o = yee_in(&dir, &["resume", "done.h5"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("is a finished scan (all 3 traces are in it)"),
+        "{err}"
+    );
+    assert_eq!(contents(&done), before);
+
+    let other = dir.join("other.h5");
+    let opts = options(&other, 1, None);
+    let mut obs = StopAfterFirst(opts.stop.clone());
+    assert!(yee::run::run(&model(&text), &opts, &mut obs).is_err());
+    {
+        let f = hdf5::File::open_rw(&other).unwrap();
+        let v: hdf5::types::VarLenUnicode = "0.0.1-other".parse().unwrap();
+        f.attr("yee_version").unwrap().write_scalar(&v).unwrap();
+    }
+    let before = contents(&other);
+    let o = yee_in(&dir, &["resume", "other.h5"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("it was written by yee 0.0.1-other"), "{err}");
+    assert_eq!(contents(&other), before);
+    let set = |name: &str, value: &str| {
+        let f = hdf5::File::open_rw(&other).unwrap();
+        let v: hdf5::types::VarLenUnicode = value.parse().unwrap();
+        f.attr(name).unwrap().write_scalar(&v).unwrap();
+    };
+    set("yee_version", env!("CARGO_PKG_VERSION"));
+    // Through the library: another scene (more steps) than the file's.
+    let mut resume = options(&other, 1, None);
+    resume.resume = true;
+    match yee::run::run(&model(&scan_scene(3, 60)), &resume, &mut Quiet) {
+        Err(RunError::Resume(e)) => assert!(e.contains("another scene"), "{e}"),
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+    // Another precision than the scene's.
+    set("precision", "f64");
+    let o = yee_in(&dir, &["resume", "other.h5"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("it holds f64 results; the scene runs in f32"),
+        "{err}"
+    );
+    assert_eq!(contents(&other), before);
+
+    let plain = dir.join("plain.h5");
+    let single = model(&trace_scene(0, 20));
+    yee::run::run(&single, &options(&plain, 1, None), &mut Quiet).unwrap();
+    let o = yee_in(&dir, &["resume", "plain.h5"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("no checkpoint"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -13,6 +13,11 @@
 //! The file is created by [`Hdf5Writer::create`] (so it replaces an earlier result whole or
 //! not at all, and carries every root attribute and the materials), then its probe and flux
 //! datasets are replaced by their per-trace forms before the first trace runs.
+//!
+//! The file is also the scan's checkpoint: a scan is not checkpointed mid-trace, and its
+//! finished traces (`traces_done`) with the root attributes `scene`, `yee_version` and
+//! `precision` are all `yee resume` needs to run the remaining traces into it
+//! ([`ScanFileInfo`], [`ScanWriter::reopen`]).
 
 use super::{
     arr_attr, err, scalar_attr, str_attr, time_offset, Hdf5Writer, OutputError, MAX_CHUNK_BYTES,
@@ -51,6 +56,98 @@ pub struct ScanWriter {
     probes: Vec<Vec<Dataset>>,
     fluxes: Vec<ScanFlux>,
     steps: usize,
+}
+
+/// What a scan's result file says about itself: what `yee resume` needs to continue it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScanFileInfo {
+    /// The scene text (root attribute `scene`).
+    pub scene: String,
+    /// The yee version that wrote it (`yee_version`).
+    pub version: String,
+    /// "f32" or "f64" (`precision`).
+    pub precision: String,
+    /// Traces of the scan (`traces`).
+    pub traces: usize,
+    /// Leading traces in the file (`traces_done`).
+    pub traces_done: usize,
+    /// Whether every trace is in (`complete`).
+    pub complete: bool,
+}
+
+impl ScanFileInfo {
+    /// Read `path`'s scan attributes: None when it cannot be opened or is not a scan's result
+    /// (no `traces` attribute), so that the caller treats it as an ordinary run's file.
+    pub fn read(path: &Path) -> Option<Self> {
+        let file = File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open(path)
+            .ok()?;
+        Self::of(&file).ok().flatten()
+    }
+
+    /// The attributes of the open `file`: Ok(None) when it has no `traces` attribute.
+    fn of(file: &File) -> hdf5::Result<Option<Self>> {
+        if !file.attr_names()?.iter().any(|n| n == "traces") {
+            return Ok(None);
+        }
+        let text = |name: &str| -> hdf5::Result<String> {
+            Ok(file
+                .attr(name)?
+                .read_scalar::<hdf5::types::VarLenUnicode>()?
+                .as_str()
+                .to_string())
+        };
+        let count = |name: &str| -> hdf5::Result<usize> {
+            Ok(file.attr(name)?.read_scalar::<u64>()? as usize)
+        };
+        Ok(Some(ScanFileInfo {
+            scene: text("scene")?,
+            version: text("yee_version")?,
+            precision: text("precision")?,
+            traces: count("traces")?,
+            traces_done: count("traces_done")?,
+            complete: file.attr("complete")?.read_scalar::<bool>()?,
+        }))
+    }
+
+    /// Why the remaining traces cannot be run into this file for `model` (built from its
+    /// scene), if they cannot: another yee version (whose arithmetic may differ, so the traces
+    /// would not match the finished ones bit for bit), another precision or scene than the
+    /// file's, another number of traces, or a finished scan.
+    pub fn refusal(&self, model: &Model) -> Option<String> {
+        let version = env!("CARGO_PKG_VERSION");
+        if self.version != version {
+            return Some(format!(
+                "it was written by yee {}, this is yee {version}; resume it with yee {}, or run the scene again",
+                self.version, self.version
+            ));
+        }
+        if self.scene != model.scene_text {
+            return Some("it holds another scene than the one being resumed".into());
+        }
+        if self.precision != model.precision.name() {
+            return Some(format!(
+                "it holds {} results; the scene runs in {}",
+                self.precision,
+                model.precision.name()
+            ));
+        }
+        let traces = model.scan.as_ref().map_or(0, |s| s.traces);
+        if self.traces != traces || self.traces_done > self.traces {
+            return Some(format!(
+                "it says {} of {} traces are done; its scene has {traces} traces: the file was altered",
+                self.traces_done, self.traces
+            ));
+        }
+        if self.complete {
+            return Some(format!(
+                "it is a finished scan (all {} traces are in it): nothing to resume; `yee run --overwrite` runs it again",
+                self.traces
+            ));
+        }
+        None
+    }
 }
 
 /// A [traces, n] dataset of `T` in `group` named `name`, chunked by trace row.
@@ -173,6 +270,92 @@ impl ScanWriter {
             fluxes,
             steps,
         })
+    }
+
+    /// Reopen the result `path` of an interrupted scan of `model` to write its remaining
+    /// traces: check it with [`ScanFileInfo::refusal`] and the shapes of its per-trace
+    /// datasets, and return the writer and the traces already in it (`traces_done`). Rows
+    /// after those may hold a trace written just before the run stopped (before
+    /// `traces_done` counted it): the resumed run writes them again, identically.
+    pub fn reopen(path: &Path, model: &Model) -> Result<(Self, usize), OutputError> {
+        let expected = super::file_bytes(model);
+        let refuse = |message: String| OutputError {
+            path: path.to_path_buf(),
+            message: format!("cannot resume the scan: {message}"),
+        };
+        let file = File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open_rw(path)
+            .map_err(|e| refuse(format!("cannot open it: {e}")))?;
+        let info = match ScanFileInfo::of(&file) {
+            Ok(Some(info)) => info,
+            Ok(None) => return Err(refuse("it is not a scan's result (no `traces`)".into())),
+            Err(e) => return Err(refuse(format!("its attributes cannot be read: {e}"))),
+        };
+        if let Some(why) = info.refusal(model) {
+            return Err(refuse(why));
+        }
+        let (traces, steps) = (info.traces, model.grid.steps);
+        let altered = |name: &str| {
+            refuse(format!(
+                "its dataset `{name}` is missing or has another shape than the scene's: the file was altered"
+            ))
+        };
+        let open = |g: &Group, name: &str, n: usize| -> Result<Dataset, OutputError> {
+            match g.dataset(name) {
+                Ok(ds) if ds.shape() == [traces, n] => Ok(ds),
+                _ => Err(altered(&format!("{}/{name}", g.name()))),
+            }
+        };
+        let group = |name: &str| file.group(name).map_err(|_| altered(name));
+        let mut probes = Vec::new();
+        for p in &model.probes {
+            let grp = group(&format!("probes/{}", p.name))?;
+            let datasets = p
+                .components
+                .iter()
+                .map(|pc| open(&grp, pc.component.name(), steps))
+                .collect::<Result<Vec<_>, _>>()?;
+            probes.push(datasets);
+        }
+        let mut fluxes = Vec::new();
+        for f in &model.fluxes {
+            let grp = group(&format!("flux/{}", f.name))?;
+            let nf = f.frequencies.len();
+            let power = open(&grp, "power", nf)?;
+            let relation = match (&model.tfsf, f.box_planes()) {
+                (Some(t), Some((lo, hi))) => t.relation(lo, hi),
+                _ => None,
+            };
+            let cross = if grp.link_exists("incident_intensity") {
+                let incident = open(&grp, "incident_intensity", nf)?;
+                let section = match relation {
+                    Some(r) if grp.link_exists("cross_section") => {
+                        Some((r, open(&grp, "cross_section", nf)?))
+                    }
+                    _ => None,
+                };
+                Some((incident, section))
+            } else {
+                None
+            };
+            fluxes.push(ScanFlux {
+                group: grp,
+                power,
+                cross,
+            });
+        }
+        Ok((
+            ScanWriter {
+                file,
+                path: path.to_path_buf(),
+                expected,
+                probes,
+                fluxes,
+                steps,
+            },
+            info.traces_done,
+        ))
     }
 
     /// Write trace `k`'s results into row `k` of every per-trace dataset (probe values in

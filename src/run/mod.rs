@@ -21,7 +21,7 @@ mod step;
 mod time_loop;
 
 pub use crate::plan::BackendChoice;
-pub use observer::{Observer, Progress, Quiet, RunInfo};
+pub use observer::{Observer, Progress, Quiet, RunInfo, ScanInfo};
 pub use scan::run_scan;
 pub use select::{follow_plan, start_engine, Started};
 pub use step::{magnetic_source_values, source_values, PhaseTimes, Stepper};

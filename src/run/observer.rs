@@ -28,6 +28,20 @@ pub struct RunInfo {
     pub dims: usize,
 }
 
+/// What a scan is about to do, beside its [`RunInfo`] (that of one trace's engine): its
+/// progress reports count traces, not steps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanInfo {
+    /// Traces in all.
+    pub traces: usize,
+    /// Traces already in the file (a resumed scan), where progress starts.
+    pub first: usize,
+    /// Traces computed at the same time.
+    pub at_once: usize,
+    /// How the traces run, in words ("one trace per worker", "one after another").
+    pub schedule: String,
+}
+
 /// A progress report.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress {
@@ -47,6 +61,12 @@ pub struct Progress {
 pub trait Observer: Send {
     /// Called once before the first step.
     fn start(&mut self, _info: &RunInfo) {}
+    /// Called once before the first trace of a scan, instead of [`Observer::start`]; its
+    /// progress reports then count traces (`step` of `steps` is traces done of traces). The
+    /// default hands `info` to [`Observer::start`].
+    fn start_scan(&mut self, info: &RunInfo, _scan: &ScanInfo) {
+        self.start(info)
+    }
     /// Called a few times a second.
     fn progress(&mut self, _p: &Progress) {}
     /// A message for the user (e.g. why a backend was chosen).

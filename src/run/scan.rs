@@ -15,11 +15,14 @@
 //!
 //! Results reach the file in trace order: a trace that finishes before an earlier one waits
 //! for it. Ctrl-C (the stop flag) abandons the traces being computed; the file keeps the
-//! leading finished traces, says how many (`traces_done`) and has `complete = false`.
+//! leading finished traces, says how many (`traces_done`) and has `complete = false`. That file
+//! is the scan's checkpoint: resumed ([`RunOptions::resume`]), the scan reopens it
+//! ([`ScanWriter::reopen`]) and runs traces `traces_done..traces` into it, each as it would
+//! have run, so the finished file equals an uninterrupted scan's bit for bit.
 
 use super::{
-    select, Observer, PhaseTimes, Progress, Quiet, RunError, RunOptions, StartError, Stepper,
-    Summary,
+    select, Observer, PhaseTimes, Progress, Quiet, RunError, RunInfo, RunOptions, ScanInfo,
+    StartError, Stepper, Summary,
 };
 use crate::backend::cpu::CpuBackend;
 use crate::backend::{Backend, Engine};
@@ -157,6 +160,8 @@ struct Collector<'a> {
     waiting: BTreeMap<usize, Box<TraceRecord>>,
     /// Traces in the file (the leading ones).
     done: usize,
+    /// Traces in the file when this run started (0, or `traces_done` of a resumed scan).
+    first: usize,
     traces: usize,
     phases: PhaseTimes,
     failure: Option<RunError>,
@@ -166,12 +171,14 @@ struct Collector<'a> {
 }
 
 impl<'a> Collector<'a> {
-    fn new(model: &'a Model, scan: &Scan, opts: &'a RunOptions) -> Self {
+    /// A collector for a scan whose first `first` traces are in the file.
+    fn new(model: &'a Model, scan: &Scan, opts: &'a RunOptions, first: usize) -> Self {
         let now = Instant::now();
         Collector {
             writer: None,
             waiting: BTreeMap::new(),
-            done: 0,
+            done: first,
+            first,
             traces: scan.traces,
             phases: PhaseTimes::default(),
             failure: None,
@@ -239,7 +246,8 @@ impl<'a> Collector<'a> {
         }
     }
 
-    /// Progress in traces: `step` counts finished traces.
+    /// Progress in traces: `step` counts finished traces (with those of an earlier run); the
+    /// throughput counts this run's.
     fn progress(&self) -> Progress {
         let elapsed = self.started.elapsed();
         let g = &self.model.grid;
@@ -247,7 +255,7 @@ impl<'a> Collector<'a> {
             step: self.done,
             steps: self.traces,
             time: g.steps as f64 * g.dt,
-            mcells_per_s: g.cells() as f64 * (self.done * g.steps) as f64
+            mcells_per_s: g.cells() as f64 * ((self.done - self.first) * g.steps) as f64
                 / elapsed.as_secs_f64().max(1e-9)
                 / 1e6,
             elapsed,
@@ -258,19 +266,23 @@ impl<'a> Collector<'a> {
         let g = &self.model.grid;
         let wall = self.started.elapsed();
         let steps_done = self.done * g.steps;
+        let first_step = self.first * g.steps;
         Summary {
             backend: backend.to_string(),
             cells: g.cells(),
             steps_done,
             steps: self.traces * g.steps,
             wall,
-            mcells_per_s: g.cells() as f64 * steps_done as f64 / wall.as_secs_f64().max(1e-9) / 1e6,
+            mcells_per_s: g.cells() as f64 * (steps_done - first_step) as f64
+                / wall.as_secs_f64().max(1e-9)
+                / 1e6,
             phases: self.phases,
             output: self.opts.output.clone(),
             complete: self.done == self.traces,
             sidecar_warning: None,
-            // A scan is not checkpointed mid-trace: its finished traces are its state.
-            first_step: 0,
+            // A scan is not checkpointed mid-trace: its finished traces are its state, and a
+            // resumed scan starts after those.
+            first_step,
             checkpoints: 0,
             checkpoint: None,
         }
@@ -307,12 +319,17 @@ impl<'a> Collector<'a> {
         let secs = summary.wall.as_secs_f64().max(1e-9);
         obs.progress(&self.progress());
         obs.message(&format!(
-            "scan: {} of {} traces in {:.2} s, {:.2} traces/s ({} at a time)",
+            "scan: {} of {} traces in {:.2} s, {:.2} traces/s ({} at a time){}",
             self.done,
             self.traces,
             secs,
-            self.done as f64 / secs,
-            parallel
+            (self.done - self.first) as f64 / secs,
+            parallel,
+            if self.first > 0 {
+                format!("; {} were in the file before", self.first)
+            } else {
+                String::new()
+            }
         ));
         obs.finish(&summary);
         if let Some(mut e) = self.failure {
@@ -347,6 +364,7 @@ fn add_phases(to: &mut PhaseTimes, from: &PhaseTimes) {
     to.exchange += from.exchange;
     to.monitors += from.monitors;
     to.checks += from.checks;
+    to.checkpoint += from.checkpoint;
 }
 
 fn scale_phases(p: &mut PhaseTimes, f: f64) {
@@ -358,7 +376,33 @@ fn scale_phases(p: &mut PhaseTimes, f: f64) {
     p.exchange = p.exchange.mul_f64(f);
     p.monitors = p.monitors.mul_f64(f);
     p.checks = p.checks.mul_f64(f);
+    p.checkpoint = p.checkpoint.mul_f64(f);
 }
+
+/// What the observer is told before the first trace: `backend` on `slabs` with `threads`
+/// (one trace's engine), and the scan's schedule.
+fn start_info(
+    model: &Model,
+    backend: String,
+    slabs: Vec<SlabRange>,
+    threads: usize,
+    allocation: crate::backend::Allocation,
+) -> RunInfo {
+    let g = &model.grid;
+    RunInfo {
+        backend,
+        cells: g.cells(),
+        steps: g.steps,
+        slabs,
+        threads,
+        allocation,
+        courant: g.dt / crate::model::Grid::courant_limit_of(g.cell, model.flat_axes()),
+        dims: 3 - model.flat_axes().iter().filter(|&&f| f).count(),
+    }
+}
+
+/// A resumed scan's file reopened with the traces already in it, or None for a new scan.
+type Resumed = Option<(ScanWriter, usize)>;
 
 /// Run every trace of `model`'s `[scan]`, writing `opts.output`: [`super::run`] for a model
 /// with a scan.
@@ -400,6 +444,13 @@ pub fn run_scan(
     } else {
         schedule
     };
+    // Resumed, the result file is the state: reopen it before any engine starts, so that a
+    // refused file costs nothing.
+    let resumed: Resumed = if opts.resume {
+        Some(ScanWriter::reopen(&opts.output, model).map_err(|e| RunError::Resume(e.to_string()))?)
+    } else {
+        None
+    };
     let g = &model.grid;
     obs.message(&format!(
         "scan of {} traces ({} cells x {} steps each), {} at a time: {}",
@@ -411,8 +462,8 @@ pub fn run_scan(
     ));
     match schedule.schedule {
         ScanSchedule::TracePerWorker => match model.precision {
-            Precision::F32 => per_worker::<f32>(model, scan, opts, &schedule, obs),
-            Precision::F64 => per_worker::<f64>(model, scan, opts, &schedule, obs),
+            Precision::F32 => per_worker::<f32>(model, scan, opts, &schedule, resumed, obs),
+            Precision::F64 => per_worker::<f64>(model, scan, opts, &schedule, resumed, obs),
         },
         ScanSchedule::OneAfterAnother => {
             obs.message(&plan.reason);
@@ -426,7 +477,8 @@ pub fn run_scan(
                 scan,
                 opts,
                 (&hardware, &plan_options, &plan),
-                &pool,
+                (&pool, threads),
+                resumed,
                 obs,
             )
         }
@@ -439,24 +491,48 @@ fn per_worker<T: Real>(
     scan: &Scan,
     opts: &RunOptions,
     schedule: &ScanPlan,
+    resumed: Resumed,
     obs: &mut dyn Observer,
 ) -> Result<Summary, RunError>
 where
     CpuBackend<T>: Backend<Real = T>,
 {
     let parallel = schedule.traces_in_parallel.max(1);
-    let mut collector = Collector::new(model, scan, opts);
-    collector.writer = Some(ScanWriter::create::<T>(&opts.output, model, "cpu").map_err(
-        |error| RunError::Output {
-            error,
-            summary: None,
-        },
-    )?);
+    let (writer, first) = match resumed {
+        Some(r) => r,
+        None => (
+            ScanWriter::create::<T>(&opts.output, model, "cpu").map_err(|error| {
+                RunError::Output {
+                    error,
+                    summary: None,
+                }
+            })?,
+            0,
+        ),
+    };
+    let mut collector = Collector::new(model, scan, opts, first);
+    collector.writer = Some(writer);
     let whole = [SlabRange {
         x0: 0,
         x1: model.grid.shape[0],
     }];
-    let next = AtomicUsize::new(0);
+    // Each worker builds its own engines: no one engine's allocation stands for the run's.
+    obs.start_scan(
+        &start_info(
+            model,
+            "cpu".into(),
+            whole.to_vec(),
+            parallel,
+            Default::default(),
+        ),
+        &ScanInfo {
+            traces: scan.traces,
+            first,
+            at_once: parallel,
+            schedule: "one trace per worker".into(),
+        },
+    );
+    let next = AtomicUsize::new(first);
     let abort = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, TraceEnd)>();
     std::thread::scope(|s| {
@@ -518,13 +594,20 @@ fn one_after_another(
         &crate::plan::PlanOptions,
         &crate::plan::Plan,
     ),
-    pool: &rayon::ThreadPool,
+    (pool, threads): (&rayon::ThreadPool, usize),
+    resumed: Resumed,
     obs: &mut dyn Observer,
 ) -> Result<Summary, RunError> {
-    let mut collector = Collector::new(model, scan, opts);
+    let (writer, first) = match resumed {
+        Some((w, first)) => (Some(w), first),
+        None => (None, 0),
+    };
+    let mut collector = Collector::new(model, scan, opts, first);
+    collector.writer = writer;
     let mut backend_name = String::from("cpu");
+    let mut started_obs = false;
     let never = AtomicBool::new(false);
-    for k in 0..scan.traces {
+    for k in first..scan.traces {
         if opts.stop.load(Ordering::Relaxed) {
             break;
         }
@@ -533,7 +616,7 @@ fn one_after_another(
         let started = select::start_engine(&trace, hardware, options, plan, pool, &mut Quiet);
         let (engine, ranges) = match started {
             Ok(e) => e,
-            Err(e) if collector.writer.is_none() => return Err(RunError::Backend(e)),
+            Err(e) if k == first => return Err(RunError::Backend(e)),
             Err(e) => {
                 collector.take::<f32>(k, TraceEnd::Start(e), obs);
                 break;
@@ -544,8 +627,26 @@ fn one_after_another(
         // The CPU engines step on the run's pool (as a single run's do); CUDA on this thread.
         macro_rules! trace_on {
             ($b:ident, $t:ty, |$x:ident| $run:expr) => {{
+                backend_name = $b.name();
+                if !started_obs {
+                    started_obs = true;
+                    obs.start_scan(
+                        &start_info(
+                            model,
+                            backend_name.clone(),
+                            ranges.clone(),
+                            threads,
+                            $b.allocation(),
+                        ),
+                        &ScanInfo {
+                            traces: scan.traces,
+                            first,
+                            at_once: 1,
+                            schedule: "one after another".into(),
+                        },
+                    );
+                }
                 if collector.writer.is_none() {
-                    backend_name = $b.name();
                     collector.writer = Some(
                         ScanWriter::create::<$t>(&opts.output, model, &backend_name).map_err(
                             |error| RunError::Output {
