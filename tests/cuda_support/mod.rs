@@ -657,6 +657,23 @@ pub fn tolerance<T: Real>() -> f64 {
     }
 }
 
+/// Every dataset in `group` and the groups below it (a snapshot's `coordinates/<component>`)
+/// as f64, keyed by its path under `prefix`.
+fn datasets_below(
+    group: &hdf5::Group,
+    prefix: &str,
+    out: &mut std::collections::BTreeMap<String, Vec<f64>>,
+) {
+    for name in group.member_names().unwrap() {
+        let path = format!("{prefix}/{name}");
+        if let Ok(ds) = group.dataset(&name) {
+            out.insert(path, ds.read_raw().unwrap());
+        } else if let Ok(g) = group.group(&name) {
+            datasets_below(&g, &path, out);
+        }
+    }
+}
+
 /// Every dataset of a result file as f64 (probes, snapshots, flux), and the attributes the
 /// run sets at the end.
 pub fn h5_contents(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<f64>> {
@@ -666,10 +683,7 @@ pub fn h5_contents(path: &std::path::Path) -> std::collections::BTreeMap<String,
         let Ok(g) = f.group(top) else { continue };
         for name in g.member_names().unwrap() {
             let sub = g.group(&name).unwrap();
-            for ds in sub.member_names().unwrap() {
-                let v: Vec<f64> = sub.dataset(&ds).unwrap().read_raw().unwrap();
-                out.insert(format!("{top}/{name}/{ds}"), v);
-            }
+            datasets_below(&sub, &format!("{top}/{name}"), &mut out);
             if top == "flux" {
                 let n: u64 = sub
                     .attr("steps_accumulated")
