@@ -396,7 +396,7 @@ fn start_info(
         slabs,
         threads,
         allocation,
-        courant: g.dt / crate::model::Grid::courant_limit_of(g.cell, model.flat_axes()),
+        courant: g.dt / crate::model::Grid::courant_limit_of(g.min_cell(), model.flat_axes()),
         dims: 3 - model.flat_axes().iter().filter(|&&f| f).count(),
     }
 }

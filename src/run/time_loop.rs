@@ -65,7 +65,7 @@ pub(super) fn time_loop_from<B: Backend>(
         steps: g.steps,
         slabs: ranges.to_vec(),
         threads,
-        courant: g.dt / crate::model::Grid::courant_limit_of(g.cell, model.flat_axes()),
+        courant: g.dt / crate::model::Grid::courant_limit_of(g.min_cell(), model.flat_axes()),
         dims: 3 - model.flat_axes().iter().filter(|&&f| f).count(),
         allocation: {
             // The backend's slabs plus the host monitor buffers (on the CPU the snapshot gather
