@@ -346,9 +346,6 @@ mod tests {
             delta_epsilon: 1.0,
             relaxation_time: 1.0,
         };
-        assert_eq!(
-            [l.kind(), d.kind(), b.kind()],
-            ["lorentz", "drude", "debye"]
-        );
+        assert_eq!([l.kind(), d.kind(), b.kind()], ["lorentz", "drude", "debye"]);
     }
 }
