@@ -940,10 +940,21 @@ waveform = { type = "gaussian", frequency = 1.0e9, bandwidth = 1.0e9 }
 
 /// A TF/SF box in background cells of a graded mesh (a refine box off it along every axis, as
 /// a tensor-product mesh refines a coordinate range across the whole domain, its faces on
-/// background planes): in vacuum the scattered-field region stays dark, below -60 dB of the
-/// incident peak inside (a uniform grid's TF/SF box leaks at round-off; -60 dB leaves room for
-/// the wave the box's edges diffract into the refinement); and a refine box over the TF/SF
-/// box is refused naming the source's box.
+/// background planes): in vacuum the scattered-field region stays dark at round-off, below
+/// -250 dB of the incident peak inside, as on a uniform grid; and a refine box over the TF/SF
+/// box is refused naming the source's box. In vacuum the 3-D update cancels the incident
+/// field exactly wherever the 1-D incident grid has the 3-D grid's cells, so nothing but
+/// rounding reaches the scattered-field region, refinement or not (measured -313 to -315 dB,
+/// f64; -250 dB leaves 60 dB for the rounding's growth over other step counts and orders of
+/// summation, and is still far below any leak of a discretisation mismatch, which scales with
+/// the mismatch rather than with the machine epsilon).
+///
+/// Keeping the refine box off the TF/SF box is not enough by itself: the graded fill spreads
+/// the remainder of each interval between fixed nodes over its plateau, so every cell from
+/// the PML to the refinement's face would be a little under the background cell. A vacuum
+/// box around the TF/SF box and its two-cell margin (faces on background planes) adds fixed
+/// nodes there: the interval it spans is a whole number of background cells, and the
+/// transition to the refinement fits in the 0.2 um between its faces and the refine box's.
 #[test]
 fn tfsf_in_background_cells_of_a_graded_mesh() {
     let text = |refine_center: &str| {
@@ -952,7 +963,7 @@ fn tfsf_in_background_cells_of_a_graded_mesh() {
 [simulation]
 length_unit = "um"
 cell_size = 0.05
-size = [2.0, 2.4, 2.4]
+size = [2.0, 2.6, 2.6]
 duration = 2.5e-14
 precision = "f64"
 [boundaries]
@@ -960,6 +971,11 @@ default = {{ type = "pml", cells = 8 }}
 [[refine]]
 box = {{ center = {refine_center}, size = [0.2, 0.2, 0.2] }}
 cell_size = 0.025
+[[geometry]]
+shape = "box"
+material = "vacuum"
+center = [-0.225, 0.0, 0.0]
+size = [0.75, 0.8, 0.8]
 [[source]]
 type = "tfsf"
 box = {{ center = [-0.25, 0.0, 0.0], size = [0.6, 0.6, 0.6] }}
@@ -974,7 +990,7 @@ components = ["Ez"]
 [[monitor]]
 type = "probe"
 name = "outside"
-position = [0.45, 0.55, 0.55]
+position = [0.45, 0.7, 0.7]
 components = ["Ez"]
 [[monitor]]
 type = "probe"
@@ -984,8 +1000,14 @@ components = ["Ez"]
 "#
         )
     };
-    let m = model(&text("[0.45, 0.55, 0.55]"));
+    let m = model(&text("[0.45, 0.7, 0.7]"));
     assert!(m.grid.lines.iter().all(|l| l.is_some()) && m.tfsf.is_some());
+    // The outside probe is in the refinement: the mesh there is fine.
+    for a in 0..3 {
+        let x = [0.45e-6, 0.7e-6, 0.7e-6][a];
+        let i = m.grid.fractional_index(a, x) as isize;
+        assert!(m.grid.primal(a, i) < 0.026e-6, "axis {a}");
+    }
     let (p, _) = run_cpu::<f64>(&m, 2);
     let peak = max_abs(&p[0]);
     assert!(
@@ -995,7 +1017,7 @@ components = ["Ez"]
     for (name, s) in [("outside (in the refinement)", &p[1]), ("behind", &p[2])] {
         let db = 20.0 * (max_abs(s) / peak).log10();
         eprintln!("TF/SF on a graded mesh: {name} {db:.1} dB");
-        assert!(db < -60.0, "{name}: {db:.1} dB");
+        assert!(db < -250.0, "{name}: {db:.1} dB");
     }
     match yee::scene::load_str(&text("[-0.25, 0.0, 0.0]"), "t.toml") {
         Ok(_) => panic!("a refine box over the TF/SF box was accepted"),
