@@ -212,10 +212,10 @@ fn jump_cavity(cell: f64, steps: usize) -> String {
 /// same time step, within 15 %.
 ///
 /// Why the order is measured on the jump meshes: with the default grading the 0.1 um margin
-/// holds a transition of ~3 cells (31, 39, 49 nm) squeezed into 2 background cells on the
-/// 50 nm mesh, but the same transition (16, 20, 24 nm) plus 1.6 background cells on the 25 nm
-/// mesh, so the two meshes are not one halved into the other and their error ratio (2.3
-/// measured) mixes the change of mesh shape with the convergence. With grading 2 the mesh
+/// must hold the transition 31, 39, 49 nm (119 nm, so squeezed) on the 50 nm mesh, but the
+/// transition 16, 20, 24 nm plus 1.6 background cells on the 25 nm mesh: the two meshes are
+/// not one halved into the other, and their error ratio (2.2 - 2.3 measured) mixes the
+/// change of mesh shape with the convergence. With grading 2 the mesh
 /// family is exactly self-similar, so the ratio measures the order alone.
 ///
 /// Why only "no worse": where neighbouring cells jump by a factor 2 the dual step
