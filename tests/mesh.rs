@@ -196,49 +196,95 @@ fn resonances(m: &Model) -> Vec<f64> {
         .collect()
 }
 
+/// `cavity(cell, steps, true)` with `simulation.grading = 2`: the refine box's faces are then
+/// single jumps from `cell` to `cell / 2` (no graded transition), so the mesh at `cell / 2`
+/// is exactly the mesh at `cell` with every cell halved (the 0.1 um wall margin is 2 and then
+/// 4 background cells, both exact), the self-similar family a convergence order needs.
+fn jump_cavity(cell: f64, steps: usize) -> String {
+    cavity(cell, steps, true).replace("precision = \"f64\"", "precision = \"f64\"\ngrading = 2.0")
+}
+
 /// (b) A PEC cavity refined but for a margin along its walls: every resonance within 0.2 % of
-/// the analytic mode (the issue's bound) on the 25 nm / 12.5 nm mesh, the error shrinking at
+/// the analytic mode (the issue's bound) on the 25 nm / 12.5 nm mesh, both with the default
+/// graded transition (ratio 1.25) and with single jumps (grading 2); the error shrinking at
 /// second order when background and refinement are both halved (ratio > 3; first order would
-/// give 2), and on the 50 nm / 25 nm mesh no worse than the coarse uniform grid at the same
-/// time step, within 15 %.
+/// give 2), and on the 50 nm / 25 nm jump mesh no worse than the coarse uniform grid at the
+/// same time step, within 15 %.
 ///
-/// Why only "no worse": where neighbouring cells jump by a factor 2 (the refine box's faces
-/// when the mesh lines are not graded) the dual step (h_{i-1} + h_i) / 2 centres the E
-/// update's difference half a cell-size jump off the node, a first-order local error. The
-/// eigenvalues still converge at second order (the ratio asserted here), but for the lowest
-/// modes that error costs about what the refinement gains: a 1-D model of this scheme gives
-/// -8.5e-4 for the fundamental mode with 80 % of the line refined against -1.03e-3 uniform,
-/// and the 3-D (1, 0, 1) mode measures 2.26e-3 against 2.05e-3. A graded transition (ratio
-/// 1.25) removes the jumps.
+/// Why the order is measured on the jump meshes: with the default grading the 0.1 um margin
+/// must hold the transition 31, 39, 49 nm (119 nm, so squeezed) on the 50 nm mesh, but the
+/// transition 16, 20, 24 nm plus 1.6 background cells on the 25 nm mesh: the two meshes are
+/// not one halved into the other, and their error ratio (2.2 - 2.3 measured) mixes the
+/// change of mesh shape with the convergence. With grading 2 the mesh
+/// family is exactly self-similar, so the ratio measures the order alone.
+///
+/// Why only "no worse": where neighbouring cells jump by a factor 2 the dual step
+/// (h_{i-1} + h_i) / 2 centres the E update's difference half a cell-size jump off the node,
+/// a first-order local error. The eigenvalues still converge at second order (the ratio
+/// asserted here), but for the lowest modes that error costs about what the refinement gains:
+/// a 1-D model of this scheme gives -8.5e-4 for the fundamental mode with 80 % of the line
+/// refined against -1.03e-3 uniform, and the 3-D (1, 0, 1) mode measures 2.26e-3 against
+/// 2.05e-3. The graded transition (ratio 1.25) removes the jumps: on its coarse mesh the
+/// error is well below the coarse uniform grid's.
 #[test]
 fn refined_pec_cavity_converges_at_second_order_to_the_analytic_modes() {
-    let coarse = model(&cavity(0.05, 3000, true));
+    let coarse = model(&jump_cavity(0.05, 3000));
     assert!(coarse.grid.lines.iter().all(|l| l.is_some()));
     // The time step is set by the smallest cell (0.025 um).
     let fine_dt = 0.99 * yee::model::Grid::courant_limit([0.025e-6; 3]);
     assert!((coarse.grid.dt - fine_dt).abs() < 1e-9 * fine_dt);
     let size = coarse.grid.size();
     assert!((size[0] - 1.0e-6).abs() < 1e-18 && (size[2] - 0.6e-6).abs() < 1e-18);
+    let fine = model(&jump_cavity(0.025, 6000));
+    // The family is self-similar: every fine cell is half a coarse cell, in order (1e-9 of a
+    // cell: the nodes are running sums of non-dyadic sizes).
+    for a in 0..3 {
+        let (c, f) = (coarse.grid.nodes(a), fine.grid.nodes(a));
+        assert_eq!(f.len(), 2 * c.len() - 1, "axis {a}");
+        for (i, w) in c.windows(2).enumerate() {
+            let h = w[1] - w[0];
+            for k in 0..2 {
+                let hf = f[2 * i + k + 1] - f[2 * i + k];
+                assert!((hf - h / 2.0).abs() < 1e-9 * h, "axis {a}, cell {i}");
+            }
+        }
+    }
     let got = resonances(&coarse);
-    let fine = model(&cavity(0.025, 6000, true));
     let got_fine = resonances(&fine);
+    // The default grading: the generator's transitions, checked for accuracy only.
+    let graded = model(&cavity(0.05, 3000, true));
+    let graded_fine = model(&cavity(0.025, 6000, true));
+    let got_graded = resonances(&graded);
+    let got_graded_fine = resonances(&graded_fine);
     for (k, &mode) in MODES.iter().enumerate() {
         let exact = analytic_resonance(mode, size);
-        let err = (got[k] - exact).abs() / exact;
-        let err_fine = (got_fine[k] - exact).abs() / exact;
+        let rel = |f: f64| (f - exact).abs() / exact;
+        let (err, err_fine) = (rel(got[k]), rel(got_fine[k]));
+        let (err_graded, err_graded_fine) = (rel(got_graded[k]), rel(got_graded_fine[k]));
         // The coarse uniform grid at the graded run's time step: on a graded mesh the fine
         // cells set dt, so the coarse cells run at half the Courant number, where the time
         // error no longer offsets the space error as it does at 0.99.
         let err_uniform =
             (yee_resonance(mode, size, 0.05e-6, coarse.grid.dt) - exact).abs() / exact;
         eprintln!(
-            "mode {mode:?}: graded {err:.2e}, graded x2 finer {err_fine:.2e} (ratio {:.2}), coarse uniform at that dt {err_uniform:.2e}",
+            "mode {mode:?}: jumps {err:.2e}, x2 finer {err_fine:.2e} (ratio {:.2}); graded 1.25 {err_graded:.2e}, x2 finer {err_graded_fine:.2e}; coarse uniform at that dt {err_uniform:.2e}",
             err / err_fine
         );
         assert!(err_fine < 2e-3, "mode {mode:?}: error {err_fine:.2e}");
         assert!(
+            err_graded_fine < 2e-3,
+            "mode {mode:?}: graded error {err_graded_fine:.2e}"
+        );
+        // The graded transition removes the jumps' first-order error, so on the coarse mesh
+        // the refinement gains what halving 80 % of each axis can (measured 0.32 - 0.40 of the
+        // uniform error; 0.6 still fails a mesh that gains nothing over its background).
+        assert!(
+            err_graded < 0.6 * err_uniform,
+            "mode {mode:?}: graded {err_graded:.2e} against coarse uniform {err_uniform:.2e}"
+        );
+        assert!(
             err < 1.15 * err_uniform,
-            "mode {mode:?}: graded {err:.2e} against coarse uniform {err_uniform:.2e}"
+            "mode {mode:?}: jumps {err:.2e} against coarse uniform {err_uniform:.2e}"
         );
         assert!(
             err / err_fine > 3.0,
@@ -565,9 +611,17 @@ components = ["Ex", "Ez", "Hy"]
 /// along z, PML on the x and y faces) inside a 10-cell PML against a domain large enough that
 /// nothing reflected reaches a probe within the record, on the same interior mesh. Below
 /// -60 dB on every component.
+///
+/// The graded fill of an interval depends on its length (a plateau lowered to fit it), so the
+/// interval from the refinement to the PML must be the same in both domains: the reference
+/// holds a vacuum box whose faces lie on the small domain's inner PML faces (+-0.5 um), whose
+/// extents are snap points of the mesh. Between the refinement and those faces the two
+/// domains then fill the same interval with the same limits, and beyond them the reference
+/// has a whole number of background cells where the small domain has its PML. Vacuum in
+/// vacuum paints and smooths to exactly 1, so the box changes nothing else.
 #[test]
 fn cpml_reflection_on_a_graded_mesh_is_below_minus_60_db() {
-    let scene = |size: f64| {
+    let scene = |size: f64, extra: &str| {
         format!(
             r#"
 [simulation]
@@ -603,17 +657,19 @@ type = "probe"
 name = "p1"
 position = [-0.3, -0.35, 0.0]
 components = ["Ex", "Ey", "Ez", "Hx", "Hy", "Hz"]
+{extra}
 "#
         )
     };
-    let small = model(&scene(2.0));
+    let small = model(&scene(2.0, ""));
     // The reference's own PML must be farther than the record's travel from every
     // source-face-probe path: mirrored across the inner face, |s + p| <= 0.45 um, plus 6
     // cells. A whole even number of background cells, so both grids share their nodes.
     let travel = C0 * small.grid.steps as f64 * small.grid.dt * 1e6;
     let inner = (travel + 0.3 + 0.45) / 2.0;
     let half_cells = ((inner + 0.5) / 0.05).ceil();
-    let big = model(&scene(2.0 * half_cells * 0.05));
+    let pin = "[[geometry]]\nshape = \"box\"\nmaterial = \"vacuum\"\ncenter = [0.0, 0.0, 0.0]\nsize = [1.0, 1.0, 0.05]";
+    let big = model(&scene(2.0 * half_cells * 0.05, pin));
     assert_eq!(small.grid.dt, big.grid.dt);
     assert_eq!(small.grid.steps, big.grid.steps);
     // Both interiors are one mesh: the small grid's nodes are a run of the big grid's.
@@ -884,10 +940,21 @@ waveform = { type = "gaussian", frequency = 1.0e9, bandwidth = 1.0e9 }
 
 /// A TF/SF box in background cells of a graded mesh (a refine box off it along every axis, as
 /// a tensor-product mesh refines a coordinate range across the whole domain, its faces on
-/// background planes): in vacuum the scattered-field region stays dark, below -60 dB of the
-/// incident peak inside (a uniform grid's TF/SF box leaks at round-off; -60 dB leaves room for
-/// the wave the box's edges diffract into the refinement); and a refine box over the TF/SF
-/// box is refused naming the source's box.
+/// background planes): in vacuum the scattered-field region stays dark at round-off, below
+/// -250 dB of the incident peak inside, as on a uniform grid; and a refine box over the TF/SF
+/// box is refused naming the source's box. In vacuum the 3-D update cancels the incident
+/// field exactly wherever the 1-D incident grid has the 3-D grid's cells, so nothing but
+/// rounding reaches the scattered-field region, refinement or not (measured -313 to -315 dB,
+/// f64; -250 dB leaves 60 dB for the rounding's growth over other step counts and orders of
+/// summation, and is still far below any leak of a discretisation mismatch, which scales with
+/// the mismatch rather than with the machine epsilon).
+///
+/// Keeping the refine box off the TF/SF box is not enough by itself: the graded fill spreads
+/// the remainder of each interval between fixed nodes over its plateau, so every cell from
+/// the PML to the refinement's face would be a little under the background cell. A vacuum
+/// box around the TF/SF box and its two-cell margin (faces on background planes) adds fixed
+/// nodes there: the interval it spans is a whole number of background cells, and the
+/// transition to the refinement fits in the 0.2 um between its faces and the refine box's.
 #[test]
 fn tfsf_in_background_cells_of_a_graded_mesh() {
     let text = |refine_center: &str| {
@@ -896,7 +963,7 @@ fn tfsf_in_background_cells_of_a_graded_mesh() {
 [simulation]
 length_unit = "um"
 cell_size = 0.05
-size = [2.0, 2.4, 2.4]
+size = [2.0, 2.6, 2.6]
 duration = 2.5e-14
 precision = "f64"
 [boundaries]
@@ -904,6 +971,11 @@ default = {{ type = "pml", cells = 8 }}
 [[refine]]
 box = {{ center = {refine_center}, size = [0.2, 0.2, 0.2] }}
 cell_size = 0.025
+[[geometry]]
+shape = "box"
+material = "vacuum"
+center = [-0.225, 0.0, 0.0]
+size = [0.75, 0.8, 0.8]
 [[source]]
 type = "tfsf"
 box = {{ center = [-0.25, 0.0, 0.0], size = [0.6, 0.6, 0.6] }}
@@ -918,7 +990,7 @@ components = ["Ez"]
 [[monitor]]
 type = "probe"
 name = "outside"
-position = [0.45, 0.55, 0.55]
+position = [0.45, 0.7, 0.7]
 components = ["Ez"]
 [[monitor]]
 type = "probe"
@@ -928,8 +1000,14 @@ components = ["Ez"]
 "#
         )
     };
-    let m = model(&text("[0.45, 0.55, 0.55]"));
+    let m = model(&text("[0.45, 0.7, 0.7]"));
     assert!(m.grid.lines.iter().all(|l| l.is_some()) && m.tfsf.is_some());
+    // The outside probe is in the refinement: the mesh there is fine.
+    for a in 0..3 {
+        let x = [0.45e-6, 0.7e-6, 0.7e-6][a];
+        let i = m.grid.fractional_index(a, x) as isize;
+        assert!(m.grid.primal(a, i) < 0.026e-6, "axis {a}");
+    }
     let (p, _) = run_cpu::<f64>(&m, 2);
     let peak = max_abs(&p[0]);
     assert!(
@@ -939,7 +1017,7 @@ components = ["Ez"]
     for (name, s) in [("outside (in the refinement)", &p[1]), ("behind", &p[2])] {
         let db = 20.0 * (max_abs(s) / peak).log10();
         eprintln!("TF/SF on a graded mesh: {name} {db:.1} dB");
-        assert!(db < -60.0, "{name}: {db:.1} dB");
+        assert!(db < -250.0, "{name}: {db:.1} dB");
     }
     match yee::scene::load_str(&text("[-0.25, 0.0, 0.0]"), "t.toml") {
         Ok(_) => panic!("a refine box over the TF/SF box was accepted"),
