@@ -346,6 +346,9 @@ mod tests {
             delta_epsilon: 1.0,
             relaxation_time: 1.0,
         };
-        assert_eq!([l.kind(), d.kind(), b.kind()], ["lorentz", "drude", "debye"]);
+        assert_eq!(
+            [l.kind(), d.kind(), b.kind()],
+            ["lorentz", "drude", "debye"]
+        );
     }
 }

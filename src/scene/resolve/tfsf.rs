@@ -225,7 +225,7 @@ pub(super) fn tfsf(
                 region,
                 &bkey,
                 format!(
-                    "a TF/SF box needs cells of exactly simulation.cell_size across it and two cells around it, but the graded mesh has other cells there along {}: move the [[refine]] boxes (or the objects cells_per_wavelength refines) off the TF/SF box, with their faces on background grid planes, or use a plane_wave source",
+                    "a TF/SF box needs cells of exactly simulation.cell_size across it and two cells around it, but the graded mesh has other cells there along {}: move the [[refine]] boxes (or the objects cells_per_wavelength refines) off the TF/SF box and pin background cells around it with a vacuum box two cells larger than the TF/SF box (object faces are mesh nodes, so the grading cannot shrink the cells between them), or use a plane_wave source",
                     Axis::ALL[a].name()
                 ),
             );
