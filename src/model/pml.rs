@@ -164,7 +164,7 @@ impl AxisProfile {
     /// inner face over the layer's thickness in metres, and sigma_max = 0.8 (m + 1) / (eta0 d)
     /// takes d as the local cell there: the dual cell (half the two neighbouring cells) for an
     /// E node, the cell itself for an H node. On equal cells this is the uniform profile (to
-    /// rounding: uniform axes take [`AxisProfile::new`], which is exact).
+    /// rounding: uniform axes take `AxisProfile::new`, which is exact).
     pub fn graded(faces: [BoundaryKind; 2], lines: &[f64], dt: f64) -> Self {
         let n = lines.len() - 1;
         let lo = faces[0].pml_cells();
