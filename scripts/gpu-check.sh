@@ -200,6 +200,33 @@ frequencies = { min = 2.0e9, max = 8.0e9, count = 21 }
 TOML
 monitored_run "yee run 1e8 cells, probe+snapshot+flux" "$big"
 
+# 2-D against 3-D at the same cell count (issue: a 2-D grid steps as many cells per second):
+# 4096 x 4096 x 1 with z periodic against 256^3, both with a 10-cell PML, 500 steps.
+flat="$out/flat-2d.toml"
+cube="$out/cube-3d.toml"
+for f in flat cube; do
+    if [ "$f" = flat ]; then dims="4096.0, 4096.0, 1.0"; else dims="256.0, 256.0, 256.0"; fi
+    cat > "$out/$( [ "$f" = flat ] && echo flat-2d || echo cube-3d ).toml" <<TOML
+[simulation]
+name = "$f"
+length_unit = "mm"
+cell_size = 1.0
+size = [$dims]
+steps = 500
+precision = "f32"
+[boundaries]
+default = { type = "pml", cells = 10 }
+$( [ "$f" = flat ] && printf 'z_min = { type = "periodic" }\nz_max = { type = "periodic" }' )
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 1.0e10, bandwidth = 5.0e9 }
+TOML
+done
+monitored_run "yee run 2-D 4096 x 4096 x 1, PML" "$flat"
+monitored_run "yee run 3-D 256^3, PML (same cells)" "$cube"
+
 size="${BENCH_SIZE:-1000}"
 steps="${BENCH_STEPS:-100}"
 bench() { # label, args...
