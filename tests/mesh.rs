@@ -895,16 +895,21 @@ fn a_one_way_sheet_on_graded_cells_stays_one_way() {
 }
 
 /// The cost of the graded update itself, not a check (run with `--ignored --nocapture`): the
-/// same 128^3 vacuum grid with a 10-cell PML stepped through the uniform path (scalar steps)
+/// same 128^3 (or `YEE_GRADED_BENCH_CELLS`^3) vacuum grid with a 10-cell PML stepped through the uniform path (scalar steps)
 /// and through the graded one (node lines uniform in value, so per-cell steps of equal
 /// value), alternately, f32 on the threads rayon has. Prints Mcells/s of each.
 #[test]
 #[ignore]
 fn graded_update_speed_against_uniform() {
+    // YEE_GRADED_BENCH_CELLS=256 for the issue's 256^3 (a power of two keeps the lines exact).
+    let n: usize = std::env::var("YEE_GRADED_BENCH_CELLS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(128);
     let text = r#"
 [simulation]
 length_unit = "m"
-cell_size = 0.015625
+cell_size = CELL
 size = [2.0, 2.0, 2.0]
 steps = 30
 precision = "f32"
@@ -915,8 +920,9 @@ type = "dipole"
 component = "Ez"
 position = [0.0, 0.0, 0.0]
 waveform = { type = "gaussian", frequency = 1.0e9, bandwidth = 1.0e9 }
-"#;
-    let (u, g) = as_lines(text);
+"#
+    .replace("CELL", &(2.0 / n as f64).to_string());
+    let (u, g) = as_lines(&text);
     let threads = rayon::current_num_threads();
     let time = |m: &Model| {
         let ranges = split_even(m.grid.shape[0], threads);
