@@ -1,6 +1,6 @@
 //! Grid geometry and field components.
 
-use super::pml::BoundaryKind;
+use super::faces::BoundaryKind;
 use super::space::{Axis, C0};
 
 /// Floating-point precision of the fields.

@@ -4,6 +4,7 @@
 //! file. Coefficients are computed here once; backends only copy them.
 
 mod dispersion;
+mod faces;
 mod geometry;
 mod grid;
 pub mod library;
@@ -18,11 +19,12 @@ mod space;
 mod tfsf;
 
 pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_POLE_OMEGA_DT};
+pub use faces::{BoundaryKind, PmlParams};
 pub use geometry::{Object, Shape};
 pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapshot};
-pub use pml::{AxisProfile, Boundaries, BoundaryKind, PmlParams};
+pub use pml::{AxisProfile, Boundaries};
 pub use scan::Scan;
 pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};
