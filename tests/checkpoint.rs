@@ -10,6 +10,9 @@
 //! snapshots, a flux plane keeping its DFT fields and a far-field box: every kind of state a
 //! checkpoint carries except the TF/SF grid, which the library-level round trip covers.
 
+mod cuda_support;
+
+use cuda_support::host::{serial, HostDevice};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -542,191 +545,6 @@ fn a_bad_checkpoint_interval_is_refused_naming_the_flag_and_plan_shows_the_check
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-mod host {
-    //! The CUDA slab engine on the host: the kernels compiled as C++ (as `tests/host_kernels.rs`
-    //! builds them) behind a minimal [`Device`] that runs each launch at once.
-
-    use libloading::Library;
-    use std::cell::RefCell;
-    use std::ffi::c_void;
-    use std::path::PathBuf;
-    use std::process::Command;
-    use std::sync::OnceLock;
-    use yee::backend::cuda::args::{Dims, Kernel, Ptr};
-    use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream};
-    use yee::backend::cuda::source::{host_program, FILES, HOST_FILES};
-    use yee::model::Precision;
-
-    type Launcher = unsafe extern "C" fn(*const c_void, *const u32, *const u32);
-
-    /// The kernels of one precision, built once per test process.
-    pub struct Kernels {
-        lib: Library,
-        launchers: Vec<Launcher>,
-    }
-
-    pub fn kernels(precision: Precision) -> &'static Kernels {
-        static CELLS: [OnceLock<Kernels>; 2] = [OnceLock::new(), OnceLock::new()];
-        CELLS[(precision == Precision::F64) as usize].get_or_init(|| {
-            let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-                "checkpoint-kernels-{}-{}",
-                std::process::id(),
-                precision.name()
-            ));
-            std::fs::create_dir_all(&dir).unwrap();
-            for (name, text) in FILES.iter().chain(HOST_FILES.iter()) {
-                std::fs::write(dir.join(name), text).unwrap();
-            }
-            let main = dir.join("host.cpp");
-            std::fs::write(&main, host_program(precision)).unwrap();
-            let so = dir.join("libyee_host_kernels.so");
-            let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-            // No fused multiply-add: every product and sum rounds as in the CPU backend.
-            let out = Command::new(&cxx)
-                .args(["-std=c++17", "-O2", "-fPIC", "-shared", "-ffp-contract=off"])
-                .args(["-fno-fast-math", "-o"])
-                .arg(&so)
-                .arg(&main)
-                .output()
-                .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}`: {e}"));
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            // SAFETY: a library this test just built; its initialisers do nothing.
-            let lib = unsafe { Library::new(&so) }.unwrap();
-            let launchers = Kernel::ALL
-                .iter()
-                .map(|k| {
-                    let name = format!("yee_host_{}", k.name());
-                    // SAFETY: the launcher signature of host_launch.h.
-                    *unsafe { lib.get::<Launcher>(name.as_bytes()) }.unwrap()
-                })
-                .collect();
-            Kernels { lib, launchers }
-        })
-    }
-
-    /// Host memory as device memory; every operation completes when it is called.
-    pub struct HostDevice {
-        pub kernels: &'static Kernels,
-        pub gpus: usize,
-        memory: RefCell<Vec<Box<[u64]>>>,
-    }
-
-    impl HostDevice {
-        pub fn new(precision: Precision, gpus: usize) -> Self {
-            HostDevice {
-                kernels: kernels(precision),
-                gpus,
-                memory: RefCell::new(Vec::new()),
-            }
-        }
-        fn zeroed(&self, bytes: usize) -> Ptr {
-            let mut b = vec![0u64; bytes.div_ceil(8).max(1)].into_boxed_slice();
-            let p = b.as_mut_ptr() as Ptr;
-            self.memory.borrow_mut().push(b);
-            p
-        }
-    }
-
-    fn copy(dst: Ptr, src: Ptr, bytes: usize) {
-        // SAFETY: both are allocations of this device (or host slices) of `bytes` at least.
-        unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, bytes) }
-    }
-
-    impl Device for HostDevice {
-        fn gpus(&self) -> usize {
-            self.gpus
-        }
-        fn alloc(&self, _gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
-            Ok(self.zeroed(bytes))
-        }
-        fn alloc_pinned(&self, _gpu: usize, bytes: usize) -> Result<Ptr, DeviceError> {
-            Ok(self.zeroed(bytes))
-        }
-        fn upload(&self, _gpu: usize, dst: Ptr, src: &[u8]) -> Result<(), DeviceError> {
-            copy(dst, src.as_ptr() as Ptr, src.len());
-            Ok(())
-        }
-        fn download(&self, _gpu: usize, src: Ptr, dst: &mut [u8]) -> Result<(), DeviceError> {
-            copy(dst.as_mut_ptr() as Ptr, src, dst.len());
-            Ok(())
-        }
-        fn set_constant(&self, _gpu: usize, name: &str, bytes: &[u8]) -> Result<(), DeviceError> {
-            // SAFETY: the constant tables are arrays of MAX_MATERIALS reals in the library.
-            let sym = unsafe { self.kernels.lib.get::<*mut u8>(name.as_bytes()) }
-                .map_err(|e| DeviceError::Failed(e.to_string()))?;
-            copy(*sym as Ptr, bytes.as_ptr() as Ptr, bytes.len());
-            Ok(())
-        }
-        unsafe fn launch<A: KernelArgs>(
-            &self,
-            _gpu: usize,
-            _stream: Stream,
-            kernel: Kernel,
-            dims: Dims,
-            args: &A,
-        ) -> Result<(), DeviceError> {
-            (self.kernels.launchers[kernel as usize])(
-                args as *const A as *const c_void,
-                dims.grid.as_ptr(),
-                dims.block.as_ptr(),
-            );
-            Ok(())
-        }
-        fn copy_dtod(
-            &self,
-            _gpu: usize,
-            _stream: Stream,
-            dst: (usize, Ptr),
-            src: (usize, Ptr),
-            bytes: usize,
-        ) -> Result<(), DeviceError> {
-            copy(dst.1, src.1, bytes);
-            Ok(())
-        }
-        fn copy_dtoh(
-            &self,
-            _: usize,
-            _: Stream,
-            dst: Ptr,
-            src: Ptr,
-            bytes: usize,
-        ) -> Result<(), DeviceError> {
-            copy(dst, src, bytes);
-            Ok(())
-        }
-        fn copy_htod(
-            &self,
-            _: usize,
-            _: Stream,
-            dst: Ptr,
-            src: Ptr,
-            bytes: usize,
-        ) -> Result<(), DeviceError> {
-            copy(dst, src, bytes);
-            Ok(())
-        }
-        fn record(&self, _: usize, _: Stream, _: Event) -> Result<(), DeviceError> {
-            Ok(())
-        }
-        fn wait(&self, _: usize, _: Stream, _: usize, _: Event) -> Result<(), DeviceError> {
-            Ok(())
-        }
-        fn sync_event(&self, _: usize, _: Event) -> Result<(), DeviceError> {
-            Ok(())
-        }
-        fn query(&self, _: usize, _: Event) -> Result<bool, DeviceError> {
-            Ok(true)
-        }
-        fn peer(&self, _: usize, _: usize) -> bool {
-            true
-        }
-    }
-}
-
 /// A TF/SF plane wave on a Drude sphere and a dielectric box, CPML around, a PEC z minimum, a
 /// flux plane and a closed far-field box: the TF/SF 1-D grid, the dispersive state, the CPML
 /// psi arrays and both kinds of surface DFT in one state.
@@ -781,6 +599,8 @@ fn round_trip<T: yee::real::Real>(precision: &str) {
     use yee::backend::{Backend, State};
     use yee::decomp::split_even;
     use yee::run::Stepper;
+    // The host kernels' constant tables are globals of the shared object.
+    let _one_at_a_time = serial();
     let text = ROUND_TRIP.replace("PRECISION", precision);
     let (model, _) = yee::scene::load_str(&text, "rt.toml").unwrap_or_else(|e| panic!("{e}"));
     let nx = model.grid.shape[0];
@@ -826,8 +646,8 @@ fn round_trip<T: yee::real::Real>(precision: &str) {
 
     // The host-compiled CUDA engine, 3 slabs on 2 emulated GPUs, from step a to a + b.
     let three = split_even(nx, 3);
-    let dev = host::HostDevice::new(model.precision, 2);
-    let mut gpu = Engine::<host::HostDevice, T>::new(
+    let dev = HostDevice::new(model.precision, 2, true);
+    let mut gpu = Engine::<HostDevice, T>::new(
         dev,
         &model,
         &three,

@@ -7,6 +7,8 @@
 //! real GPU, whose `sin` and `cos` of the flux DFT weights are not the host's libm).
 #![allow(dead_code)]
 
+pub mod host;
+
 use yee::backend::cpu::CpuBackend;
 use yee::backend::{Backend, GatherTicket};
 use yee::decomp::{split_even, HaloPlan, SlabRange};
