@@ -519,27 +519,15 @@ fn run(
         );
         return ExitCode::from(2);
     }
-    for note in option_notes(
+    let (opts, _claim) = match start_run(
         &model,
-        backend,
-        slabs,
-        threads,
-        gpus.is_some(),
-        slabs_per_gpu,
+        output,
+        (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
+        checkpoint_every,
+        overwrite,
     ) {
-        eprintln!("note: {note}");
-    }
-    let mut opts = RunOptions::new(output);
-    opts.checkpoint_every = checkpoint_every;
-    // Before the output is claimed: a stop from here on is orderly.
-    signals::install(&opts.stop);
-    // Held until the run ends: no other yee run can write this result meanwhile.
-    let _claim = match yee::output::claim::OutputClaim::claim(&opts.output, overwrite) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+        Ok(started) => started,
+        Err(code) => return code,
     };
     execute(
         &model,
@@ -630,28 +618,18 @@ fn resume(
         );
         (model, line)
     };
-    for note in option_notes(
-        &model,
-        backend,
-        slabs,
-        threads,
-        gpus.is_some(),
-        slabs_per_gpu,
-    ) {
-        eprintln!("note: {note}");
-    }
-    let mut opts = RunOptions::new(output);
-    opts.checkpoint_every = checkpoint_every;
-    opts.resume = true;
-    signals::install(&opts.stop);
     // The result exists: take the lock without the overwrite check.
-    let _claim = match yee::output::claim::OutputClaim::claim(&opts.output, true) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+    let (mut opts, _claim) = match start_run(
+        &model,
+        output,
+        (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
+        checkpoint_every,
+        true,
+    ) {
+        Ok(started) => started,
+        Err(code) => return code,
     };
+    opts.resume = true;
     if !quiet {
         eprintln!("{resuming}");
     }
@@ -732,6 +710,38 @@ fn execute(
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+/// What `yee run` and `yee resume` do before the run: state the options that cannot be
+/// honoured as given, install the signal handlers (a stop from here on is orderly), and claim
+/// the output, held until the run ends so no other yee run writes this result meanwhile.
+/// `choice` is (backend, slabs, threads, whether --gpus was given, slabs per GPU).
+fn start_run(
+    model: &yee::model::Model,
+    output: PathBuf,
+    (backend, slabs, threads, gpus, slabs_per_gpu): (
+        Backend,
+        Option<usize>,
+        Option<usize>,
+        bool,
+        Option<usize>,
+    ),
+    checkpoint_every: Option<std::time::Duration>,
+    overwrite: bool,
+) -> Result<(RunOptions, yee::output::claim::OutputClaim), ExitCode> {
+    for note in option_notes(model, backend, slabs, threads, gpus, slabs_per_gpu) {
+        eprintln!("note: {note}");
+    }
+    let mut opts = RunOptions::new(output);
+    opts.checkpoint_every = checkpoint_every;
+    signals::install(&opts.stop);
+    match yee::output::claim::OutputClaim::claim(&opts.output, overwrite) {
+        Ok(claim) => Ok((opts, claim)),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Err(ExitCode::from(2))
         }
     }
 }
