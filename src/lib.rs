@@ -17,6 +17,7 @@ pub mod model;
 pub mod operator;
 pub mod output;
 pub mod plan;
+pub mod ranks;
 pub mod real;
 pub mod run;
 pub mod scene;

@@ -306,6 +306,8 @@ enum PrecisionArg {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // Under mpirun (with the `mpi` feature) MPI runs until this is dropped, after the command.
+    let _mpi = yee::ranks::init();
     match cli.command {
         Command::Run {
             scene,
@@ -730,15 +732,22 @@ fn start_run(
     ),
     checkpoint_every: Option<std::time::Duration>,
     overwrite: bool,
-) -> Result<(RunOptions, yee::output::claim::OutputClaim), ExitCode> {
-    for note in option_notes(model, backend, slabs, threads, gpus, slabs_per_gpu) {
-        eprintln!("note: {note}");
+) -> Result<(RunOptions, Option<yee::output::claim::OutputClaim>), ExitCode> {
+    // Over MPI ranks, rank 0 alone speaks and writes the output (the others only hold slabs).
+    let root = yee::ranks::world().is_root();
+    if root {
+        for note in option_notes(model, backend, slabs, threads, gpus, slabs_per_gpu) {
+            eprintln!("note: {note}");
+        }
     }
     let mut opts = RunOptions::new(output);
     opts.checkpoint_every = checkpoint_every;
     signals::install(&opts.stop);
+    if !root {
+        return Ok((opts, None));
+    }
     match yee::output::claim::OutputClaim::claim(&opts.output, overwrite) {
-        Ok(claim) => Ok((opts, claim)),
+        Ok(claim) => Ok((opts, Some(claim))),
         Err(e) => {
             eprintln!("error: {e}");
             Err(ExitCode::from(2))

@@ -21,7 +21,7 @@ pub mod cuda;
 pub mod engine;
 pub mod pass;
 
-use crate::decomp::HaloCopy;
+use crate::decomp::{HaloCopy, HaloSide};
 use crate::model::{Component, Region};
 use crate::real::Real;
 pub use engine::Engine;
@@ -166,6 +166,35 @@ pub trait Backend {
     /// Replay a list of halo plane copies: those of the half step just done, which this call
     /// ends (a backend that started them early waits for them here).
     fn exchange(&mut self, copies: &[HaloCopy]);
+    /// Copy the owned x plane `x` of `component` in slab `slab` (an index into this backend's
+    /// slabs) into `out` (`ny * nz` values, C order): the source of a halo copy whose
+    /// destination another process holds ([`crate::ranks`]). A device waits for its queued
+    /// work first.
+    fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [Self::Real]);
+    /// Write `data` (`ny * nz` values) into the `side` halo plane of `component` in slab `slab`:
+    /// a halo plane received from another process, which the next half step reads.
+    fn write_halo(
+        &mut self,
+        component: Component,
+        slab: usize,
+        side: HaloSide,
+        data: &[Self::Real],
+    );
+    /// The values of a queued region in parts along x, handed to `part` in order as (the
+    /// region's first x row in the part, the part's values in C order): the whole region at
+    /// once by default; a backend spread over processes hands each process's rows in turn, so
+    /// no process holds the whole region ([`crate::ranks`]). False after a
+    /// [`Backend::failure`] (nothing handed over); the first error of `part` is returned.
+    fn take_gather_parts<E>(
+        &mut self,
+        ticket: GatherTicket,
+        mut part: impl FnMut(usize, &[Self::Real]) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        match self.take_gather(ticket) {
+            Some(values) => part(0, values).map(|()| true),
+            None => Ok(false),
+        }
+    }
     /// The value of `component` at global index `index`.
     fn sample(&self, component: Component, index: [usize; 3]) -> f64;
     /// Copy the strided `region` of `component` into `out` (C order, `region.len()` values).

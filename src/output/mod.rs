@@ -645,6 +645,33 @@ impl Hdf5Writer {
         Ok(row)
     }
 
+    /// Write x rows `first..` of component `component` (the snapshot's own order) of snapshot
+    /// `index` at `row`: `data` holds whole rows of the region, C order. The frame is written
+    /// as hyperslabs, part by part (one part in one process; each MPI rank's rows in turn), so
+    /// no process holds a whole frame of a volume snapshot.
+    pub fn write_snapshot_part<T: Real>(
+        &mut self,
+        index: usize,
+        component: usize,
+        row: usize,
+        first: usize,
+        data: &[T],
+    ) -> Result<(), OutputError> {
+        let s = &self.snapshots[index];
+        let n = s.shapes[component];
+        let rows = data.len() / (n[1] * n[2]).max(1);
+        let ds = &s.datasets[component];
+        let view = ArrayView4::from_shape((1, rows, n[1], n[2]), data)
+            .expect("snapshot part is whole x rows of its region");
+        (|| -> hdf5::Result<()> {
+            if ds.shape()[0] < row + 1 {
+                ds.resize([row + 1, n[0], n[1], n[2]])?;
+            }
+            ds.write_slice(view, s![row..row + 1, first..first + rows, .., ..])
+        })()
+        .map_err(err(&self.path, self.expected))
+    }
+
     /// Write component `component` (the snapshot's own order) of snapshot `index` at `row`.
     pub fn write_snapshot<T: Real>(
         &mut self,
@@ -653,18 +680,7 @@ impl Hdf5Writer {
         row: usize,
         data: &[T],
     ) -> Result<(), OutputError> {
-        let s = &self.snapshots[index];
-        let n = s.shapes[component];
-        let ds = &s.datasets[component];
-        let view = ArrayView4::from_shape((1, n[0], n[1], n[2]), data)
-            .expect("snapshot buffer matches its region");
-        (|| -> hdf5::Result<()> {
-            if ds.shape()[0] < row + 1 {
-                ds.resize([row + 1, n[0], n[1], n[2]])?;
-            }
-            ds.write_slice(view, s![row..row + 1, .., .., ..])
-        })()
-        .map_err(err(&self.path, self.expected))
+        self.write_snapshot_part(index, component, row, 0, data)
     }
 
     /// Replace the spectrum of flux monitor `index` (and its DFT fields, when kept) with what

@@ -19,6 +19,7 @@ mod assign;
 pub mod bytes;
 pub mod decision;
 pub mod hardware;
+pub mod ranks;
 mod reason;
 mod report;
 pub mod scan;

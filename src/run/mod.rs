@@ -15,6 +15,8 @@
 
 mod monitors;
 mod observer;
+#[cfg(feature = "mpi")]
+mod ranks;
 mod scan;
 mod select;
 mod step;
@@ -211,6 +213,14 @@ impl RunError {
 
 /// Run `model` to completion (or interruption), writing `opts.output`.
 pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<Summary, RunError> {
+    // Over several MPI ranks, the rank split and the driver (`ranks`); one process as below.
+    #[cfg(feature = "mpi")]
+    {
+        let ranks = crate::ranks::world();
+        if ranks.size > 1 {
+            return ranks::run_ranks(model, opts, obs, ranks);
+        }
+    }
     // A [scan] runs its traces into one file (`scan`).
     if model.scan.is_some() {
         return scan::run_scan(model, opts, obs);

@@ -93,14 +93,17 @@ impl Monitors {
         let Some((s, step, ci, ticket)) = self.pending.pop_front() else {
             return Ok(false);
         };
-        let Some(values) = backend.take_gather(ticket) else {
-            return Ok(false);
-        };
-        if ci == 0 {
-            self.rows[s] = writer.begin_snapshot(s, step)?;
-        }
-        writer.write_snapshot(s, ci, self.rows[s], values)?;
-        Ok(true)
+        // In parts along x (one part in one process; over MPI ranks, each rank's rows as they
+        // arrive), each written as its hyperslab of the frame.
+        let rows = &mut self.rows;
+        let mut begun = false;
+        backend.take_gather_parts(ticket, |first, values| {
+            if ci == 0 && !begun {
+                rows[s] = writer.begin_snapshot(s, step)?;
+            }
+            begun = true;
+            writer.write_snapshot_part(s, ci, rows[s], first, values)
+        })
     }
 
     /// Write queued snapshot components in order while their data is in host memory (with

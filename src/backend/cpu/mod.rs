@@ -572,6 +572,35 @@ impl<T: Real> Backend for CpuBackend<T> {
         }
     }
 
+    fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [T]) {
+        let plane = self.shared.ny * self.shared.nz;
+        let s = &self.slabs[slab];
+        let ci = component as usize % 3;
+        let f = if component.is_electric() {
+            &s.e[ci]
+        } else {
+            &s.h[ci]
+        };
+        let p = x - s.range.x0 + 1;
+        out.copy_from_slice(&f[p * plane..(p + 1) * plane]);
+    }
+
+    fn write_halo(&mut self, component: Component, slab: usize, side: HaloSide, data: &[T]) {
+        let plane = self.shared.ny * self.shared.nz;
+        let s = &mut self.slabs[slab];
+        let ci = component as usize % 3;
+        let p = match side {
+            HaloSide::Left => 0,
+            HaloSide::Right => s.range.len() + 1,
+        };
+        let f = if component.is_electric() {
+            &mut s.e[ci]
+        } else {
+            &mut s.h[ci]
+        };
+        f[p * plane..(p + 1) * plane].copy_from_slice(data);
+    }
+
     fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
         let s = self.slab_of(index[0]);
         let ci = component as usize % 3;

@@ -55,7 +55,7 @@ pub use slab::{DispersiveLen, SlabSizes};
 
 use super::args::*;
 use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
-use crate::decomp::{HaloCopy, HaloPlan, SlabRange};
+use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::{Beyond, Operator};
 use crate::real::Real;
@@ -708,6 +708,43 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             let r = self.finish_copies();
             self.ok(r, "exchanging halos");
         }
+    }
+
+    fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [T]) {
+        if self.failed() {
+            out.fill(T::ZERO);
+            return;
+        }
+        let s = &self.slabs[slab];
+        let t = std::mem::size_of::<T>();
+        let off = ((x - s.range.x0 + 1) * self.plane * t) as u64;
+        // SAFETY: plain float values; any bytes are valid.
+        let bytes =
+            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), out.len() * t) };
+        // A download waits for the work queued on the GPU: the plane is the one the half step
+        // just computed.
+        let r = self
+            .dev
+            .download(s.gpu, s.f[component as usize] + off, bytes);
+        self.ok(r, "reading a halo plane for another process");
+    }
+
+    fn write_halo(&mut self, component: Component, slab: usize, side: HaloSide, data: &[T]) {
+        if self.failed() {
+            return;
+        }
+        let s = &self.slabs[slab];
+        let t = std::mem::size_of::<T>();
+        let p = match side {
+            HaloSide::Left => 0,
+            HaloSide::Right => s.range.len() + 1,
+        };
+        let off = (p * self.plane * t) as u64;
+        // SAFETY: plain float values viewed as bytes.
+        let bytes =
+            unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), data.len() * t) };
+        let r = self.dev.upload(s.gpu, s.f[component as usize] + off, bytes);
+        self.ok(r, "writing a halo plane from another process");
     }
 
     fn sample(&self, component: Component, index: [usize; 3]) -> f64 {

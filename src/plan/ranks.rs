@@ -1,0 +1,376 @@
+//! The plan of one domain over several processes (MPI ranks, `yee plan --ranks R`, and what
+//! `mpirun -n R yee run` allocates): the slab split, each rank's contiguous range of slabs and
+//! its bytes, the halo traffic between ranks per step and its time over the network, and, for
+//! a grid that does not fit one node, how many nodes would hold it.
+//!
+//! The slabs tile [0, nx) as for one process ([`crate::decomp::split_even`] of the slab count)
+//! and rank r takes the contiguous range [`crate::ranks::rank_slabs`]`(S, R)[r]`: every rank
+//! allocates exactly the [`Layout::slab_bytes`] of its slabs (the CPU backend checks its own
+//! count against the same formula), so the plan of R ranks is what each rank allocates.
+
+use super::bytes::{Allocation, Layout};
+use super::{cpu_slabs, Hardware, PlanOptions, CPU_ACHIEVED_FRACTION};
+use crate::decomp::{split_even, HaloPlan, SlabRange};
+use crate::model::Model;
+use serde::Serialize;
+
+/// The interconnect assumed when `--network` is not given: 100 Gbit/s (InfiniBand EDR, or
+/// 100 GbE), in bytes per second.
+pub const DEFAULT_NETWORK_BYTES_PER_S: f64 = 100e9 / 8.0;
+
+/// Latency of one message over the interconnect, assumed (InfiniBand: a few microseconds).
+pub const MESSAGE_LATENCY_S: f64 = 5e-6;
+
+/// One rank's share of the run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankPart {
+    /// The rank.
+    pub rank: usize,
+    /// Its slabs: indices [first, end) into [`RankPlan::slabs`].
+    pub slabs: [usize; 2],
+    /// Its x planes [start, end).
+    pub x: [usize; 2],
+    /// What its backend allocates for its slabs, by category.
+    pub allocation: Allocation,
+    /// Host monitor buffers it holds besides (rank 0: the flux DFTs and the snapshot gather
+    /// buffer, which the others fill part by part; the others: their part of the largest
+    /// snapshot region).
+    pub monitors: u64,
+    /// `allocation` plus `monitors`.
+    pub bytes: u64,
+    /// Bytes it sends plus bytes it receives through halo planes in one step.
+    pub halo_bytes_per_step: u64,
+    /// Estimated update time of one step on its slabs (s), from the bandwidth model.
+    pub update_s_per_step: f64,
+    /// True when `bytes` fits the node's memory.
+    pub fits: bool,
+}
+
+/// The plan of a run over several ranks ([`plan_ranks`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankPlan {
+    /// Ranks.
+    pub ranks: usize,
+    /// Worker threads per rank the slab count was chosen for.
+    pub threads_per_rank: usize,
+    /// Every slab of the run, x ranges [start, end), in x order.
+    pub slabs: Vec<[usize; 2]>,
+    /// Each rank's share.
+    pub parts: Vec<RankPart>,
+    /// Halo bytes crossing between ranks in one step (each plane counted once).
+    pub halo_bytes_per_step: u64,
+    /// Time of the busiest rank's halo traffic in one step over the network (s).
+    pub halo_s_per_step: f64,
+    /// Time of the slowest rank's update in one step (s).
+    pub update_s_per_step: f64,
+    /// The interconnect's bandwidth (bytes/s).
+    pub network_bytes_per_s: f64,
+    /// True when the bandwidth is the default, not given.
+    pub network_assumed: bool,
+    /// Memory of one node (bytes): the host's available memory or `--host-memory`.
+    pub node_memory_bytes: u64,
+    /// True when every rank fits its node.
+    pub fits: bool,
+    /// Fewest ranks (one per node) whose largest share fits a node, when that is not `ranks`
+    /// already; None if even one plane per rank does not fit.
+    pub nodes_needed: Option<usize>,
+    /// What the numbers assume, and options that were adjusted.
+    pub notes: Vec<String>,
+}
+
+/// The slabs of a run of `model` over `ranks` ranks with `threads` worker threads each and
+/// `slabs` (the `--slabs` of the whole run) if given: each rank's planes split as one process
+/// with that many threads would split them, unless `slabs` fixes the total; at least one slab
+/// per rank. Returns every slab and each rank's slab indices.
+pub fn rank_split(
+    nx: usize,
+    ranks: usize,
+    threads: usize,
+    slabs: Option<usize>,
+) -> (Vec<SlabRange>, Vec<std::ops::Range<usize>>) {
+    let ranks = ranks.clamp(1, nx.max(1));
+    let total = slabs.unwrap_or_else(|| {
+        split_even(nx, ranks)
+            .iter()
+            .map(|r| cpu_slabs(r.len(), threads, None))
+            .sum()
+    });
+    let total = total.clamp(ranks, nx.max(1));
+    let all = split_even(nx, total);
+    (all, crate::ranks::rank_slabs(total, ranks))
+}
+
+/// Parse a network bandwidth: a number and a unit, `200Gbit/s`, `100Gb/s`, `25GB/s`,
+/// `400 Gbps`; bytes per second.
+pub fn parse_network(text: &str) -> Result<f64, String> {
+    let t = text.trim();
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let value: f64 = num
+        .parse()
+        .map_err(|_| format!("`{text}`: expected a bandwidth such as 200Gbit/s or 25GB/s"))?;
+    let unit = unit.trim();
+    let (scale, bits) = match unit {
+        "Gbit/s" | "Gb/s" | "Gbps" => (1e9, true),
+        "Mbit/s" | "Mb/s" | "Mbps" => (1e6, true),
+        "Tbit/s" | "Tb/s" | "Tbps" => (1e12, true),
+        "GB/s" => (1e9, false),
+        "MB/s" => (1e6, false),
+        "TB/s" => (1e12, false),
+        _ => {
+            return Err(format!(
+                "`{text}`: unknown unit `{unit}`; use Gbit/s, Mbit/s, Tbit/s, GB/s, MB/s or TB/s"
+            ))
+        }
+    };
+    if value.is_finite() && value > 0.0 {
+        Ok(value * scale / if bits { 8.0 } else { 1.0 })
+    } else {
+        Err(format!("`{text}`: the bandwidth must be above 0"))
+    }
+}
+
+/// Plan `model` over `ranks` ranks, one per node of `hardware`'s host (its memory and
+/// bandwidth), with `options.threads` threads per rank (default: the host's cores) and
+/// `options.slabs` slabs in all if given, over an interconnect of `network` bytes/s (None: the
+/// default, [`DEFAULT_NETWORK_BYTES_PER_S`]).
+pub fn plan_ranks(
+    model: &Model,
+    hardware: &Hardware,
+    options: &PlanOptions,
+    ranks: usize,
+    network: Option<f64>,
+) -> RankPlan {
+    let layout = Layout::of(model);
+    let nx = layout.shape[0];
+    let threads = options.threads.unwrap_or(hardware.cores).max(1);
+    let mut notes = Vec::new();
+    if ranks > nx {
+        notes.push(format!(
+            "{ranks} ranks for {nx} x planes: at most {nx} ranks (one plane each) are planned"
+        ));
+    }
+    let (slabs, groups) = rank_split(nx, ranks, threads, options.slabs);
+    let ranks = groups.len();
+    if let Some(s) = options.slabs {
+        if s < ranks {
+            notes.push(format!(
+                "--slabs {s} is fewer than the {ranks} ranks: one slab per rank instead"
+            ));
+        }
+    }
+    let halos = HaloPlan::new(&slabs, &model.boundaries);
+    let owner = |s: usize| groups.iter().position(|g| g.contains(&s)).unwrap_or(0);
+    let plane = (layout.shape[1] * layout.shape[2]) as u64 * layout.precision.bytes() as u64;
+    let mut traffic = vec![0u64; ranks];
+    let mut messages = vec![0usize; ranks];
+    let mut crossing = 0u64;
+    for c in halos.after_h.iter().chain(&halos.after_e) {
+        let (a, b) = (owner(c.src_slab), owner(c.dst_slab));
+        if a != b {
+            crossing += plane;
+            traffic[a] += plane;
+            traffic[b] += plane;
+            messages[a] += 1;
+            messages[b] += 1;
+        }
+    }
+    let net = network.unwrap_or(DEFAULT_NETWORK_BYTES_PER_S);
+    let node_memory = hardware.host.memory_bytes;
+    let staging = crate::plan::monitor_staging_bytes(model, model.precision);
+    let largest_region = largest_snapshot_values(model) * layout.precision.bytes() as u64;
+    let parts: Vec<RankPart> = groups
+        .iter()
+        .enumerate()
+        .map(|(r, g)| {
+            let mut allocation = Allocation::default();
+            for s in &slabs[g.clone()] {
+                allocation.add(&layout.slab_bytes(*s));
+            }
+            let x = [slabs[g.start].x0, slabs[g.end - 1].x1];
+            let monitors = if r == 0 {
+                staging
+            } else {
+                largest_region.div_ceil(nx as u64) * (x[1] - x[0]) as u64
+            };
+            let bytes = allocation.total() + monitors;
+            let range = SlabRange { x0: x[0], x1: x[1] };
+            RankPart {
+                rank: r,
+                slabs: [g.start, g.end],
+                x,
+                allocation,
+                monitors,
+                bytes,
+                halo_bytes_per_step: traffic[r],
+                update_s_per_step: layout.traffic_per_step(range)
+                    / (hardware.host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION),
+                fits: bytes <= node_memory,
+            }
+        })
+        .collect();
+    let halo_s = (0..ranks)
+        .map(|r| traffic[r] as f64 / net + messages[r] as f64 * MESSAGE_LATENCY_S)
+        .fold(0.0, f64::max);
+    let update_s = parts
+        .iter()
+        .map(|p| p.update_s_per_step)
+        .fold(0.0, f64::max);
+    let fits = parts.iter().all(|p| p.fits);
+    let nodes_needed = if fits {
+        None
+    } else {
+        nodes_for(&layout, node_memory, staging)
+    };
+    if network.is_none() {
+        notes.push("network bandwidth assumed 100 Gbit/s (give --network)".into());
+    }
+    notes.push(format!(
+        "halo planes cross ranks as non-blocking messages after each half step, overlapped with the copies within a rank; latency assumed {} us per message",
+        MESSAGE_LATENCY_S * 1e6
+    ));
+    if !hardware.gpus.is_empty() {
+        notes.push(
+            "each rank runs its slabs on the CPU: the CUDA engine over several ranks is not built yet"
+                .into(),
+        );
+    }
+    RankPlan {
+        ranks,
+        threads_per_rank: threads,
+        slabs: slabs.iter().map(|s| [s.x0, s.x1]).collect(),
+        parts,
+        halo_bytes_per_step: crossing,
+        halo_s_per_step: halo_s,
+        update_s_per_step: update_s,
+        network_bytes_per_s: net,
+        network_assumed: network.is_none(),
+        node_memory_bytes: node_memory,
+        fits,
+        nodes_needed,
+        notes,
+    }
+}
+
+/// Values of the largest snapshot region of `model`.
+fn largest_snapshot_values(model: &Model) -> u64 {
+    model
+        .snapshots
+        .iter()
+        .flat_map(|s| s.regions.iter().map(|(_, r)| r.len() as u64))
+        .max()
+        .unwrap_or(0)
+}
+
+/// Fewest ranks, one per node of `memory` bytes, whose largest share (rank 0's, which also
+/// holds `staging`) fits; None if one plane per rank does not.
+fn nodes_for(layout: &Layout, memory: u64, staging: u64) -> Option<usize> {
+    let nx = layout.shape[0];
+    // Rank 0 holds the most planes of an even split (ceil(nx / R)) and the monitor buffers.
+    let largest = |r: usize| {
+        let planes = nx.div_ceil(r);
+        layout.slab_bytes(SlabRange { x0: 0, x1: planes }).total() + staging
+    };
+    if largest(nx) > memory {
+        return None;
+    }
+    // The share shrinks as ranks grow: the smallest count that fits, by bisection.
+    let (mut lo, mut hi) = (1, nx);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if largest(mid) <= memory {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    Some(lo)
+}
+
+impl RankPlan {
+    /// The text report `yee plan --ranks R` adds after the plan of one process.
+    pub fn render(&self) -> String {
+        let b = crate::checkpoint::decimal;
+        let mut s = format!(
+            "ranks: {} ({} threads each), {} slabs in all\n",
+            self.ranks,
+            self.threads_per_rank,
+            self.slabs.len()
+        );
+        for p in &self.parts {
+            s.push_str(&format!(
+                "  rank {}: slabs {}..{} ({}), x [{}, {}), {} ({} slabs + {} monitors){}, halo {} per step, update ~{:.3} ms per step\n",
+                p.rank,
+                p.slabs[0],
+                p.slabs[1],
+                p.slabs[1] - p.slabs[0],
+                p.x[0],
+                p.x[1],
+                b(p.bytes),
+                b(p.allocation.total()),
+                b(p.monitors),
+                if p.fits { "" } else { ", does not fit a node" },
+                b(p.halo_bytes_per_step),
+                p.update_s_per_step * 1e3
+            ));
+        }
+        let gbit = self.network_bytes_per_s * 8.0 / 1e9;
+        s.push_str(&format!(
+            "halo traffic: {} per step between ranks, {:.3} ms per step over {gbit:.0} Gbit/s{} ({:.0}% of the update time)\n",
+            b(self.halo_bytes_per_step),
+            self.halo_s_per_step * 1e3,
+            if self.network_assumed { " (assumed)" } else { "" },
+            100.0 * self.halo_s_per_step / self.update_s_per_step.max(1e-12)
+        ));
+        match (self.fits, self.nodes_needed) {
+            (true, _) => s.push_str(&format!(
+                "every rank fits a node of {}\n",
+                b(self.node_memory_bytes)
+            )),
+            (false, Some(n)) => s.push_str(&format!(
+                "does not fit: with nodes of {} the grid needs at least {n} nodes (mpirun -n {n}, one rank per node)\n",
+                b(self.node_memory_bytes)
+            )),
+            (false, None) => s.push_str(&format!(
+                "does not fit: even one x plane per rank exceeds a node of {}; use a coarser cell size\n",
+                b(self.node_memory_bytes)
+            )),
+        }
+        for n in &self.notes {
+            s.push_str(&format!("  note: {n}\n"));
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn network_bandwidths_parse_in_bits_and_bytes() {
+        assert_eq!(parse_network("200Gbit/s").unwrap(), 25e9);
+        assert_eq!(parse_network("25GB/s").unwrap(), 25e9);
+        assert_eq!(parse_network("400 Gbps").unwrap(), 50e9);
+        assert!(parse_network("fast").is_err());
+        assert!(parse_network("10 furlongs")
+            .unwrap_err()
+            .contains("unknown unit"));
+    }
+
+    #[test]
+    fn the_rank_split_tiles_the_grid_with_contiguous_slab_ranges() {
+        let (slabs, ranks) = rank_split(40, 3, 1, Some(5));
+        assert_eq!(slabs.len(), 5);
+        assert_eq!(ranks, vec![0..2, 2..4, 4..5]);
+        // Without --slabs, each rank splits its planes as one process with its threads would.
+        let (slabs, ranks) = rank_split(64, 2, 2, None);
+        assert_eq!(slabs.len(), 4);
+        assert_eq!(ranks, vec![0..2, 2..4]);
+        // Never fewer slabs than ranks.
+        let (slabs, _) = rank_split(64, 4, 1, Some(2));
+        assert_eq!(slabs.len(), 4);
+    }
+}

@@ -1,0 +1,824 @@
+//! Rank 0 drives, the other ranks follow: the backend that stands for the whole grid on rank 0
+//! ([`RankBackend`]) and the loop of the other ranks ([`follow`]).
+//!
+//! Every call of the time loop on [`RankBackend`] is first broadcast as a small command (a
+//! header of [`HEADER`] integers, and for a pass the source values), then done by every rank on
+//! its own slabs; what rank 0 needs back (probe values, snapshot parts, flux planes, each
+//! rank's failure and stop flag) comes in rank order. So the ranks never decide anything on
+//! their own clock: rank 0's loop decides when to flush, check, report or stop, and the
+//! others do the same steps in the same order. A command costs one broadcast (microseconds
+//! within a node), a few per step.
+//!
+//! Halo copies between slabs of one rank are the local backend's plane copies; copies between
+//! ranks are non-blocking sends and receives of the tangential planes, posted together once the
+//! half step's passes are done (the earliest the pass order allows), with the local copies
+//! done while they travel.
+
+use super::comm::{World, HALF_TAGS, HALO_TAG};
+use crate::backend::pass::ALL_PASSES;
+use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass, State, StateError};
+use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
+use crate::flux::FluxAccumulators;
+use crate::model::{Component, Model, Region};
+use crate::real::Real;
+use mpi::traits::*;
+use std::cell::RefCell;
+use std::ops::Range;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Integers in a command header.
+const HEADER: usize = 16;
+
+/// The commands rank 0 sends (header word 0).
+mod cmd {
+    pub const FINISH: u64 = 0;
+    pub const BEGIN: u64 = 1;
+    pub const PASS: u64 = 2;
+    pub const EXCHANGE: u64 = 3;
+    pub const PROBES: u64 = 4;
+    pub const QUEUE_GATHER: u64 = 5;
+    pub const TAKE_GATHER: u64 = 6;
+    pub const FLUX: u64 = 7;
+    pub const STATUS: u64 = 8;
+    pub const FINITE: u64 = 9;
+    pub const SAMPLE: u64 = 10;
+    pub const GATHER: u64 = 11;
+}
+
+/// How a finished run ended, as rank 0 tells the others (header word 1 of FINISH).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    /// Every step ran.
+    Complete,
+    /// Stopped early (a stop flag, a failure): the file holds what was written.
+    Stopped,
+}
+
+/// Which slabs and planes each rank holds.
+#[derive(Debug, Clone)]
+pub(crate) struct Layout {
+    /// Every slab of the run, in x order (tiling [0, nx)).
+    pub(crate) slabs: Vec<SlabRange>,
+    /// Each rank's slab indices.
+    pub(crate) ranks: Vec<Range<usize>>,
+    /// This rank.
+    pub(crate) rank: usize,
+}
+
+impl Layout {
+    /// The x planes rank `r` holds.
+    pub(crate) fn planes(&self, r: usize) -> Range<usize> {
+        let s = &self.ranks[r];
+        self.slabs[s.start].x0..self.slabs[s.end - 1].x1
+    }
+
+    /// This rank's slabs.
+    pub(crate) fn local_ranges(&self) -> Vec<SlabRange> {
+        self.slabs[self.ranks[self.rank].clone()].to_vec()
+    }
+
+    fn owner_of_slab(&self, s: usize) -> usize {
+        self.ranks
+            .iter()
+            .position(|r| r.contains(&s))
+            .expect("every slab has a rank")
+    }
+
+    fn owner_of_x(&self, x: usize) -> usize {
+        (0..self.ranks.len())
+            .find(|&r| self.planes(r).contains(&x))
+            .expect("every plane has a rank")
+    }
+
+    /// The part of `region` rank `r` holds: the index of its first x row within the region
+    /// and the sub-region (same stride), or None when it holds none of the region's rows.
+    pub(crate) fn part(&self, region: &Region, r: usize) -> Option<(usize, Region)> {
+        let p = self.planes(r);
+        let (start, end, stride) = (region.start[0], region.end[0], region.stride[0]);
+        let k0 = p.start.saturating_sub(start).div_ceil(stride);
+        let hi = end.min(p.end);
+        let k1 = if hi <= start {
+            0
+        } else {
+            (hi - start).div_ceil(stride)
+        };
+        if k0 >= k1 {
+            return None;
+        }
+        let mut sub = *region;
+        sub.start[0] = start + k0 * stride;
+        sub.end[0] = start + (k1 - 1) * stride + 1;
+        Some((k0, sub))
+    }
+
+    /// Values of one x row of `region` (C order: the rows of a part are contiguous).
+    fn row_len(region: &Region) -> usize {
+        let c = region.counts();
+        c[1] * c[2]
+    }
+}
+
+/// One halo copy that crosses ranks, seen from one end.
+#[derive(Debug, Clone, Copy)]
+struct Crossing {
+    tag: i32,
+    /// The other rank.
+    peer: usize,
+    component: Component,
+    /// The local slab (source plane's or receiving halo's).
+    slab: usize,
+    /// Sending: the source plane (global x).
+    x: usize,
+    /// Receiving: which halo, and whether to flip the sign.
+    side: HaloSide,
+    negate: bool,
+}
+
+/// One half step's exchange on this rank: the local copies (local slab indices), the planes
+/// it sends and those it receives.
+#[derive(Debug, Clone, Default)]
+struct Exchange {
+    local: Vec<HaloCopy>,
+    sends: Vec<Crossing>,
+    receives: Vec<Crossing>,
+}
+
+impl Exchange {
+    fn new(layout: &Layout, copies: &[HaloCopy], half: usize) -> Self {
+        let me = layout.rank;
+        let first = layout.ranks[me].start;
+        let mut ex = Exchange::default();
+        for (i, c) in copies.iter().enumerate() {
+            let (from, to) = (
+                layout.owner_of_slab(c.src_slab),
+                layout.owner_of_slab(c.dst_slab),
+            );
+            let tag = HALO_TAG + half as i32 * HALF_TAGS + i as i32;
+            let crossing = |peer: usize, slab: usize| Crossing {
+                tag,
+                peer,
+                component: c.component,
+                slab: slab - first,
+                x: c.src_x,
+                side: c.dst_side,
+                negate: c.negate,
+            };
+            if from == me && to == me {
+                let mut local = *c;
+                local.src_slab -= first;
+                local.dst_slab -= first;
+                ex.local.push(local);
+            } else if from == me {
+                ex.sends.push(crossing(to, c.src_slab));
+            } else if to == me {
+                ex.receives.push(crossing(from, c.dst_slab));
+            }
+        }
+        ex
+    }
+}
+
+/// What every rank holds to take part in the run: its backend, its exchanges, its view of the
+/// model's monitors, and the plane buffers of the exchange.
+struct Rank<B: Backend> {
+    world: World,
+    layout: Layout,
+    local: B,
+    /// After H, after E.
+    exchanges: [Exchange; 2],
+    /// Send and receive buffers, one plane each, per half step.
+    send_bufs: [Vec<Vec<B::Real>>; 2],
+    receive_bufs: [Vec<Vec<B::Real>>; 2],
+    /// The model's probe samples, model order.
+    samples: Vec<(Component, [usize; 3])>,
+    /// The queued snapshot regions of the local backend, by the id rank 0 gave them, with the
+    /// length of this rank's part.
+    tickets: Vec<Option<(GatherTicket, usize)>>,
+    /// Steps done (E exchanges).
+    steps: usize,
+    /// A failure injected for tests (`YEE_RANK_FAIL_AT=RANK:STEP`): the step at which this rank
+    /// reports one.
+    fail_at: Option<usize>,
+    stop: Arc<AtomicBool>,
+    /// Reused buffer of one part (snapshot rows, flux planes, probe values).
+    buf: RefCell<Vec<B::Real>>,
+}
+
+impl<B: Backend> Rank<B> {
+    fn new(model: &Model, local: B, layout: Layout, world: World, stop: Arc<AtomicBool>) -> Self {
+        let halos = HaloPlan::new(&layout.slabs, &model.boundaries);
+        let exchanges = [
+            Exchange::new(&layout, &halos.after_h, 0),
+            Exchange::new(&layout, &halos.after_e, 1),
+        ];
+        let plane = model.grid.shape[1] * model.grid.shape[2];
+        let bufs = |n: usize| vec![vec![<B::Real as Real>::ZERO; plane]; n];
+        let send_bufs = [
+            bufs(exchanges[0].sends.len()),
+            bufs(exchanges[1].sends.len()),
+        ];
+        let receive_bufs = [
+            bufs(exchanges[0].receives.len()),
+            bufs(exchanges[1].receives.len()),
+        ];
+        let fail_at = injected_failure(layout.rank);
+        Rank {
+            world,
+            layout,
+            local,
+            exchanges,
+            send_bufs,
+            receive_bufs,
+            samples: model
+                .probes
+                .iter()
+                .flat_map(|p| p.samples.iter().copied())
+                .collect(),
+            tickets: Vec::new(),
+            steps: 0,
+            fail_at,
+            stop,
+            buf: RefCell::new(Vec::new()),
+        }
+    }
+
+    fn mine(&self, x: usize) -> bool {
+        self.layout.planes(self.layout.rank).contains(&x)
+    }
+
+    /// The halo exchange of half step `half` (0: H, 1: E): read the planes to send, post every
+    /// receive and send, do the local copies while they travel, then write the received planes.
+    fn exchange(&mut self, half: usize) {
+        let ex = &self.exchanges[half];
+        for (s, buf) in ex.sends.iter().zip(self.send_bufs[half].iter_mut()) {
+            self.local.read_plane(s.component, s.slab, s.x, buf);
+        }
+        let sends = &self.send_bufs[half];
+        let receives = &mut self.receive_bufs[half];
+        let local = &mut self.local;
+        self.world.exchange(|comm, scope| {
+            let mut requests = Vec::with_capacity(ex.sends.len() + ex.receives.len());
+            for (r, buf) in ex.receives.iter().zip(receives.iter_mut()) {
+                requests.push(
+                    comm.process_at_rank(r.peer as i32)
+                        .immediate_receive_into_with_tag(
+                            scope,
+                            super::comm::bytes_mut(&mut buf[..]),
+                            r.tag,
+                        ),
+                );
+            }
+            for (s, buf) in ex.sends.iter().zip(sends.iter()) {
+                requests.push(comm.process_at_rank(s.peer as i32).immediate_send_with_tag(
+                    scope,
+                    super::comm::bytes(&buf[..]),
+                    s.tag,
+                ));
+            }
+            local.exchange(&ex.local);
+            for r in requests {
+                r.wait();
+            }
+        });
+        for (r, buf) in ex.receives.iter().zip(self.receive_bufs[half].iter_mut()) {
+            if r.negate {
+                buf.iter_mut().for_each(|v| *v = -*v);
+            }
+            self.local.write_halo(r.component, r.slab, r.side, buf);
+        }
+        if half == 1 {
+            self.steps += 1;
+        }
+    }
+
+    /// This rank's failure, if any: the local backend's, or the injected one.
+    fn own_failure(&self) -> Option<String> {
+        if let Some(f) = self.local.failure() {
+            return Some(f);
+        }
+        match self.fail_at {
+            Some(step) if self.steps >= step => Some(format!(
+                "an injected failure at step {step} (YEE_RANK_FAIL_AT)"
+            )),
+            _ => None,
+        }
+    }
+
+    /// This rank's values of the probe samples it holds, in sample order.
+    fn own_samples(&self, out: &mut Vec<f64>) {
+        out.clear();
+        for &(c, idx) in &self.samples {
+            if self.mine(idx[0]) {
+                out.push(self.local.sample(c, idx));
+            }
+        }
+    }
+
+    /// This rank's part of every flux plane, in the order rank 0's accumulators read them.
+    fn own_flux_planes(&self, model: &Model, mut each: impl FnMut(&[B::Real])) {
+        let mut buf = self.buf.borrow_mut();
+        for f in &model.fluxes {
+            for p in &f.patches {
+                for (c, region) in crate::flux::planes(p) {
+                    if let Some((_, sub)) = self.layout.part(&region, self.layout.rank) {
+                        buf.resize(sub.len(), <B::Real as Real>::ZERO);
+                        self.local.gather(c, &sub, &mut buf);
+                        each(&buf);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `YEE_RANK_FAIL_AT=RANK:STEP`: rank RANK reports a failure once it has done STEP steps (the
+/// test hook of a failing rank, as `YEE_CUDA_FAIL_AT_STEP` is for a failing GPU).
+fn injected_failure(rank: usize) -> Option<usize> {
+    let v = std::env::var("YEE_RANK_FAIL_AT").ok()?;
+    let (r, s) = v.split_once(':')?;
+    (r.trim().parse::<usize>().ok()? == rank)
+        .then(|| s.trim().parse::<usize>().ok())
+        .flatten()
+}
+
+fn encode_region(h: &mut [u64; HEADER], at: usize, c: Component, r: &Region) {
+    h[at] = c as u64;
+    for a in 0..3 {
+        h[at + 1 + a] = r.start[a] as u64;
+        h[at + 4 + a] = r.end[a] as u64;
+        h[at + 7 + a] = r.stride[a] as u64;
+    }
+}
+
+fn decode_region(h: &[u64; HEADER], at: usize) -> (Component, Region) {
+    let v = |i: usize| h[at + i] as usize;
+    (
+        Component::ALL[v(0)],
+        Region {
+            start: [v(1), v(2), v(3)],
+            end: [v(4), v(5), v(6)],
+            stride: [v(7), v(8), v(9)],
+        },
+    )
+}
+
+/// The backend rank 0's time loop steps: the whole grid, held by every rank in parts.
+pub(crate) struct RankBackend<B: Backend> {
+    rank: Rank<B>,
+    half: Half,
+    /// The DFTs of every flux monitor, over the whole of each plane (kept here on rank 0,
+    /// fed with each rank's part of the planes).
+    flux: Option<FluxAccumulators>,
+    flux_staging: Vec<B::Real>,
+    /// Queued probe rows (whole rows, model order).
+    probe_rows: Vec<f64>,
+    /// Queued regions by id: (component, region), None when taken.
+    gathers: Vec<Option<(Component, Region)>>,
+    /// The last whole region assembled for [`Backend::take_gather`].
+    assembled: Vec<B::Real>,
+    /// The first failure seen on any rank, naming it.
+    failure: RefCell<Option<String>>,
+    finished: bool,
+}
+
+impl<B: Backend> RankBackend<B> {
+    /// The driver over `local` (rank 0's slabs of `layout`), for `model` (with its monitors;
+    /// `local` was built without flux monitors: their DFTs live here). `stop` is set when any
+    /// rank's stop flag is.
+    pub(crate) fn new(
+        model: &Model,
+        local: B,
+        layout: Layout,
+        world: World,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
+        let fluxes = !model.fluxes.is_empty();
+        RankBackend {
+            rank: Rank::new(model, local, layout, world, stop),
+            half: Half::H,
+            flux: fluxes.then(|| FluxAccumulators::new(model)),
+            flux_staging: vec![<B::Real as Real>::ZERO; crate::flux::largest_plane(model)],
+            probe_rows: Vec::new(),
+            gathers: Vec::new(),
+            assembled: Vec::new(),
+            failure: RefCell::new(None),
+            finished: false,
+        }
+    }
+
+    fn send(&self, mut h: [u64; HEADER]) -> [u64; HEADER] {
+        self.rank.world.broadcast(&mut h);
+        h
+    }
+
+    fn command(&self, c: u64) -> [u64; HEADER] {
+        let mut h = [0u64; HEADER];
+        h[0] = c;
+        h
+    }
+
+    /// Tell the other ranks the run is over (how, and after how many steps); they return.
+    pub(crate) fn finish(mut self, outcome: Outcome, steps_done: usize) {
+        self.finish_now(outcome, steps_done);
+    }
+
+    fn finish_now(&mut self, outcome: Outcome, steps_done: usize) {
+        if !self.finished {
+            let mut h = self.command(cmd::FINISH);
+            h[1] = (outcome == Outcome::Complete) as u64;
+            h[2] = steps_done as u64;
+            self.send(h);
+            self.finished = true;
+        }
+    }
+
+    /// Assemble `region` of `component` from every rank's part into `out` (C order).
+    fn collect(&self, component: Component, region: &Region, out: &mut [B::Real]) {
+        let row = Layout::row_len(region);
+        let me = self.rank.layout.rank;
+        for r in 0..self.rank.world.size() {
+            if let Some((first, sub)) = self.rank.layout.part(region, r) {
+                let part = &mut out[first * row..first * row + sub.len()];
+                if r == me {
+                    self.rank.local.gather(component, &sub, part);
+                } else {
+                    self.rank.world.receive(r, part);
+                }
+            }
+        }
+    }
+}
+
+impl<B: Backend> Drop for RankBackend<B> {
+    fn drop(&mut self) {
+        // A run that ended without saying how (an early error) still releases the others.
+        self.finish_now(Outcome::Stopped, self.rank.steps);
+    }
+}
+
+impl<B: Backend> Backend for RankBackend<B> {
+    type Real = B::Real;
+
+    fn begin_half(&mut self, half: Half) {
+        self.half = half;
+        let mut h = self.command(cmd::BEGIN);
+        h[1] = half.index() as u64;
+        self.send(h);
+        self.rank.local.begin_half(half);
+    }
+
+    fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
+        let mut h = self.command(cmd::PASS);
+        h[1] = half.index() as u64;
+        h[2] = pass.index() as u64;
+        h[3] = values.len() as u64;
+        self.send(h);
+        let mut v = values.to_vec();
+        if !v.is_empty() {
+            self.rank.world.broadcast(&mut v);
+        }
+        self.rank.local.run_pass(half, pass, values);
+    }
+
+    fn exchange(&mut self, _copies: &[HaloCopy]) {
+        // The copies are those of the whole run's slabs (the time loop's halo plan); every
+        // rank replays its own view of the same plan, built once.
+        let mut h = self.command(cmd::EXCHANGE);
+        h[1] = self.half.index() as u64;
+        self.send(h);
+        self.rank.exchange(self.half.index());
+    }
+
+    fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [B::Real]) {
+        // Slab indices are the run's; only rank 0's own slabs can be read here.
+        let first = self.rank.layout.ranks[0].start;
+        self.rank.local.read_plane(component, slab - first, x, out);
+    }
+
+    fn write_halo(&mut self, component: Component, slab: usize, side: HaloSide, data: &[B::Real]) {
+        let first = self.rank.layout.ranks[0].start;
+        self.rank
+            .local
+            .write_halo(component, slab - first, side, data);
+    }
+
+    fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
+        let mut h = self.command(cmd::SAMPLE);
+        h[1] = component as u64;
+        h[2..5].copy_from_slice(&index.map(|v| v as u64));
+        self.send(h);
+        let owner = self.rank.layout.owner_of_x(index[0]);
+        if owner == 0 {
+            self.rank.local.sample(component, index)
+        } else {
+            let mut v = [0f64];
+            self.rank.world.receive(owner, &mut v);
+            v[0]
+        }
+    }
+
+    fn gather(&self, component: Component, region: &Region, out: &mut [B::Real]) {
+        let mut h = self.command(cmd::GATHER);
+        encode_region(&mut h, 1, component, region);
+        self.send(h);
+        self.collect(component, region, out);
+    }
+
+    fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
+        self.send(self.command(cmd::PROBES));
+        let layout = &self.rank.layout;
+        let owners: Vec<usize> = samples.iter().map(|s| layout.owner_of_x(s.1[0])).collect();
+        let mut row = vec![0.0; samples.len()];
+        let mut mine = Vec::new();
+        self.rank.own_samples(&mut mine);
+        let mut part = Vec::new();
+        for r in 0..self.rank.world.size() {
+            let n = owners.iter().filter(|&&o| o == r).count();
+            if n == 0 {
+                continue;
+            }
+            let values = if r == 0 {
+                &mine
+            } else {
+                part.resize(n, 0.0);
+                self.rank.world.receive(r, &mut part);
+                &part
+            };
+            let mut it = values.iter();
+            for (slot, _) in row.iter_mut().zip(&owners).filter(|(_, &o)| o == r) {
+                *slot = *it.next().expect("one value per sample");
+            }
+        }
+        self.probe_rows.extend_from_slice(&row);
+    }
+
+    fn drain_probes(&mut self, out: &mut Vec<f64>, _wait: bool) {
+        out.append(&mut self.probe_rows);
+    }
+
+    fn queue_gather(&mut self, component: Component, region: &Region) -> GatherTicket {
+        let id = match self.gathers.iter().position(|g| g.is_none()) {
+            Some(i) => i,
+            None => {
+                self.gathers.push(None);
+                self.gathers.len() - 1
+            }
+        };
+        self.gathers[id] = Some((component, *region));
+        let mut h = self.command(cmd::QUEUE_GATHER);
+        h[1] = id as u64;
+        encode_region(&mut h, 2, component, region);
+        self.send(h);
+        queue_own(&mut self.rank, id, component, region);
+        GatherTicket(id)
+    }
+
+    fn gather_ready(&self, ticket: &GatherTicket) -> bool {
+        match self.rank.tickets.get(ticket.0) {
+            Some(Some((t, _))) => self.rank.local.gather_ready(t),
+            _ => true,
+        }
+    }
+
+    fn take_gather(&mut self, ticket: GatherTicket) -> Option<&[B::Real]> {
+        // The whole region in one buffer: only for callers that want it so (the time loop
+        // takes its snapshots in parts, `take_gather_parts`).
+        let (_, region) = self.gathers[ticket.0]?;
+        let mut whole = std::mem::take(&mut self.assembled);
+        whole.resize(region.len(), <B::Real as Real>::ZERO);
+        let row = Layout::row_len(&region);
+        let ok = self
+            .take_gather_parts(ticket, |first, values| -> Result<(), ()> {
+                whole[first * row..first * row + values.len()].copy_from_slice(values);
+                Ok(())
+            })
+            .unwrap_or(false);
+        self.assembled = whole;
+        ok.then_some(&self.assembled[..])
+    }
+
+    fn take_gather_parts<E>(
+        &mut self,
+        ticket: GatherTicket,
+        mut part: impl FnMut(usize, &[B::Real]) -> Result<(), E>,
+    ) -> Result<bool, E> {
+        let id = ticket.0;
+        let (_, region) = self.gathers[id].take().expect("a ticket is taken once");
+        let mut h = self.command(cmd::TAKE_GATHER);
+        h[1] = id as u64;
+        self.send(h);
+        let mut result = Ok(true);
+        // Rank 0's own rows first (they come first in x), then each rank's as it arrives; after
+        // an error the remaining parts are still received (and dropped), so the ranks stay in
+        // step.
+        if let Some((t, _)) = self.rank.tickets[id].take() {
+            match self.rank.local.take_gather_parts(t, &mut part) {
+                Ok(true) => {}
+                Ok(false) => result = Ok(false),
+                Err(e) => result = Err(e),
+            }
+        }
+        let mut buf = self.rank.buf.borrow_mut();
+        for r in 1..self.rank.world.size() {
+            if let Some((first, sub)) = self.rank.layout.part(&region, r) {
+                buf.resize(sub.len(), <B::Real as Real>::ZERO);
+                self.rank.world.receive(r, &mut buf[..]);
+                if matches!(result, Ok(true)) {
+                    if let Err(e) = part(first, &buf) {
+                        result = Err(e);
+                    }
+                }
+            }
+        }
+        result
+    }
+
+    fn accumulate_flux(&mut self, step: usize, dt: f64) {
+        let Some(mut flux) = self.flux.take() else {
+            return;
+        };
+        let mut h = self.command(cmd::FLUX);
+        h[1] = step as u64;
+        self.send(h);
+        let mut staging = std::mem::take(&mut self.flux_staging);
+        // The accumulators read every plane whole, assembled from the ranks' parts: the same
+        // values in the same order as one process, so the DFTs are bit for bit the same.
+        flux.accumulate(|c, r, out| self.collect(c, r, out), step, dt, &mut staging);
+        self.flux_staging = staging;
+        self.flux = Some(flux);
+    }
+
+    fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft> {
+        self.flux.as_ref().map(|f| f.dft(index))
+    }
+
+    fn all_finite(&self) -> bool {
+        self.send(self.command(cmd::FINITE));
+        self.rank.world.all(self.rank.local.all_finite())
+    }
+
+    fn failure(&self) -> Option<String> {
+        // Every rank's failure and stop flag, each step: one rank's failure stops them all, and
+        // a stop (Ctrl-C, SIGTERM) seen by any rank ends the run after this step.
+        self.send(self.command(cmd::STATUS));
+        let mut first = self.failure.borrow().clone();
+        if first.is_none() {
+            first = self.rank.own_failure().map(|m| format!("rank 0: {m}"));
+        }
+        for r in 1..self.rank.world.size() {
+            let mut status = [0u64; 3];
+            self.rank.world.receive(r, &mut status);
+            let mut text = vec![0u8; status[2] as usize];
+            if !text.is_empty() {
+                self.rank.world.receive(r, &mut text);
+            }
+            if status[1] != 0 {
+                self.rank.stop.store(true, Ordering::SeqCst);
+            }
+            if status[0] != 0 && first.is_none() {
+                first = Some(format!("rank {r}: {}", String::from_utf8_lossy(&text)));
+            }
+        }
+        if first.is_some() {
+            *self.failure.borrow_mut() = first.clone();
+        }
+        first
+    }
+
+    fn allocation(&self) -> Allocation {
+        self.rank.local.allocation()
+    }
+
+    fn host_monitor_bytes(&self, model: &Model) -> u64 {
+        self.rank.local.host_monitor_bytes(model)
+    }
+
+    fn name(&self) -> String {
+        self.rank.local.name()
+    }
+
+    fn export_state(&mut self) -> Option<State<B::Real>> {
+        // Checkpoints across ranks are not written (the run refuses `--checkpoint-every`
+        // with ranks); a stop without one leaves the file as it is.
+        None
+    }
+
+    fn import_state(
+        &mut self,
+        _state: &State<B::Real>,
+        _halo_copies: &[HaloCopy],
+    ) -> Result<(), StateError> {
+        Err(StateError(
+            "resuming a run over several MPI ranks is not supported yet".into(),
+        ))
+    }
+}
+
+/// Queue this rank's part of `region` on its backend under `id`.
+fn queue_own<B: Backend>(rank: &mut Rank<B>, id: usize, c: Component, region: &Region) {
+    if rank.tickets.len() <= id {
+        rank.tickets.resize_with(id + 1, || None);
+    }
+    rank.tickets[id] = rank
+        .layout
+        .part(region, rank.layout.rank)
+        .map(|(_, sub)| (rank.local.queue_gather(c, &sub), sub.len()));
+}
+
+/// The loop of every rank but 0: do what rank 0 says, on this rank's slabs, until it says the
+/// run is over. Returns how it ended and the steps done.
+pub(crate) fn follow<B: Backend>(
+    model: &Model,
+    local: B,
+    layout: Layout,
+    world: World,
+    stop: Arc<AtomicBool>,
+) -> (Outcome, usize) {
+    let mut rank = Rank::new(model, local, layout, world, stop);
+    let me = rank.layout.rank;
+    let mut values = Vec::new();
+    let mut mine = Vec::new();
+    loop {
+        let mut h = [0u64; HEADER];
+        rank.world.broadcast(&mut h);
+        match h[0] {
+            cmd::FINISH => {
+                let outcome = if h[1] == 1 {
+                    Outcome::Complete
+                } else {
+                    Outcome::Stopped
+                };
+                return (outcome, h[2] as usize);
+            }
+            cmd::BEGIN => rank.local.begin_half(Half::BOTH[h[1] as usize]),
+            cmd::PASS => {
+                values.resize(h[3] as usize, 0.0);
+                if !values.is_empty() {
+                    rank.world.broadcast(&mut values);
+                }
+                let pass = ALL_PASSES[h[2] as usize];
+                rank.local
+                    .run_pass(Half::BOTH[h[1] as usize], pass, &values);
+            }
+            cmd::EXCHANGE => rank.exchange(h[1] as usize),
+            cmd::PROBES => {
+                rank.own_samples(&mut mine);
+                if !mine.is_empty() {
+                    rank.world.send(0, &mine);
+                }
+            }
+            cmd::QUEUE_GATHER => {
+                let (c, region) = decode_region(&h, 2);
+                queue_own(&mut rank, h[1] as usize, c, &region);
+            }
+            cmd::TAKE_GATHER => {
+                let id = h[1] as usize;
+                if let Some((t, n)) = rank.tickets[id].take() {
+                    match rank.local.take_gather(t) {
+                        Some(v) => rank.world.send(0, v),
+                        // After a failure the part is zeros (rank 0 learns of the failure from
+                        // the status of this step and stops).
+                        None => rank.world.send(0, &vec![<B::Real as Real>::ZERO; n]),
+                    }
+                }
+            }
+            cmd::FLUX => {
+                let world = &rank.world;
+                rank.own_flux_planes(model, |part| world.send(0, part));
+            }
+            cmd::STATUS => {
+                let failure = rank.own_failure();
+                let text = failure.unwrap_or_default();
+                let status = [
+                    (!text.is_empty()) as u64,
+                    rank.stop.load(Ordering::SeqCst) as u64,
+                    text.len() as u64,
+                ];
+                rank.world.send(0, &status);
+                if !text.is_empty() {
+                    rank.world.send(0, text.as_bytes());
+                }
+            }
+            cmd::FINITE => {
+                rank.world.all(rank.local.all_finite());
+            }
+            cmd::SAMPLE => {
+                let index = [h[2], h[3], h[4]].map(|v| v as usize);
+                if rank.mine(index[0]) {
+                    let v = rank.local.sample(Component::ALL[h[1] as usize], index);
+                    rank.world.send(0, &[v]);
+                }
+            }
+            cmd::GATHER => {
+                let (c, region) = decode_region(&h, 1);
+                if let Some((_, sub)) = rank.layout.part(&region, me) {
+                    let mut buf = vec![<B::Real as Real>::ZERO; sub.len()];
+                    rank.local.gather(c, &sub, &mut buf);
+                    rank.world.send(0, &buf);
+                }
+            }
+            other => unreachable!("rank 0 sent an unknown command {other}"),
+        }
+    }
+}
