@@ -719,8 +719,12 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let t = std::mem::size_of::<T>();
         let off = ((x - s.range.x0 + 1) * self.plane * t) as u64;
         // SAFETY: plain float values; any bytes are valid.
-        let bytes =
-            unsafe { std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), out.len() * t) };
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(
+                out.as_mut_ptr().cast::<u8>(),
+                std::mem::size_of_val(out),
+            )
+        };
         // A download waits for the work queued on the GPU: the plane is the one the half step
         // just computed.
         let r = self
@@ -741,8 +745,9 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         };
         let off = (p * self.plane * t) as u64;
         // SAFETY: plain float values viewed as bytes.
-        let bytes =
-            unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), data.len() * t) };
+        let bytes = unsafe {
+            std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
+        };
         let r = self.dev.upload(s.gpu, s.f[component as usize] + off, bytes);
         self.ok(r, "writing a halo plane from another process");
     }
