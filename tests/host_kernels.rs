@@ -1182,3 +1182,31 @@ fn host_kernels_match_cpu_bit_for_bit_on_graded_meshes() {
         }
     }
 }
+
+#[test]
+fn host_face_dfts_match_cpu_bit_for_bit_on_a_graded_mesh() {
+    // BOX_SCENE refined to half cells around its glass block: every face of the flux and
+    // far-field boxes has graded in-plane axes, and some of the flux box's faces lie in the
+    // grading (H interpolated with unequal weights by `flux_dft`).
+    let scene = BOX_SCENE.replace(
+        "[materials]\n",
+        r#"[[refine]]
+box = { center = [3.0, -1.0, 1.0], size = [4.0, 4.0, 3.0] }
+cell_size = 0.5
+
+[materials]
+"#,
+    );
+    let m = model(&scene, "f64", 1);
+    assert!(m.grid.lines.iter().all(|l| l.is_some()));
+    let unequal = m.fluxes[0]
+        .patches
+        .iter()
+        .filter(|p| yee::flux::h_weights(&m.grid, p) != [0.5, 0.5])
+        .count();
+    assert!(unequal > 0, "a face of the flux box lies in the grading");
+    for layout in [ONE, THREE_ON_ONE] {
+        compare::<f32>(&scene, 30, layout);
+        compare::<f64>(&scene, 30, layout);
+    }
+}

@@ -689,20 +689,6 @@ fn closed_box(
         lo[a] = i0 as usize;
         hi[a] = i1 as usize;
     }
-    // The surface quadrature (crate::flux::pair_weights) and the far-field sample
-    // coordinates take one cell size per in-plane axis: every face of a box has graded
-    // in-plane axes as soon as one axis is graded.
-    if let Some(a) = (0..3).find(|&a| g.lines[a].is_some()) {
-        ck.error(
-            b,
-            &format!("{key}.box"),
-            format!(
-                "a closed flux or far-field box needs a uniform mesh, but [[refine]] or simulation.cells_per_wavelength grades the {} axis: refine only along an axis the monitor does not need, or measure with flux planes across uniform axes",
-                Axis::ALL[a].name()
-            ),
-        );
-        return None;
-    }
     let mut patches = Vec::with_capacity(6);
     for a in 0..3 {
         let (b1, c1) = ((a + 1) % 3, (a + 2) % 3);
@@ -778,20 +764,6 @@ fn flux_plane(
     }
     let (b, c) = ((a + 1) % 3, (a + 2) % 3);
     let (p, q) = (b.min(c), b.max(c));
-    // The plane's quadrature takes one cell area (crate::flux::cell_area): its in-plane axes
-    // must be uniform. Along its own axis the mesh may be graded (the plane is an E node
-    // plane; H is averaged from the cells either side).
-    if let Some(&t) = [p, q].iter().find(|&&t| g.lines[t].is_some()) {
-        ck.error(
-            plane,
-            &format!("{key}.plane"),
-            format!(
-                "a flux plane normal to {axis_name} needs uniform cells across it, but [[refine]] or simulation.cells_per_wavelength grades the {} axis: refine only along {axis_name}, or move the plane",
-                Axis::ALL[t].name()
-            ),
-        );
-        return None;
-    }
     Some(Patch {
         axis: Axis::ALL[a],
         index: index as usize,

@@ -509,10 +509,11 @@ impl<D: Device, T: Real> Engine<D, T> {
             let nf = f.frequencies.len();
             let mut patches = Vec::new();
             for patch in &f.patches {
+                let h_weights = crate::flux::h_weights(&model.grid, patch);
                 let mut parts = Vec::new();
                 for s in &slabs {
                     let Some((mut args, cell0, part_cells)) =
-                        flux_part(s, patch, nf, plane, [ny, nz], t)
+                        flux_part(s, patch, nf, plane, [ny, nz], t, h_weights)
                     else {
                         continue;
                     };
@@ -551,6 +552,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 patches.push(FluxPatch {
                     patch: *patch,
                     area: crate::flux::cell_area(model, patch),
+                    quadrature: crate::flux::patch_weights(model, patch),
                     parts,
                 });
             }
@@ -925,7 +927,8 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         self.allocation
     }
 
-    /// The host copy of the largest snapshot region; the flux DFTs stay on the GPUs.
+    /// The host copy of the largest snapshot region and the flux patches' quadrature weights;
+    /// the flux DFTs stay on the GPUs.
     fn host_monitor_bytes(&self, model: &Model) -> u64 {
         crate::plan::Layout::of(model)
             .with_precision(T::PRECISION)
