@@ -169,9 +169,15 @@ impl Observer for TerminalObserver {
             share(p.checkpoint),
             s.output.display()
         );
-        let passes: Vec<String> = p
-            .each_pass()
-            .map(|(h, pass, d)| format!("{} {} {:.0}%", h.name(), pass.name(), share(d)))
+        // A fused step times its sweep as a whole (its passes run plane by plane within it).
+        let fused = (!p.fused.is_zero()).then(|| format!("fused H+E sweep {:.0}%", share(p.fused)));
+        let passes: Vec<String> = fused
+            .into_iter()
+            .chain(
+                p.each_pass()
+                    .filter(|(_, _, d)| p.fused.is_zero() || !d.is_zero())
+                    .map(|(h, pass, d)| format!("{} {} {:.0}%", h.name(), pass.name(), share(d))),
+            )
             .collect();
         eprintln!("passes: {}", passes.join(", "));
     }
