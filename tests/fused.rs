@@ -2,7 +2,8 @@
 //! scene of the suite (CPML, smoothed dielectrics, conductors, PEC objects and faces, Drude,
 //! Lorentz and Debye poles, magnetic materials, TF/SF boxes axial and oblique, plane waves with
 //! their magnetic sheets, periodic and PMC faces, a graded mesh, 2-D grids), on 1 and 3 slabs
-//! (and an uneven split with one-plane slabs), in f32 and f64. The whole state is compared,
+//! (and an uneven split with one-plane slabs), with the sweep in whole planes and in row bands
+//! of one and of three rows, in f32 and f64. The whole state is compared,
 //! not only the fields: the CPML psi arrays, the poles' currents and the TF/SF incident grid,
 //! and every probe sample of every step.
 
@@ -31,7 +32,20 @@ fn bits<T: Real>(v: &[T]) -> Vec<u64> {
 
 /// Step `model` split as `ranges` through all its steps in `mode`.
 fn run<T: Real>(model: &Model, ranges: &[SlabRange], mode: StepMode) -> Bits {
+    run_banded::<T>(model, ranges, mode, None)
+}
+
+/// [`run`] with the fused sweep in row bands of `band` values (None: the default).
+fn run_banded<T: Real>(
+    model: &Model,
+    ranges: &[SlabRange],
+    mode: StepMode,
+    band: Option<usize>,
+) -> Bits {
     let mut b = CpuBackend::<T>::new(model, ranges);
+    if let Some(values) = band {
+        b.set_fused_band_values(values);
+    }
     let samples: Vec<_> = model
         .probes
         .iter()
@@ -97,10 +111,18 @@ fn check<T: Real>(model: &Model, uneven: &[usize]) {
         .windows(2)
         .map(|w| SlabRange { x0: w[0], x1: w[1] })
         .collect();
-    for ranges in [split_even(nx, 1), split_even(nx, 3), uneven] {
-        let fused = run::<T>(model, &ranges, StepMode::Fused);
+    // Row bands of the sweep: the default (whole planes on these small grids), one row, and
+    // three rows (bands that end on and next to the CPML, source and TF/SF rows).
+    let nz = model.grid.shape[2];
+    let bands = [None, Some(nz), Some(3 * nz + 1)];
+    let splits = [split_even(nx, 1), split_even(nx, 3), uneven];
+    for (ranges, band) in splits
+        .iter()
+        .flat_map(|r| bands.iter().map(move |b| (r, *b)))
+    {
+        let fused = run_banded::<T>(model, ranges, StepMode::Fused, band);
         let what = format!(
-            "{} {} fused on slabs {:?}",
+            "{} {} fused on slabs {:?}, bands of {band:?} values",
             model.name,
             T::PRECISION.name(),
             ranges.iter().map(|r| (r.x0, r.x1)).collect::<Vec<_>>()

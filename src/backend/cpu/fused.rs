@@ -26,6 +26,28 @@ use crate::backend::{Backend, Half};
 use crate::decomp::HaloPlan;
 use crate::real::Real;
 use rayon::prelude::*;
+use std::ops::Range;
+
+/// The row bands the sweep runs one after the other, each over every plane of the slab: the
+/// H update of row j reads E on row j + 1 as it was before the step, and the E update of row j
+/// reads the new H on row j - 1, so bands in increasing y keep the order of the whole-plane
+/// sweep. A band of few rows keeps the planes it reuses along x in L2 rather than L3 (the
+/// plane of a 256^2 grid is 256 KiB per component); measured at 256^3 on 2 cores it gained
+/// nothing (`docs/performance.md`), so the default is whole planes, and `YEE_FUSED_BAND`
+/// (bytes of one field per band) is there for tuning on other machines. One band when y is
+/// periodic (row ny - 1 reads row 0 before the step, and row 0 the new row ny - 1) and on a
+/// flat grid (whose planes are a few rows of one value).
+fn bands<T>(sh: &Shared<T>, band_values: usize) -> Vec<Range<usize>> {
+    let periodic = sh.faces.y_lo == crate::operator::Beyond::Wrap;
+    let rows = (band_values / sh.nz).max(1);
+    if periodic || sh.nz == 1 || rows >= sh.ny {
+        return std::iter::once(0..sh.ny).collect();
+    }
+    (0..sh.ny)
+        .step_by(rows)
+        .map(|j| j..(j + rows).min(sh.ny))
+        .collect()
+}
 
 impl<T: Real> CpuBackend<T> {
     /// One whole step as the fused sweep ([`Backend::step_fused`]): H with the magnetic
@@ -48,27 +70,40 @@ impl<T: Real> CpuBackend<T> {
                 s.advance_incident(sh, Half::H, magnetic);
                 s.advance_incident(sh, Half::E, currents);
                 for &p in planes {
-                    s.fused_h(sh, p, magnetic);
+                    s.fused_h(sh, p, 0..sh.ny, magnetic);
                 }
             });
         self.exchange(&halos.after_h);
         let sh = &self.shared;
+        let bands = bands(sh, self.band_values);
         self.slabs.par_iter_mut().zip(&early).for_each(|(s, done)| {
-            for p in 1..=s.range.len() {
-                if !done.contains(&p) {
-                    s.fused_h(sh, p, magnetic);
+            for rows in &bands {
+                for p in 1..=s.range.len() {
+                    if !done.contains(&p) {
+                        s.fused_h(sh, p, rows.clone(), magnetic);
+                    }
+                    s.fused_e(sh, p, rows.clone(), currents);
                 }
-                s.fused_e(sh, p, currents);
             }
         });
         self.exchange(&halos.after_e);
     }
 }
 
+impl<T: Real> CpuBackend<T> {
+    /// Field values per row band of the fused sweep (default: whole planes, or
+    /// `YEE_FUSED_BAND` bytes): whole rows, at least one; a plane or more sweeps whole planes.
+    /// The bits do not depend on it (the tests sweep one-row bands); it is there for tests and
+    /// tuning.
+    pub fn set_fused_band_values(&mut self, values: usize) {
+        self.band_values = values;
+    }
+}
+
 impl<T: Real> Slab<T> {
     /// Every H pass on local plane `p`: the curl of E with the CPML correction, the magnetic
     /// sheets, the TF/SF H corrections (the incident grid already advanced).
-    fn fused_h(&mut self, sh: &Shared<T>, p: usize, magnetic: &[f64]) {
+    fn fused_h(&mut self, sh: &Shared<T>, p: usize, rows: Range<usize>, magnetic: &[f64]) {
         let plane = sh.ny * sh.nz;
         let o = p * plane;
         let psi = one_plane_psi(
@@ -84,6 +119,7 @@ impl<T: Real> Slab<T> {
             self.range.x0,
             p - 1,
             &self.e,
+            rows.clone(),
             (&self.hmat, &self.hrow_mat),
             [
                 &mut hx[o..o + plane],
@@ -92,14 +128,14 @@ impl<T: Real> Slab<T> {
             ],
             psi,
         );
-        self.inject_magnetic(sh, magnetic, p..p + 1);
-        self.tfsf(sh, Half::H, p..p + 1);
+        self.inject_magnetic(sh, magnetic, p..p + 1, rows.clone());
+        self.tfsf(sh, Half::H, p..p + 1, rows);
     }
 
     /// Every E pass on local plane `p`, in the order of [`crate::backend::pass::E_PASSES`]:
     /// the curl of H with the CPML correction, the sources, the TF/SF E corrections, the
     /// dispersive poles of the plane's cells, the PEC faces.
-    fn fused_e(&mut self, sh: &Shared<T>, p: usize, currents: &[f64]) {
+    fn fused_e(&mut self, sh: &Shared<T>, p: usize, rows: Range<usize>, currents: &[f64]) {
         let plane = sh.ny * sh.nz;
         let o = p * plane;
         let psi = one_plane_psi(
@@ -115,6 +151,7 @@ impl<T: Real> Slab<T> {
             self.range.x0,
             p - 1,
             &self.h,
+            rows.clone(),
             (&self.mat, &self.row_mat),
             [
                 &mut ex[o..o + plane],
@@ -123,13 +160,14 @@ impl<T: Real> Slab<T> {
             ],
             psi,
         );
-        self.inject(sh, currents, p..p + 1);
-        self.tfsf(sh, Half::E, p..p + 1);
+        self.inject(sh, currents, p..p + 1, rows.clone());
+        self.tfsf(sh, Half::E, p..p + 1, rows.clone());
+        let (a, b) = (rows.start * sh.nz, rows.end * sh.nz);
         for g in &mut self.dispersive {
-            let e = &mut self.e[g.component][o..o + plane];
-            g.step_plane(sh, e, o - plane..o);
+            let e = &mut self.e[g.component][o + a..o + b];
+            g.step_plane(sh, e, o - plane + a..o - plane + b);
         }
-        self.zero_pec_faces(sh, p..p + 1);
+        self.zero_pec_faces(sh, p..p + 1, rows);
     }
 }
 

@@ -61,15 +61,22 @@ impl<T: Real> Slab<T> {
         }
     }
 
-    /// The rest of the TF/SF pass of `half`: the face corrections on the local planes
-    /// `planes`, group by group in pass order (each group's points lie in x order, so a plane's
+    /// The rest of the TF/SF pass of `half`: the face corrections on the rows `rows` of the
+    /// local planes `planes`, group by group in pass order (each group's points lie in x order, so a plane's
     /// points are one run of them, and a cell corrected by several groups gets the groups' terms
     /// in pass order whichever planes are corrected together).
-    pub(super) fn tfsf(&mut self, sh: &Shared<T>, half: Half, planes: Range<usize>) {
+    pub(super) fn tfsf(
+        &mut self,
+        sh: &Shared<T>,
+        half: Half,
+        planes: Range<usize>,
+        rows: Range<usize>,
+    ) {
         let Some(inc) = &self.incident else {
             return;
         };
         let plane = sh.ny * sh.nz;
+        let every_row = rows == (0..sh.ny);
         for g in &self.tfsf {
             let electric = g.component < 3;
             if electric != (half == Half::E) {
@@ -79,6 +86,9 @@ impl<T: Real> Slab<T> {
             let c = g.component % 3;
             for q in g.plane_start[planes.start - 1]..g.plane_start[planes.end - 1] {
                 let off = g.off[q] as usize;
+                if !every_row && !rows.contains(&(off % plane / sh.nz)) {
+                    continue;
+                }
                 let i = g.node[q] as usize;
                 let v = a[i] + g.w[q] * (a[i + 1] - a[i]);
                 let cb = if electric {
