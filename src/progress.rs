@@ -153,7 +153,7 @@ impl Observer for TerminalObserver {
         let total = s.wall.as_secs_f64().max(1e-9);
         let share = |d: Duration| 100.0 * d.as_secs_f64() / total;
         eprintln!(
-            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} (H {:.0}%, E {:.0}%, halos {:.0}%, monitors {:.0}%, checks {:.0}%, checkpoint {:.0}%) -> {}",
+            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} ({}halos {:.0}%, monitors {:.0}%, checks {:.0}%, checkpoint {:.0}%) -> {}",
             if s.complete { "done:" } else { "stopped:" },
             s.cells,
             s.steps_done,
@@ -161,8 +161,15 @@ impl Observer for TerminalObserver {
             s.wall.as_secs_f64(),
             s.mcells_per_s,
             s.backend,
-            share(p.half(Half::H)),
-            share(p.half(Half::E)),
+            if p.fused.is_zero() {
+                format!(
+                    "H {:.0}%, E {:.0}%, ",
+                    share(p.half(Half::H)),
+                    share(p.half(Half::E))
+                )
+            } else {
+                format!("fused H+E {:.0}%, ", share(p.fused))
+            },
             share(p.exchange),
             share(p.monitors),
             share(p.checks),
