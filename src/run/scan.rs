@@ -361,6 +361,7 @@ fn add_phases(to: &mut PhaseTimes, from: &PhaseTimes) {
             *a += *b;
         }
     }
+    to.fused += from.fused;
     to.exchange += from.exchange;
     to.monitors += from.monitors;
     to.checks += from.checks;
@@ -373,6 +374,7 @@ fn scale_phases(p: &mut PhaseTimes, f: f64) {
             *d = d.mul_f64(f);
         }
     }
+    p.fused = p.fused.mul_f64(f);
     p.exchange = p.exchange.mul_f64(f);
     p.monitors = p.monitors.mul_f64(f);
     p.checks = p.checks.mul_f64(f);

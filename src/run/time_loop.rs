@@ -90,7 +90,8 @@ pub(super) fn time_loop_from<B: Backend>(
     let checkpoint_path = opts.checkpoint_path();
     let size_limit = SizeLimit::new(model, <B::Real as crate::real::Real>::PRECISION);
 
-    let mut stepper = Stepper::new(model, backend, ranges);
+    let mut stepper = Stepper::new(model, backend, ranges).with_mode(opts.step);
+    obs.message(&stepper.mode_note());
     stepper.resume_after(start);
     for n in start..g.steps {
         stepper.step_timed(&mut phases);
