@@ -43,6 +43,8 @@ struct PatchAcc {
 
 struct Monitor {
     frequencies: Vec<f64>,
+    /// Sampled every `decimation` steps ([`crate::model::Flux::decimation`]).
+    decimation: usize,
     patches: Vec<PatchAcc>,
 }
 
@@ -364,6 +366,7 @@ impl FluxAccumulators {
             .iter()
             .map(|f| Monitor {
                 frequencies: f.frequencies.clone(),
+                decimation: f.decimation.max(1),
                 patches: f
                     .patches
                     .iter()
@@ -407,6 +410,11 @@ impl FluxAccumulators {
         let t_e = step as f64 * dt;
         let t_h = t_e - 0.5 * dt;
         for mon in &mut self.monitors {
+            if step % mon.decimation != 0 {
+                continue;
+            }
+            // Each sample stands for `decimation` steps (1: the plain dt, bit for bit).
+            let weight = dt * mon.decimation as f64;
             for m in &mut mon.patches {
                 let n = m.cells;
                 let read = |r: usize, out: &mut [f64], staging: &mut [T]| {
@@ -443,7 +451,7 @@ impl FluxAccumulators {
                         .for_each(|((re, im), f)| {
                             let phase = -2.0 * std::f64::consts::PI * f * t;
                             let (s, c) = phase.sin_cos();
-                            let (wr, wi) = (c * dt, s * dt);
+                            let (wr, wi) = (c * weight, s * weight);
                             for ((r, i), x) in re.iter_mut().zip(im.iter_mut()).zip(v) {
                                 *r += x * wr;
                                 *i += x * wi;

@@ -164,6 +164,18 @@ impl BinaryRun {
     pub fn read(&self, path: &str) -> Vec<f64> {
         self.file.dataset(path).unwrap().read_raw::<f64>().unwrap()
     }
+
+    /// An unsigned integer attribute `name` of the group at `path`.
+    #[allow(dead_code)] // not every test binary reads attributes
+    pub fn attr_u64(&self, path: &str, name: &str) -> u64 {
+        self.file
+            .group(path)
+            .unwrap()
+            .attr(name)
+            .unwrap()
+            .read_scalar::<u64>()
+            .unwrap()
+    }
 }
 
 impl Drop for BinaryRun {

@@ -59,11 +59,11 @@ pub(super) fn monitors(
             }
             continue;
         }
-        if m.frequencies.is_some() || m.fields.is_some() {
+        if m.frequencies.is_some() || m.fields.is_some() || m.decimation.is_some() {
             ck.error(
                 mon,
                 &format!("{key}.frequencies"),
-                "`frequencies` and `fields` belong to flux monitors",
+                "`frequencies`, `fields` and `decimation` belong to flux and far_field monitors",
             );
         }
         for (field, present) in [("theta", m.theta.is_some()), ("phi", m.phi.is_some())] {
@@ -493,6 +493,24 @@ fn flux(
         }
     };
     let fields = m.fields.as_ref().is_some_and(|f| *f.get_ref());
+    // 0: chosen by the resolver once the sources are known (super::flux_decimation).
+    let decimation = match &m.decimation {
+        None => 0,
+        Some(d) => match usize::try_from(*d.get_ref()) {
+            Ok(k) if (1..=1_000_000).contains(&k) => k,
+            _ => {
+                ck.error(
+                    d,
+                    &format!("{key}.decimation"),
+                    format!(
+                        "decimation = {} is not a sampling period: give a whole number of steps from 1 (every step) to 1000000, or leave it out to have it chosen from the sources' band",
+                        d.get_ref()
+                    ),
+                );
+                return None;
+            }
+        },
+    };
     let patches = match (&m.plane, &m.region) {
         (Some(_), Some(_)) => {
             ck.error(
@@ -517,12 +535,34 @@ fn flux(
     if far && far_field.is_none() {
         return None;
     }
+    let frequencies = frequencies?;
+    if let (Some(d), Some(g)) = (&m.decimation, grid) {
+        // Sampled every k steps the DFT aliases at 1 / (2 k dt): the monitor's own highest
+        // frequency must lie below it (the sources' band is the automatic choice's business).
+        let f_max = frequencies.iter().fold(0.0f64, |a, &b| a.max(b));
+        let nyquist = 0.5 / (decimation as f64 * g.dt);
+        if f_max >= nyquist {
+            ck.error(
+                d,
+                &format!("{key}.decimation"),
+                format!(
+                    "sampled every {decimation} steps of {} s the DFT aliases above {} Hz, below the monitor's highest frequency {} Hz: give at most {} (or leave it out)",
+                    num(g.dt),
+                    num(nyquist),
+                    num(f_max),
+                    ((0.5 / (f_max * g.dt)).ceil() as usize).saturating_sub(1).max(1)
+                ),
+            );
+            return None;
+        }
+    }
     Some(Flux {
         name: m.name.get_ref().clone(),
         patches,
-        frequencies: frequencies?,
+        frequencies,
         fields,
         far_field,
+        decimation,
     })
 }
 

@@ -556,7 +556,11 @@ impl<D: Device, T: Real> Engine<D, T> {
                     parts,
                 });
             }
-            fluxes.push(FluxMonitor { nf, patches });
+            fluxes.push(FluxMonitor {
+                nf,
+                decimation: f.decimation.max(1),
+                patches,
+            });
         }
         debug_assert_eq!(allocation, estimate(model, ranges, t));
 
@@ -847,7 +851,12 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let t_e = step as f64 * dt;
         let t_h = t_e - 0.5 * dt;
         for m in 0..self.fluxes.len() {
-            let nf = self.fluxes[m].nf;
+            let (nf, decimation) = (self.fluxes[m].nf, self.fluxes[m].decimation);
+            if step % decimation != 0 {
+                continue;
+            }
+            // Each sample stands for `decimation` steps (the CPU's weight, src/flux.rs).
+            let weight = dt * decimation as f64;
             for p in 0..self.fluxes[m].patches.len() {
                 for i in 0..self.fluxes[m].patches[p].parts.len() {
                     let part = self.fluxes[m].patches[p].parts[i];
@@ -855,7 +864,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
                     let weights = FluxWeightsArgs {
                         t_e,
                         t_h,
-                        dt,
+                        dt: weight,
                         ..part.weights
                     };
                     let (gpu, args, cells) = (part.gpu, part.args, part.cells);

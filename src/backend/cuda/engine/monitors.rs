@@ -118,6 +118,8 @@ pub(super) struct FluxPatch {
 #[derive(Debug, Clone)]
 pub(super) struct FluxMonitor {
     pub(super) nf: usize,
+    /// Sampled every `decimation` steps ([`crate::model::Flux::decimation`]).
+    pub(super) decimation: usize,
     pub(super) patches: Vec<FluxPatch>,
 }
 
