@@ -61,6 +61,7 @@ fn run_trace<B: Backend>(
     check_every: usize,
     stop: &AtomicBool,
     abort: &AtomicBool,
+    mode: crate::backend::StepMode,
 ) -> TraceEnd {
     let g = &model.grid;
     let samples: Vec<_> = model
@@ -94,7 +95,7 @@ fn run_trace<B: Backend>(
         }
     };
     let mut phases = PhaseTimes::default();
-    let mut stepper = Stepper::new(model, backend, ranges);
+    let mut stepper = Stepper::new(model, backend, ranges).with_mode(mode);
     for n in 0..g.steps {
         stepper.step_timed(&mut phases);
         let backend = &mut *stepper.backend;
@@ -568,7 +569,15 @@ where
                     let trace = scan.trace(model, k);
                     let end = pool.install(|| {
                         let mut b = CpuBackend::<T>::new(&trace, whole);
-                        run_trace(&trace, &mut b, whole, opts.check_every, &opts.stop, abort)
+                        run_trace(
+                            &trace,
+                            &mut b,
+                            whole,
+                            opts.check_every,
+                            &opts.stop,
+                            abort,
+                            opts.step,
+                        )
                     });
                     if tx.send((k, end)).is_err() {
                         break;
@@ -663,21 +672,22 @@ fn one_after_another(
                 collector.take::<$t>(k, end, obs)
             }};
         }
+        let mode = super::step::mode_for_split(opts.step, r.len(), pool.current_num_threads());
         let go_on = match engine {
             Engine::CpuF32(mut b) => trace_on!(b, f32, |x| pool
-                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never) })),
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
             Engine::CpuF64(mut b) => trace_on!(b, f64, |x| pool
-                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never) })),
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
             #[cfg(feature = "cuda")]
             Engine::CudaF32(mut b) => {
                 trace_on!(b, f32, |x| run_trace(
-                    &trace, x, r, every, &opts.stop, &never
+                    &trace, x, r, every, &opts.stop, &never, mode
                 ))
             }
             #[cfg(feature = "cuda")]
             Engine::CudaF64(mut b) => {
                 trace_on!(b, f64, |x| run_trace(
-                    &trace, x, r, every, &opts.stop, &never
+                    &trace, x, r, every, &opts.stop, &never, mode
                 ))
             }
         };

@@ -79,7 +79,7 @@ impl<'a, B: Backend> Stepper<'a, B> {
         self
     }
 
-    /// The mode the steps run in.
+    /// The mode the steps run in (the backend's fallback included).
     pub fn mode(&self) -> StepMode {
         if self.backend.has_fused_step() {
             self.mode
@@ -175,4 +175,28 @@ pub fn magnetic_source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.clear();
     out.extend(model.sources.iter().map(|s| s.magnetic_current(t)));
     out.extend(model.tfsf.iter().map(|s| s.drive(t)));
+}
+
+/// The step mode a run of `slabs` slabs on `threads` threads uses for the `requested` one: the
+/// fused sweep runs one thread per slab, so with fewer slabs than threads the two-pass update,
+/// parallel within a slab, is the faster and is taken instead (the same bits either way).
+pub fn mode_for_split(requested: StepMode, slabs: usize, threads: usize) -> StepMode {
+    if requested == StepMode::Fused && slabs < threads {
+        StepMode::TwoPass
+    } else {
+        requested
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_slabs_than_threads_step_two_pass() {
+        assert_eq!(mode_for_split(StepMode::Fused, 1, 2), StepMode::TwoPass);
+        assert_eq!(mode_for_split(StepMode::Fused, 2, 2), StepMode::Fused);
+        assert_eq!(mode_for_split(StepMode::Fused, 4, 2), StepMode::Fused);
+        assert_eq!(mode_for_split(StepMode::TwoPass, 4, 2), StepMode::TwoPass);
+    }
 }
