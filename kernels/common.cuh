@@ -159,8 +159,9 @@ struct FluxArgs {
     i64 su, sv;
     i64 cells;
     int nv, nf;
+    double below, above;  // H's interpolation weights onto the E plane (1/2 each if uniform)
 };
-static_assert(sizeof(FluxArgs) == 96, "FluxArgs layout");
+static_assert(sizeof(FluxArgs) == 112, "FluxArgs layout");
 
 // This step's DFT weights of one flux monitor part: w[i] = (cos pe dt, sin pe dt, cos ph dt,
 // sin ph dt) for frequency freq[i], pe = -2 pi f t_e, ph = -2 pi f t_h.

@@ -22,8 +22,8 @@ extern "C" __global__ void flux_weights(const FluxWeightsArgs a) {
 // For frequency i and each cell of the part, with the weights of flux_weights (each field at
 // its own sample time):
 //   X += x (cos(p) dt + i sin(p) dt),  p = -2 pi f t,
-// for x = E_b, E_c, (H_b below + H_b above) / 2, (H_c below + H_c above) / 2 (H averaged onto
-// the E plane). Accumulators: acc[q][i][cell] real parts (q = E_b, E_c, H_b, H_c), then
+// for x = E_b, E_c, below H_b(below) + above H_b(above), the same for H_c (H interpolated
+// linearly onto the E plane: 1/2 each on a uniform axis, crate::flux::h_weights). Accumulators: acc[q][i][cell] real parts (q = E_b, E_c, H_b, H_c), then
 // acc[4 + q][i][cell] imaginary parts. One thread per (frequency, cell), cells fastest.
 // Every product and sum is rounded as in src/flux.rs (no fused multiply-add).
 extern "C" __global__ void flux_dft(const FluxArgs a) {
@@ -34,8 +34,8 @@ extern "C" __global__ void flux_dft(const FluxArgs a) {
     const i64 off = (c / a.nv) * a.su + (c % a.nv) * a.sv;
     const double x0 = (double)a.eb[off];
     const double x1 = (double)a.ec[off];
-    const double x2 = 0.5 * ((double)a.hb0[off] + (double)a.hb1[off]);
-    const double x3 = 0.5 * ((double)a.hc0[off] + (double)a.hc1[off]);
+    const double x2 = a.below * (double)a.hb0[off] + a.above * (double)a.hb1[off];
+    const double x3 = a.below * (double)a.hc0[off] + a.above * (double)a.hc1[off];
     const double wre = a.w[4 * i + 0], wie = a.w[4 * i + 1];
     const double wrh = a.w[4 * i + 2], wih = a.w[4 * i + 3];
     const i64 q = a.nf * a.cells;

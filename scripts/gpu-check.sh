@@ -159,7 +159,7 @@ monitored_run "yee run gpr_pipe.toml --backend cuda (Debye soil)" "$scenes/gpr_p
 big="$out/monitors-1e8.toml"
 cat > "$big" <<'TOML'
 # 500 x 500 x 400 = 1e8 cells, 300 steps: a probe every step, a plane snapshot every 25 steps,
-# a flux plane of 21 frequencies every step.
+# a flux plane of 21 frequencies (its DFT decimated automatically).
 [simulation]
 name = "monitors-1e8"
 length_unit = "mm"
@@ -199,6 +199,12 @@ plane = { z = 0.0 }
 frequencies = { min = 2.0e9, max = 8.0e9, count = 21 }
 TOML
 monitored_run "yee run 1e8 cells, probe+snapshot+flux" "$big"
+# The same with the flux DFT sampled every step (decimation = 1) and with no monitors at all:
+# what the automatic decimation saves, and what the monitors cost.
+sed 's/^frequencies = \(.*\)$/frequencies = \1\ndecimation = 1/' "$big" > "$out/monitors-1e8-every.toml"
+monitored_run "yee run 1e8 cells, flux every step" "$out/monitors-1e8-every.toml"
+sed '/^\[\[monitor\]\]/,$d' "$big" > "$out/monitors-1e8-none.toml"
+monitored_run "yee run 1e8 cells, no monitors" "$out/monitors-1e8-none.toml"
 
 # 2-D against 3-D at the same cell count (issue: a 2-D grid steps as many cells per second):
 # 4096 x 4096 x 1 with z periodic against 256^3, both with a 10-cell PML, 500 steps.

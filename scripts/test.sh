@@ -35,3 +35,7 @@ cargo test --release
 YEE_EXPECT_DEBUG_ASSERTIONS=1 cargo test --lib --test decomposition --test plan_alloc \
     --test host_kernels
 YEE_BIN="$root/target/release/yee" .venv/bin/python -m pytest -q python/tests
+# The `mpi` feature (off by default): lint, and one domain over 2 and 3 ranks against one
+# process (mpirun as root with --oversubscribe). A second build of the crate with the feature.
+cargo clippy --release --features mpi --all-targets --quiet -- -D warnings
+cargo test --release --features mpi --test mpi

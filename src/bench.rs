@@ -1,17 +1,20 @@
-//! `yee bench`: update throughput on a vacuum cube with a 10-cell CPML on every face, in
-//! Mcells/s and as a fraction of the two-pass roofline (design.md section 3) at the memory
-//! bandwidth measured in the same run: a large device-to-device copy on a GPU (bandwidth =
-//! 2 x bytes / time), a STREAM-like triad on the host (a = b + s c, 3 x 8 bytes per element).
-//! The roofline is bandwidth / (18 x value bytes) cell updates per second: 72 bytes per cell
-//! and step in f32, 144 in f64.
+//! `yee bench`: update throughput on a vacuum cube with a 10-cell CPML (or PEC walls) on every
+//! face, in Mcells/s and as a fraction of the two-pass and fused rooflines (design.md section
+//! 3) at the memory bandwidth measured in the same run: a large device-to-device copy on a GPU
+//! (bandwidth = 2 x bytes / time), a STREAM-like triad on the host (a = b + s c, 3 x 8 bytes per
+//! element). The two-pass roofline is bandwidth / (18 x value bytes) cell updates per second
+//! (72 bytes per cell and step in f32, 144 in f64), the fused one bandwidth / (12 x value
+//! bytes) (48 in f32, 96 in f64). Both step modes are timed side by side in one run, in
+//! alternating rounds, so that a machine whose speed drifts affects both alike.
 
 use crate::backend::cpu::CpuBackend;
+use crate::backend::StepMode;
 use crate::backend::{Backend, Engine};
-use crate::decomp::{HaloPlan, SlabRange};
+use crate::decomp::SlabRange;
 use crate::model::{Model, Precision};
 use crate::plan::{BackendChoice, Hardware, PlanOptions};
 use crate::real::Real;
-use crate::run::{magnetic_source_values, source_values, StartError};
+use crate::run::{StartError, Stepper};
 use std::time::Instant;
 
 /// Which engine to measure.
@@ -45,6 +48,10 @@ pub struct BenchOptions {
     /// Fill the half x < 0 of the cube with a two-pole Drude-Lorentz metal (the dispersive
     /// pass's cost next to the vacuum cube's).
     pub metal: bool,
+    /// PEC walls instead of the 10-cell CPML (the update without the CPML's extra traffic).
+    pub pec: bool,
+    /// The step modes to time, side by side (a mode the engine lacks is left out and said).
+    pub modes: Vec<StepMode>,
 }
 
 /// A measurement.
@@ -80,18 +87,41 @@ pub struct BenchResult {
     pub roofline_mcells_per_s: f64,
     /// mcells_per_s / roofline_mcells_per_s.
     pub fraction_of_roofline: f64,
+    /// "10-cell CPML" or "PEC walls".
+    pub walls: &'static str,
+    /// Each mode timed, in the order asked for; the figures above are the first one's.
+    pub modes: Vec<ModeResult>,
+    /// Modes asked for that this engine does not have.
+    pub modes_left_out: Vec<&'static str>,
+}
+
+/// The throughput of one step mode in a [`BenchResult`].
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ModeResult {
+    /// "fused" or "two-pass".
+    pub mode: &'static str,
+    /// Wall time of the mode's timed steps (the median round's rate over all its steps), s.
+    pub seconds: f64,
+    /// Million cell updates per second (the median of the rounds).
+    pub mcells_per_s: f64,
+    /// Each round's rate, Mcells/s.
+    pub rounds_mcells_per_s: Vec<f64>,
+    /// Bytes per cell and step this mode moves at best (two-pass 72, fused 48 in f32, plus
+    /// the dispersive pass's traffic).
+    pub bytes_per_cell_step: u64,
+    /// mcells_per_s over the two-pass roofline.
+    pub fraction_of_two_pass_roofline: f64,
+    /// mcells_per_s over the fused roofline.
+    pub fraction_of_fused_roofline: f64,
 }
 
 impl BenchResult {
-    /// One line per figure.
+    /// One line per figure, one per mode.
     pub fn render(&self) -> String {
-        format!(
+        let fused_roof = self.bandwidth_bytes_per_s / self.fused_bytes() as f64 / 1e6;
+        let mut out = format!(
             "backend      {} ({})\n\
-             grid         {}^3 = {} cells ({}), {}, {} slab(s), 10-cell CPML, {} timed steps\n\
-             throughput   {:.0} Mcells/s ({:.3} s)\n\
-             bandwidth    {:.1} GB/s ({})\n\
-             roofline     {:.0} Mcells/s at {} bytes per cell-step (the two-pass update's and the dispersive pass's)\n\
-             fraction     {:.1}% of the roofline\n",
+             grid         {}^3 = {} cells ({}), {}, {} slab(s), {}, {} timed steps per mode\n",
             self.backend,
             self.device,
             self.size,
@@ -99,21 +129,57 @@ impl BenchResult {
             self.medium,
             self.precision,
             self.slabs,
+            self.walls,
             self.steps,
-            self.mcells_per_s,
-            self.seconds,
+        );
+        for m in &self.modes {
+            out += &format!(
+                "{:<13}{:.0} Mcells/s ({:.3} s; rounds {}), {} B per cell-step: {:.1}% of the two-pass roofline, {:.1}% of the fused\n",
+                m.mode,
+                m.mcells_per_s,
+                m.seconds,
+                m.rounds_mcells_per_s
+                    .iter()
+                    .map(|r| format!("{r:.0}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                m.bytes_per_cell_step,
+                100.0 * m.fraction_of_two_pass_roofline,
+                100.0 * m.fraction_of_fused_roofline,
+            );
+        }
+        for m in &self.modes_left_out {
+            out += &format!("{m:<13}not on this engine\n");
+        }
+        out += &format!(
+            "bandwidth    {:.1} GB/s ({})\n\
+             roofline     two-pass {:.0} Mcells/s at {} bytes per cell-step, fused {:.0} Mcells/s at {} (the update's and the dispersive pass's)\n",
             self.bandwidth_bytes_per_s / 1e9,
             self.bandwidth_method,
             self.roofline_mcells_per_s,
             self.bytes_per_cell_step,
-            100.0 * self.fraction_of_roofline
-        )
+            fused_roof,
+            self.fused_bytes(),
+        );
+        out
+    }
+
+    /// The fused mode's bytes per cell-step: the two-pass figure less 6 field values.
+    fn fused_bytes(&self) -> u64 {
+        let value = if self.precision == "f64" { 8 } else { 4 };
+        self.bytes_per_cell_step - 6 * value
     }
 }
 
 /// Bytes per cell and step of the two-pass update: 18 field values read or written.
 pub fn bytes_per_cell_step(precision: Precision) -> u64 {
     18 * precision.bytes() as u64
+}
+
+/// Bytes per cell and step of the fused update: each of the 6 field values read and written
+/// once, 12 values.
+pub fn fused_bytes_per_cell_step(precision: Precision) -> u64 {
+    12 * precision.bytes() as u64
 }
 
 /// Bytes per cell and step that the update of `model` moves, for its roofline: the two-pass
@@ -182,9 +248,25 @@ pub fn cube(
     steps: usize,
     metal: bool,
 ) -> Result<Model, crate::scene::SceneError> {
+    cube_with(size, precision, steps, metal, false)
+}
+
+/// [`cube`] with PEC walls instead of the CPML when `pec`.
+pub fn cube_with(
+    size: usize,
+    precision: Precision,
+    steps: usize,
+    metal: bool,
+    pec: bool,
+) -> Result<Model, crate::scene::SceneError> {
+    let walls = if pec {
+        "{ type = \"pec\" }"
+    } else {
+        "{ type = \"pml\", cells = 10 }"
+    };
     let mut text = format!(
         "[simulation]\nname = \"bench\"\nlength_unit = \"mm\"\ncell_size = 1.0\nsize = [{size}.0, {size}.0, {size}.0]\n\
-         steps = {steps}\ncourant = 0.99\nprecision = \"{}\"\n\n[boundaries]\ndefault = {{ type = \"pml\", cells = 10 }}\n\n\
+         steps = {steps}\ncourant = 0.99\nprecision = \"{}\"\n\n[boundaries]\ndefault = {walls}\n\n\
          [[source]]\ntype = \"dipole\"\ncomponent = \"Ez\"\nposition = [0.0, 0.0, 0.0]\n\
          waveform = {{ type = \"gaussian\", frequency = 1.5e10, bandwidth = 7.5e9 }}\n",
         precision.name()
@@ -203,18 +285,56 @@ pub fn cube(
     crate::scene::load_str(&text, "bench.toml").map(|(m, _)| m)
 }
 
-/// Step `backend` `steps` times.
-fn step<B: Backend>(model: &Model, backend: &mut B, halos: &HaloPlan, first: usize, steps: usize) {
-    let mut j = Vec::new();
-    let mut m = Vec::new();
-    for n in first..first + steps {
-        magnetic_source_values(model, n as f64 * model.grid.dt, &mut m);
-        backend.update_h(&m);
-        backend.exchange(&halos.after_h);
-        source_values(model, (n as f64 + 0.5) * model.grid.dt, &mut j);
-        backend.update_e(&j);
-        backend.exchange(&halos.after_e);
+/// Rounds each mode is timed in, alternately.
+const ROUNDS: usize = 3;
+
+/// Time `modes` on `backend` (holding `model` split as `ranges`): a warm-up step in each, then
+/// [`ROUNDS`] rounds in turn of `steps / ROUNDS` steps each (at least one), `sync` waiting for
+/// the engine before each clock read. Per mode: (the round times, steps per round).
+fn time_modes<B: Backend>(
+    model: &Model,
+    backend: &mut B,
+    ranges: &[SlabRange],
+    modes: &[StepMode],
+    steps: usize,
+    sync: &dyn Fn(&B) -> Result<(), BenchError>,
+) -> Result<(Vec<Vec<f64>>, usize), BenchError> {
+    let per_round = (steps / ROUNDS).max(1);
+    let mut s = Stepper::new(model, backend, ranges);
+    for &m in modes {
+        s = s.with_mode(m);
+        s.step();
     }
+    let mut times = vec![Vec::new(); modes.len()];
+    for _ in 0..ROUNDS {
+        for (i, &m) in modes.iter().enumerate() {
+            s = s.with_mode(m);
+            sync(s.backend)?;
+            let t = Instant::now();
+            for _ in 0..per_round {
+                s.step();
+            }
+            sync(s.backend)?;
+            times[i].push(t.elapsed().as_secs_f64());
+        }
+    }
+    Ok((times, per_round))
+}
+
+/// The modes of `opts` this engine has, and those it lacks.
+fn modes_on(opts: &BenchOptions, fused: bool) -> (Vec<StepMode>, Vec<&'static str>) {
+    let mut modes = opts.modes.clone();
+    if modes.is_empty() {
+        modes = vec![StepMode::Fused, StepMode::TwoPass];
+    }
+    let lacks = |m: &StepMode| *m == StepMode::Fused && !fused;
+    let left_out = modes
+        .iter()
+        .filter(|m| lacks(m))
+        .map(|m| m.name())
+        .collect();
+    modes.retain(|m| !lacks(m));
+    (modes, left_out)
 }
 
 /// Run the benchmark: the plan places the cube (on the CPU with the run's slab split, or on
@@ -224,7 +344,13 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
     if opts.size < MIN_SIZE {
         return Err(BenchError::TooSmall);
     }
-    let model = cube(opts.size, opts.precision, opts.steps + 2, opts.metal)?;
+    let model = cube_with(
+        opts.size,
+        opts.precision,
+        2 * (opts.steps + ROUNDS + 1),
+        opts.metal,
+        opts.pec,
+    )?;
     let threads = opts
         .threads
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -269,6 +395,7 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
     }
 }
 
+/// The result of `times` (per mode of `modes`, the round times of `per_round` steps).
 #[allow(clippy::too_many_arguments)]
 fn result(
     opts: &BenchOptions,
@@ -276,14 +403,43 @@ fn result(
     backend: &str,
     device: String,
     slabs: usize,
-    seconds: f64,
+    (modes, left_out): (Vec<StepMode>, Vec<&'static str>),
+    (times, per_round): (Vec<Vec<f64>>, usize),
     bandwidth: f64,
     method: String,
 ) -> BenchResult {
     let cells = model.grid.cells();
-    let mcells = cells as f64 * opts.steps as f64 / seconds / 1e6;
     let bpcs = model_bytes_per_cell_step(model);
+    let fused_bpcs =
+        bpcs - bytes_per_cell_step(model.precision) + fused_bytes_per_cell_step(model.precision);
     let roof = bandwidth / bpcs as f64 / 1e6;
+    let fused_roof = bandwidth / fused_bpcs as f64 / 1e6;
+    let modes: Vec<ModeResult> = modes
+        .iter()
+        .zip(&times)
+        .map(|(&m, t)| {
+            let rounds: Vec<f64> = t
+                .iter()
+                .map(|s| cells as f64 * per_round as f64 / s / 1e6)
+                .collect();
+            let mut sorted = rounds.clone();
+            sorted.sort_by(f64::total_cmp);
+            let mcells = sorted[sorted.len() / 2];
+            ModeResult {
+                mode: m.name(),
+                seconds: cells as f64 * (per_round * t.len()) as f64 / mcells / 1e6,
+                mcells_per_s: mcells,
+                rounds_mcells_per_s: rounds,
+                bytes_per_cell_step: match m {
+                    StepMode::Fused => fused_bpcs,
+                    StepMode::TwoPass => bpcs,
+                },
+                fraction_of_two_pass_roofline: mcells / roof,
+                fraction_of_fused_roofline: mcells / fused_roof,
+            }
+        })
+        .collect();
+    let first = &modes[0];
     BenchResult {
         backend: backend.into(),
         device,
@@ -294,16 +450,23 @@ fn result(
             "vacuum"
         },
         cells,
-        steps: opts.steps,
+        steps: per_round * ROUNDS,
         precision: opts.precision.name(),
         slabs,
-        seconds,
-        mcells_per_s: mcells,
+        seconds: first.seconds,
+        mcells_per_s: first.mcells_per_s,
         bandwidth_bytes_per_s: bandwidth,
         bandwidth_method: method,
         bytes_per_cell_step: bpcs,
         roofline_mcells_per_s: roof,
-        fraction_of_roofline: mcells / roof,
+        fraction_of_roofline: first.mcells_per_s / roof,
+        walls: if opts.pec {
+            "PEC walls"
+        } else {
+            "10-cell CPML"
+        },
+        modes,
+        modes_left_out: left_out,
     }
 }
 
@@ -316,11 +479,8 @@ fn cpu<T: Real>(
     opts: &BenchOptions,
 ) -> Result<BenchResult, BenchError> {
     let bandwidth = host_triad_bandwidth();
-    let halos = HaloPlan::new(ranges, &model.boundaries);
-    step(model, b, &halos, 0, 2);
-    let t = Instant::now();
-    step(model, b, &halos, 2, opts.steps);
-    let seconds = t.elapsed().as_secs_f64();
+    let modes = modes_on(opts, b.has_fused_step());
+    let times = time_modes(model, b, ranges, &modes.0, opts.steps, &|_| Ok(()))?;
     if !b.all_finite() {
         return Err(BenchError::NonFinite);
     }
@@ -330,7 +490,8 @@ fn cpu<T: Real>(
         "cpu",
         format!("{threads} threads"),
         ranges.len(),
-        seconds,
+        modes,
+        times,
         bandwidth,
         "STREAM triad on the host, 3 x 256 MiB".into(),
     ))
@@ -363,13 +524,11 @@ fn gpu<T: Real>(
     let copy_bytes = (free / 4).min(4 << 30) & !((1 << 20) - 1);
     // Every GPU is taken to be as fast as the first.
     let bandwidth = dev.copy_bandwidth(0, copy_bytes)? * gpus.len() as f64;
-    let halos = HaloPlan::new(ranges, &model.boundaries);
-    step(model, b, &halos, 0, 2);
-    b.device().synchronize()?;
-    let t = Instant::now();
-    step(model, b, &halos, 2, opts.steps);
-    b.device().synchronize()?;
-    let seconds = t.elapsed().as_secs_f64();
+    let modes = modes_on(opts, b.has_fused_step());
+    let sync = |b: &crate::backend::cuda::CudaBackend<T>| -> Result<(), BenchError> {
+        Ok(b.device().synchronize()?)
+    };
+    let times = time_modes(model, b, ranges, &modes.0, opts.steps, &sync)?;
     if !b.all_finite() {
         return Err(BenchError::NonFinite);
     }
@@ -389,7 +548,8 @@ fn gpu<T: Real>(
         "cuda",
         names.join(", "),
         ranges.len(),
-        seconds,
+        modes,
+        times,
         bandwidth,
         method,
     ))

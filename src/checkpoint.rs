@@ -436,12 +436,12 @@ pub fn read_state<T: Real>(path: &Path, model: &Model) -> Result<State<T>, Check
                     }
                     Ok([0, 1, 2, 3].map(|q| v[q * n..(q + 1) * n].to_vec()))
                 };
-                patches.push(crate::flux::PatchDft {
-                    patch: *patch,
-                    re: split(get(&g, "re")?)?,
-                    im: split(get(&g, "im")?)?,
-                    area: crate::flux::cell_area(model, patch),
-                });
+                patches.push(crate::flux::PatchDft::of(
+                    model,
+                    patch,
+                    split(get(&g, "re")?)?,
+                    split(get(&g, "im")?)?,
+                ));
             }
             st.flux.push(crate::flux::FluxDft { patches });
         }

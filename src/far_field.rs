@@ -30,7 +30,8 @@
 //! and 180 - theta, phi and 180 - phi share them). Frequencies and groups of thetas run in
 //! parallel.
 
-use crate::flux::{pair_weights, tangential, PatchDft};
+use crate::flux::{tangential, PatchDft};
+use crate::model::Grid;
 use crate::model::{C0, ETA0};
 use num_complex::Complex64;
 use rayon::prelude::*;
@@ -105,22 +106,71 @@ struct Face {
     count: [usize; 2],
     /// Per pair: the coordinates (m) of its samples along p and q.
     coords: [[Vec<f64>; 2]; 2],
+    /// The outer axis p is uniform: its samples are equally spaced, so its phases are powers
+    /// of one factor.
+    outer_uniform: bool,
     /// Per pair: the axis its J component points along and its M component points along.
     dirs: [[usize; 2]; 2],
     /// Per pair: J and M values per cell (C order of p, q).
     values: [[Vec<Complex64>; 2]; 2],
 }
 
-/// Geometry of the grid the faces lie on: node (0, 0, 0) at `origin`, cells `cell` (m).
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Geometry of the grid the faces lie on: node (0, 0, 0) at `origin`, cells `cell` (m) along a
+/// uniform axis, the listed node coordinates along a graded one.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Geometry {
     /// Coordinates (m) of grid node (0, 0, 0).
     pub origin: [f64; 3],
-    /// Cell size (m).
+    /// Cell size (m) of a uniform axis.
     pub cell: [f64; 3],
+    /// Per axis: `None` when uniform, else the node coordinates (m), as [`Grid::lines`].
+    pub lines: [Option<Vec<f64>>; 3],
 }
 
-fn faces_at(geometry: Geometry, patches: &[PatchDft], f: usize) -> Vec<Face> {
+impl Geometry {
+    /// The geometry of `grid`.
+    pub fn of(grid: &Grid) -> Geometry {
+        Geometry {
+            origin: grid.origin,
+            cell: grid.cell,
+            lines: grid.lines.clone(),
+        }
+    }
+
+    /// The geometry of a result file's grid: its `origin` and `cell_size` attributes and its
+    /// `/grid` node coordinates. An axis whose nodes are exactly `origin + i * cell` (what a
+    /// uniform axis writes) is uniform.
+    pub fn from_nodes(origin: [f64; 3], cell: [f64; 3], nodes: [Vec<f64>; 3]) -> Geometry {
+        let lines = [0, 1, 2].map(|a| {
+            let uniform = nodes[a]
+                .iter()
+                .enumerate()
+                .all(|(i, &x)| x == origin[a] + i as f64 * cell[a]);
+            (!uniform).then(|| nodes[a].clone())
+        });
+        Geometry {
+            origin,
+            cell,
+            lines,
+        }
+    }
+
+    /// The coordinate (m) along `axis` of node `i`, or with `half` of the centre of primal
+    /// cell `i`: on a uniform axis `origin + i cell (+ cell / 2)`, the formulas of a uniform
+    /// grid, bit for bit.
+    fn position(&self, axis: usize, i: usize, half: bool) -> f64 {
+        match &self.lines[axis] {
+            None => {
+                let off = if half { 0.5 } else { 0.0 };
+                self.origin[axis] + i as f64 * self.cell[axis] + off * self.cell[axis]
+            }
+            Some(l) if half => 0.5 * (l[i] + l[i + 1]),
+            Some(l) => l[i],
+        }
+    }
+}
+
+fn faces_at(geometry: &Geometry, patches: &[PatchDft], f: usize) -> Vec<Face> {
     patches
         .iter()
         .map(|d| {
@@ -130,7 +180,7 @@ fn faces_at(geometry: Geometry, patches: &[PatchDft], f: usize) -> Vec<Face> {
             let pq = patch.in_plane();
             let n = d.cells();
             let s = patch.sign;
-            let weights = pair_weights(patch);
+            let weights = &d.weights;
             let at = |q: usize, cell: usize| {
                 // e^{-i w t} phasor: the conjugate of the DFT.
                 Complex64::new(d.re[q][f * n + cell], -d.im[q][f * n + cell])
@@ -149,22 +199,18 @@ fn faces_at(geometry: Geometry, patches: &[PatchDft], f: usize) -> Vec<Face> {
             let coords = [0, 1].map(|pair| {
                 [0, 1].map(|k| {
                     let axis = pq[k];
-                    let off = if axis == half[pair] { 0.5 } else { 0.0 };
                     (0..patch.count[k])
-                        .map(|i| {
-                            geometry.origin[axis]
-                                + (patch.start[k] + i) as f64 * geometry.cell[axis]
-                                + off * geometry.cell[axis]
-                        })
+                        .map(|i| geometry.position(axis, patch.start[k] + i, axis == half[pair]))
                         .collect()
                 })
             });
             Face {
                 axis: a,
-                x_a: geometry.origin[a] + patch.index as f64 * geometry.cell[a],
+                x_a: geometry.position(a, patch.index, false),
                 pq,
                 count: patch.count,
                 coords,
+                outer_uniform: geometry.lines[pq[0]].is_none(),
                 dirs: [[b, c], [c, b]],
                 values,
             }
@@ -200,7 +246,7 @@ fn groups(values: &[f64]) -> (Vec<Vec<usize>>, Vec<usize>) {
 /// are projected together and the inner sums are formed once per distinct sin(phi) (phi and
 /// 180 - phi): a symmetric angle grid costs a quarter of the direct sum on those faces.
 pub fn project(
-    geometry: Geometry,
+    geometry: &Geometry,
     patches: &[PatchDft],
     frequencies: &[f64],
     theta: &[f64],
@@ -352,22 +398,31 @@ fn rows_of(faces: &[Face], k: f64, st: f64, rows: &[(usize, f64)], angles: &Angl
                 let (s, c) = (-k * dir[face.axis] * face.x_a).sin_cos();
                 let normal = Complex64::new(c, s);
                 for pair in 0..2 {
-                    // sum_u a_u e^{-ik d x_u} with x_u = x_0 + u h: e^{-ik d x_0} times the
-                    // polynomial in w = e^{-ik d h}, by Horner's rule (two sin_cos, not one
-                    // per sample).
                     let xs = &face.coords[pair][0];
-                    let h = if xs.len() > 1 { xs[1] - xs[0] } else { 0.0 };
                     let u = dir[face.pq[0]];
-                    let (s0, c0) = (-k * u * xs[0]).sin_cos();
-                    let (sw, cw) = (-k * u * h).sin_cos();
-                    let (first, w) = (Complex64::new(c0, s0), Complex64::new(cw, sw));
-                    let (mut sj, mut sm) = (Complex64::default(), Complex64::default());
-                    for (aj, am) in inner[pair][0].iter().zip(&inner[pair][1]).rev() {
-                        sj = sj * w + aj;
-                        sm = sm * w + am;
-                    }
-                    n[face.dirs[pair][0]] += sj * first * normal;
-                    l[face.dirs[pair][1]] += sm * first * normal;
+                    let (sj, sm) = if face.outer_uniform {
+                        // sum_u a_u e^{-ik d x_u} with x_u = x_0 + u h: e^{-ik d x_0} times the
+                        // polynomial in w = e^{-ik d h}, by Horner's rule (two sin_cos, not one
+                        // per sample).
+                        let h = if xs.len() > 1 { xs[1] - xs[0] } else { 0.0 };
+                        let (s0, c0) = (-k * u * xs[0]).sin_cos();
+                        let (sw, cw) = (-k * u * h).sin_cos();
+                        let (first, w) = (Complex64::new(c0, s0), Complex64::new(cw, sw));
+                        let (mut sj, mut sm) = (Complex64::default(), Complex64::default());
+                        for (aj, am) in inner[pair][0].iter().zip(&inner[pair][1]).rev() {
+                            sj = sj * w + aj;
+                            sm = sm * w + am;
+                        }
+                        (sj * first, sm * first)
+                    } else {
+                        // Graded samples: one phase per sample.
+                        let e = phases(k, u, xs);
+                        let sj: Complex64 = inner[pair][0].iter().zip(&e).map(|(a, e)| a * e).sum();
+                        let sm: Complex64 = inner[pair][1].iter().zip(&e).map(|(a, e)| a * e).sum();
+                        (sj, sm)
+                    };
+                    n[face.dirs[pair][0]] += sj * normal;
+                    l[face.dirs[pair][1]] += sm * normal;
                 }
             }
             let theta_of = |v: &[Complex64; 3]| v[0] * (ct * cp) + v[1] * (ct * sp) - v[2] * st;

@@ -9,16 +9,17 @@
 //! P(f) = sign Re sum over the patch of (w_bc E_b H_c* - w_cb E_c H_b*) dA, with each field's
 //! DFT F(f) = sum_n F^n exp(-i 2 pi f t_n) dt taken at its own sample times (E at whole steps, H
 //! at half steps), so E and H are combined at the same instant. Tangential E lies on the E node
-//! plane; tangential H, half a cell either side of it, is averaged onto the plane. In-plane the
+//! plane; tangential H, half a cell either side of it, is interpolated onto the plane (the mean on
+//! a uniform axis, [`h_weights`]). In-plane the
 //! pairs (E_b, H_c) and (E_c, H_b) share their Yee positions, so no in-plane interpolation is
-//! needed. The weights w are 1 on a plane monitor; on a box face they are the trapezoid rule
+//! needed. The weights w are each cell's size (1 on a uniform plane monitor); on a box face the trapezoid rule
 //! over the face from E node to E node ([`pair_weights`]), so every edge and corner of the box is
 //! integrated once by each face that meets there and nothing is counted twice. The DFTs are
 //! kept in f64: on the host here ([`FluxAccumulators`], the CPU backend's path), or on the device
 //! by the CUDA backend (`kernels/flux.cu`, same arithmetic in the same order, read back only when
 //! a spectrum is written and combined by [`PatchDft::power`]).
 
-use crate::model::{Component, Flux, Model, Patch, Region};
+use crate::model::{Component, Flux, Grid, Model, Patch, Region};
 use crate::real::Real;
 use rayon::prelude::*;
 
@@ -31,6 +32,10 @@ struct PatchAcc {
     cells: usize,
     /// Area of one cell face (m^2).
     area: f64,
+    /// Quadrature weights of the two pairs relative to `area` ([`patch_weights`]).
+    weights: [Vec<f64>; 2],
+    /// H's interpolation weights onto the E plane ([`h_weights`]).
+    h_weights: [f64; 2],
     /// DFT accumulators of E_b, E_c, H_b, H_c: real and imaginary parts, [frequency][cell].
     re: [Vec<f64>; 4],
     im: [Vec<f64>; 4],
@@ -38,6 +43,8 @@ struct PatchAcc {
 
 struct Monitor {
     frequencies: Vec<f64>,
+    /// Sampled every `decimation` steps ([`crate::model::Flux::decimation`]).
+    decimation: usize,
     patches: Vec<PatchAcc>,
 }
 
@@ -88,34 +95,123 @@ pub fn planes(patch: &Patch) -> [(Component, Region); 6] {
     ]
 }
 
-/// The area of one cell face of a patch (m^2).
+/// The area of one reference cell face of a patch (m^2): the product of the grid's cell sizes
+/// along its in-plane axes (on a graded axis the background cell, which the weights of
+/// [`pair_weights`] scale to each cell's own size).
 pub fn cell_area(model: &Model, patch: &Patch) -> f64 {
     let [p, q] = patch.in_plane();
     model.grid.cell[p] * model.grid.cell[q]
 }
 
+/// The weights (below, above) that interpolate the tangential H of the cells either side of a
+/// patch's E node plane onto it: linear interpolation, (d_above, d_below) / (d_below +
+/// d_above) with d the two cells' sizes along the normal; exactly (1/2, 1/2) on a uniform axis.
+///
+/// Linear, not the plain mean, because it is what makes a closed box's flux the lattice's own
+/// energy balance on a graded axis: the E node on the face counts only its inside half cell
+/// in the box's energy, and the E update of that node, weighed by half a cell over its dual
+/// cell, leaves H_below and H_above with exactly these weights (the uniform case's 1/2, 1/2).
+pub fn h_weights(grid: &Grid, patch: &Patch) -> [f64; 2] {
+    let a = patch.axis as usize;
+    if grid.lines[a].is_none() {
+        return [0.5, 0.5];
+    }
+    let k = patch.index as isize;
+    let (below, above) = (grid.primal(a, k - 1), grid.primal(a, k));
+    [above / (below + above), below / (below + above)]
+}
+
+/// The sizes of the primal cells along `axis` of `grid` relative to its reference cell
+/// `grid.cell[axis]`: every value exactly 1.0 on a uniform axis, so a uniform grid's quadrature
+/// weights are the plain trapezoid rule's 0, 0.5 and 1 and its flux does not change by a bit.
+pub fn relative_cells(grid: &Grid, axis: usize) -> Vec<f64> {
+    relative_cells_of(
+        grid.lines[axis].as_deref(),
+        grid.cell[axis],
+        grid.shape[axis],
+    )
+}
+
+/// [`relative_cells`] from an axis' node lines (`None` on a uniform axis of `n` cells `cell`
+/// wide): what a result file's `/grid` datasets give back.
+pub fn relative_cells_of(lines: Option<&[f64]>, cell: f64, n: usize) -> Vec<f64> {
+    match lines {
+        None => vec![1.0; n],
+        Some(l) => l.windows(2).map(|w| (w[1] - w[0]) / cell).collect(),
+    }
+}
+
+/// The quadrature weights of a patch's two field pairs in `model`, per cell in C order of the
+/// in-plane axes (relative to [`cell_area`]): [`pair_weights`] with the model's cell sizes and
+/// periodic axes.
+pub fn patch_weights(model: &Model, patch: &Patch) -> [Vec<f64>; 2] {
+    let [p, q] = patch.in_plane();
+    let periodic = |a: usize| {
+        model.boundaries.faces[a]
+            .iter()
+            .all(|f| *f == crate::model::BoundaryKind::Periodic)
+    };
+    pair_weights(
+        patch,
+        [
+            &relative_cells(&model.grid, p),
+            &relative_cells(&model.grid, q),
+        ],
+        [periodic(p), periodic(q)],
+    )
+}
+
 /// The quadrature weights of a patch's two field pairs, per cell in C order of the in-plane
 /// axes (without the cell area): `[w_bc, w_cb]`, for (E_b, H_c), which sits half a cell along b,
-/// and (E_c, H_b), half a cell along c.
+/// and (E_c, H_b), half a cell along c. `relative[k]` gives the size of every primal cell
+/// along in-plane axis k relative to the reference cell of [`cell_area`] ([`relative_cells`]),
+/// `periodic[k]` whether that axis wraps.
 ///
-/// On a plane monitor every weight is 1. On a box face the patch runs from E node `start` to E
-/// node `start + count - 1` along each in-plane axis: a pair half a cell along an axis covers
-/// the `count - 1` cells between the nodes (its last sample lies outside the face, weight 0), and
-/// a pair on the nodes of an axis takes the trapezoid rule's half weight at both ends, where the
-/// face meets its neighbours. The far-field projection uses the same weights, so its integral of
-/// the radiated power matches the box's flux.
-pub fn pair_weights(patch: &Patch) -> [Vec<f64>; 2] {
+/// Along each in-plane axis a pair half a cell along it stands for its primal cell (weight: the
+/// cell's relative size) and a pair on its nodes for the dual cell around the node (half the two
+/// cells either side; at node 0 of a plane the wall's image cell, or the last cell on a periodic
+/// axis, as the E update takes it, [`Grid::dual`]). On a uniform axis these are all 1.
+///
+/// On a box face the patch runs from E node `start` to E node `start + count - 1` along each
+/// in-plane axis: a pair half a cell along an axis covers the `count - 1` cells between the nodes
+/// (its last sample lies outside the face, weight 0), and a pair on the nodes of an axis takes
+/// the trapezoid rule's half cell at both ends, where the face meets its neighbours (0.5 on a
+/// uniform axis). The far-field projection uses the same weights, so its integral of the
+/// radiated power matches the box's flux.
+pub fn pair_weights(patch: &Patch, relative: [&[f64]; 2], periodic: [bool; 2]) -> [Vec<f64>; 2] {
     let a = patch.axis as usize;
     let (b, _) = tangential(a);
     let [p, _] = patch.in_plane();
     let [np, nq] = patch.count;
     let closed = patch.closed;
-    let half = |i: usize, n: usize| if closed && i + 1 == n { 0.0 } else { 1.0 };
-    let node = |i: usize, n: usize| {
-        if closed && (i == 0 || i + 1 == n) {
-            0.5
+    // Per in-plane axis k: the weight of the pair half a cell along it, and of the pair on its
+    // nodes, at in-plane index i.
+    let half = |k: usize, i: usize| -> f64 {
+        if closed && i + 1 == patch.count[k] {
+            0.0
         } else {
-            1.0
+            relative[k][patch.start[k] + i]
+        }
+    };
+    let node = |k: usize, i: usize| -> f64 {
+        let r = relative[k];
+        let j = patch.start[k] + i;
+        let n = patch.count[k];
+        if closed {
+            if i == 0 {
+                0.5 * r[j]
+            } else if i + 1 == n {
+                0.5 * r[j - 1]
+            } else {
+                0.5 * (r[j - 1] + r[j])
+            }
+        } else {
+            let below = match j {
+                0 if periodic[k] => r[r.len() - 1],
+                0 => r[0],
+                _ => r[j - 1],
+            };
+            0.5 * (below + r[j])
         }
     };
     // Along p and q: which rule each pair takes (b is p or q).
@@ -124,9 +220,9 @@ pub fn pair_weights(patch: &Patch) -> [Vec<f64>; 2] {
     for u in 0..np {
         for v in 0..nq {
             let (wb_half, wc_node, wb_node, wc_half) = if b_is_p {
-                (half(u, np), node(v, nq), node(u, np), half(v, nq))
+                (half(0, u), node(1, v), node(0, u), half(1, v))
             } else {
-                (half(v, nq), node(u, np), node(v, nq), half(u, np))
+                (half(1, v), node(0, u), node(1, v), half(0, u))
             };
             w[0][u * nq + v] = wb_half * wc_node;
             w[1][u * nq + v] = wb_node * wc_half;
@@ -146,11 +242,26 @@ pub struct PatchDft {
     pub re: [Vec<f64>; 4],
     /// Imaginary parts.
     pub im: [Vec<f64>; 4],
-    /// Area of one cell face (m^2).
+    /// Area of one reference cell face (m^2, [`cell_area`]).
     pub area: f64,
+    /// The quadrature weights of the pairs (E_b, H_c) and (E_c, H_b) per cell, relative to
+    /// `area` ([`pair_weights`], [`patch_weights`]).
+    pub weights: [Vec<f64>; 2],
 }
 
 impl PatchDft {
+    /// The DFTs `re`, `im` of `patch` in `model`, with the patch's cell area and quadrature
+    /// weights.
+    pub fn of(model: &Model, patch: &Patch, re: [Vec<f64>; 4], im: [Vec<f64>; 4]) -> PatchDft {
+        PatchDft {
+            patch: *patch,
+            re,
+            im,
+            area: cell_area(model, patch),
+            weights: patch_weights(model, patch),
+        }
+    }
+
     /// Cells in the patch.
     pub fn cells(&self) -> usize {
         self.patch.cells()
@@ -159,7 +270,7 @@ impl PatchDft {
     /// The outward flux through the patch per frequency: sign Re sum (w_bc E_b H_c* - w_cb E_c
     /// H_b*) dA.
     pub fn power(&self) -> Vec<f64> {
-        let [w0, w1] = pair_weights(&self.patch);
+        let [w0, w1] = &self.weights;
         let (re, im) = (&self.re, &self.im);
         let n = self.cells();
         let nf = re[0].len().checked_div(n).unwrap_or(0);
@@ -180,7 +291,7 @@ impl PatchDft {
                             .map(|((a, b), w)| w * (a * b))
                             .sum::<f64>()
                 };
-                self.patch.sign * (dot(0, 3, &w0) - dot(1, 2, &w1)) * self.area
+                self.patch.sign * (dot(0, 3, w0) - dot(1, 2, w1)) * self.area
             })
             .collect()
     }
@@ -222,6 +333,16 @@ pub fn accumulator_values(model: &Model) -> u64 {
         .sum()
 }
 
+/// Values of host memory the quadrature weights of every patch hold (f64 each, two per cell:
+/// [`PatchDft::weights`]), kept by the CPU accumulators and by the CUDA engine for the spectra.
+pub fn weight_values(model: &Model) -> u64 {
+    2 * model
+        .fluxes
+        .iter()
+        .map(|f| flux_cells(f) as u64)
+        .sum::<u64>()
+}
+
 /// The largest patch a surface DFT monitor gathers (values), for the shared staging buffer.
 pub fn largest_plane(model: &Model) -> usize {
     model
@@ -245,6 +366,7 @@ impl FluxAccumulators {
             .iter()
             .map(|f| Monitor {
                 frequencies: f.frequencies.clone(),
+                decimation: f.decimation.max(1),
                 patches: f
                     .patches
                     .iter()
@@ -256,6 +378,8 @@ impl FluxAccumulators {
                             patch: *p,
                             cells,
                             area: cell_area(model, p),
+                            weights: patch_weights(model, p),
+                            h_weights: h_weights(&model.grid, p),
                             re: [0; 4].map(|_| vec![0.0; n]),
                             im: [0; 4].map(|_| vec![0.0; n]),
                         }
@@ -286,6 +410,11 @@ impl FluxAccumulators {
         let t_e = step as f64 * dt;
         let t_h = t_e - 0.5 * dt;
         for mon in &mut self.monitors {
+            if step % mon.decimation != 0 {
+                continue;
+            }
+            // Each sample stands for `decimation` steps (1: the plain dt, bit for bit).
+            let weight = dt * mon.decimation as f64;
             for m in &mut mon.patches {
                 let n = m.cells;
                 let read = |r: usize, out: &mut [f64], staging: &mut [T]| {
@@ -300,17 +429,18 @@ impl FluxAccumulators {
                 read(1, &mut ec[..n], staging);
                 read(2, &mut hb[..n], staging);
                 let tmp = &mut self.scratch[..n];
+                let [below, above] = m.h_weights;
                 read(3, tmp, staging);
                 hb[..n]
                     .iter_mut()
                     .zip(tmp.iter())
-                    .for_each(|(h, t)| *h = 0.5 * (*h + t));
+                    .for_each(|(h, t)| *h = below * *h + above * t);
                 read(4, &mut hc[..n], staging);
                 read(5, tmp, staging);
                 hc[..n]
                     .iter_mut()
                     .zip(tmp.iter())
-                    .for_each(|(h, t)| *h = 0.5 * (*h + t));
+                    .for_each(|(h, t)| *h = below * *h + above * t);
                 for (q, values) in self.values.iter().enumerate() {
                     let t = if q < 2 { t_e } else { t_h };
                     let v = &values[..n];
@@ -321,7 +451,7 @@ impl FluxAccumulators {
                         .for_each(|((re, im), f)| {
                             let phase = -2.0 * std::f64::consts::PI * f * t;
                             let (s, c) = phase.sin_cos();
-                            let (wr, wi) = (c * dt, s * dt);
+                            let (wr, wi) = (c * weight, s * weight);
                             for ((r, i), x) in re.iter_mut().zip(im.iter_mut()).zip(v) {
                                 *r += x * wr;
                                 *i += x * wi;
@@ -348,6 +478,7 @@ impl FluxAccumulators {
                     re: m.re.clone(),
                     im: m.im.clone(),
                     area: m.area,
+                    weights: m.weights.clone(),
                 })
                 .collect(),
         }
@@ -390,7 +521,13 @@ impl FluxAccumulators {
             .monitors
             .iter()
             .flat_map(|m| &m.patches)
-            .map(|m| m.re.iter().chain(&m.im).map(cap).sum::<u64>())
+            .map(|m| {
+                m.re.iter()
+                    .chain(&m.im)
+                    .chain(&m.weights)
+                    .map(cap)
+                    .sum::<u64>()
+            })
             .sum();
         dfts + self.values.iter().map(cap).sum::<u64>() + cap(&self.scratch)
     }
@@ -422,24 +559,56 @@ mod tests {
         }
     }
 
+    fn uniform(patch: &Patch) -> [Vec<f64>; 2] {
+        let ones = vec![1.0; 16];
+        pair_weights(patch, [&ones, &ones], [false; 2])
+    }
+
     #[test]
     fn box_face_weights_are_the_trapezoid_rule_over_the_face() {
         // A face 3 cells by 2 cells (E nodes 0..=3 by 0..=2): each pair's weights sum to the
         // face's area in cells, 6, as the trapezoid rule of a constant must.
         for axis in Axis::ALL {
-            let [w0, w1] = pair_weights(&face(axis, [4, 3], true));
+            let [w0, w1] = uniform(&face(axis, [4, 3], true));
             assert_eq!(w0.iter().sum::<f64>(), 6.0, "{axis:?}");
             assert_eq!(w1.iter().sum::<f64>(), 6.0, "{axis:?}");
             assert!(w0.iter().chain(&w1).all(|&w| [0.0, 0.5, 1.0].contains(&w)));
         }
         // z face: b = x (p), c = y (q). (E_x, H_y) is half a cell along x: no weight at the last
         // x; on the y nodes, half weight at both ends.
-        let [w0, w1] = pair_weights(&face(Axis::Z, [4, 3], true));
+        let [w0, w1] = uniform(&face(Axis::Z, [4, 3], true));
         assert_eq!(&w0[..3], &[0.5, 1.0, 0.5]);
         assert_eq!(&w0[9..], &[0.0, 0.0, 0.0]);
         assert_eq!(&w1[..3], &[0.5, 0.5, 0.0]);
         // A plane monitor weighs every cell once.
-        let [w0, w1] = pair_weights(&face(Axis::Y, [4, 3], false));
+        let [w0, w1] = uniform(&face(Axis::Y, [4, 3], false));
         assert!(w0.iter().chain(&w1).all(|&w| w == 1.0));
+    }
+
+    #[test]
+    fn graded_face_weights_integrate_each_cell_by_its_own_size() {
+        // A z face from x node 2 to 5 (cells 2, 3, 4) and y node 2 to 4 (cells 2, 3) over graded
+        // cells: each pair's weights must sum to the face's true area in reference cells, the
+        // sum of the x sizes times the sum of the y sizes, as the trapezoid rule of a constant.
+        let rx = [1.0, 0.8, 0.64, 0.5, 0.4, 0.5, 0.64];
+        let ry = [1.0, 1.0, 0.8, 0.64, 0.8];
+        let patch = face(Axis::Z, [4, 3], true);
+        let [w0, w1] = pair_weights(&patch, [&rx, &ry], [false; 2]);
+        let area = (0.64 + 0.5 + 0.4) * (0.8 + 0.64);
+        assert!((w0.iter().sum::<f64>() - area).abs() < 1e-12);
+        assert!((w1.iter().sum::<f64>() - area).abs() < 1e-12);
+        // (E_x, H_y) at x cell 2 (size 0.64), y node 2 (the face's edge: half of cell 2, 0.4).
+        assert_eq!(w0[0], 0.64 * 0.4);
+        // (E_y, H_x) at x node 3 (half of cells 2 and 3), y cell 3 (0.64).
+        assert_eq!(w1[3 + 1], 0.5 * (0.64 + 0.5) * 0.64);
+        // A plane across a periodic axis: node 0's dual cell wraps to the last cell.
+        let plane = Patch {
+            start: [0, 0],
+            ..face(Axis::Z, [7, 5], false)
+        };
+        let [_, w1] = pair_weights(&plane, [&rx, &ry], [true, false]);
+        assert_eq!(w1[0], 0.5 * (0.64 + 1.0) * 1.0);
+        let [_, w1] = pair_weights(&plane, [&rx, &ry], [false, false]);
+        assert_eq!(w1[0], 1.0, "a wall's image cell is the first cell");
     }
 }

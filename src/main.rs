@@ -57,6 +57,10 @@ enum Command {
         /// 30m, 2h), and when stopped; `yee resume` continues from it. SIGTERM always writes one.
         #[arg(long, value_name = "TIME", value_parser = parse_every)]
         checkpoint_every: Option<std::time::Duration>,
+        /// Step with the two-pass reference update (H over the grid, then E, each pass timed)
+        /// instead of the fused H+E sweep; the fields are the same bits.
+        #[arg(long)]
+        two_pass: bool,
     },
     /// Continue a run stopped after a checkpoint (SIGTERM, or --checkpoint-every), appending to
     /// its result file, or a stopped scan at its first unfinished trace: the finished file
@@ -89,8 +93,9 @@ enum Command {
     },
     /// The CUDA driver, NVRTC and GPUs this machine has, or why CUDA cannot be used.
     Devices,
-    /// Update throughput on a vacuum cube with a 10-cell CPML: Mcells/s and the fraction of
-    /// the two-pass roofline at the memory bandwidth measured in the same run.
+    /// Update throughput on a vacuum cube with a 10-cell CPML (or PEC walls), fused and
+    /// two-pass side by side: Mcells/s and the fractions of the two-pass and fused rooflines
+    /// at the memory bandwidth measured in the same run.
     Bench {
         /// Engine (auto: CUDA when usable, else the CPU).
         #[arg(long, value_enum, default_value_t = Backend::Auto)]
@@ -119,6 +124,15 @@ enum Command {
         /// Fill half the cube with a two-pole Drude-Lorentz metal (the dispersive pass).
         #[arg(long)]
         metal: bool,
+        /// PEC walls instead of the 10-cell CPML.
+        #[arg(long)]
+        pec: bool,
+        /// Time the fused H+E sweep only (default: fused and two-pass side by side).
+        #[arg(long, conflicts_with = "two_pass")]
+        fused: bool,
+        /// Time the two-pass update only.
+        #[arg(long)]
+        two_pass: bool,
         /// Print the result as one JSON object.
         #[arg(long)]
         json: bool,
@@ -320,6 +334,7 @@ fn main() -> ExitCode {
             quiet,
             overwrite,
             checkpoint_every,
+            two_pass,
         } => run(
             scene,
             output,
@@ -327,7 +342,7 @@ fn main() -> ExitCode {
             slabs,
             threads,
             (gpus, slabs_per_gpu),
-            (quiet, overwrite),
+            (quiet, overwrite, two_pass),
             checkpoint_every,
         ),
         Command::Resume {
@@ -359,6 +374,9 @@ fn main() -> ExitCode {
             gpus,
             slabs_per_gpu,
             metal,
+            pec,
+            fused,
+            two_pass,
             json,
         } => bench(
             backend,
@@ -369,7 +387,8 @@ fn main() -> ExitCode {
             slabs,
             gpus,
             slabs_per_gpu,
-            (metal, json),
+            (metal, pec, json),
+            (fused, two_pass),
         ),
         Command::Check { scene } => check(scene),
         Command::Farfield { file, theta, phi } => farfield(file, theta, phi),
@@ -500,7 +519,7 @@ fn run(
     slabs: Option<usize>,
     threads: Option<usize>,
     (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
-    (quiet, overwrite): (bool, bool),
+    (quiet, overwrite, two_pass): (bool, bool, bool),
     checkpoint_every: Option<std::time::Duration>,
 ) -> ExitCode {
     let model = match load(&scene) {
@@ -521,7 +540,7 @@ fn run(
         );
         return ExitCode::from(2);
     }
-    let (opts, _claim) = match start_run(
+    let (mut opts, _claim) = match start_run(
         &model,
         output,
         (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
@@ -531,6 +550,9 @@ fn run(
         Ok(started) => started,
         Err(code) => return code,
     };
+    if two_pass {
+        opts.step = yee::backend::StepMode::TwoPass;
+    }
     execute(
         &model,
         opts,
@@ -832,8 +854,10 @@ fn bench(
     slabs: Option<usize>,
     gpus: Option<Vec<usize>>,
     slabs_per_gpu: usize,
-    (metal, json): (bool, bool),
+    (metal, pec, json): (bool, bool, bool),
+    (fused, two_pass): (bool, bool),
 ) -> ExitCode {
+    use yee::backend::StepMode;
     use yee::bench::{BenchBackend, BenchOptions};
     if steps == Some(0) || slabs == Some(0) || threads == Some(0) || slabs_per_gpu == 0 {
         eprintln!("error: --steps, --slabs, --threads and --slabs-per-gpu must be at least 1");
@@ -876,6 +900,12 @@ fn bench(
         gpus,
         slabs_per_gpu,
         metal,
+        pec,
+        modes: match (fused, two_pass) {
+            (true, _) => vec![StepMode::Fused],
+            (_, true) => vec![StepMode::TwoPass],
+            _ => vec![StepMode::Fused, StepMode::TwoPass],
+        },
     };
     match yee::bench::run(&opts) {
         Ok(r) => {

@@ -153,7 +153,7 @@ impl Observer for TerminalObserver {
         let total = s.wall.as_secs_f64().max(1e-9);
         let share = |d: Duration| 100.0 * d.as_secs_f64() / total;
         eprintln!(
-            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} (H {:.0}%, E {:.0}%, halos {:.0}%, monitors {:.0}%, checks {:.0}%, checkpoint {:.0}%) -> {}",
+            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} ({}halos {:.0}%, monitors {:.0}%, checks {:.0}%, checkpoint {:.0}%) -> {}",
             if s.complete { "done:" } else { "stopped:" },
             s.cells,
             s.steps_done,
@@ -161,17 +161,30 @@ impl Observer for TerminalObserver {
             s.wall.as_secs_f64(),
             s.mcells_per_s,
             s.backend,
-            share(p.half(Half::H)),
-            share(p.half(Half::E)),
+            if p.fused.is_zero() {
+                format!(
+                    "H {:.0}%, E {:.0}%, ",
+                    share(p.half(Half::H)),
+                    share(p.half(Half::E))
+                )
+            } else {
+                format!("fused H+E {:.0}%, ", share(p.fused))
+            },
             share(p.exchange),
             share(p.monitors),
             share(p.checks),
             share(p.checkpoint),
             s.output.display()
         );
-        let passes: Vec<String> = p
-            .each_pass()
-            .map(|(h, pass, d)| format!("{} {} {:.0}%", h.name(), pass.name(), share(d)))
+        // A fused step times its sweep as a whole (its passes run plane by plane within it).
+        let fused = (!p.fused.is_zero()).then(|| format!("fused H+E sweep {:.0}%", share(p.fused)));
+        let passes: Vec<String> = fused
+            .into_iter()
+            .chain(
+                p.each_pass()
+                    .filter(|(_, _, d)| p.fused.is_zero() || !d.is_zero())
+                    .map(|(h, pass, d)| format!("{} {} {:.0}%", h.name(), pass.name(), share(d))),
+            )
             .collect();
         eprintln!("passes: {}", passes.join(", "));
     }

@@ -1,9 +1,11 @@
 //! Decomposition must not change the answer: the same scene on 1, 2 and 3 slabs (uneven
-//! sizes included) gives bit-identical probes and fields.
+//! sizes included) gives bit-identical probes and fields, in the fused sweep and in the
+//! two-pass update alike (each split in each mode against the two-pass single slab).
 
 mod common;
 
 use common::*;
+use yee::backend::StepMode;
 use yee::decomp::SlabRange;
 
 fn scene(x_faces: &str, precision: &str) -> String {
@@ -71,20 +73,17 @@ fn check_identical(text: &str) {
     let m = model(text);
     let nx = m.grid.shape[0];
     assert_eq!(nx, 23);
-    let one = run_ranges::<f64>(&m, &ranges(&[], nx));
+    let one = run_ranges_mode::<f64>(&m, &ranges(&[], nx), StepMode::TwoPass);
     assert!(max_abs(&one.0[2]) > 0.0, "the probe must see the source");
-    // Two even-ish slabs, three uneven ones, and a one-plane slab against the PML.
-    for splits in [vec![11], vec![5, 16], vec![1, 2, 20]] {
-        let many = run_ranges::<f64>(&m, &ranges(&splits, nx));
-        assert!(
-            one.0 == many.0,
-            "probe series differ with slabs cut at {splits:?}"
-        );
-        for c in 0..6 {
-            assert!(
-                one.1[c] == many.1[c],
-                "component {c} differs with slabs cut at {splits:?}"
-            );
+    // One slab, two even-ish slabs, three uneven ones, and a one-plane slab against the PML.
+    for splits in [vec![], vec![11], vec![5, 16], vec![1, 2, 20]] {
+        for mode in [StepMode::TwoPass, StepMode::Fused] {
+            let many = run_ranges_mode::<f64>(&m, &ranges(&splits, nx), mode);
+            let how = format!("slabs cut at {splits:?}, {}", mode.name());
+            assert!(one.0 == many.0, "probe series differ with {how}");
+            for c in 0..6 {
+                assert!(one.1[c] == many.1[c], "component {c} differs with {how}");
+            }
         }
     }
 }
@@ -116,7 +115,9 @@ x_max = { type = "pec" }"#,
 fn slabs_give_bit_identical_fields_in_f32() {
     let m = model(&scene("", "f32"));
     let nx = m.grid.shape[0];
-    let one = run_ranges::<f32>(&m, &ranges(&[], nx));
-    let three = run_ranges::<f32>(&m, &ranges(&[7, 15], nx));
-    assert!(one.0 == three.0 && one.1 == three.1);
+    let one = run_ranges_mode::<f32>(&m, &ranges(&[], nx), StepMode::TwoPass);
+    for mode in [StepMode::TwoPass, StepMode::Fused] {
+        let three = run_ranges_mode::<f32>(&m, &ranges(&[7, 15], nx), mode);
+        assert!(one.0 == three.0 && one.1 == three.1, "{}", mode.name());
+    }
 }

@@ -446,13 +446,18 @@ fn host_kernels_without_the_load_pipeline_match_cpu_bit_for_bit() {
 fn host_flux_dft_probe_ring_and_queued_snapshots_match_cpu_f32_and_f64() {
     // x planes on a slab boundary (H below from the left halo) and inside a slab, y and z
     // planes across all three slabs; two snapshots due together; flux spectra bit for bit.
+    // Sampled every step (the launch count is the geometry's); the automatic decimation is
+    // compared on the same scene after.
+    let every = every_step(FLUX_SCENE);
     for layout in [ONE, THREE_ON_ONE] {
-        let log = compare::<f32>(FLUX_SCENE, 60, layout);
+        let log = compare::<f32>(&every, 60, layout);
         assert_eq!(log.launches["flux_dft"], 60 * (1 + 1 + 2 * layout.slabs));
-        compare::<f64>(FLUX_SCENE, 60, layout);
+        compare::<f64>(&every, 60, layout);
+        let log = compare::<f64>(FLUX_SCENE, 60, layout);
+        assert!(log.launches["flux_dft"] < 60 * (1 + 1 + 2 * layout.slabs));
     }
     let _guard = serial();
-    let model = model(FLUX_SCENE, "f64", 60);
+    let model = model(&every, "f64", 60);
     assert_eq!(
         model.fluxes[0].patches[0].index, 8,
         "x_boundary sits on slab 1's first plane"
@@ -470,8 +475,9 @@ fn host_flux_dft_probe_ring_and_queued_snapshots_match_cpu_f32_and_f64() {
 
 #[test]
 fn host_face_patch_dfts_of_flux_and_far_field_boxes_match_cpu_bit_for_bit() {
+    let every = every_step(BOX_SCENE);
     for layout in [ONE, THREE_ON_ONE] {
-        let log = compare::<f32>(BOX_SCENE, 40, layout);
+        let log = compare::<f32>(&every, 40, layout);
         // Per step one DFT launch per patch part: a box's x faces lie in one slab each; on three
         // slabs the flux box's y and z faces (x nodes 8 to 18) cross slabs 1 and 2, the far
         // field's (x nodes 6 to 18) all three.
@@ -481,7 +487,8 @@ fn host_face_patch_dfts_of_flux_and_far_field_boxes_match_cpu_bit_for_bit() {
             (2 + 4 * 2) + (2 + 4 * 3)
         };
         assert_eq!(log.launches["flux_dft"], 40 * parts);
-        compare::<f64>(BOX_SCENE, 40, layout);
+        compare::<f64>(&every, 40, layout);
+        compare::<f32>(BOX_SCENE, 40, layout);
     }
     let _guard = serial();
     let model = model(BOX_SCENE, "f64", 40);
@@ -1181,4 +1188,42 @@ fn host_kernels_match_cpu_bit_for_bit_on_graded_meshes() {
             compare::<f64>(scene, 30, layout);
         }
     }
+}
+
+#[test]
+fn host_face_dfts_match_cpu_bit_for_bit_on_a_graded_mesh() {
+    // BOX_SCENE refined to half cells around its glass block: every face of the flux and
+    // far-field boxes has graded in-plane axes, and some of the flux box's faces lie in the
+    // grading (H interpolated with unequal weights by `flux_dft`).
+    let scene = BOX_SCENE.replace(
+        "[materials]\n",
+        r#"[[refine]]
+box = { center = [3.0, -1.0, 1.0], size = [4.0, 4.0, 3.0] }
+cell_size = 0.5
+
+[materials]
+"#,
+    );
+    let m = model(&scene, "f64", 1);
+    assert!(m.grid.lines.iter().all(|l| l.is_some()));
+    let unequal = m.fluxes[0]
+        .patches
+        .iter()
+        .filter(|p| yee::flux::h_weights(&m.grid, p) != [0.5, 0.5])
+        .count();
+    assert!(unequal > 0, "a face of the flux box lies in the grading");
+    for layout in [ONE, THREE_ON_ONE] {
+        compare::<f32>(&scene, 30, layout);
+        compare::<f64>(&scene, 30, layout);
+    }
+}
+
+/// `scene` with every flux and far-field monitor sampled every step (`decimation = 1`).
+fn every_step(scene: &str) -> String {
+    scene
+        .replace("type = \"flux\"\n", "type = \"flux\"\ndecimation = 1\n")
+        .replace(
+            "type = \"far_field\"\n",
+            "type = \"far_field\"\ndecimation = 1\n",
+        )
 }

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use yee::backend::cpu::CpuBackend;
 use yee::backend::pass::{E_PASSES, H_PASSES};
-use yee::backend::{Backend, Half};
+use yee::backend::{Backend, Half, StepMode};
 use yee::decomp::{split_even, HaloPlan};
 use yee::model::{Component, Precision};
 use yee::run::{magnetic_source_values, source_values, PhaseTimes, Stepper};
@@ -22,7 +22,7 @@ fn the_stepper_times_every_listed_pass_and_matches_the_half_step_methods() {
     let mut walked = CpuBackend::<f64>::new(&model, &ranges);
     let mut phases = PhaseTimes::default();
     {
-        let mut s = Stepper::new(&model, &mut walked, &ranges);
+        let mut s = Stepper::new(&model, &mut walked, &ranges).with_mode(StepMode::TwoPass);
         for _ in 0..model.grid.steps {
             s.step_timed(&mut phases);
         }
@@ -40,6 +40,28 @@ fn the_stepper_times_every_listed_pass_and_matches_the_half_step_methods() {
     // running them) would leave zero here.
     for h in Half::BOTH {
         assert!(phases.half(h).as_nanos() > 0, "{} passes untimed", h.name());
+    }
+    assert!(
+        phases.fused.is_zero(),
+        "a two-pass step timed a fused sweep"
+    );
+
+    // The fused step times its sweep as one phase, and no pass on its own.
+    let mut swept = CpuBackend::<f64>::new(&model, &ranges);
+    let mut fused_phases = PhaseTimes::default();
+    {
+        let mut s = Stepper::new(&model, &mut swept, &ranges).with_mode(StepMode::Fused);
+        for _ in 0..model.grid.steps {
+            s.step_timed(&mut fused_phases);
+        }
+    }
+    assert!(fused_phases.fused.as_nanos() > 0, "the fused sweep untimed");
+    for h in Half::BOTH {
+        assert!(
+            fused_phases.half(h).is_zero(),
+            "a fused step timed {} passes",
+            h.name()
+        );
     }
 
     // The same steps through update_h / update_e and the halo plan, as the benchmarks do.
@@ -63,6 +85,11 @@ fn the_stepper_times_every_listed_pass_and_matches_the_half_step_methods() {
         assert!(
             a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()),
             "{c:?} differs between the pass walk and the half-step methods"
+        );
+        let f = field(&swept, &model, c);
+        assert!(
+            a.iter().zip(&f).all(|(x, y)| x.to_bits() == y.to_bits()),
+            "{c:?} differs between the pass walk and the fused sweep"
         );
     }
 }

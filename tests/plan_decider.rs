@@ -59,8 +59,10 @@ fn a_large_flux_plane_is_planned_on_one_h200_with_its_accumulators_on_the_gpu() 
     assert_eq!(p.bytes.device_monitors, accumulators + 40 * 101);
     assert_eq!(p.slabs.len(), 1);
     assert_eq!(p.slabs[0].allocation.monitors, accumulators + 40 * 101);
-    // Nothing of them in host memory: no snapshots, no probes, so no host monitor buffers.
-    assert_eq!(p.bytes.monitors + p.bytes.pinned + p.bytes.probe_series, 0);
+    // In host memory only the plane's quadrature weights (two f64 per cell, for the spectrum
+    // formed from the DFTs read back): no snapshots, no probes, no other host monitor buffers.
+    assert_eq!(p.bytes.monitors, 16 * 2000 * 2000);
+    assert_eq!(p.bytes.pinned + p.bytes.probe_series, 0);
     // The slab with its accumulators and the context reserve is what the H200 holds.
     let on_gpu = p.slabs[0].bytes + plan::CUDA_CONTEXT_RESERVE;
     assert!((p.slabs[0].share - on_gpu as f64 / 141e9).abs() < 1e-12);

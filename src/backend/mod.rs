@@ -21,11 +21,11 @@ pub mod cuda;
 pub mod engine;
 pub mod pass;
 
-use crate::decomp::{HaloCopy, HaloSide};
+use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::model::{Component, Region};
 use crate::real::Real;
 pub use engine::Engine;
-pub use pass::{Half, Pass};
+pub use pass::{Half, Pass, StepMode};
 
 /// Which engine to run on: the plan's (it decides under the user's choice).
 pub use crate::plan::BackendChoice;
@@ -162,6 +162,21 @@ pub trait Backend {
         for &p in Half::E.passes() {
             self.run_pass(Half::E, p, source_values);
         }
+    }
+    /// True if [`Backend::step_fused`] sweeps H and E together on this engine (else it is the
+    /// two half steps in turn).
+    fn has_fused_step(&self) -> bool {
+        false
+    }
+    /// One whole step, H with `magnetic_values` then E with `source_values` (see
+    /// [`Backend::run_pass`]), with both halves' halo copies of `halos`: on an engine with a
+    /// fused sweep ([`Backend::has_fused_step`]) every pass of both lists plane by plane in
+    /// one sweep, the same bits as the two half steps, which are the default.
+    fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
+        self.update_h(magnetic_values);
+        self.exchange(&halos.after_h);
+        self.update_e(source_values);
+        self.exchange(&halos.after_e);
     }
     /// Replay a list of halo plane copies: those of the half step just done, which this call
     /// ends (a backend that started them early waits for them here).

@@ -93,6 +93,22 @@ impl Waveform {
         }
     }
 
+    /// The frequency above which the spectrum is negligible for sampling (1.5e-8 of its peak
+    /// for a Gaussian, f0 + 6 sigma; 1e-9 for a Ricker, 5 fp): a running DFT sampled at a rate
+    /// of at least this plus its own highest frequency sees no alias. `None` for a continuous
+    /// wave, whose switch-on ramp has no such bound.
+    pub fn negligible_above(&self) -> Option<f64> {
+        match *self {
+            Waveform::Gaussian {
+                frequency,
+                bandwidth,
+                ..
+            } => Some(frequency + 6.0 * bandwidth / 2.3548),
+            Waveform::Ricker { frequency, .. } => Some(5.0 * frequency),
+            Waveform::Continuous { .. } => None,
+        }
+    }
+
     /// Value at time `t` (s).
     pub fn value(&self, t: f64) -> f64 {
         match *self {

@@ -12,7 +12,7 @@
 
 use super::{arr_attr, scalar_attr, str_attr, Complex};
 use crate::far_field::{project, Geometry, Pattern};
-use crate::flux::{tangential, PatchDft};
+use crate::flux::{pair_weights, relative_cells_of, tangential, PatchDft};
 use crate::model::{Axis, Component, FarField, Grid, Patch};
 use hdf5::{Dataset, File, Group};
 
@@ -26,18 +26,20 @@ pub(super) fn box_attrs(grp: &Group, g: &Grid, patches: &[Patch]) -> hdf5::Resul
     arr_attr(
         grp,
         "box_min",
-        &[0, 1, 2].map(|a| g.origin[a] + lo[a] as f64 * g.cell[a]),
+        &[0, 1, 2].map(|a| g.coordinate(a, lo[a] as f64)),
     )?;
     arr_attr(
         grp,
         "box_max",
-        &[0, 1, 2].map(|a| g.origin[a] + hi[a] as f64 * g.cell[a]),
+        &[0, 1, 2].map(|a| g.coordinate(a, hi[a] as f64)),
     )
 }
 
 /// The four DFT datasets E_b, E_c, H_b, H_c of one patch in `grp`, `[frequency, n_p, n_q]`,
-/// each with its in-plane Yee position (`origin`) and `spacing`; with `face`, the patch's
-/// geometry as attributes of `grp`.
+/// each with its in-plane Yee position (`origin`), `spacing` (the cell size; on a graded axis
+/// the background cell) and, along each graded in-plane axis, its samples' coordinates
+/// (`coordinates_x`, `coordinates_y` or `coordinates_z`, m); with
+/// `face`, the patch's geometry as attributes of `grp`.
 pub(super) fn face_datasets(
     grp: &Group,
     g: &Grid,
@@ -74,9 +76,22 @@ pub(super) fn face_datasets(
             _ => comp,
         };
         let mut origin = g.position(twin, index.map(|i| i as f64));
-        origin[a] = g.origin[a] + patch.index as f64 * g.cell[a];
+        origin[a] = g.coordinate(a, patch.index as f64);
         arr_attr(&ds, "origin", &origin)?;
         arr_attr(&ds, "spacing", &g.cell)?;
+        let offset = twin.offset();
+        // Along a graded in-plane axis, the samples' own coordinates (a uniform axis has them
+        // from `origin` and `spacing`).
+        for (k, &axis) in [p, q].iter().enumerate() {
+            if g.lines[axis].is_none() {
+                continue;
+            }
+            let coords: Vec<f64> = (0..patch.count[k])
+                .map(|i| g.coordinate(axis, (patch.start[k] + i) as f64 + offset[axis]))
+                .collect();
+            let name = format!("coordinates_{}", Axis::ALL[axis].name());
+            arr_attr(&ds, &name, &coords)?;
+        }
         made.push(ds);
     }
     Ok(made.try_into().expect("four datasets"))
@@ -182,8 +197,15 @@ pub struct Reprojected {
     pub flux_power: Vec<f64>,
 }
 
-/// Read the stored surface DFTs of the far-field monitor group `grp`.
-fn read_surface(grp: &Group, cell: [f64; 3]) -> hdf5::Result<Vec<PatchDft>> {
+/// Read the stored surface DFTs of the far-field monitor group `grp` on a grid of `geometry`
+/// and `shape` cells.
+fn read_surface(
+    grp: &Group,
+    geometry: &Geometry,
+    shape: [usize; 3],
+) -> hdf5::Result<Vec<PatchDft>> {
+    let relative = [0, 1, 2]
+        .map(|a| relative_cells_of(geometry.lines[a].as_deref(), geometry.cell[a], shape[a]));
     let surface = grp.group("surface")?;
     let mut out = Vec::new();
     for name in ["x_min", "x_max", "y_min", "y_max", "z_min", "z_max"] {
@@ -212,11 +234,14 @@ fn read_surface(grp: &Group, cell: [f64; 3]) -> hdf5::Result<Vec<PatchDft>> {
             im[q] = v.iter().map(|z| z.i).collect();
         }
         let [p, qq] = patch.in_plane();
+        // A far-field box is closed: the periodic flags do not enter its weights.
+        let weights = pair_weights(&patch, [&relative[p], &relative[qq]], [false; 2]);
         out.push(PatchDft {
             patch,
             re,
             im,
-            area: cell[p] * cell[qq],
+            area: geometry.cell[p] * geometry.cell[qq],
+            weights,
         });
     }
     Ok(out)
@@ -246,10 +271,18 @@ pub fn reproject(
         .attr("origin")
         .and_then(|a| a.read_raw())
         .map_err(fail)?;
-    let geometry = Geometry {
-        origin: [origin[0], origin[1], origin[2]],
-        cell: [cell[0], cell[1], cell[2]],
+    let nodes = |axis: &str| -> Result<Vec<f64>, FarFieldError> {
+        file.dataset(&format!("grid/{axis}"))
+            .and_then(|d| d.read_raw())
+            .map_err(fail)
     };
+    let nodes = [nodes("x")?, nodes("y")?, nodes("z")?];
+    let shape = [0, 1, 2].map(|a| nodes[a].len().saturating_sub(1));
+    let geometry = Geometry::from_nodes(
+        [origin[0], origin[1], origin[2]],
+        [cell[0], cell[1], cell[2]],
+        nodes,
+    );
     let mut done = Vec::new();
     for name in root.member_names().map_err(fail)? {
         let grp = root.group(&name).map_err(fail)?;
@@ -257,13 +290,13 @@ pub fn reproject(
             .dataset("frequency")
             .and_then(|d| d.read_raw())
             .map_err(fail)?;
-        let patches = read_surface(&grp, geometry.cell).map_err(fail)?;
+        let patches = read_surface(&grp, &geometry, shape).map_err(fail)?;
         let flux_power: Vec<f64> = grp
             .dataset("power")
             .and_then(|d| d.read_raw())
             .map_err(fail)?;
         let t0 = std::time::Instant::now();
-        let pattern = project(geometry, &patches, &frequencies, theta, phi);
+        let pattern = project(&geometry, &patches, &frequencies, theta, phi);
         let seconds = t0.elapsed().as_secs_f64();
         FarSet { group: grp }.write(&pattern).map_err(fail)?;
         let sphere = theta.first() == Some(&0.0)

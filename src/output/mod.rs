@@ -504,6 +504,9 @@ impl Hdf5Writer {
             .expect("the group of each kind was created");
             let grp = root.create_group(&f.name)?;
             scalar_attr(&grp, "steps_accumulated", 0u64)?;
+            // The DFT's sampling period in steps: the sums run over every `decimation`-th step
+            // with weight `decimation dt`.
+            scalar_attr(&grp, "decimation", f.decimation as u64)?;
             let patches = &f.patches;
             if let [plane] = &patches[..] {
                 // A flux plane: where it lies.
@@ -511,10 +514,10 @@ impl Hdf5Writer {
                 str_attr(&grp, "axis", plane.axis.name())?;
                 scalar_attr(&grp, "index", plane.index as i64)?;
                 scalar_attr(&grp, "position", g.coordinate(a, plane.index as f64))?;
-                str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; normal n along +axis")?;
+                str_attr(&grp, "definition", "Re sum over the plane of (E x conj(H)) . n dA, with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) k dt over the steps n that are multiples of k = decimation; normal n along +axis")?;
             } else {
                 far_field::box_attrs(&grp, g, patches)?;
-                str_attr(&grp, "definition", "Re sum over the six faces of (E x conj(H)) . n dA (trapezoid rule over each face from E node to E node), with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) dt; n the outward normal: the net outward power")?;
+                str_attr(&grp, "definition", "Re sum over the six faces of (E x conj(H)) . n dA (trapezoid rule over each face from E node to E node), with E(f), H(f) = sum_n F^n exp(-2 pi i f t_n) k dt over the steps n that are multiples of k = decimation; n the outward normal: the net outward power")?;
             }
             grp.new_dataset::<f64>()
                 .shape(f.frequencies.len())

@@ -270,6 +270,14 @@ impl MonitorLayout {
             + snapshot_staging_bytes(self.all_snapshot_values(), real)
     }
 
+    /// Cells of every surface DFT patch.
+    pub fn flux_cells(&self) -> u64 {
+        self.fluxes
+            .iter()
+            .map(|&(_, _, _, _, cx, per)| (cx * per) as u64)
+            .sum()
+    }
+
     /// The largest snapshot region (values): the host copy the CUDA engine hands the writer.
     pub fn largest_region(&self) -> usize {
         self.snapshots
@@ -599,9 +607,11 @@ impl Layout {
     }
 
     /// Host bytes a CUDA run keeps for monitors besides the pinned mirrors: the host copy of the
-    /// largest snapshot region handed to the writer.
+    /// largest snapshot region handed to the writer, and the surface DFT patches' quadrature
+    /// weights (two f64 per cell, [`crate::flux::weight_values`]).
     pub fn gpu_host_monitor_bytes(&self) -> u64 {
         snapshot_staging_bytes(self.monitors.largest_region(), self.precision.bytes())
+            + 16 * self.monitors.flux_cells()
     }
 
     /// Bytes of the snapshot staging buffer.
@@ -647,12 +657,15 @@ pub fn monitor_staging_bytes(model: &Model, precision: Precision) -> u64 {
     monitor_staging_len(model) as u64 * precision.bytes() as u64 + flux_bytes(model)
 }
 
-/// Bytes of the flux monitors' host buffers: DFT accumulators and gather scratch.
+/// Bytes of the flux monitors' host buffers: DFT accumulators, quadrature weights and gather
+/// scratch.
 pub fn flux_bytes(model: &Model) -> u64 {
     if model.fluxes.is_empty() {
         return 0;
     }
-    8 * (crate::flux::accumulator_values(model) + 5 * crate::flux::largest_plane(model) as u64)
+    8 * (crate::flux::accumulator_values(model)
+        + crate::flux::weight_values(model)
+        + 5 * crate::flux::largest_plane(model) as u64)
 }
 
 fn probe_values_per_step(model: &Model) -> u64 {

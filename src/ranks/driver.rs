@@ -315,10 +315,14 @@ impl<B: Backend> Rank<B> {
         }
     }
 
-    /// This rank's part of every flux plane, in the order rank 0's accumulators read them.
-    fn own_flux_planes(&self, model: &Model, mut each: impl FnMut(&[B::Real])) {
+    /// This rank's part of every flux plane sampled after `step`, in the order rank 0's
+    /// accumulators read them (a monitor decimated past this step reads nothing).
+    fn own_flux_planes(&self, model: &Model, step: usize, mut each: impl FnMut(&[B::Real])) {
         let mut buf = self.buf.borrow_mut();
         for f in &model.fluxes {
+            if step % f.decimation.max(1) != 0 {
+                continue;
+            }
             for p in &f.patches {
                 for (c, region) in crate::flux::planes(p) {
                     if let Some((_, sub)) = self.layout.part(&region, self.layout.rank) {
@@ -785,7 +789,7 @@ pub(crate) fn follow<B: Backend>(
             }
             cmd::FLUX => {
                 let world = &rank.world;
-                rank.own_flux_planes(model, |part| world.send(0, part));
+                rank.own_flux_planes(model, h[1] as usize, |part| world.send(0, part));
             }
             cmd::STATUS => {
                 let failure = rank.own_failure();

@@ -69,6 +69,8 @@ pub struct RunOptions {
     /// Continue the run from the output's checkpoint, appending to the output, instead of
     /// starting it.
     pub resume: bool,
+    /// The fused sweep or the two-pass reference (`--two-pass`); the same bits either way.
+    pub step: crate::backend::StepMode,
 }
 
 impl RunOptions {
@@ -86,6 +88,7 @@ impl RunOptions {
             checkpoint_every: None,
             checkpoint_on_stop: || false,
             resume: false,
+            step: crate::backend::StepMode::default(),
         }
     }
 

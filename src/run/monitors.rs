@@ -24,13 +24,8 @@ pub(super) fn write_fluxes<B: Backend>(
                 writer.write_cross_section(i, &incident, &dft.power())?;
             }
             if let (true, Some(ff)) = (project, &f.far_field) {
-                let g = &model.grid;
-                let geometry = crate::far_field::Geometry {
-                    origin: g.origin,
-                    cell: g.cell,
-                };
                 let pattern = crate::far_field::project(
-                    geometry,
+                    &crate::far_field::Geometry::of(&model.grid),
                     &dft.patches,
                     &f.frequencies,
                     &ff.theta,

@@ -61,6 +61,7 @@ fn run_trace<B: Backend>(
     check_every: usize,
     stop: &AtomicBool,
     abort: &AtomicBool,
+    mode: crate::backend::StepMode,
 ) -> TraceEnd {
     let g = &model.grid;
     let samples: Vec<_> = model
@@ -94,7 +95,7 @@ fn run_trace<B: Backend>(
         }
     };
     let mut phases = PhaseTimes::default();
-    let mut stepper = Stepper::new(model, backend, ranges);
+    let mut stepper = Stepper::new(model, backend, ranges).with_mode(mode);
     for n in 0..g.steps {
         stepper.step_timed(&mut phases);
         let backend = &mut *stepper.backend;
@@ -361,6 +362,7 @@ fn add_phases(to: &mut PhaseTimes, from: &PhaseTimes) {
             *a += *b;
         }
     }
+    to.fused += from.fused;
     to.exchange += from.exchange;
     to.monitors += from.monitors;
     to.checks += from.checks;
@@ -373,6 +375,7 @@ fn scale_phases(p: &mut PhaseTimes, f: f64) {
             *d = d.mul_f64(f);
         }
     }
+    p.fused = p.fused.mul_f64(f);
     p.exchange = p.exchange.mul_f64(f);
     p.monitors = p.monitors.mul_f64(f);
     p.checks = p.checks.mul_f64(f);
@@ -566,7 +569,15 @@ where
                     let trace = scan.trace(model, k);
                     let end = pool.install(|| {
                         let mut b = CpuBackend::<T>::new(&trace, whole);
-                        run_trace(&trace, &mut b, whole, opts.check_every, &opts.stop, abort)
+                        run_trace(
+                            &trace,
+                            &mut b,
+                            whole,
+                            opts.check_every,
+                            &opts.stop,
+                            abort,
+                            opts.step,
+                        )
                     });
                     if tx.send((k, end)).is_err() {
                         break;
@@ -661,21 +672,22 @@ fn one_after_another(
                 collector.take::<$t>(k, end, obs)
             }};
         }
+        let mode = super::step::mode_for_split(opts.step, r.len(), pool.current_num_threads());
         let go_on = match engine {
             Engine::CpuF32(mut b) => trace_on!(b, f32, |x| pool
-                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never) })),
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
             Engine::CpuF64(mut b) => trace_on!(b, f64, |x| pool
-                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never) })),
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
             #[cfg(feature = "cuda")]
             Engine::CudaF32(mut b) => {
                 trace_on!(b, f32, |x| run_trace(
-                    &trace, x, r, every, &opts.stop, &never
+                    &trace, x, r, every, &opts.stop, &never, mode
                 ))
             }
             #[cfg(feature = "cuda")]
             Engine::CudaF64(mut b) => {
                 trace_on!(b, f64, |x| run_trace(
-                    &trace, x, r, every, &opts.stop, &never
+                    &trace, x, r, every, &opts.stop, &never, mode
                 ))
             }
         };

@@ -2,7 +2,7 @@
 //! ([`crate::backend::pass`]), then exchanges its halos; each pass is timed.
 
 use crate::backend::pass::ALL_PASSES;
-use crate::backend::{Backend, Half, Pass};
+use crate::backend::{Backend, Half, Pass, StepMode};
 use crate::decomp::{HaloPlan, SlabRange};
 use crate::model::Model;
 use std::time::{Duration, Instant};
@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 pub struct PhaseTimes {
     /// Per half step ([`Half::index`]) and pass ([`Pass::index`]): the pass over every slab.
     pub passes: [[Duration; ALL_PASSES.len()]; 2],
+    /// Fused sweeps ([`StepMode::Fused`]): both half steps' passes and halo copies together.
+    pub fused: Duration,
     /// Halo exchanges.
     pub exchange: Duration,
     /// Probes, snapshots and file writes.
@@ -52,6 +54,7 @@ pub struct Stepper<'a, B: Backend> {
     currents: Vec<f64>,
     magnetic: Vec<f64>,
     steps_done: usize,
+    mode: StepMode,
 }
 
 impl<'a, B: Backend> Stepper<'a, B> {
@@ -65,6 +68,38 @@ impl<'a, B: Backend> Stepper<'a, B> {
             currents: Vec::with_capacity(model.sources.len()),
             magnetic: Vec::with_capacity(model.sources.len() + 1),
             steps_done: 0,
+            mode: StepMode::default(),
+        }
+    }
+
+    /// Step in `mode` (the default is [`StepMode::default`]); an engine without a fused sweep
+    /// ([`Backend::has_fused_step`]) steps two-pass whatever the mode.
+    pub fn with_mode(mut self, mode: StepMode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// The mode the steps run in (the backend's fallback included).
+    pub fn mode(&self) -> StepMode {
+        if self.backend.has_fused_step() {
+            self.mode
+        } else {
+            StepMode::TwoPass
+        }
+    }
+
+    /// What the run line says about the update: the mode and why.
+    pub fn mode_note(&self) -> String {
+        match (self.mode, self.mode()) {
+            (StepMode::Fused, StepMode::Fused) => {
+                "update: fused H+E sweep (the default; --two-pass for the two-pass reference)"
+                    .into()
+            }
+            (StepMode::Fused, StepMode::TwoPass) => format!(
+                "update: two-pass (the {} engine has no fused sweep)",
+                self.backend.name()
+            ),
+            _ => "update: two-pass (--two-pass)".into(),
         }
     }
 
@@ -80,6 +115,16 @@ impl<'a, B: Backend> Stepper<'a, B> {
     pub fn step_timed(&mut self, phases: &mut PhaseTimes) {
         let n = self.steps_done as f64;
         let dt = self.model.grid.dt;
+        if self.mode() == StepMode::Fused {
+            magnetic_source_values(self.model, n * dt, &mut self.magnetic);
+            source_values(self.model, (n + 0.5) * dt, &mut self.currents);
+            let t = Instant::now();
+            self.backend
+                .step_fused(&self.halos, &self.magnetic, &self.currents);
+            phases.fused += t.elapsed();
+            self.steps_done += 1;
+            return;
+        }
         for half in Half::BOTH {
             let (values, copies) = match half {
                 Half::H => {
@@ -130,4 +175,28 @@ pub fn magnetic_source_values(model: &Model, t: f64, out: &mut Vec<f64>) {
     out.clear();
     out.extend(model.sources.iter().map(|s| s.magnetic_current(t)));
     out.extend(model.tfsf.iter().map(|s| s.drive(t)));
+}
+
+/// The step mode a run of `slabs` slabs on `threads` threads uses for the `requested` one: the
+/// fused sweep runs one thread per slab, so with fewer slabs than threads the two-pass update,
+/// parallel within a slab, is the faster and is taken instead (the same bits either way).
+pub fn mode_for_split(requested: StepMode, slabs: usize, threads: usize) -> StepMode {
+    if requested == StepMode::Fused && slabs < threads {
+        StepMode::TwoPass
+    } else {
+        requested
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_slabs_than_threads_step_two_pass() {
+        assert_eq!(mode_for_split(StepMode::Fused, 1, 2), StepMode::TwoPass);
+        assert_eq!(mode_for_split(StepMode::Fused, 2, 2), StepMode::Fused);
+        assert_eq!(mode_for_split(StepMode::Fused, 4, 2), StepMode::Fused);
+        assert_eq!(mode_for_split(StepMode::TwoPass, 4, 2), StepMode::TwoPass);
+    }
 }

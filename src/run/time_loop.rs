@@ -90,7 +90,20 @@ pub(super) fn time_loop_from<B: Backend>(
     let checkpoint_path = opts.checkpoint_path();
     let size_limit = SizeLimit::new(model, <B::Real as crate::real::Real>::PRECISION);
 
-    let mut stepper = Stepper::new(model, backend, ranges);
+    // The fused sweep runs one thread per slab: with fewer slabs than threads the two-pass
+    // update, parallel within a slab, is the faster one, and the run says so.
+    let mode = super::step::mode_for_split(opts.step, ranges.len(), threads);
+    let fewer_slabs = mode != opts.step;
+    let mut stepper = Stepper::new(model, backend, ranges).with_mode(mode);
+    if fewer_slabs && stepper.backend.has_fused_step() {
+        obs.message(&format!(
+            "update: two-pass ({} slab{} for {threads} threads: the fused sweep runs one thread per slab; give --slabs {threads} for it)",
+            ranges.len(),
+            if ranges.len() == 1 { "" } else { "s" }
+        ));
+    } else {
+        obs.message(&stepper.mode_note());
+    }
     stepper.resume_after(start);
     for n in start..g.steps {
         stepper.step_timed(&mut phases);

@@ -340,6 +340,9 @@ pub struct MonitorSpec {
     pub frequencies: Option<Spanned<FrequencySpec>>,
     /// Flux: also store the DFT fields on the plane or the box's faces (default false).
     pub fields: Option<Spanned<bool>>,
+    /// Flux and far field: sample the running DFTs every `decimation` steps (default: the
+    /// largest period the sources' band and the highest frequency allow; 1: every step).
+    pub decimation: Option<Spanned<i64>>,
     /// Far field: polar angles in degrees from +z, `{ min, max, count }` within [0, 180].
     pub theta: Option<Spanned<AngleSpec>>,
     /// Far field: azimuths in degrees from +x towards +y, `{ min, max, count }`.

@@ -5,7 +5,7 @@
 pub mod mie;
 
 use yee::backend::cpu::CpuBackend;
-use yee::backend::Backend;
+use yee::backend::{Backend, StepMode};
 use yee::decomp::{split_even, SlabRange};
 use yee::model::{Component, Model, Region};
 use yee::real::Real;
@@ -45,6 +45,15 @@ pub fn run_cpu<T: Real>(model: &Model, slabs: usize) -> (Vec<Vec<f64>>, Vec<Vec<
 
 /// As [`run_cpu`] with explicit slab ranges.
 pub fn run_ranges<T: Real>(model: &Model, ranges: &[SlabRange]) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    run_ranges_mode::<T>(model, ranges, StepMode::default())
+}
+
+/// As [`run_ranges`], stepping in `mode` (fused sweep or two-pass).
+pub fn run_ranges_mode<T: Real>(
+    model: &Model,
+    ranges: &[SlabRange],
+    mode: StepMode,
+) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
     let mut b = CpuBackend::<T>::new(model, ranges);
     // One series per probe component, each combined from its stencil as the run loop does.
     let components: usize = model.probes.iter().map(|p| p.components.len()).sum();
@@ -52,7 +61,7 @@ pub fn run_ranges<T: Real>(model: &Model, ranges: &[SlabRange]) -> (Vec<Vec<f64>
     let mut raw = Vec::new();
     let mut values = Vec::new();
     {
-        let mut s = Stepper::new(model, &mut b, ranges);
+        let mut s = Stepper::new(model, &mut b, ranges).with_mode(mode);
         for _ in 0..model.grid.steps {
             s.step();
             values.clear();
@@ -154,6 +163,18 @@ impl BinaryRun {
     /// A whole f64 dataset.
     pub fn read(&self, path: &str) -> Vec<f64> {
         self.file.dataset(path).unwrap().read_raw::<f64>().unwrap()
+    }
+
+    /// An unsigned integer attribute `name` of the group at `path`.
+    #[allow(dead_code)] // not every test binary reads attributes
+    pub fn attr_u64(&self, path: &str, name: &str) -> u64 {
+        self.file
+            .group(path)
+            .unwrap()
+            .attr(name)
+            .unwrap()
+            .read_scalar::<u64>()
+            .unwrap()
     }
 }
 

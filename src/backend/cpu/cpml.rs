@@ -10,6 +10,7 @@
 use super::update::{row, RowCoef};
 use super::Shared;
 use crate::real::Real;
+use std::ops::Range;
 
 /// An x-layer plane's layer index and its two psi arrays, if the plane lies in an x layer.
 pub(super) type XLayerPsi<'a, T> = Option<(usize, [&'a mut [T]; 2])>;
@@ -68,12 +69,14 @@ fn term<T: Real, const NEG: bool>(
     }
 }
 
-/// CPML correction of the E plane at global x index `i` (local plane `p`).
+/// CPML correction of the rows `rows` of the E plane at global x index `i` (local plane `p`).
+#[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, coefficients and psi
 pub(super) fn e_plane<'a, T: Real>(
     sh: &Shared<T>,
     i: usize,
     p: usize,
     h: &[Vec<T>; 3],
+    rows: Range<usize>,
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     e: [&mut [T]; 3],
     psi: PlanePsi<T>,
@@ -86,7 +89,7 @@ pub(super) fn e_plane<'a, T: Real>(
     if let Some((l, [psi_ey, psi_ez])) = psi.x {
         if i > 0 {
             let bck = sh.pml[0].e[l];
-            for j in 0..ny {
+            for j in rows.clone() {
                 let r = j * nz;
                 let s = r..r + nz;
                 term::<T, true>(
@@ -115,7 +118,7 @@ pub(super) fn e_plane<'a, T: Real>(
     let [psi_ex, psi_ez] = psi.y;
     for l in 0..py.layers() {
         let j = py.global(l);
-        if j == 0 {
+        if j == 0 || !rows.contains(&j) {
             continue;
         }
         let bck = py.e[l];
@@ -148,7 +151,7 @@ pub(super) fn e_plane<'a, T: Real>(
     }
     let [psi_ex, psi_ey] = psi.z;
     let segments = [(1.min(pz.lo), pz.lo), (nz - pz.hi, nz)];
-    for j in 0..ny {
+    for j in rows.clone() {
         let r = j * nz;
         let (hx, hy) = (row(&h[0], o + r, nz), row(&h[1], o + r, nz));
         for (k0, k1) in segments {
@@ -180,13 +183,16 @@ pub(super) fn e_plane<'a, T: Real>(
     }
 }
 
-/// CPML correction of the H plane at global x index `i` (local plane `p`); `coef(c, j)` gives
+/// CPML correction of the rows `rows` of the H plane at global x index `i` (local plane `p`);
+/// `coef(c, j)` gives
 /// the coefficients of row j of H component c (its cb is the correction's factor: dt/mu).
+#[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, coefficients and psi
 pub(super) fn h_plane<'a, T: Real>(
     sh: &Shared<T>,
     i: usize,
     p: usize,
     e: &[Vec<T>; 3],
+    rows: Range<usize>,
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     h: [&mut [T]; 3],
     psi: PlanePsi<T>,
@@ -199,7 +205,7 @@ pub(super) fn h_plane<'a, T: Real>(
     // x layers: Hy += cb (..dEz/dx), Hz -= cb (..dEy/dx). E beyond the last plane is the halo.
     if let Some((l, [psi_hy, psi_hz])) = psi.x {
         let bck = sh.pml[0].h[l];
-        for j in 0..ny {
+        for j in rows.clone() {
             let s = j * nz..(j + 1) * nz;
             let (r1, r0) = (o + plane + j * nz, o + j * nz);
             term::<T, false>(
@@ -227,6 +233,9 @@ pub(super) fn h_plane<'a, T: Real>(
     let [psi_hx, psi_hz] = psi.y;
     for l in 0..py.layers() {
         let j = py.global(l);
+        if !rows.contains(&j) {
+            continue;
+        }
         let bck = py.h[l];
         let r = j * nz;
         let s = l * nz..(l + 1) * nz;
@@ -261,7 +270,7 @@ pub(super) fn h_plane<'a, T: Real>(
         return;
     }
     let [psi_hx, psi_hy] = psi.z;
-    for j in 0..ny {
+    for j in rows.clone() {
         let r = j * nz;
         let (ex, ey) = (row(&e[0], o + r, nz), row(&e[1], o + r, nz));
         for (k0, k1) in [(0, pz.lo), (nz - pz.hi, nz)] {

@@ -122,6 +122,36 @@ impl<T: Real> Group<T> {
     }
 }
 
+impl<T: Real> Group<T> {
+    /// [`Group::step`] over the group's cells on one owned plane only, the cells with indices
+    /// in `cells` (the plane's range of cell indices); `e` is that range of the component
+    /// (the fused sweep's dispersive pass, plane by plane). Every cell gets the arithmetic of
+    /// [`Group::step`], which is per cell, so the bits do not depend on how the cells are
+    /// grouped into calls.
+    pub fn step_plane(&mut self, sh: &Shared<T>, e: &mut [T], cells: std::ops::Range<usize>) {
+        let op = sh.dispersive[self.material as usize]
+            .as_ref()
+            .expect("a dispersive group's material has poles");
+        let n = self.cells.len();
+        let a = self.cells.partition_point(|&c| (c as usize) < cells.start);
+        let b = self.cells.partition_point(|&c| (c as usize) < cells.end);
+        if a == b {
+            return;
+        }
+        let slots = self.state.chunks_mut(n).map(|s| &mut s[a..b]).collect();
+        step_chunk(
+            op,
+            &mut Chunk {
+                cells: &self.cells[a..b],
+                e_prev: &mut self.e_prev[a..b],
+                slots,
+                e,
+                e_offset: cells.start,
+            },
+        );
+    }
+}
+
 /// A run of a group's cells with its own slices of E, E^n and the state.
 struct Chunk<'a, T> {
     cells: &'a [u32],

@@ -2,22 +2,25 @@
 //!
 //! Each slab stores the six components as x-planes of `ny * nz` values (z contiguous) with one
 //! halo plane on each side, so local plane `p` is global plane `x0 + p - 1`. The update is
-//! the plain two-pass Yee scheme; the CPML adds a correction pass over its layers only, and
-//! sources and PEC faces are applied last. Every cell is computed by the same arithmetic in
+//! the plain two-pass Yee scheme, pass by pass ([`crate::backend::pass`]), or the same passes
+//! fused into one sweep along x per step (`fused`); the CPML correction runs on each plane
+//! right after its curl, and sources and PEC faces are applied last. Every cell is computed by the same arithmetic in
 //! the same order whatever the slab count, so decomposition does not change a single bit.
 
 mod cpml;
 mod dispersive;
+mod fused;
 mod state;
 mod tfsf;
 mod update;
 
 use super::{Allocation, Backend, GatherTicket, Half, Pass};
-use crate::decomp::{HaloCopy, HaloSide, SlabRange};
+use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::Operator;
 use crate::real::Real;
 use rayon::prelude::*;
+use std::ops::Range;
 use update::{e_plane, e_plane_flat, h_plane, h_plane_flat, RowCoef};
 
 /// Marks a row whose cells do not all share one material.
@@ -82,6 +85,8 @@ pub struct CpuBackend<T> {
     slabs: Vec<Slab<T>>,
     allocation: Allocation,
     monitors: Monitors<T>,
+    /// Field values per row band of the fused sweep (`fused`).
+    band_values: usize,
 }
 
 /// The monitor buffers a [`CpuBackend`] holds, in bytes, by what they hold
@@ -131,6 +136,11 @@ impl<T: Real> CpuBackend<T> {
 
         let fluxes = !model.fluxes.is_empty();
         CpuBackend {
+            // Whole planes unless tuned (`fused::bands`).
+            band_values: std::env::var("YEE_FUSED_BAND")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .map_or(usize::MAX, |bytes| bytes / std::mem::size_of::<T>()),
             shared,
             slabs,
             allocation,
@@ -278,19 +288,24 @@ impl<T: Real> Slab<T> {
 
     /// Pass `pass` of half step `half` on this slab.
     fn run_pass(&mut self, sh: &Shared<T>, half: Half, pass: Pass, values: &[f64]) {
+        let all = 1..self.range.len() + 1;
+        let rows = 0..sh.ny;
         match (half, pass) {
             (Half::H, Pass::CurlCpml) => self.curl_cpml_h(sh),
             (Half::E, Pass::CurlCpml) => self.curl_cpml_e(sh),
-            (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values),
-            (Half::E, Pass::Sources) => self.inject(sh, values),
+            (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values, all, rows),
+            (Half::E, Pass::Sources) => self.inject(sh, values, all, rows),
             (Half::E, Pass::Dispersive) => {
                 let plane = sh.ny * sh.nz;
                 for g in &mut self.dispersive {
                     g.step(sh, &mut self.e[g.component][plane..]);
                 }
             }
-            (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh),
-            (_, Pass::Tfsf) => self.tfsf(sh, half, values),
+            (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh, all, rows),
+            (_, Pass::Tfsf) => {
+                self.advance_incident(sh, half, values);
+                self.tfsf(sh, half, all, rows);
+            }
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())
             }
@@ -323,33 +338,18 @@ impl<T: Real> Slab<T> {
             .zip(psi.into_par_iter())
             .enumerate()
             .for_each(|(q, (((hx, hy), hz), psi))| {
-                let coef = |c: usize, j: usize| match &sh.hcoef {
-                    None => RowCoef::Uniform(T::ONE, sh.ch),
-                    Some(table) => row_coef(&hmat[c], &hrow_mat[c], table, q, j, sh),
-                };
-                if sh.nz == 1 {
-                    let ids = sh.hcoef.as_ref().map(|t| {
-                        let at = |c: usize| &hmat[c][q * sh.ny..(q + 1) * sh.ny];
-                        ([at(0), at(1), at(2)], t.as_slice())
-                    });
-                    h_plane_flat(sh, x0 + q, q + 1, e, ids, [&mut *hx, &mut *hy, &mut *hz]);
-                } else {
-                    h_plane(sh, x0 + q, q + 1, e, &coef, hx, hy, hz);
-                }
-                cpml::h_plane(sh, x0 + q, q + 1, e, &coef, [hx, hy, hz], psi);
+                h_curl_cpml(sh, x0, q, e, 0..sh.ny, (hmat, hrow_mat), [hx, hy, hz], psi);
             });
     }
 
     /// The E curl pass, E^n -> E^{n+1} without sources: per plane, the curl of H and the CPML
     /// correction.
     fn curl_cpml_e(&mut self, sh: &Shared<T>) {
-        let (ny, nz) = (sh.ny, sh.nz);
-        let plane = ny * nz;
+        let plane = sh.ny * sh.nz;
         let n = self.range.len();
         let x0 = self.range.x0;
         let h = &self.h;
-        let mat = &self.mat;
-        let row_mat = &self.row_mat;
+        let (mat, row_mat) = (&self.mat, &self.row_mat);
         let psi = plane_psi(
             sh,
             n,
@@ -368,27 +368,25 @@ impl<T: Real> Slab<T> {
             .zip(psi.into_par_iter())
             .enumerate()
             .for_each(|(q, (((ex, ey), ez), psi))| {
-                let coef = |c: usize, j: usize| row_coef(&mat[c], &row_mat[c], &sh.coef, q, j, sh);
-                if nz == 1 {
-                    let at = |c: usize| &mat[c][q * ny..(q + 1) * ny];
-                    let ids = [at(0), at(1), at(2)];
-                    let e = [&mut *ex, &mut *ey, &mut *ez];
-                    e_plane_flat(sh, x0 + q, q + 1, h, ids, &sh.coef, e);
-                } else {
-                    e_plane(sh, x0 + q, q + 1, h, &coef, ex, ey, ez);
-                }
-                cpml::e_plane(sh, x0 + q, q + 1, h, &coef, [ex, ey, ez], psi);
+                e_curl_cpml(sh, x0, q, h, 0..sh.ny, (mat, row_mat), [ex, ey, ez], psi);
             });
     }
 
-    /// E -= cb J over each source's cells, cb of the cell's material.
-    fn inject(&mut self, sh: &Shared<T>, source_values: &[f64]) {
+    /// E -= cb J over each source's cells on the rows `rows` of the local planes `planes`, cb
+    /// of the cell's material.
+    fn inject(
+        &mut self,
+        sh: &Shared<T>,
+        source_values: &[f64],
+        planes: Range<usize>,
+        rows: Range<usize>,
+    ) {
         let plane = sh.ny * sh.nz;
         for &(s, c, cells) in &self.sources {
             let j = source_values[s];
             let ci = c as usize;
-            for p in cells[0][0]..cells[0][1] {
-                for y in cells[1][0]..cells[1][1] {
+            for p in cells[0][0].max(planes.start)..cells[0][1].min(planes.end) {
+                for y in cells[1][0].max(rows.start)..cells[1][1].min(rows.end) {
                     for z in cells[2][0]..cells[2][1] {
                         let local = (p - 1) * plane + y * sh.nz + z;
                         let cb = sh.coef[self.mat[ci][local] as usize].1;
@@ -399,15 +397,22 @@ impl<T: Real> Slab<T> {
         }
     }
 
-    /// H -= (dt / mu0) M over each magnetic sheet's cells (H is in vacuum permeability
-    /// everywhere, so the coefficient is the one `ch` of the H update).
-    fn inject_magnetic(&mut self, sh: &Shared<T>, magnetic_values: &[f64]) {
+    /// H -= (dt / mu0) M over each magnetic sheet's cells on the rows `rows` of the local planes
+    /// `planes` (H is in vacuum permeability everywhere, so the coefficient is the one `ch` of
+    /// the H update).
+    fn inject_magnetic(
+        &mut self,
+        sh: &Shared<T>,
+        magnetic_values: &[f64],
+        planes: Range<usize>,
+        rows: Range<usize>,
+    ) {
         let plane = sh.ny * sh.nz;
         for &(s, c, cells) in &self.magnetic {
             let m = T::from_f64(magnetic_values[s]);
             let ci = c as usize % 3;
-            for p in cells[0][0]..cells[0][1] {
-                for y in cells[1][0]..cells[1][1] {
+            for p in cells[0][0].max(planes.start)..cells[0][1].min(planes.end) {
+                for y in cells[1][0].max(rows.start)..cells[1][1].min(rows.end) {
                     for z in cells[2][0]..cells[2][1] {
                         self.h[ci][p * plane + y * sh.nz + z] -= sh.ch * m;
                     }
@@ -416,31 +421,93 @@ impl<T: Real> Slab<T> {
         }
     }
 
-    /// Tangential E = 0 on the PEC minimum faces this slab touches.
-    fn zero_pec_faces(&mut self, sh: &Shared<T>) {
-        let (ny, nz) = (sh.ny, sh.nz);
-        let plane = ny * nz;
-        let n = self.range.len();
-        if sh.faces.zero_min_face[0] && self.range.x0 == 0 {
+    /// Tangential E = 0 on the PEC minimum faces this slab touches, on the rows `rows` of the
+    /// local planes `planes`.
+    fn zero_pec_faces(&mut self, sh: &Shared<T>, planes: Range<usize>, rows: Range<usize>) {
+        let nz = sh.nz;
+        let plane = sh.ny * nz;
+        if sh.faces.zero_min_face[0] && self.range.x0 == 0 && planes.contains(&1) {
             for c in [1, 2] {
-                self.e[c][plane..2 * plane].fill(T::ZERO);
+                self.e[c][plane + rows.start * nz..plane + rows.end * nz].fill(T::ZERO);
             }
         }
-        for p in 1..=n {
-            if sh.faces.zero_min_face[1] {
+        for p in planes {
+            if sh.faces.zero_min_face[1] && rows.contains(&0) {
                 for c in [0, 2] {
                     self.e[c][p * plane..p * plane + nz].fill(T::ZERO);
                 }
             }
             if sh.faces.zero_min_face[2] {
                 for c in [0, 1] {
-                    for j in 0..ny {
+                    for j in rows.clone() {
                         self.e[c][p * plane + j * nz] = T::ZERO;
                     }
                 }
             }
         }
     }
+}
+
+/// The H curl of the rows `rows` of owned plane `q` (local plane q + 1, global x0 + q) and its
+/// CPML correction:
+/// `h` the plane's three components, `hids` the H material ids and row summaries (empty
+/// without magnetic materials). The one body of the two-pass and the fused H update.
+#[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, material ids and psi
+fn h_curl_cpml<T: Real>(
+    sh: &Shared<T>,
+    x0: usize,
+    q: usize,
+    e: &[Vec<T>; 3],
+    rows: Range<usize>,
+    (hmat, hrow_mat): (&[Vec<u8>; 3], &[Vec<u16>; 3]),
+    h: [&mut [T]; 3],
+    psi: cpml::PlanePsi<T>,
+) {
+    let [hx, hy, hz] = h;
+    let coef = |c: usize, j: usize| match &sh.hcoef {
+        None => RowCoef::Uniform(T::ONE, sh.ch),
+        Some(table) => row_coef(&hmat[c], &hrow_mat[c], table, q, j, sh),
+    };
+    if sh.nz == 1 {
+        // A flat plane is a few rows of one cell: always updated whole (see the fused sweep).
+        debug_assert_eq!(rows, 0..sh.ny);
+        let ids = sh.hcoef.as_ref().map(|t| {
+            let at = |c: usize| &hmat[c][q * sh.ny..(q + 1) * sh.ny];
+            ([at(0), at(1), at(2)], t.as_slice())
+        });
+        h_plane_flat(sh, x0 + q, q + 1, e, ids, [&mut *hx, &mut *hy, &mut *hz]);
+    } else {
+        h_plane(sh, x0 + q, q + 1, e, rows.clone(), &coef, hx, hy, hz);
+    }
+    cpml::h_plane(sh, x0 + q, q + 1, e, rows, &coef, [hx, hy, hz], psi);
+}
+
+/// The E curl of owned plane `q` and its CPML correction (see [`h_curl_cpml`]); `ids` are the
+/// E material ids and row summaries.
+#[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, material ids and psi
+fn e_curl_cpml<T: Real>(
+    sh: &Shared<T>,
+    x0: usize,
+    q: usize,
+    h: &[Vec<T>; 3],
+    rows: Range<usize>,
+    (mat, row_mat): (&[Vec<u8>; 3], &[Vec<u16>; 3]),
+    e: [&mut [T]; 3],
+    psi: cpml::PlanePsi<T>,
+) {
+    let (ny, nz) = (sh.ny, sh.nz);
+    let [ex, ey, ez] = e;
+    let coef = |c: usize, j: usize| row_coef(&mat[c], &row_mat[c], &sh.coef, q, j, sh);
+    if nz == 1 {
+        debug_assert_eq!(rows, 0..ny);
+        let at = |c: usize| &mat[c][q * ny..(q + 1) * ny];
+        let ids = [at(0), at(1), at(2)];
+        let e = [&mut *ex, &mut *ey, &mut *ez];
+        e_plane_flat(sh, x0 + q, q + 1, h, ids, &sh.coef, e);
+    } else {
+        e_plane(sh, x0 + q, q + 1, h, rows.clone(), &coef, ex, ey, ez);
+    }
+    cpml::e_plane(sh, x0 + q, q + 1, h, rows, &coef, [ex, ey, ez], psi);
 }
 
 /// Per (plane, row) of `ids` (rows of `nz`): the row's id if all its cells share it, else
@@ -540,6 +607,14 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.slabs
             .par_iter_mut()
             .for_each(|s| s.run_pass(sh, half, pass, values));
+    }
+
+    fn has_fused_step(&self) -> bool {
+        true
+    }
+
+    fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
+        self.fused_step(halos, magnetic_values, source_values);
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {

@@ -7,6 +7,7 @@ use super::{Shared, Slab};
 use crate::backend::Half;
 use crate::operator::TfsfOp;
 use crate::real::Real;
+use std::ops::Range;
 
 /// The 1-D incident grid: e at the integer nodes, h (eta0 H) between them.
 pub(super) struct Incident<T> {
@@ -52,15 +53,30 @@ impl<T: Real> Incident<T> {
 }
 
 impl<T: Real> Slab<T> {
-    /// The TF/SF pass of `half` on this slab: advance its 1-D grid, then the face
-    /// corrections group by group in pass order.
-    pub(super) fn tfsf(&mut self, sh: &Shared<T>, half: Half, values: &[f64]) {
-        let (Some(op), Some(inc)) = (&sh.tfsf, &mut self.incident) else {
+    /// The first part of the TF/SF pass of `half` on this slab: advance its 1-D grid (a slab
+    /// without correction points holds none).
+    pub(super) fn advance_incident(&mut self, sh: &Shared<T>, half: Half, values: &[f64]) {
+        if let (Some(op), Some(inc)) = (&sh.tfsf, &mut self.incident) {
+            inc.advance(op, half, values);
+        }
+    }
+
+    /// The rest of the TF/SF pass of `half`: the face corrections on the rows `rows` of the
+    /// local planes `planes`, group by group in pass order (each group's points lie in x order, so a plane's
+    /// points are one run of them, and a cell corrected by several groups gets the groups' terms
+    /// in pass order whichever planes are corrected together).
+    pub(super) fn tfsf(
+        &mut self,
+        sh: &Shared<T>,
+        half: Half,
+        planes: Range<usize>,
+        rows: Range<usize>,
+    ) {
+        let Some(inc) = &self.incident else {
             return;
         };
-        inc.advance(op, half, values);
-        let inc = &*inc;
         let plane = sh.ny * sh.nz;
+        let every_row = rows == (0..sh.ny);
         for g in &self.tfsf {
             let electric = g.component < 3;
             if electric != (half == Half::E) {
@@ -68,8 +84,11 @@ impl<T: Real> Slab<T> {
             }
             let a = if electric { &inc.h } else { &inc.e };
             let c = g.component % 3;
-            for q in 0..g.off.len() {
+            for q in g.plane_start[planes.start - 1]..g.plane_start[planes.end - 1] {
                 let off = g.off[q] as usize;
+                if !every_row && !rows.contains(&(off % plane / sh.nz)) {
+                    continue;
+                }
                 let i = g.node[q] as usize;
                 let v = a[i] + g.w[q] * (a[i + 1] - a[i]);
                 let cb = if electric {

@@ -6,6 +6,7 @@
 use super::Shared;
 use crate::operator::Beyond;
 use crate::real::Real;
+use std::ops::Range;
 
 /// The `nz` values of `field` from `start`: one z row.
 pub(super) fn row<T: Real>(field: &[T], start: usize, nz: usize) -> &[T] {
@@ -117,8 +118,8 @@ pub(super) fn z_end<T: Real>(kind: Beyond, row: &[T]) -> T {
     }
 }
 
-/// H update of one owned plane `p` (global x index `i`); `coef(c, j)` gives the coefficients
-/// of row j of H component c. The steps are the primal cells: 1/dx of cell i, 1/dy of cell j,
+/// H update of the rows `rows` of one owned plane `p` (global x index `i`); `coef(c, j)` gives
+/// the coefficients of row j of H component c. The steps are the primal cells: 1/dx of cell i, 1/dy of cell j,
 /// 1/dz per cell of the row.
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
 pub(super) fn h_plane<'a, T: Real>(
@@ -126,15 +127,16 @@ pub(super) fn h_plane<'a, T: Real>(
     i: usize,
     p: usize,
     e: &[Vec<T>; 3],
+    rows: Range<usize>,
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     hx: &mut [T],
     hy: &mut [T],
     hz: &mut [T],
 ) {
     if sh.graded[2] {
-        h_plane_on::<T, true>(sh, i, p, e, coef, hx, hy, hz)
+        h_plane_on::<T, true>(sh, i, p, e, rows, coef, hx, hy, hz)
     } else {
-        h_plane_on::<T, false>(sh, i, p, e, coef, hx, hy, hz)
+        h_plane_on::<T, false>(sh, i, p, e, rows, coef, hx, hy, hz)
     }
 }
 
@@ -145,6 +147,7 @@ fn h_plane_on<'a, T: Real, const GZ: bool>(
     i: usize,
     p: usize,
     e: &[Vec<T>; 3],
+    rows: Range<usize>,
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     hx: &mut [T],
     hy: &mut [T],
@@ -156,7 +159,7 @@ fn h_plane_on<'a, T: Real, const GZ: bool>(
     let idz = &sh.inv_primal[2][..nz];
     let o = p * plane;
     let on = o + plane;
-    for j in 0..ny {
+    for j in rows {
         let idy = sh.inv_primal[1][j];
         let r = j * nz;
         let ex = row(&e[0], o + r, nz);
@@ -328,8 +331,8 @@ pub(super) fn z_start<T: Real>(kind: Beyond, row: &[T]) -> T {
     }
 }
 
-/// E update of one owned plane `p` (global x index `i`); `coef(c, j)` gives the coefficients
-/// of row j of component c. The steps are the dual cells: 1/dual x at node i, y at node j,
+/// E update of the rows `rows` of one owned plane `p` (global x index `i`); `coef(c, j)` gives
+/// the coefficients of row j of component c. The steps are the dual cells: 1/dual x at node i, y at node j,
 /// z per node of the row.
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
 pub(super) fn e_plane<'a, T: Real>(
@@ -337,15 +340,16 @@ pub(super) fn e_plane<'a, T: Real>(
     i: usize,
     p: usize,
     h: &[Vec<T>; 3],
+    rows: Range<usize>,
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     ex: &mut [T],
     ey: &mut [T],
     ez: &mut [T],
 ) {
     if sh.graded[2] {
-        e_plane_on::<T, true>(sh, i, p, h, coef, ex, ey, ez)
+        e_plane_on::<T, true>(sh, i, p, h, rows, coef, ex, ey, ez)
     } else {
-        e_plane_on::<T, false>(sh, i, p, h, coef, ex, ey, ez)
+        e_plane_on::<T, false>(sh, i, p, h, rows, coef, ex, ey, ez)
     }
 }
 
@@ -356,6 +360,7 @@ fn e_plane_on<'a, T: Real, const GZ: bool>(
     i: usize,
     p: usize,
     h: &[Vec<T>; 3],
+    rows: Range<usize>,
     coef: &impl Fn(usize, usize) -> RowCoef<'a, T>,
     ex: &mut [T],
     ey: &mut [T],
@@ -374,7 +379,7 @@ fn e_plane_on<'a, T: Real, const GZ: bool>(
     } else {
         (Vec::new(), Vec::new())
     };
-    for j in 0..ny {
+    for j in rows {
         let idy = sh.inv_dual[1][j];
         let r = j * nz;
         let hx = row(&h[0], o + r, nz);

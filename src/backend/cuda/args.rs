@@ -350,6 +350,8 @@ pub struct FluxArgs {
     pub cells: i64,
     pub nv: i32,
     pub nf: i32,
+    pub below: f64,
+    pub above: f64,
 }
 
 /// Arguments of `flux_weights`.
@@ -483,7 +485,7 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
         72,
         72,
         24,
-        96,
+        112,
         48,
         64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
         32 + 2 * real_bytes,

@@ -229,7 +229,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         &objects,
         &placement::Shift::none(),
     );
-    let (probes, snapshots, fluxes) = monitors::monitors(
+    let (probes, snapshots, mut fluxes) = monitors::monitors(
         scene,
         ck,
         grid.as_ref(),
@@ -293,6 +293,14 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     let faces = faces?;
     let precision = precision?;
     let (sources, tfsf) = sources?;
+    let waveforms: Vec<Waveform> = sources
+        .iter()
+        .map(|s| s.waveform)
+        .chain(tfsf.iter().map(|t| t.waveform))
+        .collect();
+    for f in fluxes.iter_mut().filter(|f| f.decimation == 0) {
+        f.decimation = flux_decimation(grid.dt, &waveforms, &f.frequencies);
+    }
     let _ = unit?;
     let boundaries = Boundaries::on_grid(faces, &grid);
     let subpixel = sim.subpixel.as_ref().is_none_or(|s| *s.get_ref());
@@ -333,6 +341,28 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         dispersive_counts: Default::default(),
         scan: scan.map(std::sync::Arc::new),
     })
+}
+
+/// The automatic DFT sampling period (steps) of a surface monitor at `frequencies` in a run of
+/// step `dt` driven by `waveforms`: the largest k with 1 / (k dt) at least the monitor's
+/// highest frequency plus the highest frequency any source puts out
+/// ([`Waveform::negligible_above`]), so that nothing aliases onto the monitor's band (Meep's
+/// `decimation_factor` does the same from the sources' bandwidth). A linear, time-invariant
+/// scene radiates no frequency its sources do not hold. 1 (every step) with a continuous wave
+/// or without sources.
+pub fn flux_decimation(dt: f64, waveforms: &[Waveform], frequencies: &[f64]) -> usize {
+    let f_max = frequencies.iter().fold(0.0f64, |a, &b| a.max(b));
+    let mut band = 0.0f64;
+    for w in waveforms {
+        match w.negligible_above() {
+            Some(f) => band = band.max(f),
+            None => return 1,
+        }
+    }
+    if waveforms.is_empty() {
+        return 1;
+    }
+    ((1.0 / (dt * (f_max + band))).floor() as usize).max(1)
 }
 
 /// The time step the materials' pole checks use: on a mesh with `[[refine]]` boxes, the step

@@ -59,11 +59,11 @@ pub(super) fn monitors(
             }
             continue;
         }
-        if m.frequencies.is_some() || m.fields.is_some() {
+        if m.frequencies.is_some() || m.fields.is_some() || m.decimation.is_some() {
             ck.error(
                 mon,
                 &format!("{key}.frequencies"),
-                "`frequencies` and `fields` belong to flux monitors",
+                "`frequencies`, `fields` and `decimation` belong to flux and far_field monitors",
             );
         }
         for (field, present) in [("theta", m.theta.is_some()), ("phi", m.phi.is_some())] {
@@ -493,6 +493,24 @@ fn flux(
         }
     };
     let fields = m.fields.as_ref().is_some_and(|f| *f.get_ref());
+    // 0: chosen by the resolver once the sources are known (super::flux_decimation).
+    let decimation = match &m.decimation {
+        None => 0,
+        Some(d) => match usize::try_from(*d.get_ref()) {
+            Ok(k) if (1..=1_000_000).contains(&k) => k,
+            _ => {
+                ck.error(
+                    d,
+                    &format!("{key}.decimation"),
+                    format!(
+                        "decimation = {} is not a sampling period: give a whole number of steps from 1 (every step) to 1000000, or leave it out to have it chosen from the sources' band",
+                        d.get_ref()
+                    ),
+                );
+                return None;
+            }
+        },
+    };
     let patches = match (&m.plane, &m.region) {
         (Some(_), Some(_)) => {
             ck.error(
@@ -517,12 +535,34 @@ fn flux(
     if far && far_field.is_none() {
         return None;
     }
+    let frequencies = frequencies?;
+    if let (Some(d), Some(g)) = (&m.decimation, grid) {
+        // Sampled every k steps the DFT aliases at 1 / (2 k dt): the monitor's own highest
+        // frequency must lie below it (the sources' band is the automatic choice's business).
+        let f_max = frequencies.iter().fold(0.0f64, |a, &b| a.max(b));
+        let nyquist = 0.5 / (decimation as f64 * g.dt);
+        if f_max >= nyquist {
+            ck.error(
+                d,
+                &format!("{key}.decimation"),
+                format!(
+                    "sampled every {decimation} steps of {} s the DFT aliases above {} Hz, below the monitor's highest frequency {} Hz: give at most {} (or leave it out)",
+                    num(g.dt),
+                    num(nyquist),
+                    num(f_max),
+                    ((0.5 / (f_max * g.dt)).ceil() as usize).saturating_sub(1).max(1)
+                ),
+            );
+            return None;
+        }
+    }
     Some(Flux {
         name: m.name.get_ref().clone(),
         patches,
-        frequencies: frequencies?,
+        frequencies,
         fields,
         far_field,
+        decimation,
     })
 }
 
@@ -689,20 +729,6 @@ fn closed_box(
         lo[a] = i0 as usize;
         hi[a] = i1 as usize;
     }
-    // The surface quadrature (crate::flux::pair_weights) and the far-field sample
-    // coordinates take one cell size per in-plane axis: every face of a box has graded
-    // in-plane axes as soon as one axis is graded.
-    if let Some(a) = (0..3).find(|&a| g.lines[a].is_some()) {
-        ck.error(
-            b,
-            &format!("{key}.box"),
-            format!(
-                "a closed flux or far-field box needs a uniform mesh, but [[refine]] or simulation.cells_per_wavelength grades the {} axis: refine only along an axis the monitor does not need, or measure with flux planes across uniform axes",
-                Axis::ALL[a].name()
-            ),
-        );
-        return None;
-    }
     let mut patches = Vec::with_capacity(6);
     for a in 0..3 {
         let (b1, c1) = ((a + 1) % 3, (a + 2) % 3);
@@ -778,20 +804,6 @@ fn flux_plane(
     }
     let (b, c) = ((a + 1) % 3, (a + 2) % 3);
     let (p, q) = (b.min(c), b.max(c));
-    // The plane's quadrature takes one cell area (crate::flux::cell_area): its in-plane axes
-    // must be uniform. Along its own axis the mesh may be graded (the plane is an E node
-    // plane; H is averaged from the cells either side).
-    if let Some(&t) = [p, q].iter().find(|&&t| g.lines[t].is_some()) {
-        ck.error(
-            plane,
-            &format!("{key}.plane"),
-            format!(
-                "a flux plane normal to {axis_name} needs uniform cells across it, but [[refine]] or simulation.cells_per_wavelength grades the {} axis: refine only along {axis_name}, or move the plane",
-                Axis::ALL[t].name()
-            ),
-        );
-        return None;
-    }
     Some(Patch {
         axis: Axis::ALL[a],
         index: index as usize,

@@ -509,10 +509,11 @@ impl<D: Device, T: Real> Engine<D, T> {
             let nf = f.frequencies.len();
             let mut patches = Vec::new();
             for patch in &f.patches {
+                let h_weights = crate::flux::h_weights(&model.grid, patch);
                 let mut parts = Vec::new();
                 for s in &slabs {
                     let Some((mut args, cell0, part_cells)) =
-                        flux_part(s, patch, nf, plane, [ny, nz], t)
+                        flux_part(s, patch, nf, plane, [ny, nz], t, h_weights)
                     else {
                         continue;
                     };
@@ -551,10 +552,15 @@ impl<D: Device, T: Real> Engine<D, T> {
                 patches.push(FluxPatch {
                     patch: *patch,
                     area: crate::flux::cell_area(model, patch),
+                    quadrature: crate::flux::patch_weights(model, patch),
                     parts,
                 });
             }
-            fluxes.push(FluxMonitor { nf, patches });
+            fluxes.push(FluxMonitor {
+                nf,
+                decimation: f.decimation.max(1),
+                patches,
+            });
         }
         debug_assert_eq!(allocation, estimate(model, ranges, t));
 
@@ -887,7 +893,12 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let t_e = step as f64 * dt;
         let t_h = t_e - 0.5 * dt;
         for m in 0..self.fluxes.len() {
-            let nf = self.fluxes[m].nf;
+            let (nf, decimation) = (self.fluxes[m].nf, self.fluxes[m].decimation);
+            if step % decimation != 0 {
+                continue;
+            }
+            // Each sample stands for `decimation` steps (the CPU's weight, src/flux.rs).
+            let weight = dt * decimation as f64;
             for p in 0..self.fluxes[m].patches.len() {
                 for i in 0..self.fluxes[m].patches[p].parts.len() {
                     let part = self.fluxes[m].patches[p].parts[i];
@@ -895,7 +906,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
                     let weights = FluxWeightsArgs {
                         t_e,
                         t_h,
-                        dt,
+                        dt: weight,
                         ..part.weights
                     };
                     let (gpu, args, cells) = (part.gpu, part.args, part.cells);
@@ -967,7 +978,8 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         self.allocation
     }
 
-    /// The host copy of the largest snapshot region; the flux DFTs stay on the GPUs.
+    /// The host copy of the largest snapshot region and the flux patches' quadrature weights;
+    /// the flux DFTs stay on the GPUs.
     fn host_monitor_bytes(&self, model: &Model) -> u64 {
         crate::plan::Layout::of(model)
             .with_precision(T::PRECISION)

@@ -108,6 +108,9 @@ pub(super) struct FluxPart {
 pub(super) struct FluxPatch {
     pub(super) patch: crate::model::Patch,
     pub(super) area: f64,
+    /// The pairs' quadrature weights on the host ([`crate::flux::patch_weights`]), for the
+    /// spectrum formed from the DFTs read back.
+    pub(super) quadrature: [Vec<f64>; 2],
     pub(super) parts: Vec<FluxPart>,
 }
 
@@ -115,6 +118,8 @@ pub(super) struct FluxPatch {
 #[derive(Debug, Clone)]
 pub(super) struct FluxMonitor {
     pub(super) nf: usize,
+    /// Sampled every `decimation` steps ([`crate::model::Flux::decimation`]).
+    pub(super) decimation: usize,
     pub(super) patches: Vec<FluxPatch>,
 }
 
@@ -305,6 +310,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 re,
                 im,
                 area: fp.area,
+                weights: fp.quadrature.clone(),
             });
         }
         Ok(crate::flux::FluxDft { patches })
@@ -437,6 +443,7 @@ pub(super) fn flux_part(
     plane: usize,
     [_ny, nz]: [usize; 2],
     t: usize,
+    [below_weight, above_weight]: [f64; 2],
 ) -> Option<(FluxArgs, usize, usize)> {
     let a = f.axis as usize;
     let (b, c) = crate::flux::tangential(a);
@@ -488,6 +495,8 @@ pub(super) fn flux_part(
         cells: cells as i64,
         nv: n1 as i32,
         nf: nf as i32,
+        below: below_weight,
+        above: above_weight,
     };
     Some((args, cell0, cells))
 }

@@ -1,0 +1,369 @@
+//! The fused H+E sweep gives the two-pass update's fields bit for bit: on every kind of physics
+//! scene of the suite (CPML, smoothed dielectrics, conductors, PEC objects and faces, Drude,
+//! Lorentz and Debye poles, magnetic materials, TF/SF boxes axial and oblique, plane waves with
+//! their magnetic sheets, periodic and PMC faces, a graded mesh, 2-D grids), on 1 and 3 slabs
+//! (and an uneven split with one-plane slabs), with the sweep in whole planes and in row bands
+//! of one and of three rows, in f32 and f64. The whole state is compared,
+//! not only the fields: the CPML psi arrays, the poles' currents and the TF/SF incident grid,
+//! and every probe sample of every step.
+
+mod cuda_support;
+
+use cuda_support::{model, MATERIALS_SCENE, PERIODIC_SCENE, PMC_SCENE, PML_SCENE, TFSF_SCENE};
+use yee::backend::cpu::CpuBackend;
+use yee::backend::{Backend, StepMode};
+use yee::decomp::{split_even, SlabRange};
+use yee::model::Model;
+use yee::real::Real;
+use yee::run::Stepper;
+
+/// The bits of everything a run holds after its last step, and of its probe samples.
+#[derive(PartialEq)]
+struct Bits {
+    /// Per probe sample, per step.
+    probes: Vec<Vec<u64>>,
+    /// Fields, psi arrays, pole state and incident grid, named.
+    state: Vec<(String, Vec<u64>)>,
+}
+
+fn bits<T: Real>(v: &[T]) -> Vec<u64> {
+    v.iter().map(|x| x.to_f64().to_bits()).collect()
+}
+
+/// Step `model` split as `ranges` through all its steps in `mode`.
+fn run<T: Real>(model: &Model, ranges: &[SlabRange], mode: StepMode) -> Bits {
+    run_banded::<T>(model, ranges, mode, None)
+}
+
+/// [`run`] with the fused sweep in row bands of `band` values (None: the default).
+fn run_banded<T: Real>(
+    model: &Model,
+    ranges: &[SlabRange],
+    mode: StepMode,
+    band: Option<usize>,
+) -> Bits {
+    let mut b = CpuBackend::<T>::new(model, ranges);
+    if let Some(values) = band {
+        b.set_fused_band_values(values);
+    }
+    let samples: Vec<_> = model
+        .probes
+        .iter()
+        .flat_map(|p| p.samples.iter().copied())
+        .collect();
+    let mut probes = vec![Vec::new(); samples.len()];
+    {
+        let mut s = Stepper::new(model, &mut b, ranges).with_mode(mode);
+        assert_eq!(s.mode(), mode, "the CPU engine steps in either mode");
+        for _ in 0..model.grid.steps {
+            s.step();
+            for (series, &(c, idx)) in probes.iter_mut().zip(&samples) {
+                series.push(s.backend.sample(c, idx).to_bits());
+            }
+        }
+    }
+    let st = b.export_state().expect("the CPU engine exports its state");
+    let mut state = Vec::new();
+    for (c, f) in st.fields.iter().enumerate() {
+        state.push((format!("field {c}"), bits(f)));
+    }
+    for (a, axis) in st.psi.iter().enumerate() {
+        for (k, p) in axis.iter().enumerate() {
+            state.push((format!("psi axis {a} array {k}"), bits(p)));
+        }
+    }
+    for d in &st.dispersive {
+        let what = format!("poles of component {} material {}", d.component, d.material);
+        state.push((format!("{what}: E^n"), bits(&d.e_prev)));
+        state.push((what, bits(&d.state)));
+    }
+    if let Some([e, h]) = &st.incident {
+        state.push(("incident e".into(), bits(e)));
+        state.push(("incident h".into(), bits(h)));
+    }
+    Bits { probes, state }
+}
+
+/// Fused on 1 slab, 3 slabs and the uneven split `uneven` (cuts along x) against two-pass on
+/// 1 slab, bit for bit.
+fn check<T: Real>(model: &Model, uneven: &[usize]) {
+    let nx = model.grid.shape[0];
+    let reference = run::<T>(model, &split_even(nx, 1), StepMode::TwoPass);
+    // A scene whose fields stayed zero would compare equal for any update.
+    let field_bits = |b: &Bits| {
+        b.state
+            .iter()
+            .take(6)
+            .flat_map(|(_, v)| v.clone())
+            .collect::<Vec<_>>()
+    };
+    assert!(
+        field_bits(&reference)
+            .iter()
+            .any(|&v| f64::from_bits(v) != 0.0),
+        "{}: the fields stayed zero",
+        model.name
+    );
+    let mut cuts = vec![0];
+    cuts.extend_from_slice(uneven);
+    cuts.push(nx);
+    let uneven: Vec<SlabRange> = cuts
+        .windows(2)
+        .map(|w| SlabRange { x0: w[0], x1: w[1] })
+        .collect();
+    // Row bands of the sweep: the default (whole planes on these small grids), one row, and
+    // three rows (bands that end on and next to the CPML, source and TF/SF rows).
+    let nz = model.grid.shape[2];
+    let bands = [None, Some(nz), Some(3 * nz + 1)];
+    let splits = [split_even(nx, 1), split_even(nx, 3), uneven];
+    for (ranges, band) in splits
+        .iter()
+        .flat_map(|r| bands.iter().map(move |b| (r, *b)))
+    {
+        let fused = run_banded::<T>(model, ranges, StepMode::Fused, band);
+        let what = format!(
+            "{} {} fused on slabs {:?}, bands of {band:?} values",
+            model.name,
+            T::PRECISION.name(),
+            ranges.iter().map(|r| (r.x0, r.x1)).collect::<Vec<_>>()
+        );
+        assert_eq!(fused.state.len(), reference.state.len(), "{what}");
+        for ((name, a), (_, b)) in fused.state.iter().zip(&reference.state) {
+            assert!(a == b, "{what}: {name} differs from the two-pass update");
+        }
+        assert!(
+            fused.probes == reference.probes,
+            "{what}: probe series differ"
+        );
+    }
+}
+
+#[test]
+fn fused_matches_two_pass_with_pml_smoothed_dielectric_conductor_and_pec_box() {
+    let m = model(PML_SCENE, "f32", 40);
+    check::<f32>(&m, &[1, 2, 13]);
+    let m = model(PML_SCENE, "f64", 40);
+    check::<f64>(&m, &[5, 6]);
+}
+
+#[test]
+fn fused_matches_two_pass_with_drude_lorentz_debye_and_magnetic_materials() {
+    // The metal sphere and the water box cross the 3-slab boundaries; the ferrite reaches into
+    // the x max and y min CPML; the PEC z minimum face zeroes tangential E.
+    let m = model(MATERIALS_SCENE, "f32", 40);
+    check::<f32>(&m, &[8, 9, 16]);
+    let m = model(MATERIALS_SCENE, "f64", 40);
+    check::<f64>(&m, &[12]);
+}
+
+#[test]
+fn fused_matches_two_pass_with_tfsf_boxes_axial_and_oblique() {
+    // The box spans x nodes 6..18: the cuts put slab faces on and next to its x faces.
+    for (dir, pol) in [
+        ("\"+x\"", "\"Ez\""),
+        ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]"),
+    ] {
+        let scene = TFSF_SCENE
+            .replace("DIRECTION", dir)
+            .replace("POLARIZATION", pol);
+        check::<f32>(&model(&scene, "f32", 40), &[6, 7, 18]);
+        check::<f64>(&model(&scene, "f64", 40), &[5, 17]);
+    }
+}
+
+#[test]
+fn fused_matches_two_pass_with_periodic_faces_pmc_and_a_plane_wave() {
+    check::<f32>(&model(PERIODIC_SCENE, "f32", 40), &[1, 9]);
+    check::<f64>(&model(PERIODIC_SCENE, "f64", 40), &[17]);
+}
+
+#[test]
+fn fused_matches_two_pass_with_a_pmc_x_face_mirror_halo() {
+    // The PMC x minimum's halo copy reads slab 0's first H plane, which the fused step updates
+    // before the sweep; a one-plane first slab has that plane as its last too.
+    check::<f32>(&model(PMC_SCENE, "f32", 40), &[1, 11]);
+    check::<f64>(&model(PMC_SCENE, "f64", 40), &[4]);
+}
+
+/// A one-way plane wave along x: its electric and magnetic sheets lie on x planes, so the
+/// sweep applies them on their planes only; the cuts put a slab face between the sheets.
+const X_PLANE_WAVE: &str = r#"
+[simulation]
+name = "xwave"
+length_unit = "mm"
+cell_size = 1.0
+size = [30.0, 8.0, 6.0]
+steps = STEPS
+courant = 0.99
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "periodic" }
+x_min = { type = "pml", cells = 6 }
+x_max = { type = "pml", cells = 6 }
+
+[materials]
+glass = { epsilon = 3.0, conductivity = 0.05 }
+
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [6.0, 0.0, 0.0]
+size = [6.0, 8.0, 6.0]
+
+[[source]]
+type = "plane_wave"
+direction = "+x"
+polarization = "Ey"
+position = -6.0
+waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
+
+[[monitor]]
+type = "probe"
+name = "t"
+position = [10.0, 0.0, 0.0]
+components = ["Ey", "Hz"]
+"#;
+
+#[test]
+fn fused_matches_two_pass_with_a_plane_wave_along_x() {
+    let m = model(X_PLANE_WAVE, "f32", 60);
+    assert!(
+        m.sources.iter().any(|s| s.magnetic.is_some()),
+        "the plane wave has a magnetic sheet"
+    );
+    let sheet = m.sources[0].magnetic.as_ref().unwrap().cells[0][0];
+    check::<f32>(&m, &[sheet, sheet + 1, 20]);
+    check::<f64>(&model(X_PLANE_WAVE, "f64", 60), &[sheet + 1]);
+}
+
+/// A graded mesh (a refined box in a coarser background, every axis graded), a glass box and
+/// a Drude sphere inside the refinement, CPML around.
+const GRADED_SCENE: &str = r#"
+[simulation]
+name = "graded"
+length_unit = "um"
+cell_size = 0.05
+size = [1.2, 1.0, 0.9]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+default = { type = "pml", cells = 5 }
+[materials]
+glass = { epsilon = 2.25 }
+metal = { epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e14 }] }
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [0.05, 0.0, 0.0]
+size = [0.3, 0.25, 0.2]
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [-0.12, 0.08, 0.0]
+radius = 0.08
+[[refine]]
+box = { center = [0.0, 0.0, 0.0], size = [0.4, 0.3, 0.3] }
+cell_size = 0.025
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.11, -0.07, 0.03]
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 3.0e14 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [-0.05, 0.07, 0.03]
+components = ["Ex", "Ez", "Hy"]
+"#;
+
+#[test]
+fn fused_matches_two_pass_on_a_graded_mesh() {
+    let m = model(GRADED_SCENE, "f32", 50);
+    assert!(
+        m.grid.lines.iter().all(|l| l.is_some()),
+        "every axis graded"
+    );
+    let nx = m.grid.shape[0];
+    check::<f32>(&m, &[nx / 2, nx / 2 + 1]);
+    check::<f64>(&model(GRADED_SCENE, "f64", 50), &[nx / 3]);
+}
+
+/// A 2-D grid (one periodic cell along z) with a CPML on x and y, a refined (graded) square,
+/// a dielectric, a magnetic box (the flat H path's per-cell coefficients), a Drude disc and a
+/// PEC rod.
+const FLAT_SCENE: &str = r#"
+[simulation]
+name = "flat"
+length_unit = "um"
+cell_size = 0.05
+size = [1.5, 1.2, 0.05]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+default = { type = "pml", cells = 6 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+glass = { epsilon = 2.25 }
+ferrite = { epsilon = 2.0, mu = 3.0, magnetic_conductivity = 2.0e5 }
+metal = { epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e14 }] }
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [0.2, 0.1, 0.0]
+size = [0.3, 0.2, 0.05]
+[[geometry]]
+shape = "box"
+material = "ferrite"
+center = [-0.3, -0.2, 0.0]
+size = [0.2, 0.3, 0.05]
+[[geometry]]
+shape = "cylinder"
+material = "metal"
+center = [-0.1, 0.25, 0.0]
+radius = 0.1
+height = 0.05
+axis = "z"
+[[geometry]]
+shape = "cylinder"
+material = "pec"
+center = [0.35, -0.3, 0.0]
+radius = 0.06
+height = 0.05
+axis = "z"
+[[refine]]
+box = { center = [0.0, 0.0, 0.0], size = [0.4, 0.4, 0.05] }
+cell_size = [0.025, 0.025, 0.05]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.02, 0.01, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 3.0e14 }
+[[source]]
+type = "dipole"
+component = "Ex"
+position = [-0.2, 0.1, 0.0]
+waveform = { type = "ricker", frequency = 2.0e14 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [0.1, -0.15, 0.0]
+components = ["Ez", "Ex", "Hz", "Hx"]
+"#;
+
+#[test]
+fn fused_matches_two_pass_on_a_2d_grid() {
+    let m = model(FLAT_SCENE, "f32", 80);
+    assert_eq!(m.grid.shape[2], 1, "one cell along z");
+    let nx = m.grid.shape[0];
+    check::<f32>(&m, &[1, nx / 2]);
+    check::<f64>(&model(FLAT_SCENE, "f64", 80), &[nx - 1]);
+    // The same flat grid with a PMC y minimum (the mirrored H row below it) and a PEC y
+    // maximum.
+    let pec = FLAT_SCENE.replace(
+        "z_min = { type = \"periodic\" }",
+        "y_min = { type = \"pmc\" }\ny_max = { type = \"pec\" }\nz_min = { type = \"periodic\" }",
+    );
+    check::<f32>(&model(&pec, "f32", 60), &[nx / 3]);
+}
