@@ -165,6 +165,20 @@ enum Command {
         /// Slabs on each GPU, as `yee run --slabs-per-gpu` (default 1).
         #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
         slabs_per_gpu: Option<u64>,
+        /// Plan one domain over R MPI ranks, one per node like this one (or --host-memory):
+        /// each rank's slabs and bytes, and the halo traffic over the network.
+        #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..))]
+        ranks: Option<u64>,
+        /// The interconnect between ranks, for the halo time (200Gbit/s, 25GB/s; default
+        /// 100Gbit/s).
+        #[arg(long, value_name = "BANDWIDTH", value_parser = yee::plan::ranks::parse_network, requires = "ranks")]
+        network: Option<f64>,
+        /// Worker threads of each rank, as `yee run --threads` (default: all cores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        threads: Option<u64>,
+        /// Slabs in all, as `yee run --slabs` (default: one per thread).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        slabs: Option<u64>,
     },
     /// The material library: every fit a scene can name with `{ library = "..." }`, with its
     /// band, poles and source.
@@ -401,15 +415,36 @@ fn main() -> ExitCode {
             backend,
             price,
             slabs_per_gpu,
+            ranks,
+            network,
+            threads,
+            slabs,
         } => plan(
             scene,
             json,
             gpus,
             host_memory,
-            (backend, slabs_per_gpu.map(|n| n as usize)),
+            PlanArgs {
+                backend,
+                slabs_per_gpu: slabs_per_gpu.map(|n| n as usize),
+                ranks: ranks.map(|n| n as usize),
+                network,
+                threads: threads.map(|n| n as usize),
+                slabs: slabs.map(|n| n as usize),
+            },
             price,
         ),
     }
+}
+
+/// The options of `yee plan` that shape the split.
+struct PlanArgs {
+    backend: Backend,
+    slabs_per_gpu: Option<usize>,
+    ranks: Option<usize>,
+    network: Option<f64>,
+    threads: Option<usize>,
+    slabs: Option<usize>,
 }
 
 fn plan(
@@ -417,9 +452,17 @@ fn plan(
     json: bool,
     gpus: Option<GpuSpec>,
     host_memory: Option<u64>,
-    (backend, slabs_per_gpu): (Backend, Option<usize>),
+    args: PlanArgs,
     price: Option<f64>,
 ) -> ExitCode {
+    let PlanArgs {
+        backend,
+        slabs_per_gpu,
+        ranks,
+        network,
+        threads,
+        slabs,
+    } = args;
     let model = match load(&scene) {
         Ok(m) => m,
         Err(code) => return code,
@@ -437,9 +480,13 @@ fn plan(
         },
         price_per_gpu_hour: price,
         slabs_per_gpu,
+        threads,
+        slabs,
         ..Default::default()
     };
     let p = yee::plan::plan(&model, &hardware, &options);
+    let over_ranks =
+        ranks.map(|r| yee::plan::ranks::plan_ranks(&model, &hardware, &options, r, network));
     let checkpoint = yee::checkpoint::estimate_bytes(&model);
     let write_rate = yee::checkpoint::ASSUMED_WRITE_BYTES_PER_S;
     if json {
@@ -452,11 +499,20 @@ fn plan(
                 "checkpoint_write_s".into(),
                 (checkpoint as f64 / write_rate).into(),
             );
+            if let Some(r) = &over_ranks {
+                o.insert(
+                    "ranks".into(),
+                    serde_json::to_value(r).expect("the rank plan serialises"),
+                );
+            }
         }
         println!("{v}");
     } else {
         print!("{}", p.render());
         print!("{}", yee::checkpoint::plan_line(&model));
+        if let Some(r) = &over_ranks {
+            print!("{}", r.render());
+        }
     }
     ExitCode::SUCCESS
 }
@@ -465,8 +521,12 @@ fn plan(
 fn load(scene: &std::path::Path) -> Result<yee::model::Model, ExitCode> {
     match yee::scene::load(scene) {
         Ok((model, warnings)) => {
-            for w in warnings {
-                eprintln!("warning: {w}");
+            // Over MPI ranks every rank reads the same scene: rank 0 alone warns. (Errors are
+            // printed by every rank: one node may not see the file another does.)
+            if yee::ranks::world().is_root() {
+                for w in warnings {
+                    eprintln!("warning: {w}");
+                }
             }
             Ok(model)
         }
@@ -840,7 +900,22 @@ fn option_notes(
 
 fn devices() -> ExitCode {
     let (report, _usable) = yee::devices::report();
-    print!("{report}");
+    let world = yee::ranks::world();
+    if world.size == 1 {
+        print!("{report}");
+        return ExitCode::SUCCESS;
+    }
+    // Under mpirun: rank 0 prints what every rank sees, rank by rank, with its host.
+    let hosts = yee::ranks::hosts();
+    let reports = yee::ranks::gather_strings(&report);
+    if world.is_root() {
+        for (r, (host, text)) in hosts.iter().zip(&reports).enumerate() {
+            println!("rank {r} on {host}:");
+            for line in text.lines() {
+                println!("  {line}");
+            }
+        }
+    }
     ExitCode::SUCCESS
 }
 

@@ -73,46 +73,37 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
+/// `yee run s.toml -o out.h5 --quiet --backend cpu --threads 1 EXTRA` in `d`, over `ranks`
+/// ranks (None: one process without mpirun).
 fn yee(d: &Path, ranks: Option<usize>, extra: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut args = vec!["run", "s.toml", "-o", "out.h5", "--quiet"];
+    args.extend(["--backend", "cpu", "--threads", "1"]);
+    args.extend(extra);
+    launch(d, ranks, &args, env)
+}
+
+/// `yee ARGS` in `d` with `env`, over `ranks` ranks (None: without mpirun).
+fn launch(d: &Path, ranks: Option<usize>, args: &[&str], env: &[(&str, &str)]) -> Output {
     let bin = env!("CARGO_BIN_EXE_yee");
-    let mut args: Vec<String> = Vec::new();
     let mut cmd = match ranks {
         Some(r) => {
             let mut c = Command::new("mpirun");
-            args.extend(
-                [
-                    "--allow-run-as-root",
-                    "--oversubscribe",
-                    "-n",
-                    &r.to_string(),
-                    bin,
-                ]
-                .map(String::from),
-            );
+            c.args([
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-n",
+                &r.to_string(),
+                bin,
+            ]);
             c.env("OMPI_MCA_rmaps_base_oversubscribe", "1");
             c
         }
         None => Command::new(bin),
     };
-    args.extend(
-        [
-            "run",
-            "s.toml",
-            "-o",
-            "out.h5",
-            "--quiet",
-            "--backend",
-            "cpu",
-            "--threads",
-            "1",
-        ]
-        .map(String::from),
-    );
-    args.extend(extra.iter().map(|s| s.to_string()));
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.args(&args).current_dir(d).output().expect("run")
+    cmd.args(args).current_dir(d).output().expect("run")
 }
 
 /// Every dataset of `file` (path -> values as f64, in storage order).
@@ -183,5 +174,229 @@ fn a_failing_rank_stops_every_rank_with_exit_1_and_a_valid_file() {
     assert!(t0.elapsed().as_secs() < 30, "stopped within seconds");
     let f = hdf5::File::open(d.join("out.h5")).expect("a valid file");
     assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn each_rank_allocates_what_the_plan_of_r_ranks_lists() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = dir("plan");
+    for (ranks, slabs) in [(2, None), (3, Some("5"))] {
+        let mut run = vec!["run", "s.toml", "-o", "out.h5", "--overwrite"];
+        run.extend(["--backend", "cpu", "--threads", "1"]);
+        let mut plan_args = vec!["--threads", "1"];
+        if let Some(s) = slabs {
+            run.extend(["--slabs", s]);
+            plan_args.extend(["--slabs", s]);
+        }
+        // Without --quiet: rank 0 prints each rank's line (host, planes, slabs, bytes).
+        let o = launch(&d, Some(ranks), &run, &[]);
+        let out =
+            String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{out}");
+        let r = ranks.to_string();
+        let p = Command::new(env!("CARGO_BIN_EXE_yee"))
+            .args(["plan", "s.toml", "--json", "--ranks", &r])
+            .args(&plan_args)
+            .current_dir(&d)
+            .output()
+            .unwrap();
+        assert!(p.status.success(), "{}", String::from_utf8_lossy(&p.stderr));
+        let plan: serde_json::Value = serde_json::from_slice(&p.stdout).unwrap();
+        let parts = plan["ranks"]["parts"].as_array().unwrap();
+        assert_eq!(parts.len(), ranks);
+        for part in parts {
+            let rank = part["rank"].as_u64().unwrap();
+            let line = out
+                .lines()
+                .find(|l| l.contains(&format!("rank {rank} on ")))
+                .unwrap_or_else(|| panic!("no line for rank {rank}: {out}"));
+            let a = &part["allocation"];
+            let total: u64 = [
+                "fields",
+                "halos",
+                "materials",
+                "pml",
+                "dispersive",
+                "monitors",
+                "sources",
+            ]
+            .iter()
+            .map(|k| a[*k].as_u64().unwrap())
+            .sum();
+            let x = &part["x"];
+            let slabs = part["slabs"][1].as_u64().unwrap() - part["slabs"][0].as_u64().unwrap();
+            let want = format!(
+                "x planes [{}, {}) in {slabs} slabs, 1 threads, {total} bytes allocated",
+                x[0], x[1]
+            );
+            assert!(
+                line.contains(&want),
+                "{ranks} ranks: the plan says `{want}`, the run `{line}`"
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn devices_under_mpirun_lists_every_rank_with_its_host() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = dir("devices");
+    let o = launch(&d, Some(2), &["devices"], &[]);
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Rank 0 alone prints, once for each rank, the rank's host and then its own report.
+    let host = yee::ranks::this_host();
+    for r in 0..2 {
+        let head = format!("rank {r} on {host}:");
+        assert_eq!(out.matches(&head).count(), 1, "`{head}` once in:\n{out}");
+    }
+    let plain = launch(&d, None, &["devices"], &[]);
+    let first = String::from_utf8_lossy(&plain.stdout)
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    assert!(!first.trim().is_empty(), "a report");
+    assert_eq!(
+        out.matches(first.as_str()).count(),
+        2,
+        "each rank's section holds the single-process report:\n{out}"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// The pids of the `yee` processes mpirun `parent` started, by rank.
+fn ranks_of(parent: u32, ranks: usize) -> Vec<u32> {
+    let mut found = vec![0u32; ranks];
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // Fields after the command name (which ends at the last ')'): state, ppid, ...
+        let after = &stat[stat.rfind(')').map_or(0, |i| i + 2)..];
+        let ppid: u32 = after
+            .split(' ')
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        if ppid != parent {
+            continue;
+        }
+        let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+        for var in env.split(|&b| b == 0) {
+            if let Some(r) = var.strip_prefix(b"OMPI_COMM_WORLD_RANK=") {
+                let r: usize = String::from_utf8_lossy(r).parse().unwrap();
+                if r < ranks {
+                    found[r] = pid;
+                }
+            }
+        }
+    }
+    found
+}
+
+/// Start a long run over 2 ranks, wait until it is stepping, signal it with `signal` through
+/// `target` (the mpirun pid and the ranks' pids), and return the exit code, the output and the
+/// time from the signal to the end.
+fn interrupt(
+    name: &str,
+    target: impl Fn(u32, &[u32]) -> Vec<u32>,
+    signal: i32,
+) -> (Option<i32>, String, std::time::Duration, PathBuf) {
+    let d = dir(name);
+    let long = SCENE.replace("steps = 120", "steps = 1000000");
+    std::fs::write(d.join("s.toml"), long).unwrap();
+    let child = Command::new("mpirun")
+        .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
+        .arg(env!("CARGO_BIN_EXE_yee"))
+        .args([
+            "run",
+            "s.toml",
+            "-o",
+            "out.h5",
+            "--backend",
+            "cpu",
+            "--threads",
+            "1",
+        ])
+        .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
+        .current_dir(&d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stepping: both ranks are up and the file exists (rank 0 creates it before step 1).
+    let t0 = std::time::Instant::now();
+    let pids = loop {
+        let pids = ranks_of(child.id(), 2);
+        if pids.iter().all(|&p| p != 0) && d.join("out.h5").exists() {
+            break pids;
+        }
+        assert!(t0.elapsed().as_secs() < 60, "the run did not start");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let signalled = std::time::Instant::now();
+    for pid in target(child.id(), &pids) {
+        // SAFETY: kill only sends a signal to a process of this test.
+        unsafe { libc::kill(pid as i32, signal) };
+    }
+    let o = child.wait_with_output().unwrap();
+    let took = signalled.elapsed();
+    let text =
+        String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
+    (o.status.code(), text, took, d)
+}
+
+/// The file of a stopped run: valid, complete = false, the steps written so far.
+fn assert_stopped_file(d: &Path, what: &str) {
+    let f = hdf5::File::open(d.join("out.h5")).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(
+        !f.attr("complete").unwrap().read_scalar::<bool>().unwrap(),
+        "{what}: complete = false"
+    );
+    let near = f
+        .dataset("probes/near/Ez")
+        .unwrap()
+        .read_raw::<f64>()
+        .unwrap();
+    assert!(
+        near.len() > 10,
+        "{what}: the probe rows so far ({})",
+        near.len()
+    );
+}
+
+#[test]
+fn a_signal_to_one_rank_stops_every_rank_with_exit_130_and_a_valid_file() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // As a batch system's scancel or a kill of one process does: SIGINT reaches rank 1 only;
+    // rank 0 hears of it at the next status check, every rank stops and rank 0's 130 is
+    // mpirun's exit code.
+    let (code, out, took, d) = interrupt("sig-rank", |_, pids| vec![pids[1]], libc::SIGINT);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(out.contains("interrupted"), "{out}");
+    assert!(took.as_secs() < 20, "stopped within seconds: {took:?}");
+    assert_stopped_file(&d, "SIGINT to rank 1");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn ctrl_c_to_mpirun_stops_every_rank_and_leaves_a_valid_file() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // A terminal's Ctrl-C reaches mpirun alone (Open MPI starts each rank in its own process
+    // group); mpirun sends SIGTERM to every rank, which stop at the next step and rank 0
+    // closes the file. mpirun's own exit code after it was signalled is Open MPI's choice
+    // (4.x: 1, whatever the ranks return), so only "not success" is checked here.
+    let (code, out, took, d) = interrupt("sig-mpirun", |mpirun, _| vec![mpirun], libc::SIGINT);
+    assert!(code.is_some_and(|c| c != 0), "{code:?} {out}");
+    assert!(out.contains("interrupted"), "{out}");
+    assert!(took.as_secs() < 20, "stopped within seconds: {took:?}");
+    assert_stopped_file(&d, "Ctrl-C to mpirun");
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -702,3 +702,63 @@ fn a_price_on_a_cpu_plan_is_noted() {
         "{v}"
     );
 }
+
+#[test]
+fn plan_over_ranks_splits_the_slabs_and_counts_the_halo_traffic() {
+    // The 10 um cube at 5 nm (2000 x planes, 226 GB) on nodes of 64 GiB: 4 nodes.
+    let args = [
+        "plan",
+        "scenes/plan_10um_5nm.toml",
+        "--host-memory",
+        "64GiB",
+        "--threads",
+        "8",
+    ];
+    let one = yee(&args);
+    let text = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        text.contains("`mpirun -n 4 yee run`"),
+        "a grid that does not fit one node suggests the nodes it needs:\n{text}"
+    );
+    let mut over = args.to_vec();
+    over.extend(["--ranks", "4", "--network", "200Gbit/s", "--json"]);
+    let v = json(&over);
+    let r = &v["ranks"];
+    assert_eq!(r["ranks"], 4);
+    assert_eq!(r["network_bytes_per_s"].as_f64(), Some(25e9));
+    assert_eq!(r["fits"], true, "{r}");
+    let parts = r["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), 4);
+    // Contiguous x ranges tiling [0, 2000), 8 slabs each (8 threads per rank).
+    let mut x = 0;
+    for p in parts {
+        assert_eq!(p["x"][0], x);
+        x = p["x"][1].as_u64().unwrap();
+        assert_eq!(p["slabs"][1].as_u64().unwrap() - p["slabs"][0].as_u64().unwrap(), 8);
+    }
+    assert_eq!(x, 2000);
+    // Halo traffic: each of the 3 rank boundaries moves 4 planes of 2000 x 2000 f32 values
+    // a step: the 2 tangential H components one way after the H half step, the 2 tangential
+    // E components the other way after the E half step.
+    let plane = 2000u64 * 2000 * 4;
+    assert_eq!(r["halo_bytes_per_step"].as_u64(), Some(3 * 4 * plane));
+    // An inner rank sends and receives at both of its faces, twice what an end rank does.
+    assert_eq!(
+        parts[1]["halo_bytes_per_step"].as_u64().unwrap(),
+        2 * parts[0]["halo_bytes_per_step"].as_u64().unwrap()
+    );
+    // Too few ranks: the plan says how many nodes it needs.
+    let n = over.len();
+    over[n - 4] = "2";
+    let v = json(&over);
+    assert_eq!(v["ranks"]["fits"], false);
+    assert_eq!(v["ranks"]["nodes_needed"], 4);
+    // The report, and a bad bandwidth (exit 2, naming the flag).
+    let text = yee(&over[..over.len() - 1]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("rank 1: slabs"), "{text}");
+    assert!(text.contains("needs at least 4 nodes"), "{text}");
+    let bad = yee(&["plan", "scenes/dipole.toml", "--ranks", "2", "--network", "fast"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--network"));
+}

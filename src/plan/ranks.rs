@@ -266,7 +266,7 @@ fn largest_snapshot_values(model: &Model) -> u64 {
 
 /// Fewest ranks, one per node of `memory` bytes, whose largest share (rank 0's, which also
 /// holds `staging`) fits; None if one plane per rank does not.
-fn nodes_for(layout: &Layout, memory: u64, staging: u64) -> Option<usize> {
+pub(super) fn nodes_for(layout: &Layout, memory: u64, staging: u64) -> Option<usize> {
     let nx = layout.shape[0];
     // Rank 0 holds the most planes of an even split (ceil(nx / R)) and the monitor buffers.
     let largest = |r: usize| {

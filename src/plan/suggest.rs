@@ -35,6 +35,16 @@ pub(super) fn suggestions(
             "A host with at least {} of available memory runs it on the CPU backend (--host-memory to plan for one).",
             bytes_h(cpu.needs)
         ));
+        // Spread over nodes like this one (MPI ranks), when one plane per rank fits a node.
+        let staging = super::monitor_staging_bytes(model, model.precision);
+        if let Some(n) = super::ranks::nodes_for(layout, hw.host.memory_bytes, staging) {
+            if n > 1 {
+                out.push(format!(
+                    "Over MPI ranks on {n} nodes with {} each it runs on the CPU backend: `mpirun -n {n} yee run` (the mpi build; `yee plan --ranks {n}` shows the split).",
+                    bytes_h(hw.host.memory_bytes)
+                ));
+            }
+        }
     }
     out.extend(suggest_f32(model, layout, hw, options));
     out.extend(suggest_cell(model, layout, hw, options));

@@ -76,6 +76,10 @@ impl World {
         let mut lens = vec![0u64; size];
         self.comm.all_gather_into(&mine, &mut lens[..]);
         let longest = lens.iter().copied().max().unwrap_or(0) as usize;
+        if longest == 0 {
+            // Every text empty (chunks of an empty buffer would yield no entry at all).
+            return vec![String::new(); size];
+        }
         let mut padded = text.as_bytes().to_vec();
         padded.resize(longest, 0);
         let mut all = vec![0u8; longest * size];

@@ -121,6 +121,16 @@ pub fn hosts() -> Vec<String> {
     vec![this_host()]
 }
 
+/// Every rank's `text`, in rank order (collective: every rank calls it; `[text]` for a single
+/// process).
+pub fn gather_strings(text: &str) -> Vec<String> {
+    #[cfg(feature = "mpi")]
+    if let Some(w) = World::get() {
+        return w.gather_strings(text);
+    }
+    vec![text.to_string()]
+}
+
 /// The name of this host.
 pub fn this_host() -> String {
     let mut buf = [0u8; 256];
