@@ -336,6 +336,12 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     // Under mpirun (with the `mpi` feature) MPI runs until this is dropped, after the command.
     let _mpi = yee::ranks::init();
+    if let (Some(why), Command::Run { .. } | Command::Resume { .. }) =
+        (yee::ranks::unsupported_launch(), &cli.command)
+    {
+        eprintln!("error: {why}");
+        return ExitCode::from(2);
+    }
     match cli.command {
         Command::Run {
             scene,

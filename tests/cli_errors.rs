@@ -534,3 +534,32 @@ fn a_domain_too_small_for_the_default_pml_is_one_problem() {
         "{err}"
     );
 }
+
+/// A build without the `mpi` feature started by mpirun as several processes refuses to run
+/// (each would run the whole grid and race for the file), before it reads the scene. The
+/// launcher's environment is enough to tell: set here without mpirun.
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn several_processes_of_a_build_without_mpi_refuse_to_run() {
+    let d = tmpdir("no-mpi");
+    std::fs::write(d.join("s.toml"), GOOD).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "s.toml", "-o", "out.h5"])
+        .env("OMPI_COMM_WORLD_SIZE", "2")
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("--features mpi"), "{err}");
+    assert!(!d.join("out.h5").exists(), "nothing written");
+    // One process under a launcher (mpirun -n 1) runs as usual.
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "s.toml", "-o", "out.h5", "--quiet"])
+        .env("OMPI_COMM_WORLD_SIZE", "1")
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let _ = std::fs::remove_dir_all(&d);
+}

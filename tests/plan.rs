@@ -734,7 +734,10 @@ fn plan_over_ranks_splits_the_slabs_and_counts_the_halo_traffic() {
     for p in parts {
         assert_eq!(p["x"][0], x);
         x = p["x"][1].as_u64().unwrap();
-        assert_eq!(p["slabs"][1].as_u64().unwrap() - p["slabs"][0].as_u64().unwrap(), 8);
+        assert_eq!(
+            p["slabs"][1].as_u64().unwrap() - p["slabs"][0].as_u64().unwrap(),
+            8
+        );
     }
     assert_eq!(x, 2000);
     // Halo traffic: each of the 3 rank boundaries moves 4 planes of 2000 x 2000 f32 values
@@ -758,7 +761,14 @@ fn plan_over_ranks_splits_the_slabs_and_counts_the_halo_traffic() {
     let text = String::from_utf8_lossy(&text.stdout);
     assert!(text.contains("rank 1: slabs"), "{text}");
     assert!(text.contains("needs at least 4 nodes"), "{text}");
-    let bad = yee(&["plan", "scenes/dipole.toml", "--ranks", "2", "--network", "fast"]);
+    let bad = yee(&[
+        "plan",
+        "scenes/dipole.toml",
+        "--ranks",
+        "2",
+        "--network",
+        "fast",
+    ]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--network"));
 }

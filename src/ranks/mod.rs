@@ -70,6 +70,26 @@ pub fn launched_by_mpi() -> bool {
     .any(|v| std::env::var_os(v).is_some())
 }
 
+/// The number of processes the launcher started, from its environment (None without one).
+fn launcher_size() -> Option<usize> {
+    ["OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "MPI_LOCALNRANKS"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok()?.parse().ok())
+}
+
+/// Why this binary cannot run under the launcher that started it, if so: several processes
+/// of a build without the `mpi` feature would each run the whole grid on their own and race
+/// for the output file.
+pub fn unsupported_launch() -> Option<String> {
+    let n = launcher_size().filter(|&n| n > 1)?;
+    if cfg!(feature = "mpi") {
+        return None;
+    }
+    Some(format!(
+        "this yee was built without the `mpi` feature, but mpirun started {n} processes of it: each would run the whole grid alone; rebuild with `cargo build --release --features mpi`, or run one process without mpirun"
+    ))
+}
+
 /// The MPI environment of this process, held by `main` for the whole program: MPI is
 /// finalised when it is dropped. Without the `mpi` feature, or without a launcher, it holds
 /// nothing.
