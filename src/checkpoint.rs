@@ -10,7 +10,7 @@
 //! is pending). The snapshot schedule is a function of the step (`step % every`), so no
 //! monitor schedule state is stored.
 
-use crate::backend::{DispersiveState, State};
+use crate::backend::{DispersiveState, State, StatePlace, StateRequest, StateShape, StateSink};
 use crate::model::{Component, Model};
 use crate::output::resume::{Fingerprint, FNV_START};
 use crate::output::OutputError;
@@ -137,9 +137,28 @@ pub fn write<T: Real>(
     result: &Fingerprint,
     backend: &str,
 ) -> Result<u64, OutputError> {
+    let written = write_with::<T>(path, model, state.step, result, backend, &mut |sink| {
+        sink.begin(&StateShape::of(state))?;
+        sink.part(state, &StatePlace::whole(state))?;
+        Ok(true)
+    })?;
+    Ok(written.unwrap_or(0))
+}
+
+/// Write the checkpoint of `model` after `step` steps as [`write`] does, with the state
+/// handed to the writer by `fill` part by part ([`crate::backend::Backend::write_state`]): no
+/// process needs the whole state in memory. `None` (and the previous checkpoint kept) when
+/// `fill` hands over nothing (a device failure).
+pub fn write_with<T: Real>(
+    path: &Path,
+    model: &Model,
+    step: usize,
+    result: &Fingerprint,
+    backend: &str,
+    fill: &mut dyn FnMut(&mut dyn StateSink<T>) -> Result<bool, String>,
+) -> Result<Option<u64>, OutputError> {
     let partial = partial_path(path);
     let _ = std::fs::remove_file(&partial);
-    let need = state.bytes() + 64 * 1024 + model.scene_text.len() as u64;
     let fail = |message: String| {
         let _ = std::fs::remove_file(&partial);
         OutputError {
@@ -147,17 +166,21 @@ pub fn write<T: Real>(
             message,
         }
     };
-    let written = write_file(&partial, model, state, result, backend);
-    if let Err(e) = written {
-        // HDF5 names the system's error (`errno = N`) in a frame of its stack.
-        let mut text = e.to_string();
-        if let Some(stack) = e.stack() {
-            for frame in stack.iter() {
-                text.push_str("; ");
-                text.push_str(frame.desc());
-            }
-        }
-        return Err(fail(write_failure(&text, &partial, need)));
+    let mut writer = match Writer::<T>::create(&partial, model, step, result, backend) {
+        Ok(w) => w,
+        Err(e) => return Err(fail(write_failure(&hdf5_text(&e), &partial, 0))),
+    };
+    let filled = fill(&mut writer);
+    let need = writer.need;
+    let closed = writer.close();
+    let filled = match (filled, closed) {
+        (Ok(f), Ok(())) => f,
+        (Err(e), _) => return Err(fail(write_failure(&e, &partial, need))),
+        (_, Err(e)) => return Err(fail(write_failure(&hdf5_text(&e), &partial, need))),
+    };
+    if !filled {
+        let _ = std::fs::remove_file(&partial);
+        return Ok(None);
     }
     let synced = std::fs::File::open(&partial).and_then(|f| f.sync_all());
     if let Err(e) = synced {
@@ -174,7 +197,19 @@ pub fn write<T: Real>(
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
     }
-    Ok(bytes)
+    Ok(Some(bytes))
+}
+
+/// HDF5's error with the frames of its stack, where the system's error (`errno = N`) is named.
+fn hdf5_text(e: &hdf5::Error) -> String {
+    let mut text = e.to_string();
+    if let Some(stack) = e.stack() {
+        for frame in stack.iter() {
+            text.push_str("; ");
+            text.push_str(frame.desc());
+        }
+    }
+    text
 }
 
 /// One sentence for a failed checkpoint write: the reason and, on a full disk or a size limit,
@@ -200,75 +235,179 @@ fn write_failure(error: &str, partial: &Path, need: u64) -> String {
     )
 }
 
-fn write_file<T: Real>(
-    path: &Path,
-    model: &Model,
-    st: &State<T>,
-    result: &Fingerprint,
-    backend: &str,
-) -> hdf5::Result<()> {
-    let file = File::with_options()
-        .with_fapl(|p| p.file_locking(false))
-        .create(path)?;
-    file.new_attr::<u64>()
-        .shape(())
-        .create("format")?
-        .write_scalar(&FORMAT)?;
-    str_attr(&file, "yee_version", env!("CARGO_PKG_VERSION"))?;
-    str_attr(&file, "precision", T::PRECISION.name())?;
-    str_attr(&file, "scene", &model.scene_text)?;
-    str_attr(&file, "scene_hash", &scene_hash(&model.scene_text))?;
-    str_attr(&file, "backend", backend)?;
-    file.new_attr::<u64>()
-        .shape(())
-        .create("step")?
-        .write_scalar(&(st.step as u64))?;
+/// A checkpoint file being written ([`write_with`]): the header at creation, then the state's
+/// datasets at their whole sizes ([`StateSink::begin`]), filled part by part.
+struct Writer<T> {
+    file: File,
+    model_shape: [usize; 3],
+    /// The whole state's shape, from `begin`.
+    whole: StateShape,
+    /// Bytes the checkpoint needs, for the message of a failed write.
+    need: u64,
+    incident_written: bool,
+    fields_paused: bool,
+    _values: std::marker::PhantomData<T>,
+}
 
-    let r = file.create_group("result")?;
-    put(&r, "probe_rows", &result.probe_rows)?;
-    put(&r, "probe_hash", &result.probe_hash)?;
-    put(&r, "snapshot_rows", &result.snapshot_rows)?;
-    put(&r, "snapshot_hash", &result.snapshot_hash)?;
+impl<T: Real> Writer<T> {
+    fn create(
+        path: &Path,
+        model: &Model,
+        step: usize,
+        result: &Fingerprint,
+        backend: &str,
+    ) -> hdf5::Result<Self> {
+        let file = File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .create(path)?;
+        file.new_attr::<u64>()
+            .shape(())
+            .create("format")?
+            .write_scalar(&FORMAT)?;
+        str_attr(&file, "yee_version", env!("CARGO_PKG_VERSION"))?;
+        str_attr(&file, "precision", T::PRECISION.name())?;
+        str_attr(&file, "scene", &model.scene_text)?;
+        str_attr(&file, "scene_hash", &scene_hash(&model.scene_text))?;
+        str_attr(&file, "backend", backend)?;
+        file.new_attr::<u64>()
+            .shape(())
+            .create("step")?
+            .write_scalar(&(step as u64))?;
+        let r = file.create_group("result")?;
+        put(&r, "probe_rows", &result.probe_rows)?;
+        put(&r, "probe_hash", &result.probe_hash)?;
+        put(&r, "snapshot_rows", &result.snapshot_rows)?;
+        put(&r, "snapshot_hash", &result.snapshot_hash)?;
+        Ok(Writer {
+            file,
+            model_shape: model.grid.shape,
+            whole: StateShape::default(),
+            need: 64 * 1024 + model.scene_text.len() as u64,
+            incident_written: false,
+            fields_paused: false,
+            _values: std::marker::PhantomData,
+        })
+    }
 
-    let s = file.create_group("state")?;
-    let [nx, ny, nz] = model.grid.shape;
-    let fields = s.create_group("fields")?;
-    for (c, f) in st.fields.iter().enumerate() {
-        fields
-            .new_dataset::<T>()
-            .shape([nx, ny, nz])
-            .create(Component::ALL[c].name())?
-            .write_raw(f)?;
+    fn close(self) -> hdf5::Result<()> {
+        self.file.flush()?;
+        self.file.close()
     }
-    pause_for_tests();
-    let psi = s.create_group("psi")?;
-    for (a, arrays) in st.psi.iter().enumerate() {
-        for (k, v) in arrays.iter().enumerate() {
-            put(&psi, &format!("{}{k}", ["x", "y", "z"][a]), v)?;
+
+    fn begin_datasets(&mut self, whole: &StateShape) -> hdf5::Result<()> {
+        let [nx, ny, nz] = self.model_shape;
+        let t = std::mem::size_of::<T>() as u64;
+        let s = self.file.create_group("state")?;
+        let fields = s.create_group("fields")?;
+        for c in Component::ALL {
+            fields
+                .new_dataset::<T>()
+                .shape([nx, ny, nz])
+                .create(c.name())?;
         }
-    }
-    let disp = s.create_group("dispersive")?;
-    for d in &st.dispersive {
-        let g = disp.create_group(&format!("{}_{}", d.component, d.material))?;
-        put(&g, "e_prev", &d.e_prev)?;
-        put(&g, "state", &d.state)?;
-    }
-    if let Some([e, h]) = &st.incident {
-        let g = s.create_group("incident")?;
-        put(&g, "e", e)?;
-        put(&g, "h", h)?;
-    }
-    let flux = s.create_group("flux")?;
-    for (i, dft) in st.flux.iter().enumerate() {
-        let m = flux.create_group(&i.to_string())?;
-        for (j, p) in dft.patches.iter().enumerate() {
-            let g = m.create_group(&j.to_string())?;
-            put(&g, "re", &p.re.concat())?;
-            put(&g, "im", &p.im.concat())?;
+        self.need += 6 * (nx * ny * nz) as u64 * t;
+        let psi = s.create_group("psi")?;
+        for (a, arrays) in whole.psi.iter().enumerate() {
+            for (k, &n) in arrays.iter().enumerate() {
+                psi.new_dataset::<T>()
+                    .shape([n])
+                    .create(format!("{}{k}", ["x", "y", "z"][a]).as_str())?;
+                self.need += n as u64 * t;
+            }
         }
+        let disp = s.create_group("dispersive")?;
+        for &(c, m, n, slots) in &whole.dispersive {
+            let g = disp.create_group(&format!("{c}_{m}"))?;
+            g.new_dataset::<T>().shape([n]).create("e_prev")?;
+            g.new_dataset::<T>().shape([n * slots]).create("state")?;
+            self.need += (n * (1 + slots)) as u64 * t;
+        }
+        s.create_group("flux")?;
+        self.whole = whole.clone();
+        Ok(())
     }
-    file.flush()?;
-    file.close()
+
+    fn write_part(&mut self, st: &State<T>, place: &StatePlace) -> hdf5::Result<()> {
+        use ndarray::{s, ArrayView1, ArrayView3};
+        let [_, ny, nz] = self.model_shape;
+        let s = self.file.group("state")?;
+        let fields = s.group("fields")?;
+        let planes = st.fields[0].len() / (ny * nz).max(1);
+        let x0 = place.x0;
+        for (c, f) in st.fields.iter().enumerate() {
+            if planes == 0 {
+                break;
+            }
+            let view = ArrayView3::from_shape((planes, ny, nz), &f[..])
+                .map_err(|e| hdf5::Error::from(e.to_string()))?;
+            fields
+                .dataset(Component::ALL[c].name())?
+                .write_slice(view, s![x0..x0 + planes, .., ..])?;
+        }
+        if !self.fields_paused {
+            self.fields_paused = true;
+            pause_for_tests();
+        }
+        let psi = s.group("psi")?;
+        for (a, arrays) in st.psi.iter().enumerate() {
+            for (k, v) in arrays.iter().enumerate() {
+                if v.is_empty() {
+                    continue;
+                }
+                let at = place.psi[a][k];
+                psi.dataset(&format!("{}{k}", ["x", "y", "z"][a]))?
+                    .write_slice(ArrayView1::from(&v[..]), s![at..at + v.len()])?;
+            }
+        }
+        let disp = s.group("dispersive")?;
+        for (d, &at) in st.dispersive.iter().zip(&place.dispersive) {
+            let n = d.e_prev.len();
+            if n == 0 {
+                continue;
+            }
+            let total = self
+                .whole
+                .dispersive
+                .iter()
+                .find(|w| w.0 == d.component && w.1 == d.material)
+                .map(|w| w.2)
+                .ok_or_else(|| hdf5::Error::from("a dispersive part the whole state lacks"))?;
+            let g = disp.group(&format!("{}_{}", d.component, d.material))?;
+            g.dataset("e_prev")?
+                .write_slice(ArrayView1::from(&d.e_prev[..]), s![at..at + n])?;
+            let state = g.dataset("state")?;
+            for (slot, run) in d.state.chunks(n).enumerate() {
+                let from = slot * total + at;
+                state.write_slice(ArrayView1::from(run), s![from..from + n])?;
+            }
+        }
+        if let (Some([e, h]), false) = (&st.incident, self.incident_written) {
+            let g = s.create_group("incident")?;
+            put(&g, "e", e)?;
+            put(&g, "h", h)?;
+            self.incident_written = true;
+        }
+        let flux = s.group("flux")?;
+        for (i, dft) in st.flux.iter().enumerate() {
+            let m = flux.create_group(&i.to_string())?;
+            for (j, p) in dft.patches.iter().enumerate() {
+                let g = m.create_group(&j.to_string())?;
+                put(&g, "re", &p.re.concat())?;
+                put(&g, "im", &p.im.concat())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<T: Real> StateSink<T> for Writer<T> {
+    fn begin(&mut self, whole: &StateShape) -> Result<(), String> {
+        self.begin_datasets(whole).map_err(|e| hdf5_text(&e))
+    }
+
+    fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String> {
+        self.write_part(part, place).map_err(|e| hdf5_text(&e))
+    }
 }
 
 /// Test hook: `YEE_TEST_CHECKPOINT_PAUSE_MS` makes each checkpoint write pause that long after
@@ -417,33 +556,121 @@ pub fn read_state<T: Real>(path: &Path, model: &Model) -> Result<State<T>, Check
             let g = s.group("incident")?;
             st.incident = Some([get(&g, "e")?, get(&g, "h")?]);
         }
-        let flux = s.group("flux")?;
-        for (i, f) in model.fluxes.iter().enumerate() {
-            let m = flux.group(&i.to_string())?;
-            let nf = f.frequencies.len();
-            let mut patches = Vec::with_capacity(f.patches.len());
-            for (j, patch) in f.patches.iter().enumerate() {
-                let g = m.group(&j.to_string())?;
-                let n = nf * patch.cells();
-                let split = |v: Vec<f64>| -> hdf5::Result<[Vec<f64>; 4]> {
-                    if v.len() != 4 * n {
-                        return Err(hdf5::Error::from(format!(
-                            "surface DFT monitor `{}` holds {} values, the scene needs {}",
-                            f.name,
-                            v.len(),
-                            4 * n
-                        )));
-                    }
-                    Ok([0, 1, 2, 3].map(|q| v[q * n..(q + 1) * n].to_vec()))
-                };
-                patches.push(crate::flux::PatchDft::of(
-                    model,
-                    patch,
-                    split(get(&g, "re")?)?,
-                    split(get(&g, "im")?)?,
-                ));
+        st.flux = read_flux(&s, model)?;
+        Ok(st)
+    })()
+    .map_err(unreadable)
+}
+
+/// The surface DFTs of every flux monitor of `model` in the checkpoint's `state` group.
+fn read_flux(s: &hdf5::Group, model: &Model) -> hdf5::Result<Vec<crate::flux::FluxDft>> {
+    let mut out = Vec::with_capacity(model.fluxes.len());
+    let flux = s.group("flux")?;
+    for (i, f) in model.fluxes.iter().enumerate() {
+        let m = flux.group(&i.to_string())?;
+        let nf = f.frequencies.len();
+        let mut patches = Vec::with_capacity(f.patches.len());
+        for (j, patch) in f.patches.iter().enumerate() {
+            let g = m.group(&j.to_string())?;
+            let n = nf * patch.cells();
+            let split = |v: Vec<f64>| -> hdf5::Result<[Vec<f64>; 4]> {
+                if v.len() != 4 * n {
+                    return Err(hdf5::Error::from(format!(
+                        "surface DFT monitor `{}` holds {} values, the scene needs {}",
+                        f.name,
+                        v.len(),
+                        4 * n
+                    )));
+                }
+                Ok([0, 1, 2, 3].map(|q| v[q * n..(q + 1) * n].to_vec()))
+            };
+            patches.push(crate::flux::PatchDft::of(
+                model,
+                patch,
+                split(get(&g, "re")?)?,
+                split(get(&g, "im")?)?,
+            ));
+        }
+        out.push(crate::flux::FluxDft { patches });
+    }
+    Ok(out)
+}
+
+/// Read the state of the checkpoint at `path` for `model`: the whole ([`read_state`]) or, with
+/// a request, the part of one process (its x planes of the fields, its runs of the psi arrays
+/// and dispersive cells, the TF/SF grid and the surface DFTs if it holds them), so no process
+/// reads more than its own.
+pub fn read_part<T: Real>(
+    path: &Path,
+    model: &Model,
+    request: Option<&StateRequest>,
+) -> Result<State<T>, CheckpointError> {
+    let Some(req) = request else {
+        return read_state(path, model);
+    };
+    let unreadable = |e: hdf5::Error| CheckpointError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let file = File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .map_err(unreadable)?;
+    (|| -> hdf5::Result<State<T>> {
+        use ndarray::s;
+        let slice = |ds: &hdf5::Dataset, r: &std::ops::Range<usize>| -> hdf5::Result<Vec<T>> {
+            if r.is_empty() {
+                return Ok(Vec::new());
             }
-            st.flux.push(crate::flux::FluxDft { patches });
+            Ok(ds.read_slice_1d::<T, _>(s![r.start..r.end])?.to_vec())
+        };
+        let mut st = State::<T> {
+            step: file.attr("step")?.read_scalar::<u64>()? as usize,
+            ..Default::default()
+        };
+        let g = file.group("state")?;
+        let fields = g.group("fields")?;
+        for (c, f) in st.fields.iter_mut().enumerate() {
+            let ds = fields.dataset(Component::ALL[c].name())?;
+            if !req.x.is_empty() {
+                *f = ds
+                    .read_slice::<T, _, ndarray::Ix3>(s![req.x.start..req.x.end, .., ..])?
+                    .iter()
+                    .copied()
+                    .collect();
+            }
+        }
+        let psi = g.group("psi")?;
+        for (a, arrays) in st.psi.iter_mut().enumerate() {
+            for (k, v) in arrays.iter_mut().enumerate() {
+                let ds = psi.dataset(&format!("{}{k}", ["x", "y", "z"][a]))?;
+                *v = slice(&ds, &req.psi[a][k])?;
+            }
+        }
+        let disp = g.group("dispersive")?;
+        for (component, material, cells, total) in &req.dispersive {
+            let d = disp.group(&format!("{component}_{material}"))?;
+            let e_prev = slice(&d.dataset("e_prev")?, cells)?;
+            let state_ds = d.dataset("state")?;
+            let slots = state_ds.size() / (*total).max(1);
+            let mut state = Vec::with_capacity(slots * cells.len());
+            for slot in 0..slots {
+                let at = slot * total;
+                state.extend(slice(&state_ds, &(at + cells.start..at + cells.end))?);
+            }
+            st.dispersive.push(DispersiveState {
+                component: *component,
+                material: *material,
+                e_prev,
+                state,
+            });
+        }
+        if req.incident {
+            let inc = g.group("incident")?;
+            st.incident = Some([get(&inc, "e")?, get(&inc, "h")?]);
+        }
+        if req.flux {
+            st.flux = read_flux(&g, model)?;
         }
         Ok(st)
     })()

@@ -308,9 +308,19 @@ fn interrupt(
     target: impl Fn(u32, &[u32]) -> Vec<u32>,
     signal: i32,
 ) -> (Option<i32>, String, std::time::Duration, PathBuf) {
-    let d = dir(name);
     let long = SCENE.replace("steps = 120", "steps = 1000000");
-    std::fs::write(d.join("s.toml"), long).unwrap();
+    interrupt_scene(name, &long, target, signal)
+}
+
+/// [`interrupt`] on the scene `text`.
+fn interrupt_scene(
+    name: &str,
+    text: &str,
+    target: impl Fn(u32, &[u32]) -> Vec<u32>,
+    signal: i32,
+) -> (Option<i32>, String, std::time::Duration, PathBuf) {
+    let d = dir(name);
+    std::fs::write(d.join("s.toml"), text).unwrap();
     let child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
         .arg(env!("CARGO_BIN_EXE_yee"))
@@ -399,4 +409,109 @@ fn ctrl_c_to_mpirun_stops_every_rank_and_leaves_a_valid_file() {
     assert!(took.as_secs() < 20, "stopped within seconds: {took:?}");
     assert_stopped_file(&d, "Ctrl-C to mpirun");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// [`SCENE`] with `steps` steps and a Drude metal across the rank boundaries (x cells 16 to
+/// 24: the 2-rank split at 18, the 3-rank split at 12 and 24), so a checkpoint carries
+/// dispersive state in every rank's part.
+fn checkpoint_scene(steps: usize) -> String {
+    SCENE
+        .replace("steps = 120", &format!("steps = {steps}"))
+        .replace(
+            "[[geometry]]",
+            r#"metal = { epsilon = 1.0, drude = [{ frequency = 1.2e15, damping = 1.0e14 }] }
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [0.1, -0.4, 0.0]
+size = [0.4, 0.3, 0.3]
+[[geometry]]"#,
+        )
+}
+
+#[test]
+fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_bit() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let steps = 2000;
+    let text = checkpoint_scene(steps);
+    // The uninterrupted run, one process.
+    let one = dir("ck-ref");
+    std::fs::write(one.join("s.toml"), &text).unwrap();
+    let o = yee(&one, None, &[], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = datasets(&hdf5::File::open(one.join("out.h5")).unwrap());
+    // Two ranks, stopped by SIGTERM to rank 0 (as a batch system's time limit does): every
+    // rank stops, the checkpoint is written part by part, exit 143.
+    let (code, out, _, d) =
+        interrupt_scene("ck-two", &text, |_, pids| vec![pids[0]], libc::SIGTERM);
+    assert_eq!(code, Some(143), "{out}");
+    assert_stopped_file(&d, "SIGTERM to rank 0");
+    let ck = d.join("out.checkpoint.h5");
+    let step = hdf5::File::open(&ck)
+        .and_then(|f| f.attr("step")?.read_scalar::<u64>())
+        .unwrap_or_else(|e| panic!("a checkpoint: {e}: {out}"));
+    assert!(
+        step > 0 && step < steps as u64,
+        "stopped midway: step {step}"
+    );
+    // A copy of the stopped run resumes as one process.
+    let copy = dir("ck-copy");
+    for f in ["s.toml", "out.h5", "out.checkpoint.h5"] {
+        std::fs::copy(d.join(f), copy.join(f)).unwrap();
+    }
+    let resumed = [
+        (
+            launch(
+                &d,
+                Some(3),
+                &[
+                    "resume",
+                    "out.h5",
+                    "--quiet",
+                    "--backend",
+                    "cpu",
+                    "--threads",
+                    "1",
+                ],
+                &[],
+            ),
+            &d,
+            "3 ranks",
+        ),
+        (
+            launch(
+                &copy,
+                None,
+                &["resume", "out.h5", "--quiet", "--backend", "cpu"],
+                &[],
+            ),
+            &copy,
+            "1 process",
+        ),
+    ];
+    for (o, dir, how) in resumed {
+        assert!(
+            o.status.success(),
+            "resumed on {how}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let f = hdf5::File::open(dir.join("out.h5")).unwrap();
+        assert!(
+            f.attr("complete").unwrap().read_scalar::<bool>().unwrap(),
+            "{how}"
+        );
+        let got = datasets(&f);
+        assert_eq!(got.len(), want.len(), "{how}: the same datasets");
+        for ((name, a), (wname, b)) in got.iter().zip(&want) {
+            assert_eq!(name, wname, "{how}");
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert!(
+                bits(a) == bits(b),
+                "resumed on {how} after step {step}: {name} differs"
+            );
+        }
+    }
+    for p in [one, d, copy] {
+        let _ = std::fs::remove_dir_all(p);
+    }
 }

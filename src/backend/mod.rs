@@ -19,12 +19,14 @@ pub mod cpu;
 /// engine the host-kernel tests drive) are built.
 pub mod cuda;
 pub mod engine;
+pub mod parts;
 pub mod pass;
 
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::model::{Component, Region};
 use crate::real::Real;
 pub use engine::Engine;
+pub use parts::{StatePlace, StateReader, StateRequest, StateShape, StateSink};
 pub use pass::{Half, Pass, StepMode};
 
 /// Which engine to run on: the plan's (it decides under the user's choice).
@@ -268,4 +270,39 @@ pub trait Backend {
         state: &State<Self::Real>,
         halo_copies: &[HaloCopy],
     ) -> Result<(), StateError>;
+    /// The shape of what [`Backend::export_state`] would return, without copying the state
+    /// (by default it does copy); `None` after a [`Backend::failure`].
+    fn state_shape(&mut self) -> Option<StateShape> {
+        self.export_state().map(|s| StateShape::of(&s))
+    }
+    /// Hand the whole state after step `step` to `sink` (a checkpoint being written), part by
+    /// part: by default in one part ([`Backend::export_state`]); a backend spread over
+    /// processes hands each process's part in turn, so no process holds the whole. False
+    /// after a [`Backend::failure`] (nothing handed over); the first error of `sink` is
+    /// returned.
+    fn write_state(
+        &mut self,
+        step: usize,
+        sink: &mut dyn StateSink<Self::Real>,
+    ) -> Result<bool, String> {
+        let Some(mut state) = self.export_state() else {
+            return Ok(false);
+        };
+        state.step = step;
+        sink.begin(&StateShape::of(&state))?;
+        sink.part(&state, &StatePlace::whole(&state))?;
+        Ok(true)
+    }
+    /// Replace the whole state, as [`Backend::import_state`], with what `read` gives: by
+    /// default the whole state at once; a backend spread over processes has each process
+    /// read its own part. `halo_copies` as for [`Backend::import_state`].
+    fn import_state_from(
+        &mut self,
+        read: &StateReader<'_, Self::Real>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), String> {
+        let state = read(None)?;
+        self.import_state(&state, halo_copies)
+            .map_err(|e| e.to_string())
+    }
 }

@@ -15,6 +15,8 @@ pub(crate) const DATA_TAG: i32 = 1;
 /// The first tag of halo planes (plus the copy's index in its half step's list, plus
 /// [`HALF_TAGS`] for the E half step).
 pub(crate) const HALO_TAG: i32 = 1000;
+/// The largest message [`World::send`] sends (1 GiB): larger data goes in several.
+pub(crate) const MESSAGE_BYTES: usize = 1 << 30;
 /// Tags kept for one half step's halo copies.
 pub(crate) const HALF_TAGS: i32 = 100_000;
 
@@ -46,18 +48,32 @@ impl World {
         self.comm.process_at_rank(0).broadcast_into(bytes_mut(buf));
     }
 
-    /// Send `data` to rank `to` (blocking until the buffer may be reused).
+    /// Send `data` to rank `to` (blocking until the buffer may be reused), in messages of at
+    /// most [`MESSAGE_BYTES`] (an MPI count is a 32-bit integer; a rank's part of a field can
+    /// be larger).
     pub(crate) fn send<T: Copy>(&self, to: usize, data: &[T]) {
-        self.comm
-            .process_at_rank(to as i32)
-            .send_with_tag(bytes(data), DATA_TAG);
+        let all = bytes(data);
+        let mut chunks = all.chunks(MESSAGE_BYTES);
+        // An empty part is still one (empty) message, so both sides count the same.
+        let first = chunks.next().unwrap_or(&[]);
+        let process = self.comm.process_at_rank(to as i32);
+        process.send_with_tag(first, DATA_TAG);
+        for c in chunks {
+            process.send_with_tag(c, DATA_TAG);
+        }
     }
 
-    /// Receive exactly `out.len()` values from rank `from`.
+    /// Receive exactly `out.len()` values from rank `from` (as [`World::send`] sent them).
     pub(crate) fn receive<T: Copy>(&self, from: usize, out: &mut [T]) {
-        self.comm
-            .process_at_rank(from as i32)
-            .receive_into_with_tag(bytes_mut(out), DATA_TAG);
+        let all = bytes_mut(out);
+        let process = self.comm.process_at_rank(from as i32);
+        if all.is_empty() {
+            process.receive_into_with_tag(all, DATA_TAG);
+            return;
+        }
+        for c in all.chunks_mut(MESSAGE_BYTES) {
+            process.receive_into_with_tag(c, DATA_TAG);
+        }
     }
 
     /// True on every rank if `value` is true on every rank (collective).

@@ -16,9 +16,13 @@
 
 use super::comm::{World, HALF_TAGS, HALO_TAG};
 use crate::backend::pass::ALL_PASSES;
-use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass, State, StateError};
+use crate::backend::{
+    Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StateReader, StateShape,
+    StateSink,
+};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::flux::FluxAccumulators;
+use crate::flux::FluxDft;
 use crate::model::{Component, Model, Region};
 use crate::real::Real;
 use mpi::traits::*;
@@ -44,6 +48,8 @@ mod cmd {
     pub const FINITE: u64 = 9;
     pub const SAMPLE: u64 = 10;
     pub const GATHER: u64 = 11;
+    pub const EXPORT: u64 = 12;
+    pub const IMPORT: u64 = 13;
 }
 
 /// How a finished run ended, as rank 0 tells the others (header word 1 of FINISH).
@@ -334,6 +340,208 @@ impl<B: Backend> Rank<B> {
             }
         }
     }
+}
+
+/// A [`StateShape`] as text, for [`World::gather_strings`] ("none" for no state: a failed
+/// rank). Fields: the 12 psi lengths; the dispersive entries (component, material, cells,
+/// slots); the incident nodes or "-".
+fn encode_shape(shape: Option<&StateShape>) -> String {
+    let Some(s) = shape else {
+        return "none".into();
+    };
+    let psi: Vec<String> = s.psi.iter().flatten().map(|n| n.to_string()).collect();
+    let disp: Vec<String> = s
+        .dispersive
+        .iter()
+        .map(|(c, m, n, k)| format!("{c},{m},{n},{k}"))
+        .collect();
+    let inc = s.incident.map_or("-".to_string(), |n| n.to_string());
+    format!("{}|{}|{inc}", psi.join(","), disp.join(";"))
+}
+
+/// The shape [`encode_shape`] wrote; `None` for "none".
+fn decode_shape(text: &str) -> Option<StateShape> {
+    let mut parts = text.split('|');
+    let (psi, disp, inc) = (parts.next()?, parts.next()?, parts.next()?);
+    let n = |t: &str| t.parse::<usize>().ok();
+    let psi: Vec<usize> = psi.split(',').map(n).collect::<Option<_>>()?;
+    let mut shape = StateShape::default();
+    for (i, v) in psi.iter().enumerate().take(12) {
+        shape.psi[i / 4][i % 4] = *v;
+    }
+    for d in disp.split(';').filter(|d| !d.is_empty()) {
+        let v: Vec<usize> = d.split(',').map(n).collect::<Option<_>>()?;
+        shape.dispersive.push((v[0] as u8, v[1] as u8, v[2], v[3]));
+    }
+    shape.incident = n(inc);
+    Some(shape)
+}
+
+/// Every rank's state shape, on every rank (collective); `None` if some rank has none (a
+/// failure).
+fn all_shapes<B: Backend>(rank: &Rank<B>, mine: Option<&StateShape>) -> Option<Vec<StateShape>> {
+    rank.world
+        .gather_strings(&encode_shape(mine))
+        .iter()
+        .map(|t| decode_shape(t))
+        .collect()
+}
+
+/// The arrays of a rank's state part in the order they travel (each non-empty one once).
+fn part_arrays<T>(st: &State<T>) -> Vec<&Vec<T>> {
+    let mut out: Vec<&Vec<T>> = st.fields.iter().collect();
+    out.extend(st.psi.iter().flatten());
+    for d in &st.dispersive {
+        out.push(&d.e_prev);
+        out.push(&d.state);
+    }
+    if let Some([e, h]) = &st.incident {
+        out.push(e);
+        out.push(h);
+    }
+    out.retain(|v| !v.is_empty());
+    out
+}
+
+/// A state part of `shape` over `planes` x planes received from rank `from` (as
+/// [`part_arrays`] sent it).
+fn receive_part<B: Backend>(
+    rank: &Rank<B>,
+    from: usize,
+    shape: &StateShape,
+    planes: usize,
+    plane: usize,
+) -> State<B::Real> {
+    let zeros = |n: usize| vec![<B::Real as Real>::ZERO; n];
+    let mut st = State::<B::Real> {
+        fields: std::array::from_fn(|_| zeros(planes * plane)),
+        psi: shape.psi.map(|a| a.map(zeros)),
+        dispersive: shape
+            .dispersive
+            .iter()
+            .map(|&(c, m, n, slots)| crate::backend::DispersiveState {
+                component: c,
+                material: m,
+                e_prev: zeros(n),
+                state: zeros(n * slots),
+            })
+            .collect(),
+        incident: shape.incident.map(|n| [zeros(n), zeros(n)]),
+        ..Default::default()
+    };
+    let mut arrays: Vec<&mut Vec<B::Real>> = st.fields.iter_mut().collect();
+    arrays.extend(st.psi.iter_mut().flatten());
+    for d in &mut st.dispersive {
+        arrays.push(&mut d.e_prev);
+        arrays.push(&mut d.state);
+    }
+    if let Some([e, h]) = &mut st.incident {
+        arrays.push(e);
+        arrays.push(h);
+    }
+    for v in arrays.into_iter().filter(|v| !v.is_empty()) {
+        rank.world.receive(from, &mut v[..]);
+    }
+    st
+}
+
+/// Every rank's part of the state after `step` into `sink`, rank by rank (collective; rank 0
+/// passes the sink and the surface DFTs it accumulated, the others `None`): the others send
+/// their part to rank 0, which hands each to the sink and drops it, so no rank holds more
+/// than its own and one other's. False when some rank has no state (a failure).
+fn export_parts<B: Backend>(
+    rank: &mut Rank<B>,
+    sink: Option<(&mut dyn StateSink<B::Real>, Vec<FluxDft>, usize)>,
+) -> Result<bool, String> {
+    let own = rank.local.export_state();
+    let Some(shapes) = all_shapes(rank, own.as_ref().map(StateShape::of).as_ref()) else {
+        return Ok(false);
+    };
+    let own = own.expect("every rank has a state");
+    let Some((sink, flux, step)) = sink else {
+        for v in part_arrays(&own) {
+            rank.world.send(0, v);
+        }
+        return Ok(true);
+    };
+    let plane = {
+        let p = rank.layout.planes(0);
+        own.fields[0].len() / p.len().max(1)
+    };
+    let whole = StateShape::whole(&shapes);
+    let mut first_error = sink.begin(&whole).err();
+    let mut own = own;
+    own.step = step;
+    own.flux = flux;
+    if first_error.is_none() {
+        let place = StateShape::place(&shapes, 0, rank.layout.planes(0).start);
+        first_error = sink.part(&own, &place).err();
+    }
+    drop(own);
+    for (r, shape) in shapes.iter().enumerate().skip(1) {
+        // Received even after an error, so every rank's sends complete.
+        let planes = rank.layout.planes(r);
+        let part = receive_part(rank, r, shape, planes.len(), plane);
+        if first_error.is_none() {
+            let place = StateShape::place(&shapes, r, planes.start);
+            first_error = sink.part(&part, &place).err();
+        }
+    }
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(true),
+    }
+}
+
+/// Every rank reads its own part of a state with `read` and imports it (collective): the
+/// halo planes between its own slabs from the part, those from other ranks by one exchange
+/// of each half step, as the last exchange left them. Returns the surface DFTs (rank 0's
+/// part holds them) and the state's step; an error on any rank is every rank's, naming it.
+fn import_parts<B: Backend>(
+    rank: &mut Rank<B>,
+    read: &StateReader<'_, B::Real>,
+) -> Result<(Vec<FluxDft>, usize), String> {
+    let me = rank.layout.rank;
+    let mine = rank.local.state_shape();
+    let shapes = all_shapes(rank, mine.as_ref());
+    let result = match &shapes {
+        None => Err("a rank failed before reading the checkpoint".to_string()),
+        Some(shapes) => {
+            let planes = rank.layout.planes(me);
+            let place = StateShape::place(shapes, me, planes.start);
+            let whole = StateShape::whole(shapes);
+            let request = place.request(planes, &shapes[me], &whole, me == 0);
+            let local_copies: Vec<_> = rank.exchanges[0]
+                .local
+                .iter()
+                .chain(&rank.exchanges[1].local)
+                .copied()
+                .collect();
+            read(Some(&request)).and_then(|mut st| {
+                let flux = std::mem::take(&mut st.flux);
+                rank.local
+                    .import_state(&st, &local_copies)
+                    .map_err(|e| e.to_string())?;
+                Ok((flux, st.step))
+            })
+        }
+    };
+    if !rank.world.all(result.is_ok()) {
+        let text = result
+            .as_ref()
+            .err()
+            .map_or(String::new(), |e| format!("rank {me}: {e}"));
+        let texts = rank.world.gather_strings(&text);
+        return Err(texts
+            .into_iter()
+            .find(|t| !t.is_empty())
+            .unwrap_or_default());
+    }
+    let (flux, step) = result.expect("agreed above");
+    rank.exchange(0);
+    rank.exchange(1);
+    rank.steps = step;
+    Ok((flux, step))
 }
 
 /// `YEE_RANK_FAIL_AT=RANK:STEP`: rank RANK reports a failure once it has done STEP steps (the
@@ -703,8 +911,7 @@ impl<B: Backend> Backend for RankBackend<B> {
     }
 
     fn export_state(&mut self) -> Option<State<B::Real>> {
-        // Checkpoints across ranks are not written (the run refuses `--checkpoint-every`
-        // with ranks); a stop without one leaves the file as it is.
+        // No rank assembles the whole state: checkpoints go part by part (write_state).
         None
     }
 
@@ -714,8 +921,52 @@ impl<B: Backend> Backend for RankBackend<B> {
         _halo_copies: &[HaloCopy],
     ) -> Result<(), StateError> {
         Err(StateError(
-            "resuming a run over several MPI ranks is not supported yet".into(),
+            "a run over several MPI ranks imports its state part by part (import_state_from)"
+                .into(),
         ))
+    }
+
+    fn state_shape(&mut self) -> Option<StateShape> {
+        None
+    }
+
+    fn write_state(
+        &mut self,
+        step: usize,
+        sink: &mut dyn StateSink<B::Real>,
+    ) -> Result<bool, String> {
+        self.send(self.command(cmd::EXPORT));
+        let flux = self
+            .flux
+            .as_ref()
+            .map_or(Vec::new(), |f| (0..f.len()).map(|i| f.dft(i)).collect());
+        export_parts(&mut self.rank, Some((sink, flux, step)))
+    }
+
+    fn import_state_from(
+        &mut self,
+        read: &StateReader<'_, B::Real>,
+        _halo_copies: &[HaloCopy],
+    ) -> Result<(), String> {
+        self.send(self.command(cmd::IMPORT));
+        let (flux, _step) = import_parts(&mut self.rank, read)?;
+        match &mut self.flux {
+            Some(acc) => {
+                if flux.len() != acc.len() {
+                    return Err(format!(
+                        "the checkpoint holds {} surface DFT monitors, the scene {}",
+                        flux.len(),
+                        acc.len()
+                    ));
+                }
+                for (i, d) in flux.iter().enumerate() {
+                    acc.restore(i, d)?;
+                }
+                Ok(())
+            }
+            None if flux.is_empty() => Ok(()),
+            None => Err("the checkpoint holds surface DFTs the scene has no monitor for".into()),
+        }
     }
 }
 
@@ -738,6 +989,7 @@ pub(crate) fn follow<B: Backend>(
     layout: Layout,
     world: World,
     stop: Arc<AtomicBool>,
+    read: &StateReader<'_, B::Real>,
 ) -> (Outcome, usize) {
     let mut rank = Rank::new(model, local, layout, world, stop);
     let me = rank.layout.rank;
@@ -821,6 +1073,14 @@ pub(crate) fn follow<B: Backend>(
                     rank.local.gather(c, &sub, &mut buf);
                     rank.world.send(0, &buf);
                 }
+            }
+            cmd::EXPORT => {
+                // A failure shows on rank 0 as no checkpoint and in the next status.
+                let _ = export_parts(&mut rank, None);
+            }
+            cmd::IMPORT => {
+                // An error is every rank's: rank 0 reports it and finishes the run.
+                let _ = import_parts(&mut rank, read);
             }
             other => unreachable!("rank 0 sent an unknown command {other}"),
         }

@@ -327,7 +327,9 @@ fn resume<B: Backend>(
     let refused = |e: crate::checkpoint::CheckpointError| RunError::Resume(e.to_string());
     let header = crate::checkpoint::read_header(&path).map_err(refused)?;
     header.check(&path, model).map_err(refused)?;
-    let state = crate::checkpoint::read_state::<B::Real>(&path, model).map_err(refused)?;
+    let read = |request: Option<&crate::backend::StateRequest>| {
+        crate::checkpoint::read_part::<B::Real>(&path, model, request).map_err(|e| e.to_string())
+    };
     let halos = crate::decomp::HaloPlan::new(ranges, &model.boundaries);
     let copies: Vec<_> = halos
         .after_h
@@ -335,7 +337,7 @@ fn resume<B: Backend>(
         .chain(&halos.after_e)
         .cloned()
         .collect();
-    backend.import_state(&state, &copies).map_err(|e| {
+    backend.import_state_from(&read, &copies).map_err(|e| {
         RunError::Resume(format!("refusing the checkpoint `{}`: {e}", path.display()))
     })?;
     let writer = Hdf5Writer::reopen(&opts.output, model, header.step, &header.result)

@@ -5,8 +5,9 @@
 //!
 //! Rank 0 alone writes the file, with the layout of one process; the other ranks return a
 //! summary of their part and exit 0, so the run's exit status is rank 0's (mpirun reports
-//! it). Only the CPU engine runs over ranks for now, and a run over ranks neither writes nor
-//! resumes checkpoints: both are refused before anything is written.
+//! it). Only the CPU engine runs over ranks for now. Checkpoints are written part by part
+//! (each rank's part through rank 0 into the one checkpoint file, with the single-process
+//! layout) and resumed on any number of ranks, each reading its own part.
 
 use super::{Observer, Quiet, RunError, RunOptions, StartError, Summary};
 use crate::backend::cpu::CpuBackend;
@@ -74,14 +75,6 @@ fn refusal(model: &Model, opts: &RunOptions) -> Option<String> {
     if model.scan.is_some() {
         return Some("a [scan] does not run over several MPI ranks yet: run it as one process (its traces already run in parallel)".into());
     }
-    if opts.resume {
-        return Some(
-            "resuming over several MPI ranks is not supported yet: resume as one process".into(),
-        );
-    }
-    if opts.checkpoint_every.is_some() {
-        return Some("--checkpoint-every is not supported over several MPI ranks yet".into());
-    }
     if opts.backend == crate::plan::BackendChoice::Cuda || opts.gpus.is_some() {
         return Some(
             "the CUDA engine does not run over several MPI ranks yet: use --backend cpu (or auto)"
@@ -132,7 +125,13 @@ fn go<B: Backend>(
         backend.finish(outcome, steps);
         result
     } else {
-        let (outcome, steps_done) = follow(model, local, layout, world, opts.stop.clone());
+        // Resuming, every rank reads its own part of the checkpoint (rank 0 says when).
+        let path = opts.checkpoint_path();
+        let read = |request: Option<&crate::backend::StateRequest>| {
+            crate::checkpoint::read_part::<B::Real>(&path, model, request)
+                .map_err(|e| e.to_string())
+        };
+        let (outcome, steps_done) = follow(model, local, layout, world, opts.stop.clone(), &read);
         let wall = started.elapsed();
         let summary = Summary {
             backend: "cpu".into(),

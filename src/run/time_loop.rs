@@ -367,12 +367,12 @@ fn checkpoint<B: Backend>(
     monitors.write_probes(&model.probes, writer, backend, true);
     writer.flush::<B::Real>(step)?;
     let result = writer.fingerprint()?;
-    let Some(mut state) = backend.export_state() else {
-        return Ok(false);
-    };
-    state.step = step;
-    crate::checkpoint::write(path, model, &state, &result, &backend.name())?;
-    Ok(true)
+    let name = backend.name();
+    let written =
+        crate::checkpoint::write_with::<B::Real>(path, model, step, &result, &name, &mut |sink| {
+            backend.write_state(step, sink)
+        })?;
+    Ok(written.is_some())
 }
 
 /// A file-size limit (`ulimit -f`, RLIMIT_FSIZE) on this process. A write that fails at the

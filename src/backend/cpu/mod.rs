@@ -789,6 +789,10 @@ impl<T: Real> Backend for CpuBackend<T> {
         Some(self.export())
     }
 
+    fn state_shape(&mut self) -> Option<super::StateShape> {
+        Some(self.shape())
+    }
+
     fn import_state(
         &mut self,
         state: &super::State<T>,

@@ -8,7 +8,7 @@
 //! concatenated, slot by slot.
 
 use super::{CpuBackend, Slab};
-use crate::backend::{check_len, DispersiveState, State, StateError};
+use crate::backend::{check_len, DispersiveState, State, StateError, StateShape};
 use crate::decomp::{HaloCopy, HaloSide};
 use crate::real::Real;
 
@@ -86,6 +86,32 @@ impl<T: Real> CpuBackend<T> {
             st.flux = (0..flux.len()).map(|i| flux.dft(i)).collect();
         }
         st
+    }
+
+    /// The shape of [`Self::export`]'s state, from the slabs' array lengths.
+    pub(super) fn shape(&self) -> StateShape {
+        let mut shape = StateShape::default();
+        for s in &self.slabs {
+            for k in 0..4 {
+                shape.psi[0][k] += s.psi_x[k].len();
+                shape.psi[1][k] += s.psi_y[k].len();
+                shape.psi[2][k] += s.psi_z[k].len();
+            }
+            for g in &s.dispersive {
+                let (c, m) = (g.component as u8, g.material);
+                match shape.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
+                    Some(d) => d.2 += g.cells.len(),
+                    None => shape
+                        .dispersive
+                        .push((c, m, g.cells.len(), self.state_len(m))),
+                }
+            }
+            if shape.incident.is_none() {
+                shape.incident = s.incident.as_ref().map(|inc| inc.e.len());
+            }
+        }
+        shape.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
+        shape
     }
 
     /// State values per dispersive cell of material `m`.
@@ -239,8 +265,12 @@ impl<T: Real> CpuBackend<T> {
     /// as the last exchange of each half step left it.
     fn fill_halos(&mut self, st: &State<T>, copies: &[HaloCopy]) {
         let plane = self.shared.ny * self.shared.nz;
+        // `st` starts at this engine's first plane (0 but for one process's part of a run
+        // over several, crate::ranks).
+        let first = self.slabs.iter().map(|s| s.range.x0).min().unwrap_or(0);
         for c in copies {
-            let src = &st.fields[c.component as usize][c.src_x * plane..(c.src_x + 1) * plane];
+            let x = c.src_x - first;
+            let src = &st.fields[c.component as usize][x * plane..(x + 1) * plane];
             let dst = &mut self.slabs[c.dst_slab];
             let p = match c.dst_side {
                 HaloSide::Left => 0,

@@ -1,0 +1,215 @@
+//! A [`State`] in parts: what one process holds of the whole state when a run is spread over
+//! several ([`crate::ranks`]), where each part lies in the whole, and the interfaces a
+//! checkpoint is written and read through part by part, so no process holds the whole state.
+//!
+//! Every per-cell array of a [`State`] is laid out by global x plane, so the part of a process
+//! holding x planes [x0, x1) is a contiguous run of each array: of the fields at `x0 * ny *
+//! nz`, of each psi array and each dispersive entry's cells at the sum of the lengths the
+//! processes before it hold. Only the dispersive pole state is stored slot by slot (`[slot]
+//! [cell]`), so a part of it is one run per slot.
+
+use super::State;
+use crate::real::Real;
+use std::ops::Range;
+
+/// The lengths of one state's arrays that depend on which cells it covers (the fields follow
+/// from its x planes): a part's, or the whole's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StateShape {
+    /// Values of each psi array ([`State::psi`]'s order).
+    pub psi: [[usize; 4]; 3],
+    /// Per dispersive entry ((component, material) order): component, material, cells and
+    /// pole-state values per cell (slots).
+    pub dispersive: Vec<(u8, u8, usize, usize)>,
+    /// Nodes of the TF/SF incident grid, when the state holds it.
+    pub incident: Option<usize>,
+}
+
+impl StateShape {
+    /// The shape of `state`.
+    pub fn of<T: Real>(state: &State<T>) -> Self {
+        StateShape {
+            psi: state.psi.clone().map(|a| a.map(|v| v.len())),
+            dispersive: state
+                .dispersive
+                .iter()
+                .map(|d| {
+                    let n = d.e_prev.len();
+                    (d.component, d.material, n, d.state.len() / n.max(1))
+                })
+                .collect(),
+            incident: state.incident.as_ref().map(|[e, _]| e.len()),
+        }
+    }
+
+    /// The whole state's shape from the shapes of its parts, in x order: lengths add up, the
+    /// dispersive entries are the union ((component, material) order), the incident grid is
+    /// the first part's that holds it.
+    pub fn whole(parts: &[StateShape]) -> Self {
+        let mut w = StateShape::default();
+        for p in parts {
+            for (a, arrays) in p.psi.iter().enumerate() {
+                for (k, n) in arrays.iter().enumerate() {
+                    w.psi[a][k] += n;
+                }
+            }
+            for &(c, m, n, slots) in &p.dispersive {
+                match w.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
+                    Some(d) => d.2 += n,
+                    None => w.dispersive.push((c, m, n, slots)),
+                }
+            }
+            w.incident = w.incident.or(p.incident);
+        }
+        w.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
+        w
+    }
+
+    /// Where part `index` of `parts` (in x order, starting at x plane `x0`) lies in the whole.
+    pub fn place(parts: &[StateShape], index: usize, x0: usize) -> StatePlace {
+        let before = &parts[..index];
+        let mut psi = [[0usize; 4]; 3];
+        for p in before {
+            for (a, arrays) in p.psi.iter().enumerate() {
+                for (k, n) in arrays.iter().enumerate() {
+                    psi[a][k] += n;
+                }
+            }
+        }
+        let dispersive = parts[index]
+            .dispersive
+            .iter()
+            .map(|&(c, m, _, _)| {
+                before
+                    .iter()
+                    .flat_map(|p| &p.dispersive)
+                    .filter(|d| d.0 == c && d.1 == m)
+                    .map(|d| d.2)
+                    .sum()
+            })
+            .collect();
+        StatePlace {
+            x0,
+            psi,
+            dispersive,
+        }
+    }
+}
+
+/// Where one part of a state lies in the whole: the offsets of its runs.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatePlace {
+    /// The part's first x plane.
+    pub x0: usize,
+    /// The offset of each psi array's run in the whole array.
+    pub psi: [[usize; 4]; 3],
+    /// Per dispersive entry of the part (its order): the entry's first cell in the whole.
+    pub dispersive: Vec<usize>,
+}
+
+impl StatePlace {
+    /// The place of a state that is the whole (every offset 0).
+    pub fn whole<T: Real>(state: &State<T>) -> Self {
+        StatePlace {
+            x0: 0,
+            psi: [[0; 4]; 3],
+            dispersive: vec![0; state.dispersive.len()],
+        }
+    }
+
+    /// The part of a whole state of `whole` shape to read for a process holding x planes `x`
+    /// and the cells of `part` placed here; with `flux`, also the surface DFTs.
+    pub fn request(
+        &self,
+        x: Range<usize>,
+        part: &StateShape,
+        whole: &StateShape,
+        flux: bool,
+    ) -> StateRequest {
+        let mut psi: [[Range<usize>; 4]; 3] = Default::default();
+        for (a, arrays) in part.psi.iter().enumerate() {
+            for (k, &n) in arrays.iter().enumerate() {
+                psi[a][k] = self.psi[a][k]..self.psi[a][k] + n;
+            }
+        }
+        let dispersive = part
+            .dispersive
+            .iter()
+            .zip(&self.dispersive)
+            .map(|(&(c, m, n, _), &at)| {
+                let total = whole
+                    .dispersive
+                    .iter()
+                    .find(|d| d.0 == c && d.1 == m)
+                    .map_or(0, |d| d.2);
+                (c, m, at..at + n, total)
+            })
+            .collect();
+        StateRequest {
+            x,
+            psi,
+            dispersive,
+            incident: part.incident.is_some(),
+            flux,
+        }
+    }
+}
+
+/// The part of a whole state one process reads on resuming.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateRequest {
+    /// Its x planes (of the fields).
+    pub x: Range<usize>,
+    /// The run of each psi array.
+    pub psi: [[Range<usize>; 4]; 3],
+    /// Per dispersive entry it holds: component, material, its cells' run, and the whole
+    /// entry's cells (the stride of the pole state's slots).
+    pub dispersive: Vec<(u8, u8, Range<usize>, usize)>,
+    /// Whether it holds the TF/SF incident grid.
+    pub incident: bool,
+    /// Whether it holds the surface DFTs (the process that accumulates them).
+    pub flux: bool,
+}
+
+/// Takes a state part by part: a checkpoint being written ([`super::Backend::write_state`]).
+pub trait StateSink<T> {
+    /// Called once, first, with the whole state's shape.
+    fn begin(&mut self, whole: &StateShape) -> Result<(), String>;
+    /// One part and where it lies; the parts of all processes in turn, each once.
+    fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String>;
+}
+
+/// Reads a state: the whole (`None`) or the part of one process.
+pub type StateReader<'a, T> = dyn Fn(Option<&StateRequest>) -> Result<State<T>, String> + 'a;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_are_placed_after_the_parts_before_them() {
+        let a = StateShape {
+            psi: [[3, 0, 0, 0], [5; 4], [0; 4]],
+            dispersive: vec![(2, 1, 4, 2)],
+            incident: None,
+        };
+        let b = StateShape {
+            psi: [[0; 4], [7; 4], [1; 4]],
+            dispersive: vec![(0, 1, 6, 2), (2, 1, 10, 2)],
+            incident: Some(9),
+        };
+        let parts = [a.clone(), b.clone()];
+        let w = StateShape::whole(&parts);
+        assert_eq!(w.psi, [[3, 0, 0, 0], [12; 4], [1; 4]]);
+        assert_eq!(w.dispersive, vec![(0, 1, 6, 2), (2, 1, 14, 2)]);
+        assert_eq!(w.incident, Some(9));
+        let p = StateShape::place(&parts, 1, 20);
+        assert_eq!(p.x0, 20);
+        assert_eq!(p.psi, [[3, 0, 0, 0], [5; 4], [0; 4]]);
+        assert_eq!(p.dispersive, vec![0, 4]);
+        let r = p.request(20..30, &b, &w, false);
+        assert_eq!(r.psi[1][0], 5..12);
+        assert_eq!(r.dispersive, vec![(0, 1, 0..6, 6), (2, 1, 4..14, 14)]);
+        assert!(r.incident && !r.flux);
+    }
+}
