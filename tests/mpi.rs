@@ -400,9 +400,11 @@ fn a_signal_to_one_rank_stops_every_rank_with_exit_130_and_a_valid_file() {
 fn ctrl_c_to_mpirun_stops_every_rank_and_leaves_a_valid_file() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     // A terminal's Ctrl-C reaches mpirun alone (Open MPI starts each rank in its own process
-    // group); mpirun sends SIGTERM to every rank, which stop at the next step and rank 0
+    // group); mpirun sends SIGTERM to every rank (after odls_base_sigkill_timeout, 1 s by
+    // default, and SIGKILL as long again later), which stop at the next step, and rank 0
     // closes the file. mpirun's own exit code after it was signalled is Open MPI's choice
-    // (4.x: 1, whatever the ranks return), so only "not success" is checked here.
+    // (4.x: 1, whatever the ranks return), so only "not success" is checked here; a signal
+    // to the ranks themselves gives 130 (the test above).
     let (code, out, took, d) = interrupt("sig-mpirun", |mpirun, _| vec![mpirun], libc::SIGINT);
     assert!(code.is_some_and(|c| c != 0), "{code:?} {out}");
     assert!(out.contains("interrupted"), "{out}");
