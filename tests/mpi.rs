@@ -135,8 +135,15 @@ fn two_and_three_ranks_write_the_single_process_file_bit_for_bit() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let want = datasets(&hdf5::File::open(one.join("out.h5")).unwrap());
     assert!(want.len() >= 12, "{} datasets", want.len());
-    for (ranks, extra) in [(2, vec![]), (3, vec![]), (3, vec!["--slabs", "5"])] {
-        let d = dir(&format!("r{ranks}-{}", extra.len()));
+    // The fused sweep (the default) and the two-pass update, each over ranks.
+    let cases = [
+        (2, vec![]),
+        (3, vec![]),
+        (3, vec!["--slabs", "5"]),
+        (2, vec!["--two-pass"]),
+    ];
+    for (ranks, extra) in cases {
+        let d = dir(&format!("r{ranks}-{}", extra.join("")));
         let o = yee(&d, Some(ranks), &extra, &[]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{ranks} ranks {extra:?}: {err}");

@@ -180,6 +180,31 @@ pub trait Backend {
         self.update_e(source_values);
         self.exchange(&halos.after_e);
     }
+    /// The first part of [`Backend::step_fused`] for a driver that exchanges the H halos
+    /// itself ([`crate::ranks`]): H on the source planes of `h_sources` (the planes whose new
+    /// H another slab or process reads). Then the driver exchanges the H halos, calls
+    /// [`Backend::step_fused_rest`] with the same arguments and exchanges the E halos: the
+    /// bits of [`Backend::step_fused`]. By default the H half step (and the rest the E half).
+    fn step_fused_h(
+        &mut self,
+        h_sources: &[HaloCopy],
+        magnetic_values: &[f64],
+        source_values: &[f64],
+    ) {
+        let _ = (h_sources, source_values);
+        self.update_h(magnetic_values);
+    }
+    /// The second part of the split fused step ([`Backend::step_fused_h`]): H on every other
+    /// plane and E on all, in one sweep. By default the E half step.
+    fn step_fused_rest(
+        &mut self,
+        h_sources: &[HaloCopy],
+        magnetic_values: &[f64],
+        source_values: &[f64],
+    ) {
+        let _ = (h_sources, magnetic_values);
+        self.update_e(source_values);
+    }
     /// Replay a list of halo plane copies: those of the half step just done, which this call
     /// ends (a backend that started them early waits for them here).
     fn exchange(&mut self, copies: &[HaloCopy]);

@@ -50,6 +50,7 @@ mod cmd {
     pub const GATHER: u64 = 11;
     pub const EXPORT: u64 = 12;
     pub const IMPORT: u64 = 13;
+    pub const FUSED: u64 = 14;
 }
 
 /// How a finished run ended, as rank 0 tells the others (header word 1 of FINISH).
@@ -193,6 +194,9 @@ struct Rank<B: Backend> {
     local: B,
     /// After H, after E.
     exchanges: [Exchange; 2],
+    /// The copies whose source planes (local slab indices) the H exchange reads: the local
+    /// copies and the planes sent to other ranks, which the split fused step updates first.
+    h_sources: Vec<HaloCopy>,
     /// Send and receive buffers, one plane each, per half step.
     send_bufs: [Vec<Vec<B::Real>>; 2],
     receive_bufs: [Vec<Vec<B::Real>>; 2],
@@ -229,11 +233,21 @@ impl<B: Backend> Rank<B> {
             bufs(exchanges[1].receives.len()),
         ];
         let fail_at = injected_failure(layout.rank);
+        let mut h_sources = exchanges[0].local.clone();
+        h_sources.extend(exchanges[0].sends.iter().map(|s| HaloCopy {
+            component: s.component,
+            src_slab: s.slab,
+            src_x: s.x,
+            dst_slab: s.slab,
+            dst_side: s.side,
+            negate: false,
+        }));
         Rank {
             world,
             layout,
             local,
             exchanges,
+            h_sources,
             send_bufs,
             receive_bufs,
             samples: model
@@ -296,6 +310,16 @@ impl<B: Backend> Rank<B> {
         if half == 1 {
             self.steps += 1;
         }
+    }
+
+    /// One fused step on this rank's slabs ([`Backend::step_fused_h`]): H on the planes the H
+    /// exchange reads, the exchange, the sweep, the E exchange.
+    fn fused_step(&mut self, magnetic: &[f64], currents: &[f64]) {
+        self.local.step_fused_h(&self.h_sources, magnetic, currents);
+        self.exchange(0);
+        self.local
+            .step_fused_rest(&self.h_sources, magnetic, currents);
+        self.exchange(1);
     }
 
     /// This rank's failure, if any: the local backend's, or the injected one.
@@ -445,13 +469,16 @@ fn receive_part<B: Backend>(
     st
 }
 
+/// What rank 0 brings to [`export_parts`]: the sink, the surface DFTs it accumulated, the step.
+type RootSink<'a, T> = (&'a mut dyn StateSink<T>, Vec<FluxDft>, usize);
+
 /// Every rank's part of the state after `step` into `sink`, rank by rank (collective; rank 0
 /// passes the sink and the surface DFTs it accumulated, the others `None`): the others send
 /// their part to rank 0, which hands each to the sink and drops it, so no rank holds more
 /// than its own and one other's. False when some rank has no state (a failure).
 fn export_parts<B: Backend>(
     rank: &mut Rank<B>,
-    sink: Option<(&mut dyn StateSink<B::Real>, Vec<FluxDft>, usize)>,
+    sink: Option<RootSink<'_, B::Real>>,
 ) -> Result<bool, String> {
     let own = rank.local.export_state();
     let Some(shapes) = all_shapes(rank, own.as_ref().map(StateShape::of).as_ref()) else {
@@ -691,6 +718,23 @@ impl<B: Backend> Backend for RankBackend<B> {
             self.rank.world.broadcast(&mut v);
         }
         self.rank.local.run_pass(half, pass, values);
+    }
+
+    fn has_fused_step(&self) -> bool {
+        self.rank.local.has_fused_step()
+    }
+
+    fn step_fused(&mut self, _halos: &HaloPlan, magnetic: &[f64], currents: &[f64]) {
+        // The halo plan is the whole run's; every rank replays its own part of it.
+        let mut h = self.command(cmd::FUSED);
+        h[1] = magnetic.len() as u64;
+        h[2] = currents.len() as u64;
+        self.send(h);
+        let mut values = [magnetic, currents].concat();
+        if !values.is_empty() {
+            self.rank.world.broadcast(&mut values);
+        }
+        self.rank.fused_step(magnetic, currents);
     }
 
     fn exchange(&mut self, _copies: &[HaloCopy]) {
@@ -1018,6 +1062,15 @@ pub(crate) fn follow<B: Backend>(
                     .run_pass(Half::BOTH[h[1] as usize], pass, &values);
             }
             cmd::EXCHANGE => rank.exchange(h[1] as usize),
+            cmd::FUSED => {
+                let (m, c) = (h[1] as usize, h[2] as usize);
+                values.resize(m + c, 0.0);
+                if !values.is_empty() {
+                    rank.world.broadcast(&mut values);
+                }
+                let (magnetic, currents) = values.split_at(m);
+                rank.fused_step(magnetic, currents);
+            }
             cmd::PROBES => {
                 rank.own_samples(&mut mine);
                 if !mine.is_empty() {

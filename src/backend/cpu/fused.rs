@@ -23,7 +23,7 @@
 
 use super::{cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
 use crate::backend::{Backend, Half};
-use crate::decomp::HaloPlan;
+use crate::decomp::{HaloCopy, HaloPlan};
 use crate::real::Real;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -54,14 +54,33 @@ impl<T: Real> CpuBackend<T> {
     /// currents `magnetic`, the H halo copies, E with the currents `currents`, the E halo
     /// copies.
     pub(super) fn fused_step(&mut self, halos: &HaloPlan, magnetic: &[f64], currents: &[f64]) {
-        // The planes whose new H another slab (or this slab's own halo) reads, per slab.
+        self.fused_early(&halos.after_h, magnetic, currents);
+        self.exchange(&halos.after_h);
+        self.fused_sweep(&halos.after_h, magnetic, currents);
+        self.exchange(&halos.after_e);
+    }
+
+    /// The local planes of each slab whose new H the copies `h_sources` read.
+    fn early_planes(&self, h_sources: &[HaloCopy]) -> Vec<Vec<usize>> {
         let mut early: Vec<Vec<usize>> = vec![Vec::new(); self.slabs.len()];
-        for c in &halos.after_h {
+        for c in h_sources {
             let p = c.src_x - self.slabs[c.src_slab].range.x0 + 1;
             if !early[c.src_slab].contains(&p) {
                 early[c.src_slab].push(p);
             }
         }
+        early
+    }
+
+    /// The fused step up to the H exchange: the TF/SF 1-D grid of each slab advanced, then
+    /// every H pass on the planes the H halo copies `h_sources` read.
+    pub(super) fn fused_early(
+        &mut self,
+        h_sources: &[HaloCopy],
+        magnetic: &[f64],
+        currents: &[f64],
+    ) {
+        let early = self.early_planes(h_sources);
         let sh = &self.shared;
         self.slabs
             .par_iter_mut()
@@ -73,7 +92,17 @@ impl<T: Real> CpuBackend<T> {
                     s.fused_h(sh, p, 0..sh.ny, magnetic);
                 }
             });
-        self.exchange(&halos.after_h);
+    }
+
+    /// The fused step after the H exchange: plane by plane, every H pass (but on the planes
+    /// [`Self::fused_early`] did) and every E pass.
+    pub(super) fn fused_sweep(
+        &mut self,
+        h_sources: &[HaloCopy],
+        magnetic: &[f64],
+        currents: &[f64],
+    ) {
+        let early = self.early_planes(h_sources);
         let sh = &self.shared;
         let bands = bands(sh, self.band_values);
         self.slabs.par_iter_mut().zip(&early).for_each(|(s, done)| {
@@ -86,7 +115,6 @@ impl<T: Real> CpuBackend<T> {
                 }
             }
         });
-        self.exchange(&halos.after_e);
     }
 }
 

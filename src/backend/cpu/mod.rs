@@ -617,6 +617,24 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.fused_step(halos, magnetic_values, source_values);
     }
 
+    fn step_fused_h(
+        &mut self,
+        h_sources: &[HaloCopy],
+        magnetic_values: &[f64],
+        source_values: &[f64],
+    ) {
+        self.fused_early(h_sources, magnetic_values, source_values);
+    }
+
+    fn step_fused_rest(
+        &mut self,
+        h_sources: &[HaloCopy],
+        magnetic_values: &[f64],
+        source_values: &[f64],
+    ) {
+        self.fused_sweep(h_sources, magnetic_values, source_values);
+    }
+
     fn exchange(&mut self, copies: &[HaloCopy]) {
         let plane = self.shared.ny * self.shared.nz;
         let mut buf = vec![T::ZERO; plane];
