@@ -146,7 +146,10 @@ fn signal(child: &Child, sig: i32) {
 
 /// `steps_done` of a result file being written, when it can be read now.
 fn steps_done(path: &Path) -> Option<u64> {
-    let f = hdf5::File::open(path).ok()?;
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .ok()?;
     f.attr("steps_done").ok()?.read_scalar::<u64>().ok()
 }
 
@@ -190,7 +193,10 @@ fn contents(path: &Path) -> BTreeMap<String, Vec<u64>> {
             out.insert(full, bits);
         }
     }
-    let f = hdf5::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out = BTreeMap::new();
     walk(&f, "", &mut out);
     let done: u64 = f.attr("steps_done").unwrap().read_scalar().unwrap();
@@ -333,7 +339,9 @@ fn sigkill_at_random_moments_leaves_a_readable_file_and_a_checkpoint_that_resume
         if !path.exists() {
             continue; // killed before the file was moved into place: nothing to check
         }
-        let f = hdf5::File::open(&path)
+        let f = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open(&path)
             .unwrap_or_else(|e| panic!("round {round}, killed after {after:?}: {e}"));
         let done = f.attr("steps_done").unwrap().read_scalar::<u64>().unwrap();
         for name in ["Ez", "Hy", "time"] {
@@ -404,7 +412,10 @@ fn a_file_size_limit_stops_the_run_with_exit_1_and_a_valid_file() {
         "{err}"
     );
     assert!(err.contains("needs about"), "{err}");
-    let f = hdf5::File::open(dir.join("out.h5")).expect("the result stays valid");
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(dir.join("out.h5"))
+        .expect("the result stays valid");
     assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
     let done = f.attr("steps_done").unwrap().read_scalar::<u64>().unwrap();
     assert!(done > 0);
@@ -432,7 +443,10 @@ fn a_file_size_limit_stops_the_run_with_exit_1_and_a_valid_file() {
         !dir.join(".out.checkpoint.h5.partial").exists(),
         "no partial checkpoint left"
     );
-    let f = hdf5::File::open(dir.join("out.h5")).expect("the result stays valid");
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(dir.join("out.h5"))
+        .expect("the result stays valid");
     assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -448,7 +462,10 @@ fn stopped_run(dir: &Path, precision: &str) {
 }
 
 fn set_str_attr(path: &Path, name: &str, value: &str) {
-    let f = hdf5::File::open_rw(path).unwrap();
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open_rw(path)
+        .unwrap();
     let v: hdf5::types::VarLenUnicode = value.parse().unwrap();
     f.attr(name).unwrap().write_scalar(&v).unwrap();
 }
@@ -493,7 +510,10 @@ fn a_mismatched_checkpoint_or_changed_result_is_refused() {
     // The result file changed since: a probe value rewritten.
     std::fs::write(&ckpt, &good).unwrap();
     {
-        let f = hdf5::File::open_rw(dir.join("part.h5")).unwrap();
+        let f = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open_rw(dir.join("part.h5"))
+            .unwrap();
         let ds = f.dataset("probes/p/Ez").unwrap();
         ds.write_slice(&[1.0f32], ndarray::s![0..1]).unwrap();
         let n = ds.size();

@@ -3,6 +3,12 @@
 //! traces one after another on slabs); an interrupted scan keeps its finished traces; the plan
 //! says how the traces run; bad `[scan]` input is a clear error with its key and line.
 
+//!
+//! The tests open result files with HDF5's file locking off (as yee's own writer does): tests
+//! run in parallel threads, and a child process one test spawns inherits every HDF5 file
+//! descriptor open in the process at that moment, with its lock (HDF5 does not open files
+//! close-on-exec), so another test's later read-write open of its own file could fail with
+//! "unable to lock file" (docs/testing.md).
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -151,7 +157,10 @@ fn a_scan_equals_separate_runs_bit_for_bit() {
         assert!(m.scan.is_none());
         let out = dir.join(format!("trace{k}.h5"));
         yee::run::run(&m, &options(&out, 2, None), &mut Quiet).unwrap();
-        let f = hdf5::File::open(&out).unwrap();
+        let f = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open(&out)
+            .unwrap();
         let read = |p: &str| f.dataset(p).unwrap().read_raw::<f32>().unwrap();
         singles.push((
             read("probes/rx/Ez"),
@@ -181,7 +190,10 @@ fn a_scan_equals_separate_runs_bit_for_bit() {
         let summary = yee::run::run(&scan, &options(&out, threads, slabs), &mut Quiet).unwrap();
         assert!(summary.complete);
         assert_eq!(summary.steps_done, traces * steps);
-        let f = hdf5::File::open(&out).unwrap();
+        let f = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open(&out)
+            .unwrap();
         assert_eq!(f.attr("traces").unwrap().read_scalar::<u64>().unwrap(), 3);
         assert_eq!(
             f.attr("traces_done").unwrap().read_scalar::<u64>().unwrap(),
@@ -280,7 +292,9 @@ fn an_interrupted_scan_keeps_its_finished_traces() {
     let scan = model(&scan_scene(traces, steps));
     let full_out = dir.join("full.h5");
     yee::run::run(&scan, &options(&full_out, 2, None), &mut Quiet).unwrap();
-    let full = hdf5::File::open(&full_out)
+    let full = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(&full_out)
         .unwrap()
         .dataset("probes/rx/Ez")
         .unwrap()
@@ -294,7 +308,10 @@ fn an_interrupted_scan_keeps_its_finished_traces() {
             Err(RunError::Interrupted(s)) => assert!(!s.complete),
             other => panic!("{name}: expected an interrupted run, got {other:?}"),
         }
-        let f = hdf5::File::open(&out).unwrap();
+        let f = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open(&out)
+            .unwrap();
         let done = f.attr("traces_done").unwrap().read_scalar::<u64>().unwrap() as usize;
         assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
         // One worker stops after trace 0. With two, the stop reaches the workers only when
@@ -541,7 +558,10 @@ frequencies = {{ min = 1.0e10, max = 2.0e10, count = 3 }}
     let scan = model(&scene("[scan]\ntraces = 2", -4.0));
     let out = dir.join("scan.h5");
     yee::run::run(&scan, &options(&out, 2, None), &mut Quiet).unwrap();
-    let f = hdf5::File::open(&out).unwrap();
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(&out)
+        .unwrap();
     let read2 = |p: &str| f.dataset(p).unwrap().read_2d::<f64>().unwrap();
     let (power, incident) = (
         read2("flux/back/power"),
@@ -553,7 +573,10 @@ frequencies = {{ min = 1.0e10, max = 2.0e10, count = 3 }}
         let single = model(&scene("", -4.0 + k as f64 * 2.0));
         let o = dir.join(format!("single{k}.h5"));
         yee::run::run(&single, &options(&o, 2, None), &mut Quiet).unwrap();
-        let g = hdf5::File::open(&o).unwrap();
+        let g = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open(&o)
+            .unwrap();
         let read = |p: &str| g.dataset(p).unwrap().read_raw::<f64>().unwrap();
         assert_eq!(
             bits64(&power.row(k).to_vec()),
@@ -597,7 +620,10 @@ fn contents(path: &Path) -> std::collections::BTreeMap<String, Vec<u64>> {
             out.insert(full, bits);
         }
     }
-    let f = hdf5::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let mut out = std::collections::BTreeMap::new();
     walk(&f, "", &mut out);
     for name in ["traces_done", "steps_done"] {
@@ -659,7 +685,9 @@ fn a_stopped_scan_resumes_to_the_uninterrupted_file() {
             yee::run::run(&scan, &opts, &mut obs),
             Err(RunError::Interrupted(_))
         ));
-        let done: u64 = hdf5::File::open(&out)
+        let done: u64 = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open(&out)
             .unwrap()
             .attr("traces_done")
             .unwrap()
@@ -703,7 +731,10 @@ fn a_stopped_scan_resumes_to_the_uninterrupted_file() {
 
 /// `traces_done` of a scan's result being written, when it can be read now.
 fn traces_done(path: &Path) -> Option<u64> {
-    let f = hdf5::File::open(path).ok()?;
+    let f = hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .ok()?;
     f.attr("traces_done").ok()?.read_scalar::<u64>().ok()
 }
 
@@ -811,7 +842,10 @@ fn resume_refuses_a_finished_or_foreign_scan() {
     let mut obs = StopAfterFirst(opts.stop.clone());
     assert!(yee::run::run(&model(&text), &opts, &mut obs).is_err());
     {
-        let f = hdf5::File::open_rw(&other).unwrap();
+        let f = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open_rw(&other)
+            .unwrap();
         let v: hdf5::types::VarLenUnicode = "0.0.1-other".parse().unwrap();
         f.attr("yee_version").unwrap().write_scalar(&v).unwrap();
     }
@@ -822,7 +856,10 @@ fn resume_refuses_a_finished_or_foreign_scan() {
     assert!(err.contains("it was written by yee 0.0.1-other"), "{err}");
     assert_eq!(contents(&other), before);
     let set = |name: &str, value: &str| {
-        let f = hdf5::File::open_rw(&other).unwrap();
+        let f = hdf5::File::with_options()
+            .with_fapl(|p| p.file_locking(false))
+            .open_rw(&other)
+            .unwrap();
         let v: hdf5::types::VarLenUnicode = value.parse().unwrap();
         f.attr(name).unwrap().write_scalar(&v).unwrap();
     };
