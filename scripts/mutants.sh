@@ -15,7 +15,9 @@
 #                "--re coefficients" or "--iterate" (write a space inside a regex as \s)
 #
 # cargo-mutants works in a copy of the tree (the target directory is copied too, so only the
-# changed crate is rebuilt), one mutant at a time (--jobs 1), at the lowest priority.
+# changed crate is rebuilt), one mutant at a time (--jobs 1), at the lowest priority, in the
+# `mutants` profile (Cargo.toml: incremental, opt-level 1): a mutant rebuilds in about 12 s
+# instead of the release profile's 100 s on 2 cores, and the selected tests run a little slower.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -72,5 +74,5 @@ echo "mutants.sh: files: ${files[*]}"
 echo "mutants.sh: tests: $tests"
 # shellcheck disable=SC2086 # the extra arguments are a word list
 set -f # ... whose regexes must not be taken for file patterns
-exec nice -n 19 cargo mutants --jobs 1 --profile release --copy-target=true \
+exec nice -n 19 cargo mutants --jobs 1 --profile mutants --copy-target=true \
     --output "$out" "${file_args[@]}" "${test_args[@]}" ${MUTANTS_ARGS:-}

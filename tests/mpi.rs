@@ -244,8 +244,9 @@ fn each_rank_allocates_what_the_plan_of_r_ranks_lists() {
             .sum();
             let x = &part["x"];
             let slabs = part["slabs"][1].as_u64().unwrap() - part["slabs"][0].as_u64().unwrap();
+            let slabs = format!("{slabs} slab{}", if slabs == 1 { "" } else { "s" });
             let want = format!(
-                "x planes [{}, {}) in {slabs} slabs, 1 threads, {total} bytes allocated",
+                "x planes [{}, {}) in {slabs}, 1 thread, {total} bytes allocated",
                 x[0], x[1]
             );
             assert!(

@@ -101,13 +101,14 @@ fn go<B: Backend>(
     // Say which rank runs where and what it holds (rank 0 prints every rank's line).
     let me = layout.rank;
     let planes = layout.planes(me);
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let line = format!(
-        "rank {me} on {}: x planes [{}, {}) in {} slabs, {} threads, {} bytes allocated",
+        "rank {me} on {}: x planes [{}, {}) in {}, {}, {} bytes allocated",
         hosts[me],
         planes.start,
         planes.end,
-        layout.ranks[me].len(),
-        threads,
+        count(layout.ranks[me].len(), "slab"),
+        count(threads, "thread"),
         local.allocation().total()
     );
     let lines = world.gather_strings(&line);
