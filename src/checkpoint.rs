@@ -145,7 +145,7 @@ pub fn write<T: Real>(
     Ok(written.unwrap_or(0))
 }
 
-/// Write the checkpoint of `model` after `step` steps as [`write`] does, with the state
+/// Write the checkpoint of `model` after `step` steps as [`write()`] does, with the state
 /// handed to the writer by `fill` part by part ([`crate::backend::Backend::write_state`]): no
 /// process needs the whole state in memory. `None` (and the previous checkpoint kept) when
 /// `fill` hands over nothing (a device failure).
@@ -719,32 +719,16 @@ pub fn space_warnings(model: &Model, output: &Path, checkpointing: bool) -> Vec<
             if need > free {
                 out.push(format!(
                     "the result (about {}) and its checkpoints (about {} each, two while one replaces the other) need about {}, but the disk holding `{}` has {} free: the run will stop when it is full",
-                    decimal(result),
-                    decimal(ckpt),
-                    decimal(need),
+                    crate::plan::bytes_h(result),
+                    crate::plan::bytes_h(ckpt),
+                    crate::plan::bytes_h(need),
                     output.display(),
-                    decimal(free)
+                    crate::plan::bytes_h(free)
                 ));
             }
         }
     }
     out
-}
-
-/// Decimal units, as `yee plan` prints them.
-pub fn decimal(n: u64) -> String {
-    let units = ["B", "kB", "MB", "GB", "TB", "PB"];
-    let mut v = n as f64;
-    let mut u = 0;
-    while v >= 1000.0 && u + 1 < units.len() {
-        v /= 1000.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{n} B")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
 }
 
 /// The line `yee plan` adds about checkpoints: the size of one ([`estimate_bytes`]) and its
@@ -753,8 +737,8 @@ pub fn plan_line(model: &Model) -> String {
     let b = estimate_bytes(model);
     format!(
         "checkpoint {} each (yee run --checkpoint-every, or on SIGTERM), about {:.1} s to write at an assumed {}/s; the disk needs room for two while one replaces the other\n",
-        decimal(b),
+        crate::plan::bytes_h(b),
         b as f64 / ASSUMED_WRITE_BYTES_PER_S,
-        decimal(ASSUMED_WRITE_BYTES_PER_S as u64)
+        crate::plan::bytes_h(ASSUMED_WRITE_BYTES_PER_S as u64)
     )
 }

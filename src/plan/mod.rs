@@ -22,6 +22,7 @@ pub mod hardware;
 pub mod ranks;
 mod reason;
 mod report;
+pub use report::bytes_h;
 pub mod scan;
 mod suggest;
 

@@ -292,7 +292,7 @@ pub(super) fn nodes_for(layout: &Layout, memory: u64, staging: u64) -> Option<us
 impl RankPlan {
     /// The text report `yee plan --ranks R` adds after the plan of one process.
     pub fn render(&self) -> String {
-        let b = crate::checkpoint::decimal;
+        let b = super::bytes_h;
         let mut s = format!(
             "ranks: {} ({} threads each), {} slabs in all\n",
             self.ranks,

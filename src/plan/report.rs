@@ -3,8 +3,8 @@
 use super::{Plan, PlanBackend};
 use std::fmt::Write;
 
-/// Bytes in decimal units, as GPU memory is sold: "192.0 GB".
-pub(super) fn bytes_h(n: u64) -> String {
+/// Bytes in decimal units, as GPU memory is sold: "192.0 GB" (every report of bytes uses it).
+pub fn bytes_h(n: u64) -> String {
     let units = ["B", "kB", "MB", "GB", "TB", "PB"];
     let mut v = n as f64;
     let mut u = 0;

@@ -446,7 +446,7 @@ impl SizeLimit {
         if written + frames + self.margin <= self.limit {
             return Ok(());
         }
-        let d = crate::checkpoint::decimal;
+        let d = crate::plan::bytes_h;
         Err(OutputError {
             path: output.to_path_buf(),
             message: format!(
