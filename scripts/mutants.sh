@@ -31,6 +31,7 @@ core=(
     src/model/pml.rs
     src/backend/cpu/update.rs
     src/backend/cpu/cpml.rs
+    src/backend/cpu/fused.rs
     src/decomp.rs
     src/model/sources.rs
     src/flux.rs

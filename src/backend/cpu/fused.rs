@@ -126,6 +126,11 @@ impl<T: Real> CpuBackend<T> {
     pub fn set_fused_band_values(&mut self, values: usize) {
         self.band_values = values;
     }
+
+    /// The row bands the fused sweep runs, in order (tests and tuning).
+    pub fn fused_bands(&self) -> Vec<Range<usize>> {
+        bands(&self.shared, self.band_values)
+    }
 }
 
 impl<T: Real> Slab<T> {
