@@ -421,19 +421,30 @@ fn pause_for_tests() {
     }
 }
 
+/// The error of an unreadable checkpoint at `path`, from HDF5's.
+fn unreadable_at(path: &Path) -> impl Fn(hdf5::Error) -> CheckpointError + '_ {
+    move |e| CheckpointError::Unreadable {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
+
+/// Open the checkpoint at `path` for reading, without HDF5's file locking (as every file yee
+/// opens).
+fn open_checkpoint(path: &Path) -> Result<File, CheckpointError> {
+    File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+        .map_err(unreadable_at(path))
+}
+
 /// Read the header of the checkpoint at `path`.
 pub fn read_header(path: &Path) -> Result<Header, CheckpointError> {
     if !path.exists() {
         return Err(CheckpointError::Missing(path.to_path_buf()));
     }
-    let unreadable = |e: hdf5::Error| CheckpointError::Unreadable {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let file = File::with_options()
-        .with_fapl(|p| p.file_locking(false))
-        .open(path)
-        .map_err(unreadable)?;
+    let unreadable = unreadable_at(path);
+    let file = open_checkpoint(path)?;
     let format = file
         .attr("format")
         .and_then(|a| a.read_scalar::<u64>())
@@ -510,14 +521,8 @@ impl Header {
 /// Read the state of the checkpoint at `path` for `model` (whose header was checked with
 /// [`Header::check`]), in precision `T`.
 pub fn read_state<T: Real>(path: &Path, model: &Model) -> Result<State<T>, CheckpointError> {
-    let unreadable = |e: hdf5::Error| CheckpointError::Unreadable {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let file = File::with_options()
-        .with_fapl(|p| p.file_locking(false))
-        .open(path)
-        .map_err(unreadable)?;
+    let unreadable = unreadable_at(path);
+    let file = open_checkpoint(path)?;
     (|| -> hdf5::Result<State<T>> {
         let mut st = State::<T> {
             step: file.attr("step")?.read_scalar::<u64>()? as usize,
@@ -608,14 +613,8 @@ pub fn read_part<T: Real>(
     let Some(req) = request else {
         return read_state(path, model);
     };
-    let unreadable = |e: hdf5::Error| CheckpointError::Unreadable {
-        path: path.to_path_buf(),
-        message: e.to_string(),
-    };
-    let file = File::with_options()
-        .with_fapl(|p| p.file_locking(false))
-        .open(path)
-        .map_err(unreadable)?;
+    let unreadable = unreadable_at(path);
+    let file = open_checkpoint(path)?;
     (|| -> hdf5::Result<State<T>> {
         use ndarray::s;
         let slice = |ds: &hdf5::Dataset, r: &std::ops::Range<usize>| -> hdf5::Result<Vec<T>> {

@@ -127,18 +127,30 @@ fn datasets(file: &hdf5::File) -> Vec<(String, Vec<f64>)> {
     out
 }
 
+/// Open `path` without HDF5's file locking (docs/testing.md: a child another test spawns
+/// would inherit the lock).
+fn open_h5(path: impl AsRef<Path>) -> hdf5::Result<hdf5::File> {
+    hdf5::File::with_options()
+        .with_fapl(|p| p.file_locking(false))
+        .open(path)
+}
+
+/// Every dataset of `got` has the name and the bit pattern (NaN-safe) of `want`'s.
+fn assert_same_values(got: &[(String, Vec<f64>)], want: &[(String, Vec<f64>)], what: &str) {
+    let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    for ((name, a), (wname, b)) in got.iter().zip(want) {
+        assert_eq!(name, wname, "{what}");
+        assert!(bits(a) == bits(b), "{what}: {name} differs");
+    }
+}
+
 #[test]
 fn two_and_three_ranks_write_the_single_process_file_bit_for_bit() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let one = dir("one");
     let o = yee(&one, None, &[], &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want = datasets(
-        &hdf5::File::with_options()
-            .with_fapl(|p| p.file_locking(false))
-            .open(one.join("out.h5"))
-            .unwrap(),
-    );
+    let want = datasets(&open_h5(one.join("out.h5")).unwrap());
     assert!(want.len() >= 12, "{} datasets", want.len());
     // The fused sweep (the default) and the two-pass update, each over ranks.
     let cases = [
@@ -152,10 +164,7 @@ fn two_and_three_ranks_write_the_single_process_file_bit_for_bit() {
         let o = yee(&d, Some(ranks), &extra, &[]);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{ranks} ranks {extra:?}: {err}");
-        let f = hdf5::File::with_options()
-            .with_fapl(|p| p.file_locking(false))
-            .open(d.join("out.h5"))
-            .unwrap();
+        let f = open_h5(d.join("out.h5")).unwrap();
         assert!(f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
         let got = datasets(&f);
         let names = |v: &[(String, Vec<f64>)]| v.iter().map(|(n, _)| n.clone()).collect::<Vec<_>>();
@@ -164,14 +173,7 @@ fn two_and_three_ranks_write_the_single_process_file_bit_for_bit() {
             names(&want),
             "{ranks} ranks: the same datasets"
         );
-        for ((name, a), (_, b)) in got.iter().zip(&want) {
-            // Bit for bit: compare the bit patterns (NaN-safe).
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert!(
-                bits(a) == bits(b),
-                "{ranks} ranks {extra:?}: {name} differs"
-            );
-        }
+        assert_same_values(&got, &want, &format!("{ranks} ranks {extra:?}"));
         let _ = std::fs::remove_dir_all(&d);
     }
     let _ = std::fs::remove_dir_all(&one);
@@ -187,10 +189,7 @@ fn a_failing_rank_stops_every_rank_with_exit_1_and_a_valid_file() {
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("rank 1"), "the message names the rank: {err}");
     assert!(t0.elapsed().as_secs() < 30, "stopped within seconds");
-    let f = hdf5::File::with_options()
-        .with_fapl(|p| p.file_locking(false))
-        .open(d.join("out.h5"))
-        .expect("a valid file");
+    let f = open_h5(d.join("out.h5")).expect("a valid file");
     assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
     let _ = std::fs::remove_dir_all(&d);
 }
@@ -384,10 +383,7 @@ fn interrupt_scene(
 
 /// The file of a stopped run: valid, complete = false, the steps written so far.
 fn assert_stopped_file(d: &Path, what: &str) {
-    let f = hdf5::File::with_options()
-        .with_fapl(|p| p.file_locking(false))
-        .open(d.join("out.h5"))
-        .unwrap_or_else(|e| panic!("{what}: {e}"));
+    let f = open_h5(d.join("out.h5")).unwrap_or_else(|e| panic!("{what}: {e}"));
     assert!(
         !f.attr("complete").unwrap().read_scalar::<bool>().unwrap(),
         "{what}: complete = false"
@@ -456,19 +452,16 @@ size = [0.4, 0.3, 0.3]
 #[test]
 fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_bit() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let steps = 2000;
+    // Long enough that the signal (1.5 s after the file appears) lands midway however fast
+    // the machine: 2,000 steps ran out before it once the fused sweep ran over ranks.
+    let steps = 20_000;
     let text = checkpoint_scene(steps);
     // The uninterrupted run, one process.
     let one = dir("ck-ref");
     std::fs::write(one.join("s.toml"), &text).unwrap();
     let o = yee(&one, None, &[], &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let want = datasets(
-        &hdf5::File::with_options()
-            .with_fapl(|p| p.file_locking(false))
-            .open(one.join("out.h5"))
-            .unwrap(),
-    );
+    let want = datasets(&open_h5(one.join("out.h5")).unwrap());
     // Two ranks, stopped by SIGTERM to rank 0 (as a batch system's time limit does): every
     // rank stops, the checkpoint is written part by part, exit 143.
     let (code, out, _, d) =
@@ -476,9 +469,7 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
     assert_eq!(code, Some(143), "{out}");
     assert_stopped_file(&d, "SIGTERM to rank 0");
     let ck = d.join("out.checkpoint.h5");
-    let step = hdf5::File::with_options()
-        .with_fapl(|p| p.file_locking(false))
-        .open(&ck)
+    let step = open_h5(&ck)
         .and_then(|f| f.attr("step")?.read_scalar::<u64>())
         .unwrap_or_else(|e| panic!("a checkpoint: {e}: {out}"));
     assert!(
@@ -526,24 +517,14 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
             "resumed on {how}: {}",
             String::from_utf8_lossy(&o.stderr)
         );
-        let f = hdf5::File::with_options()
-            .with_fapl(|p| p.file_locking(false))
-            .open(dir.join("out.h5"))
-            .unwrap();
+        let f = open_h5(dir.join("out.h5")).unwrap();
         assert!(
             f.attr("complete").unwrap().read_scalar::<bool>().unwrap(),
             "{how}"
         );
         let got = datasets(&f);
         assert_eq!(got.len(), want.len(), "{how}: the same datasets");
-        for ((name, a), (wname, b)) in got.iter().zip(&want) {
-            assert_eq!(name, wname, "{how}");
-            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert!(
-                bits(a) == bits(b),
-                "resumed on {how} after step {step}: {name} differs"
-            );
-        }
+        assert_same_values(&got, &want, &format!("resumed on {how} after step {step}"));
     }
     for p in [one, d, copy] {
         let _ = std::fs::remove_dir_all(p);
