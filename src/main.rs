@@ -525,10 +525,14 @@ fn plan(
 
 /// Load a scene, printing warnings; on failure print the problems and return exit code 2.
 fn load(scene: &std::path::Path) -> Result<yee::model::Model, ExitCode> {
+    load_model(scene).map_err(Refusal::say)
+}
+
+/// The model of `scene` (warnings printed, by rank 0 alone over MPI ranks: every rank reads
+/// the same scene), or why not.
+fn load_model(scene: &std::path::Path) -> Result<yee::model::Model, Refusal> {
     match yee::scene::load(scene) {
         Ok((model, warnings)) => {
-            // Over MPI ranks every rank reads the same scene: rank 0 alone warns. (Errors are
-            // printed by every rank: one node may not see the file another does.)
             if yee::ranks::world().is_root() {
                 for w in warnings {
                     eprintln!("warning: {w}");
@@ -537,9 +541,68 @@ fn load(scene: &std::path::Path) -> Result<yee::model::Model, ExitCode> {
             Ok(model)
         }
         Err(e @ SceneError::Io { .. }) | Err(e @ SceneError::Invalid { .. }) => {
-            eprintln!("error: {e}");
-            Err(ExitCode::from(2))
+            Err(Refusal::input(e.to_string()))
         }
+    }
+}
+
+/// Why a command cannot go on: the message (after "error: ") and the exit code.
+struct Refusal {
+    message: String,
+    code: u8,
+}
+
+impl Refusal {
+    /// Bad input or a result that cannot be written: exit 2.
+    fn input(message: impl Into<String>) -> Self {
+        Refusal {
+            message: message.into(),
+            code: 2,
+        }
+    }
+
+    /// Print it and give its exit code.
+    fn say(self) -> ExitCode {
+        eprintln!("error: {}", self.message);
+        ExitCode::from(self.code)
+    }
+}
+
+/// The agreement of every rank to start a run that each has prepared (`prepared`), once they
+/// all have: over MPI ranks a rank that stopped alone would leave the others waiting for it
+/// forever in the run's first collective call. Rank 0 prints its own refusal and every other
+/// rank's that differs from it (naming the rank and host: one node may not see a file
+/// another does), and a rank that could start exits 2 with the others. One process: its own
+/// refusal, printed.
+fn agree_to_start<T>(prepared: Result<T, Refusal>) -> Result<T, ExitCode> {
+    let world = yee::ranks::world();
+    if world.size == 1 {
+        return prepared.map_err(Refusal::say);
+    }
+    let mine = match &prepared {
+        Ok(_) => String::new(),
+        Err(r) => format!("{}\t{}", yee::ranks::this_host(), r.message),
+    };
+    let all = yee::ranks::gather_strings(&mine);
+    let message = |m: &str| {
+        m.split_once('\t')
+            .map_or(String::new(), |(_, m)| m.to_string())
+    };
+    if world.is_root() {
+        let first = message(&all[0]);
+        for (r, m) in all.iter().enumerate().filter(|(_, m)| !m.is_empty()) {
+            let (host, text) = m.split_once('\t').unwrap_or(("", m));
+            if r == 0 {
+                eprintln!("error: {text}");
+            } else if text != first {
+                eprintln!("error: rank {r} on {host}: {text}");
+            }
+        }
+    }
+    match prepared {
+        Err(r) => Err(ExitCode::from(r.code)),
+        Ok(_) if all.iter().any(|m| !m.is_empty()) => Err(ExitCode::from(2)),
+        Ok(t) => Ok(t),
     }
 }
 
@@ -588,31 +651,29 @@ fn run(
     (quiet, overwrite, two_pass): (bool, bool, bool),
     checkpoint_every: Option<std::time::Duration>,
 ) -> ExitCode {
-    let model = match load(&scene) {
-        Ok(m) => m,
-        Err(code) => return code,
-    };
-    if slabs == Some(0) || threads == Some(0) || slabs_per_gpu == Some(0) {
-        eprintln!("error: --slabs, --threads and --slabs-per-gpu must be at least 1");
-        return ExitCode::from(2);
-    }
-    let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
-    if output.is_dir() {
-        // Before the claim, which refuses folders too: here the example names the scene's file.
-        eprintln!(
-            "error: `{}` is a folder; -o takes the name of the result file, e.g. -o {}",
-            output.display(),
-            output.join(format!("{}.h5", model.name)).display()
-        );
-        return ExitCode::from(2);
-    }
-    let (mut opts, _claim) = match start_run(
-        &model,
-        output,
-        (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
-        checkpoint_every,
-        overwrite,
-    ) {
+    let prepared = (|| {
+        let model = load_model(&scene)?;
+        check_counts(slabs, threads, slabs_per_gpu)?;
+        let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
+        if output.is_dir() {
+            // Before the claim, which refuses folders too: here the example names the scene's
+            // file.
+            return Err(Refusal::input(format!(
+                "`{}` is a folder; -o takes the name of the result file, e.g. -o {}",
+                output.display(),
+                output.join(format!("{}.h5", model.name)).display()
+            )));
+        }
+        let (opts, claim) = start_run(
+            &model,
+            output,
+            (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
+            checkpoint_every,
+            overwrite,
+        )?;
+        Ok((model, opts, claim))
+    })();
+    let (model, mut opts, _claim) = match agree_to_start(prepared) {
         Ok(started) => started,
         Err(code) => return code,
     };
@@ -641,86 +702,78 @@ fn resume(
     quiet: bool,
     checkpoint_every: Option<std::time::Duration>,
 ) -> ExitCode {
-    if slabs == Some(0) || threads == Some(0) || slabs_per_gpu == Some(0) {
-        eprintln!("error: --slabs, --threads and --slabs-per-gpu must be at least 1");
-        return ExitCode::from(2);
-    }
-    let checkpoint = yee::checkpoint::path_for(&output);
-    if !output.is_file() {
-        eprintln!(
-            "error: no result file `{}` to continue: `yee resume` takes the result file of a stopped run",
-            output.display()
-        );
-        return ExitCode::from(2);
-    }
-    // A scan's result file is its own checkpoint (its finished traces): it needs none beside.
-    let (model, resuming) = if let Some(info) = yee::output::scan::ScanFileInfo::read(&output) {
-        let model = match yee::scene::load_str(&info.scene, &output.display().to_string()) {
-            Ok((m, _warnings)) => m,
-            Err(e) => {
-                eprintln!(
-                    "error: the scan's scene in `{}` no longer loads with this yee: {e}",
-                    output.display()
-                );
-                return ExitCode::from(2);
-            }
-        };
-        if let Some(why) = info.refusal(&model) {
-            eprintln!(
-                "error: cannot resume the scan `{}`: {why}",
+    let prepared = (|| {
+        check_counts(slabs, threads, slabs_per_gpu)?;
+        let checkpoint = yee::checkpoint::path_for(&output);
+        if !output.is_file() {
+            return Err(Refusal::input(format!(
+                "no result file `{}` to continue: `yee resume` takes the result file of a stopped run",
                 output.display()
+            )));
+        }
+        // A scan's result file is its own checkpoint (its finished traces): it needs none
+        // beside.
+        let (model, resuming) = if let Some(info) = yee::output::scan::ScanFileInfo::read(&output) {
+            let model = yee::scene::load_str(&info.scene, &output.display().to_string())
+                .map_err(|e| {
+                    Refusal::input(format!(
+                        "the scan's scene in `{}` no longer loads with this yee: {e}",
+                        output.display()
+                    ))
+                })?
+                .0;
+            if let Some(why) = info.refusal(&model) {
+                return Err(Refusal::input(format!(
+                    "cannot resume the scan `{}`: {why}",
+                    output.display()
+                )));
+            }
+            let line = format!(
+                "resuming the scan `{}` at trace {} of {} ({} traces are in it)",
+                output.display(),
+                info.traces_done,
+                info.traces,
+                info.traces_done
             );
-            return ExitCode::from(2);
-        }
-        let line = format!(
-            "resuming the scan `{}` at trace {} of {} ({} traces are in it)",
-            output.display(),
-            info.traces_done,
-            info.traces,
-            info.traces_done
-        );
-        (model, line)
-    } else {
-        let header = match yee::checkpoint::read_header(&checkpoint) {
-            Ok(h) => h,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return ExitCode::from(2);
-            }
+            (model, line)
+        } else {
+            let header = yee::checkpoint::read_header(&checkpoint)
+                .map_err(|e| Refusal::input(e.to_string()))?;
+            let model = yee::scene::load_str(&header.scene, &checkpoint.display().to_string())
+                .map_err(|e| {
+                    Refusal::input(format!(
+                        "the checkpoint's scene no longer loads with this yee: {e}"
+                    ))
+                })?
+                .0;
+            header
+                .check(&checkpoint, &model)
+                .map_err(|e| Refusal::input(e.to_string()))?;
+            let line = format!(
+                "resuming `{}` from step {} of {} (checkpoint written by the {} backend)",
+                output.display(),
+                header.step,
+                model.grid.steps,
+                header.backend
+            );
+            (model, line)
         };
-        let model = match yee::scene::load_str(&header.scene, &checkpoint.display().to_string()) {
-            Ok((m, _warnings)) => m,
-            Err(e) => {
-                eprintln!("error: the checkpoint's scene no longer loads with this yee: {e}");
-                return ExitCode::from(2);
-            }
-        };
-        if let Err(e) = header.check(&checkpoint, &model) {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
-        let line = format!(
-            "resuming `{}` from step {} of {} (checkpoint written by the {} backend)",
-            output.display(),
-            header.step,
-            model.grid.steps,
-            header.backend
-        );
-        (model, line)
-    };
-    // The result exists: take the lock without the overwrite check.
-    let (mut opts, _claim) = match start_run(
-        &model,
-        output,
-        (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
-        checkpoint_every,
-        true,
-    ) {
+        // The result exists: take the lock without the overwrite check.
+        let (opts, claim) = start_run(
+            &model,
+            output,
+            (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
+            checkpoint_every,
+            true,
+        )?;
+        Ok((model, resuming, opts, claim))
+    })();
+    let (model, resuming, mut opts, _claim) = match agree_to_start(prepared) {
         Ok(started) => started,
         Err(code) => return code,
     };
     opts.resume = true;
-    if !quiet {
+    if !quiet && yee::ranks::world().is_root() {
         eprintln!("{resuming}");
     }
     execute(
@@ -756,8 +809,13 @@ fn execute(
     for w in yee::checkpoint::space_warnings(model, &opts.output, opts.checkpoint_every.is_some()) {
         eprintln!("warning: {w}");
     }
-    if opts.stop.load(std::sync::atomic::Ordering::SeqCst) {
-        eprintln!("interrupted before the run started; nothing was written");
+    // Over ranks every rank stops if one was signalled before the run: the others would wait
+    // for it in the run's first collective call.
+    let stopped = opts.stop.load(std::sync::atomic::Ordering::SeqCst);
+    if !yee::ranks::all_ranks(!stopped) {
+        if yee::ranks::world().is_root() {
+            eprintln!("interrupted before the run started; nothing was written");
+        }
         return ExitCode::from(signals::exit_code());
     }
     let mut observer = progress::TerminalObserver::new(quiet);
@@ -820,7 +878,7 @@ fn start_run(
     ),
     checkpoint_every: Option<std::time::Duration>,
     overwrite: bool,
-) -> Result<(RunOptions, Option<yee::output::claim::OutputClaim>), ExitCode> {
+) -> Result<(RunOptions, Option<yee::output::claim::OutputClaim>), Refusal> {
     // Over MPI ranks, rank 0 alone speaks and writes the output (the others only hold slabs).
     let root = yee::ranks::world().is_root();
     if root {
@@ -831,16 +889,29 @@ fn start_run(
     let mut opts = RunOptions::new(output);
     opts.checkpoint_every = checkpoint_every;
     signals::install(&opts.stop);
+    // Rank 0 claims the output for every rank (the others learn of a refusal when the ranks
+    // agree to start, [`agree_to_start`]).
     if !root {
         return Ok((opts, None));
     }
     match yee::output::claim::OutputClaim::claim(&opts.output, overwrite) {
         Ok(claim) => Ok((opts, Some(claim))),
-        Err(e) => {
-            eprintln!("error: {e}");
-            Err(ExitCode::from(2))
-        }
+        Err(e) => Err(Refusal::input(e.to_string())),
     }
+}
+
+/// The counts of `yee run` and `yee resume` that must be at least 1.
+fn check_counts(
+    slabs: Option<usize>,
+    threads: Option<usize>,
+    slabs_per_gpu: Option<usize>,
+) -> Result<(), Refusal> {
+    if slabs == Some(0) || threads == Some(0) || slabs_per_gpu == Some(0) {
+        return Err(Refusal::input(
+            "--slabs, --threads and --slabs-per-gpu must be at least 1",
+        ));
+    }
+    Ok(())
 }
 
 /// The options of `yee run` that cannot be honoured as given, and what is done instead: each

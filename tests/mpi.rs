@@ -84,6 +84,37 @@ fn yee(d: &Path, ranks: Option<usize>, extra: &[&str], env: &[(&str, &str)]) -> 
 
 /// `yee ARGS` in `d` with `env`, over `ranks` ranks (None: without mpirun).
 fn launch(d: &Path, ranks: Option<usize>, args: &[&str], env: &[(&str, &str)]) -> Output {
+    command(d, ranks, args, env).output().expect("run")
+}
+
+/// [`launch`], but a run that has not ended within `secs` seconds is stopped (SIGTERM to
+/// mpirun, which forwards it, then SIGKILL) and the test fails: for a check that every rank
+/// stops, where a hang is the bug.
+fn launch_within(d: &Path, ranks: Option<usize>, args: &[&str], secs: u64) -> Output {
+    let mut child = command(d, ranks, args, &[])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run");
+    let t0 = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if t0.elapsed().as_secs() > secs {
+            unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+            std::thread::sleep(std::time::Duration::from_secs(5));
+            let _ = child.kill();
+            let o = child.wait_with_output().expect("output");
+            panic!(
+                "still running after {secs} s: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    child.wait_with_output().expect("output")
+}
+
+/// The command of [`launch`].
+fn command(d: &Path, ranks: Option<usize>, args: &[&str], env: &[(&str, &str)]) -> Command {
     let bin = env!("CARGO_BIN_EXE_yee");
     let mut cmd = match ranks {
         Some(r) => {
@@ -103,7 +134,8 @@ fn launch(d: &Path, ranks: Option<usize>, args: &[&str], env: &[(&str, &str)]) -
     for (k, v) in env {
         cmd.env(k, v);
     }
-    cmd.args(args).current_dir(d).output().expect("run")
+    cmd.args(args).current_dir(d);
+    cmd
 }
 
 /// Every dataset of `file` (path -> values as f64, in storage order).
@@ -191,6 +223,81 @@ fn a_failing_rank_stops_every_rank_with_exit_1_and_a_valid_file() {
     assert!(t0.elapsed().as_secs() < 30, "stopped within seconds");
     let f = open_h5(d.join("out.h5")).expect("a valid file");
     assert!(!f.attr("complete").unwrap().read_scalar::<bool>().unwrap());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn an_output_rank_0_refuses_stops_every_rank_with_exit_2_and_leaves_the_file_alone() {
+    // Rank 0 alone claims the output; the others must hear its refusal rather than wait for
+    // it in the run's first collective call (they did, forever).
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = dir("exists");
+    std::fs::write(d.join("out.h5"), b"someone's result").unwrap();
+    let args = ["run", "s.toml", "-o", "out.h5", "--quiet", "--threads", "1"];
+    let o = launch_within(&d, Some(2), &args, 60);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("already exists"), "{err}");
+    assert_eq!(err.matches("already exists").count(), 1, "said once: {err}");
+    assert_eq!(
+        std::fs::read(d.join("out.h5")).unwrap(),
+        b"someone's result"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_scene_one_rank_cannot_read_stops_every_rank_with_exit_2_naming_the_rank() {
+    // As when one node does not see the file the others do: mpirun's two-program form gives
+    // rank 1 a scene that does not exist. Rank 0 must not wait for rank 1 forever.
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = dir("missing");
+    let bin = env!("CARGO_BIN_EXE_yee");
+    let run = |scene: &'static str| {
+        [
+            "-n",
+            "1",
+            bin,
+            "run",
+            scene,
+            "-o",
+            "out.h5",
+            "--quiet",
+            "--threads",
+            "1",
+        ]
+    };
+    let mut args = vec!["--allow-run-as-root", "--oversubscribe"];
+    args.extend(run("s.toml"));
+    args.push(":");
+    args.extend(run("elsewhere.toml"));
+    let t0 = std::time::Instant::now();
+    let mut child = Command::new("mpirun")
+        .args(&args)
+        .current_dir(&d)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("mpirun");
+    while child.try_wait().unwrap().is_none() && t0.elapsed().as_secs() < 60 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let stuck = child.try_wait().unwrap().is_none();
+    if stuck {
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        std::thread::sleep(std::time::Duration::from_secs(5));
+        let _ = child.kill();
+    }
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!stuck, "rank 0 waited for rank 1: {err}");
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("rank 1 on "),
+        "names the rank and its host: {err}"
+    );
+    assert!(err.contains("elsewhere.toml"), "names the file: {err}");
+    assert!(!d.join("out.h5").exists(), "nothing written");
     let _ = std::fs::remove_dir_all(&d);
 }
 

@@ -151,6 +151,18 @@ pub fn gather_strings(text: &str) -> Vec<String> {
     vec![text.to_string()]
 }
 
+/// True when `ok` holds on every rank (collective: every rank calls it; `ok` itself for a
+/// single process). For a check that one rank alone makes (rank 0 alone claims the output):
+/// the others learn its answer here and stop with it, instead of waiting for it forever in
+/// the run's first collective call.
+pub fn all_ranks(ok: bool) -> bool {
+    #[cfg(feature = "mpi")]
+    if let Some(w) = World::get() {
+        return w.all(ok);
+    }
+    ok
+}
+
 /// The name of this host.
 pub fn this_host() -> String {
     let mut buf = [0u8; 256];
