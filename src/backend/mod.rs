@@ -181,10 +181,13 @@ pub trait Backend {
         self.exchange(&halos.after_e);
     }
     /// The first part of [`Backend::step_fused`] for a driver that exchanges the H halos
-    /// itself ([`crate::ranks`]): H on the source planes of `h_sources` (the planes whose new
-    /// H another slab or process reads). Then the driver exchanges the H halos, calls
-    /// [`Backend::step_fused_rest`] with the same arguments and exchanges the E halos: the
-    /// bits of [`Backend::step_fused`]. By default the H half step (and the rest the E half).
+    /// itself ([`crate::ranks`]): H on every slab's first plane and on the source planes of
+    /// `h_sources` (the planes whose new H another slab or process reads). Then the driver
+    /// starts the H exchange, calls [`Backend::step_fused_planes`] on consecutive ranges of
+    /// local planes from 2 up while the halos travel, ends the exchange, calls
+    /// [`Backend::step_fused_first_e`] and exchanges the E halos: the bits of
+    /// [`Backend::step_fused`], all arguments the same. By default the H half step, the
+    /// planes nothing and the first E the E half step.
     fn step_fused_h(
         &mut self,
         h_sources: &[HaloCopy],
@@ -194,15 +197,21 @@ pub trait Backend {
         let _ = (h_sources, source_values);
         self.update_h(magnetic_values);
     }
-    /// The second part of the split fused step ([`Backend::step_fused_h`]): H on every other
-    /// plane and E on all, in one sweep. By default the E half step.
-    fn step_fused_rest(
+    /// The interior of the split fused step ([`Backend::step_fused_h`]), which reads no H
+    /// halo: on the local planes `planes` of every slab (clipped to its planes 2..=n), H but on
+    /// the planes the first part did, and E, in one sweep.
+    fn step_fused_planes(
         &mut self,
         h_sources: &[HaloCopy],
         magnetic_values: &[f64],
         source_values: &[f64],
+        planes: std::ops::Range<usize>,
     ) {
-        let _ = (h_sources, magnetic_values);
+        let _ = (h_sources, magnetic_values, source_values, planes);
+    }
+    /// The end of the split fused step ([`Backend::step_fused_h`]), once the H halos are in:
+    /// E on every slab's first plane. By default the E half step.
+    fn step_fused_first_e(&mut self, source_values: &[f64]) {
         self.update_e(source_values);
     }
     /// Replay a list of halo plane copies: those of the half step just done, which this call

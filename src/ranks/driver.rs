@@ -34,6 +34,11 @@ use std::sync::Arc;
 /// Integers in a command header.
 const HEADER: usize = 16;
 
+/// The pieces the interior sweep of a fused step runs in while the H halos travel, with a test
+/// of the requests after each: enough for a transfer to move along during the sweep, few enough
+/// that the pause between pieces (the slabs' threads meet) costs nothing measurable.
+const SWEEP_PIECES: usize = 8;
+
 /// The commands rank 0 sends (header word 0).
 mod cmd {
     pub const FINISH: u64 = 0;
@@ -267,9 +272,22 @@ impl<B: Backend> Rank<B> {
         self.layout.planes(self.layout.rank).contains(&x)
     }
 
-    /// The halo exchange of half step `half` (0: H, 1: E): read the planes to send, post every
-    /// receive and send, do the local copies while they travel, then write the received planes.
+    /// The halo exchange of half step `half` (0: H, 1: E), with nothing to do meanwhile but
+    /// the local copies.
     fn exchange(&mut self, half: usize) {
+        self.exchange_during(half, |_, _, _| {});
+    }
+
+    /// The halo exchange of half step `half` (0: H, 1: E): read the planes to send, post every
+    /// receive and send, do the local copies and then `during` while they travel, then write
+    /// the received planes. `during` gets the local backend, the H halo sources and a function
+    /// to call now and then: it tests the requests, which is what moves a large message along
+    /// (an MPI library without a progress thread advances a transfer only inside its calls).
+    fn exchange_during(
+        &mut self,
+        half: usize,
+        during: impl FnOnce(&mut B, &[HaloCopy], &mut dyn FnMut()),
+    ) {
         let ex = &self.exchanges[half];
         for (s, buf) in ex.sends.iter().zip(self.send_bufs[half].iter_mut()) {
             self.local.read_plane(s.component, s.slab, s.x, buf);
@@ -277,28 +295,41 @@ impl<B: Backend> Rank<B> {
         let sends = &self.send_bufs[half];
         let receives = &mut self.receive_bufs[half];
         let local = &mut self.local;
+        let h_sources = &self.h_sources;
         self.world.exchange(|comm, scope| {
-            let mut requests = Vec::with_capacity(ex.sends.len() + ex.receives.len());
+            let mut pending = Vec::with_capacity(ex.sends.len() + ex.receives.len());
             for (r, buf) in ex.receives.iter().zip(receives.iter_mut()) {
-                requests.push(
+                pending.push(Some(
                     comm.process_at_rank(r.peer as i32)
                         .immediate_receive_into_with_tag(
                             scope,
                             super::comm::bytes_mut(&mut buf[..]),
                             r.tag,
                         ),
-                );
+                ));
             }
             for (s, buf) in ex.sends.iter().zip(sends.iter()) {
-                requests.push(comm.process_at_rank(s.peer as i32).immediate_send_with_tag(
-                    scope,
-                    super::comm::bytes(&buf[..]),
-                    s.tag,
+                pending.push(Some(
+                    comm.process_at_rank(s.peer as i32).immediate_send_with_tag(
+                        scope,
+                        super::comm::bytes(&buf[..]),
+                        s.tag,
+                    ),
                 ));
             }
             local.exchange(&ex.local);
-            for r in requests {
-                r.wait();
+            {
+                let mut progress = || {
+                    for slot in pending.iter_mut() {
+                        if let Some(request) = slot.take() {
+                            *slot = request.test().err();
+                        }
+                    }
+                };
+                during(local, h_sources, &mut progress);
+            }
+            for request in pending.into_iter().flatten() {
+                request.wait();
             }
         });
         for (r, buf) in ex.receives.iter().zip(self.receive_bufs[half].iter_mut()) {
@@ -312,13 +343,29 @@ impl<B: Backend> Rank<B> {
         }
     }
 
-    /// One fused step on this rank's slabs ([`Backend::step_fused_h`]): H on the planes the H
-    /// exchange reads, the exchange, the sweep, the E exchange.
+    /// One fused step on this rank's slabs ([`Backend::step_fused_h`]): H on the first planes
+    /// and on those the H exchange reads; the H exchange, with the interior sweep (planes 2..n)
+    /// in [`SWEEP_PIECES`] pieces while it travels; E on the first planes; the E exchange.
     fn fused_step(&mut self, magnetic: &[f64], currents: &[f64]) {
         self.local.step_fused_h(&self.h_sources, magnetic, currents);
-        self.exchange(0);
-        self.local
-            .step_fused_rest(&self.h_sources, magnetic, currents);
+        let end = self
+            .layout
+            .local_ranges()
+            .iter()
+            .map(|r| r.len())
+            .max()
+            .unwrap_or(0)
+            + 1;
+        let piece = end.saturating_sub(2).div_ceil(SWEEP_PIECES).max(1);
+        self.exchange_during(0, |local, h_sources, progress| {
+            let mut p = 2;
+            while p < end {
+                local.step_fused_planes(h_sources, magnetic, currents, p..p + piece);
+                progress();
+                p += piece;
+            }
+        });
+        self.local.step_fused_first_e(currents);
         self.exchange(1);
     }
 

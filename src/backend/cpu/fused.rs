@@ -16,10 +16,17 @@
 //! sweep: the H corrections read its E nodes, which the E half's advance does not touch.
 //!
 //! Halos: the E update of a slab's first plane needs the left neighbour's new H on its last
-//! plane. Each slab first runs the H passes of the planes that the H halo copies read (its last
-//! plane; the first plane of slab 0 for a PMC x face), the copies run, and then every slab
-//! sweeps, skipping those planes' H. The E halo copies run after the sweep, as after the
-//! two-pass E half step. Threads work on whole slabs (the run's default is one slab per thread).
+//! plane, and nothing else in the sweep needs a halo. Each slab first runs the H passes of its
+//! first plane and of the planes that the H halo copies read (its last plane; the first plane
+//! of slab 0 for a PMC x face); then the H halo copies start, every slab sweeps planes 2..n
+//! (skipping those planes' H) while they travel, and once they are in, E on every slab's
+//! first plane. So a driver whose halos cross processes ([`crate::ranks`]) overlaps the H
+//! exchange with the whole interior sweep, and a single process runs the same three parts in
+//! the same order (one code path, the same bits). E on plane 1 after plane 2 is still the
+//! arithmetic of the two-pass step: it reads H on planes 0 and 1 only, both final by then, and
+//! no H update of the step reads E on plane 1 after the early H of plane 1. The E halo copies
+//! run after the sweep, as after the two-pass E half step. Threads work on whole slabs (the
+//! run's default is one slab per thread).
 
 use super::{cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
 use crate::backend::{Backend, Half};
@@ -52,17 +59,31 @@ fn bands<T>(sh: &Shared<T>, band_values: usize) -> Vec<Range<usize>> {
 impl<T: Real> CpuBackend<T> {
     /// One whole step as the fused sweep ([`Backend::step_fused`]): H with the magnetic
     /// currents `magnetic`, the H halo copies, E with the currents `currents`, the E halo
-    /// copies.
+    /// copies. The same parts, in the same order, as a driver that overlaps the H exchange
+    /// with the sweep runs them.
     pub(super) fn fused_step(&mut self, halos: &HaloPlan, magnetic: &[f64], currents: &[f64]) {
         self.fused_early(&halos.after_h, magnetic, currents);
         self.exchange(&halos.after_h);
-        self.fused_sweep(&halos.after_h, magnetic, currents);
+        self.fused_sweep(
+            &halos.after_h,
+            magnetic,
+            currents,
+            2..self.fused_planes_end(),
+        );
+        self.fused_first_e(currents);
         self.exchange(&halos.after_e);
     }
 
-    /// The local planes of each slab whose new H the copies `h_sources` read.
+    /// One past the last local plane of the longest slab: the end of the sweep's plane range.
+    pub(super) fn fused_planes_end(&self) -> usize {
+        self.slabs.iter().map(|s| s.range.len()).max().unwrap_or(0) + 1
+    }
+
+    /// The local planes of each slab whose H the early part of the step updates: the first
+    /// plane (so that the sweep can leave E on it for last) and those whose new H the copies
+    /// `h_sources` read.
     fn early_planes(&self, h_sources: &[HaloCopy]) -> Vec<Vec<usize>> {
-        let mut early: Vec<Vec<usize>> = vec![Vec::new(); self.slabs.len()];
+        let mut early: Vec<Vec<usize>> = vec![vec![1]; self.slabs.len()];
         for c in h_sources {
             let p = c.src_x - self.slabs[c.src_slab].range.x0 + 1;
             if !early[c.src_slab].contains(&p) {
@@ -73,7 +94,8 @@ impl<T: Real> CpuBackend<T> {
     }
 
     /// The fused step up to the H exchange: the TF/SF 1-D grid of each slab advanced, then
-    /// every H pass on the planes the H halo copies `h_sources` read.
+    /// every H pass on each slab's first plane and on the planes the H halo copies
+    /// `h_sources` read.
     pub(super) fn fused_early(
         &mut self,
         h_sources: &[HaloCopy],
@@ -94,26 +116,39 @@ impl<T: Real> CpuBackend<T> {
             });
     }
 
-    /// The fused step after the H exchange: plane by plane, every H pass (but on the planes
-    /// [`Self::fused_early`] did) and every E pass.
+    /// The part of the sweep that needs no H halo, on the local planes `planes` (clipped to
+    /// 2..=n of each slab): plane by plane, every H pass (but on the planes
+    /// [`Self::fused_early`] did) and every E pass. Called on consecutive ranges from 2 up, it
+    /// is the whole sweep but E on the first planes; a driver calls it in pieces to see to its
+    /// messages between them.
     pub(super) fn fused_sweep(
         &mut self,
         h_sources: &[HaloCopy],
         magnetic: &[f64],
         currents: &[f64],
+        planes: Range<usize>,
     ) {
         let early = self.early_planes(h_sources);
         let sh = &self.shared;
         let bands = bands(sh, self.band_values);
         self.slabs.par_iter_mut().zip(&early).for_each(|(s, done)| {
+            let mine = planes.start.max(2)..planes.end.min(s.range.len() + 1);
             for rows in &bands {
-                for p in 1..=s.range.len() {
+                for p in mine.clone() {
                     if !done.contains(&p) {
                         s.fused_h(sh, p, rows.clone(), magnetic);
                     }
                     s.fused_e(sh, p, rows.clone(), currents);
                 }
             }
+        });
+    }
+
+    /// The end of the sweep, once the H halos are in: every E pass on each slab's first plane.
+    pub(super) fn fused_first_e(&mut self, currents: &[f64]) {
+        let sh = &self.shared;
+        self.slabs.par_iter_mut().for_each(|s| {
+            s.fused_e(sh, 1, 0..sh.ny, currents);
         });
     }
 }

@@ -626,13 +626,18 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.fused_early(h_sources, magnetic_values, source_values);
     }
 
-    fn step_fused_rest(
+    fn step_fused_planes(
         &mut self,
         h_sources: &[HaloCopy],
         magnetic_values: &[f64],
         source_values: &[f64],
+        planes: std::ops::Range<usize>,
     ) {
-        self.fused_sweep(h_sources, magnetic_values, source_values);
+        self.fused_sweep(h_sources, magnetic_values, source_values, planes);
+    }
+
+    fn step_fused_first_e(&mut self, source_values: &[f64]) {
+        self.fused_first_e(source_values);
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {
