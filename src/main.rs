@@ -855,6 +855,12 @@ fn execute(
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+        // A refusal over ranks is agreed by every rank: rank 0 says it for all.
+        Err(RunError::Backend(yee::run::StartError::Refused(_)))
+            if !yee::ranks::world().is_root() =>
+        {
+            ExitCode::from(1)
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::from(1)

@@ -637,3 +637,154 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
         let _ = std::fs::remove_dir_all(p);
     }
 }
+
+/// A small 2-D scan (40 x 30 x 1 cells, z periodic) over a lossy half-space with a PEC
+/// cylinder: the dipole and a two-component probe move, a second probe and a flux plane stay.
+const SCAN_SCENE: &str = r#"[simulation]
+name = "scan_ranks"
+length_unit = "mm"
+cell_size = 1.0
+size = [40.0, 30.0, 1.0]
+steps = STEPS
+precision = "f32"
+[boundaries]
+default = { type = "pml", cells = 6 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+soil = { epsilon = 4.0, conductivity = 0.01 }
+[[geometry]]
+shape = "box"
+material = "soil"
+center = [0.0, -10.0, 0.0]
+size = [100.0, 20.0, 10.0]
+[[geometry]]
+shape = "cylinder"
+material = "pec"
+center = [1.0, -6.0, 0.0]
+radius = 2.5
+height = 10.0
+axis = "z"
+[scan]
+traces = TRACES
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [-8.3, 4.0, 0.0]
+waveform = { type = "ricker", frequency = 1.5e10 }
+scan_step = [1.7, 0.0, 0.0]
+[[monitor]]
+type = "probe"
+name = "rx"
+position = [-4.1, 4.0, 0.0]
+components = ["Ez", "Hx"]
+scan_step = [1.7, 0.3, 0.0]
+[[monitor]]
+type = "probe"
+name = "fixed"
+position = [5.0, 2.0, 0.0]
+components = ["Ez"]
+[[monitor]]
+type = "flux"
+name = "down"
+plane = { y = -2.0 }
+frequencies = { min = 1.0e10, max = 5.0e10, count = 5 }
+"#;
+
+/// The scan scene with `traces` traces of `steps` steps, written into a fresh folder.
+fn scan_dir(name: &str, traces: usize, steps: usize) -> PathBuf {
+    let d = dir(name);
+    let text = SCAN_SCENE
+        .replace("TRACES", &traces.to_string())
+        .replace("STEPS", &steps.to_string());
+    std::fs::write(d.join("s.toml"), text).unwrap();
+    d
+}
+
+/// The scan file's datasets and its `traces_done` and `complete` attributes.
+fn scan_contents(path: &Path) -> (Vec<(String, Vec<f64>)>, u64, bool) {
+    let f = open_h5(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let done: u64 = f.attr("traces_done").unwrap().read_scalar().unwrap();
+    let complete: bool = f.attr("complete").unwrap().read_scalar().unwrap();
+    (datasets(&f), done, complete)
+}
+
+#[test]
+fn a_scan_over_two_and_three_ranks_writes_the_single_process_file_bit_for_bit() {
+    // The traces are shared out (rank r runs traces r, r + R, ...), each as one process runs
+    // it, and rank 0 writes them in trace order: the file is the one-process scan's.
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = scan_dir("scan", 7, 150);
+    let args = |out: &'static str, threads: &'static str| {
+        ["run", "s.toml", "-o", out, "--quiet", "--threads", threads]
+    };
+    let one = launch(&d, None, &args("one.h5", "2"), &[]);
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    let (want, done, complete) = scan_contents(&d.join("one.h5"));
+    assert!((done, complete) == (7, true));
+    assert!(
+        want.iter().any(|(n, _)| n == "/flux/down/power"),
+        "a flux spectrum per trace"
+    );
+    for (ranks, out) in [(2, "two.h5"), (3, "three.h5")] {
+        let o = launch_within(&d, Some(ranks), &args(out, "1"), 120);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{ranks} ranks: {err}");
+        let (got, done, complete) = scan_contents(&d.join(out));
+        assert!((done, complete) == (7, true), "{ranks} ranks: every trace");
+        assert_eq!(got.len(), want.len(), "{ranks} ranks: the same datasets");
+        assert_same_values(&got, &want, &format!("scan over {ranks} ranks"));
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_signal_to_one_rank_stops_a_scan_over_ranks_and_it_resumes_on_three_bit_for_bit() {
+    // SIGINT to rank 1 mid-scan: every rank stops, rank 0 closes the file with the leading
+    // finished traces (complete = false) and mpirun exits 130; `yee resume` over 3 ranks
+    // finishes it into the uninterrupted one-process file.
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let traces = 10;
+    let text = SCAN_SCENE
+        .replace("TRACES", &traces.to_string())
+        .replace("STEPS", "25000");
+    let (code, out, took, d) =
+        interrupt_scene("scan-sig", &text, |_, pids| vec![pids[1]], libc::SIGINT);
+    assert_eq!(code, Some(130), "{out}");
+    assert!(took.as_secs() < 20, "stopped within seconds: {took:?}");
+    let (_, done, complete) = scan_contents(&d.join("out.h5"));
+    assert!(
+        !complete && done < traces as u64,
+        "stopped midway: {done} traces, {out}"
+    );
+    let o = launch_within(
+        &d,
+        Some(3),
+        &["resume", "out.h5", "--quiet", "--threads", "1"],
+        120,
+    );
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let one = launch(
+        &d,
+        None,
+        &["run", "s.toml", "-o", "one.h5", "--quiet", "--threads", "2"],
+        &[],
+    );
+    assert!(
+        one.status.success(),
+        "{}",
+        String::from_utf8_lossy(&one.stderr)
+    );
+    let (want, _, _) = scan_contents(&d.join("one.h5"));
+    let (got, done, complete) = scan_contents(&d.join("out.h5"));
+    assert!(
+        (done, complete) == (traces as u64, true),
+        "resumed to the end"
+    );
+    assert_same_values(&got, &want, "stopped over 2 ranks, resumed over 3");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -76,6 +76,29 @@ pub struct RankPlan {
     pub nodes_needed: Option<usize>,
     /// What the numbers assume, and options that were adjusted.
     pub notes: Vec<String>,
+    /// For a model with a `[scan]`: the traces shared out to the ranks (the grid is then not
+    /// split over them: `slabs` and `parts` are empty and no halo crosses).
+    pub scan: Option<RankScan>,
+}
+
+/// A scan over ranks: each rank runs whole traces, one per worker thread, as one process
+/// does ([`crate::plan::scan`]); rank r takes traces r, r + R, ...
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RankScan {
+    /// Traces in all.
+    pub traces: usize,
+    /// Traces of each rank.
+    pub traces_per_rank: Vec<usize>,
+    /// Traces each rank runs at once (its worker threads, as its host's plan allows).
+    pub at_once_per_rank: usize,
+    /// Host memory of one rank's traces at once (bytes).
+    pub bytes_per_rank: u64,
+    /// Wall time of one trace on one worker (s), if the plan could tell.
+    pub seconds_per_trace: Option<f64>,
+    /// Wall time of the whole scan (s): the busiest rank's rounds of traces.
+    pub seconds: Option<f64>,
+    /// Why the scan cannot run over these ranks, if so (`mpirun` would refuse it).
+    pub refusal: Option<String>,
 }
 
 /// The slabs of a run of `model` over `ranks` ranks with `threads` worker threads each and
@@ -146,6 +169,17 @@ pub fn plan_ranks(
     let layout = Layout::of(model);
     let nx = layout.shape[0];
     let threads = options.threads.unwrap_or(hardware.cores).max(1);
+    if let Some(scan) = &model.scan {
+        return plan_scan_ranks(
+            model,
+            hardware,
+            options,
+            ranks,
+            threads,
+            scan.traces,
+            network,
+        );
+    }
     let mut notes = Vec::new();
     if ranks > nx {
         notes.push(format!(
@@ -228,7 +262,7 @@ pub fn plan_ranks(
         notes.push("network bandwidth assumed 100 Gbit/s (give --network)".into());
     }
     notes.push(format!(
-        "halo planes cross ranks as non-blocking messages after each half step, overlapped with the copies within a rank; latency assumed {} us per message",
+        "halo planes cross ranks as non-blocking messages; the H planes travel while the interior planes of the fused sweep update (the E planes, and both in --two-pass, only while the copies within a rank run); latency assumed {} us per message",
         MESSAGE_LATENCY_S * 1e6
     ));
     if !hardware.gpus.is_empty() {
@@ -251,6 +285,89 @@ pub fn plan_ranks(
         fits,
         nodes_needed,
         notes,
+        scan: None,
+    }
+}
+
+/// [`plan_ranks`] for a model with a `[scan]` of `traces` traces: the traces are shared out,
+/// each rank running them one per worker on `threads` threads as its host's plan schedules
+/// them.
+fn plan_scan_ranks(
+    model: &Model,
+    hardware: &Hardware,
+    options: &PlanOptions,
+    ranks: usize,
+    threads: usize,
+    traces: usize,
+    network: Option<f64>,
+) -> RankPlan {
+    let ranks = ranks.max(1);
+    let mut per_rank = PlanOptions {
+        backend: super::BackendChoice::Cpu,
+        threads: Some(threads),
+        slabs: None,
+        gpus: None,
+        slabs_per_gpu: None,
+        ..options.clone()
+    };
+    per_rank.exclude_gpus.clear();
+    let plan = super::plan(model, hardware, &per_rank);
+    let schedule = plan.scan.clone();
+    let one_per_worker = schedule.as_ref().is_some_and(|s| {
+        s.schedule == super::scan::ScanSchedule::TracePerWorker
+            || (threads == 1 && plan.backend == super::PlanBackend::Cpu)
+    });
+    let at_once = schedule.as_ref().map_or(1, |s| s.traces_in_parallel.max(1));
+    let traces_per_rank: Vec<usize> = (0..ranks)
+        .map(|r| (r..traces).step_by(ranks).count())
+        .collect();
+    let per_trace = schedule.as_ref().and_then(|s| s.seconds_per_trace);
+    let busiest = traces_per_rank.iter().copied().max().unwrap_or(0);
+    let seconds = per_trace.map(|t| busiest.div_ceil(at_once) as f64 * t);
+    let bytes_per_rank = plan.bytes.total * at_once as u64;
+    let node_memory = hardware.host.memory_bytes;
+    let mut refusal = None;
+    if !one_per_worker {
+        refusal = Some(format!(
+            "a scan over ranks runs one trace per worker thread on every rank, and this host's plan does not: {}",
+            schedule.as_ref().map_or("no schedule", |s| s.reason.as_str())
+        ));
+    }
+    if options.slabs.is_some() {
+        refusal = Some("--slabs splits one trace's grid, which a scan over ranks does not".into());
+    }
+    let mut notes = vec![
+        "a scan's traces are shared out to the ranks (rank r runs traces r, r + R, ...); each trace runs whole on one worker, so no halo crosses a network".to_string(),
+    ];
+    if network.is_some() {
+        notes.push(
+            "--network does not matter to a scan: only finished traces travel, to rank 0".into(),
+        );
+    }
+    let fits = bytes_per_rank <= node_memory;
+    RankPlan {
+        ranks,
+        threads_per_rank: threads,
+        slabs: Vec::new(),
+        parts: Vec::new(),
+        halo_bytes_per_step: 0,
+        halo_s_per_step: 0.0,
+        update_s_per_step: 0.0,
+        network_bytes_per_s: network.unwrap_or(DEFAULT_NETWORK_BYTES_PER_S),
+        network_assumed: network.is_none(),
+        node_memory_bytes: node_memory,
+        fits,
+        nodes_needed: None,
+        notes,
+        scan: Some(RankScan {
+            traces,
+            traces_per_rank,
+            at_once_per_rank: at_once,
+            bytes_per_rank,
+            seconds_per_trace: per_trace,
+            seconds,
+            refusal,
+        }),
     }
 }
 
@@ -293,6 +410,9 @@ impl RankPlan {
     /// The text report `yee plan --ranks R` adds after the plan of one process.
     pub fn render(&self) -> String {
         let b = super::bytes_h;
+        if let Some(scan) = &self.scan {
+            return self.render_scan(scan);
+        }
         let mut s = format!(
             "ranks: {} ({} threads each), {} slabs in all\n",
             self.ranks,
@@ -337,6 +457,45 @@ impl RankPlan {
                 "does not fit: even one x plane per rank exceeds a node of {}; use a coarser cell size\n",
                 b(self.node_memory_bytes)
             )),
+        }
+        for n in &self.notes {
+            s.push_str(&format!("  note: {n}\n"));
+        }
+        s
+    }
+}
+
+impl RankPlan {
+    /// The report of a scan over ranks ([`RankScan`]).
+    fn render_scan(&self, scan: &RankScan) -> String {
+        let b = super::bytes_h;
+        let mut s = format!(
+            "ranks: {} ({} threads each), a scan of {} traces shared out, {} at a time on each rank\n",
+            self.ranks, self.threads_per_rank, scan.traces, scan.at_once_per_rank
+        );
+        for (r, n) in scan.traces_per_rank.iter().enumerate() {
+            s.push_str(&format!(
+                "  rank {r}: {n} trace{}, {} for {} at once{}\n",
+                if *n == 1 { "" } else { "s" },
+                b(scan.bytes_per_rank),
+                scan.at_once_per_rank,
+                if self.fits {
+                    ""
+                } else {
+                    ", does not fit a node"
+                }
+            ));
+        }
+        if let (Some(t), Some(all)) = (scan.seconds_per_trace, scan.seconds) {
+            s.push_str(&format!(
+                "estimate: {:.1} s per trace, {:.1} s for the scan (the busiest rank's traces)\n",
+                t, all
+            ));
+        }
+        if let Some(why) = &scan.refusal {
+            s.push_str(&format!(
+                "cannot run over ranks: {why}; run it as one process\n"
+            ));
         }
         for n in &self.notes {
             s.push_str(&format!("  note: {n}\n"));

@@ -12,6 +12,9 @@ use mpi::traits::*;
 
 /// The tag of what rank 0 collects from the others.
 pub(crate) const DATA_TAG: i32 = 1;
+/// The tag of a scan's messages over ranks ([`crate::run::scan`]): finished traces to rank 0,
+/// its orders back.
+pub(crate) const SCAN_TAG: i32 = 2;
 /// The first tag of halo planes (plus the copy's index in its half step's list, plus
 /// [`HALF_TAGS`] for the E half step).
 pub(crate) const HALO_TAG: i32 = 1000;
@@ -74,6 +77,28 @@ impl World {
         for c in all.chunks_mut(MESSAGE_BYTES) {
             process.receive_into_with_tag(c, DATA_TAG);
         }
+    }
+
+    /// Send the bytes `data` to rank `to` as one message with `tag` (blocking until the buffer
+    /// may be reused): for messages of their own size (at most [`MESSAGE_BYTES`]), received
+    /// with [`World::take_waiting`].
+    pub(crate) fn post(&self, to: usize, tag: i32, data: &[u8]) {
+        assert!(data.len() <= MESSAGE_BYTES, "one message of at most 1 GiB");
+        self.comm
+            .process_at_rank(to as i32)
+            .send_with_tag(data, tag);
+    }
+
+    /// The next message with `tag` that has arrived from any rank, received: its sender and
+    /// bytes; None when none is waiting (it does not wait).
+    pub(crate) fn take_waiting(&self, tag: i32) -> Option<(usize, Vec<u8>)> {
+        let (message, status) = self
+            .comm
+            .any_process()
+            .immediate_matched_probe_with_tag(tag)?;
+        let mut data = vec![0u8; status.count(u8::equivalent_datatype()) as usize];
+        message.matched_receive_into(&mut data[..]);
+        Some((status.source_rank() as usize, data))
     }
 
     /// True on every rank if `value` is true on every rank (collective).

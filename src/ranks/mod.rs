@@ -21,7 +21,7 @@ mod comm;
 #[cfg(feature = "mpi")]
 pub(crate) mod driver;
 #[cfg(feature = "mpi")]
-pub(crate) use comm::World;
+pub(crate) use comm::{World, SCAN_TAG};
 
 use std::ops::Range;
 

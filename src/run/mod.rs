@@ -18,6 +18,8 @@ mod observer;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod scan;
+#[cfg(feature = "mpi")]
+mod scan_ranks;
 mod select;
 mod step;
 mod time_loop;
@@ -221,6 +223,10 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     {
         let ranks = crate::ranks::world();
         if ranks.size > 1 {
+            // A scan's traces are shared out to the ranks; any other run splits its grid.
+            if model.scan.is_some() {
+                return scan_ranks::run_scan_over_ranks(model, opts, obs, ranks);
+            }
             return ranks::run_ranks(model, opts, obs, ranks);
         }
     }

@@ -26,7 +26,7 @@ pub(super) fn run_ranks(
     ranks: Ranks,
 ) -> Result<Summary, RunError> {
     let hosts = crate::ranks::hosts();
-    if let Some(why) = refusal(model, opts) {
+    if let Some(why) = refusal(opts) {
         return Err(RunError::Backend(StartError::Refused(why)));
     }
     // The worker threads of a host are shared by the ranks on it.
@@ -71,10 +71,7 @@ pub(super) fn run_ranks(
 }
 
 /// Why this run cannot go over ranks (the same answer on every rank), if so.
-fn refusal(model: &Model, opts: &RunOptions) -> Option<String> {
-    if model.scan.is_some() {
-        return Some("a [scan] does not run over several MPI ranks yet: run it as one process (its traces already run in parallel)".into());
-    }
+fn refusal(opts: &RunOptions) -> Option<String> {
     if opts.backend == crate::plan::BackendChoice::Cuda || opts.gpus.is_some() {
         return Some(
             "the CUDA engine does not run over several MPI ranks yet: use --backend cpu (or auto)"

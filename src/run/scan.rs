@@ -38,7 +38,7 @@ use std::sync::mpsc;
 use std::time::Instant;
 
 /// How one trace ended.
-enum TraceEnd {
+pub(super) enum TraceEnd {
     /// Every step ran.
     Done(Box<TraceRecord>, PhaseTimes),
     /// The stop flag was set (Ctrl-C, or another trace failed).
@@ -155,8 +155,8 @@ fn run_trace<B: Backend>(
 
 /// The main thread's side of a scan: writes finished traces in order, reports progress, and
 /// keeps the first failure.
-struct Collector<'a> {
-    writer: Option<ScanWriter>,
+pub(super) struct Collector<'a> {
+    pub(super) writer: Option<ScanWriter>,
     /// Finished traces waiting for an earlier one.
     waiting: BTreeMap<usize, Box<TraceRecord>>,
     /// Traces in the file (the leading ones).
@@ -173,7 +173,7 @@ struct Collector<'a> {
 
 impl<'a> Collector<'a> {
     /// A collector for a scan whose first `first` traces are in the file.
-    fn new(model: &'a Model, scan: &Scan, opts: &'a RunOptions, first: usize) -> Self {
+    pub(super) fn new(model: &'a Model, scan: &Scan, opts: &'a RunOptions, first: usize) -> Self {
         let now = Instant::now();
         Collector {
             writer: None,
@@ -190,7 +190,12 @@ impl<'a> Collector<'a> {
     }
 
     /// Take trace `k`'s ending; false once the scan must stop (a failure).
-    fn take<T: Real>(&mut self, k: usize, end: TraceEnd, obs: &mut dyn Observer) -> bool {
+    pub(super) fn take<T: Real>(
+        &mut self,
+        k: usize,
+        end: TraceEnd,
+        obs: &mut dyn Observer,
+    ) -> bool {
         match end {
             TraceEnd::Done(record, phases) => {
                 add_phases(&mut self.phases, &phases);
@@ -290,10 +295,13 @@ impl<'a> Collector<'a> {
     }
 
     /// Close the file (complete when every trace is in), report, and return how the run ended.
-    fn end(
+    /// `parallel`: the traces this process ran at once (its workers' pass times are
+    /// averaged over them); `at_once`: the traces the scan ran at once (over ranks, every
+    /// rank's), as the report says.
+    pub(super) fn end(
         mut self,
         backend: &str,
-        parallel: usize,
+        (parallel, at_once): (usize, usize),
         obs: &mut dyn Observer,
     ) -> Result<Summary, RunError> {
         let complete = self.done == self.traces && self.failure.is_none();
@@ -325,7 +333,7 @@ impl<'a> Collector<'a> {
             self.traces,
             secs,
             (self.done - self.first) as f64 / secs,
-            parallel,
+            at_once,
             if self.first > 0 {
                 format!("; {} were in the file before", self.first)
             } else {
@@ -384,7 +392,7 @@ fn scale_phases(p: &mut PhaseTimes, f: f64) {
 
 /// What the observer is told before the first trace: `backend` on `slabs` with `threads`
 /// (one trace's engine), and the scan's schedule.
-fn start_info(
+pub(super) fn start_info(
     model: &Model,
     backend: String,
     slabs: Vec<SlabRange>,
@@ -405,7 +413,7 @@ fn start_info(
 }
 
 /// A resumed scan's file reopened with the traces already in it, or None for a new scan.
-type Resumed = Option<(ScanWriter, usize)>;
+pub(super) type Resumed = Option<(ScanWriter, usize)>;
 
 /// Run every trace of `model`'s `[scan]`, writing `opts.output`: [`super::run`] for a model
 /// with a scan.
@@ -535,14 +543,70 @@ where
             schedule: "one trace per worker".into(),
         },
     );
-    let next = AtomicUsize::new(first);
+    let traces: Vec<usize> = (first..scan.traces).collect();
+    let next = AtomicUsize::new(0);
     let abort = AtomicBool::new(false);
     let (tx, rx) = mpsc::channel::<(usize, TraceEnd)>();
     std::thread::scope(|s| {
+        let work = Workers {
+            model,
+            scan,
+            opts,
+            traces: &traces,
+            next: &next,
+            abort: &abort,
+        };
+        work.spawn::<T>(s, parallel, tx);
+        for (k, end) in rx {
+            if !collector.take::<T>(k, end, obs) {
+                abort.store(true, Ordering::SeqCst);
+            }
+        }
+    });
+    collector.end("cpu", (parallel, parallel), obs)
+}
+
+/// Worker threads that run traces of a scan, one trace per thread on a one-slab CPU engine.
+pub(super) struct Workers<'a> {
+    pub(super) model: &'a Model,
+    pub(super) scan: &'a Scan,
+    pub(super) opts: &'a RunOptions,
+    /// The traces to run, in the order they are taken.
+    pub(super) traces: &'a [usize],
+    /// The index into `traces` of the next trace to take.
+    pub(super) next: &'a AtomicUsize,
+    /// Set when the scan must stop (a failure): no worker takes another trace, and the traces
+    /// under way stop at the end of their step.
+    pub(super) abort: &'a AtomicBool,
+}
+
+impl<'a> Workers<'a> {
+    /// Start `parallel` workers in `s`: each takes the next trace of the list until none is
+    /// left or the stop flag or `abort` is set, and sends each trace's ending, with its
+    /// number, to `tx`. The channel closes when the last worker ends.
+    pub(super) fn spawn<'s, T: Real>(
+        &self,
+        s: &'s std::thread::Scope<'s, 'a>,
+        parallel: usize,
+        tx: mpsc::Sender<(usize, TraceEnd)>,
+    ) where
+        CpuBackend<T>: Backend<Real = T>,
+    {
         for _ in 0..parallel {
             let tx = tx.clone();
-            let (next, abort, whole) = (&next, &abort, &whole);
+            let Workers {
+                model,
+                scan,
+                opts,
+                traces,
+                next,
+                abort,
+            } = *self;
             s.spawn(move || {
+                let whole = [SlabRange {
+                    x0: 0,
+                    x1: model.grid.shape[0],
+                }];
                 // One thread per trace: the engine's own parallel loops run on it alone.
                 let pool = match rayon::ThreadPoolBuilder::new()
                     .num_threads(1)
@@ -562,17 +626,16 @@ where
                     if opts.stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
                         break;
                     }
-                    let k = next.fetch_add(1, Ordering::SeqCst);
-                    if k >= scan.traces {
+                    let Some(&k) = traces.get(next.fetch_add(1, Ordering::SeqCst)) else {
                         break;
-                    }
+                    };
                     let trace = scan.trace(model, k);
                     let end = pool.install(|| {
-                        let mut b = CpuBackend::<T>::new(&trace, whole);
+                        let mut b = CpuBackend::<T>::new(&trace, &whole);
                         run_trace(
                             &trace,
                             &mut b,
-                            whole,
+                            &whole,
                             opts.check_every,
                             &opts.stop,
                             abort,
@@ -585,14 +648,7 @@ where
                 }
             });
         }
-        drop(tx);
-        for (k, end) in rx {
-            if !collector.take::<T>(k, end, obs) {
-                abort.store(true, Ordering::SeqCst);
-            }
-        }
-    });
-    collector.end("cpu", parallel, obs)
+    }
 }
 
 /// Traces one after another, each on the engine the plan chooses (as a single run).
@@ -695,5 +751,5 @@ fn one_after_another(
             break;
         }
     }
-    collector.end(&backend_name, 1, obs)
+    collector.end(&backend_name, (1, 1), obs)
 }
