@@ -799,17 +799,27 @@ fn plan_over_ranks_of_a_scan_shares_out_the_traces() {
     assert_eq!(per_rank.len(), 3);
     assert_eq!(per_rank.iter().sum::<usize>(), traces, "every trace once");
     for (rank, n) in per_rank.iter().enumerate() {
-        assert_eq!(*n, (rank..traces).step_by(3).count(), "rank {rank}: round robin");
+        assert_eq!(
+            *n,
+            (rank..traces).step_by(3).count(),
+            "rank {rank}: round robin"
+        );
     }
     assert_eq!(scan["at_once_per_rank"], 1);
     assert!(scan["refusal"].is_null(), "{scan}");
     assert_eq!(r["halo_bytes_per_step"], 0);
     assert!(r["parts"].as_array().unwrap().is_empty(), "no slab split");
     let text = String::from_utf8_lossy(&yee(&args[..6]).stdout).into_owned();
-    assert!(text.contains("a scan of") && text.contains("shared out"), "{text}");
+    assert!(
+        text.contains("a scan of") && text.contains("shared out"),
+        "{text}"
+    );
     // --slabs splits one trace's grid: a scan over ranks refuses it, and the plan says so.
     let mut slabs = args.to_vec();
     slabs.extend(["--slabs", "2"]);
     let v = json(&slabs);
-    assert!(v["ranks"]["scan"]["refusal"].as_str().unwrap().contains("--slabs"));
+    assert!(v["ranks"]["scan"]["refusal"]
+        .as_str()
+        .unwrap()
+        .contains("--slabs"));
 }

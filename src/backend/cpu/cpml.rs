@@ -54,6 +54,12 @@ fn term<T: Real, const NEG: bool>(
     bck: impl Fn(usize) -> [T; 4],
 ) {
     let n = out.len();
+    // Every caller differences two runs of exactly the output's length: a longer one would
+    // mean a wrong offset that slicing to n would hide.
+    assert!(
+        a1.len() == n && a0.len() == n && psi.len() == n,
+        "CPML runs of unequal length"
+    );
     let (a1, a0, psi) = (&a1[..n], &a0[..n], &mut psi[..n]);
     for i in 0..n {
         let [b, c, k1, inv] = bck(i);
