@@ -855,6 +855,7 @@ fn execute(
             eprintln!("error: {e}");
             ExitCode::from(2)
         }
+        Err(RunError::OtherRank(code)) => ExitCode::from(code),
         // A refusal over ranks is agreed by every rank: rank 0 says it for all.
         Err(RunError::Backend(yee::run::StartError::Refused(_)))
             if !yee::ranks::world().is_root() =>

@@ -171,6 +171,10 @@ pub enum RunError {
     /// the result file changed since it was written; nothing was written.
     #[error("{0}")]
     Resume(String),
+    /// Over MPI ranks, on a rank other than 0: rank 0 failed before the run started and says
+    /// why; this rank stops with the same exit code and prints nothing.
+    #[error("rank 0 stopped the run (exit code {0})")]
+    OtherRank(u8),
 }
 
 /// Why no engine could be started for a run.
@@ -211,7 +215,7 @@ impl RunError {
             RunError::Interrupted(s) => Some(s),
             RunError::NonFinite { summary, .. } | RunError::Device { summary, .. } => Some(summary),
             RunError::Output { summary, .. } => summary.as_deref_mut(),
-            RunError::Backend(_) | RunError::Resume(_) => None,
+            RunError::Backend(_) | RunError::Resume(_) | RunError::OtherRank(_) => None,
         }
     }
 }

@@ -199,10 +199,13 @@ pub(super) fn run_scan_over_ranks(
     let mut opened = Err(None);
     if ranks.is_root() {
         opened = open(model, opts);
-        match &opened {
-            Ok((_, first)) => status = [1, *first as u64],
-            Err(_) => status = [0, 0],
-        }
+        // The exit code the others stop with if it failed: 2 for a refused resume (bad input),
+        // 1 for an output that cannot be written, as rank 0's own.
+        status = match &opened {
+            Ok((_, first)) => [0, *first as u64],
+            Err(Some(RunError::Resume(_))) => [2, 0],
+            Err(_) => [1, 0],
+        };
     }
     world.broadcast(&mut status);
     if ranks.is_root() {
@@ -210,10 +213,8 @@ pub(super) fn run_scan_over_ranks(
             Ok(r) => resumed = Some(r),
             Err(e) => return Err(e.expect("rank 0 says why the file did not open")),
         }
-    } else if status[0] == 0 {
-        return Err(RunError::Backend(StartError::Refused(
-            "rank 0 could not open the result file".into(),
-        )));
+    } else if status[0] != 0 {
+        return Err(RunError::OtherRank(status[0] as u8));
     }
     let first = status[1] as usize;
     let mine: Vec<usize> = (first..scan.traces)
