@@ -12,7 +12,7 @@ use mpi::traits::*;
 
 /// The tag of what rank 0 collects from the others.
 pub(crate) const DATA_TAG: i32 = 1;
-/// The tag of a scan's messages over ranks ([`crate::run::scan`]): finished traces to rank 0,
+/// The tag of the messages of a scan over ranks (the run's task farm): finished traces to rank 0,
 /// its orders back.
 pub(crate) const SCAN_TAG: i32 = 2;
 /// The first tag of halo planes (plus the copy's index in its half step's list, plus
