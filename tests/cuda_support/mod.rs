@@ -747,6 +747,15 @@ material = "ferrite"
 center = [8.0, -6.0, 2.0]
 size = [8.0, 8.0, 6.0]
 
+# A ferrite column through every z: its rows are one material end to end, so they take the
+# update's one-coefficient row path with the lossy H's ca != 1 (the box above gives per-cell
+# rows only).
+[[geometry]]
+shape = "box"
+material = "ferrite"
+center = [-7.0, 6.0, 0.0]
+size = [3.0, 3.0, 40.0]
+
 [[source]]
 type = "dipole"
 component = "Ez"
