@@ -1227,3 +1227,75 @@ fn every_step(scene: &str) -> String {
             "type = \"far_field\"\ndecimation = 1\n",
         )
 }
+
+/// The engine's planes for another process (the MPI ranks' halo exchange): `read_plane` gives
+/// the CPU backend's plane bit for bit, and a plane `write_halo` puts in a slab's halo is the
+/// one the next half step reads, as on the CPU. Both run 3 slabs of the PML scene for 25 steps;
+/// then, after the H exchange of one more step, slab 1's left Hy and Hz halos are overwritten
+/// with half the true planes in both, and E then reads them: every field still agrees.
+#[test]
+fn host_engine_reads_and_writes_halo_planes_as_the_cpu_backend() {
+    use yee::decomp::{HaloPlan, HaloSide};
+    use yee::model::Component;
+    use yee::run::{magnetic_source_values, source_values};
+    let _guard = serial();
+    let model = model(PML_SCENE, "f32", 26);
+    let ranges = split_even(model.grid.shape[0], 3);
+    let halos = HaloPlan::new(&ranges, &model.boundaries);
+    let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(&model, &ranges);
+    let mut gpu = host_engine::<f32>(&model, 3, HostDevice::new(Precision::F32, 1, false));
+    let (mut m, mut j) = (Vec::new(), Vec::new());
+    let dt = model.grid.dt;
+    macro_rules! both {
+        ($b:ident => $e:expr) => {{
+            {
+                let $b = &mut cpu;
+                $e;
+            }
+            {
+                let $b = &mut gpu;
+                $e;
+            }
+        }};
+    }
+    for n in 0..26 {
+        magnetic_source_values(&model, n as f64 * dt, &mut m);
+        source_values(&model, (n as f64 + 0.5) * dt, &mut j);
+        both!(b => { b.update_h(&m); b.exchange(&halos.after_h); });
+        if n == 25 {
+            // Overwrite slab 1's left H halos (the planes its first E plane reads) in both.
+            let plane = model.grid.shape[1] * model.grid.shape[2];
+            for c in [Component::Hy, Component::Hz] {
+                let mut p = vec![0f32; plane];
+                cpu.read_plane(c, 0, ranges[1].x0 - 1, &mut p);
+                p.iter_mut().for_each(|v| *v *= 0.5);
+                assert!(
+                    p.iter().any(|v| *v != 0.0),
+                    "{c:?}: a plane with a field in it"
+                );
+                both!(b => b.write_halo(c, 1, HaloSide::Left, &p));
+            }
+        }
+        both!(b => { b.update_e(&j); b.exchange(&halos.after_e); });
+    }
+    let plane = model.grid.shape[1] * model.grid.shape[2];
+    for (s, r) in ranges.iter().enumerate() {
+        for x in [r.x0, (r.x0 + r.x1) / 2, r.x1 - 1] {
+            for c in Component::ALL {
+                let (mut a, mut b) = (vec![0f32; plane], vec![1f32; plane]);
+                cpu.read_plane(c, s, x, &mut a);
+                gpu.read_plane(c, s, x, &mut b);
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+                assert!(bits(&a) == bits(&b), "slab {s}, x {x}, {c:?}");
+            }
+        }
+    }
+    let region = whole(&model);
+    for c in Component::ALL {
+        let (mut a, mut b) = (vec![0f32; region.len()], vec![0f32; region.len()]);
+        cpu.gather(c, &region, &mut a);
+        gpu.gather(c, &region, &mut b);
+        assert!(a == b, "{c:?} after the written halos");
+    }
+    assert_eq!(gpu.failure(), None);
+}

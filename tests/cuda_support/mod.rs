@@ -367,7 +367,8 @@ pub enum Reads {
     Queued,
 }
 
-fn whole(model: &Model) -> Region {
+/// The region of the whole grid.
+pub fn whole(model: &Model) -> Region {
     Region {
         start: [0; 3],
         end: model.grid.shape,
