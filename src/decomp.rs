@@ -158,6 +158,29 @@ impl HaloPlan {
     }
 }
 
+/// The halo copies of one process's slabs when the run's slabs are spread over several
+/// processes (MPI ranks): the copies between its own slabs (local slab indices), and the planes
+/// it hands to other processes after each half step (local slab, global x), which a backend
+/// that updates its interior planes late must update first, with the planes the copies read.
+/// One process of the whole grid has [`ProcessHalos::own`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcessHalos {
+    /// Copies between this process's slabs.
+    pub plan: HaloPlan,
+    /// Planes sent after H and after E: (local slab, global x).
+    pub sent: [Vec<(usize, usize)>; 2],
+}
+
+impl ProcessHalos {
+    /// Every slab of the run in one process: the whole halo plan, nothing sent.
+    pub fn own(slabs: &[SlabRange], boundaries: &Boundaries) -> Self {
+        ProcessHalos {
+            plan: HaloPlan::new(slabs, boundaries),
+            sent: [Vec::new(), Vec::new()],
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

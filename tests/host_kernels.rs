@@ -1102,6 +1102,29 @@ fn host_kernels_match_cpu_on_a_flat_grid_with_one_cell_along_z() {
         60,
         THREE_ON_ONE,
     );
+    // A magnetic z minimum and an electric z maximum (PMC is a symmetry plane, on minimum
+    // faces only): Ex and Ey stay free on the one z plane, and the flat loops take the
+    // mirrored H below the z face and zero E beyond it, which periodic z faces never reach
+    // (mutants of those terms in update.rs survived every other test).
+    let z_walls = |lo: &str, hi: &str| {
+        let walls = format!("z_min = {{ type = \"{lo}\" }}\nz_max = {{ type = \"{hi}\" }}");
+        let scene = FLAT_SCENE.replace(
+            "z_min = { type = \"periodic\" }\nz_max = { type = \"periodic\" }",
+            &walls,
+        );
+        assert_ne!(scene, FLAT_SCENE);
+        scene
+    };
+    let pmc_z = z_walls("pmc", "pec");
+    compare::<f32>(&pmc_z, 60, ONE);
+    compare::<f64>(&pmc_z, 60, THREE_ON_ONE);
+    compare::<f32>(
+        &pmc_z.replace(", mu = 3.0, magnetic_conductivity = 2.0e3", ""),
+        60,
+        ONE,
+    );
+    // (Electric walls on both z faces leave only Ez, Hx and Hy: Ex and Ey lie on the wall,
+    // which zeroes whatever their z terms compute, so that grid checks no term of these.)
 }
 
 /// The TF/SF pass on the host kernels (`tfsf_incident` once per half step on each slab's copy

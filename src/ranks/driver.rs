@@ -15,19 +15,19 @@
 //! done while they travel.
 
 use super::comm::{World, HALF_TAGS, HALO_TAG};
+use super::layout::{Exchange, RankLayout};
 use crate::backend::pass::ALL_PASSES;
 use crate::backend::{
     Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StateReader, StateShape,
     StateSink,
 };
-use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
+use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::flux::FluxAccumulators;
 use crate::flux::FluxDft;
 use crate::model::{Component, Model, Region};
 use crate::real::Real;
 use mpi::traits::*;
 use std::cell::RefCell;
-use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
@@ -38,6 +38,12 @@ const HEADER: usize = 16;
 /// of the requests after each: enough for a transfer to move along during the sweep, few enough
 /// that the pause between pieces (the slabs' threads meet) costs nothing measurable.
 const SWEEP_PIECES: usize = 8;
+
+/// The MPI tag of the halo copy `index` of half step `half` (0: H, 1: E): both ends of a
+/// crossing know the copy's index in the run's halo plan.
+fn halo_tag(half: usize, index: usize) -> i32 {
+    HALO_TAG + half as i32 * HALF_TAGS + index as i32
+}
 
 /// The commands rank 0 sends (header word 0).
 mod cmd {
@@ -67,135 +73,11 @@ pub(crate) enum Outcome {
     Stopped,
 }
 
-/// Which slabs and planes each rank holds.
-#[derive(Debug, Clone)]
-pub(crate) struct Layout {
-    /// Every slab of the run, in x order (tiling [0, nx)).
-    pub(crate) slabs: Vec<SlabRange>,
-    /// Each rank's slab indices.
-    pub(crate) ranks: Vec<Range<usize>>,
-    /// This rank.
-    pub(crate) rank: usize,
-}
-
-impl Layout {
-    /// The x planes rank `r` holds.
-    pub(crate) fn planes(&self, r: usize) -> Range<usize> {
-        let s = &self.ranks[r];
-        self.slabs[s.start].x0..self.slabs[s.end - 1].x1
-    }
-
-    /// This rank's slabs.
-    pub(crate) fn local_ranges(&self) -> Vec<SlabRange> {
-        self.slabs[self.ranks[self.rank].clone()].to_vec()
-    }
-
-    fn owner_of_slab(&self, s: usize) -> usize {
-        self.ranks
-            .iter()
-            .position(|r| r.contains(&s))
-            .expect("every slab has a rank")
-    }
-
-    fn owner_of_x(&self, x: usize) -> usize {
-        (0..self.ranks.len())
-            .find(|&r| self.planes(r).contains(&x))
-            .expect("every plane has a rank")
-    }
-
-    /// The part of `region` rank `r` holds: the index of its first x row within the region
-    /// and the sub-region (same stride), or None when it holds none of the region's rows.
-    pub(crate) fn part(&self, region: &Region, r: usize) -> Option<(usize, Region)> {
-        let p = self.planes(r);
-        let (start, end, stride) = (region.start[0], region.end[0], region.stride[0]);
-        let k0 = p.start.saturating_sub(start).div_ceil(stride);
-        let hi = end.min(p.end);
-        let k1 = if hi <= start {
-            0
-        } else {
-            (hi - start).div_ceil(stride)
-        };
-        if k0 >= k1 {
-            return None;
-        }
-        let mut sub = *region;
-        sub.start[0] = start + k0 * stride;
-        sub.end[0] = start + (k1 - 1) * stride + 1;
-        Some((k0, sub))
-    }
-
-    /// Values of one x row of `region` (C order: the rows of a part are contiguous).
-    fn row_len(region: &Region) -> usize {
-        let c = region.counts();
-        c[1] * c[2]
-    }
-}
-
-/// One halo copy that crosses ranks, seen from one end.
-#[derive(Debug, Clone, Copy)]
-struct Crossing {
-    tag: i32,
-    /// The other rank.
-    peer: usize,
-    component: Component,
-    /// The local slab (source plane's or receiving halo's).
-    slab: usize,
-    /// Sending: the source plane (global x).
-    x: usize,
-    /// Receiving: which halo, and whether to flip the sign.
-    side: HaloSide,
-    negate: bool,
-}
-
-/// One half step's exchange on this rank: the local copies (local slab indices), the planes
-/// it sends and those it receives.
-#[derive(Debug, Clone, Default)]
-struct Exchange {
-    local: Vec<HaloCopy>,
-    sends: Vec<Crossing>,
-    receives: Vec<Crossing>,
-}
-
-impl Exchange {
-    fn new(layout: &Layout, copies: &[HaloCopy], half: usize) -> Self {
-        let me = layout.rank;
-        let first = layout.ranks[me].start;
-        let mut ex = Exchange::default();
-        for (i, c) in copies.iter().enumerate() {
-            let (from, to) = (
-                layout.owner_of_slab(c.src_slab),
-                layout.owner_of_slab(c.dst_slab),
-            );
-            let tag = HALO_TAG + half as i32 * HALF_TAGS + i as i32;
-            let crossing = |peer: usize, slab: usize| Crossing {
-                tag,
-                peer,
-                component: c.component,
-                slab: slab - first,
-                x: c.src_x,
-                side: c.dst_side,
-                negate: c.negate,
-            };
-            if from == me && to == me {
-                let mut local = *c;
-                local.src_slab -= first;
-                local.dst_slab -= first;
-                ex.local.push(local);
-            } else if from == me {
-                ex.sends.push(crossing(to, c.src_slab));
-            } else if to == me {
-                ex.receives.push(crossing(from, c.dst_slab));
-            }
-        }
-        ex
-    }
-}
-
 /// What every rank holds to take part in the run: its backend, its exchanges, its view of the
 /// model's monitors, and the plane buffers of the exchange.
 struct Rank<B: Backend> {
     world: World,
-    layout: Layout,
+    layout: RankLayout,
     local: B,
     /// After H, after E.
     exchanges: [Exchange; 2],
@@ -205,7 +87,7 @@ struct Rank<B: Backend> {
     /// Send and receive buffers, one plane each, per half step.
     send_bufs: [Vec<Vec<B::Real>>; 2],
     receive_bufs: [Vec<Vec<B::Real>>; 2],
-    /// The model's probe samples, model order.
+    /// The probe samples this rank holds, in model order (its local model's samples).
     samples: Vec<(Component, [usize; 3])>,
     /// The queued snapshot regions of the local backend, by the id rank 0 gave them, with the
     /// length of this rank's part.
@@ -221,12 +103,14 @@ struct Rank<B: Backend> {
 }
 
 impl<B: Backend> Rank<B> {
-    fn new(model: &Model, local: B, layout: Layout, world: World, stop: Arc<AtomicBool>) -> Self {
-        let halos = HaloPlan::new(&layout.slabs, &model.boundaries);
-        let exchanges = [
-            Exchange::new(&layout, &halos.after_h, 0),
-            Exchange::new(&layout, &halos.after_e, 1),
-        ];
+    fn new(
+        model: &Model,
+        local: B,
+        layout: RankLayout,
+        world: World,
+        stop: Arc<AtomicBool>,
+    ) -> Self {
+        let exchanges = layout.exchanges(&model.boundaries);
         let plane = model.grid.shape[1] * model.grid.shape[2];
         let bufs = |n: usize| vec![vec![<B::Real as Real>::ZERO; plane]; n];
         let send_bufs = [
@@ -247,6 +131,13 @@ impl<B: Backend> Rank<B> {
             dst_side: s.side,
             negate: false,
         }));
+        let mine = layout.planes(layout.rank);
+        let samples = model
+            .probes
+            .iter()
+            .flat_map(|p| p.samples.iter().copied())
+            .filter(|(_, idx)| mine.contains(&idx[0]))
+            .collect();
         Rank {
             world,
             layout,
@@ -255,11 +146,7 @@ impl<B: Backend> Rank<B> {
             h_sources,
             send_bufs,
             receive_bufs,
-            samples: model
-                .probes
-                .iter()
-                .flat_map(|p| p.samples.iter().copied())
-                .collect(),
+            samples,
             tickets: Vec::new(),
             steps: 0,
             fail_at,
@@ -304,7 +191,7 @@ impl<B: Backend> Rank<B> {
                         .immediate_receive_into_with_tag(
                             scope,
                             super::comm::bytes_mut(&mut buf[..]),
-                            r.tag,
+                            halo_tag(half, r.index),
                         ),
                 ));
             }
@@ -313,7 +200,7 @@ impl<B: Backend> Rank<B> {
                     comm.process_at_rank(s.peer as i32).immediate_send_with_tag(
                         scope,
                         super::comm::bytes(&buf[..]),
-                        s.tag,
+                        halo_tag(half, s.index),
                     ),
                 ));
             }
@@ -382,14 +269,16 @@ impl<B: Backend> Rank<B> {
         }
     }
 
-    /// This rank's values of the probe samples it holds, in sample order.
-    fn own_samples(&self, out: &mut Vec<f64>) {
+    /// This rank's values of the probe samples it holds, in sample order: queued on its
+    /// backend and read back at once (a GPU gathers them in one launch, as for one process).
+    fn own_samples(&mut self, out: &mut Vec<f64>) {
         out.clear();
-        for &(c, idx) in &self.samples {
-            if self.mine(idx[0]) {
-                out.push(self.local.sample(c, idx));
-            }
+        if self.samples.is_empty() {
+            return;
         }
+        self.local.queue_probes(&self.samples);
+        self.local.drain_probes(out, true);
+        debug_assert_eq!(out.len(), self.samples.len());
     }
 
     /// This rank's part of every flux plane sampled after `step`, in the order rank 0's
@@ -675,7 +564,7 @@ impl<B: Backend> RankBackend<B> {
     pub(crate) fn new(
         model: &Model,
         local: B,
-        layout: Layout,
+        layout: RankLayout,
         world: World,
         stop: Arc<AtomicBool>,
     ) -> Self {
@@ -721,7 +610,7 @@ impl<B: Backend> RankBackend<B> {
 
     /// Assemble `region` of `component` from every rank's part into `out` (C order).
     fn collect(&self, component: Component, region: &Region, out: &mut [B::Real]) {
-        let row = Layout::row_len(region);
+        let row = RankLayout::row_len(region);
         let me = self.rank.layout.rank;
         for r in 0..self.rank.world.size() {
             if let Some((first, sub)) = self.rank.layout.part(region, r) {
@@ -890,7 +779,7 @@ impl<B: Backend> Backend for RankBackend<B> {
         let (_, region) = self.gathers[ticket.0]?;
         let mut whole = std::mem::take(&mut self.assembled);
         whole.resize(region.len(), <B::Real as Real>::ZERO);
-        let row = Layout::row_len(&region);
+        let row = RankLayout::row_len(&region);
         let ok = self
             .take_gather_parts(ticket, |first, values| -> Result<(), ()> {
                 whole[first * row..first * row + values.len()].copy_from_slice(values);
@@ -1077,7 +966,7 @@ fn queue_own<B: Backend>(rank: &mut Rank<B>, id: usize, c: Component, region: &R
 pub(crate) fn follow<B: Backend>(
     model: &Model,
     local: B,
-    layout: Layout,
+    layout: RankLayout,
     world: World,
     stop: Arc<AtomicBool>,
     read: &StateReader<'_, B::Real>,

@@ -18,6 +18,8 @@
 
 #[cfg(feature = "mpi")]
 mod comm;
+mod layout;
+pub use layout::{Crossing, Exchange, RankLayout};
 #[cfg(feature = "mpi")]
 pub(crate) mod driver;
 #[cfg(feature = "mpi")]

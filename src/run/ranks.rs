@@ -13,7 +13,8 @@ use super::{Observer, Quiet, RunError, RunOptions, StartError, Summary};
 use crate::backend::cpu::CpuBackend;
 use crate::backend::Backend;
 use crate::model::{Model, Precision};
-use crate::ranks::driver::{follow, Layout, Outcome, RankBackend};
+use crate::ranks::driver::{follow, Outcome, RankBackend};
+use crate::ranks::RankLayout;
 use crate::ranks::Ranks;
 use std::time::Instant;
 
@@ -47,7 +48,7 @@ pub(super) fn run_ranks(
             ranks.size
         ))));
     }
-    let layout = Layout {
+    let layout = RankLayout {
         slabs,
         ranks: groups,
         rank: ranks.rank,
@@ -86,7 +87,7 @@ fn refusal(opts: &RunOptions) -> Option<String> {
 fn go<B: Backend>(
     model: &Model,
     local: B,
-    layout: Layout,
+    layout: RankLayout,
     hosts: &[String],
     threads: usize,
     opts: &RunOptions,

@@ -55,7 +55,7 @@ pub use slab::{DispersiveLen, SlabSizes};
 
 use super::args::*;
 use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
-use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
+use crate::decomp::{HaloCopy, HaloPlan, HaloSide, ProcessHalos, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::{Beyond, Operator};
 use crate::real::Real;
@@ -184,6 +184,26 @@ impl<D: Device, T: Real> Engine<D, T> {
         opts: EngineOptions,
         name: &str,
     ) -> Result<Self, DeviceError> {
+        let halos = ProcessHalos::own(ranges, &model.boundaries);
+        Self::for_process(dev, model, ranges, gpu_of, opts, name, halos)
+    }
+
+    /// [`Engine::new`] for one process's part of a run over several (MPI ranks): `ranges` are
+    /// its own slabs (contiguous, inside [0, nx)), `model` the model its monitors were cut to
+    /// ([`crate::ranks::RankLayout::local_model`]), and `halos` its copies between its own
+    /// slabs and the planes it sends: those are updated with the boundary planes, before the
+    /// interior passes are deferred, so [`Backend::read_plane`] reads them final once the
+    /// half step's passes are queued.
+    #[allow(clippy::too_many_arguments)] // new's arguments and the process's halos
+    pub fn for_process(
+        dev: D,
+        model: &Model,
+        ranges: &[SlabRange],
+        gpu_of: &[usize],
+        opts: EngineOptions,
+        name: &str,
+        halos: ProcessHalos,
+    ) -> Result<Self, DeviceError> {
         assert_eq!(ranges.len(), gpu_of.len(), "one GPU per slab");
         assert!(
             gpu_of.iter().all(|&g| g < dev.gpus()),
@@ -192,7 +212,6 @@ impl<D: Device, T: Real> Engine<D, T> {
         let g = &model.grid;
         let [_, ny, nz] = g.shape;
         let plane = ny * nz;
-        let b = &model.boundaries;
         let t = std::mem::size_of::<T>();
         let ngpu = dev.gpus();
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
@@ -271,7 +290,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
         }
 
-        let plan = HaloPlan::new(ranges, b);
+        let ProcessHalos { plan, sent } = halos;
         let layout = crate::plan::Layout::of(model);
         let mut slabs = Vec::with_capacity(ranges.len());
         let mut allocation = Allocation::default();
@@ -412,7 +431,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             });
         }
 
-        slab::mark_boundaries(&mut slabs, &plan);
+        slab::mark_boundaries(&mut slabs, &plan, &sent);
         let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
 
         // Probes: each model sample's address on its slab's GPU, and a ring of rows per GPU.

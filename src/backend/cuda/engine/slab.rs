@@ -181,14 +181,22 @@ pub(super) fn plane_runs(marked: &[bool], want: bool) -> Vec<(usize, usize)> {
     out
 }
 
-/// Mark each slab's boundary planes (those a halo copy of the phase reads) and interior planes.
-pub(super) fn mark_boundaries(slabs: &mut [Slab], plan: &HaloPlan) {
+/// Mark each slab's boundary planes (those a halo copy of the phase reads, and those `sent`
+/// to another process after it: (slab, global x) per phase) and interior planes.
+pub(super) fn mark_boundaries(
+    slabs: &mut [Slab],
+    plan: &HaloPlan,
+    sent: &[Vec<(usize, usize)>; 2],
+) {
     for (pi, copies) in [&plan.after_h, &plan.after_e].into_iter().enumerate() {
         for (s, slab) in slabs.iter_mut().enumerate() {
             let n = slab.range.len();
             let mut marked = vec![false; n + 2];
             for c in copies.iter().filter(|c| c.src_slab == s) {
                 marked[c.src_x - slab.range.x0 + 1] = true;
+            }
+            for &(_, x) in sent[pi].iter().filter(|(slab, _)| *slab == s) {
+                marked[x - slab.range.x0 + 1] = true;
             }
             slab.boundary[pi] = plane_runs(&marked, true);
             slab.interior[pi] = plane_runs(&marked, false);

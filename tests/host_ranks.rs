@@ -1,0 +1,274 @@
+//! The CUDA engine's part of a run over MPI ranks, checked without MPI and without a GPU: the
+//! host-compiled kernels behind the engine (as in `tests/host_kernels.rs`), one engine per
+//! rank in one process, each built as a rank builds it (`Engine::for_process` on its own
+//! slabs, from its local model and its halos: `RankLayout::local_model`,
+//! `Exchange::process_halos`), stepped in the order the MPI driver steps a rank
+//! (`src/ranks/driver.rs`): the half step's passes; every plane another rank reads
+//! (`read_plane`), before the rank's own halo copies, which is when an engine that defers its
+//! interior planes must already have updated them; the copies within the rank; the received
+//! halos written (`write_halo`, negated across a PMC face). Probes are queued and drained on
+//! each rank, snapshots queued and taken as each rank's part, the final fields gathered part
+//! by part, all in the driver's way.
+//!
+//! The same steps over CPU backends of the rank parts, and a single CPU backend over the whole
+//! grid, give the reference: all three agree bit for bit (fields, probe series, snapshots), on
+//! 2 and 3 ranks, uneven slab counts, with PML, a dielectric, a conductor and a PEC box, on
+//! periodic x faces (whose wrap copies cross ranks) and on a PMC x minimum (a mirror within
+//! rank 0).
+
+mod cuda_support;
+
+use cuda_support::host::*;
+use cuda_support::*;
+use yee::backend::cpu::CpuBackend;
+use yee::backend::cuda::engine::estimate;
+use yee::backend::cuda::{Engine, EngineOptions};
+use yee::backend::{Backend, Half};
+use yee::decomp::split_even;
+use yee::model::{Component, Model};
+use yee::ranks::{rank_slabs, Exchange, RankLayout};
+use yee::real::Real;
+use yee::run::{magnetic_source_values, source_values};
+
+/// Every rank's layout for `slabs` slabs of `model` over `ranks` ranks (the plan's split:
+/// contiguous slab ranges, sizes differing by at most one).
+fn layouts(model: &Model, slabs: usize, ranks: usize) -> Vec<RankLayout> {
+    let all = split_even(model.grid.shape[0], slabs);
+    let groups = rank_slabs(slabs, ranks);
+    (0..ranks)
+        .map(|rank| RankLayout {
+            slabs: all.clone(),
+            ranks: groups.clone(),
+            rank,
+        })
+        .collect()
+}
+
+/// One rank's backend and what the driver keeps beside it.
+struct RankPart<B> {
+    layout: RankLayout,
+    exchanges: [Exchange; 2],
+    local: B,
+    /// The probe samples this rank holds, in model order.
+    samples: Vec<(Component, [usize; 3])>,
+}
+
+/// Step the ranks' backends through the model as the MPI driver steps them and record what
+/// rank 0 would write.
+fn drive_ranks<B: Backend>(model: &Model, parts: &mut [RankPart<B>]) -> Trace {
+    let all_samples: Vec<(Component, [usize; 3])> = model
+        .probes
+        .iter()
+        .flat_map(|p| p.samples.clone())
+        .collect();
+    let owner = |x: usize| parts[0].layout.owner_of_x(x);
+    let owners: Vec<usize> = all_samples.iter().map(|s| owner(s.1[0])).collect();
+    let mut trace = Trace {
+        probes: vec![Vec::new(); all_samples.len()],
+        snapshots: vec![Vec::new(); model.snapshots.iter().map(|s| s.regions.len()).sum()],
+        ..Default::default()
+    };
+    let plane = model.grid.shape[1] * model.grid.shape[2];
+    let (mut m, mut j) = (Vec::new(), Vec::new());
+    for n in 0..model.grid.steps {
+        magnetic_source_values(model, n as f64 * model.grid.dt, &mut m);
+        source_values(model, (n as f64 + 0.5) * model.grid.dt, &mut j);
+        for (half, values) in [(Half::H, &m), (Half::E, &j)] {
+            let h = half as usize;
+            for p in parts.iter_mut() {
+                p.local.begin_half(half);
+                for &pass in half.passes() {
+                    p.local.run_pass(half, pass, values);
+                }
+            }
+            // Every sent plane read before any rank's own copies, as the driver posts its sends
+            // first; the planes travel keyed by the copy's index in the run's halo plan.
+            let mut travelling = Vec::new();
+            for p in parts.iter_mut() {
+                for s in &p.exchanges[h].sends {
+                    let mut buf = vec![<B::Real as Real>::ZERO; plane];
+                    p.local.read_plane(s.component, s.slab, s.x, &mut buf);
+                    travelling.push((s.index, buf));
+                }
+            }
+            for p in parts.iter_mut() {
+                let local = p.exchanges[h].local.clone();
+                p.local.exchange(&local);
+            }
+            for p in parts.iter_mut() {
+                for r in &p.exchanges[h].receives {
+                    let (_, buf) = travelling
+                        .iter()
+                        .find(|(i, _)| *i == r.index)
+                        .expect("a sender for every receive");
+                    let mut buf = buf.clone();
+                    if r.negate {
+                        buf.iter_mut().for_each(|v| *v = -*v);
+                    }
+                    p.local.write_halo(r.component, r.slab, r.side, &buf);
+                }
+            }
+        }
+        let step = n + 1;
+        // Probes: each rank's values of its samples, placed by owner in model order.
+        let mut mine: Vec<Vec<f64>> = Vec::new();
+        for p in parts.iter_mut() {
+            let mut out = Vec::new();
+            if !p.samples.is_empty() {
+                p.local.queue_probes(&p.samples);
+                p.local.drain_probes(&mut out, true);
+            }
+            assert_eq!(out.len(), p.samples.len(), "one value per own sample");
+            mine.push(out);
+        }
+        let mut next = vec![0; parts.len()];
+        for (k, &o) in owners.iter().enumerate() {
+            trace.probes[k].push(mine[o][next[o]]);
+            next[o] += 1;
+        }
+        // Snapshots: each rank queues its part (its local model's slot) and rank 0 places
+        // the parts by their first row.
+        let mut slot = 0;
+        for s in &model.snapshots {
+            for (c, region) in &s.regions {
+                if step % s.every == 0 {
+                    let mut whole = vec![0.0; region.len()];
+                    let row = RankLayout::row_len(region);
+                    for p in parts.iter_mut() {
+                        let Some((first, sub)) = p.layout.part(region, p.layout.rank) else {
+                            continue;
+                        };
+                        let ticket = p.local.queue_gather(*c, &sub);
+                        let values = p.local.take_gather(ticket).expect("no device failure");
+                        assert_eq!(values.len(), sub.len());
+                        for (w, v) in whole[first * row..].iter_mut().zip(values) {
+                            *w = v.to_f64();
+                        }
+                    }
+                    trace.snapshots[slot].extend(whole);
+                }
+                slot += 1;
+            }
+        }
+    }
+    for p in parts.iter() {
+        assert!(p.local.all_finite(), "fields stayed finite");
+        assert_eq!(p.local.failure(), None);
+    }
+    let region = whole(model);
+    let row = RankLayout::row_len(&region);
+    trace.fields = Component::ALL
+        .iter()
+        .map(|&c| {
+            let mut out = vec![0.0; region.len()];
+            for p in parts.iter() {
+                let (first, sub) = p.layout.part(&region, p.layout.rank).expect("own planes");
+                let mut part = vec![<B::Real as Real>::ZERO; sub.len()];
+                p.local.gather(c, &sub, &mut part);
+                for (w, v) in out[first * row..].iter_mut().zip(&part) {
+                    *w = v.to_f64();
+                }
+            }
+            out
+        })
+        .collect();
+    trace
+}
+
+/// The rank parts of `model` with backends built by `build(local model, local ranges, halos)`.
+fn rank_parts<B: Backend>(
+    model: &Model,
+    slabs: usize,
+    ranks: usize,
+    mut build: impl FnMut(&Model, &RankLayout, &[Exchange; 2]) -> B,
+) -> Vec<RankPart<B>> {
+    layouts(model, slabs, ranks)
+        .into_iter()
+        .map(|layout| {
+            let exchanges = layout.exchanges(&model.boundaries);
+            let local_model = layout.local_model(model);
+            let local = build(&local_model, &layout, &exchanges);
+            let samples = local_model
+                .probes
+                .iter()
+                .flat_map(|p| p.samples.clone())
+                .collect();
+            RankPart {
+                layout,
+                exchanges,
+                local,
+                samples,
+            }
+        })
+        .collect()
+}
+
+/// `model` over `ranks` ranks of `slabs` slabs in all: the host engines' trace and the CPU
+/// parts' trace, each against the single CPU backend, bit for bit; every engine allocates
+/// what the engine's estimate of its local model and slabs says.
+fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
+    let _guard = serial();
+    let what = format!(
+        "{} {} on {ranks} ranks of {slabs} slabs",
+        model.name,
+        T::PRECISION.name()
+    );
+    let want = cpu_trace::<T>(model);
+    let mut cpu = rank_parts(model, slabs, ranks, |m, layout, _| {
+        CpuBackend::<T>::new(m, &layout.local_ranges())
+    });
+    assert_identical(
+        &drive_ranks(model, &mut cpu),
+        &want,
+        &format!("cpu parts, {what}"),
+    );
+    let mut host = rank_parts(model, slabs, ranks, |m, layout, exchanges| {
+        let ranges = layout.local_ranges();
+        let engine = Engine::<HostDevice, T>::for_process(
+            HostDevice::new(T::PRECISION, 1, false),
+            m,
+            &ranges,
+            &vec![0; ranges.len()],
+            EngineOptions::default(),
+            "host",
+            Exchange::process_halos(exchanges),
+        )
+        .expect("host engine of a rank");
+        assert_eq!(
+            engine.allocation(),
+            estimate(m, &ranges, std::mem::size_of::<T>()),
+            "rank {}: the engine allocates what estimate() of its part says",
+            layout.rank
+        );
+        engine
+    });
+    assert_identical(
+        &drive_ranks(model, &mut host),
+        &want,
+        &format!("host engines, {what}"),
+    );
+}
+
+#[test]
+fn host_engines_over_ranks_give_the_single_process_fields_bit_for_bit() {
+    let pml = model(PML_SCENE, "f32", 40);
+    check::<f32>(&pml, 2, 2);
+    // Uneven: 5 slabs over 3 ranks (2, 2, 1), the middle rank's two slabs copying between
+    // themselves and with both neighbours.
+    check::<f32>(&pml, 5, 3);
+    check::<f64>(&model(PML_SCENE, "f64", 30), 3, 2);
+}
+
+#[test]
+fn host_engines_over_ranks_wrap_periodic_x_and_mirror_a_pmc_x_minimum() {
+    // Periodic x: the wrap copies (last plane to the first slab's left halo and back) cross
+    // from the last rank to the first.
+    check::<f32>(&model(PERIODIC_SCENE, "f32", 40), 3, 3);
+    // A PMC x minimum: rank 0 mirrors its own first plane into its left halo.
+    let pmc = PML_SCENE.replace(
+        "default = { type = \"pml\", cells = 5 }",
+        "default = { type = \"pml\", cells = 5 }\nx_min = { type = \"pmc\" }",
+    );
+    assert_ne!(pmc, PML_SCENE);
+    check::<f32>(&model(&pmc, "f32", 40), 4, 2);
+}
