@@ -198,7 +198,10 @@ mod tests {
 
     fn layout(rank: usize) -> RankLayout {
         RankLayout {
-            slabs: crate::decomp::split_even(10, 4),
+            // Slabs [0,2) [2,5) [5,7) [7,10), written out: the tests' expectations follow them.
+            slabs: [(0, 2), (2, 5), (5, 7), (7, 10)]
+                .map(|(x0, x1)| SlabRange { x0, x1 })
+                .to_vec(),
             ranks: vec![0..1, 1..4],
             rank,
         }
@@ -211,7 +214,7 @@ mod tests {
             end: [10, 2, 3],
             stride: [2, 1, 1],
         };
-        // Slabs [0,2) [2,5) [5,7) [7,10): rank 0 holds x 0..2 (row x = 1), rank 1 the rest.
+        // Rank 0 holds x 0..2 (row x = 1), rank 1 the rest.
         let (k0, a) = layout(0).part(&region, 0).unwrap();
         let (k1, b) = layout(0).part(&region, 1).unwrap();
         assert_eq!((k0, a.start[0], a.end[0]), (0, 1, 2));
