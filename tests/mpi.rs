@@ -227,6 +227,48 @@ fn a_failing_rank_stops_every_rank_with_exit_1_and_a_valid_file() {
 }
 
 #[test]
+fn ranks_on_gpus_run_or_every_rank_says_why_its_gpu_cannot() {
+    // `--backend cuda` over ranks: each rank builds the CUDA engine of its own slabs on one
+    // GPU of its host. Where there is no GPU (CI), every rank must stop at the start, naming
+    // itself and CUDA, rather than one rank waiting in a collective call for another that has
+    // gone; where there is one, the file must be the single-process CPU run's, bit for bit.
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let d = dir("cuda");
+    let args = [
+        "run",
+        "s.toml",
+        "-o",
+        "out.h5",
+        "--quiet",
+        "--backend",
+        "cuda",
+    ];
+    let o = launch_within(&d, Some(2), &args, 60);
+    let err = String::from_utf8_lossy(&o.stderr);
+    if o.status.success() {
+        let one = dir("cuda-one");
+        let single = yee(&one, None, &[], &[]);
+        assert!(single.status.success());
+        let want = datasets(&open_h5(one.join("out.h5")).unwrap());
+        let got = datasets(&open_h5(d.join("out.h5")).unwrap());
+        assert_eq!(got.len(), want.len());
+        assert_same_values(&got, &want, "2 ranks on GPUs");
+        let _ = std::fs::remove_dir_all(&one);
+    } else {
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        for rank in 0..2 {
+            assert!(
+                err.contains(&format!("rank {rank} on ")),
+                "rank {rank} says why: {err}"
+            );
+        }
+        assert!(err.contains("CUDA") || err.contains("GPU"), "{err}");
+        assert!(!d.join("out.h5").exists(), "nothing written");
+    }
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn an_output_rank_0_refuses_stops_every_rank_with_exit_2_and_leaves_the_file_alone() {
     // Rank 0 alone claims the output; the others must hear its refusal rather than wait for
     // it in the run's first collective call (they did, forever).

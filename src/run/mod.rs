@@ -206,6 +206,17 @@ pub enum StartError {
     /// The CUDA engine could not start (driver, NVRTC, module load, ...).
     #[error("{0}")]
     Cuda(crate::backend::cuda::CudaError),
+    /// Over MPI ranks: this rank's engine could not start (its GPU, its memory); this rank
+    /// says why, the others stop with it.
+    #[error("rank {rank} on {host}: {why}")]
+    RankEngine {
+        /// The rank.
+        rank: usize,
+        /// Its host.
+        host: String,
+        /// What failed.
+        why: String,
+    },
 }
 
 impl RunError {

@@ -41,7 +41,15 @@ pub(super) fn run_ranks(
         .build()
         .map_err(|source| RunError::Backend(StartError::Threads { threads, source }))?;
     let nx = model.grid.shape[0];
-    let (slabs, groups) = crate::plan::ranks::rank_split(nx, ranks.size, threads, opts.slabs);
+    // On the CPU each rank splits its planes as one process of `threads` threads would; on
+    // a GPU into `--slabs-per-gpu` slabs (one by default), as one process on one GPU.
+    let cuda = opts.backend == crate::plan::BackendChoice::Cuda;
+    let (per_rank, total) = if cuda {
+        (opts.slabs_per_gpu.unwrap_or(1).max(1), None)
+    } else {
+        (threads, opts.slabs)
+    };
+    let (slabs, groups) = crate::plan::ranks::rank_split(nx, ranks.size, per_rank, total);
     if groups.len() < ranks.size {
         return Err(RunError::Backend(StartError::Refused(format!(
             "{} ranks for a grid of {nx} x planes: at most {nx} ranks can share it",
@@ -53,30 +61,140 @@ pub(super) fn run_ranks(
         ranks: groups,
         rank: ranks.rank,
     };
-    // The flux DFTs are kept on rank 0 over whole planes, fed from every rank's part: the
-    // local engines hold none.
-    let mut local_model = model.clone();
-    local_model.fluxes.clear();
+    // The rank's backend holds its own part of the monitors (flux DFTs: none, rank 0 keeps
+    // them over whole planes fed from every rank's part).
+    let local_model = layout.local_model(model);
     let local_ranges = layout.local_ranges();
     let started = Instant::now();
+    if cuda {
+        // The engine stays on this thread (a CUDA engine is not Send), which drives it and
+        // calls MPI. Ranks on one host share out its GPUs: the k-th rank there takes GPU k (mod count),
+        // or the k-th of `--gpus`.
+        let local_index = hosts[..ranks.rank]
+            .iter()
+            .filter(|h| **h == hosts[ranks.rank])
+            .count();
+        let halos = crate::ranks::Exchange::process_halos(&layout.exchanges(&model.boundaries));
+        let part = CudaPart {
+            model: &local_model,
+            ranges: &local_ranges,
+            halos,
+            local_index,
+            gpus: opts.gpus.as_deref(),
+        };
+        return match model.precision {
+            Precision::F32 => {
+                let local = agree_on_engine(part.start::<f32>(), &hosts)?;
+                go(model, local, layout, &hosts, threads, opts, obs, started)
+            }
+            Precision::F64 => {
+                let local = agree_on_engine(part.start::<f64>(), &hosts)?;
+                go(model, local, layout, &hosts, threads, opts, obs, started)
+            }
+        };
+    }
     match model.precision {
         Precision::F32 => {
             let local = pool.install(|| CpuBackend::<f32>::new(&local_model, &local_ranges));
+            let local = (local, count(threads, "thread"));
             pool.install(|| go(model, local, layout, &hosts, threads, opts, obs, started))
         }
         Precision::F64 => {
             let local = pool.install(|| CpuBackend::<f64>::new(&local_model, &local_ranges));
+            let local = (local, count(threads, "thread"));
             pool.install(|| go(model, local, layout, &hosts, threads, opts, obs, started))
         }
     }
 }
 
+/// `n what`, plural when n is not 1.
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// What one rank's CUDA engine is built from.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+struct CudaPart<'a> {
+    /// The rank's local model.
+    model: &'a Model,
+    /// Its slabs.
+    ranges: &'a [crate::decomp::SlabRange],
+    halos: crate::decomp::ProcessHalos,
+    /// Its index among the ranks on its host.
+    local_index: usize,
+    /// `--gpus`: the ordinals the ranks of a host take in turn.
+    gpus: Option<&'a [usize]>,
+}
+
+impl CudaPart<'_> {
+    /// The engine on this rank's GPU and the GPU in words, or why it cannot start (naming
+    /// the GPU).
+    #[cfg(feature = "cuda")]
+    fn start<T: crate::real::Real>(
+        self,
+    ) -> Result<(crate::backend::cuda::CudaBackend<T>, String), String> {
+        use crate::backend::cuda::{probe_gpus, CudaDevice, Engine, EngineOptions};
+        // Probing first: it finds out, without a panic, whether the driver library loads.
+        let found = probe_gpus().map_err(|e| format!("CUDA cannot be used: {e}"))?;
+        if found.is_empty() {
+            return Err("CUDA cannot be used: no GPU found".into());
+        }
+        let ordinal = match self.gpus {
+            Some(list) if !list.is_empty() => list[self.local_index % list.len()],
+            _ => found[self.local_index % found.len()].ordinal,
+        };
+        let dev =
+            CudaDevice::new(&[ordinal], T::PRECISION).map_err(|e| format!("GPU {ordinal}: {e}"))?;
+        let gpu_of = vec![0; self.ranges.len()];
+        let mut engine = Engine::for_process(
+            dev,
+            self.model,
+            self.ranges,
+            &gpu_of,
+            EngineOptions::default(),
+            "cuda",
+            self.halos,
+        )
+        .map_err(|e| format!("GPU {ordinal}: {e}"))?;
+        // Test hook (scripts/gpu-check.sh): a GPU that fails mid-run.
+        if let Some(step) = std::env::var("YEE_CUDA_FAIL_AT_STEP")
+            .ok()
+            .and_then(|v| v.trim().parse::<usize>().ok())
+        {
+            engine.fail_at_step(step);
+        }
+        Ok((engine, format!("GPU {ordinal}")))
+    }
+
+    /// Without the `cuda` feature there is no CUDA engine.
+    #[cfg(not(feature = "cuda"))]
+    fn start<T: crate::real::Real>(self) -> Result<(CpuBackend<T>, String), String> {
+        Err("this yee was built without the CUDA backend (feature `cuda`)".into())
+    }
+}
+
+/// Every rank learns whether every rank's engine started: a rank whose engine failed stops
+/// with its own message (printed with its rank), the others with exit 1 and nothing printed,
+/// so no rank waits in the run's first collective call for one that is gone.
+fn agree_on_engine<B>(built: Result<B, String>, hosts: &[String]) -> Result<B, RunError> {
+    let world = crate::ranks::World::get().expect("MPI runs when there are several ranks");
+    let all = world.all(built.is_ok());
+    match built {
+        Err(why) => Err(RunError::Backend(StartError::RankEngine {
+            rank: world.rank(),
+            host: hosts[world.rank()].clone(),
+            why,
+        })),
+        Ok(_) if !all => Err(RunError::OtherRank(1)),
+        Ok(engine) => Ok(engine),
+    }
+}
+
 /// Why this run cannot go over ranks (the same answer on every rank), if so.
 fn refusal(opts: &RunOptions) -> Option<String> {
-    if opts.backend == crate::plan::BackendChoice::Cuda || opts.gpus.is_some() {
+    if opts.backend == crate::plan::BackendChoice::Cuda && opts.slabs.is_some() {
         return Some(
-            "the CUDA engine does not run over several MPI ranks yet: use --backend cpu (or auto)"
-                .into(),
+            "--slabs splits the CPU's share: over ranks on GPUs use --slabs-per-gpu".into(),
         );
     }
     None
@@ -86,7 +204,7 @@ fn refusal(opts: &RunOptions) -> Option<String> {
 #[allow(clippy::too_many_arguments)]
 fn go<B: Backend>(
     model: &Model,
-    local: B,
+    local: (B, String),
     layout: RankLayout,
     hosts: &[String],
     threads: usize,
@@ -94,19 +212,19 @@ fn go<B: Backend>(
     obs: &mut dyn Observer,
     started: Instant,
 ) -> Result<Summary, RunError> {
-    // MPI is called from this thread only (one of the pool's: MPI runs serialized).
+    // MPI is called from this thread only (one of the pool's on the CPU: MPI runs serialized).
+    let (local, on) = local;
     let world = crate::ranks::World::get().expect("MPI runs when there are several ranks");
     // Say which rank runs where and what it holds (rank 0 prints every rank's line).
     let me = layout.rank;
     let planes = layout.planes(me);
-    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let line = format!(
         "rank {me} on {}: x planes [{}, {}) in {}, {}, {} bytes allocated",
         hosts[me],
         planes.start,
         planes.end,
         count(layout.ranks[me].len(), "slab"),
-        count(threads, "thread"),
+        on,
         local.allocation().total()
     );
     let lines = world.gather_strings(&line);
@@ -130,10 +248,11 @@ fn go<B: Backend>(
             crate::checkpoint::read_part::<B::Real>(&path, model, request)
                 .map_err(|e| e.to_string())
         };
+        let local_name = local.name();
         let (outcome, steps_done) = follow(model, local, layout, world, opts.stop.clone(), &read);
         let wall = started.elapsed();
         let summary = Summary {
-            backend: "cpu".into(),
+            backend: local_name,
             cells: model.grid.cells(),
             steps_done,
             steps: model.grid.steps,
