@@ -26,6 +26,8 @@ use yee::backend::cuda::{Engine, EngineOptions};
 use yee::backend::{Backend, Half};
 use yee::decomp::split_even;
 use yee::model::{Component, Model};
+use yee::plan::ranks::plan_ranks;
+use yee::plan::{parse_gpus, BackendChoice, Hardware, PlanOptions};
 use yee::ranks::{rank_slabs, Exchange, RankLayout};
 use yee::real::Real;
 use yee::run::{magnetic_source_values, source_values};
@@ -242,6 +244,33 @@ fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
         );
         engine
     });
+    // `yee plan --ranks R --backend cuda` lists what each rank's engine allocates, for the
+    // split `mpirun -n R yee run --backend cuda --slabs-per-gpu S/R` makes (S/R slabs each).
+    if slabs % ranks == 0 {
+        let options = PlanOptions {
+            backend: BackendChoice::Cuda,
+            slabs_per_gpu: Some(slabs / ranks),
+            ..PlanOptions::default()
+        };
+        let hardware = Hardware::new(parse_gpus("1x80GiB").unwrap(), 64 << 30, 2);
+        let plan = plan_ranks(model, &hardware, &options, ranks, None);
+        assert_eq!(plan.parts.len(), ranks);
+        for (part, engine) in plan.parts.iter().zip(&host) {
+            let ranges = engine.layout.local_ranges();
+            assert_eq!(
+                (part.x[0], part.x[1], part.slabs[1] - part.slabs[0]),
+                (ranges[0].x0, ranges[ranges.len() - 1].x1, ranges.len()),
+                "{what}: the plan's split is the test's"
+            );
+            assert_eq!(
+                part.allocation,
+                engine.local.allocation(),
+                "{what}: rank {}'s plan lists what its engine allocates",
+                part.rank
+            );
+            assert!(part.fits && part.gpu == Some(0));
+        }
+    }
     assert_identical(
         &drive_ranks(model, &mut host),
         &want,

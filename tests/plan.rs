@@ -774,6 +774,68 @@ fn plan_over_ranks_splits_the_slabs_and_counts_the_halo_traffic() {
 }
 
 #[test]
+fn plan_over_ranks_on_gpus_gives_each_rank_one_gpu_and_counts_the_ranks_that_fit() {
+    // The 10 um cube at 5 nm with `--backend cuda`, one 80 GB GPU per node: each rank's part
+    // on its GPU, `--slabs-per-gpu` slabs each; too few ranks says how many fit, and that
+    // count is the smallest that does.
+    let plan = |ranks: usize, spg: &str| {
+        let r = ranks.to_string();
+        json(&[
+            "plan",
+            "scenes/plan_10um_5nm.toml",
+            "--host-memory",
+            "64GiB",
+            "--backend",
+            "cuda",
+            "--gpus",
+            "1x80GB",
+            "--slabs-per-gpu",
+            spg,
+            "--ranks",
+            &r,
+            "--json",
+        ])["ranks"]
+            .clone()
+    };
+    let two = plan(2, "1");
+    assert_eq!(two["fits"], false, "{two}");
+    assert_eq!(two["gpu_memory_bytes"], 80_000_000_000u64);
+    let n = two["nodes_needed"].as_u64().expect("a count of ranks") as usize;
+    assert!(n > 2, "{two}");
+    assert_eq!(plan(n - 1, "1")["fits"], false, "{n} is the fewest");
+    let fit = plan(n, "2");
+    assert_eq!(fit["fits"], true, "{fit}");
+    let parts = fit["parts"].as_array().unwrap();
+    assert_eq!(parts.len(), n);
+    for p in parts {
+        assert_eq!(p["gpu"], 0, "{p}");
+        assert_eq!(
+            p["slabs"][1].as_u64().unwrap() - p["slabs"][0].as_u64().unwrap(),
+            2,
+            "--slabs-per-gpu 2: two slabs per rank"
+        );
+        let a = &p["allocation"];
+        assert!(a["fields"].as_u64().unwrap() > 0);
+        assert!(p["update_s_per_step"].as_f64().unwrap() > 0.0);
+    }
+    // The same ranks on their CPUs: the GPU's bandwidth makes each rank's step faster.
+    let cpu = json(&[
+        "plan",
+        "scenes/plan_10um_5nm.toml",
+        "--host-memory",
+        "64GiB",
+        "--ranks",
+        &n.to_string(),
+        "--json",
+    ]);
+    assert!(
+        cpu["ranks"]["update_s_per_step"].as_f64().unwrap()
+            > fit["update_s_per_step"].as_f64().unwrap()
+    );
+    assert!(cpu["ranks"]["parts"][0]["gpu"].is_null());
+}
+
+#[test]
 fn plan_over_ranks_of_a_scan_shares_out_the_traces() {
     // A B-scan over 3 ranks is a task farm: whole traces per rank (r, r + 3, ...), no slab
     // split and no halo traffic; with one thread per rank each runs one trace at a time.

@@ -9,7 +9,9 @@
 //! count against the same formula), so the plan of R ranks is what each rank allocates.
 
 use super::bytes::{Allocation, Layout};
-use super::{cpu_slabs, Hardware, PlanOptions, CPU_ACHIEVED_FRACTION};
+use super::{
+    cpu_slabs, BackendChoice, Hardware, PlanOptions, CPU_ACHIEVED_FRACTION, GPU_ACHIEVED_FRACTION,
+};
 use crate::decomp::{split_even, HaloPlan, SlabRange};
 use crate::model::Model;
 use serde::Serialize;
@@ -30,7 +32,11 @@ pub struct RankPart {
     pub slabs: [usize; 2],
     /// Its x planes [start, end).
     pub x: [usize; 2],
-    /// What its backend allocates for its slabs, by category.
+    /// The GPU its slabs run on (an index into the hardware's GPUs, as one rank per node
+    /// takes the first: `--gpus` or the first found), None on the CPU.
+    pub gpu: Option<usize>,
+    /// What its backend allocates for its slabs, by category (on a GPU: the CUDA engine's
+    /// estimate of its part, the pinned host mirrors of its monitors within `monitors`).
     pub allocation: Allocation,
     /// Host monitor buffers it holds besides (rank 0: the flux DFTs and the snapshot gather
     /// buffer, which the others fill part by part; the others: their part of the largest
@@ -42,7 +48,8 @@ pub struct RankPart {
     pub halo_bytes_per_step: u64,
     /// Estimated update time of one step on its slabs (s), from the bandwidth model.
     pub update_s_per_step: f64,
-    /// True when `bytes` fits the node's memory.
+    /// True when `bytes` fits the node's memory (on a GPU: the engine's device bytes and the
+    /// CUDA context fit the GPU, and its host bytes the node).
     pub fits: bool,
 }
 
@@ -69,6 +76,8 @@ pub struct RankPlan {
     pub network_assumed: bool,
     /// Memory of one node (bytes): the host's available memory or `--host-memory`.
     pub node_memory_bytes: u64,
+    /// On GPUs (`--backend cuda`): the memory of the GPU each rank runs on (bytes), if known.
+    pub gpu_memory_bytes: Option<u64>,
     /// True when every rank fits its node.
     pub fits: bool,
     /// Fewest ranks (one per node) whose largest share fits a node, when that is not `ranks`
@@ -186,9 +195,36 @@ pub fn plan_ranks(
             "{ranks} ranks for {nx} x planes: at most {nx} ranks (one plane each) are planned"
         ));
     }
-    let (slabs, groups) = rank_split(nx, ranks, threads, options.slabs);
+    // With `--backend cuda` every rank runs its slabs (`--slabs-per-gpu`, one by default) on
+    // one GPU of its node, as `mpirun ... yee run --backend cuda` does; else on its CPU.
+    let cuda = options.backend == BackendChoice::Cuda;
+    let gpu = cuda
+        .then(|| match &options.gpus {
+            Some(list) => list.first().copied(),
+            None => (!hardware.gpus.is_empty()).then_some(0),
+        })
+        .flatten()
+        .filter(|&g| g < hardware.gpus.len());
+    let (slabs, groups) = if cuda {
+        let per_rank = options.slabs_per_gpu.unwrap_or(1).max(1);
+        rank_split(nx, ranks, 1, Some(per_rank * ranks))
+    } else {
+        rank_split(nx, ranks, threads, options.slabs)
+    };
     let ranks = groups.len();
-    if let Some(s) = options.slabs {
+    if cuda && options.slabs.is_some() {
+        notes.push(
+            "--slabs splits the CPU's share and is left out: over ranks on GPUs use --slabs-per-gpu (mpirun refuses --slabs with --backend cuda)"
+                .into(),
+        );
+    }
+    if cuda && gpu.is_none() {
+        notes.push(
+            "no GPU known to size each rank's GPU: give --gpus (e.g. --gpus 1x80GiB, the GPUs of one node)"
+                .into(),
+        );
+    }
+    if let Some(s) = options.slabs.filter(|_| !cuda) {
         if s < ranks {
             notes.push(format!(
                 "--slabs {s} is fewer than the {ranks} ranks: one slab per rank instead"
@@ -219,44 +255,89 @@ pub fn plan_ranks(
         .iter()
         .enumerate()
         .map(|(r, g)| {
-            let mut allocation = Allocation::default();
-            for s in &slabs[g.clone()] {
-                allocation.add(&layout.slab_bytes(*s));
-            }
             let x = [slabs[g.start].x0, slabs[g.end - 1].x1];
             let monitors = if r == 0 {
                 staging
             } else {
                 largest_region.div_ceil(nx as u64) * (x[1] - x[0]) as u64
             };
-            let bytes = allocation.total() + monitors;
             let range = SlabRange { x0: x[0], x1: x[1] };
+            let (allocation, bytes, fits, update_s_per_step) = if cuda {
+                let a = rank_gpu_allocation(model, &slabs, &groups, r);
+                let pinned = rank_pinned_bytes(model, &slabs, &groups, r);
+                let on_device = a.total() - pinned;
+                let (fits_gpu, update) = match gpu.map(|i| &hardware.gpus[i]) {
+                    Some(d) => (
+                        on_device <= d.usable_bytes(),
+                        layout.traffic_per_step(range)
+                            / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION),
+                    ),
+                    None => (false, f64::NAN),
+                };
+                let host = pinned + monitors;
+                (
+                    a,
+                    a.total() + monitors,
+                    fits_gpu && host <= node_memory,
+                    update,
+                )
+            } else {
+                let mut a = Allocation::default();
+                for s in &slabs[g.clone()] {
+                    a.add(&layout.slab_bytes(*s));
+                }
+                let bytes = a.total() + monitors;
+                let update = layout.traffic_per_step(range)
+                    / (hardware.host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
+                (a, bytes, bytes <= node_memory, update)
+            };
             RankPart {
                 rank: r,
                 slabs: [g.start, g.end],
                 x,
+                gpu,
                 allocation,
                 monitors,
                 bytes,
                 halo_bytes_per_step: traffic[r],
-                update_s_per_step: layout.traffic_per_step(range)
-                    / (hardware.host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION),
-                fits: bytes <= node_memory,
+                update_s_per_step,
+                fits,
             }
         })
         .collect();
+    // On GPUs every plane a rank sends or receives also crosses PCIe (read to host memory
+    // before the send, written to the GPU after the receive).
+    let staging_bytes_per_s = if cuda {
+        super::PCIE_BANDWIDTH
+    } else {
+        f64::INFINITY
+    };
     let halo_s = (0..ranks)
-        .map(|r| traffic[r] as f64 / net + messages[r] as f64 * MESSAGE_LATENCY_S)
+        .map(|r| {
+            traffic[r] as f64 / net
+                + traffic[r] as f64 / staging_bytes_per_s
+                + messages[r] as f64 * MESSAGE_LATENCY_S
+        })
         .fold(0.0, f64::max);
     let update_s = parts
         .iter()
         .map(|p| p.update_s_per_step)
         .fold(0.0, f64::max);
     let fits = parts.iter().all(|p| p.fits);
-    let nodes_needed = if fits {
-        None
-    } else {
-        nodes_for(&layout, node_memory, staging)
+    let nodes_needed = match (fits, gpu) {
+        (true, _) => None,
+        (false, Some(i)) if cuda => {
+            // One rank per node on one GPU: the fewest whose largest part fits that GPU.
+            let usable = hardware.gpus[i].usable_bytes();
+            fewest_ranks(nx, |planes| {
+                layout
+                    .gpu_slab_bytes_with_monitors(SlabRange { x0: 0, x1: planes })
+                    .total()
+                    <= usable
+            })
+        }
+        (false, _) if cuda => None,
+        (false, _) => nodes_for(&layout, node_memory, staging),
     };
     if network.is_none() {
         notes.push("network bandwidth assumed 100 Gbit/s (give --network)".into());
@@ -265,9 +346,15 @@ pub fn plan_ranks(
         "halo planes cross ranks as non-blocking messages; the H planes travel while the interior planes of the fused sweep update (the E planes, and both in --two-pass, only while the copies within a rank run); latency assumed {} us per message",
         MESSAGE_LATENCY_S * 1e6
     ));
-    if !hardware.gpus.is_empty() {
+    if cuda {
+        notes.push(format!(
+            "on GPUs the planes are staged through host memory, counted at {:.0} GB/s (PCIe) each way",
+            super::PCIE_BANDWIDTH / 1e9
+        ));
+    }
+    if !cuda && !hardware.gpus.is_empty() {
         notes.push(
-            "each rank runs its slabs on the CPU: the CUDA engine over several ranks is not built yet"
+            "each rank runs its slabs on the CPU: with --backend cuda each rank runs them on one GPU of its node"
                 .into(),
         );
     }
@@ -282,6 +369,7 @@ pub fn plan_ranks(
         network_bytes_per_s: net,
         network_assumed: network.is_none(),
         node_memory_bytes: node_memory,
+        gpu_memory_bytes: gpu.map(|i| hardware.gpus[i].memory_bytes),
         fits,
         nodes_needed,
         notes,
@@ -356,6 +444,7 @@ fn plan_scan_ranks(
         network_bytes_per_s: network.unwrap_or(DEFAULT_NETWORK_BYTES_PER_S),
         network_assumed: network.is_none(),
         node_memory_bytes: node_memory,
+        gpu_memory_bytes: None,
         fits,
         nodes_needed: None,
         notes,
@@ -384,26 +473,73 @@ fn largest_snapshot_values(model: &Model) -> u64 {
 /// Fewest ranks, one per node of `memory` bytes, whose largest share (rank 0's, which also
 /// holds `staging`) fits; None if one plane per rank does not.
 pub(super) fn nodes_for(layout: &Layout, memory: u64, staging: u64) -> Option<usize> {
-    let nx = layout.shape[0];
-    // Rank 0 holds the most planes of an even split (ceil(nx / R)) and the monitor buffers.
-    let largest = |r: usize| {
-        let planes = nx.div_ceil(r);
-        layout.slab_bytes(SlabRange { x0: 0, x1: planes }).total() + staging
-    };
-    if largest(nx) > memory {
+    fewest_ranks(layout.shape[0], |planes| {
+        layout.slab_bytes(SlabRange { x0: 0, x1: planes }).total() + staging <= memory
+    })
+}
+
+/// Fewest ranks R of a grid of `nx` planes for which `fits(ceil(nx / R))` (the largest
+/// share of an even split: rank 0's) holds; None if one plane per rank does not fit.
+fn fewest_ranks(nx: usize, fits: impl Fn(usize) -> bool) -> Option<usize> {
+    let fits_ranks = |r: usize| fits(nx.div_ceil(r));
+    if !fits_ranks(nx) {
         return None;
     }
     // The share shrinks as ranks grow: the smallest count that fits, by bisection.
     let (mut lo, mut hi) = (1, nx);
     while lo < hi {
         let mid = (lo + hi) / 2;
-        if largest(mid) <= memory {
+        if fits_ranks(mid) {
             hi = mid;
         } else {
             lo = mid + 1;
         }
     }
     Some(lo)
+}
+
+/// What rank `r`'s CUDA engine allocates for its slabs (`groups[r]` of `slabs`): the GPU bytes
+/// of each slab of its local model ([`crate::ranks::RankLayout::local_model`]: the probe samples
+/// and snapshot parts it reads itself), with the pinned host mirrors of its monitors
+/// ([`rank_pinned_bytes`]) in `monitors`, as the engine's own estimate counts them.
+pub fn rank_gpu_allocation(
+    model: &Model,
+    slabs: &[SlabRange],
+    groups: &[std::ops::Range<usize>],
+    r: usize,
+) -> Allocation {
+    let local = local_layout(model, slabs, groups, r);
+    let mut a = Allocation::default();
+    for s in &slabs[groups[r].clone()] {
+        a.add(&local.gpu_slab_bytes_with_monitors(*s));
+    }
+    a.monitors += local.gpu_pinned_bytes();
+    a
+}
+
+/// The pinned host bytes within [`rank_gpu_allocation`].
+fn rank_pinned_bytes(
+    model: &Model,
+    slabs: &[SlabRange],
+    groups: &[std::ops::Range<usize>],
+    r: usize,
+) -> u64 {
+    local_layout(model, slabs, groups, r).gpu_pinned_bytes()
+}
+
+/// The byte layout of rank `r`'s local model.
+fn local_layout(
+    model: &Model,
+    slabs: &[SlabRange],
+    groups: &[std::ops::Range<usize>],
+    r: usize,
+) -> Layout {
+    let ranks = crate::ranks::RankLayout {
+        slabs: slabs.to_vec(),
+        ranks: groups.to_vec(),
+        rank: r,
+    };
+    Layout::of(&ranks.local_model(model))
 }
 
 impl RankPlan {
@@ -413,15 +549,28 @@ impl RankPlan {
         if let Some(scan) = &self.scan {
             return self.render_scan(scan);
         }
-        let mut s = format!(
-            "ranks: {} ({} threads each), {} slabs in all\n",
-            self.ranks,
-            self.threads_per_rank,
-            self.slabs.len()
-        );
+        let on_gpus = self.parts.first().is_some_and(|p| p.gpu.is_some());
+        let mut s = if on_gpus {
+            format!(
+                "ranks: {} (one GPU each), {} slabs in all\n",
+                self.ranks,
+                self.slabs.len()
+            )
+        } else {
+            format!(
+                "ranks: {} ({} threads each), {} slabs in all\n",
+                self.ranks,
+                self.threads_per_rank,
+                self.slabs.len()
+            )
+        };
         for p in &self.parts {
+            let device = match p.gpu {
+                Some(g) => format!(" on GPU {g}"),
+                None => String::new(),
+            };
             s.push_str(&format!(
-                "  rank {}: slabs {}..{} ({}), x [{}, {}), {} ({} slabs + {} monitors){}, halo {} per step, update ~{:.3} ms per step\n",
+                "  rank {}: slabs {}..{} ({}){device}, x [{}, {}), {} ({} slabs + {} monitors){}, halo {} per step, update {}\n",
                 p.rank,
                 p.slabs[0],
                 p.slabs[1],
@@ -431,9 +580,17 @@ impl RankPlan {
                 b(p.bytes),
                 b(p.allocation.total()),
                 b(p.monitors),
-                if p.fits { "" } else { ", does not fit a node" },
+                match (p.fits, p.gpu) {
+                    (true, _) => "",
+                    (false, Some(_)) => ", does not fit its GPU or node",
+                    (false, None) => ", does not fit a node",
+                },
                 b(p.halo_bytes_per_step),
-                p.update_s_per_step * 1e3
+                if p.update_s_per_step.is_finite() {
+                    format!("~{:.3} ms per step", p.update_s_per_step * 1e3)
+                } else {
+                    "time unknown (no GPU given)".into()
+                }
             ));
         }
         let gbit = self.network_bytes_per_s * 8.0 / 1e9;
@@ -444,6 +601,24 @@ impl RankPlan {
             if self.network_assumed { " (assumed)" } else { "" },
             100.0 * self.halo_s_per_step / self.update_s_per_step.max(1e-12)
         ));
+        if let Some(gpu) = self.gpu_memory_bytes {
+            match (self.fits, self.nodes_needed) {
+                (true, _) => s.push_str(&format!("every rank fits its GPU of {}\n", b(gpu))),
+                (false, Some(n)) => s.push_str(&format!(
+                    "does not fit: with one GPU of {} per rank the grid needs at least {n} ranks (mpirun -n {n} ... --backend cuda)\n",
+                    b(gpu)
+                )),
+                (false, None) => s.push_str(&format!(
+                    "does not fit: even one x plane per rank exceeds a GPU of {} (or a rank's host part its node of {})\n",
+                    b(gpu),
+                    b(self.node_memory_bytes)
+                )),
+            }
+            for n in &self.notes {
+                s.push_str(&format!("  note: {n}\n"));
+            }
+            return s;
+        }
         match (self.fits, self.nodes_needed) {
             (true, _) => s.push_str(&format!(
                 "every rank fits a node of {}\n",

@@ -45,7 +45,8 @@ pub(super) fn run_ranks(
     // a GPU into `--slabs-per-gpu` slabs (one by default), as one process on one GPU.
     let cuda = opts.backend == crate::plan::BackendChoice::Cuda;
     let (per_rank, total) = if cuda {
-        (opts.slabs_per_gpu.unwrap_or(1).max(1), None)
+        let spg = opts.slabs_per_gpu.unwrap_or(1).max(1);
+        (1, Some(spg * ranks.size))
     } else {
         (threads, opts.slabs)
     };
