@@ -6,8 +6,8 @@
 # --backend cuda` end to end, a checkpoint's state from the CPU into the GPU and back, `yee run
 # scenes/gpr.toml --backend cuda`, the 60-trace B-scan (traces per second) and a 1e8-cell scene
 # with probes, snapshots and a flux plane (throughput and the share of wall time in monitors), and
-# `yee bench --backend cuda` on a vacuum cube of about 1e9 cells; then print one table. A few
-# minutes on an H100/H200.
+# `yee bench --backend cuda` on a vacuum cube of about 1e9 cells; with Open MPI, the MPI tests and
+# 2 ranks on the GPU against one process; then print one table. A few minutes on an H100/H200.
 #
 #   scripts/gpu-check.sh                 build here with cargo (needs a Rust toolchain), then check
 #   scripts/gpu-check.sh --make-bundle   build the binaries into gpu-bundle/ (with the shared
@@ -29,6 +29,8 @@ executables() { # cargo's JSON messages -> "name path" of each test executable w
             nvrtc_kernels-*) echo "nvrtc_kernels $exe" ;;
             host_kernels-*) echo "host_kernels $exe" ;;
             checkpoint-*) echo "checkpoint $exe" ;;
+            host_ranks-*) echo "host_ranks $exe" ;;
+            mpi-*) echo "mpi $exe" ;;
         esac
     done
 }
@@ -86,11 +88,15 @@ if [ "$mode" = "--bundle" ]; then
     declare -A exe=([cuda_backend]="$bin/cuda_backend" [nvrtc_kernels]="$bin/nvrtc_kernels" [host_kernels]="$bin/host_kernels" [checkpoint]="$bin/checkpoint")
 else
     echo "== build"
-    cargo build --release --features cuda --quiet || exit 1
+    # With Open MPI installed (scripts/deps.sh), the `mpi` feature too: the runs over ranks on
+    # the GPU below. One feature set for the binary and the tests (a second would rebuild yee).
+    features="cuda"
+    if command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; then features="cuda,mpi"; fi
+    cargo build --release --features "$features" --quiet || exit 1
     bin="$root/target/release"
     scenes="$root/scenes"
     declare -A exe=()
-    while read -r name path; do exe[$name]="$path"; done < <(cargo test --release --features cuda --no-run --message-format=json 2>/dev/null | executables)
+    while read -r name path; do exe[$name]="$path"; done < <(cargo test --release --features "$features" --no-run --message-format=json 2>/dev/null | executables)
 fi
 yee="$bin/yee"
 out="$(mktemp -d)"
@@ -123,6 +129,9 @@ if command -v c++ >/dev/null; then
     run_tests host_kernels "host-compiled kernels vs CPU"
 fi
 run_tests checkpoint "checkpoint state CPU -> GPU -> CPU" --ignored the_state_goes_cpu_to_a_real_gpu
+if command -v c++ >/dev/null; then
+    run_tests host_ranks "host-compiled rank engines vs CPU, plan bytes"
+fi
 
 # A B-scan on the GPU: traces per second from the scan's summary line
 # ("scan: 60 of 60 traces in 1.23 s, 48.8 traces/s (1 at a time)").
@@ -232,6 +241,30 @@ TOML
 done
 monitored_run "yee run 2-D 4096 x 4096 x 1, PML" "$flat"
 monitored_run "yee run 3-D 256^3, PML (same cells)" "$cube"
+
+# One domain over MPI ranks on the GPU (built with the `mpi` feature): tests/mpi.rs (files bit
+# for bit over 2 and 3 CPU ranks, and 2 ranks on the GPU against the single-process CPU run),
+# then 2 ranks of one slab each on GPU 0 against one process of 2 slabs on it (the same split):
+# what the ranks' halo path (GPU -> host -> MPI -> host -> GPU) costs.
+if [[ "${features:-}" == *mpi* ]]; then
+    run_tests mpi "MPI: 2/3 ranks bit for bit; 2 ranks on GPUs" --test-threads=1
+    none="$out/monitors-1e8-none.toml"
+    mpi_run() { # label, ranks, extra args...
+        local label="$1" ranks="$2"; shift 2
+        local log="$out/mpi-$ranks.log"
+        echo "== mpirun -n $ranks yee run $(basename "$none") --backend cuda $*"
+        if (cd "$out" && timeout 180 mpirun --allow-run-as-root --oversubscribe -n "$ranks" "$yee" run "$none" --backend cuda --overwrite -o "mpi-$ranks.h5" "$@") 2>&1 | tee "$log" &&
+            grep -q '^done:' "$log"; then
+            row "$label" "" "$(sed -n 's/^done: \([0-9]*\) cells x \([0-9]*\) steps in \([0-9.]*\) s: \([0-9.]*\) Mcells\/s.*/\4 Mcells\/s (\1 cells x \2 steps in \3 s)/p' "$log" | tail -1)"
+        else
+            row "$label" "FAIL" "see the log above"
+        fi
+    }
+    mpi_run "mpirun -n 1, 1e8 cells, 2 slabs on GPU 0" 1 --slabs-per-gpu 2
+    mpi_run "mpirun -n 2, 1e8 cells, 1 slab each on GPU 0" 2
+else
+    row "MPI ranks on the GPU" "SKIP" "no Open MPI (scripts/deps.sh) or --bundle"
+fi
 
 size="${BENCH_SIZE:-1000}"
 steps="${BENCH_STEPS:-100}"
