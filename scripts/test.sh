@@ -32,7 +32,7 @@ cargo test --release
 # overflow checks run here, in the test profile (opt-level 3, debug assertions on), over the
 # tests that build every backend on many splits. A second build of the dependencies: a few
 # minutes cold on 2 cores (docs/testing.md).
-YEE_EXPECT_DEBUG_ASSERTIONS=1 cargo test --lib --test decomposition --test plan_alloc \
+YEE_EXPECT_DEBUG_ASSERTIONS=1 cargo test --lib --test decomposition --test plan_alloc --test host_ranks \
     --test host_kernels
 YEE_BIN="$root/target/release/yee" .venv/bin/python -m pytest -q python/tests
 # The `mpi` feature (off by default): lint, and one domain over 2 and 3 ranks against one

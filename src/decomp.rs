@@ -169,15 +169,27 @@ pub struct ProcessHalos {
     pub plan: HaloPlan,
     /// Planes sent after H and after E: (local slab, global x).
     pub sent: [Vec<(usize, usize)>; 2],
+    /// How many halo planes it receives from other processes after H and after E.
+    pub received: [usize; 2],
 }
 
 impl ProcessHalos {
-    /// Every slab of the run in one process: the whole halo plan, nothing sent.
+    /// Every slab of the run in one process: the whole halo plan, nothing sent or received.
     pub fn own(slabs: &[SlabRange], boundaries: &Boundaries) -> Self {
         ProcessHalos {
             plan: HaloPlan::new(slabs, boundaries),
             sent: [Vec::new(), Vec::new()],
+            received: [0, 0],
         }
+    }
+
+    /// The pinned host planes a GPU engine passes these exchanges with other processes
+    /// through: one the planes it sends are read through (when it sends any; each read waits
+    /// for its copy), and one per plane it receives in each half step (their uploads queue
+    /// without a wait).
+    pub fn staging_planes(&self) -> usize {
+        let sends = self.sent.iter().any(|s| !s.is_empty()) as usize;
+        sends + self.received.iter().sum::<usize>()
     }
 }
 

@@ -21,10 +21,10 @@ mod cuda_support;
 use cuda_support::host::*;
 use cuda_support::*;
 use yee::backend::cpu::CpuBackend;
-use yee::backend::cuda::engine::estimate;
+use yee::backend::cuda::engine::estimate_for_process;
 use yee::backend::cuda::{Engine, EngineOptions};
 use yee::backend::{Backend, Half};
-use yee::decomp::split_even;
+use yee::decomp::{split_even, ProcessHalos};
 use yee::model::{Component, Model};
 use yee::plan::ranks::plan_ranks;
 use yee::plan::{parse_gpus, BackendChoice, Hardware, PlanOptions};
@@ -83,33 +83,7 @@ fn drive_ranks<B: Backend>(model: &Model, parts: &mut [RankPart<B>]) -> Trace {
                     p.local.run_pass(half, pass, values);
                 }
             }
-            // Every sent plane read before any rank's own copies, as the driver posts its sends
-            // first; the planes travel keyed by the copy's index in the run's halo plan.
-            let mut travelling = Vec::new();
-            for p in parts.iter_mut() {
-                for s in &p.exchanges[h].sends {
-                    let mut buf = vec![<B::Real as Real>::ZERO; plane];
-                    p.local.read_plane(s.component, s.slab, s.x, &mut buf);
-                    travelling.push((s.index, buf));
-                }
-            }
-            for p in parts.iter_mut() {
-                let local = p.exchanges[h].local.clone();
-                p.local.exchange(&local);
-            }
-            for p in parts.iter_mut() {
-                for r in &p.exchanges[h].receives {
-                    let (_, buf) = travelling
-                        .iter()
-                        .find(|(i, _)| *i == r.index)
-                        .expect("a sender for every receive");
-                    let mut buf = buf.clone();
-                    if r.negate {
-                        buf.iter_mut().for_each(|v| *v = -*v);
-                    }
-                    p.local.write_halo(r.component, r.slab, r.side, &buf);
-                }
-            }
+            exchange_ranks(parts, h, plane);
         }
         let step = n + 1;
         // Probes: each rank's values of its samples, placed by owner in model order.
@@ -177,6 +151,38 @@ fn drive_ranks<B: Backend>(model: &Model, parts: &mut [RankPart<B>]) -> Trace {
     trace
 }
 
+/// The halo exchange of half step `h` (0: H, 1: E) between the ranks' backends, as the MPI
+/// driver makes it: every sent plane read before any rank's own copies (the driver posts its
+/// sends first), the planes keyed by the copy's index in the run's halo plan, then each rank's
+/// copies within itself, then the received planes written (negated for a PMC mirror).
+fn exchange_ranks<B: Backend>(parts: &mut [RankPart<B>], h: usize, plane: usize) {
+    let mut travelling = Vec::new();
+    for p in parts.iter_mut() {
+        for s in &p.exchanges[h].sends {
+            let mut buf = vec![<B::Real as Real>::ZERO; plane];
+            p.local.read_plane(s.component, s.slab, s.x, &mut buf);
+            travelling.push((s.index, buf));
+        }
+    }
+    for p in parts.iter_mut() {
+        let local = p.exchanges[h].local.clone();
+        p.local.exchange(&local);
+    }
+    for p in parts.iter_mut() {
+        for r in &p.exchanges[h].receives {
+            let (_, buf) = travelling
+                .iter()
+                .find(|(i, _)| *i == r.index)
+                .expect("a sender for every receive");
+            let mut buf = buf.clone();
+            if r.negate {
+                buf.iter_mut().for_each(|v| *v = -*v);
+            }
+            p.local.write_halo(r.component, r.slab, r.side, &buf);
+        }
+    }
+}
+
 /// The rank parts of `model` with backends built by `build(local model, local ranges, halos)`.
 fn rank_parts<B: Backend>(
     model: &Model,
@@ -236,10 +242,45 @@ fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
             Exchange::process_halos(exchanges),
         )
         .expect("host engine of a rank");
+        let halos = Exchange::process_halos(exchanges);
         assert_eq!(
             engine.allocation(),
-            estimate(m, &ranges, std::mem::size_of::<T>()),
+            estimate_for_process(m, &ranges, std::mem::size_of::<T>(), &halos),
             "rank {}: the engine allocates what estimate() of its part says",
+            layout.rank
+        );
+        // What it counts is what the device gave it: beside its count, the same uncounted
+        // tables as an engine of the same slabs that exchanges with no other process, so the pinned planes of its exchanges
+        // with the other ranks are counted to the byte.
+        let uncounted = |e: &Engine<HostDevice, T>| {
+            let log = e.device().log.borrow().clone();
+            (log.device_bytes + log.pinned_bytes) as u64 - e.allocation().total()
+        };
+        let alone = Engine::<HostDevice, T>::for_process(
+            HostDevice::new(T::PRECISION, 1, false),
+            m,
+            &ranges,
+            &vec![0; ranges.len()],
+            EngineOptions::default(),
+            "host",
+            ProcessHalos {
+                plan: halos.plan.clone(),
+                sent: [Vec::new(), Vec::new()],
+                received: [0, 0],
+            },
+        )
+        .expect("host engine of the same slabs, exchanging with no other process");
+        assert_eq!(
+            uncounted(&engine),
+            uncounted(&alone),
+            "rank {}",
+            layout.rank
+        );
+        assert_eq!(
+            engine.allocation().halos - alone.allocation().halos,
+            halos.staging_planes() as u64
+                * (m.grid.shape[1] * m.grid.shape[2] * std::mem::size_of::<T>()) as u64,
+            "rank {}: one pinned plane to read through, one per plane received",
             layout.rank
         );
         engine
@@ -300,4 +341,79 @@ fn host_engines_over_ranks_wrap_periodic_x_and_mirror_a_pmc_x_minimum() {
     );
     assert_ne!(pmc, PML_SCENE);
     check::<f32>(&model(&pmc, "f32", 40), 4, 2);
+}
+
+#[test]
+fn a_rank_engine_runs_its_interior_after_the_planes_it_sends_are_read() {
+    // Over MPI ranks the driver reads the planes a rank sends, posts them, and only then
+    // calls the engine's exchange, which launches the interior planes: so the messages
+    // travel while the GPU updates the interior. With one slab per rank there is no copy
+    // within the process, and the engine must still defer its interior (it ran every plane
+    // at once, and the first plane read waited for all of them).
+    let _guard = serial();
+    let model = model(PML_SCENE, "f32", 30);
+    let mut parts = rank_parts(&model, 2, 2, |m, layout, exchanges| {
+        let ranges = layout.local_ranges();
+        Engine::<HostDevice, f32>::for_process(
+            HostDevice::new(<f32 as Real>::PRECISION, 1, false),
+            m,
+            &ranges,
+            &vec![0; ranges.len()],
+            EngineOptions::default(),
+            "host",
+            Exchange::process_halos(exchanges),
+        )
+        .expect("host engine of a rank")
+    });
+    let plane = model.grid.shape[1] * model.grid.shape[2];
+    let sent = parts[0].exchanges[0].sends[0];
+    assert_eq!(sent.component, Component::Hy);
+    // An interior plane of rank 0 near the dipole (the grid's centre), two planes in.
+    let inner = sent.x - 2;
+    let read = |p: &mut RankPart<Engine<HostDevice, f32>>, x: usize| {
+        let mut v = vec![0f32; plane];
+        p.local.read_plane(Component::Hy, 0, x, &mut v);
+        v
+    };
+    let (mut m, mut j) = (Vec::new(), Vec::new());
+    let steps = model.grid.steps;
+    for n in 0..steps {
+        magnetic_source_values(&model, n as f64 * model.grid.dt, &mut m);
+        source_values(&model, (n as f64 + 0.5) * model.grid.dt, &mut j);
+        for (half, values) in [(Half::H, &m), (Half::E, &j)] {
+            for p in parts.iter_mut() {
+                p.local.begin_half(half);
+                for &pass in half.passes() {
+                    p.local.run_pass(half, pass, values);
+                }
+            }
+            let last_h = n + 1 == steps && half == Half::H;
+            let before = last_h.then(|| (read(&mut parts[0], sent.x), read(&mut parts[0], inner)));
+            exchange_ranks(&mut parts, half as usize, plane);
+            if let Some((sent_before, inner_before)) = before {
+                assert_eq!(
+                    read(&mut parts[0], sent.x),
+                    sent_before,
+                    "the plane sent is final before the exchange"
+                );
+                let inner_after = read(&mut parts[0], inner);
+                assert!(
+                    inner_after.iter().any(|v| *v != 0.0),
+                    "a plane the wave has reached"
+                );
+                assert_ne!(
+                    inner_after, inner_before,
+                    "the interior plane is updated at the exchange, not before"
+                );
+            }
+        }
+    }
+    // Every plane sent left through pinned memory and every plane received came in through
+    // it: one copy each per step (rank 0 sends 2 H planes and receives 2 E planes, rank 1 the
+    // reverse), besides the reads of this test.
+    for p in &parts {
+        let log = p.local.device().log.borrow().clone();
+        assert!(log.to_pinned >= 2 * steps, "{} copies to pinned", log.to_pinned);
+        assert_eq!(log.from_pinned, 2 * steps, "copies from pinned");
+    }
 }

@@ -500,8 +500,10 @@ fn fewest_ranks(nx: usize, fits: impl Fn(usize) -> bool) -> Option<usize> {
 
 /// What rank `r`'s CUDA engine allocates for its slabs (`groups[r]` of `slabs`): the GPU bytes
 /// of each slab of its local model ([`crate::ranks::RankLayout::local_model`]: the probe samples
-/// and snapshot parts it reads itself), with the pinned host mirrors of its monitors
-/// ([`rank_pinned_bytes`]) in `monitors`, as the engine's own estimate counts them.
+/// and snapshot parts it reads itself), with the pinned host mirrors of its monitors in
+/// `monitors` and the pinned planes of its exchanges with the other ranks
+/// ([`crate::decomp::ProcessHalos::staging_planes`]) in `halos`, as the engine's own estimate
+/// counts them ([`rank_pinned_bytes`] is their sum).
 pub fn rank_gpu_allocation(
     model: &Model,
     slabs: &[SlabRange],
@@ -514,7 +516,26 @@ pub fn rank_gpu_allocation(
         a.add(&local.gpu_slab_bytes_with_monitors(*s));
     }
     a.monitors += local.gpu_pinned_bytes();
+    a.halos += rank_staging_bytes(model, slabs, groups, r);
     a
+}
+
+/// The pinned planes rank `r`'s CUDA engine exchanges with the other ranks through.
+fn rank_staging_bytes(
+    model: &Model,
+    slabs: &[SlabRange],
+    groups: &[std::ops::Range<usize>],
+    r: usize,
+) -> u64 {
+    let ranks = crate::ranks::RankLayout {
+        slabs: slabs.to_vec(),
+        ranks: groups.to_vec(),
+        rank: r,
+    };
+    let halos = crate::ranks::Exchange::process_halos(&ranks.exchanges(&model.boundaries));
+    let [_, ny, nz] = model.grid.shape;
+    halos.staging_planes() as u64
+        * super::bytes::staged_halo_bytes(ny * nz, model.precision.bytes())
 }
 
 /// The pinned host bytes within [`rank_gpu_allocation`].
@@ -525,6 +546,7 @@ fn rank_pinned_bytes(
     r: usize,
 ) -> u64 {
     local_layout(model, slabs, groups, r).gpu_pinned_bytes()
+        + rank_staging_bytes(model, slabs, groups, r)
 }
 
 /// The byte layout of rank `r`'s local model.

@@ -188,6 +188,7 @@ impl Exchange {
             sent: exchanges
                 .each_ref()
                 .map(|ex| ex.sends.iter().map(|s| (s.slab, s.x)).collect()),
+            received: exchanges.each_ref().map(|ex| ex.receives.len()),
         }
     }
 }
@@ -246,6 +247,7 @@ mod tests {
         assert!(h1.local.iter().all(|c| c.src_slab < 3 && c.dst_slab < 3));
         let halos = Exchange::process_halos(&[h0, e0]);
         assert_eq!(halos.sent[0], vec![(0, 1), (0, 1)]);
+        assert_eq!(halos.received, [0, 2]);
         assert!(halos.sent[1].is_empty() && halos.plan.after_h.is_empty());
     }
 }

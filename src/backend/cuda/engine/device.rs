@@ -36,10 +36,15 @@ pub enum Event {
     ProbesQueued = 7,
     /// Probe rows requested so far are in the pinned ring (monitor stream).
     ProbesCopied = 8,
+    /// A plane for another process has reached pinned memory (compute stream).
+    PlaneRead = 9,
+    /// The halo planes from other processes written so far have left pinned memory (compute
+    /// stream).
+    HaloWritten = 10,
 }
 
 /// Number of [`Event`] kinds.
-pub const EVENTS: usize = 9;
+pub const EVENTS: usize = 11;
 
 /// Why a device operation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -120,7 +120,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             // The 1-D grid advances once per half step, before any plane's corrections.
             self.tfsf_incident(half, values)?;
         }
-        if self.routes[pi].is_empty() {
+        if !self.defers[pi] {
             for s in &self.slabs {
                 self.run_planes(s, half, pass, 1, s.range.len() + 1, values)?;
             }
@@ -144,21 +144,27 @@ impl<D: Device, T: Real> Engine<D, T> {
     }
 
     /// After the last pass: start the halo copies as soon as the boundary planes are done,
-    /// then launch the deferred passes on the interior planes, overlapping the copies.
+    /// then launch the deferred passes on the interior planes, overlapping the copies (and,
+    /// over MPI ranks, the messages of the planes read before this call).
     pub(super) fn issue_exchange(&mut self) -> Result<(), DeviceError> {
         let (half, pi) = (self.half, self.half.index());
-        if self.routes[pi].is_empty() {
+        if !self.defers[pi] {
             self.in_flight = None;
             return Ok(());
-        }
-        for gpu in 0..self.dev.gpus() {
-            self.dev.record(gpu, Stream::Compute, Event::Boundary)?;
         }
         // Whatever happens below, the deferred passes are consumed (after a failure the
         // engine skips everything anyway).
         let pending = std::mem::take(&mut self.deferred_len);
-        self.issue_copies(pi)?;
-        self.in_flight = Some(half);
+        if self.routes[pi].is_empty() {
+            // Only planes for other processes: no copies here to wait for.
+            self.in_flight = None;
+        } else {
+            for gpu in 0..self.dev.gpus() {
+                self.dev.record(gpu, Stream::Compute, Event::Boundary)?;
+            }
+            self.issue_copies(pi)?;
+            self.in_flight = Some(half);
+        }
         for (pass, values) in &self.deferred[..pending] {
             for s in &self.slabs {
                 for &(p0, p1) in &s.interior[pi] {

@@ -99,6 +99,24 @@ fn doing(half: Half) -> &'static str {
 /// scratch buffers of regions gathered outside the snapshot schedule (whole-field reads by
 /// tests and tools), sized to the largest such region and allocated on first use.
 pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation {
+    estimate_for_process(
+        model,
+        ranges,
+        real,
+        &ProcessHalos::own(ranges, &model.boundaries),
+    )
+}
+
+/// [`estimate`] for one process's part of a run over several ([`Engine::for_process`]):
+/// besides, in `halos`, the pinned host planes its planes for other processes are read
+/// through (one, when it sends any) and those it receives are written from (one per plane
+/// received in a half step), [`ProcessHalos::staging_planes`] of them.
+pub fn estimate_for_process(
+    model: &Model,
+    ranges: &[SlabRange],
+    real: usize,
+    halos: &ProcessHalos,
+) -> Allocation {
     let [_, ny, nz] = model.grid.shape;
     let mut a = Allocation::default();
     let layout = crate::plan::Layout::of(model);
@@ -108,6 +126,7 @@ pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation 
         a.monitors += monitors.device_bytes(*r, real);
     }
     a.monitors += monitors.pinned_bytes(real);
+    a.halos += halos.staging_planes() as u64 * crate::plan::bytes::staged_halo_bytes(ny * nz, real);
     a
 }
 
@@ -137,6 +156,18 @@ pub struct Engine<D: Device, T: Real> {
     slabs: Vec<Slab>,
     plan: HaloPlan,
     routes: [Vec<Route>; 2],
+    /// Over MPI ranks: the pinned plane the planes for other processes are read through (0:
+    /// none is sent), and per half step the pinned planes received halos are written from, one
+    /// per plane, so the uploads queue without a wait ([`Backend::write_halo`]).
+    process_out: Ptr,
+    process_in: [Vec<Ptr>; 2],
+    /// Received halos written so far in the half step under way.
+    process_in_used: usize,
+    /// Per phase (after H, after E): whether the passes run on the boundary planes first and
+    /// defer the interior to the exchange: when the phase has halo copies within the process
+    /// (`routes`), or planes another process reads (over MPI ranks), so that those are read
+    /// while the interior is still to run and travel while it runs.
+    defers: [bool; 2],
     /// Halo streams that issued copies in the phase in flight.
     copied: Vec<bool>,
     in_flight: Option<Half>,
@@ -290,7 +321,12 @@ impl<D: Device, T: Real> Engine<D, T> {
             finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
         }
 
-        let ProcessHalos { plan, sent } = halos;
+        let process_planes = halos.staging_planes();
+        let ProcessHalos {
+            plan,
+            sent,
+            received,
+        } = halos;
         let layout = crate::plan::Layout::of(model);
         let mut slabs = Vec::with_capacity(ranges.len());
         let mut allocation = Allocation::default();
@@ -433,6 +469,23 @@ impl<D: Device, T: Real> Engine<D, T> {
 
         slab::mark_boundaries(&mut slabs, &plan, &sent);
         let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
+        let defers = [0, 1].map(|pi| !routes[pi].is_empty() || !sent[pi].is_empty());
+        // Planes exchanged with other processes pass through pinned memory: a plane's copy
+        // then runs at the full PCIe rate and queues on the compute stream behind the kernels
+        // that wrote it, without waiting for the other streams.
+        let process_bytes = crate::plan::bytes::staged_halo_bytes(plane, t);
+        let process_out = if sent.iter().any(|s| !s.is_empty()) {
+            dev.alloc_pinned(0, process_bytes as usize)?
+        } else {
+            0
+        };
+        let mut process_in = [Vec::new(), Vec::new()];
+        for (planes, &n) in process_in.iter_mut().zip(&received) {
+            for _ in 0..n {
+                planes.push(dev.alloc_pinned(0, process_bytes as usize)?);
+            }
+        }
+        allocation.halos += process_planes as u64 * process_bytes;
 
         // Probes: each model sample's address on its slab's GPU, and a ring of rows per GPU.
         let slab_of = |x: usize| {
@@ -581,7 +634,19 @@ impl<D: Device, T: Real> Engine<D, T> {
                 patches,
             });
         }
-        debug_assert_eq!(allocation, estimate(model, ranges, t));
+        debug_assert_eq!(
+            allocation,
+            estimate_for_process(
+                model,
+                ranges,
+                t,
+                &ProcessHalos {
+                    plan: plan.clone(),
+                    sent: sent.clone(),
+                    received
+                }
+            )
+        );
 
         Ok(Engine {
             dev,
@@ -603,6 +668,10 @@ impl<D: Device, T: Real> Engine<D, T> {
             slabs,
             plan,
             routes,
+            process_out,
+            process_in,
+            process_in_used: 0,
+            defers,
             copied: vec![false; ngpu],
             in_flight: None,
             half: Half::E,
@@ -694,6 +763,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         if half == Half::H {
             self.step += 1;
         }
+        self.process_in_used = 0;
         if !self.failed() {
             let r = self.begin(half);
             self.ok(r, doing(half));
@@ -743,6 +813,27 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         let s = &self.slabs[slab];
         let t = std::mem::size_of::<T>();
         let off = ((x - s.range.x0 + 1) * self.plane * t) as u64;
+        if self.process_out != 0 && out.len() == self.plane {
+            // Through the pinned plane, behind the kernels of the compute stream only (the
+            // interior a half step defers is not queued yet: it runs while the plane travels).
+            let (gpu, src, pinned) = (s.gpu, s.f[component as usize] + off, self.process_out);
+            let r = self
+                .dev
+                .copy_dtoh(gpu, Stream::Compute, pinned, src, self.plane * t)
+                .and_then(|_| self.dev.record(gpu, Stream::Compute, Event::PlaneRead))
+                .and_then(|_| self.dev.sync_event(gpu, Event::PlaneRead));
+            if self
+                .ok(r, "reading a halo plane for another process")
+                .is_some()
+            {
+                // SAFETY: the pinned plane holds `plane` values of T, copied in above.
+                let values = unsafe { std::slice::from_raw_parts(pinned as *const T, self.plane) };
+                out.copy_from_slice(values);
+            } else {
+                out.fill(T::ZERO);
+            }
+            return;
+        }
         // SAFETY: plain float values; any bytes are valid.
         let bytes = unsafe {
             std::slice::from_raw_parts_mut(
@@ -769,11 +860,41 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             HaloSide::Right => s.range.len() + 1,
         };
         let off = (p * self.plane * t) as u64;
+        let dst = s.f[component as usize] + off;
+        let gpu = s.gpu;
+        let half = self.half.index();
+        if let Some(&pinned) = self.process_in[half].get(self.process_in_used) {
+            if data.len() == self.plane {
+                // The plane of the same slot a step ago has long left (its copy queued behind
+                // that step's kernels); the first write of a half step makes sure of it.
+                let wait = if self.process_in_used == 0 {
+                    self.dev.sync_event(gpu, Event::HaloWritten)
+                } else {
+                    Ok(())
+                };
+                self.process_in_used += 1;
+                if self
+                    .ok(wait, "writing a halo plane from another process")
+                    .is_none()
+                {
+                    return;
+                }
+                // SAFETY: the pinned plane holds `plane` values of T; no copy reads it now.
+                unsafe { std::slice::from_raw_parts_mut(pinned as *mut T, self.plane) }
+                    .copy_from_slice(data);
+                let r = self
+                    .dev
+                    .copy_htod(gpu, Stream::Compute, dst, pinned, self.plane * t)
+                    .and_then(|_| self.dev.record(gpu, Stream::Compute, Event::HaloWritten));
+                self.ok(r, "writing a halo plane from another process");
+                return;
+            }
+        }
         // SAFETY: plain float values viewed as bytes.
         let bytes = unsafe {
             std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data))
         };
-        let r = self.dev.upload(s.gpu, s.f[component as usize] + off, bytes);
+        let r = self.dev.upload(gpu, dst, bytes);
         self.ok(r, "writing a halo plane from another process");
     }
 
