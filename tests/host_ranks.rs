@@ -413,7 +413,11 @@ fn a_rank_engine_runs_its_interior_after_the_planes_it_sends_are_read() {
     // reverse), besides the reads of this test.
     for p in &parts {
         let log = p.local.device().log.borrow().clone();
-        assert!(log.to_pinned >= 2 * steps, "{} copies to pinned", log.to_pinned);
+        assert!(
+            log.to_pinned >= 2 * steps,
+            "{} copies to pinned",
+            log.to_pinned
+        );
         assert_eq!(log.from_pinned, 2 * steps, "copies from pinned");
     }
 }

@@ -4,7 +4,7 @@
 //! a grid that does not fit one node, how many nodes would hold it.
 //!
 //! The slabs tile [0, nx) as for one process ([`crate::decomp::split_even`] of the slab count)
-//! and rank r takes the contiguous range [`crate::ranks::rank_slabs`]`(S, R)[r]`: every rank
+//! and rank r takes the contiguous range [`crate::decomp::ranks::rank_slabs`]`(S, R)[r]`: every rank
 //! allocates exactly the [`Layout::slab_bytes`] of its slabs (the CPU backend checks its own
 //! count against the same formula), so the plan of R ranks is what each rank allocates.
 
@@ -129,7 +129,7 @@ pub fn rank_split(
     });
     let total = total.clamp(ranks, nx.max(1));
     let all = split_even(nx, total);
-    (all, crate::ranks::rank_slabs(total, ranks))
+    (all, crate::decomp::ranks::rank_slabs(total, ranks))
 }
 
 /// Parse a network bandwidth: a number and a unit, `200Gbit/s`, `100Gb/s`, `25GB/s`,
@@ -499,11 +499,11 @@ fn fewest_ranks(nx: usize, fits: impl Fn(usize) -> bool) -> Option<usize> {
 }
 
 /// What rank `r`'s CUDA engine allocates for its slabs (`groups[r]` of `slabs`): the GPU bytes
-/// of each slab of its local model ([`crate::ranks::RankLayout::local_model`]: the probe samples
-/// and snapshot parts it reads itself), with the pinned host mirrors of its monitors in
-/// `monitors` and the pinned planes of its exchanges with the other ranks
+/// of each slab of its local model ([`crate::decomp::ranks::RankLayout::local_model`]: the
+/// probe samples and snapshot parts it reads itself), with the pinned host mirrors of its
+/// monitors in `monitors` and the pinned planes of its exchanges with the other ranks
 /// ([`crate::decomp::ProcessHalos::staging_planes`]) in `halos`, as the engine's own estimate
-/// counts them ([`rank_pinned_bytes`] is their sum).
+/// counts them (the plan checks the GPU's fit without those pinned bytes).
 pub fn rank_gpu_allocation(
     model: &Model,
     slabs: &[SlabRange],
@@ -527,12 +527,12 @@ fn rank_staging_bytes(
     groups: &[std::ops::Range<usize>],
     r: usize,
 ) -> u64 {
-    let ranks = crate::ranks::RankLayout {
+    let ranks = crate::decomp::ranks::RankLayout {
         slabs: slabs.to_vec(),
         ranks: groups.to_vec(),
         rank: r,
     };
-    let halos = crate::ranks::Exchange::process_halos(&ranks.exchanges(&model.boundaries));
+    let halos = crate::decomp::ranks::Exchange::process_halos(&ranks.exchanges(&model.boundaries));
     let [_, ny, nz] = model.grid.shape;
     halos.staging_planes() as u64
         * super::bytes::staged_halo_bytes(ny * nz, model.precision.bytes())
@@ -556,7 +556,7 @@ fn local_layout(
     groups: &[std::ops::Range<usize>],
     r: usize,
 ) -> Layout {
-    let ranks = crate::ranks::RankLayout {
+    let ranks = crate::decomp::ranks::RankLayout {
         slabs: slabs.to_vec(),
         ranks: groups.to_vec(),
         rank: r,

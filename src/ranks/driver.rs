@@ -15,12 +15,12 @@
 //! done while they travel.
 
 use super::comm::{World, HALF_TAGS, HALO_TAG};
-use super::layout::{Exchange, RankLayout};
 use crate::backend::pass::ALL_PASSES;
 use crate::backend::{
     Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StateReader, StateShape,
     StateSink,
 };
+use crate::decomp::ranks::{Exchange, RankLayout};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::flux::FluxAccumulators;
 use crate::flux::FluxDft;

@@ -18,24 +18,11 @@
 
 #[cfg(feature = "mpi")]
 mod comm;
-mod layout;
-pub use layout::{Crossing, Exchange, RankLayout};
+pub use crate::decomp::ranks::{rank_slabs, Crossing, Exchange, RankLayout};
 #[cfg(feature = "mpi")]
 pub(crate) mod driver;
 #[cfg(feature = "mpi")]
 pub(crate) use comm::{World, SCAN_TAG};
-
-use std::ops::Range;
-
-/// Split `slabs` slabs (in x order) over `ranks` processes: rank r runs the contiguous range
-/// `rank_slabs(slabs, ranks)[r]`, whose sizes differ by at most one (the first ranks take the
-/// extra slabs). Needs `1 <= ranks <= slabs`.
-pub fn rank_slabs(slabs: usize, ranks: usize) -> Vec<Range<usize>> {
-    crate::decomp::split_even(slabs, ranks)
-        .into_iter()
-        .map(|r| r.x0..r.x1)
-        .collect()
-}
 
 /// Where this process stands among the processes of the run.
 #[derive(Debug, Clone, PartialEq, Eq)]

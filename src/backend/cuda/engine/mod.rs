@@ -221,7 +221,7 @@ impl<D: Device, T: Real> Engine<D, T> {
 
     /// [`Engine::new`] for one process's part of a run over several (MPI ranks): `ranges` are
     /// its own slabs (contiguous, inside [0, nx)), `model` the model its monitors were cut to
-    /// ([`crate::ranks::RankLayout::local_model`]), and `halos` its copies between its own
+    /// ([`crate::decomp::ranks::RankLayout::local_model`]), and `halos` its copies between its own
     /// slabs and the planes it sends: those are updated with the boundary planes, before the
     /// interior passes are deferred, so [`Backend::read_plane`] reads them final once the
     /// half step's passes are queued.

@@ -7,6 +7,11 @@
 //! Ez into its right halo from the right neighbour. The x faces of the domain are handled in
 //! the same list: a periodic face copies from the other end, a PMC face mirrors with a sign
 //! flip, and PEC or PML faces leave the halo at zero.
+//!
+//! Over several processes (MPI ranks) the slabs are shared out in contiguous ranges, and each
+//! process's part of the plan follows from it ([`ranks`]).
+
+pub mod ranks;
 
 use crate::model::{Axis, Boundaries, BoundaryKind, Component};
 

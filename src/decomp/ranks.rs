@@ -2,13 +2,23 @@
 //! halo copies (within the process, sent to another, received from another), its part of each
 //! monitor region, and the model its own backend is built from ([`RankLayout::local_model`]).
 //!
-//! Plain data and no MPI: the MPI driver (`super::driver`) runs it, the plan sizes each rank's
+//! Plain data and no MPI: the MPI driver (`crate::ranks`) runs it, the plan sizes each rank's
 //! backend from it, and the tests drive the backends of several ranks in one process with it
 //! (so the CUDA engine's part of a run over ranks is checked where no MPI and no GPU exist).
 
-use crate::decomp::{HaloCopy, HaloPlan, HaloSide, ProcessHalos, SlabRange};
+use super::{HaloCopy, HaloPlan, HaloSide, ProcessHalos, SlabRange};
 use crate::model::{Boundaries, Component, Model, Region};
 use std::ops::Range;
+
+/// Split `slabs` slabs (in x order) over `ranks` processes: rank r runs the contiguous range
+/// `rank_slabs(slabs, ranks)[r]`, whose sizes differ by at most one (the first ranks take the
+/// extra slabs). Needs `1 <= ranks <= slabs`.
+pub fn rank_slabs(slabs: usize, ranks: usize) -> Vec<Range<usize>> {
+    super::split_even(slabs, ranks)
+        .into_iter()
+        .map(|r| r.x0..r.x1)
+        .collect()
+}
 
 /// Which slabs and planes each rank holds.
 #[derive(Debug, Clone)]
