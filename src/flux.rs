@@ -610,5 +610,61 @@ mod tests {
         assert_eq!(w1[0], 0.5 * (0.64 + 1.0) * 1.0);
         let [_, w1] = pair_weights(&plane, [&rx, &ry], [false, false]);
         assert_eq!(w1[0], 1.0, "a wall's image cell is the first cell");
+        // Past node 0 a plane's node takes half the two cells either side of it: x node 3
+        // between cells 2 (0.64) and 3 (0.5), at y cell 0 (1.0); index x * 5 + y.
+        assert_eq!(w1[3 * 5], 0.5 * (0.64 + 0.5) * 1.0);
+        assert_eq!(w1[6 * 5 + 4], 0.5 * (0.5 + 0.64) * 0.8);
+    }
+
+    #[test]
+    fn a_plane_across_a_periodic_graded_axis_wraps_node_0_to_the_last_cell() {
+        // y is refined at y_min only (cells 0.05 um below y = -0.3 um, graded up to 0.1 um
+        // above): across a periodic y, node 0's dual cell is half the last cell and half the
+        // first; across a PEC y, the first cell and its image. x is PEC (refined end to end).
+        let scene = |y: &str| {
+            format!(
+                r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.1
+size = [1.0, 1.0, 1.0]
+steps = 1
+[boundaries]
+default = {{ type = "pec" }}
+y_min = {{ type = "{y}" }}
+y_max = {{ type = "{y}" }}
+[[refine]]
+box = {{ center = [0.0, -0.4, 0.0], size = [1.0, 0.2, 1.0] }}
+cell_size = 0.05
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = {{ type = "gaussian", frequency = 3.0e14, bandwidth = 3.0e14 }}
+[[monitor]]
+type = "flux"
+name = "f"
+plane = {{ z = 0.0 }}
+frequencies = {{ min = 2.0e14, max = 4.0e14, count = 2 }}
+"#
+            )
+        };
+        for y in ["periodic", "pec"] {
+            let (model, _) = crate::scene::load_str(&scene(y), "test.toml").unwrap();
+            let ry = relative_cells(&model.grid, 1);
+            let last = ry[ry.len() - 1];
+            assert!(ry[0] == 0.5 && last > 0.9, "{y}: the grading {ry:?}");
+            let node_0 = if y == "periodic" {
+                0.5 * (last + ry[0])
+            } else {
+                ry[0]
+            };
+            let patch = model.fluxes[0].patches[0];
+            assert_eq!((patch.axis, patch.start), (Axis::Z, [0, 0]), "{y}");
+            // (E_x, H_y) on a z plane: half a cell along x (x cell 0), on the y nodes.
+            let rx = relative_cells(&model.grid, 0);
+            let [w0, _] = patch_weights(&model, &patch);
+            assert_eq!(w0[0], rx[0] * node_0, "{y}: y node 0");
+        }
     }
 }
