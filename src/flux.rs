@@ -462,11 +462,6 @@ impl FluxAccumulators {
         }
     }
 
-    /// The flux spectrum of monitor `index` so far (the sum over its patches).
-    pub fn power(&self, index: usize) -> Vec<f64> {
-        self.dft(index).power()
-    }
-
     /// A copy of monitor `index`'s DFTs so far.
     pub fn dft(&self, index: usize) -> FluxDft {
         FluxDft {
