@@ -612,6 +612,80 @@ mod tests {
     }
 
     #[test]
+    fn restore_takes_a_saved_dft_of_the_same_patches_and_refuses_any_other() {
+        let text = r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.1
+size = [1.0, 1.0, 1.0]
+steps = 1
+[boundaries]
+default = { type = "pec" }
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 3.0e14 }
+[[monitor]]
+type = "flux"
+name = "plane"
+plane = { z = 0.1 }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+[[monitor]]
+type = "flux"
+name = "box"
+box = { center = [0.0, 0.0, 0.0], size = [0.4, 0.4, 0.4] }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
+"#;
+        let (model, _) = crate::scene::load_str(text, "test.toml").unwrap();
+        let mut acc = FluxAccumulators::new(&model);
+        // A saved state: every value distinct, so a restore that kept the old ones shows.
+        let mut saved = acc.dft(1);
+        for (k, p) in saved.patches.iter_mut().enumerate() {
+            for (c, v) in p.re.iter_mut().chain(p.im.iter_mut()).enumerate() {
+                v.iter_mut()
+                    .enumerate()
+                    .for_each(|(i, x)| *x = (k * 1000 + c * 100 + i) as f64);
+            }
+        }
+        acc.restore(1, &saved).expect("the same patches");
+        assert_eq!(acc.dft(1).patches, saved.patches, "every value restored");
+        assert!(acc
+            .dft(0)
+            .patches
+            .iter()
+            .all(|p| p.re.iter().all(|v| v.iter().all(|x| *x == 0.0))));
+        // Another monitor's, fewer patches, a moved patch, a DFT of another length: refused.
+        assert!(acc.restore(0, &saved).unwrap_err().contains("patches"));
+        assert!(acc
+            .restore(2, &saved)
+            .unwrap_err()
+            .contains("no surface DFT monitor 2"));
+        let mut fewer = saved.clone();
+        fewer.patches.pop();
+        assert!(acc.restore(1, &fewer).is_err());
+        let mut moved = saved.clone();
+        moved.patches[2].patch.index += 1;
+        assert!(acc.restore(1, &moved).is_err());
+        for part in 0..2 {
+            let mut short = saved.clone();
+            let p = &mut short.patches[3];
+            if part == 0 {
+                p.re[1].pop();
+            } else {
+                p.im[3].pop();
+            }
+            assert!(
+                acc.restore(1, &short).is_err(),
+                "a shorter {}",
+                ["re", "im"][part]
+            );
+        }
+        // A refused state leaves the last good one.
+        assert_eq!(acc.dft(1).patches, saved.patches);
+    }
+
+    #[test]
     fn a_plane_across_a_periodic_graded_axis_wraps_node_0_to_the_last_cell() {
         // y is refined at y_min only (cells 0.05 um below y = -0.3 um, graded up to 0.1 um
         // above): across a periodic y, node 0's dual cell is half the last cell and half the
