@@ -639,6 +639,10 @@ frequencies = { min = 2.0e14, max = 4.0e14, count = 3 }
 "#;
         let (model, _) = crate::scene::load_str(text, "test.toml").unwrap();
         let mut acc = FluxAccumulators::new(&model);
+        assert_eq!((acc.len(), acc.is_empty()), (2, false));
+        let mut bare = model.clone();
+        bare.fluxes.clear();
+        assert!(FluxAccumulators::new(&bare).is_empty());
         // A saved state: every value distinct, so a restore that kept the old ones shows.
         let mut saved = acc.dft(1);
         for (k, p) in saved.patches.iter_mut().enumerate() {
