@@ -263,8 +263,12 @@ pub fn plan_ranks(
             };
             let range = SlabRange { x0: x[0], x1: x[1] };
             let (allocation, bytes, fits, update_s_per_step) = if cuda {
-                let a = rank_gpu_allocation(model, &slabs, &groups, r);
-                let pinned = rank_pinned_bytes(model, &slabs, &groups, r);
+                let rank = crate::decomp::ranks::RankLayout {
+                    slabs: slabs.clone(),
+                    ranks: groups.clone(),
+                    rank: r,
+                };
+                let (a, pinned) = rank_gpu_allocation(model, &rank);
                 let on_device = a.total() - pinned;
                 let (fits_gpu, update) = match gpu.map(|i| &hardware.gpus[i]) {
                     Some(d) => (
@@ -498,70 +502,30 @@ fn fewest_ranks(nx: usize, fits: impl Fn(usize) -> bool) -> Option<usize> {
     Some(lo)
 }
 
-/// What rank `r`'s CUDA engine allocates for its slabs (`groups[r]` of `slabs`): the GPU bytes
-/// of each slab of its local model ([`crate::decomp::ranks::RankLayout::local_model`]: the
-/// probe samples and snapshot parts it reads itself), with the pinned host mirrors of its
-/// monitors in `monitors` and the pinned planes of its exchanges with the other ranks
+/// What rank `layout.rank`'s CUDA engine allocates for its slabs, and the pinned host bytes
+/// within it: the GPU bytes of each slab of its local model
+/// ([`crate::decomp::ranks::RankLayout::local_model`]: the probe samples and snapshot parts it
+/// reads itself), with the pinned host mirrors of its monitors in `monitors` and the pinned
+/// planes of its exchanges with the other ranks
 /// ([`crate::decomp::ProcessHalos::staging_planes`]) in `halos`, as the engine's own estimate
-/// counts them (the plan checks the GPU's fit without those pinned bytes).
+/// counts them (the plan checks the GPU's fit without the pinned bytes).
 pub fn rank_gpu_allocation(
     model: &Model,
-    slabs: &[SlabRange],
-    groups: &[std::ops::Range<usize>],
-    r: usize,
-) -> Allocation {
-    let local = local_layout(model, slabs, groups, r);
+    layout: &crate::decomp::ranks::RankLayout,
+) -> (Allocation, u64) {
+    let local = Layout::of(&layout.local_model(model));
     let mut a = Allocation::default();
-    for s in &slabs[groups[r].clone()] {
+    for s in &layout.local_ranges() {
         a.add(&local.gpu_slab_bytes_with_monitors(*s));
     }
-    a.monitors += local.gpu_pinned_bytes();
-    a.halos += rank_staging_bytes(model, slabs, groups, r);
-    a
-}
-
-/// The pinned planes rank `r`'s CUDA engine exchanges with the other ranks through.
-fn rank_staging_bytes(
-    model: &Model,
-    slabs: &[SlabRange],
-    groups: &[std::ops::Range<usize>],
-    r: usize,
-) -> u64 {
-    let ranks = crate::decomp::ranks::RankLayout {
-        slabs: slabs.to_vec(),
-        ranks: groups.to_vec(),
-        rank: r,
-    };
-    let halos = crate::decomp::ranks::Exchange::process_halos(&ranks.exchanges(&model.boundaries));
+    let halos = crate::decomp::ranks::Exchange::process_halos(&layout.exchanges(&model.boundaries));
     let [_, ny, nz] = model.grid.shape;
-    halos.staging_planes() as u64
-        * super::bytes::staged_halo_bytes(ny * nz, model.precision.bytes())
-}
-
-/// The pinned host bytes within [`rank_gpu_allocation`].
-fn rank_pinned_bytes(
-    model: &Model,
-    slabs: &[SlabRange],
-    groups: &[std::ops::Range<usize>],
-    r: usize,
-) -> u64 {
-    local_layout(model, slabs, groups, r).gpu_pinned_bytes()
-        + rank_staging_bytes(model, slabs, groups, r)
-}
-
-/// The byte layout of rank `r`'s local model.
-fn local_layout(
-    model: &Model,
-    slabs: &[SlabRange],
-    groups: &[std::ops::Range<usize>],
-    r: usize,
-) -> Layout {
-    let ranks = crate::decomp::ranks::RankLayout {
-        slabs: slabs.to_vec(),
-        ranks: groups.to_vec(),
-        rank: r,
-    };
-    Layout::of(&ranks.local_model(model))
+    let staging = halos.staging_planes() as u64
+        * super::bytes::staged_halo_bytes(ny * nz, model.precision.bytes());
+    let mirrors = local.gpu_pinned_bytes();
+    a.monitors += mirrors;
+    a.halos += staging;
+    (a, mirrors + staging)
 }
 
 impl RankPlan {
