@@ -24,7 +24,7 @@ use yee::backend::cpu::CpuBackend;
 use yee::backend::cuda::engine::estimate_for_process;
 use yee::backend::cuda::{Engine, EngineOptions};
 use yee::backend::{Backend, Half};
-use yee::decomp::{split_even, ProcessHalos};
+use yee::decomp::{split_even, ProcessHalos, SlabRange};
 use yee::model::{Component, Model};
 use yee::plan::ranks::plan_ranks;
 use yee::plan::{parse_gpus, BackendChoice, Hardware, PlanOptions};
@@ -211,6 +211,25 @@ fn rank_parts<B: Backend>(
         .collect()
 }
 
+/// A host-compiled engine of one rank's slabs `ranges` on one emulated GPU, from its local
+/// model `m` and its exchanges `halos`.
+fn rank_engine<T: Real>(
+    m: &Model,
+    ranges: &[SlabRange],
+    halos: ProcessHalos,
+) -> Engine<HostDevice, T> {
+    Engine::<HostDevice, T>::for_process(
+        HostDevice::new(T::PRECISION, 1, false),
+        m,
+        ranges,
+        &vec![0; ranges.len()],
+        EngineOptions::default(),
+        "host",
+        halos,
+    )
+    .expect("host engine of a rank")
+}
+
 /// `model` over `ranks` ranks of `slabs` slabs in all: the host engines' trace and the CPU
 /// parts' trace, each against the single CPU backend, bit for bit; every engine allocates
 /// what the engine's estimate of its local model and slabs says.
@@ -232,17 +251,8 @@ fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
     );
     let mut host = rank_parts(model, slabs, ranks, |m, layout, exchanges| {
         let ranges = layout.local_ranges();
-        let engine = Engine::<HostDevice, T>::for_process(
-            HostDevice::new(T::PRECISION, 1, false),
-            m,
-            &ranges,
-            &vec![0; ranges.len()],
-            EngineOptions::default(),
-            "host",
-            Exchange::process_halos(exchanges),
-        )
-        .expect("host engine of a rank");
         let halos = Exchange::process_halos(exchanges);
+        let engine = rank_engine::<T>(m, &ranges, halos.clone());
         assert_eq!(
             engine.allocation(),
             estimate_for_process(m, &ranges, std::mem::size_of::<T>(), &halos),
@@ -250,26 +260,21 @@ fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
             layout.rank
         );
         // What it counts is what the device gave it: beside its count, the same uncounted
-        // tables as an engine of the same slabs that exchanges with no other process, so the pinned planes of its exchanges
-        // with the other ranks are counted to the byte.
+        // tables as an engine of the same slabs that exchanges with no other process, so the
+        // pinned planes of its exchanges with the other ranks are counted to the byte.
         let uncounted = |e: &Engine<HostDevice, T>| {
             let log = e.device().log.borrow().clone();
             (log.device_bytes + log.pinned_bytes) as u64 - e.allocation().total()
         };
-        let alone = Engine::<HostDevice, T>::for_process(
-            HostDevice::new(T::PRECISION, 1, false),
+        let alone = rank_engine::<T>(
             m,
             &ranges,
-            &vec![0; ranges.len()],
-            EngineOptions::default(),
-            "host",
             ProcessHalos {
                 plan: halos.plan.clone(),
                 sent: [Vec::new(), Vec::new()],
                 received: [0, 0],
             },
-        )
-        .expect("host engine of the same slabs, exchanging with no other process");
+        );
         assert_eq!(
             uncounted(&engine),
             uncounted(&alone),
@@ -353,17 +358,11 @@ fn a_rank_engine_runs_its_interior_after_the_planes_it_sends_are_read() {
     let _guard = serial();
     let model = model(PML_SCENE, "f32", 30);
     let mut parts = rank_parts(&model, 2, 2, |m, layout, exchanges| {
-        let ranges = layout.local_ranges();
-        Engine::<HostDevice, f32>::for_process(
-            HostDevice::new(<f32 as Real>::PRECISION, 1, false),
+        rank_engine::<f32>(
             m,
-            &ranges,
-            &vec![0; ranges.len()],
-            EngineOptions::default(),
-            "host",
+            &layout.local_ranges(),
             Exchange::process_halos(exchanges),
         )
-        .expect("host engine of a rank")
     });
     let plane = model.grid.shape[1] * model.grid.shape[2];
     let sent = parts[0].exchanges[0].sends[0];
