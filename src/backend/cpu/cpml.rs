@@ -26,32 +26,70 @@ pub(super) struct PlanePsi<'a, T> {
     pub z: [&'a mut [T]; 2],
 }
 
-/// Per-cell coefficient of the correction: cb of the cell's material, dt/eps (E) or dt/mu (H).
-trait Coef<T>: Copy {
-    fn at(&self, k: usize) -> T;
-}
-
-impl<T: Real> Coef<T> for RowCoef<'_, T> {
-    #[inline(always)]
-    fn at(&self, k: usize) -> T {
-        RowCoef::at(self, k).1
-    }
+/// The layer factors (b, c, 1/kappa - 1, inv) of a run's elements: one set for the whole run
+/// (a run inside an x or y layer, where every element shares the layer index), or one per
+/// element (a run along z through a z layer).
+#[derive(Clone, Copy)]
+enum Steps<'a, T> {
+    /// Every element of the run in the same layer.
+    One([T; 4]),
+    /// Element i in the layer of `[i]`.
+    Each(&'a [[T; 4]]),
 }
 
 /// One correction over a contiguous run: D = (a1 - a0) inv; psi = b psi + c D;
-/// out += (or -= when NEG) coef (k1 D + psi). `bck(i)` gives (b, c, 1/kappa - 1, inv) of
-/// element i (inv the local 1/dual for E, 1/primal for H, along the layer's axis),
-/// `coef_offset` is the run's first index within its row (for per-cell coefficients).
+/// out += (or -= when NEG) coef (k1 D + psi). `steps` gives (b, c, 1/kappa - 1, inv) of each
+/// element (inv the local 1/dual for E, 1/primal for H, along the layer's axis), `coef` the
+/// run's row of coefficients (cb: dt/eps for E, dt/mu for H), `coef_offset` the run's first
+/// index within that row. The choice between a uniform and a per-cell coefficient and between
+/// one and per-element layer factors is made once per run, outside the loop, so that the
+/// loop over a row of an x or y layer vectorises (the arithmetic per element is the same
+/// either way, so the choice does not change the bits).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn term<T: Real, const NEG: bool>(
     out: &mut [T],
-    coef: impl Coef<T>,
+    coef: RowCoef<T>,
     coef_offset: usize,
     a1: &[T],
     a0: &[T],
     psi: &mut [T],
-    bck: impl Fn(usize) -> [T; 4],
+    steps: Steps<T>,
+) {
+    let n = out.len();
+    // The per-element factors and ids cut to the run's length, so that the loop's indices
+    // need no bounds checks.
+    let steps = match steps {
+        Steps::Each(fs) => Steps::Each(&fs[..n]),
+        one => one,
+    };
+    match (coef, steps) {
+        (RowCoef::Uniform(_, cb), Steps::One(f)) => {
+            term_on::<T, NEG>(out, a1, a0, psi, |_| cb, |_| f)
+        }
+        (RowCoef::Uniform(_, cb), Steps::Each(fs)) => {
+            term_on::<T, NEG>(out, a1, a0, psi, |_| cb, |i| fs[i])
+        }
+        (RowCoef::PerCell(ids, table), Steps::One(f)) => {
+            let ids = &ids[coef_offset..coef_offset + n];
+            term_on::<T, NEG>(out, a1, a0, psi, |i| table[ids[i] as usize].1, |_| f)
+        }
+        (RowCoef::PerCell(ids, table), Steps::Each(fs)) => {
+            let ids = &ids[coef_offset..coef_offset + n];
+            term_on::<T, NEG>(out, a1, a0, psi, |i| table[ids[i] as usize].1, |i| fs[i])
+        }
+    }
+}
+
+/// The loop of [`term`], with the element's coefficient `coef(i)` and factors `steps(i)`.
+#[inline(always)]
+fn term_on<T: Real, const NEG: bool>(
+    out: &mut [T],
+    a1: &[T],
+    a0: &[T],
+    psi: &mut [T],
+    coef: impl Fn(usize) -> T,
+    steps: impl Fn(usize) -> [T; 4],
 ) {
     let n = out.len();
     // Every caller differences two runs of exactly the output's length: a longer one would
@@ -62,11 +100,11 @@ fn term<T: Real, const NEG: bool>(
     );
     let (a1, a0, psi) = (&a1[..n], &a0[..n], &mut psi[..n]);
     for i in 0..n {
-        let [b, c, k1, inv] = bck(i);
+        let [b, c, k1, inv] = steps(i);
         let d = (a1[i] - a0[i]) * inv;
         let p = b * psi[i] + c * d;
         psi[i] = p;
-        let v = coef.at(coef_offset + i) * (k1 * d + p);
+        let v = coef(i) * (k1 * d + p);
         if NEG {
             out[i] -= v;
         } else {
@@ -77,6 +115,7 @@ fn term<T: Real, const NEG: bool>(
 
 /// CPML correction of the rows `rows` of the E plane at global x index `i` (local plane `p`).
 #[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, coefficients and psi
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 pub(super) fn e_plane<'a, T: Real>(
     sh: &Shared<T>,
     i: usize,
@@ -105,7 +144,7 @@ pub(super) fn e_plane<'a, T: Real>(
                     row(&h[2], o + r, nz),
                     row(&h[2], o - plane + r, nz),
                     &mut psi_ey[s.clone()],
-                    |_| bck,
+                    Steps::One(bck),
                 );
                 term::<T, false>(
                     &mut ez[s.clone()],
@@ -114,7 +153,7 @@ pub(super) fn e_plane<'a, T: Real>(
                     row(&h[1], o + r, nz),
                     row(&h[1], o - plane + r, nz),
                     &mut psi_ez[s],
-                    |_| bck,
+                    Steps::One(bck),
                 );
             }
         }
@@ -137,7 +176,7 @@ pub(super) fn e_plane<'a, T: Real>(
             row(&h[2], o + r, nz),
             row(&h[2], o + r - nz, nz),
             &mut psi_ex[s.clone()],
-            |_| bck,
+            Steps::One(bck),
         );
         term::<T, true>(
             &mut ez[r..r + nz],
@@ -146,7 +185,7 @@ pub(super) fn e_plane<'a, T: Real>(
             row(&h[0], o + r, nz),
             row(&h[0], o + r - nz, nz),
             &mut psi_ez[s],
-            |_| bck,
+            Steps::One(bck),
         );
     }
     // z layers: Ex -= cb (..dHy/dz), Ey += cb (..dHx/dz). Skip the outer wall cell k = 0.
@@ -166,7 +205,7 @@ pub(super) fn e_plane<'a, T: Real>(
             }
             let l0 = pz.layer_of(k0);
             let ps = j * lz + l0..j * lz + l0 + (k1 - k0);
-            let bck = |q: usize| pz.e[l0 + q];
+            let bck = Steps::Each(&pz.e[l0..l0 + (k1 - k0)]);
             term::<T, true>(
                 &mut ex[r + k0..r + k1],
                 coef(0, j),
@@ -193,6 +232,7 @@ pub(super) fn e_plane<'a, T: Real>(
 /// `coef(c, j)` gives
 /// the coefficients of row j of H component c (its cb is the correction's factor: dt/mu).
 #[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, coefficients and psi
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 pub(super) fn h_plane<'a, T: Real>(
     sh: &Shared<T>,
     i: usize,
@@ -221,7 +261,7 @@ pub(super) fn h_plane<'a, T: Real>(
                 row(&e[2], r1, nz),
                 row(&e[2], r0, nz),
                 &mut psi_hy[s.clone()],
-                |_| bck,
+                Steps::One(bck),
             );
             term::<T, true>(
                 &mut hz[s.clone()],
@@ -230,7 +270,7 @@ pub(super) fn h_plane<'a, T: Real>(
                 row(&e[1], r1, nz),
                 row(&e[1], r0, nz),
                 &mut psi_hz[s],
-                |_| bck,
+                Steps::One(bck),
             );
         }
     }
@@ -257,7 +297,7 @@ pub(super) fn h_plane<'a, T: Real>(
             ez_n,
             row(&e[2], o + r, nz),
             &mut psi_hx[s.clone()],
-            |_| bck,
+            Steps::One(bck),
         );
         term::<T, false>(
             &mut hz[r..r + nz],
@@ -266,7 +306,7 @@ pub(super) fn h_plane<'a, T: Real>(
             ex_n,
             row(&e[0], o + r, nz),
             &mut psi_hz[s],
-            |_| bck,
+            Steps::One(bck),
         );
     }
     // z layers: Hx += ch (..dEy/dz), Hy -= ch (..dEx/dz). E beyond the last cell is the PEC wall.
@@ -287,7 +327,7 @@ pub(super) fn h_plane<'a, T: Real>(
             // The last cell of the grid reads E beyond the wall (zero): handle it apart.
             let k1v = if k1 == nz { nz - 1 } else { k1 };
             let ps = j * lz + l0..j * lz + l0 + (k1v - k0);
-            let bck = |q: usize| pz.h[l0 + q];
+            let bck = Steps::Each(&pz.h[l0..l0 + (k1v - k0)]);
             term::<T, false>(
                 &mut hx[r + k0..r + k1v],
                 coef(0, j),
@@ -310,7 +350,7 @@ pub(super) fn h_plane<'a, T: Real>(
                 let l = pz.layer_of(nz - 1);
                 let q = j * lz + l;
                 let zero = [T::ZERO];
-                let bck = |_| pz.h[l];
+                let bck = Steps::One(pz.h[l]);
                 term::<T, false>(
                     &mut hx[r + nz - 1..r + nz],
                     coef(0, j),
