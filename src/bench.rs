@@ -488,7 +488,7 @@ fn cpu<T: Real>(
         opts,
         model,
         "cpu",
-        format!("{threads} threads"),
+        format!("{threads} threads, {} vectors", b.isa()),
         ranges.len(),
         modes,
         times,

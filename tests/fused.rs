@@ -5,12 +5,13 @@
 //! (and an uneven split with one-plane slabs), with the sweep in whole planes and in row bands
 //! of one and of three rows, in f32 and f64. The whole state is compared,
 //! not only the fields: the CPML psi arrays, the poles' currents and the TF/SF incident grid,
-//! and every probe sample of every step.
+//! and every probe sample of every step. The same scenes hold the plane updates' baseline
+//! (SSE2) variant to the AVX2 one ([`Isa`]) where the CPU has AVX2.
 
 mod cuda_support;
 
 use cuda_support::{model, MATERIALS_SCENE, PERIODIC_SCENE, PMC_SCENE, PML_SCENE, TFSF_SCENE};
-use yee::backend::cpu::CpuBackend;
+use yee::backend::cpu::{CpuBackend, Isa};
 use yee::backend::{Backend, StepMode};
 use yee::decomp::{split_even, SlabRange};
 use yee::model::Model;
@@ -32,17 +33,21 @@ fn bits<T: Real>(v: &[T]) -> Vec<u64> {
 
 /// Step `model` split as `ranges` through all its steps in `mode`.
 fn run<T: Real>(model: &Model, ranges: &[SlabRange], mode: StepMode) -> Bits {
-    run_banded::<T>(model, ranges, mode, None)
+    run_banded::<T>(model, ranges, mode, None, Isa::detect())
 }
 
-/// [`run`] with the fused sweep in row bands of `band` values (None: the default).
+/// [`run`] with the fused sweep in row bands of `band` values (None: the default) and the
+/// plane updates in the vector ISA `isa`.
 fn run_banded<T: Real>(
     model: &Model,
     ranges: &[SlabRange],
     mode: StepMode,
     band: Option<usize>,
+    isa: Isa,
 ) -> Bits {
     let mut b = CpuBackend::<T>::new(model, ranges);
+    b.set_isa(isa).expect("the ISA is available");
+    assert_eq!(b.isa(), isa);
     if let Some(values) = band {
         b.set_fused_band_values(values);
     }
@@ -141,7 +146,7 @@ fn check<T: Real>(model: &Model, uneven: &[usize]) {
         .iter()
         .flat_map(|r| bands.iter().map(move |b| (r, *b)))
     {
-        let fused = run_banded::<T>(model, ranges, StepMode::Fused, band);
+        let fused = run_banded::<T>(model, ranges, StepMode::Fused, band, Isa::detect());
         let what = format!(
             "{} {} fused on slabs {:?}, bands of {band:?} values",
             model.name,
@@ -154,6 +159,35 @@ fn check<T: Real>(model: &Model, uneven: &[usize]) {
         }
         assert!(
             fused.probes == reference.probes,
+            "{what}: probe series differ"
+        );
+    }
+    // The reference ran the widest ISA this CPU has; the baseline (SSE2) plane updates give
+    // the same bits in both modes.
+    if Isa::detect() == Isa::Baseline {
+        eprintln!(
+            "{}: this CPU has no wider ISA than the baseline",
+            model.name
+        );
+        return;
+    }
+    for (ranges, mode) in [
+        (split_even(nx, 1), StepMode::TwoPass),
+        (split_even(nx, 3), StepMode::Fused),
+    ] {
+        let base = run_banded::<T>(model, &ranges, mode, None, Isa::Baseline);
+        let what = format!(
+            "{} {} {mode:?} on {} slabs, baseline ISA against {}",
+            model.name,
+            T::PRECISION.name(),
+            ranges.len(),
+            Isa::detect()
+        );
+        for ((name, a), (_, b)) in base.state.iter().zip(&reference.state) {
+            assert!(a == b, "{what}: {name} differs");
+        }
+        assert!(
+            base.probes == reference.probes,
             "{what}: probe series differ"
         );
     }

@@ -44,8 +44,8 @@ pub(super) fn groups<T: Real>(
                 component: c,
                 material,
                 cells,
-                e_prev: vec![T::ZERO; n],
-                state: vec![T::ZERO; n * op.state_len()],
+                e_prev: super::written_zeros(n),
+                state: super::written_zeros(n * op.state_len()),
             });
         }
     }

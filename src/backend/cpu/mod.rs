@@ -10,6 +10,7 @@
 mod cpml;
 mod dispersive;
 mod fused;
+mod isa;
 mod state;
 mod tfsf;
 mod update;
@@ -19,6 +20,7 @@ use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::Operator;
 use crate::real::Real;
+pub use isa::Isa;
 use rayon::prelude::*;
 use std::ops::Range;
 use update::{e_plane, e_plane_flat, h_plane, h_plane_flat, RowCoef};
@@ -31,6 +33,8 @@ const MIXED_ROW: u16 = u16::MAX;
 struct Shared<T> {
     ny: usize,
     nz: usize,
+    /// The vector ISA the plane updates run with ([`Isa::detect`] unless set).
+    isa: Isa,
     op: Operator<T>,
     zeros: Vec<T>,
 }
@@ -121,6 +125,7 @@ impl<T: Real> CpuBackend<T> {
         let shared = Shared {
             ny,
             nz,
+            isa: Isa::detect(),
             op: Operator::new(model),
             zeros: vec![T::ZERO; nz.max(ny)],
         };
@@ -155,6 +160,21 @@ impl<T: Real> CpuBackend<T> {
                 },
             },
         }
+    }
+
+    /// The vector ISA the plane updates run with ([`Isa::detect`] unless set).
+    pub fn isa(&self) -> Isa {
+        self.shared.isa
+    }
+
+    /// Run the plane updates with the vector ISA `isa` instead (tests and comparisons; the
+    /// bits do not depend on it), if this CPU has it; else an error naming it.
+    pub fn set_isa(&mut self, isa: Isa) -> Result<(), String> {
+        if !isa.available() {
+            return Err(format!("this CPU cannot run {isa} code"));
+        }
+        self.shared.isa = isa;
+        Ok(())
     }
 
     /// Bytes of the monitor buffers this backend holds now, counted from the vectors'
@@ -192,12 +212,34 @@ impl<T: Real> CpuBackend<T> {
     }
 }
 
+/// `n` zeros whose memory pages have been written once, by the calling thread (the one that
+/// builds the slab, so its pages also sit near the core that updates them).
+///
+/// `vec![0.0; n]` gets fresh pages from the kernel that are not mapped until touched. The
+/// step reads a field before it writes it (`h -= ...`), so the first read of each page maps
+/// the kernel's shared zero page, and the first write must replace that mapping: a
+/// copy-on-write fault that, once the process runs on several cores, interrupts every other
+/// core to flush its TLB. On a 2-core virtual machine those faults took about as long as the
+/// arithmetic in the profile of a 256^3 run's first steps (`docs/performance.md`). A write
+/// to each page here faults it in once, for writing, with no mapping to replace.
+fn written_zeros<T: Real>(n: usize) -> Vec<T> {
+    let mut v = vec![T::ZERO; n];
+    // Through `black_box`, so that the compiler, which knows the memory is zero, cannot drop
+    // the stores of zero as redundant.
+    let values = std::hint::black_box(&mut v[..]);
+    let per_page = (4096 / std::mem::size_of::<T>()).max(1);
+    for i in (0..values.len()).step_by(per_page) {
+        values[i] = T::ZERO;
+    }
+    v
+}
+
 impl<T: Real> Slab<T> {
     fn new(model: &Model, sh: &Shared<T>, range: SlabRange) -> Self {
         let (ny, nz) = (sh.ny, sh.nz);
         let plane = ny * nz;
         let n = range.len();
-        let field = || vec![T::ZERO; (n + 2) * plane];
+        let field = || written_zeros::<T>((n + 2) * plane);
         let mut mat = [
             vec![0u8; n * plane],
             vec![0u8; n * plane],
@@ -241,9 +283,9 @@ impl<T: Real> Slab<T> {
             hrow_mat,
             dispersive,
             pml_x_planes,
-            psi_x: [0; 4].map(|_| vec![T::ZERO; nxp * plane]),
-            psi_y: [0; 4].map(|_| vec![T::ZERO; n * ly * nz]),
-            psi_z: [0; 4].map(|_| vec![T::ZERO; n * ny * lz]),
+            psi_x: [0; 4].map(|_| written_zeros(nxp * plane)),
+            psi_y: [0; 4].map(|_| written_zeros(n * ly * nz)),
+            psi_z: [0; 4].map(|_| written_zeros(n * ny * lz)),
             sources,
             magnetic,
             tfsf,
@@ -459,6 +501,36 @@ fn h_curl_cpml<T: Real>(
     q: usize,
     e: &[Vec<T>; 3],
     rows: Range<usize>,
+    hids: (&[Vec<u8>; 3], &[Vec<u16>; 3]),
+    h: [&mut [T]; 3],
+    psi: cpml::PlanePsi<T>,
+) {
+    isa::with_isa!(
+        sh.isa,
+        h_curl_cpml_on,
+        <T>,
+        (
+            sh: &Shared<T>,
+            x0: usize,
+            q: usize,
+            e: &[Vec<T>; 3],
+            rows: Range<usize>,
+            hids: (&[Vec<u8>; 3], &[Vec<u16>; 3]),
+            h: [&mut [T]; 3],
+            psi: cpml::PlanePsi<T>,
+        )
+    )
+}
+
+/// [`h_curl_cpml`] for the ISA its caller was compiled for (see [`isa`]).
+#[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, material ids and psi
+#[inline(always)]
+fn h_curl_cpml_on<T: Real>(
+    sh: &Shared<T>,
+    x0: usize,
+    q: usize,
+    e: &[Vec<T>; 3],
+    rows: Range<usize>,
     (hmat, hrow_mat): (&[Vec<u8>; 3], &[Vec<u16>; 3]),
     h: [&mut [T]; 3],
     psi: cpml::PlanePsi<T>,
@@ -476,16 +548,47 @@ fn h_curl_cpml<T: Real>(
             ([at(0), at(1), at(2)], t.as_slice())
         });
         h_plane_flat(sh, x0 + q, q + 1, e, ids, [&mut *hx, &mut *hy, &mut *hz]);
+        cpml::h_plane(sh, x0 + q, q + 1, e, rows, &coef, [hx, hy, hz], psi);
     } else {
         h_plane(sh, x0 + q, q + 1, e, rows.clone(), &coef, hx, hy, hz);
+        cpml::h_plane(sh, x0 + q, q + 1, e, rows, &coef, [hx, hy, hz], psi);
     }
-    cpml::h_plane(sh, x0 + q, q + 1, e, rows, &coef, [hx, hy, hz], psi);
 }
 
 /// The E curl of owned plane `q` and its CPML correction (see [`h_curl_cpml`]); `ids` are the
 /// E material ids and row summaries.
 #[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, material ids and psi
 fn e_curl_cpml<T: Real>(
+    sh: &Shared<T>,
+    x0: usize,
+    q: usize,
+    h: &[Vec<T>; 3],
+    rows: Range<usize>,
+    ids: (&[Vec<u8>; 3], &[Vec<u16>; 3]),
+    e: [&mut [T]; 3],
+    psi: cpml::PlanePsi<T>,
+) {
+    isa::with_isa!(
+        sh.isa,
+        e_curl_cpml_on,
+        <T>,
+        (
+            sh: &Shared<T>,
+            x0: usize,
+            q: usize,
+            h: &[Vec<T>; 3],
+            rows: Range<usize>,
+            ids: (&[Vec<u8>; 3], &[Vec<u16>; 3]),
+            e: [&mut [T]; 3],
+            psi: cpml::PlanePsi<T>,
+        )
+    )
+}
+
+/// [`e_curl_cpml`] for the ISA its caller was compiled for (see [`isa`]).
+#[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, material ids and psi
+#[inline(always)]
+fn e_curl_cpml_on<T: Real>(
     sh: &Shared<T>,
     x0: usize,
     q: usize,
@@ -504,10 +607,11 @@ fn e_curl_cpml<T: Real>(
         let ids = [at(0), at(1), at(2)];
         let e = [&mut *ex, &mut *ey, &mut *ez];
         e_plane_flat(sh, x0 + q, q + 1, h, ids, &sh.coef, e);
+        cpml::e_plane(sh, x0 + q, q + 1, h, rows, &coef, [ex, ey, ez], psi);
     } else {
         e_plane(sh, x0 + q, q + 1, h, rows.clone(), &coef, ex, ey, ez);
+        cpml::e_plane(sh, x0 + q, q + 1, h, rows, &coef, [ex, ey, ez], psi);
     }
-    cpml::e_plane(sh, x0 + q, q + 1, h, rows, &coef, [ex, ey, ez], psi);
 }
 
 /// Per (plane, row) of `ids` (rows of `nz`): the row's id if all its cells share it, else

@@ -122,6 +122,7 @@ pub(super) fn z_end<T: Real>(kind: Beyond, row: &[T]) -> T {
 /// the coefficients of row j of H component c. The steps are the primal cells: 1/dx of cell i, 1/dy of cell j,
 /// 1/dz per cell of the row.
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 pub(super) fn h_plane<'a, T: Real>(
     sh: &Shared<T>,
     i: usize,
@@ -142,6 +143,7 @@ pub(super) fn h_plane<'a, T: Real>(
 
 /// [`h_plane`] with the z steps read per cell (`GZ`, a graded z axis) or as one scalar.
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 fn h_plane_on<'a, T: Real, const GZ: bool>(
     sh: &Shared<T>,
     i: usize,
@@ -335,6 +337,7 @@ pub(super) fn z_start<T: Real>(kind: Beyond, row: &[T]) -> T {
 /// the coefficients of row j of component c. The steps are the dual cells: 1/dual x at node i, y at node j,
 /// z per node of the row.
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 pub(super) fn e_plane<'a, T: Real>(
     sh: &Shared<T>,
     i: usize,
@@ -355,6 +358,7 @@ pub(super) fn e_plane<'a, T: Real>(
 
 /// [`e_plane`] with the z steps read per cell (`GZ`, a graded z axis) or as one scalar.
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 fn e_plane_on<'a, T: Real, const GZ: bool>(
     sh: &Shared<T>,
     i: usize,
@@ -447,6 +451,7 @@ pub(super) type FlatCoef<'a, T> = Option<([&'a [u8]; 3], &'a [(T, T)])>;
 /// is the cell itself when z is periodic, zero otherwise): the fields are bit for bit those of
 /// the general path. `ids` gives the H material ids (None: no magnetic material, every cell
 /// (1, ch)).
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 pub(super) fn h_plane_flat<T: Real>(
     sh: &Shared<T>,
     i: usize,
@@ -466,6 +471,7 @@ pub(super) fn h_plane_flat<T: Real>(
 /// On a graded y axis (`GY`) the y steps are loaded alongside the fields (1/primal of cell
 /// j), so the loops stay branch-free and vectorise; a uniform one takes its one step as a
 /// scalar (the same value, so the same bits).
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 fn h_flat<T: Real, const WRAP_Z: bool, const GY: bool>(
     sh: &Shared<T>,
     i: usize,
@@ -533,6 +539,7 @@ fn h_flat<T: Real, const WRAP_Z: bool, const GY: bool>(
 /// the cell itself (periodic), its negation (PMC mirror) or zero; below the y face the wrapped,
 /// mirrored or zero value, as in the general path. `ids` are the plane's E material ids.
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 pub(super) fn e_plane_flat<T: Real>(
     sh: &Shared<T>,
     i: usize,
@@ -555,6 +562,7 @@ pub(super) fn e_plane_flat<T: Real>(
 /// `Z_LO`: 0 wrap, 1 mirror, 2 zero (what lies below the z face). On a graded y axis (`GY`)
 /// the y steps (1/dual of node j) are loaded alongside the fields, as in [`h_flat`].
 #[allow(clippy::too_many_arguments)] // the plane, its three fields and the coefficients
+#[inline(always)] // into the ISA variants of the caller (`isa`)
 fn e_flat<T: Real, const Z_LO: u8, const GY: bool>(
     sh: &Shared<T>,
     i: usize,
