@@ -30,18 +30,22 @@ impl Isa {
     pub const ALL: [Isa; 2] = [Isa::Baseline, Isa::Avx2];
 
     /// The widest ISA this CPU has, unless the environment variable `YEE_CPU_ISA` names
-    /// another one that it has (`baseline` or `avx2`: for tuning and comparisons;
-    /// an unknown or unavailable name is ignored).
+    /// another one that it has (`baseline` or `avx2`: for tuning and comparisons; an unknown
+    /// or unavailable name is ignored).
     pub fn detect() -> Isa {
-        let asked = std::env::var("YEE_CPU_ISA")
-            .ok()
-            .and_then(|v| Isa::ALL.into_iter().find(|i| i.name() == v.trim()));
+        Isa::choose(std::env::var("YEE_CPU_ISA").ok().as_deref(), Isa::available)
+    }
+
+    /// The ISA named `asked` (by [`Isa::name`], spaces around it ignored) if `available`
+    /// says it can run, else the widest one that can.
+    fn choose(asked: Option<&str>, available: impl Fn(Isa) -> bool) -> Isa {
+        let asked = asked.and_then(|v| Isa::ALL.into_iter().find(|i| i.name() == v.trim()));
         match asked {
-            Some(isa) if isa.available() => isa,
+            Some(isa) if available(isa) => isa,
             _ => Isa::ALL
                 .into_iter()
                 .rev()
-                .find(|i| i.available())
+                .find(|&i| available(i))
                 .unwrap_or(Isa::Baseline),
         }
     }
@@ -103,8 +107,22 @@ mod tests {
         assert!(Isa::detect().available());
         assert!(Isa::Baseline.available());
         for isa in Isa::ALL {
-            assert_eq!(Isa::ALL.iter().find(|i| i.name() == isa.name()), Some(&isa));
             assert_eq!(isa.to_string(), isa.name());
         }
+        assert_ne!(Isa::Baseline.name(), Isa::Avx2.name());
+    }
+
+    #[test]
+    fn an_asked_isa_is_taken_only_when_available() {
+        let all = |_: Isa| true;
+        let baseline_only = |i: Isa| i == Isa::Baseline;
+        // Nothing asked, or a name that is no ISA: the widest available.
+        assert_eq!(Isa::choose(None, all), Isa::Avx2);
+        assert_eq!(Isa::choose(Some("sse9"), all), Isa::Avx2);
+        assert_eq!(Isa::choose(None, baseline_only), Isa::Baseline);
+        // A name: that ISA, if it can run.
+        assert_eq!(Isa::choose(Some("baseline"), all), Isa::Baseline);
+        assert_eq!(Isa::choose(Some(" avx2\n"), all), Isa::Avx2);
+        assert_eq!(Isa::choose(Some("avx2"), baseline_only), Isa::Baseline);
     }
 }
