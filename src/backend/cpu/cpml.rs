@@ -228,14 +228,13 @@ pub(super) fn e_plane<'a, T: Real>(
     }
 }
 
-/// CPML correction of the rows `rows` of the H plane at global x index `i` (local plane `p`);
-/// `coef(c, j)` gives
+/// CPML correction of the rows `rows` of the H plane at local plane `p`; `coef(c, j)` gives
 /// the coefficients of row j of H component c (its cb is the correction's factor: dt/mu).
+/// Unlike [`e_plane`] it needs no global x index: no H plane lies on an outer wall.
 #[allow(clippy::too_many_arguments)] // the plane, its rows, the fields, coefficients and psi
 #[inline(always)] // into the ISA variants of the caller (`isa`)
 pub(super) fn h_plane<'a, T: Real>(
     sh: &Shared<T>,
-    i: usize,
     p: usize,
     e: &[Vec<T>; 3],
     rows: Range<usize>,
@@ -243,7 +242,6 @@ pub(super) fn h_plane<'a, T: Real>(
     h: [&mut [T]; 3],
     psi: PlanePsi<T>,
 ) {
-    let _ = i;
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let o = p * plane;

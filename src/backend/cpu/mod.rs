@@ -548,10 +548,10 @@ fn h_curl_cpml_on<T: Real>(
             ([at(0), at(1), at(2)], t.as_slice())
         });
         h_plane_flat(sh, x0 + q, q + 1, e, ids, [&mut *hx, &mut *hy, &mut *hz]);
-        cpml::h_plane(sh, x0 + q, q + 1, e, rows, &coef, [hx, hy, hz], psi);
+        cpml::h_plane(sh, q + 1, e, rows, &coef, [hx, hy, hz], psi);
     } else {
         h_plane(sh, x0 + q, q + 1, e, rows.clone(), &coef, hx, hy, hz);
-        cpml::h_plane(sh, x0 + q, q + 1, e, rows, &coef, [hx, hy, hz], psi);
+        cpml::h_plane(sh, q + 1, e, rows, &coef, [hx, hy, hz], psi);
     }
 }
 
