@@ -3,7 +3,8 @@
 //! allocation (slabs plus the monitor buffers). The monitor buffers are counted from the
 //! backend's own vectors after a run of the time loop (snapshots gathered, flux DFTs
 //! accumulated), not from the planner's formula; the scenes have probes, plane, box and
-//! volume snapshots and flux planes along every axis.
+//! volume snapshots and flux planes along every axis. And the CPU engine's allocations are
+//! paged in when it is built, not by its first step.
 
 mod common;
 
@@ -544,4 +545,70 @@ fn debug_assertions_are_on_where_the_suite_expects_them() {
             "YEE_EXPECT_DEBUG_ASSERTIONS is set but this build has no debug assertions"
         );
     }
+}
+
+/// Minor page faults of the calling thread so far.
+#[cfg(target_os = "linux")]
+fn thread_minor_faults() -> i64 {
+    // SAFETY: `rusage` is plain data, for which all zeros is a valid value, and getrusage
+    // only writes the struct it is given.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let status = unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) };
+    assert_eq!(status, 0, "getrusage(RUSAGE_THREAD)");
+    usage.ru_minflt
+}
+
+/// The CPU engine writes every page of its fields, psi arrays and pole state when it allocates
+/// them, so that the first step takes no copy-on-write fault per page (each one a TLB flush
+/// on every other core running the process: docs/performance.md, 2026-12-03). Counted on a
+/// pool of one thread, which builds the engine and runs its first step, for a grid whose
+/// arrays span thousands of pages.
+#[cfg(target_os = "linux")]
+#[test]
+fn the_first_step_faults_in_no_page_the_engine_allocated() {
+    let m = model(
+        r#"
+[simulation]
+name = "pages"
+length_unit = "um"
+cell_size = 0.05
+size = [3.2, 3.2, 3.2]
+steps = 1
+precision = "f32"
+[boundaries]
+default = { type = "pml", cells = 8 }
+[materials]
+metal = { epsilon = 1.0, drude = [{ frequency = 5.0e14, damping = 1.0e14 }] }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [0.0, 0.0, 0.0]
+radius = 0.8
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [1.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }
+"#,
+    );
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .expect("a pool of one thread");
+    let (faults, pages) = pool.install(|| {
+        let ranges = split_even(m.grid.shape[0], 1);
+        let mut b = CpuBackend::<f32>::new(&m, &ranges);
+        let pages = b.allocation().total() / 4096;
+        let mut s = yee::run::Stepper::new(&m, &mut b, &ranges);
+        let before = thread_minor_faults();
+        s.step();
+        (thread_minor_faults() - before, pages)
+    });
+    // A page read and then written in the step faults once or twice; the step's own small
+    // buffers (source values, the halo plan) touch a few pages at most.
+    assert!(pages > 1000, "a grid of {pages} pages is too small to tell");
+    assert!(
+        faults * 50 < pages as i64,
+        "the first step took {faults} page faults on an engine of {pages} pages"
+    );
 }
