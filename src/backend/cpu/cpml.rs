@@ -57,12 +57,6 @@ fn term<T: Real, const NEG: bool>(
     steps: Steps<T>,
 ) {
     let n = out.len();
-    // The per-element factors and ids cut to the run's length, so that the loop's indices
-    // need no bounds checks.
-    let steps = match steps {
-        Steps::Each(fs) => Steps::Each(&fs[..n]),
-        one => one,
-    };
     match (coef, steps) {
         (RowCoef::Uniform(_, cb), Steps::One(f)) => {
             term_on::<T, NEG>(out, a1, a0, psi, |_| cb, |_| f)
