@@ -151,6 +151,11 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("negative damping", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, drude = [{ frequency = 1.0e15, damping = -1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].damping", ">= 0 Hz"]),
         ("non-finite pole", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, debye = [{ delta_epsilon = 5.0, relaxation_time = nan }] }"), vec!["scene.toml:9:", "materials.glass.debye[0].relaxation_time", "positive number"]),
         ("unresolved plasma frequency", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 1.0, drude = [{ frequency = 1.0e17, damping = 1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].frequency", "cannot resolve", "plasma edge"]),
+        // A resonance or a relaxation faster than the time step resolves (w0 dt = 2 pi 1e17
+        // dt and dt / tau = dt / 1e-20 s, both far above 1.1 at this scene's dt of about
+        // 1e-16 s).
+        ("unresolved lorentz resonance", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, lorentz = [{ delta_epsilon = 1.0, frequency = 1.0e17 }] }"), vec!["scene.toml:9:", "materials.glass.lorentz[0].frequency", "cannot resolve", "w0 dt (the resonance)"]),
+        ("unresolved debye relaxation", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, debye = [{ delta_epsilon = 1.0, relaxation_time = 1.0e-20 }] }"), vec!["scene.toml:9:", "materials.glass.debye[0].relaxation_time", "cannot resolve", "dt / tau (the relaxation)"]),
         ("unknown library material", edit("glass = { epsilon = 2.25 }", "glass = { library = \"unobtainium\" }"), vec!["scene.toml:9:", "materials.glass.library", "no material `unobtainium` in the library", "yee materials"]),
         ("library name close to one", edit("glass = { epsilon = 2.25 }", "glass = { library = \"Gold\" }"), vec!["scene.toml:9:", "materials.glass.library", "did you mean `Au`"]),
         ("library with poles", edit("glass = { epsilon = 2.25 }", "glass = { library = \"water\", debye = [{ delta_epsilon = 5.0, relaxation_time = 1.0e-12 }] }"), vec!["scene.toml:9:", "materials.glass", "from the library"]),

@@ -292,6 +292,79 @@ fn fused_matches_two_pass_with_a_plane_wave_along_x() {
     check::<f64>(&model(X_PLANE_WAVE, "f64", 60), &[sheet + 1]);
 }
 
+/// Dispersive layers that fill whole x planes, across periodic y and z faces: every plane's
+/// first cell (row 0, z 0) is a pole cell whose field is not zeroed by a wall, so the fused
+/// sweep's per-plane range of pole cells must begin exactly there; and the Drude-Lorentz layer
+/// holds more cells of each component than one parallel chunk of the two-pass pass (4096), so
+/// that pass splits the group and the chunks' ranges of E must line up. A plane wave along x
+/// drives every cell of the planes, a dipole off the axis the other components.
+const DISPERSIVE_LAYERS: &str = r#"
+[simulation]
+name = "layers"
+length_unit = "mm"
+cell_size = 1.0
+size = [32.0, 16.0, 16.0]
+steps = STEPS
+courant = 0.99
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "periodic" }
+x_min = { type = "pml", cells = 4 }
+x_max = { type = "pml", cells = 4 }
+
+[materials]
+metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
+water = { epsilon = 4.9, debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }] }
+
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [1.0, 0.0, 0.0]
+size = [18.0, 16.0, 16.0]
+
+[[geometry]]
+shape = "box"
+material = "water"
+center = [-9.5, 0.0, 0.0]
+size = [3.0, 16.0, 16.0]
+
+[[source]]
+type = "plane_wave"
+direction = "+x"
+polarization = "Ey"
+position = -11.5
+waveform = { type = "gaussian", frequency = 2.0e10, bandwidth = 2.0e10 }
+
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [-3.0, 2.0, -4.0]
+waveform = { type = "ricker", frequency = 2.5e10 }
+
+[[monitor]]
+type = "probe"
+name = "in"
+position = [0.0, 3.0, 1.0]
+components = ["Ex", "Ey", "Ez"]
+"#;
+
+#[test]
+fn fused_matches_two_pass_with_dispersive_layers_across_whole_planes() {
+    let m = model(DISPERSIVE_LAYERS, "f32", 40);
+    let nx = m.grid.shape[0];
+    let st = CpuBackend::<f32>::new(&m, &split_even(nx, 1))
+        .export_state()
+        .expect("the CPU engine exports its state");
+    let largest = st.dispersive.iter().map(|d| d.e_prev.len()).max();
+    assert!(
+        largest > Some(4096),
+        "the largest pole group has {largest:?} cells, not more than one chunk"
+    );
+    check::<f32>(&m, &[5, 17]);
+    check::<f64>(&model(DISPERSIVE_LAYERS, "f64", 40), &[12]);
+}
+
 /// A graded mesh (a refined box in a coarser background, every axis graded), a glass box and
 /// a Drude sphere inside the refinement, CPML around.
 const GRADED_SCENE: &str = r#"

@@ -329,6 +329,30 @@ mod tests {
         assert!((m.ca - (2.0 - k) / (2.0 + k)).abs() < 1e-15);
     }
 
+    /// The rate the scene check holds below [`MAX_POLE_OMEGA_DT`] is each kind's fastest one:
+    /// w0 dt, wp dt (2 pi times the frequency, times dt) and dt / tau.
+    #[test]
+    fn pole_omega_dt_is_the_fastest_rate_times_dt() {
+        let dt = 3e-17;
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-15 * b.abs();
+        let lorentz = Pole::Lorentz {
+            delta_epsilon: 1.5,
+            frequency: 4e14,
+            damping: 2e13,
+        };
+        assert!(close(pole_omega_dt(&lorentz, dt), 2.0 * PI * 4e14 * dt));
+        let drude = Pole::Drude {
+            frequency: 2.18e15,
+            damping: 4.35e12,
+        };
+        assert!(close(pole_omega_dt(&drude, dt), 2.0 * PI * 2.18e15 * dt));
+        let debye = Pole::Debye {
+            delta_epsilon: 75.0,
+            relaxation_time: 9.4e-17,
+        };
+        assert!(close(pole_omega_dt(&debye, dt), dt / 9.4e-17));
+    }
+
     /// The kind names are the scene's keys and the HDF5 dataset names under `/materials`
     /// (design.md section 6), which readers look up by name.
     #[test]
