@@ -100,6 +100,23 @@ frequencies = {{ min = {fmin}, max = {fmax}, count = {count} }}
         )
     }
 
+    /// Runs the stack (one slab of `material`, `thickness` m thick) and holds R and T at every
+    /// frequency within `tol` of the transfer matrix; prints each and the worst error.
+    fn assert_slab_matches(&self, name: &str, material: &Material, thickness: f64, tol: f64) {
+        let mut worst = 0.0f64;
+        for (f, r, t) in self.measure(name) {
+            let layer = (material.epsilon_at(f), material.mu_at(f), thickness);
+            let (re, te) = transfer_matrix(&[layer], None, f);
+            eprintln!("{name} f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
+            worst = worst.max((t - te).abs()).max((r - re).abs());
+            assert!(
+                (t - te).abs() < tol && (r - re).abs() < tol,
+                "{name}: f = {f:.3e}"
+            );
+        }
+        eprintln!("{name}: worst |error| {worst:.2e}");
+    }
+
     /// (frequency, R, T) from the two runs.
     fn measure(&self, name: &str) -> Vec<(f64, f64, f64)> {
         let empty = common::BinaryRun::new(&format!("disp-{name}-empty"), &self.scene(false));
@@ -213,17 +230,7 @@ fn drude_film_and_half_space_match_the_transfer_matrix() {
         steps: 9000,
     };
     let ag = silver();
-    let mut worst = 0.0f64;
-    for (f, r, t) in film.measure("drude-film") {
-        let (re, te) = transfer_matrix(&[(ag.epsilon_at(f), ag.mu_at(f), 20e-9)], None, f);
-        eprintln!("film f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
-        worst = worst.max((r - re).abs()).max((t - te).abs());
-        assert!(
-            (r - re).abs() < 3e-3 && (t - te).abs() < 3e-3,
-            "f = {f:.3e}"
-        );
-    }
-    eprintln!("film: worst |error| {worst:.2e}");
+    film.assert_slab_matches("drude-film", &ag, 20e-9, 3e-3);
     // The half-space: silver from z = 1 nm through the far PML.
     let half = Stack {
         layers: vec![Layer {
@@ -278,17 +285,7 @@ fn lorentz_slab_across_its_absorption_lines_matches_the_transfer_matrix() {
         count: 21,
         steps: 20000,
     };
-    let mut worst = 0.0f64;
-    for (f, r, t) in stack.measure("lorentz") {
-        let (re, te) = transfer_matrix(&[(m.epsilon_at(f), m.mu_at(f), 300e-9)], None, f);
-        eprintln!("lorentz f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
-        worst = worst.max((t - te).abs()).max((r - re).abs());
-        assert!(
-            (t - te).abs() < 0.01 && (r - re).abs() < 0.01,
-            "f = {f:.3e}"
-        );
-    }
-    eprintln!("lorentz: worst |error| {worst:.2e}");
+    stack.assert_slab_matches("lorentz", &m, 300e-9, 0.01);
 }
 
 /// A 4 mm slab of water (one Debye pole, eps_s = 79.9, tau = 9.4 ps) over 1-10 GHz at 0.125 mm
@@ -322,17 +319,7 @@ fn debye_water_slab_matches_the_transfer_matrix() {
         count: 10,
         steps: 20000,
     };
-    let mut worst = 0.0f64;
-    for (f, r, t) in stack.measure("debye") {
-        let (re, te) = transfer_matrix(&[(m.epsilon_at(f), m.mu_at(f), 4e-3)], None, f);
-        eprintln!("debye f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
-        worst = worst.max((t - te).abs()).max((r - re).abs());
-        assert!(
-            (t - te).abs() < 0.01 && (r - re).abs() < 0.01,
-            "f = {f:.3e}"
-        );
-    }
-    eprintln!("debye: worst |error| {worst:.2e}");
+    stack.assert_slab_matches("debye", &m, 4e-3, 0.01);
 }
 
 /// A magnetic, doubly lossy slab (eps 2, mu 4, sigma 0.5 S/m, sigma_m 2e5 ohm/m: loss tangents
@@ -369,17 +356,7 @@ fn magnetic_slabs_match_the_transfer_matrix_and_a_matched_slab_does_not_reflect(
         count: 11,
         steps: 12000,
     };
-    let mut worst = 0.0f64;
-    for (f, r, t) in base.measure("magnetic") {
-        let (re, te) = transfer_matrix(&[(lossy.epsilon_at(f), lossy.mu_at(f), 4e-3)], None, f);
-        eprintln!("magnetic f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
-        worst = worst.max((t - te).abs()).max((r - re).abs());
-        assert!(
-            (t - te).abs() < 1e-3 && (r - re).abs() < 1e-3,
-            "f = {f:.3e}"
-        );
-    }
-    eprintln!("magnetic: worst |error| {worst:.2e}");
+    base.assert_slab_matches("magnetic", &lossy, 4e-3, 1e-3);
     let magnet = Material {
         mu: 4.0,
         ..Material::dielectric("m", 1.0, 0.0)
@@ -392,17 +369,7 @@ fn magnetic_slabs_match_the_transfer_matrix_and_a_matched_slab_does_not_reflect(
         }],
         ..base
     };
-    let mut worst = 0.0f64;
-    for (f, r, t) in lossless.measure("lossless magnetic") {
-        let (re, te) = transfer_matrix(&[(magnet.epsilon_at(f), magnet.mu_at(f), 4e-3)], None, f);
-        eprintln!("lossless magnetic f = {f:.3e}: R = {r:.5} ({re:.5}), T = {t:.5} ({te:.5})");
-        worst = worst.max((t - te).abs()).max((r - re).abs());
-        assert!(
-            (t - te).abs() < 1e-3 && (r - re).abs() < 1e-3,
-            "f = {f:.3e}"
-        );
-    }
-    eprintln!("lossless magnetic: worst |error| {worst:.2e}");
+    lossless.assert_slab_matches("lossless magnetic", &magnet, 4e-3, 1e-3);
     let matched = Stack {
         layers: vec![Layer {
             material: "matched",
