@@ -334,6 +334,7 @@ mod tests {
     #[test]
     fn pole_omega_dt_is_the_fastest_rate_times_dt() {
         let dt = 3e-17;
+        // The same products in possibly another order: a few ulps apart at most.
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-15 * b.abs();
         let lorentz = Pole::Lorentz {
             delta_epsilon: 1.5,
