@@ -112,7 +112,7 @@ impl AxisProfile {
             e: Vec::new(),
             h: Vec::new(),
         };
-        let cell = |i: usize| lines[i.min(n - 1) + 1] - lines[i.min(n - 1)];
+        let cell = |i: usize| lines[i + 1] - lines[i];
         let centre = |i: usize| 0.5 * (lines[i] + lines[i + 1]);
         for l in 0..lo + hi {
             let i = prof.global_index(l);
