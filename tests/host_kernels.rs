@@ -165,6 +165,38 @@ fn host_kernels_match_cpu_with_pml_dielectric_conductor_dipole_f64_three_slabs()
     compare::<f64>(PML_SCENE, 40, THREE_ON_ONE);
 }
 
+/// [`PML_SCENE`] with thick z layers, 10 cells at z_min and 17 at z_max, and a conducting box
+/// through the z_max layer. The CPU backend runs a z-layer row of at least 8 cells in blocks of
+/// 8 (`src/backend/cpu/cpml.rs`): 9 E cells at z_min (two overlapping blocks), 10 H cells
+/// (two), 17 E cells at z_max (three, the last overlapping) and 16 H cells (two), with rows
+/// crossing the box taking per-cell coefficients. The 5-cell layers of [`PML_SCENE`] take the
+/// element-by-element loop instead.
+fn thick_z_layer_scene() -> String {
+    PML_SCENE
+        .replace("size = [26.0, 22.0, 20.0]", "size = [26.0, 22.0, 40.0]")
+        .replace(
+            "default = { type = \"pml\", cells = 5 }",
+            "default = { type = \"pml\", cells = 5 }\nz_min = { type = \"pml\", cells = 10 }\nz_max = { type = \"pml\", cells = 17 }",
+        )
+        + r#"
+[[geometry]]
+shape = "box"
+material = "soil"
+center = [0.0, 0.0, 15.0]
+size = [10.0, 10.0, 12.0]
+"#
+}
+
+#[test]
+fn host_kernels_match_cpu_with_thick_z_layers_run_in_blocks() {
+    let scene = thick_z_layer_scene();
+    assert!(scene.contains("cells = 17") && scene.contains("[26.0, 22.0, 40.0]"));
+    for layout in [ONE, THREE_ON_ONE] {
+        compare::<f32>(&scene, 30, layout);
+        compare::<f64>(&scene, 30, layout);
+    }
+}
+
 #[test]
 fn host_kernels_match_cpu_with_periodic_pmc_plane_wave_f32_one_and_three_slabs() {
     let log = compare::<f32>(PERIODIC_SCENE, 30, ONE);
