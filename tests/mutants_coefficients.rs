@@ -194,6 +194,8 @@ fn check_profile(p: PmlParams, hi: PmlParams, what: &str) {
         (p.cells + hi.cells, p.cells + hi.cells)
     );
     assert_eq!(b.profiles[1].layers() + b.profiles[2].layers(), 0, "{what}");
+    // The loop below checks every layer only if `layers` counts them all.
+    assert_eq!(x.layers(), p.cells + hi.cells, "{what}");
     for l in 0..x.layers() {
         let i = x.global_index(l);
         assert_eq!(x.layer_of(i), Some(l), "{what}: layer {l}");

@@ -193,6 +193,7 @@ mod tests {
             BoundaryKind::Pml(PmlParams::with_cells(2)),
         ];
         let p = AxisProfile::new(Axis::X, f, 20, 1e-8, 1e-17);
+        assert_eq!(p.layers(), 5);
         assert_eq!(
             (0..5).map(|l| p.global_index(l)).collect::<Vec<_>>(),
             vec![0, 1, 2, 18, 19]
