@@ -9,7 +9,6 @@
 
 use super::update::{row, RowCoef};
 use super::Shared;
-use crate::operator::CpmlAxis;
 use crate::real::Real;
 use std::ops::Range;
 
@@ -34,102 +33,8 @@ pub(super) struct PlanePsi<'a, T> {
 enum Steps<'a, T> {
     /// Every element of the run in the same layer.
     One([T; 4]),
-    /// Element i of the z run in the layer of its `steps[i]`.
-    Each(&'a ZRun<T>),
-}
-
-/// Elements per block of a z run: one AVX2 vector of f32 (two of f64).
-const BLOCK: usize = 8;
-
-/// The z-layer run at one end of a row: the same cells and factors in every row, so they are
-/// laid out once per engine. A run is short (9 or 10 cells for the usual 10-cell layer), and
-/// as a plain loop it cost more in set-up (overlap checks, a vector prologue, a scalar
-/// remainder, the factors gathered from (b, c, 1/kappa - 1, inv) records) than in arithmetic:
-/// with AVX2 the z layers took 85% of the CPML's instructions on a 128^3 cube. So a run of at
-/// least [`BLOCK`] cells goes in fixed blocks whose factors are stored here lane by lane, and
-/// its last block is aligned to the run's end (overlapping the one before it when the length
-/// is not a multiple of the block; see [`run_blocks`]).
-pub(super) struct ZRun<T> {
-    /// First cell along z.
-    k0: usize,
-    /// One past the last cell computed as a run.
-    k1: usize,
-    /// Layer index of `k0` (the run's psi start within a row's layers).
-    l0: usize,
-    /// (b, c, 1/kappa - 1, inv) of each cell, for a run shorter than a block.
-    steps: Vec<[T; 4]>,
-    /// Each block's first cell (from `k0`) and its factors, one array per factor, one lane per
-    /// cell; empty for a run shorter than a block.
-    blocks: Vec<(usize, [[T; BLOCK]; 4])>,
-}
-
-impl<T: Real> ZRun<T> {
-    /// The run of cells [k0, k1) of a z layer whose factors per layer index are `factors`.
-    fn new(axis: &CpmlAxis<T>, factors: &[[T; 4]], k0: usize, k1: usize) -> Self {
-        let l0 = axis.layer_of(k0);
-        let steps = factors[l0..l0 + (k1 - k0)].to_vec();
-        let n = steps.len();
-        let mut starts = Vec::new();
-        if n >= BLOCK {
-            starts.extend((0..n - BLOCK).step_by(BLOCK));
-            starts.push(n - BLOCK);
-        }
-        let blocks = starts
-            .into_iter()
-            .map(|s| {
-                let lanes = |f: usize| std::array::from_fn(|lane| steps[s + lane][f]);
-                (s, [lanes(0), lanes(1), lanes(2), lanes(3)])
-            })
-            .collect();
-        ZRun {
-            k0,
-            k1,
-            l0,
-            steps,
-            blocks,
-        }
-    }
-}
-
-/// The z-layer runs of every row, for E and for H.
-pub(super) struct ZRuns<T> {
-    /// E: Ex and Ey at the two ends of a row; cell 0 (the outer wall, zeroed) left out.
-    e: Vec<ZRun<T>>,
-    /// H: Hx and Hy likewise; the last cell of a row, whose E beyond is the wall, left out
-    /// ([`h_plane`] does it apart).
-    h: Vec<ZRun<T>>,
-    /// Whether the last cell of a row lies in a z layer (H's cell left out of `h`).
-    h_wall: bool,
-}
-
-impl<T: Real> ZRuns<T> {
-    /// The runs of the z axis `pz` of a grid with `nz` cells along z.
-    pub(super) fn new(pz: &CpmlAxis<T>, nz: usize) -> Self {
-        let mut runs = ZRuns {
-            e: Vec::new(),
-            h: Vec::new(),
-            h_wall: false,
-        };
-        if pz.layers() == 0 {
-            return runs;
-        }
-        for (k0, k1) in [(1.min(pz.lo), pz.lo), (nz - pz.hi, nz)] {
-            if k0 < k1 {
-                runs.e.push(ZRun::new(pz, &pz.e, k0, k1));
-            }
-        }
-        for (k0, k1) in [(0, pz.lo), (nz - pz.hi, nz)] {
-            if k0 >= k1 {
-                continue;
-            }
-            runs.h_wall |= k1 == nz;
-            let k1 = if k1 == nz { nz - 1 } else { k1 };
-            if k0 < k1 {
-                runs.h.push(ZRun::new(pz, &pz.h, k0, k1));
-            }
-        }
-        runs
-    }
+    /// Element i in the layer of `[i]`.
+    Each(&'a [[T; 4]]),
 }
 
 /// One correction over a contiguous run: D = (a1 - a0) inv; psi = b psi + c D;
@@ -156,16 +61,16 @@ fn term<T: Real, const NEG: bool>(
         (RowCoef::Uniform(_, cb), Steps::One(f)) => {
             term_on::<T, NEG>(out, a1, a0, psi, |_| cb, |_| f)
         }
-        (RowCoef::Uniform(_, cb), Steps::Each(run)) => {
-            term_run::<T, NEG>(out, a1, a0, psi, |_| cb, run)
+        (RowCoef::Uniform(_, cb), Steps::Each(fs)) => {
+            term_on::<T, NEG>(out, a1, a0, psi, |_| cb, |i| fs[i])
         }
         (RowCoef::PerCell(ids, table), Steps::One(f)) => {
             let ids = &ids[coef_offset..coef_offset + n];
             term_on::<T, NEG>(out, a1, a0, psi, |i| table[ids[i] as usize].1, |_| f)
         }
-        (RowCoef::PerCell(ids, table), Steps::Each(run)) => {
+        (RowCoef::PerCell(ids, table), Steps::Each(fs)) => {
             let ids = &ids[coef_offset..coef_offset + n];
-            term_run::<T, NEG>(out, a1, a0, psi, |i| table[ids[i] as usize].1, run)
+            term_on::<T, NEG>(out, a1, a0, psi, |i| table[ids[i] as usize].1, |i| fs[i])
         }
     }
 }
@@ -200,93 +105,6 @@ fn term_on<T: Real, const NEG: bool>(
             out[i] += v;
         }
     }
-}
-
-/// [`term_on`] over a z run: in its blocks when it has them, else element by element.
-#[inline(always)]
-fn term_run<T: Real, const NEG: bool>(
-    out: &mut [T],
-    a1: &[T],
-    a0: &[T],
-    psi: &mut [T],
-    coef: impl Fn(usize) -> T,
-    run: &ZRun<T>,
-) {
-    if run.blocks.is_empty() {
-        term_on::<T, NEG>(out, a1, a0, psi, coef, |i| run.steps[i])
-    } else {
-        run_blocks::<T, NEG>(out, a1, a0, psi, coef, &run.blocks)
-    }
-}
-
-/// [`term_on`] over a z run in its `blocks`. The last block ends the run and may overlap the
-/// one before it, so it is computed first, from the run's old values, and stored last: an
-/// element in the overlap gets the same value from both blocks. Each element sees the same
-/// operations in the same order as in [`term_on`], so the bits are the same.
-#[inline(always)]
-fn run_blocks<T: Real, const NEG: bool>(
-    out: &mut [T],
-    a1: &[T],
-    a0: &[T],
-    psi: &mut [T],
-    coef: impl Fn(usize) -> T,
-    blocks: &[(usize, [[T; BLOCK]; 4])],
-) {
-    let n = out.len();
-    assert!(
-        a1.len() == n && a0.len() == n && psi.len() == n,
-        "CPML runs of unequal length"
-    );
-    let store = |out: &mut [T], psi: &mut [T], s: usize, (o, p): ([T; BLOCK], [T; BLOCK])| {
-        out[s..s + BLOCK].copy_from_slice(&o);
-        psi[s..s + BLOCK].copy_from_slice(&p);
-    };
-    match blocks {
-        // The usual layer of 9 to 16 cells: both blocks computed, then both stored.
-        [(s0, f0), (s1, f1)] => {
-            let first = block::<T, NEG>(*s0, out, a1, a0, psi, &coef, f0);
-            let second = block::<T, NEG>(*s1, out, a1, a0, psi, &coef, f1);
-            store(out, psi, *s0, first);
-            store(out, psi, *s1, second);
-        }
-        _ => {
-            let Some(((last, last_steps), rest)) = blocks.split_last() else {
-                return;
-            };
-            let tail = block::<T, NEG>(*last, out, a1, a0, psi, &coef, last_steps);
-            for (s, steps) in rest {
-                let b = block::<T, NEG>(*s, out, a1, a0, psi, &coef, steps);
-                store(out, psi, *s, b);
-            }
-            store(out, psi, *last, tail);
-        }
-    }
-}
-
-/// The new (out, psi) of the [`BLOCK`] elements from `s` of a run, with the block's factors
-/// `[b, c, 1/kappa - 1, inv]` lane by lane.
-#[inline(always)]
-fn block<T: Real, const NEG: bool>(
-    s: usize,
-    out: &[T],
-    a1: &[T],
-    a0: &[T],
-    psi: &[T],
-    coef: &impl Fn(usize) -> T,
-    [b, c, k1, inv]: &[[T; BLOCK]; 4],
-) -> ([T; BLOCK], [T; BLOCK]) {
-    let at = |v: &[T]| -> [T; BLOCK] { v[s..s + BLOCK].try_into().expect("a whole block") };
-    let (out, a1, a0, psi) = (at(out), at(a1), at(a0), at(psi));
-    let coef: [T; BLOCK] = std::array::from_fn(|l| coef(s + l));
-    let (mut o, mut p) = ([T::ZERO; BLOCK], [T::ZERO; BLOCK]);
-    for l in 0..BLOCK {
-        let d = (a1[l] - a0[l]) * inv[l];
-        let q = b[l] * psi[l] + c[l] * d;
-        p[l] = q;
-        let v = coef[l] * (k1[l] * d + q);
-        o[l] = if NEG { out[l] - v } else { out[l] + v };
-    }
-    (o, p)
 }
 
 /// CPML correction of the rows `rows` of the E plane at global x index `i` (local plane `p`).
@@ -371,13 +189,17 @@ pub(super) fn e_plane<'a, T: Real>(
         return;
     }
     let [psi_ex, psi_ey] = psi.z;
+    let segments = [(1.min(pz.lo), pz.lo), (nz - pz.hi, nz)];
     for j in rows.clone() {
         let r = j * nz;
         let (hx, hy) = (row(&h[0], o + r, nz), row(&h[1], o + r, nz));
-        for run in &sh.zruns.e {
-            let (k0, k1) = (run.k0, run.k1);
-            let ps = j * lz + run.l0..j * lz + run.l0 + (k1 - k0);
-            let bck = Steps::Each(run);
+        for (k0, k1) in segments {
+            if k0 >= k1 {
+                continue;
+            }
+            let l0 = pz.layer_of(k0);
+            let ps = j * lz + l0..j * lz + l0 + (k1 - k0);
+            let bck = Steps::Each(&pz.e[l0..l0 + (k1 - k0)]);
             term::<T, true>(
                 &mut ex[r + k0..r + k1],
                 coef(0, j),
@@ -489,12 +311,15 @@ pub(super) fn h_plane<'a, T: Real>(
     for j in rows.clone() {
         let r = j * nz;
         let (ex, ey) = (row(&e[0], o + r, nz), row(&e[1], o + r, nz));
-        for run in &sh.zruns.h {
-            // The runs stop before the last cell of the grid, which reads E beyond the wall
-            // (zero): it is handled apart below.
-            let (k0, k1v) = (run.k0, run.k1);
-            let ps = j * lz + run.l0..j * lz + run.l0 + (k1v - k0);
-            let bck = Steps::Each(run);
+        for (k0, k1) in [(0, pz.lo), (nz - pz.hi, nz)] {
+            if k0 >= k1 {
+                continue;
+            }
+            let l0 = pz.layer_of(k0);
+            // The last cell of the grid reads E beyond the wall (zero): handle it apart.
+            let k1v = if k1 == nz { nz - 1 } else { k1 };
+            let ps = j * lz + l0..j * lz + l0 + (k1v - k0);
+            let bck = Steps::Each(&pz.h[l0..l0 + (k1v - k0)]);
             term::<T, false>(
                 &mut hx[r + k0..r + k1v],
                 coef(0, j),
@@ -513,103 +338,29 @@ pub(super) fn h_plane<'a, T: Real>(
                 &mut psi_hy[ps],
                 bck,
             );
-        }
-        if sh.zruns.h_wall {
-            let l = pz.layer_of(nz - 1);
-            let q = j * lz + l;
-            let zero = [T::ZERO];
-            let bck = Steps::One(pz.h[l]);
-            term::<T, false>(
-                &mut hx[r + nz - 1..r + nz],
-                coef(0, j),
-                nz - 1,
-                &zero,
-                &ey[nz - 1..nz],
-                &mut psi_hx[q..q + 1],
-                bck,
-            );
-            term::<T, true>(
-                &mut hy[r + nz - 1..r + nz],
-                coef(1, j),
-                nz - 1,
-                &zero,
-                &ex[nz - 1..nz],
-                &mut psi_hy[q..q + 1],
-                bck,
-            );
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A z axis of `nz` cells with `lo` and `hi` layer cells, whose factors record their own
-    /// layer index (so a block's lanes show which cells they were taken from).
-    fn axis(nz: usize, lo: usize, hi: usize) -> CpmlAxis<f64> {
-        let f = |l: usize| [l as f64, 0.5, 0.25, 1.0];
-        CpmlAxis {
-            lo,
-            hi,
-            n: nz,
-            e: (0..lo + hi).map(f).collect(),
-            h: (0..lo + hi).map(|l| f(l + 100)).collect(),
-        }
-    }
-
-    #[test]
-    fn z_runs_cover_each_layer_once_in_blocks_within_the_run() {
-        for (lo, hi) in [
-            (0, 0),
-            (1, 0),
-            (0, 1),
-            (5, 5),
-            (8, 9),
-            (10, 10),
-            (10, 17),
-            (33, 2),
-        ] {
-            let nz = lo + hi + 12;
-            let runs = ZRuns::new(&axis(nz, lo, hi), nz);
-            // E skips the wall cell 0; H skips the last cell, done apart when it is in a layer.
-            let want_e: Vec<usize> = (1..lo).chain(nz - hi..nz).collect();
-            let want_h: Vec<usize> = (0..lo).chain(nz - hi..nz.saturating_sub(1)).collect();
-            assert_eq!(runs.h_wall, hi > 0, "lo {lo} hi {hi}");
-            for (runs, want, base) in [(&runs.e, want_e, 0.0), (&runs.h, want_h, 100.0)] {
-                let cells: Vec<usize> = runs.iter().flat_map(|r| r.k0..r.k1).collect();
-                assert_eq!(cells, want, "lo {lo} hi {hi}");
-                for r in runs {
-                    let n = r.k1 - r.k0;
-                    assert_eq!(
-                        r.l0,
-                        if r.k0 < lo {
-                            r.k0
-                        } else {
-                            lo + r.k0 - (nz - hi)
-                        }
-                    );
-                    assert_eq!(r.steps.len(), n);
-                    // Blocks only for a run of a whole block or more; together they cover it,
-                    // each inside it, the last ending at its end.
-                    assert_eq!(r.blocks.is_empty(), n < BLOCK);
-                    let mut covered = vec![false; n];
-                    for (s, [b, c, k1, inv]) in &r.blocks {
-                        assert!(s + BLOCK <= n);
-                        for lane in 0..BLOCK {
-                            covered[s + lane] = true;
-                            let l = r.l0 + s + lane;
-                            assert_eq!(b[lane], base + l as f64);
-                            assert_eq!([c[lane], k1[lane], inv[lane]], [0.5, 0.25, 1.0]);
-                        }
-                    }
-                    if let Some((s, _)) = r.blocks.last() {
-                        assert_eq!(s + BLOCK, n);
-                        assert!(covered.iter().all(|&c| c));
-                        // Blocks overlap only when the length is not a multiple of a block.
-                        assert_eq!(r.blocks.len(), n.div_ceil(BLOCK));
-                    }
-                }
+            if k1 == nz {
+                let l = pz.layer_of(nz - 1);
+                let q = j * lz + l;
+                let zero = [T::ZERO];
+                let bck = Steps::One(pz.h[l]);
+                term::<T, false>(
+                    &mut hx[r + nz - 1..r + nz],
+                    coef(0, j),
+                    nz - 1,
+                    &zero,
+                    &ey[nz - 1..nz],
+                    &mut psi_hx[q..q + 1],
+                    bck,
+                );
+                term::<T, true>(
+                    &mut hy[r + nz - 1..r + nz],
+                    coef(1, j),
+                    nz - 1,
+                    &zero,
+                    &ex[nz - 1..nz],
+                    &mut psi_hy[q..q + 1],
+                    bck,
+                );
             }
         }
     }

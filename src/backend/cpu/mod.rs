@@ -28,8 +28,8 @@ use update::{e_plane, e_plane_flat, h_plane, h_plane_flat, RowCoef};
 /// Marks a row whose cells do not all share one material.
 const MIXED_ROW: u16 = u16::MAX;
 
-/// Read-only data every slab uses: the operator's tables, a row of zeros (the neighbour
-/// beyond a PEC face) and the z-layer runs of a row (the same in every row).
+/// Read-only data every slab uses: the operator's tables and a row of zeros (the neighbour
+/// beyond a PEC face).
 struct Shared<T> {
     ny: usize,
     nz: usize,
@@ -37,8 +37,6 @@ struct Shared<T> {
     isa: Isa,
     op: Operator<T>,
     zeros: Vec<T>,
-    /// The z-layer runs of a row, laid out for the CPML correction.
-    zruns: cpml::ZRuns<T>,
 }
 
 impl<T> std::ops::Deref for Shared<T> {
@@ -124,13 +122,11 @@ impl<T: Real> CpuBackend<T> {
     /// Allocate and initialise the slabs for `model` split as `ranges` (tiling [0, nx)).
     pub fn new(model: &Model, ranges: &[SlabRange]) -> Self {
         let [_, ny, nz] = model.grid.shape;
-        let op = Operator::new(model);
         let shared = Shared {
             ny,
             nz,
             isa: Isa::detect(),
-            zruns: cpml::ZRuns::new(&op.pml[2], nz),
-            op,
+            op: Operator::new(model),
             zeros: vec![T::ZERO; nz.max(ny)],
         };
         let slabs: Vec<Slab<T>> = ranges
