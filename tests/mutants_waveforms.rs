@@ -72,6 +72,9 @@ fn the_band_ends_where_the_spectrum_falls_to_a_thousandth() {
     assert_eq!(g.centre_frequency(), f0);
     let sf = bw / (2.0 * (2.0 * 2f64.ln()).sqrt());
     let fmax = g.max_frequency();
+    // The spectrum is symmetric about f0: the level alone cannot tell the upper edge from the
+    // lower one.
+    assert!(fmax > f0, "the band's top is above its centre");
     let level = (-(fmax - f0).powi(2) / (2.0 * sf * sf)).exp();
     assert!(
         (0.9e-3..1.3e-3).contains(&level),
@@ -117,4 +120,40 @@ fn continuous_wave_ramps_up_with_a_raised_cosine() {
         let want = envelope * (2.0 * PI * f * u).sin();
         assert!((c.value(delay + u) - want).abs() < 1e-12, "u = {u:e}");
     }
+}
+
+/// The frequency above which a DFT sampled every k steps may alias nothing (it picks the
+/// flux monitors' decimation): for the Gaussian where exp(-(f - f0)^2 / (2 sf^2)) has fallen to
+/// exp(-18) = 1.5e-8 (f0 + 6 sf), for the Ricker where (f/fp)^2 exp(1 - (f/fp)^2) has fallen to
+/// 25 e^-24 = 9.4e-10 (5 fp); none for a continuous wave, whose switch-on has no such bound.
+#[test]
+fn the_spectrum_is_negligible_above_the_sampling_bound() {
+    let (f0, bw) = (2.0e14, 1.0e14);
+    let g = Waveform::Gaussian {
+        frequency: f0,
+        bandwidth: bw,
+        delay: 0.0,
+    };
+    let sf = bw / (2.0 * (2.0 * 2f64.ln()).sqrt());
+    let top = g.negligible_above().expect("a Gaussian has a bound");
+    assert!(top > g.max_frequency(), "above the band's top");
+    let level = (-(top - f0).powi(2) / (2.0 * sf * sf)).exp();
+    assert!((1.0e-8..2.0e-8).contains(&level), "Gaussian: {level:e}");
+    let fp = 9.0e8;
+    let r = Waveform::Ricker {
+        frequency: fp,
+        delay: 0.0,
+    };
+    let x = r.negligible_above().expect("a Ricker has a bound") / fp;
+    let level = x * x * (1.0 - x * x).exp();
+    assert!(
+        x > 3.0 && (0.5e-9..2.0e-9).contains(&level),
+        "Ricker: {level:e}"
+    );
+    let c = Waveform::Continuous {
+        frequency: 3e9,
+        ramp: 1e-9,
+        delay: 0.0,
+    };
+    assert_eq!(c.negligible_above(), None);
 }
