@@ -37,7 +37,8 @@ core=(
     src/backend/cpu/update.rs
     src/backend/cpu/cpml.rs
     src/backend/cpu/fused.rs
-    src/decomp.rs
+    src/decomp/mod.rs
+    src/decomp/ranks.rs
     src/model/sources.rs
     src/flux.rs
     src/operator.rs
@@ -55,7 +56,7 @@ fi
 # kernels compiled for the host (host_kernels: the CPU update, CPML and halo exchange against
 # kernels/*.cu), split against unsplit (decomposition), and tests written to kill mutants.
 default_tests="--lib --test physics --test boundaries --test fresnel --test thin_film"
-default_tests+=" --test decomposition --test host_kernels"
+default_tests+=" --test decomposition --test host_kernels --test host_ranks"
 for t in tests/references*.rs tests/mutants_*.rs; do
     [ -e "$t" ] && default_tests+=" --test $(basename "$t" .rs)"
 done
