@@ -420,3 +420,32 @@ fn a_rank_engine_runs_its_interior_after_the_planes_it_sends_are_read() {
         assert_eq!(log.from_pinned, 2 * steps, "copies from pinned");
     }
 }
+
+/// A rank's local model keeps its part of every snapshot that crosses its planes (its backend
+/// sizes and gathers only that part), and the ranks' parts tile the snapshot. [`PML_SCENE`]'s
+/// snapshot is a z plane, so it crosses every rank.
+#[test]
+fn each_rank_keeps_its_part_of_every_snapshot_and_the_parts_tile_it() {
+    let model = model(PML_SCENE, "f32", 10);
+    let cells = |regions: &[(Component, yee::model::Region)]| -> usize {
+        regions.iter().map(|(_, r)| r.len()).sum()
+    };
+    for ranks in [2, 3] {
+        let mut held = vec![0; model.snapshots.len()];
+        for layout in layouts(&model, 4, ranks) {
+            let local = layout.local_model(&model);
+            assert_eq!(
+                local.snapshots.len(),
+                model.snapshots.len(),
+                "rank {} of {ranks}",
+                layout.rank
+            );
+            for (h, s) in held.iter_mut().zip(&local.snapshots) {
+                assert!(!s.regions.is_empty());
+                *h += cells(&s.regions);
+            }
+        }
+        let whole: Vec<usize> = model.snapshots.iter().map(|s| cells(&s.regions)).collect();
+        assert_eq!(held, whole, "{ranks} ranks");
+    }
+}
