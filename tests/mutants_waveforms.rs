@@ -10,8 +10,23 @@ use yee::model::Waveform;
 /// The Gaussian's time-domain sigma for a spectral FWHM `bandwidth`: the spectrum is
 /// exp(-(f - f0)^2 / (2 sf^2)) with FWHM 2 sqrt(2 ln 2) sf, and sigma_t = 1 / (2 pi sf).
 fn sigma(bandwidth: f64) -> f64 {
-    let sf = bandwidth / (2.0 * (2.0 * 2f64.ln()).sqrt());
-    1.0 / (2.0 * PI * sf)
+    1.0 / (2.0 * PI * spectral_sigma(bandwidth))
+}
+
+/// The Gaussian spectrum's sigma sf for a FWHM `bandwidth`: FWHM = 2 sqrt(2 ln 2) sf.
+fn spectral_sigma(bandwidth: f64) -> f64 {
+    bandwidth / (2.0 * (2.0 * 2f64.ln()).sqrt())
+}
+
+/// The Gaussian's spectrum at `f` relative to its peak at `f0`: exp(-(f - f0)^2 / (2 sf^2)).
+fn gaussian_level(f: f64, f0: f64, bandwidth: f64) -> f64 {
+    let sf = spectral_sigma(bandwidth);
+    (-(f - f0).powi(2) / (2.0 * sf * sf)).exp()
+}
+
+/// The Ricker spectrum at x = f / fp relative to its peak at fp: x^2 exp(1 - x^2).
+fn ricker_level(x: f64) -> f64 {
+    x * x * (1.0 - x * x).exp()
 }
 
 #[test]
@@ -70,12 +85,11 @@ fn the_band_ends_where_the_spectrum_falls_to_a_thousandth() {
         delay: 0.0,
     };
     assert_eq!(g.centre_frequency(), f0);
-    let sf = bw / (2.0 * (2.0 * 2f64.ln()).sqrt());
     let fmax = g.max_frequency();
     // The spectrum is symmetric about f0: the level alone cannot tell the upper edge from the
     // lower one.
     assert!(fmax > f0, "the band's top is above its centre");
-    let level = (-(fmax - f0).powi(2) / (2.0 * sf * sf)).exp();
+    let level = gaussian_level(fmax, f0, bw);
     assert!(
         (0.9e-3..1.3e-3).contains(&level),
         "Gaussian at max: {level:e}"
@@ -86,8 +100,7 @@ fn the_band_ends_where_the_spectrum_falls_to_a_thousandth() {
         delay: 0.0,
     };
     assert_eq!(r.centre_frequency(), fp);
-    let x = r.max_frequency() / fp;
-    let level = x * x * (1.0 - x * x).exp();
+    let level = ricker_level(r.max_frequency() / fp);
     assert!(
         (2.5e-3..3.5e-3).contains(&level),
         "Ricker at max: {level:e}"
@@ -134,10 +147,9 @@ fn the_spectrum_is_negligible_above_the_sampling_bound() {
         bandwidth: bw,
         delay: 0.0,
     };
-    let sf = bw / (2.0 * (2.0 * 2f64.ln()).sqrt());
     let top = g.negligible_above().expect("a Gaussian has a bound");
     assert!(top > g.max_frequency(), "above the band's top");
-    let level = (-(top - f0).powi(2) / (2.0 * sf * sf)).exp();
+    let level = gaussian_level(top, f0, bw);
     assert!((1.0e-8..2.0e-8).contains(&level), "Gaussian: {level:e}");
     let fp = 9.0e8;
     let r = Waveform::Ricker {
@@ -145,7 +157,7 @@ fn the_spectrum_is_negligible_above_the_sampling_bound() {
         delay: 0.0,
     };
     let x = r.negligible_above().expect("a Ricker has a bound") / fp;
-    let level = x * x * (1.0 - x * x).exp();
+    let level = ricker_level(x);
     assert!(
         x > 3.0 && (0.5e-9..2.0e-9).contains(&level),
         "Ricker: {level:e}"
