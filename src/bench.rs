@@ -52,6 +52,9 @@ pub struct BenchOptions {
     pub pec: bool,
     /// The step modes to time, side by side (a mode the engine lacks is left out and said).
     pub modes: Vec<StepMode>,
+    /// Steps the fused mode sweeps at once where the engine can (as `yee run
+    /// --steps-per-sweep`; 1: one step per sweep).
+    pub steps_per_sweep: usize,
 }
 
 /// A measurement.
@@ -100,6 +103,9 @@ pub struct BenchResult {
 pub struct ModeResult {
     /// "fused" or "two-pass".
     pub mode: &'static str,
+    /// Steps per sweep this mode took (the fused mode's where the engine sweeps several
+    /// steps at once, else 1).
+    pub steps_per_sweep: usize,
     /// Wall time of the mode's timed steps (the median round's rate over all its steps), s.
     pub seconds: f64,
     /// Million cell updates per second (the median of the rounds).
@@ -133,9 +139,14 @@ impl BenchResult {
             self.steps,
         );
         for m in &self.modes {
+            let label = if m.steps_per_sweep > 1 {
+                format!("{} x{}", m.mode, m.steps_per_sweep)
+            } else {
+                m.mode.to_string()
+            };
             out += &format!(
                 "{:<13}{:.0} Mcells/s ({:.3} s; rounds {}), {} B per cell-step: {:.1}% of the two-pass roofline, {:.1}% of the fused\n",
-                m.mode,
+                label,
                 m.mcells_per_s,
                 m.seconds,
                 m.rounds_mcells_per_s
@@ -288,19 +299,30 @@ pub fn cube_with(
 /// Rounds each mode is timed in, alternately.
 const ROUNDS: usize = 3;
 
-/// Time `modes` on `backend` (holding `model` split as `ranges`): a warm-up step in each, then
-/// [`ROUNDS`] rounds in turn of `steps / ROUNDS` steps each (at least one), `sync` waiting for
-/// the engine before each clock read. Per mode: (the round times, steps per round).
+/// The round times of each mode, the steps per round, and each mode's steps per sweep.
+type ModeTimes = (Vec<Vec<f64>>, usize, Vec<usize>);
+
+/// Time `modes` on `backend` (holding `model` split as `ranges`, stepped in sweeps of up to
+/// `per_sweep` steps where it can): a warm-up step in each, then [`ROUNDS`] rounds in turn of
+/// `steps / ROUNDS` steps each (at least one), `sync` waiting for the engine before each clock
+/// read. The round times per mode, the steps per round, and each mode's steps per sweep.
 fn time_modes<B: Backend>(
     model: &Model,
     backend: &mut B,
     ranges: &[SlabRange],
-    modes: &[StepMode],
+    (modes, per_sweep): (&[StepMode], usize),
     steps: usize,
     sync: &dyn Fn(&B) -> Result<(), BenchError>,
-) -> Result<(Vec<Vec<f64>>, usize), BenchError> {
+) -> Result<ModeTimes, BenchError> {
     let per_round = (steps / ROUNDS).max(1);
-    let mut s = Stepper::new(model, backend, ranges);
+    let mut s = Stepper::new(model, backend, ranges).with_steps_per_sweep(per_sweep);
+    let swept: Vec<usize> = modes
+        .iter()
+        .map(|&m| {
+            s.set_mode(m);
+            s.steps_per_sweep()
+        })
+        .collect();
     for &m in modes {
         s = s.with_mode(m);
         s.step();
@@ -311,14 +333,12 @@ fn time_modes<B: Backend>(
             s = s.with_mode(m);
             sync(s.backend)?;
             let t = Instant::now();
-            for _ in 0..per_round {
-                s.step();
-            }
+            s.step_many(per_round, &mut Default::default());
             sync(s.backend)?;
             times[i].push(t.elapsed().as_secs_f64());
         }
     }
-    Ok((times, per_round))
+    Ok((times, per_round, swept))
 }
 
 /// The modes of `opts` this engine has, and those it lacks.
@@ -404,7 +424,7 @@ fn result(
     device: String,
     slabs: usize,
     (modes, left_out): (Vec<StepMode>, Vec<&'static str>),
-    (times, per_round): (Vec<Vec<f64>>, usize),
+    (times, per_round, per_sweep): ModeTimes,
     bandwidth: f64,
     method: String,
 ) -> BenchResult {
@@ -417,7 +437,8 @@ fn result(
     let modes: Vec<ModeResult> = modes
         .iter()
         .zip(&times)
-        .map(|(&m, t)| {
+        .zip(per_sweep)
+        .map(|((&m, t), steps_per_sweep)| {
             let rounds: Vec<f64> = t
                 .iter()
                 .map(|s| cells as f64 * per_round as f64 / s / 1e6)
@@ -427,6 +448,7 @@ fn result(
             let mcells = sorted[sorted.len() / 2];
             ModeResult {
                 mode: m.name(),
+                steps_per_sweep,
                 seconds: cells as f64 * (per_round * t.len()) as f64 / mcells / 1e6,
                 mcells_per_s: mcells,
                 rounds_mcells_per_s: rounds,
@@ -480,7 +502,10 @@ fn cpu<T: Real>(
 ) -> Result<BenchResult, BenchError> {
     let bandwidth = host_triad_bandwidth();
     let modes = modes_on(opts, b.has_fused_step());
-    let times = time_modes(model, b, ranges, &modes.0, opts.steps, &|_| Ok(()))?;
+    let per_sweep = crate::run::steps_per_sweep_for(opts.steps_per_sweep, ranges.len(), threads);
+    let times = time_modes(model, b, ranges, (&modes.0, per_sweep), opts.steps, &|_| {
+        Ok(())
+    })?;
     if !b.all_finite() {
         return Err(BenchError::NonFinite);
     }
@@ -528,7 +553,14 @@ fn gpu<T: Real>(
     let sync = |b: &crate::backend::cuda::CudaBackend<T>| -> Result<(), BenchError> {
         Ok(b.device().synchronize()?)
     };
-    let times = time_modes(model, b, ranges, &modes.0, opts.steps, &sync)?;
+    let times = time_modes(
+        model,
+        b,
+        ranges,
+        (&modes.0, opts.steps_per_sweep),
+        opts.steps,
+        &sync,
+    )?;
     if !b.all_finite() {
         return Err(BenchError::NonFinite);
     }

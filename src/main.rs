@@ -61,6 +61,10 @@ enum Command {
         /// instead of the fused H+E sweep; the fields are the same bits.
         #[arg(long)]
         two_pass: bool,
+        /// CPU: steps the fused sweep takes at once between the steps monitors read (temporal
+        /// blocking; 1 for one step per sweep); the fields are the same bits.
+        #[arg(long, value_name = "N", default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
+        steps_per_sweep: u32,
     },
     /// Continue a run stopped after a checkpoint (SIGTERM, or --checkpoint-every), appending to
     /// its result file, or a stopped scan at its first unfinished trace: the finished file
@@ -133,6 +137,10 @@ enum Command {
         /// Time the two-pass update only.
         #[arg(long)]
         two_pass: bool,
+        /// CPU: steps the fused mode sweeps at once (temporal blocking, as `yee run`; 1 for one
+        /// step per sweep).
+        #[arg(long, value_name = "N", default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
+        steps_per_sweep: u32,
         /// Print the result as one JSON object.
         #[arg(long)]
         json: bool,
@@ -355,6 +363,7 @@ fn main() -> ExitCode {
             overwrite,
             checkpoint_every,
             two_pass,
+            steps_per_sweep,
         } => run(
             scene,
             output,
@@ -363,7 +372,7 @@ fn main() -> ExitCode {
             threads,
             (gpus, slabs_per_gpu),
             (quiet, overwrite, two_pass),
-            checkpoint_every,
+            (checkpoint_every, steps_per_sweep),
         ),
         Command::Resume {
             output,
@@ -397,6 +406,7 @@ fn main() -> ExitCode {
             pec,
             fused,
             two_pass,
+            steps_per_sweep,
             json,
         } => bench(
             backend,
@@ -408,7 +418,7 @@ fn main() -> ExitCode {
             gpus,
             slabs_per_gpu,
             (metal, pec, json),
-            (fused, two_pass),
+            (fused, two_pass, steps_per_sweep),
         ),
         Command::Check { scene } => check(scene),
         Command::Farfield { file, theta, phi } => farfield(file, theta, phi),
@@ -649,7 +659,7 @@ fn run(
     threads: Option<usize>,
     (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
     (quiet, overwrite, two_pass): (bool, bool, bool),
-    checkpoint_every: Option<std::time::Duration>,
+    (checkpoint_every, steps_per_sweep): (Option<std::time::Duration>, u32),
 ) -> ExitCode {
     let prepared = (|| {
         let model = load_model(&scene)?;
@@ -680,6 +690,7 @@ fn run(
     if two_pass {
         opts.step = yee::backend::StepMode::TwoPass;
     }
+    opts.steps_per_sweep = steps_per_sweep as usize;
     execute(
         &model,
         opts,
@@ -1014,7 +1025,7 @@ fn bench(
     gpus: Option<Vec<usize>>,
     slabs_per_gpu: usize,
     (metal, pec, json): (bool, bool, bool),
-    (fused, two_pass): (bool, bool),
+    (fused, two_pass, steps_per_sweep): (bool, bool, u32),
 ) -> ExitCode {
     use yee::backend::StepMode;
     use yee::bench::{BenchBackend, BenchOptions};
@@ -1065,6 +1076,7 @@ fn bench(
             (_, true) => vec![StepMode::TwoPass],
             _ => vec![StepMode::Fused, StepMode::TwoPass],
         },
+        steps_per_sweep: steps_per_sweep as usize,
     };
     match yee::bench::run(&opts) {
         Ok(r) => {

@@ -10,11 +10,15 @@
 
 mod cuda_support;
 
-use cuda_support::{model, MATERIALS_SCENE, PERIODIC_SCENE, PMC_SCENE, PML_SCENE, TFSF_SCENE};
+use cuda_support::{
+    h5_contents, model, FLUX_SCENE, MATERIALS_SCENE, PERIODIC_SCENE, PMC_SCENE, PML_SCENE,
+    TFSF_SCENE,
+};
+use std::path::Path;
 use yee::backend::cpu::{CpuBackend, Isa};
 use yee::backend::{Backend, StepMode};
 use yee::decomp::{split_even, SlabRange};
-use yee::model::Model;
+use yee::model::{BoundaryKind, Model};
 use yee::real::Real;
 use yee::run::Stepper;
 
@@ -57,7 +61,7 @@ fn run_banded<T: Real>(
     // band would hold the whole plane (the default).
     let [_, ny, nz] = model.grid.shape;
     let rows = band.map_or(ny, |v| (v / nz).max(1));
-    let periodic_y = model.boundaries.faces[1][0] == yee::model::BoundaryKind::Periodic;
+    let periodic_y = model.boundaries.faces[1][0] == BoundaryKind::Periodic;
     let want: Vec<_> = if periodic_y || nz == 1 || rows >= ny {
         std::iter::once(0..ny).collect()
     } else {
@@ -88,6 +92,14 @@ fn run_banded<T: Real>(
             }
         }
     }
+    Bits {
+        probes,
+        state: state_bits(&mut b),
+    }
+}
+
+/// Fields, psi arrays, pole state and incident grid of `b`, named.
+fn state_bits<T: Real>(b: &mut CpuBackend<T>) -> Vec<(String, Vec<u64>)> {
     let st = b.export_state().expect("the CPU engine exports its state");
     let mut state = Vec::new();
     for (c, f) in st.fields.iter().enumerate() {
@@ -107,7 +119,30 @@ fn run_banded<T: Real>(
         state.push(("incident e".into(), bits(e)));
         state.push(("incident h".into(), bits(h)));
     }
-    Bits { probes, state }
+    state
+}
+
+/// The state after all of `model`'s steps split as `ranges`, stepped fused in sweeps of
+/// `per_sweep` steps ([`Stepper::step_many`]); None where the engine cannot sweep several
+/// steps at once (periodic or PMC x faces, or a TF/SF source).
+fn run_swept<T: Real>(
+    model: &Model,
+    ranges: &[SlabRange],
+    per_sweep: usize,
+) -> Option<Vec<(String, Vec<u64>)>> {
+    let mut b = CpuBackend::<T>::new(model, ranges);
+    {
+        let mut s = Stepper::new(model, &mut b, ranges)
+            .with_mode(StepMode::Fused)
+            .with_steps_per_sweep(per_sweep);
+        if s.steps_per_sweep() != per_sweep {
+            return None;
+        }
+        // An uneven last sweep too: the steps are not a multiple of `per_sweep`.
+        s.step_many(model.grid.steps, &mut Default::default());
+        assert_eq!(s.steps_done(), model.grid.steps);
+    }
+    Some(state_bits(&mut b))
 }
 
 /// Fused on 1 slab, 3 slabs and the uneven split `uneven` (cuts along x) against two-pass on
@@ -161,6 +196,37 @@ fn check<T: Real>(model: &Model, uneven: &[usize]) {
             fused.probes == reference.probes,
             "{what}: probe series differ"
         );
+    }
+    // Several steps per sweep (temporal blocking), where the engine can: the same state
+    // after the last step. Sweeps of 2 and 3 steps, and of more steps than a slab has planes,
+    // on 1, 2 (a slab sweeping each way) and 3 slabs and the uneven split (slabs of one
+    // plane, neighbours that wait on each other's halos at different rounds).
+    let swept_scene = model.tfsf.is_none()
+        && model.boundaries.faces[0]
+            .iter()
+            .all(|f| !matches!(f, BoundaryKind::Periodic | BoundaryKind::Pmc));
+    let cuts: Vec<&[SlabRange]> = vec![&splits[0], &splits[1], &splits[2]];
+    let two = split_even(nx, 2);
+    for ranges in cuts.into_iter().chain([two.as_slice()]) {
+        for per_sweep in [2, 3, nx + 2] {
+            let swept = run_swept::<T>(model, ranges, per_sweep);
+            let what = format!(
+                "{} {} on slabs {:?} in sweeps of {per_sweep} steps",
+                model.name,
+                T::PRECISION.name(),
+                ranges.iter().map(|r| (r.x0, r.x1)).collect::<Vec<_>>()
+            );
+            assert_eq!(
+                swept.is_some(),
+                swept_scene,
+                "{what}: can sweep several steps"
+            );
+            if let Some(swept) = swept {
+                for ((name, a), (_, b)) in swept.iter().zip(&reference.state) {
+                    assert!(a == b, "{what}: {name} differs from the two-pass update");
+                }
+            }
+        }
     }
     // The reference ran the widest ISA this CPU has; the baseline (SSE2) plane updates give
     // the same bits in both modes.
@@ -494,4 +560,76 @@ fn fused_matches_two_pass_on_a_2d_grid() {
         "y_min = { type = \"pmc\" }\ny_max = { type = \"pec\" }\nz_min = { type = \"periodic\" }",
     );
     check::<f32>(&model(&pec, "f32", 60), &[nx / 3]);
+}
+
+/// The messages a run gives its observer.
+#[derive(Default)]
+struct Notes(Vec<String>);
+
+impl yee::run::Observer for Notes {
+    fn message(&mut self, m: &str) {
+        self.0.push(m.to_string());
+    }
+}
+
+/// Run `model` split as `ranges` on as many threads, with up to `per_sweep` steps per sweep,
+/// into `path`; the run's messages.
+fn run_file(model: &Model, ranges: &[SlabRange], per_sweep: usize, path: &Path) -> Vec<String> {
+    let mut b = CpuBackend::<f32>::new(model, ranges);
+    let mut opts = yee::run::RunOptions::new(path.to_path_buf());
+    opts.steps_per_sweep = per_sweep;
+    let mut notes = Notes::default();
+    let summary = yee::run::run_backend(model, &mut b, ranges, ranges.len(), &opts, &mut notes)
+        .expect("the run");
+    assert!(summary.complete);
+    notes.0
+}
+
+/// A whole run without probes, in sweeps of up to 8 steps between the steps its monitors read
+/// (snapshots every 4 and 6 steps, flux DFTs at their decimation, the NaN checks), writes the
+/// file of one step per sweep, value for value, on 1 and 2 slabs; and with the flux planes
+/// alone (sweeps as long as the DFTs' decimation allows).
+#[test]
+fn a_run_in_sweeps_of_several_steps_writes_the_file_of_one_step_per_sweep() {
+    let dir = std::env::temp_dir().join(format!("yee-swept-run-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a scratch folder");
+    let mut with_snapshots = model(FLUX_SCENE, "f32", 50);
+    with_snapshots.probes.clear();
+    let mut flux_only = with_snapshots.clone();
+    flux_only.snapshots.clear();
+    assert!(
+        flux_only.fluxes.iter().any(|f| f.decimation > 1),
+        "a DFT sampled less often than every step leaves steps to sweep together"
+    );
+    for (what, m) in [
+        ("snapshots and flux", &with_snapshots),
+        ("flux", &flux_only),
+    ] {
+        let nx = m.grid.shape[0];
+        let one = dir.join("one.h5");
+        let notes = run_file(m, &split_even(nx, 1), 1, &one);
+        assert!(
+            !notes.iter().any(|n| n.contains("steps per sweep")),
+            "{notes:?}"
+        );
+        let want = h5_contents(&one);
+        for slabs in [1, 2] {
+            let swept = dir.join(format!("swept{slabs}.h5"));
+            let notes = run_file(m, &split_even(nx, slabs), 8, &swept);
+            assert!(
+                notes.iter().any(|n| n.contains("up to 8 steps per sweep")),
+                "{what}, {slabs} slab(s): {notes:?}"
+            );
+            let got = h5_contents(&swept);
+            assert_eq!(
+                got.keys().collect::<Vec<_>>(),
+                want.keys().collect::<Vec<_>>()
+            );
+            for (k, w) in &want {
+                assert!(!w.is_empty(), "{k} is empty");
+                assert_eq!(&got[k], w, "{what}, {slabs} slab(s): {k} differs");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }

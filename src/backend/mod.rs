@@ -180,6 +180,20 @@ pub trait Backend {
         self.update_e(source_values);
         self.exchange(&halos.after_e);
     }
+    /// True if [`Backend::step_fused_many`] sweeps several steps at once on this engine with
+    /// the halo copies `halos` (temporal blocking); else it runs them one by one.
+    fn can_step_fused_many(&self, halos: &HaloPlan) -> bool {
+        let _ = halos;
+        false
+    }
+    /// Whole steps in turn, step k with the magnetic currents `steps[k].0` and the currents
+    /// `steps[k].1`: on an engine where [`Backend::can_step_fused_many`], all of them in one
+    /// sweep (the same bits); by default [`Backend::step_fused`] for each.
+    fn step_fused_many(&mut self, halos: &HaloPlan, steps: &[(&[f64], &[f64])]) {
+        for &(magnetic, currents) in steps {
+            self.step_fused(halos, magnetic, currents);
+        }
+    }
     /// The first part of [`Backend::step_fused`] for a driver that exchanges the H halos
     /// itself ([`crate::ranks`]): H on every slab's first plane and on the source planes of
     /// `h_sources` (the planes whose new H another slab or process reads). Then the driver

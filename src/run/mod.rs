@@ -28,7 +28,10 @@ pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo, ScanInfo};
 pub use scan::run_scan;
 pub use select::{follow_plan, start_engine, Started};
-pub use step::{magnetic_source_values, source_values, PhaseTimes, Stepper};
+pub use step::{
+    magnetic_source_values, source_values, steps_per_sweep_for, PhaseTimes, Stepper,
+    DEFAULT_STEPS_PER_SWEEP,
+};
 pub use time_loop::time_loop;
 
 use crate::backend::{Backend, Engine};
@@ -73,6 +76,9 @@ pub struct RunOptions {
     pub resume: bool,
     /// The fused sweep or the two-pass reference (`--two-pass`); the same bits either way.
     pub step: crate::backend::StepMode,
+    /// Steps the fused sweep takes at once between monitor reads where the engine can
+    /// (`--steps-per-sweep`; 1: one step per sweep); the same bits either way.
+    pub steps_per_sweep: usize,
 }
 
 impl RunOptions {
@@ -91,6 +97,7 @@ impl RunOptions {
             checkpoint_on_stop: || false,
             resume: false,
             step: crate::backend::StepMode::default(),
+            steps_per_sweep: step::DEFAULT_STEPS_PER_SWEEP,
         }
     }
 

@@ -55,7 +55,15 @@ pub struct Stepper<'a, B: Backend> {
     magnetic: Vec<f64>,
     steps_done: usize,
     mode: StepMode,
+    /// Steps per sweep asked for ([`Stepper::with_steps_per_sweep`]).
+    per_sweep: usize,
 }
+
+/// Steps the CPU's fused sweep takes at once by default (temporal blocking, `--steps-per-sweep`):
+/// at 256^3 on 2 cores, 4 and 8 ran at the same rate, 16 slower (docs/performance.md). A
+/// sweep holds about this many planes plus one of every array per slab in cache (13 MiB at
+/// 256^2 cells in f32), and it runs only between the steps where monitors read the fields.
+pub const DEFAULT_STEPS_PER_SWEEP: usize = 8;
 
 impl<'a, B: Backend> Stepper<'a, B> {
     /// Prepare to step `backend`, which holds `model` split as `ranges`.
@@ -69,6 +77,25 @@ impl<'a, B: Backend> Stepper<'a, B> {
             magnetic: Vec::with_capacity(model.sources.len() + 1),
             steps_done: 0,
             mode: StepMode::default(),
+            per_sweep: 1,
+        }
+    }
+
+    /// Let [`Stepper::step_many`] take up to `steps` steps in one fused sweep (1: one step
+    /// per sweep), where the engine can ([`Stepper::steps_per_sweep`]).
+    pub fn with_steps_per_sweep(mut self, steps: usize) -> Self {
+        self.per_sweep = steps.max(1);
+        self
+    }
+
+    /// The steps [`Stepper::step_many`] takes at once at most: those asked for in the fused
+    /// mode on an engine that sweeps several steps at once
+    /// ([`Backend::can_step_fused_many`]), else 1.
+    pub fn steps_per_sweep(&self) -> usize {
+        if self.mode() == StepMode::Fused && self.backend.can_step_fused_many(&self.halos) {
+            self.per_sweep
+        } else {
+            1
         }
     }
 
@@ -77,6 +104,11 @@ impl<'a, B: Backend> Stepper<'a, B> {
     pub fn with_mode(mut self, mode: StepMode) -> Self {
         self.mode = mode;
         self
+    }
+
+    /// Step in `mode` from now on (as [`Stepper::with_mode`], in place).
+    pub fn set_mode(&mut self, mode: StepMode) {
+        self.mode = mode;
     }
 
     /// The mode the steps run in (the backend's fallback included).
@@ -91,6 +123,10 @@ impl<'a, B: Backend> Stepper<'a, B> {
     /// What the run line says about the update: the mode and why.
     pub fn mode_note(&self) -> String {
         match (self.mode, self.mode()) {
+            (StepMode::Fused, StepMode::Fused) if self.steps_per_sweep() > 1 => format!(
+                "update: fused H+E sweep, up to {} steps per sweep between monitor reads (the default; --steps-per-sweep 1 for one, --two-pass for the two-pass reference)",
+                self.steps_per_sweep()
+            ),
             (StepMode::Fused, StepMode::Fused) => {
                 "update: fused H+E sweep (the default; --two-pass for the two-pass reference)"
                     .into()
@@ -150,6 +186,42 @@ impl<'a, B: Backend> Stepper<'a, B> {
         self.steps_done += 1;
     }
 
+    /// `count` whole steps, as [`Stepper::step_timed`] each, but in sweeps of up to
+    /// [`Stepper::steps_per_sweep`] steps (temporal blocking: the same bits, fewer passes
+    /// over memory).
+    pub fn step_many(&mut self, count: usize, phases: &mut PhaseTimes) {
+        let per_sweep = self.steps_per_sweep();
+        if per_sweep == 1 {
+            for _ in 0..count {
+                self.step_timed(phases);
+            }
+            return;
+        }
+        let dt = self.model.grid.dt;
+        let mut done = 0;
+        while done < count {
+            let k = per_sweep.min(count - done);
+            let values: Vec<(Vec<f64>, Vec<f64>)> = (0..k)
+                .map(|i| {
+                    let n = (self.steps_done + i) as f64;
+                    let (mut m, mut j) = (Vec::new(), Vec::new());
+                    magnetic_source_values(self.model, n * dt, &mut m);
+                    source_values(self.model, (n + 0.5) * dt, &mut j);
+                    (m, j)
+                })
+                .collect();
+            let steps: Vec<(&[f64], &[f64])> = values
+                .iter()
+                .map(|(m, j)| (m.as_slice(), j.as_slice()))
+                .collect();
+            let t = Instant::now();
+            self.backend.step_fused_many(&self.halos, &steps);
+            phases.fused += t.elapsed();
+            self.steps_done += k;
+            done += k;
+        }
+    }
+
     /// Steps taken so far.
     pub fn steps_done(&self) -> usize {
         self.steps_done
@@ -159,6 +231,43 @@ impl<'a, B: Backend> Stepper<'a, B> {
     /// backend holds): the next step's sources are those of step `steps_done + 1`.
     pub fn resume_after(&mut self, steps_done: usize) {
         self.steps_done = steps_done;
+    }
+}
+
+/// The steps to take from `done` steps before the monitors of `model` must see the fields,
+/// at most `per_sweep`: 1 while probes record every step; else up to the next step that a
+/// snapshot, a flux or far-field DFT sample or a NaN check (every `check_every` steps) falls
+/// on, or the last step.
+pub fn steps_until_monitors(
+    model: &Model,
+    done: usize,
+    check_every: usize,
+    per_sweep: usize,
+) -> usize {
+    if per_sweep <= 1 || !model.probes.is_empty() {
+        return 1;
+    }
+    // The first step after `done` that is a multiple of `every`.
+    let next = |every: usize| (done / every.max(1) + 1) * every.max(1);
+    let due = model
+        .snapshots
+        .iter()
+        .map(|s| next(s.every))
+        .chain(model.fluxes.iter().map(|f| next(f.decimation)))
+        .chain([next(check_every), model.grid.steps.max(done + 1)])
+        .min()
+        .unwrap_or(done + 1);
+    (due - done).clamp(1, per_sweep)
+}
+
+/// The steps per sweep a run of `slabs` slabs on `threads` threads uses for the `requested`
+/// number: each slab sweeps on a thread of its own while several steps are swept at once, so
+/// with more slabs than threads one step per sweep.
+pub fn steps_per_sweep_for(requested: usize, slabs: usize, threads: usize) -> usize {
+    if slabs > threads {
+        1
+    } else {
+        requested.max(1)
     }
 }
 
@@ -198,5 +307,58 @@ mod tests {
         assert_eq!(mode_for_split(StepMode::Fused, 2, 2), StepMode::Fused);
         assert_eq!(mode_for_split(StepMode::Fused, 4, 2), StepMode::Fused);
         assert_eq!(mode_for_split(StepMode::TwoPass, 4, 2), StepMode::TwoPass);
+    }
+
+    #[test]
+    fn more_slabs_than_threads_sweep_one_step_at_a_time() {
+        assert_eq!(steps_per_sweep_for(8, 3, 2), 1);
+        assert_eq!(steps_per_sweep_for(8, 2, 2), 8);
+        assert_eq!(steps_per_sweep_for(8, 1, 4), 8);
+        assert_eq!(steps_per_sweep_for(0, 1, 1), 1);
+    }
+
+    /// A 20-step scene with `monitors` (TOML) added.
+    fn scene(monitors: &str) -> Model {
+        let text = format!(
+            "[simulation]\nname = \"m\"\nlength_unit = \"mm\"\ncell_size = 1.0\n\
+             size = [8.0, 8.0, 8.0]\nsteps = 20\n\n[boundaries]\ndefault = {{ type = \"pec\" }}\n\n[[source]]\ntype = \"dipole\"\n\
+             component = \"Ez\"\nposition = [0.0, 0.0, 0.0]\n\
+             waveform = {{ type = \"gaussian\", frequency = 3.0e10, bandwidth = 2.0e10 }}\n{monitors}"
+        );
+        crate::scene::load_str(&text, "m.toml")
+            .expect("the scene")
+            .0
+    }
+
+    #[test]
+    fn sweeps_end_on_every_step_a_monitor_or_check_reads() {
+        let bare = scene("");
+        // Up to the sweep's length, the next NaN check (every 7 here) or the last step.
+        assert_eq!(steps_until_monitors(&bare, 0, 7, 4), 4);
+        assert_eq!(steps_until_monitors(&bare, 4, 7, 4), 3);
+        assert_eq!(steps_until_monitors(&bare, 7, 100, 8), 8);
+        assert_eq!(steps_until_monitors(&bare, 15, 100, 8), 5);
+        assert_eq!(steps_until_monitors(&bare, 0, 100, 1), 1);
+        let snap = scene(
+            "[[monitor]]\ntype = \"snapshot\"\nname = \"s\"\ncomponents = [\"Ez\"]\n\
+             plane = { z = 0.0 }\nevery = 5\n",
+        );
+        assert_eq!(steps_until_monitors(&snap, 0, 100, 8), 5);
+        assert_eq!(steps_until_monitors(&snap, 5, 100, 8), 5);
+        assert_eq!(steps_until_monitors(&snap, 6, 100, 8), 4);
+        assert_eq!(steps_until_monitors(&snap, 6, 2, 8), 2);
+        let mut flux = scene(
+            "[[monitor]]\ntype = \"flux\"\nname = \"f\"\nplane = { x = 1.0 }\n\
+             frequencies = { min = 1.0e10, max = 5.0e10, count = 3 }\n",
+        );
+        flux.fluxes[0].decimation = 3;
+        assert_eq!(steps_until_monitors(&flux, 0, 100, 8), 3);
+        assert_eq!(steps_until_monitors(&flux, 4, 100, 8), 2);
+        // Probes read every step.
+        let probe = scene(
+            "[[monitor]]\ntype = \"probe\"\nname = \"p\"\nposition = [1.0, 0.0, 0.0]\n\
+             components = [\"Ez\"]\n",
+        );
+        assert_eq!(steps_until_monitors(&probe, 0, 100, 8), 1);
     }
 }

@@ -94,7 +94,11 @@ pub(super) fn time_loop_from<B: Backend>(
     // update, parallel within a slab, is the faster one, and the run says so.
     let mode = super::step::mode_for_split(opts.step, ranges.len(), threads);
     let fewer_slabs = mode != opts.step;
-    let mut stepper = Stepper::new(model, backend, ranges).with_mode(mode);
+    // Several steps per sweep need a thread per slab; the run line says how many it takes.
+    let per_sweep = super::step::steps_per_sweep_for(opts.steps_per_sweep, ranges.len(), threads);
+    let mut stepper = Stepper::new(model, backend, ranges)
+        .with_mode(mode)
+        .with_steps_per_sweep(per_sweep);
     if fewer_slabs && stepper.backend.has_fused_step() {
         obs.message(&format!(
             "update: two-pass ({} slab{} for {threads} threads: the fused sweep runs one thread per slab; give --slabs {threads} for it)",
@@ -105,11 +109,17 @@ pub(super) fn time_loop_from<B: Backend>(
         obs.message(&stepper.mode_note());
     }
     stepper.resume_after(start);
-    for n in start..g.steps {
-        stepper.step_timed(&mut phases);
+    let per_sweep = stepper.steps_per_sweep();
+    let mut n = start;
+    while n < g.steps {
+        // The steps up to the next one whose fields a monitor or check reads, in one sweep
+        // where the engine can (the steps between are seen by nothing but the next step).
+        let k = super::step::steps_until_monitors(model, n, opts.check_every, per_sweep);
+        stepper.step_many(k, &mut phases);
+        n += k;
         let backend = &mut *stepper.backend;
         let t4 = Instant::now();
-        let step = n + 1;
+        let step = n;
 
         // Monitors see E^{n+1} and H^{n+1/2}: queued now, written when their data is here.
         if !monitors.samples.is_empty() {

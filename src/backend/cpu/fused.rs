@@ -30,10 +30,11 @@
 
 use super::{cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
 use crate::backend::{Backend, Half};
-use crate::decomp::{HaloCopy, HaloPlan};
+use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::real::Real;
 use rayon::prelude::*;
 use std::ops::Range;
+use std::sync::mpsc;
 
 /// The row bands the sweep runs one after the other, each over every plane of the slab: the
 /// H update of row j reads E on row j + 1 as it was before the step, and the E update of row j
@@ -150,6 +151,230 @@ impl<T: Real> CpuBackend<T> {
         self.slabs.par_iter_mut().for_each(|s| {
             s.fused_e(sh, 1, 0..sh.ny, currents);
         });
+    }
+}
+
+impl<T: Real> CpuBackend<T> {
+    /// True if [`Self::fused_steps`] can sweep several steps at once with the halo copies
+    /// `halos`: every copy is the plain one between neighbours (new H of a slab's last plane
+    /// into the next slab's left halo, new E of a slab's first plane into the previous one's
+    /// right halo: no periodic or PMC x face); no TF/SF source, whose 1-D grid the sweep would
+    /// need at several times at once; and whole planes (no row bands). Each slab sweeps on a
+    /// thread of its own (they wait on each other's halo planes), so a caller that keeps to a
+    /// number of threads sweeps several steps at once only with as many slabs.
+    pub(super) fn can_sweep_steps(&self, halos: &HaloPlan) -> bool {
+        let slabs = &self.slabs;
+        let h_ok = halos.after_h.iter().all(|c| {
+            !c.negate
+                && c.dst_slab == c.src_slab + 1
+                && c.dst_side == HaloSide::Left
+                && c.src_x + 1 == slabs[c.src_slab].range.x1
+        });
+        let e_ok = halos.after_e.iter().all(|c| {
+            !c.negate
+                && c.dst_slab + 1 == c.src_slab
+                && c.dst_side == HaloSide::Right
+                && c.src_x == slabs[c.src_slab].range.x0
+        });
+        h_ok && e_ok
+            && slabs.iter().all(|s| s.incident.is_none())
+            && bands(&self.shared, self.band_values).len() == 1
+    }
+
+    /// `steps.len()` whole steps, step k with the magnetic currents `steps[k].0` and the
+    /// currents `steps[k].1`, in one sweep along x per slab (temporal blocking, a wavefront;
+    /// only where [`Self::can_sweep_steps`]). Each cell sees the arithmetic of the
+    /// step-by-step sweep in the same order, so the bits are the same, while the field values
+    /// travel from memory once per sweep instead of once per step.
+    ///
+    /// Within a slab ([`Slab::sweep_steps`]) step k runs one plane behind step k - 1. Between
+    /// slabs the halo planes travel every step, as messages between the slabs' threads
+    /// ([`Links`]): the new H of a slab's last plane to the next slab before that one updates
+    /// E on its first plane, and the new E of a slab's first plane back before the previous
+    /// one updates H on its last plane in the next step. Were every slab to sweep towards +x,
+    /// a slab could only start a step once the slab before had finished it, one slab after
+    /// the other; so slabs sweep in turn towards +x and towards -x, and two neighbours reach
+    /// their common face together, at the ends of their sweeps or at the starts. The one
+    /// thread per slab blocks on its neighbours' messages only for the planes by that face.
+    pub(super) fn fused_steps(&mut self, halos: &HaloPlan, steps: &[(&[f64], &[f64])]) {
+        let sh = &self.shared;
+        let count = self.slabs.len();
+        let mut links: Vec<Links<T>> = (0..count).map(|_| Links::default()).collect();
+        for b in 1..count {
+            let (h_send, h_recv) = mpsc::channel();
+            let (e_send, e_recv) = mpsc::channel();
+            links[b - 1].right = Some(Neighbour {
+                send: h_send,
+                recv: e_recv,
+                send_components: components(&halos.after_h, |c| c.src_slab == b - 1),
+                recv_components: components(&halos.after_e, |c| c.dst_slab == b - 1),
+            });
+            links[b].left = Some(Neighbour {
+                send: e_send,
+                recv: h_recv,
+                send_components: components(&halos.after_e, |c| c.src_slab == b),
+                recv_components: components(&halos.after_h, |c| c.dst_slab == b),
+            });
+        }
+        if count == 1 {
+            self.slabs[0].sweep_steps(sh, steps, true, links.pop().unwrap_or_default());
+            return;
+        }
+        std::thread::scope(|scope| {
+            for (b, (s, l)) in self.slabs.iter_mut().zip(links).enumerate() {
+                scope.spawn(move || s.sweep_steps(sh, steps, b % 2 == 0, l));
+            }
+        });
+    }
+}
+
+/// The components (indices 0-2 within E or H) of the copies in `copies` that `pick` selects,
+/// in order: what one halo message between two slabs of [`CpuBackend::fused_steps`] holds.
+fn components(copies: &[HaloCopy], pick: impl Fn(&HaloCopy) -> bool) -> Vec<usize> {
+    copies
+        .iter()
+        .filter(|c| pick(c))
+        .map(|c| c.component as usize % 3)
+        .collect()
+}
+
+/// A slab's message channels in [`CpuBackend::fused_steps`], to each neighbour it has.
+struct Links<T> {
+    /// The slab before (lower x): E of our first plane goes to it, H of its last plane comes.
+    left: Option<Neighbour<T>>,
+    /// The slab after: H of our last plane goes to it, E of its first plane comes.
+    right: Option<Neighbour<T>>,
+}
+
+impl<T> Default for Links<T> {
+    fn default() -> Self {
+        Links {
+            left: None,
+            right: None,
+        }
+    }
+}
+
+/// One neighbour's channels: a message is the listed components' planes, one after another.
+struct Neighbour<T> {
+    send: mpsc::Sender<Vec<T>>,
+    recv: mpsc::Receiver<Vec<T>>,
+    send_components: Vec<usize>,
+    recv_components: Vec<usize>,
+}
+
+/// The field of a halo message: E for the messages to the left, H for those to the right.
+fn field_of<T>(s: &mut Slab<T>, electric: bool) -> &mut [Vec<T>; 3] {
+    if electric {
+        &mut s.e
+    } else {
+        &mut s.h
+    }
+}
+
+impl<T: Real> Slab<T> {
+    /// Send local plane `p` of `components` of E or H to a neighbour.
+    fn send_plane(&mut self, sh: &Shared<T>, to: &Neighbour<T>, electric: bool, p: usize) {
+        let plane = sh.ny * sh.nz;
+        let f = field_of(self, electric);
+        let mut msg = Vec::with_capacity(plane * to.send_components.len());
+        for &c in &to.send_components {
+            msg.extend_from_slice(&f[c][p * plane..(p + 1) * plane]);
+        }
+        // The receiver lives until the end of the block: it receives every message sent.
+        to.send.send(msg).expect("the neighbour's sweep is running");
+    }
+
+    /// Receive a neighbour's plane into the halo plane `p` of E or H (waiting for it).
+    fn receive_plane(&mut self, sh: &Shared<T>, from: &Neighbour<T>, electric: bool, p: usize) {
+        let plane = sh.ny * sh.nz;
+        let msg = from
+            .recv
+            .recv()
+            .expect("the neighbour's sweep sends every plane");
+        let f = field_of(self, electric);
+        for (&c, values) in from.recv_components.iter().zip(msg.chunks_exact(plane)) {
+            f[c][p * plane..(p + 1) * plane].copy_from_slice(values);
+        }
+    }
+
+    /// This slab's part of [`CpuBackend::fused_steps`]: every step of `steps` on every local
+    /// plane, towards +x (`forward`) or -x, with the halo messages of `links`.
+    ///
+    /// Towards +x, at each p from 1: step 0 on plane p, step 1 on plane p - 1, ..., each
+    /// plane's H then its E. Step k on plane q reads E on planes q and q + 1 after step k - 1
+    /// (step k - 1 was just on plane q + 1) and H on plane q - 1 after step k (done at the
+    /// previous p); no step k - 1 work left reads plane q (it is on planes q + 2 and up).
+    ///
+    /// Towards -x the pairs are H on plane q with E on plane q + 1, from q = n (H only) down to
+    /// q = 0 (E on plane 1 only): E on q + 1 needs the new H on planes q and q + 1, and H on q
+    /// reads E on q + 1 before that E changes. Step k runs one position behind step k - 1 as
+    /// towards +x, by the mirrored argument.
+    ///
+    /// Halos: the H update of the last plane in step k >= 1 first receives the right
+    /// neighbour's E of step k - 1 (step 0 reads the halo as the previous step left it), and
+    /// then sends its new H; the E update of the first plane first receives the left
+    /// neighbour's H of step k and then sends its new E. After the last step the last E from
+    /// the right fills the halo, as the E exchange after a step does.
+    fn sweep_steps(
+        &mut self,
+        sh: &Shared<T>,
+        steps: &[(&[f64], &[f64])],
+        forward: bool,
+        links: Links<T>,
+    ) {
+        let n = self.range.len();
+        let depth = steps.len();
+        let h = |s: &mut Self, q: usize, k: usize| {
+            if q == n {
+                if let Some(r) = &links.right {
+                    if k > 0 {
+                        s.receive_plane(sh, r, true, n + 1);
+                    }
+                }
+            }
+            s.fused_h(sh, q, 0..sh.ny, steps[k].0);
+            if q == n {
+                if let Some(r) = &links.right {
+                    s.send_plane(sh, r, false, n);
+                }
+            }
+        };
+        let e = |s: &mut Self, q: usize, k: usize| {
+            if q == 1 {
+                if let Some(l) = &links.left {
+                    s.receive_plane(sh, l, false, 0);
+                }
+            }
+            s.fused_e(sh, q, 0..sh.ny, steps[k].1);
+            if q == 1 {
+                if let Some(l) = &links.left {
+                    s.send_plane(sh, l, true, 1);
+                }
+            }
+        };
+        // Position d of a step's sweep (d = 0 first): towards +x plane d + 1; towards -x the
+        // pair at q = n - d. Step k is at position i - k in round i.
+        for i in 0..n + depth {
+            for k in 0..depth.min(i + 1) {
+                let d = i - k;
+                if forward && d < n {
+                    h(self, d + 1, k);
+                    e(self, d + 1, k);
+                } else if !forward && d <= n {
+                    let q = n - d;
+                    if q >= 1 {
+                        h(self, q, k);
+                    }
+                    if q < n {
+                        e(self, q + 1, k);
+                    }
+                }
+            }
+        }
+        if let Some(r) = &links.right {
+            self.receive_plane(sh, r, true, n + 1);
+        }
     }
 }
 

@@ -721,6 +721,20 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.fused_step(halos, magnetic_values, source_values);
     }
 
+    fn can_step_fused_many(&self, halos: &HaloPlan) -> bool {
+        self.can_sweep_steps(halos)
+    }
+
+    fn step_fused_many(&mut self, halos: &HaloPlan, steps: &[(&[f64], &[f64])]) {
+        if self.can_sweep_steps(halos) {
+            self.fused_steps(halos, steps);
+        } else {
+            for &(magnetic, currents) in steps {
+                self.fused_step(halos, magnetic, currents);
+            }
+        }
+    }
+
     fn step_fused_h(
         &mut self,
         h_sources: &[HaloCopy],
