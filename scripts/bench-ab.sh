@@ -25,9 +25,12 @@ trap 'rm -f "$out"' EXIT
 rates() {
     # shellcheck disable=SC2086 # A and B are commands with their own words
     $1 bench "${@:2}" $mode 2>&1 | awk '/^(fused|two-pass) /{
-        gsub(/[(),;]/, " "); best = 0
-        for (i = 1; i <= NF; i++) if ($i == "rounds") for (k = i + 1; k <= i + 3; k++) if ($k + 0 > best) best = $k + 0
-        print $2, best; exit }'
+        gsub(/[(),;]/, " "); best = 0; rate = 0
+        for (i = 1; i <= NF; i++) {
+            if ($i == "Mcells/s" && rate == 0) rate = $(i - 1)
+            if ($i == "rounds") for (k = i + 1; k <= i + 3; k++) if ($k + 0 > best) best = $k + 0
+        }
+        print rate, best; exit }'
 }
 for i in $(seq "$pairs"); do
     ra=$(rates "$a" "$@")

@@ -20,7 +20,7 @@
 //! a spectrum is written and combined by [`PatchDft::power`]).
 
 use crate::model::{Component, Flux, Grid, Model, Patch, Region};
-use crate::real::Real;
+use crate::real::{written_zeros, Real};
 use rayon::prelude::*;
 
 /// One patch's accumulators.
@@ -380,8 +380,10 @@ impl FluxAccumulators {
                             area: cell_area(model, p),
                             weights: patch_weights(model, p),
                             h_weights: h_weights(&model.grid, p),
-                            re: [0; 4].map(|_| vec![0.0; n]),
-                            im: [0; 4].map(|_| vec![0.0; n]),
+                            // Written now: the first sample's copy-on-write faults cost
+                            // 7 % of a 200^3 run with a 21-frequency plane.
+                            re: [0; 4].map(|_| written_zeros(n)),
+                            im: [0; 4].map(|_| written_zeros(n)),
                         }
                     })
                     .collect(),
@@ -390,8 +392,8 @@ impl FluxAccumulators {
         let plane = largest_plane(model);
         FluxAccumulators {
             monitors,
-            values: [0; 4].map(|_| vec![0.0; plane]),
-            scratch: vec![0.0; plane],
+            values: [0; 4].map(|_| written_zeros(plane)),
+            scratch: written_zeros(plane),
         }
     }
 

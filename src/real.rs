@@ -64,3 +64,25 @@ impl Real for f64 {
         f64::is_finite(self)
     }
 }
+
+/// `n` zeros whose memory pages have been written once, by the calling thread (the one that
+/// builds the slab or the monitor, so its pages also sit near the core that first uses them).
+///
+/// `vec![0.0; n]` gets fresh pages from the kernel that are not mapped until touched. The
+/// step reads a field before it writes it (`h -= ...`), so the first read of each page maps
+/// the kernel's shared zero page, and the first write must replace that mapping: a
+/// copy-on-write fault that, once the process runs on several cores, interrupts every other
+/// core to flush its TLB. On a 2-core virtual machine those faults took about as long as the
+/// arithmetic in the profile of a 256^3 run's first steps (`docs/performance.md`). A write
+/// to each page here faults it in once, for writing, with no mapping to replace.
+pub fn written_zeros<T: Real>(n: usize) -> Vec<T> {
+    let mut v = vec![T::ZERO; n];
+    // Through `black_box`, so that the compiler, which knows the memory is zero, cannot drop
+    // the stores of zero as redundant.
+    let values = std::hint::black_box(&mut v[..]);
+    let per_page = (4096 / std::mem::size_of::<T>()).max(1);
+    for i in (0..values.len()).step_by(per_page) {
+        values[i] = T::ZERO;
+    }
+    v
+}

@@ -19,7 +19,7 @@ use super::{Allocation, Backend, GatherTicket, Half, Pass};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::Operator;
-use crate::real::Real;
+use crate::real::{written_zeros, Real};
 pub use isa::Isa;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -210,28 +210,6 @@ impl<T: Real> CpuBackend<T> {
             .find(|s| s.range.x0 <= x && x < s.range.x1)
             .expect("x index inside the grid")
     }
-}
-
-/// `n` zeros whose memory pages have been written once, by the calling thread (the one that
-/// builds the slab, so its pages also sit near the core that updates them).
-///
-/// `vec![0.0; n]` gets fresh pages from the kernel that are not mapped until touched. The
-/// step reads a field before it writes it (`h -= ...`), so the first read of each page maps
-/// the kernel's shared zero page, and the first write must replace that mapping: a
-/// copy-on-write fault that, once the process runs on several cores, interrupts every other
-/// core to flush its TLB. On a 2-core virtual machine those faults took about as long as the
-/// arithmetic in the profile of a 256^3 run's first steps (`docs/performance.md`). A write
-/// to each page here faults it in once, for writing, with no mapping to replace.
-fn written_zeros<T: Real>(n: usize) -> Vec<T> {
-    let mut v = vec![T::ZERO; n];
-    // Through `black_box`, so that the compiler, which knows the memory is zero, cannot drop
-    // the stores of zero as redundant.
-    let values = std::hint::black_box(&mut v[..]);
-    let per_page = (4096 / std::mem::size_of::<T>()).max(1);
-    for i in (0..values.len()).step_by(per_page) {
-        values[i] = T::ZERO;
-    }
-    v
 }
 
 impl<T: Real> Slab<T> {
