@@ -633,3 +633,45 @@ fn a_run_in_sweeps_of_several_steps_writes_the_file_of_one_step_per_sweep() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The engine sweeps several steps at once only with the plain copies between neighbours:
+/// any copy that differs from them in one respect (negated, to another slab, into the other
+/// halo, from another plane), in either half step's list, makes it refuse. The copies the
+/// halo plans of the suite's scenes hold (periodic wraps, the PMC mirror) differ in several
+/// respects at once, so each respect is checked here on its own.
+#[test]
+fn only_plain_neighbour_copies_allow_several_steps_per_sweep() {
+    use yee::decomp::{HaloPlan, HaloSide};
+    let m = model(PML_SCENE, "f32", 4);
+    let ranges = split_even(m.grid.shape[0], 3);
+    let b = CpuBackend::<f32>::new(&m, &ranges);
+    let plain = HaloPlan::new(&ranges, &m.boundaries);
+    assert!(!plain.after_h.is_empty() && !plain.after_e.is_empty());
+    assert!(b.can_step_fused_many(&plain));
+    let other = |s: HaloSide| match s {
+        HaloSide::Left => HaloSide::Right,
+        HaloSide::Right => HaloSide::Left,
+    };
+    for half in 0..2 {
+        for change in 0..4 {
+            let mut plan = plain.clone();
+            let copies = if half == 0 {
+                &mut plan.after_h
+            } else {
+                &mut plan.after_e
+            };
+            let c = &mut copies[0];
+            match change {
+                0 => c.negate = true,
+                1 => c.dst_slab = c.src_slab,
+                2 => c.dst_side = other(c.dst_side),
+                _ => c.src_x += 1,
+            }
+            let changed = *c;
+            assert!(
+                !b.can_step_fused_many(&plan),
+                "copy list {half}, change {change}: {changed:?}"
+            );
+        }
+    }
+}
