@@ -593,6 +593,16 @@ fn run_file(model: &Model, ranges: &[SlabRange], per_sweep: usize, path: &Path) 
 fn a_run_in_sweeps_of_several_steps_writes_the_file_of_one_step_per_sweep() {
     let dir = std::env::temp_dir().join(format!("yee-swept-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch folder");
+    // With probes, which read every step, the run says it sweeps one step at a time.
+    let with_probes = model(FLUX_SCENE, "f32", 6);
+    let nx = with_probes.grid.shape[0];
+    let notes = run_file(&with_probes, &split_even(nx, 2), 8, &dir.join("probes.h5"));
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.contains("one step per sweep: the probes read every step")),
+        "{notes:?}"
+    );
     let mut with_snapshots = model(FLUX_SCENE, "f32", 50);
     with_snapshots.probes.clear();
     let mut flux_only = with_snapshots.clone();

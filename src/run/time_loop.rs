@@ -105,6 +105,12 @@ pub(super) fn time_loop_from<B: Backend>(
             ranges.len(),
             if ranges.len() == 1 { "" } else { "s" }
         ));
+    } else if stepper.steps_per_sweep() > 1 && !model.probes.is_empty() {
+        // The probes read every step, so every sweep is one step: say so, not "up to N".
+        obs.message(&format!(
+            "update: fused H+E sweep, one step per sweep: the probes read every step (a run without probes sweeps up to {} steps at once between monitor reads)",
+            stepper.steps_per_sweep()
+        ));
     } else {
         obs.message(&stepper.mode_note());
     }
