@@ -324,13 +324,13 @@ fn time_modes<B: Backend>(
         })
         .collect();
     for &m in modes {
-        s = s.with_mode(m);
+        s.set_mode(m);
         s.step();
     }
     let mut times = vec![Vec::new(); modes.len()];
     for _ in 0..ROUNDS {
         for (i, &m) in modes.iter().enumerate() {
-            s = s.with_mode(m);
+            s.set_mode(m);
             sync(s.backend)?;
             let t = Instant::now();
             s.step_many(per_round, &mut Default::default());

@@ -677,6 +677,24 @@ fn datasets_below(
     }
 }
 
+/// Two result files' contents ([`h5_contents`]) that must agree bit for bit: the same
+/// datasets, none empty, with the same values; `what` names the runs in a failure.
+pub fn assert_same_contents(
+    got: &std::collections::BTreeMap<String, Vec<f64>>,
+    want: &std::collections::BTreeMap<String, Vec<f64>>,
+    what: &str,
+) {
+    assert_eq!(
+        got.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "{what}: datasets"
+    );
+    for (k, w) in want {
+        assert!(!w.is_empty(), "{k} is empty");
+        assert_eq!(&got[k], w, "{what}: {k} differs");
+    }
+}
+
 /// Every dataset of a result file as f64 (probes, snapshots, flux), and the attributes the
 /// run sets at the end.
 pub fn h5_contents(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<f64>> {
