@@ -201,6 +201,12 @@ impl<'a, B: Backend> Stepper<'a, B> {
         let mut done = 0;
         while done < count {
             let k = per_sweep.min(count - done);
+            if k == 1 {
+                // One step needs no wavefront: the rayon sweep, without a thread per slab.
+                self.step_timed(phases);
+                done += 1;
+                continue;
+            }
             let values: Vec<(Vec<f64>, Vec<f64>)> = (0..k)
                 .map(|i| {
                     let n = (self.steps_done + i) as f64;
