@@ -333,7 +333,7 @@ fn time_modes<B: Backend>(
             s.set_mode(m);
             sync(s.backend)?;
             let t = Instant::now();
-            s.step_many(per_round, &mut Default::default());
+            s.step_many(per_round, &[], &mut Default::default());
             sync(s.backend)?;
             times[i].push(t.elapsed().as_secs_f64());
         }

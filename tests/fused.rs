@@ -18,7 +18,7 @@ use std::path::Path;
 use yee::backend::cpu::{CpuBackend, Isa};
 use yee::backend::{Backend, StepMode};
 use yee::decomp::{split_even, SlabRange};
-use yee::model::{BoundaryKind, Model};
+use yee::model::{BoundaryKind, Component, Model};
 use yee::real::Real;
 use yee::run::Stepper;
 
@@ -76,11 +76,7 @@ fn run_banded<T: Real>(
         "{}: bands of {band:?} values",
         model.name
     );
-    let samples: Vec<_> = model
-        .probes
-        .iter()
-        .flat_map(|p| p.samples.iter().copied())
-        .collect();
+    let samples = samples_of(model);
     let mut probes = vec![Vec::new(); samples.len()];
     {
         let mut s = Stepper::new(model, &mut b, ranges).with_mode(mode);
@@ -96,6 +92,24 @@ fn run_banded<T: Real>(
         probes,
         state: state_bits(&mut b),
     }
+}
+
+/// The probe samples the runs record every step: the scene's, and every component on two
+/// lines along x (through the middle of the grid and by its corner), so every plane of every
+/// slab (the first and last ones by the halos included) is read in every step.
+fn samples_of(model: &Model) -> Vec<(Component, [usize; 3])> {
+    let [nx, ny, nz] = model.grid.shape;
+    let mut samples: Vec<_> = model
+        .probes
+        .iter()
+        .flat_map(|p| p.samples.iter().copied())
+        .collect();
+    for (j, k) in [(ny / 2, nz / 2), (ny.min(2) - 1, nz.min(2) - 1)] {
+        for i in 0..nx {
+            samples.extend(Component::ALL.iter().map(|&c| (c, [i, j, k])));
+        }
+    }
+    samples
 }
 
 /// Fields, psi arrays, pole state and incident grid of `b`, named.
@@ -123,14 +137,13 @@ fn state_bits<T: Real>(b: &mut CpuBackend<T>) -> Vec<(String, Vec<u64>)> {
 }
 
 /// The state after all of `model`'s steps split as `ranges`, stepped fused in sweeps of
-/// `per_sweep` steps ([`Stepper::step_many`]); None where the engine cannot sweep several
-/// steps at once (periodic or PMC x faces, or a TF/SF source).
-fn run_swept<T: Real>(
-    model: &Model,
-    ranges: &[SlabRange],
-    per_sweep: usize,
-) -> Option<Vec<(String, Vec<u64>)>> {
+/// `per_sweep` steps ([`Stepper::step_many`]), and the probe samples of every step as the
+/// sweeps queued them; None where the engine cannot sweep several steps at once (periodic or
+/// PMC x faces, or a TF/SF source).
+fn run_swept<T: Real>(model: &Model, ranges: &[SlabRange], per_sweep: usize) -> Option<Bits> {
     let mut b = CpuBackend::<T>::new(model, ranges);
+    let samples = samples_of(model);
+    let mut rows = Vec::new();
     {
         let mut s = Stepper::new(model, &mut b, ranges)
             .with_mode(StepMode::Fused)
@@ -139,10 +152,28 @@ fn run_swept<T: Real>(
             return None;
         }
         // An uneven last sweep too: the steps are not a multiple of `per_sweep`.
-        s.step_many(model.grid.steps, &mut Default::default());
+        s.step_many(model.grid.steps, &samples, &mut Default::default());
         assert_eq!(s.steps_done(), model.grid.steps);
+        s.backend.drain_probes(&mut rows, true);
     }
-    Some(state_bits(&mut b))
+    assert_eq!(
+        rows.len(),
+        model.grid.steps * samples.len(),
+        "a row per step"
+    );
+    let probes = (0..samples.len())
+        .map(|i| {
+            rows.iter()
+                .skip(i)
+                .step_by(samples.len())
+                .map(|v| v.to_bits())
+                .collect()
+        })
+        .collect();
+    Some(Bits {
+        probes,
+        state: state_bits(&mut b),
+    })
 }
 
 /// Fused on 1 slab, 3 slabs and the uneven split `uneven` (cuts along x) against two-pass on
@@ -222,8 +253,15 @@ fn check<T: Real>(model: &Model, uneven: &[usize]) {
                 "{what}: can sweep several steps"
             );
             if let Some(swept) = swept {
-                for ((name, a), (_, b)) in swept.iter().zip(&reference.state) {
+                for ((name, a), (_, b)) in swept.state.iter().zip(&reference.state) {
                     assert!(a == b, "{what}: {name} differs from the two-pass update");
+                }
+                // Every sample of every step, read as the sweeps passed its plane.
+                assert_eq!(swept.probes.len(), reference.probes.len());
+                for (i, (a, b)) in swept.probes.iter().zip(&reference.probes).enumerate() {
+                    if let Some(step) = a.iter().zip(b).position(|(x, y)| x != y) {
+                        panic!("{what}: sample {i} differs first after step {}", step + 1);
+                    }
                 }
             }
         }
@@ -585,35 +623,25 @@ fn run_file(model: &Model, ranges: &[SlabRange], per_sweep: usize, path: &Path) 
     notes.0
 }
 
-/// A whole run without probes, in sweeps of up to 8 steps between the steps its monitors read
-/// (snapshots every 4 and 6 steps, flux DFTs at their decimation, the NaN checks), writes the
-/// file of one step per sweep, value for value, on 1 and 2 slabs; and with the flux planes
-/// alone (sweeps as long as the DFTs' decimation allows).
+/// A whole run in sweeps of up to 8 steps between the steps its monitors read (snapshots
+/// every 4 and 6 steps, flux DFTs at their decimation, the NaN checks; the probes within the
+/// sweeps) writes the file of one step per sweep, value for value, on 1 and 2 slabs; and with
+/// the flux planes and probes alone (sweeps as long as the DFTs' decimation allows).
 #[test]
 fn a_run_in_sweeps_of_several_steps_writes_the_file_of_one_step_per_sweep() {
     let dir = std::env::temp_dir().join(format!("yee-swept-run-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a scratch folder");
-    // With probes, which read every step, the run says it sweeps one step at a time.
-    let with_probes = model(FLUX_SCENE, "f32", 6);
-    let nx = with_probes.grid.shape[0];
-    let notes = run_file(&with_probes, &split_even(nx, 2), 8, &dir.join("probes.h5"));
+    let everything = model(FLUX_SCENE, "f32", 50);
+    assert!(!everything.probes.is_empty() && !everything.snapshots.is_empty());
+    let mut flux_and_probes = everything.clone();
+    flux_and_probes.snapshots.clear();
     assert!(
-        notes
-            .iter()
-            .any(|n| n.contains("one step per sweep: the probes read every step")),
-        "{notes:?}"
-    );
-    let mut with_snapshots = model(FLUX_SCENE, "f32", 50);
-    with_snapshots.probes.clear();
-    let mut flux_only = with_snapshots.clone();
-    flux_only.snapshots.clear();
-    assert!(
-        flux_only.fluxes.iter().any(|f| f.decimation > 1),
+        flux_and_probes.fluxes.iter().any(|f| f.decimation > 1),
         "a DFT sampled less often than every step leaves steps to sweep together"
     );
     for (what, m) in [
-        ("snapshots and flux", &with_snapshots),
-        ("flux", &flux_only),
+        ("probes, snapshots and flux", &everything),
+        ("probes and flux", &flux_and_probes),
     ] {
         let nx = m.grid.shape[0];
         let one = dir.join("one.h5");

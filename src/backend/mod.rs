@@ -187,11 +187,21 @@ pub trait Backend {
         false
     }
     /// Whole steps in turn, step k with the magnetic currents `steps[k].0` and the currents
-    /// `steps[k].1`: on an engine where [`Backend::can_step_fused_many`], all of them in one
-    /// sweep (the same bits); by default [`Backend::step_fused`] for each.
-    fn step_fused_many(&mut self, halos: &HaloPlan, steps: &[(&[f64], &[f64])]) {
+    /// `steps[k].1`, queueing after each a row of the probe samples `samples` (none if empty)
+    /// as [`Backend::queue_probes`] does: on an engine where [`Backend::can_step_fused_many`],
+    /// all of them in one sweep (the same bits); by default [`Backend::step_fused`] and
+    /// [`Backend::queue_probes`] for each.
+    fn step_fused_many(
+        &mut self,
+        halos: &HaloPlan,
+        steps: &[(&[f64], &[f64])],
+        samples: &[(Component, [usize; 3])],
+    ) {
         for &(magnetic, currents) in steps {
             self.step_fused(halos, magnetic, currents);
+            if !samples.is_empty() {
+                self.queue_probes(samples);
+            }
         }
     }
     /// The first part of [`Backend::step_fused`] for a driver that exchanges the H halos

@@ -52,8 +52,8 @@ pub(super) enum TraceEnd {
 }
 
 /// Step trace model `model` on `backend` (holding it split as `ranges`) through every step,
-/// recording its probes and flux spectra as a single run's time loop does. Stops at the end of
-/// a step when `stop` or `abort` is set.
+/// recording its probes and flux spectra as a single run's time loop does, in `mode` with up
+/// to `per_sweep` steps per sweep. Stops at the end of a sweep when `stop` or `abort` is set.
 fn run_trace<B: Backend>(
     model: &Model,
     backend: &mut B,
@@ -61,7 +61,7 @@ fn run_trace<B: Backend>(
     check_every: usize,
     stop: &AtomicBool,
     abort: &AtomicBool,
-    mode: crate::backend::StepMode,
+    (mode, per_sweep): (crate::backend::StepMode, usize),
 ) -> TraceEnd {
     let g = &model.grid;
     let samples: Vec<_> = model
@@ -95,20 +95,25 @@ fn run_trace<B: Backend>(
         }
     };
     let mut phases = PhaseTimes::default();
-    let mut stepper = Stepper::new(model, backend, ranges).with_mode(mode);
-    for n in 0..g.steps {
-        stepper.step_timed(&mut phases);
+    let mut stepper = Stepper::new(model, backend, ranges)
+        .with_mode(mode)
+        .with_steps_per_sweep(per_sweep);
+    let per_sweep = stepper.steps_per_sweep();
+    let mut step = 0;
+    while step < g.steps {
+        // Monitors see E^{n+1} and H^{n+1/2}, as in the single run's loop: the probes after
+        // every step (read within a sweep), the flux DFTs and checks where a sweep ends.
+        let k = super::step::steps_until_monitors(model, step, check_every, per_sweep);
+        stepper.step_many(k, &samples, &mut phases);
         let backend = &mut *stepper.backend;
-        let step = n + 1;
+        let before = step;
+        step += k;
         let t = Instant::now();
-        // Monitors see E^{n+1} and H^{n+1/2}, as in the single run's loop.
-        if !samples.is_empty() {
-            backend.queue_probes(&samples);
-        }
         if !model.fluxes.is_empty() {
             backend.accumulate_flux(step, g.dt);
         }
-        if step % 4096 == 0 {
+        // Every 4096 steps, the queued probe rows into the series.
+        if step / 4096 > before / 4096 {
             drain(backend, &mut series, false);
         }
         phases.monitors += t.elapsed();
@@ -632,6 +637,7 @@ impl<'a> Workers<'a> {
                     let trace = scan.trace(model, k);
                     let end = pool.install(|| {
                         let mut b = CpuBackend::<T>::new(&trace, &whole);
+                        // One slab on one thread: it sweeps the steps asked for.
                         run_trace(
                             &trace,
                             &mut b,
@@ -639,7 +645,7 @@ impl<'a> Workers<'a> {
                             opts.check_every,
                             &opts.stop,
                             abort,
-                            opts.step,
+                            (opts.step, opts.steps_per_sweep),
                         )
                     });
                     if tx.send((k, end)).is_err() {
@@ -728,7 +734,11 @@ fn one_after_another(
                 collector.take::<$t>(k, end, obs)
             }};
         }
-        let mode = super::step::mode_for_split(opts.step, r.len(), pool.current_num_threads());
+        let threads = pool.current_num_threads();
+        let mode = (
+            super::step::mode_for_split(opts.step, r.len(), threads),
+            super::step::steps_per_sweep_for(opts.steps_per_sweep, r.len(), threads),
+        );
         let go_on = match engine {
             Engine::CpuF32(mut b) => trace_on!(b, f32, |x| pool
                 .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),

@@ -4,7 +4,7 @@
 use crate::backend::pass::ALL_PASSES;
 use crate::backend::{Backend, Half, Pass, StepMode};
 use crate::decomp::{HaloPlan, SlabRange};
-use crate::model::Model;
+use crate::model::{Component, Model};
 use std::time::{Duration, Instant};
 
 /// Wall time spent in each phase of the loop. On a GPU the passes and exchanges are queued,
@@ -186,17 +186,18 @@ impl<'a, B: Backend> Stepper<'a, B> {
         self.steps_done += 1;
     }
 
-    /// `count` whole steps, as [`Stepper::step_timed`] each, but in sweeps of up to
-    /// [`Stepper::steps_per_sweep`] steps (temporal blocking: the same bits, fewer passes
-    /// over memory).
-    pub fn step_many(&mut self, count: usize, phases: &mut PhaseTimes) {
+    /// `count` whole steps, as [`Stepper::step_timed`] each, queueing after each a row of the
+    /// probe samples `samples` ([`Backend::queue_probes`]; none if empty), but in sweeps of up
+    /// to [`Stepper::steps_per_sweep`] steps (temporal blocking: the same bits, fewer passes
+    /// over memory; the sweep reads the probes as it passes their planes). The probes' time
+    /// is the monitors' where a step runs alone, the sweep's where it is read in a sweep.
+    pub fn step_many(
+        &mut self,
+        count: usize,
+        samples: &[(Component, [usize; 3])],
+        phases: &mut PhaseTimes,
+    ) {
         let per_sweep = self.steps_per_sweep();
-        if per_sweep == 1 {
-            for _ in 0..count {
-                self.step_timed(phases);
-            }
-            return;
-        }
         let dt = self.model.grid.dt;
         let mut done = 0;
         while done < count {
@@ -205,6 +206,11 @@ impl<'a, B: Backend> Stepper<'a, B> {
                 // One step needs no wavefront: the rayon sweep, without a thread per slab.
                 self.step_timed(phases);
                 done += 1;
+                if !samples.is_empty() {
+                    let t = Instant::now();
+                    self.backend.queue_probes(samples);
+                    phases.monitors += t.elapsed();
+                }
                 continue;
             }
             let values: Vec<(Vec<f64>, Vec<f64>)> = (0..k)
@@ -221,7 +227,7 @@ impl<'a, B: Backend> Stepper<'a, B> {
                 .map(|(m, j)| (m.as_slice(), j.as_slice()))
                 .collect();
             let t = Instant::now();
-            self.backend.step_fused_many(&self.halos, &steps);
+            self.backend.step_fused_many(&self.halos, &steps, samples);
             phases.fused += t.elapsed();
             self.steps_done += k;
             done += k;
@@ -241,16 +247,16 @@ impl<'a, B: Backend> Stepper<'a, B> {
 }
 
 /// The steps to take from `done` steps before the monitors of `model` must see the fields,
-/// at most `per_sweep`: 1 while probes record every step; else up to the next step that a
-/// snapshot, a flux or far-field DFT sample or a NaN check (every `check_every` steps) falls
-/// on, or the last step.
+/// at most `per_sweep`: up to the next step that a snapshot, a flux or far-field DFT sample
+/// or a NaN check (every `check_every` steps) falls on, or the last step. Probes do not end a
+/// sweep: [`Stepper::step_many`] reads them as it passes.
 pub fn steps_until_monitors(
     model: &Model,
     done: usize,
     check_every: usize,
     per_sweep: usize,
 ) -> usize {
-    if per_sweep <= 1 || !model.probes.is_empty() {
+    if per_sweep <= 1 {
         return 1;
     }
     // The first step after `done` that is a multiple of `every`.
@@ -360,11 +366,12 @@ mod tests {
         flux.fluxes[0].decimation = 3;
         assert_eq!(steps_until_monitors(&flux, 0, 100, 8), 3);
         assert_eq!(steps_until_monitors(&flux, 4, 100, 8), 2);
-        // Probes read every step.
+        // Probes are read within the sweep.
         let probe = scene(
             "[[monitor]]\ntype = \"probe\"\nname = \"p\"\nposition = [1.0, 0.0, 0.0]\n\
              components = [\"Ez\"]\n",
         );
-        assert_eq!(steps_until_monitors(&probe, 0, 100, 8), 1);
+        assert_eq!(steps_until_monitors(&probe, 0, 100, 8), 8);
+        assert_eq!(steps_until_monitors(&probe, 16, 100, 8), 4);
     }
 }

@@ -105,12 +105,6 @@ pub(super) fn time_loop_from<B: Backend>(
             ranges.len(),
             if ranges.len() == 1 { "" } else { "s" }
         ));
-    } else if stepper.steps_per_sweep() > 1 && !model.probes.is_empty() {
-        // The probes read every step, so every sweep is one step: say so, not "up to N".
-        obs.message(&format!(
-            "update: fused H+E sweep, one step per sweep: the probes read every step (a run without probes sweeps up to {} steps at once between monitor reads)",
-            stepper.steps_per_sweep()
-        ));
     } else {
         obs.message(&stepper.mode_note());
     }
@@ -120,17 +114,14 @@ pub(super) fn time_loop_from<B: Backend>(
     while n < g.steps {
         // The steps up to the next one whose fields a monitor or check reads, in one sweep
         // where the engine can (the steps between are seen by nothing but the next step).
+        // Monitors see E^{n+1} and H^{n+1/2}: the probes are queued after each step (within
+        // a sweep as it passes them), the rest now; all written when their data is here.
         let k = super::step::steps_until_monitors(model, n, opts.check_every, per_sweep);
-        stepper.step_many(k, &mut phases);
+        stepper.step_many(k, &monitors.samples, &mut phases);
         n += k;
         let backend = &mut *stepper.backend;
         let t4 = Instant::now();
         let step = n;
-
-        // Monitors see E^{n+1} and H^{n+1/2}: queued now, written when their data is here.
-        if !monitors.samples.is_empty() {
-            backend.queue_probes(&monitors.samples);
-        }
         let now = Instant::now();
         // A failed write (a full disk) ends the run like an interrupt, after this step.
         let written = (|| -> Result<(), OutputError> {

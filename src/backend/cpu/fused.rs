@@ -31,6 +31,7 @@
 use super::{cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
 use crate::backend::{Backend, Half};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
+use crate::model::Component;
 use crate::real::Real;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -183,9 +184,10 @@ impl<T: Real> CpuBackend<T> {
 
     /// `steps.len()` whole steps, step k with the magnetic currents `steps[k].0` and the
     /// currents `steps[k].1`, in one sweep along x per slab (temporal blocking, a wavefront;
-    /// only where [`Self::can_sweep_steps`]). Each cell sees the arithmetic of the
-    /// step-by-step sweep in the same order, so the bits are the same, while the field values
-    /// travel from memory once per sweep instead of once per step.
+    /// only where [`Self::can_sweep_steps`]), queueing after each step a row of the probe
+    /// samples `samples` as [`Backend::queue_probes`] would. Each cell sees the arithmetic of
+    /// the step-by-step sweep in the same order, so the bits are the same, while the field
+    /// values travel from memory once per sweep instead of once per step.
     ///
     /// Within a slab ([`Slab::sweep_steps`]) step k runs one plane behind step k - 1. Between
     /// slabs the halo planes travel every step, as messages between the slabs' threads
@@ -196,7 +198,16 @@ impl<T: Real> CpuBackend<T> {
     /// the other; so slabs sweep in turn towards +x and towards -x, and two neighbours reach
     /// their common face together, at the ends of their sweeps or at the starts. The one
     /// thread per slab blocks on its neighbours' messages only for the planes by that face.
-    pub(super) fn fused_steps(&mut self, halos: &HaloPlan, steps: &[(&[f64], &[f64])]) {
+    ///
+    /// Probes: a plane holds step k's E and H from the moment step k's E update of it ends
+    /// until step k + 1 updates its H, so each slab reads its samples there, plane by plane
+    /// ([`PlaneSample`]); the rows are put together in sample order after the sweep.
+    pub(super) fn fused_steps(
+        &mut self,
+        halos: &HaloPlan,
+        steps: &[(&[f64], &[f64])],
+        samples: &[(Component, [usize; 3])],
+    ) {
         let sh = &self.shared;
         let count = self.slabs.len();
         let mut links: Vec<Links<T>> = (0..count).map(|_| Links::default()).collect();
@@ -216,15 +227,85 @@ impl<T: Real> CpuBackend<T> {
                 recv_components: components(&halos.after_h, |c| c.dst_slab == b),
             });
         }
-        if count == 1 {
-            self.slabs[0].sweep_steps(sh, steps, true, links.pop().unwrap_or_default());
+        let held: Vec<Vec<PlaneSample>> = self
+            .slabs
+            .iter()
+            .map(|s| PlaneSample::held_by(s, sh, samples))
+            .collect();
+        let values: Vec<Vec<f64>> = if count == 1 {
+            let l = links.pop().unwrap_or_default();
+            vec![self.slabs[0].sweep_steps(sh, steps, true, l, &held[0])]
+        } else {
+            std::thread::scope(|scope| {
+                let sweeps: Vec<_> = self
+                    .slabs
+                    .iter_mut()
+                    .zip(links)
+                    .zip(&held)
+                    .enumerate()
+                    .map(|(b, ((s, l), held))| {
+                        scope.spawn(move || s.sweep_steps(sh, steps, b % 2 == 0, l, held))
+                    })
+                    .collect();
+                sweeps
+                    .into_iter()
+                    .map(|t| t.join().expect("a slab's sweep does not panic"))
+                    .collect()
+            })
+        };
+        if samples.is_empty() {
             return;
         }
-        std::thread::scope(|scope| {
-            for (b, (s, l)) in self.slabs.iter_mut().zip(links).enumerate() {
-                scope.spawn(move || s.sweep_steps(sh, steps, b % 2 == 0, l));
+        let rows = &mut self.monitors.probe_rows;
+        let first = rows.len();
+        rows.resize(first + steps.len() * samples.len(), 0.0);
+        for (held, values) in held.iter().zip(&values) {
+            for (k, row) in values.chunks_exact(held.len().max(1)).enumerate() {
+                let out = &mut rows[first + k * samples.len()..];
+                for (ps, &v) in held.iter().zip(row) {
+                    out[ps.index] = v;
+                }
             }
-        });
+        }
+    }
+}
+
+/// A probe sample that a slab holds, as [`Slab::sweep_steps`] reads it.
+#[derive(Debug, Clone, Copy)]
+struct PlaneSample {
+    /// The local plane (1..=n) of its cell.
+    plane: usize,
+    /// Its index in the list of samples.
+    index: usize,
+    /// In E (else H).
+    electric: bool,
+    /// Its component within E or H (0-2).
+    component: usize,
+    /// Its cell's index in the field arrays.
+    offset: usize,
+}
+
+impl PlaneSample {
+    /// The samples of `samples` in slab `s`'s cells, by plane.
+    fn held_by<T>(s: &Slab<T>, sh: &Shared<T>, samples: &[(Component, [usize; 3])]) -> Vec<Self> {
+        let mut held: Vec<Self> = samples
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, idx))| s.range.x0 <= idx[0] && idx[0] < s.range.x1)
+            .map(|(index, &(c, idx))| {
+                let plane = idx[0] - s.range.x0 + 1;
+                PlaneSample {
+                    plane,
+                    index,
+                    electric: c.is_electric(),
+                    component: c as usize % 3,
+                    offset: (plane * sh.ny + idx[1]) * sh.nz + idx[2],
+                }
+            })
+            .collect();
+        // Stable: samples of one plane stay in list order.
+        held.sort_by_key(|p| p.plane);
+        held
     }
 }
 
@@ -316,15 +397,23 @@ impl<T: Real> Slab<T> {
     /// then sends its new H; the E update of the first plane first receives the left
     /// neighbour's H of step k and then sends its new E. After the last step the last E from
     /// the right fills the halo, as the E exchange after a step does.
+    ///
+    /// Probes: plane q holds step k's E and H once step k's E update of q ends, both ways
+    /// (towards +x its H was updated just before; towards -x one position before), and until
+    /// step k + 1 updates its H, which comes later (towards -x later in the same round). So
+    /// the samples `held` of plane q are read right after that E update. Returns their values,
+    /// a row per step, in the order of `held`.
     fn sweep_steps(
         &mut self,
         sh: &Shared<T>,
         steps: &[(&[f64], &[f64])],
         forward: bool,
         links: Links<T>,
-    ) {
+        held: &[PlaneSample],
+    ) -> Vec<f64> {
         let n = self.range.len();
         let depth = steps.len();
+        let mut values = vec![0.0; depth * held.len()];
         let h = |s: &mut Self, q: usize, k: usize| {
             if q == n {
                 if let Some(r) = &links.right {
@@ -340,7 +429,7 @@ impl<T: Real> Slab<T> {
                 }
             }
         };
-        let e = |s: &mut Self, q: usize, k: usize| {
+        let mut e = |s: &mut Self, q: usize, k: usize| {
             if q == 1 {
                 if let Some(l) = &links.left {
                     s.receive_plane(sh, l, false, 0);
@@ -351,6 +440,12 @@ impl<T: Real> Slab<T> {
                 if let Some(l) = &links.left {
                     s.send_plane(sh, l, true, 1);
                 }
+            }
+            let on_q =
+                held.partition_point(|p| p.plane < q)..held.partition_point(|p| p.plane <= q);
+            for (i, p) in held[on_q.clone()].iter().enumerate() {
+                let f = if p.electric { &s.e } else { &s.h };
+                values[k * held.len() + on_q.start + i] = f[p.component][p.offset].to_f64();
             }
         };
         // Position d of a step's sweep (d = 0 first): towards +x plane d + 1; towards -x the
@@ -375,6 +470,7 @@ impl<T: Real> Slab<T> {
         if let Some(r) = &links.right {
             self.receive_plane(sh, r, true, n + 1);
         }
+        values
     }
 }
 

@@ -703,12 +703,18 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.can_sweep_steps(halos)
     }
 
-    fn step_fused_many(&mut self, halos: &HaloPlan, steps: &[(&[f64], &[f64])]) {
+    fn step_fused_many(
+        &mut self,
+        halos: &HaloPlan,
+        steps: &[(&[f64], &[f64])],
+        samples: &[(Component, [usize; 3])],
+    ) {
         if self.can_sweep_steps(halos) {
-            self.fused_steps(halos, steps);
+            self.fused_steps(halos, steps, samples);
         } else {
             for &(magnetic, currents) in steps {
                 self.fused_step(halos, magnetic, currents);
+                self.queue_probes(samples);
             }
         }
     }
