@@ -139,7 +139,7 @@ fn state_bits<T: Real>(b: &mut CpuBackend<T>) -> Vec<(String, Vec<u64>)> {
 /// The state after all of `model`'s steps split as `ranges`, stepped fused in sweeps of
 /// `per_sweep` steps ([`Stepper::step_many`]), and the probe samples of every step as the
 /// sweeps queued them; None where the engine cannot sweep several steps at once (periodic or
-/// PMC x faces, or a TF/SF source).
+/// PMC x faces).
 fn run_swept<T: Real>(model: &Model, ranges: &[SlabRange], per_sweep: usize) -> Option<Bits> {
     let mut b = CpuBackend::<T>::new(model, ranges);
     let samples = samples_of(model);
@@ -232,10 +232,9 @@ fn check<T: Real>(model: &Model, uneven: &[usize]) {
     // after the last step. Sweeps of 2 and 3 steps, and of more steps than a slab has planes,
     // on 1, 2 (a slab sweeping each way) and 3 slabs and the uneven split (slabs of one
     // plane, neighbours that wait on each other's halos at different rounds).
-    let swept_scene = model.tfsf.is_none()
-        && model.boundaries.faces[0]
-            .iter()
-            .all(|f| !matches!(f, BoundaryKind::Periodic | BoundaryKind::Pmc));
+    let swept_scene = model.boundaries.faces[0]
+        .iter()
+        .all(|f| !matches!(f, BoundaryKind::Periodic | BoundaryKind::Pmc));
     let cuts: Vec<&[SlabRange]> = vec![&splits[0], &splits[1], &splits[2]];
     let two = split_even(nx, 2);
     for ranges in cuts.into_iter().chain([two.as_slice()]) {
@@ -705,4 +704,52 @@ fn only_plain_neighbour_copies_allow_several_steps_per_sweep() {
             );
         }
     }
+}
+
+/// The threads that sweep several steps at once flush subnormals as the caller's do (a run's
+/// pool flushes them, `yee::fpu`): on a scene whose fields decay through subnormals (a
+/// source of 1e-36 in f32), sweeps of 4 steps on 2 slabs give the bits of one step per sweep
+/// on the pool's threads, with and without the flush, and the two differ.
+#[test]
+fn several_steps_per_sweep_flush_subnormals_as_the_callers_pool_does() {
+    let scene = PML_SCENE.replacen(
+        "position = [-1.0, 1.0, 0.0]\n",
+        "position = [-1.0, 1.0, 0.0]\namplitude = 1.0e-36\n",
+        1,
+    );
+    let m = model(&scene, "f32", 30);
+    let ranges = split_even(m.grid.shape[0], 2);
+    let state_in = |flush: bool, per_sweep: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .start_handler(move |_| {
+                if flush {
+                    yee::fpu::flush_subnormals_to_zero();
+                }
+            })
+            .build()
+            .expect("a pool");
+        pool.install(|| {
+            let mut b = CpuBackend::<f32>::new(&m, &ranges);
+            {
+                let mut s = Stepper::new(&m, &mut b, &ranges)
+                    .with_mode(StepMode::Fused)
+                    .with_steps_per_sweep(per_sweep);
+                assert_eq!(s.steps_per_sweep(), per_sweep);
+                s.step_many(m.grid.steps, &[], &mut Default::default());
+            }
+            state_bits(&mut b)
+        })
+    };
+    let flushed = state_in(true, 1);
+    let kept = state_in(false, 1);
+    assert!(
+        flushed != kept,
+        "the fields pass through subnormals, so the flush changes them"
+    );
+    assert!(flushed == state_in(true, 4), "sweeps on a flushing pool");
+    assert!(
+        kept == state_in(false, 4),
+        "sweeps on a pool that keeps subnormals"
+    );
 }

@@ -28,6 +28,7 @@
 //! run after the sweep, as after the two-pass E half step. Threads work on whole slabs (the
 //! run's default is one slab per thread).
 
+use super::tfsf::Incident;
 use super::{cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
 use crate::backend::{Backend, Half};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
@@ -113,7 +114,7 @@ impl<T: Real> CpuBackend<T> {
                 s.advance_incident(sh, Half::H, magnetic);
                 s.advance_incident(sh, Half::E, currents);
                 for &p in planes {
-                    s.fused_h(sh, p, 0..sh.ny, magnetic);
+                    s.fused_h(sh, p, 0..sh.ny, magnetic, None);
                 }
             });
     }
@@ -138,9 +139,9 @@ impl<T: Real> CpuBackend<T> {
             for rows in &bands {
                 for p in mine.clone() {
                     if !done.contains(&p) {
-                        s.fused_h(sh, p, rows.clone(), magnetic);
+                        s.fused_h(sh, p, rows.clone(), magnetic, None);
                     }
-                    s.fused_e(sh, p, rows.clone(), currents);
+                    s.fused_e(sh, p, rows.clone(), currents, None);
                 }
             }
         });
@@ -150,7 +151,7 @@ impl<T: Real> CpuBackend<T> {
     pub(super) fn fused_first_e(&mut self, currents: &[f64]) {
         let sh = &self.shared;
         self.slabs.par_iter_mut().for_each(|s| {
-            s.fused_e(sh, 1, 0..sh.ny, currents);
+            s.fused_e(sh, 1, 0..sh.ny, currents, None);
         });
     }
 }
@@ -159,8 +160,7 @@ impl<T: Real> CpuBackend<T> {
     /// True if [`Self::fused_steps`] can sweep several steps at once with the halo copies
     /// `halos`: every copy is the plain one between neighbours (new H of a slab's last plane
     /// into the next slab's left halo, new E of a slab's first plane into the previous one's
-    /// right halo: no periodic or PMC x face); no TF/SF source, whose 1-D grid the sweep would
-    /// need at several times at once; and whole planes (no row bands). Each slab sweeps on a
+    /// right halo: no periodic or PMC x face), and whole planes (no row bands). Each slab sweeps on a
     /// thread of its own (they wait on each other's halo planes), so a caller that keeps to a
     /// number of threads sweeps several steps at once only with as many slabs.
     pub(super) fn can_sweep_steps(&self, halos: &HaloPlan) -> bool {
@@ -177,9 +177,7 @@ impl<T: Real> CpuBackend<T> {
                 && c.dst_side == HaloSide::Right
                 && c.src_x == slabs[c.src_slab].range.x0
         });
-        h_ok && e_ok
-            && slabs.iter().all(|s| s.incident.is_none())
-            && bands(&self.shared, self.band_values).len() == 1
+        h_ok && e_ok && bands(&self.shared, self.band_values).len() == 1
     }
 
     /// `steps.len()` whole steps, step k with the magnetic currents `steps[k].0` and the
@@ -232,6 +230,10 @@ impl<T: Real> CpuBackend<T> {
             .iter()
             .map(|s| PlaneSample::held_by(s, sh, samples))
             .collect();
+        // The slabs' threads flush subnormals as the caller does (the run's pool does): the
+        // bits of the step-by-step sweep on the pool's threads. Linux copies the floating-point
+        // state into a new thread, but not every system does, so it is set explicitly.
+        let flush = crate::fpu::subnormals_flushed();
         let values: Vec<Vec<f64>> = if count == 1 {
             let l = links.pop().unwrap_or_default();
             vec![self.slabs[0].sweep_steps(sh, steps, true, l, &held[0])]
@@ -244,7 +246,12 @@ impl<T: Real> CpuBackend<T> {
                     .zip(&held)
                     .enumerate()
                     .map(|(b, ((s, l), held))| {
-                        scope.spawn(move || s.sweep_steps(sh, steps, b % 2 == 0, l, held))
+                        scope.spawn(move || {
+                            if flush {
+                                crate::fpu::flush_subnormals_to_zero();
+                            }
+                            s.sweep_steps(sh, steps, b % 2 == 0, l, held)
+                        })
                     })
                     .collect();
                 sweeps
@@ -414,6 +421,8 @@ impl<T: Real> Slab<T> {
         let n = self.range.len();
         let depth = steps.len();
         let mut values = vec![0.0; depth * held.len()];
+        // The TF/SF 1-D grid of each step (none without correction points in this slab).
+        let mut ahead = self.incident_ahead(sh, steps);
         let h = |s: &mut Self, q: usize, k: usize| {
             if q == n {
                 if let Some(r) = &links.right {
@@ -422,7 +431,7 @@ impl<T: Real> Slab<T> {
                     }
                 }
             }
-            s.fused_h(sh, q, 0..sh.ny, steps[k].0);
+            s.fused_h(sh, q, 0..sh.ny, steps[k].0, ahead.get(k));
             if q == n {
                 if let Some(r) = &links.right {
                     s.send_plane(sh, r, false, n);
@@ -435,7 +444,7 @@ impl<T: Real> Slab<T> {
                     s.receive_plane(sh, l, false, 0);
                 }
             }
-            s.fused_e(sh, q, 0..sh.ny, steps[k].1);
+            s.fused_e(sh, q, 0..sh.ny, steps[k].1, ahead.get(k));
             if q == 1 {
                 if let Some(l) = &links.left {
                     s.send_plane(sh, l, true, 1);
@@ -470,6 +479,9 @@ impl<T: Real> Slab<T> {
         if let Some(r) = &links.right {
             self.receive_plane(sh, r, true, n + 1);
         }
+        if let Some(last) = ahead.pop() {
+            self.incident = Some(last);
+        }
         values
     }
 }
@@ -491,8 +503,16 @@ impl<T: Real> CpuBackend<T> {
 
 impl<T: Real> Slab<T> {
     /// Every H pass on local plane `p`: the curl of E with the CPML correction, the magnetic
-    /// sheets, the TF/SF H corrections (the incident grid already advanced).
-    fn fused_h(&mut self, sh: &Shared<T>, p: usize, rows: Range<usize>, magnetic: &[f64]) {
+    /// sheets, the TF/SF H corrections (the incident grid already advanced; `ahead` where
+    /// given, else the slab's own).
+    fn fused_h(
+        &mut self,
+        sh: &Shared<T>,
+        p: usize,
+        rows: Range<usize>,
+        magnetic: &[f64],
+        ahead: Option<&Incident<T>>,
+    ) {
         let plane = sh.ny * sh.nz;
         let o = p * plane;
         let psi = one_plane_psi(
@@ -518,13 +538,21 @@ impl<T: Real> Slab<T> {
             psi,
         );
         self.inject_magnetic(sh, magnetic, p..p + 1, rows.clone());
-        self.tfsf(sh, Half::H, p..p + 1, rows);
+        self.tfsf(sh, Half::H, (p..p + 1, rows), ahead);
     }
 
     /// Every E pass on local plane `p`, in the order of [`crate::backend::pass::E_PASSES`]:
     /// the curl of H with the CPML correction, the sources, the TF/SF E corrections, the
-    /// dispersive poles of the plane's cells, the PEC faces.
-    fn fused_e(&mut self, sh: &Shared<T>, p: usize, rows: Range<usize>, currents: &[f64]) {
+    /// dispersive poles of the plane's cells, the PEC faces; the TF/SF corrections read the
+    /// incident grid `ahead` where given, else the slab's own.
+    fn fused_e(
+        &mut self,
+        sh: &Shared<T>,
+        p: usize,
+        rows: Range<usize>,
+        currents: &[f64],
+        ahead: Option<&Incident<T>>,
+    ) {
         let plane = sh.ny * sh.nz;
         let o = p * plane;
         let psi = one_plane_psi(
@@ -550,7 +578,7 @@ impl<T: Real> Slab<T> {
             psi,
         );
         self.inject(sh, currents, p..p + 1, rows.clone());
-        self.tfsf(sh, Half::E, p..p + 1, rows.clone());
+        self.tfsf(sh, Half::E, (p..p + 1, rows.clone()), ahead);
         let (a, b) = (rows.start * sh.nz, rows.end * sh.nz);
         for g in &mut self.dispersive {
             let e = &mut self.e[g.component][o + a..o + b];

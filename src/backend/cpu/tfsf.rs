@@ -10,6 +10,7 @@ use crate::real::Real;
 use std::ops::Range;
 
 /// The 1-D incident grid: e at the integer nodes, h (eta0 H) between them.
+#[derive(Clone)]
 pub(super) struct Incident<T> {
     /// E nodes.
     pub e: Vec<T>,
@@ -53,6 +54,29 @@ impl<T: Real> Incident<T> {
 }
 
 impl<T: Real> Slab<T> {
+    /// The 1-D grid of this slab (if it holds one) after each of `steps` in turn from its
+    /// state now (each step's H half with its magnetic values `.0`, then its E half with its
+    /// currents `.1`), without changing it: what the TF/SF corrections of each step of a
+    /// sweep of several steps read ([`Slab::tfsf`]).
+    pub(super) fn incident_ahead(
+        &self,
+        sh: &Shared<T>,
+        steps: &[(&[f64], &[f64])],
+    ) -> Vec<Incident<T>> {
+        let (Some(op), Some(inc)) = (&sh.tfsf, &self.incident) else {
+            return Vec::new();
+        };
+        let mut now = inc.clone();
+        steps
+            .iter()
+            .map(|&(magnetic, currents)| {
+                now.advance(op, Half::H, magnetic);
+                now.advance(op, Half::E, currents);
+                now.clone()
+            })
+            .collect()
+    }
+
     /// The first part of the TF/SF pass of `half` on this slab: advance its 1-D grid (a slab
     /// without correction points holds none).
     pub(super) fn advance_incident(&mut self, sh: &Shared<T>, half: Half, values: &[f64]) {
@@ -64,15 +88,17 @@ impl<T: Real> Slab<T> {
     /// The rest of the TF/SF pass of `half`: the face corrections on the rows `rows` of the
     /// local planes `planes`, group by group in pass order (each group's points lie in x order, so a plane's
     /// points are one run of them, and a cell corrected by several groups gets the groups' terms
-    /// in pass order whichever planes are corrected together).
+    /// in pass order whichever planes are corrected together). They read the 1-D grid
+    /// `ahead` where given (a sweep of several steps holds the grid of each of its steps),
+    /// else the slab's own.
     pub(super) fn tfsf(
         &mut self,
         sh: &Shared<T>,
         half: Half,
-        planes: Range<usize>,
-        rows: Range<usize>,
+        (planes, rows): (Range<usize>, Range<usize>),
+        ahead: Option<&Incident<T>>,
     ) {
-        let Some(inc) = &self.incident else {
+        let Some(inc) = ahead.or(self.incident.as_ref()) else {
             return;
         };
         let plane = sh.ny * sh.nz;
