@@ -194,9 +194,10 @@ pub fn fused_bytes_per_cell_step(precision: Precision) -> u64 {
 }
 
 /// Bytes per cell and step that the update of `model` moves, for its roofline: the two-pass
-/// update's [`bytes_per_cell_step`] plus, averaged over the cells, the dispersive pass's
-/// traffic (the plan's [`crate::plan::Layout::traffic_per_step`] less the plan's own per-cell
-/// figure, which also counts the material ids).
+/// update's [`bytes_per_cell_step`] plus, averaged over the cells, the H material ids of a
+/// magnetic material and what the other passes move (the dispersive pass's traffic:
+/// [`crate::plan::Layout::pass_traffic_per_step`]). The CPML's psi arrays are left out: the
+/// rooflines are those of the field update.
 pub fn model_bytes_per_cell_step(model: &Model) -> u64 {
     let cells = model.grid.cells() as f64;
     let layout = crate::plan::Layout::of(model);
@@ -204,8 +205,7 @@ pub fn model_bytes_per_cell_step(model: &Model) -> u64 {
         x0: 0,
         x1: model.grid.shape[0],
     };
-    let extra = layout.traffic_per_step(whole)
-        - cells * crate::plan::bytes_per_cell_step(model.precision) as f64;
+    let extra = layout.pass_traffic_per_step(whole) + 3.0 * layout.magnetic as u8 as f64 * cells;
     bytes_per_cell_step(model.precision) + (extra / cells).round() as u64
 }
 

@@ -422,6 +422,30 @@ fn json_output_follows_the_schema() {
     assert_eq!(v["estimate"]["bytes_per_cell_step"], 75);
     assert!(v["estimate"]["seconds"].as_f64().unwrap() > 0.0);
 
+    // The CPU's update: the fused sweep with a slab per thread (51 B per cell-step in f32),
+    // the two-pass update with fewer slabs than threads (75 B), which takes longer.
+    let cpu = |slabs: &str| {
+        json(&[
+            "plan",
+            "scenes/dipole.toml",
+            "--json",
+            "--host-memory",
+            "16GiB",
+            "--backend",
+            "cpu",
+            "--threads",
+            "2",
+            "--slabs",
+            slabs,
+        ])
+    };
+    let (fused, two_pass) = (cpu("2"), cpu("1"));
+    assert_eq!(fused["backend"], "cpu");
+    assert_eq!(fused["estimate"]["bytes_per_cell_step"], 51);
+    assert_eq!(two_pass["estimate"]["bytes_per_cell_step"], 75);
+    let per_step = |v: &serde_json::Value| v["estimate"]["seconds_per_step"].as_f64().unwrap();
+    assert!(per_step(&two_pass) > per_step(&fused));
+
     let v = json(&[
         "plan",
         "scenes/plan_10um_5nm.toml",
@@ -644,29 +668,56 @@ frequencies = { min = 1.0e14, max = 3.0e14, count = 11 }
     let _ = std::fs::remove_dir_all(dir);
 }
 
+/// The host bandwidth figure of a plan with the cache in `cache` on a machine whose load
+/// average reads `load`, and the plan's note on where it came from.
+fn planned_bandwidth(cache: &std::path::Path, load: &str) -> (f64, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["plan", "scenes/dipole.toml", "--json"])
+        .env("XDG_CACHE_HOME", cache)
+        .env("YEE_LOAD_AVERAGE", load)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let host = v["devices"].as_array().unwrap().last().unwrap().clone();
+    let note = v["assumptions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap().to_string())
+        .find(|a| a.starts_with("host bandwidth"))
+        .unwrap();
+    (host["bandwidth_bytes_per_s"].as_f64().unwrap(), note)
+}
+
+/// A figure measured while other work runs (a load average of one per core) is used and not
+/// cached; once the machine is quiet the next plan measures and caches.
+#[test]
+fn a_host_bandwidth_measured_on_a_busy_machine_is_not_cached() {
+    let cache = cache_dir("bandwidth-busy");
+    let _ = std::fs::remove_dir_all(&cache);
+    let file = cache.join("yee").join("host-bandwidth.json");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let load = format!("{}", cores as f64);
+    let (b, note) = planned_bandwidth(&cache, &load);
+    assert!(b > 0.0);
+    assert!(
+        note.contains("while the machine was busy") && note.contains("not cached"),
+        "{note}"
+    );
+    assert!(!file.exists());
+    let (_, note) = planned_bandwidth(&cache, "0.1");
+    assert!(note.contains("cached in"), "{note}");
+    assert!(file.exists());
+    let _ = std::fs::remove_dir_all(&cache);
+}
+
 #[test]
 fn the_host_bandwidth_is_measured_once_and_then_read_from_the_cache() {
     let cache = cache_dir("bandwidth");
     let _ = std::fs::remove_dir_all(&cache);
-    let plan = || {
-        let out = Command::new(env!("CARGO_BIN_EXE_yee"))
-            .args(["plan", "scenes/dipole.toml", "--json"])
-            .env("XDG_CACHE_HOME", &cache)
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .output()
-            .unwrap();
-        assert!(out.status.success());
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        let host = v["devices"].as_array().unwrap().last().unwrap().clone();
-        let note = v["assumptions"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|a| a.as_str().unwrap().to_string())
-            .find(|a| a.starts_with("host bandwidth"))
-            .unwrap();
-        (host["bandwidth_bytes_per_s"].as_f64().unwrap(), note)
-    };
+    let plan = || planned_bandwidth(&cache, "0.1");
     let (first, note) = plan();
     assert!(
         note.contains("measured just now") && note.contains("cached in"),

@@ -1,7 +1,7 @@
 //! Device choice, slab split and the time model: the candidates and the [`Decision`] between
 //! them. The reason is built from the decision in `reason`, the suggestions in `suggest`.
 
-use super::bytes::{bytes_per_cell_step, Layout};
+use super::bytes::{bytes_per_cell_step, fused_update_bytes_per_cell_step, Layout};
 use super::decision::{Decision, GpuFit, HostFit, NoGpu};
 use super::hardware::{Device, Hardware, CUDA_CONTEXT_RESERVE};
 use super::report::{bytes_h, duration_h, percent};
@@ -22,6 +22,9 @@ pub(super) struct Candidate {
     pub(super) usable_bytes: u64,
     /// Slowest slab's update per step, seconds.
     pub(super) update_s: f64,
+    /// Bytes the update moves per cell and step, the cells' part (the CPU's fused sweep or
+    /// the two-pass update; the CPML and the other passes add theirs where they act).
+    pub(super) bytes_per_cell_step: u64,
     /// Launches and halo copies per step, seconds.
     pub(super) overhead_s: f64,
     /// True when the host-side buffers (monitor staging, probe series) alone do not fit in
@@ -129,7 +132,7 @@ pub(super) fn gpu_candidate(
         add(&mut bytes, &Allocation { monitors: 0, ..a });
         bytes.device_monitors += a.monitors;
         need[g] = need[g].saturating_add(a.total());
-        traffic[g] += layout.traffic_per_step(*r);
+        traffic[g] += layout.traffic_per_step(*r, false);
         slabs.push((sel[g], *r, a));
     }
     let mut fits = true;
@@ -180,17 +183,18 @@ pub(super) fn gpu_candidate(
         device_bytes,
         usable_bytes: usable,
         update_s,
+        bytes_per_cell_step: bytes_per_cell_step(layout.precision),
         overhead_s,
         host_side_short,
     }
 }
 
-/// The host with `slabs` slabs (the CPU backend's split).
+/// The host with `slabs` slabs on `threads` threads (the CPU backend's split).
 pub(super) fn cpu_candidate(
     layout: &Layout,
     host: &Device,
     host_index: usize,
-    slabs: usize,
+    (slabs, threads): (usize, usize),
 ) -> Candidate {
     let nx = layout.shape[0];
     let ranges = split_even(nx, slabs.clamp(1, nx.max(1)));
@@ -207,8 +211,9 @@ pub(super) fn cpu_candidate(
         x0: 0,
         x1: layout.shape[0],
     };
-    let update_s =
-        layout.traffic_per_step(whole) / (host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
+    let fused = super::cpu_update_is_fused(slabs, threads);
+    let update_s = layout.traffic_per_step(whole, fused)
+        / (host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
     Candidate {
         backend: PlanBackend::Cpu,
         slabs: out,
@@ -218,6 +223,11 @@ pub(super) fn cpu_candidate(
         host_side_short: host_side_bytes(&bytes) > host.memory_bytes,
         bytes,
         update_s,
+        bytes_per_cell_step: if fused {
+            fused_update_bytes_per_cell_step(layout.precision)
+        } else {
+            bytes_per_cell_step(layout.precision)
+        },
         overhead_s: 0.0,
     }
 }
@@ -391,12 +401,14 @@ pub(super) fn choose_gpus(
     })
 }
 
-pub(super) fn cpu_slabs_for(layout: &Layout, hw: &Hardware, options: &PlanOptions) -> usize {
-    cpu_slabs(
-        layout.shape[0],
-        options.threads.unwrap_or(hw.cores),
-        options.slabs,
-    )
+/// The CPU backend's (slabs, threads) for `options` on `hw`.
+pub(super) fn cpu_split_for(
+    layout: &Layout,
+    hw: &Hardware,
+    options: &PlanOptions,
+) -> (usize, usize) {
+    let threads = options.threads.unwrap_or(hw.cores);
+    (cpu_slabs(layout.shape[0], threads, options.slabs), threads)
 }
 
 fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
@@ -417,9 +429,10 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
             hw.bandwidth_note.as_deref().unwrap_or("measured")
         )
     };
+    let fused = fused_update_bytes_per_cell_step(layout.precision);
     let mut out = vec![
         format!(
-            "time: {bpcs} B per cell-step ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes; plus what the dispersive, TF/SF and surface DFT passes move where they act) at {} of each GPU's peak bandwidth, {} of the host's",
+            "time: on the GPUs the two-pass update, {bpcs} B per cell-step ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes), at {} of each GPU's peak bandwidth; on the CPU the fused H+E sweep, {fused} B (each value read and written once; the two-pass {bpcs} B with fewer slabs than threads), at {} of the host's; plus every CPML psi value read and written, and what the dispersive, TF/SF and surface DFT passes move where they act. Not counted: the CPU's temporal blocking (up to 8 steps per sweep), which runs grids beyond the cache up to 1.6x faster",
             percent(GPU_ACHIEVED_FRACTION),
             percent(CPU_ACHIEVED_FRACTION)
         ),
@@ -457,7 +470,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         &layout,
         &hw.host,
         host_index,
-        cpu_slabs_for(&layout, hw, options),
+        cpu_split_for(&layout, hw, options),
     );
     let gpu = if options.backend == BackendChoice::Cpu {
         None
@@ -560,6 +573,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         device_bytes: 0,
         usable_bytes: 0,
         update_s: 0.0,
+        bytes_per_cell_step: cpu.bytes_per_cell_step,
         overhead_s: 0.0,
         host_side_short: cpu.host_side_short,
     };
@@ -613,7 +627,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
     let estimate = Estimate {
         seconds: seconds_per_step.map(|s| s * model.grid.steps as f64),
         seconds_per_step,
-        bytes_per_cell_step: bytes_per_cell_step(model.precision),
+        bytes_per_cell_step: c.bytes_per_cell_step,
         achieved_fraction: if c.backend == PlanBackend::Cuda {
             GPU_ACHIEVED_FRACTION
         } else {

@@ -67,6 +67,13 @@ pub fn bytes_per_cell_step(precision: Precision) -> u64 {
     18 * precision.bytes() as u64 + 3
 }
 
+/// Bytes moved per cell and step by the fused H+E sweep (the CPU's update where it runs a
+/// slab per thread): each of the six field values read and written once (12 values), plus
+/// the three u8 material indices. 51 in f32, 99 in f64.
+pub fn fused_update_bytes_per_cell_step(precision: Precision) -> u64 {
+    12 * precision.bytes() as u64 + 3
+}
+
 /// Device bytes of a probe ring of `samples` samples and `rows` rows in `real`-byte values:
 /// one 8-byte sample address per sample and the ring itself.
 pub fn probe_ring_bytes(samples: usize, rows: usize, real: usize) -> u64 {
@@ -479,19 +486,40 @@ impl Layout {
             .sum()
     }
 
-    /// Bytes the update moves per step over the slab that owns `range`: the two-pass update's
-    /// [`bytes_per_cell_step`] per cell, the H material ids when some material is magnetic (3
-    /// per cell), the dispersive pass's traffic: per dispersive cell its u32 index read,
-    /// E, E^n and the pole state read and written; the TF/SF pass's: per correction point its
-    /// offset and node (u32 each), weight and factor read, the field read and written and two
-    /// incident values read; and the surface DFTs' (flux planes and boxes, far-field
-    /// surfaces): per face cell and frequency eight f64 accumulators read and written, plus the
-    /// six field values each face cell samples. The plan's time estimate divides this by the
-    /// bandwidth.
-    pub fn traffic_per_step(&self, range: SlabRange) -> f64 {
+    /// Bytes the update moves per step over the slab that owns `range`, for the plan's time
+    /// estimate: per cell the fused sweep's [`fused_update_bytes_per_cell_step`] (`fused`) or
+    /// the two-pass update's [`bytes_per_cell_step`], and the H material ids when some
+    /// material is magnetic (3 per cell); every CPML psi value read and written; and what the
+    /// other passes move ([`Layout::pass_traffic_per_step`]). The estimate divides this by
+    /// the bandwidth.
+    pub fn traffic_per_step(&self, range: SlabRange, fused: bool) -> f64 {
         let p = self.precision.bytes() as u64;
         let cells = range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64;
-        let base = cells * (bytes_per_cell_step(self.precision) + 3 * self.magnetic as u64);
+        let per_cell = if fused {
+            fused_update_bytes_per_cell_step(self.precision)
+        } else {
+            bytes_per_cell_step(self.precision)
+        };
+        let base = cells * (per_cell + 3 * self.magnetic as u64);
+        let psi: u64 = self
+            .slab_lengths(range)
+            .psi_len
+            .iter()
+            .map(|&v| v as u64)
+            .sum();
+        let pml = 4 * p * psi * 2;
+        base as f64 + pml as f64 + self.pass_traffic_per_step(range)
+    }
+
+    /// Bytes the passes beyond the curls and the CPML move per step over the slab that owns
+    /// `range`: the dispersive pass's, per dispersive cell its u32 index read, E, E^n and the
+    /// pole state read and written; the TF/SF pass's, per correction point its offset and
+    /// node (u32 each), weight and factor read, the field read and written and two incident
+    /// values read; and the surface DFTs' (flux planes and boxes, far-field surfaces), per
+    /// face cell and frequency eight f64 accumulators read and written, plus the six field
+    /// values each face cell samples.
+    pub fn pass_traffic_per_step(&self, range: SlabRange) -> f64 {
+        let p = self.precision.bytes() as u64;
         let dispersive: u64 = self
             .dispersive_planes
             .get(range.x0..range.x1.min(self.dispersive_planes.len()))
@@ -509,7 +537,7 @@ impl Layout {
                 2 * flux_accumulator_bytes(nf, cells) + 6 * p * cells as u64
             })
             .sum();
-        (base + dispersive + tfsf + surface) as f64
+        (dispersive + tfsf + surface) as f64
     }
 
     /// Bytes of the dispersive pass's arrays for the slab that owns `range`.
@@ -824,14 +852,34 @@ mod tests {
         assert_eq!(sum.halos, 5 * whole.halos);
     }
 
+    /// The time estimate's traffic counts every CPML psi value of the slab read and written
+    /// once a step: twice the psi arrays' bytes, on top of the cells' update.
+    #[test]
+    fn traffic_counts_the_psi_arrays_read_and_written() {
+        let with = layout([20, 12, 10], 3);
+        let without = layout([20, 12, 10], 0);
+        for range in [SlabRange { x0: 0, x1: 20 }, SlabRange { x0: 2, x1: 9 }] {
+            let psi = with.slab_bytes(range).pml;
+            assert!(psi > 0);
+            for fused in [false, true] {
+                assert_eq!(
+                    with.traffic_per_step(range, fused) - without.traffic_per_step(range, fused),
+                    (2 * psi) as f64,
+                    "{range:?}, fused {fused}"
+                );
+            }
+        }
+    }
+
     /// The time estimate's traffic counts the TF/SF points and the surface DFTs of the slab,
     /// each split at the slab's x range.
     #[test]
     fn traffic_counts_tfsf_points_and_surface_dfts() {
         let bare = layout([10, 4, 4], 0);
         let whole = SlabRange { x0: 0, x1: 10 };
-        let base = bare.traffic_per_step(whole);
+        let base = bare.traffic_per_step(whole, false);
         assert_eq!(base, (160 * 75) as f64);
+        assert_eq!(bare.traffic_per_step(whole, true), (160 * 51) as f64);
         let mut l = bare.clone();
         // 3 points on plane 2, 5 on plane 7.
         l.tfsf_planes = std::sync::Arc::new(vec![0, 0, 3, 0, 0, 0, 0, 5, 0, 0]);
@@ -844,12 +892,12 @@ mod tests {
         let per_point = 8 + 6 * 4;
         let dft = |nf: u64, cells: u64| (2 * 64 * nf * cells + 24 * cells) as f64;
         assert_eq!(
-            l.traffic_per_step(whole) - base,
+            l.traffic_per_step(whole, false) - base,
             (8 * per_point) as f64 + dft(2, 16) + dft(5, 24)
         );
         let lower = SlabRange { x0: 0, x1: 5 };
         assert_eq!(
-            l.traffic_per_step(lower) - bare.traffic_per_step(lower),
+            l.traffic_per_step(lower, false) - bare.traffic_per_step(lower, false),
             (3 * per_point) as f64 + dft(2, 16) + dft(5, 8)
         );
     }

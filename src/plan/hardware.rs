@@ -490,6 +490,30 @@ struct BandwidthCache {
     measured_unix_s: u64,
 }
 
+/// The 1-minute load average: `YEE_LOAD_AVERAGE` where set (tests, which run beside each
+/// other, say how busy the machine is to be taken as), else `/proc/loadavg`; None where there
+/// is neither.
+fn load_average() -> Option<f64> {
+    if let Some(v) = std::env::var("YEE_LOAD_AVERAGE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        return Some(v);
+    }
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// True if a load average of `load` on `cores` cores means other work is running: more than
+/// half a core busy on average over the last minute (a quiet machine reads 0.0-0.3).
+fn busy(load: f64, cores: usize) -> bool {
+    load > 0.5 && load > 0.25 * cores as f64
+}
+
 /// "just now", "5 min ago", "3.2 h ago", "2 days ago".
 fn age(s: u64) -> String {
     if s < 60 {
@@ -538,11 +562,22 @@ impl Hardware {
         }
         // The first pass faults the pages in; the median of the ten after it is the figure
         // (the best pass, STREAM's convention, follows the luckiest moment on a shared host).
+        let load = load_average();
         let mut passes = host_triad_passes(8 << 20, 11);
         passes.remove(0);
         passes.sort_by(f64::total_cmp);
         let b = 0.5 * (passes[4] + passes[5]);
         self.host.bandwidth_bytes_per_s = b;
+        // Other work running (a build, another run) takes its share of the bandwidth: such a
+        // figure serves this plan but is not kept for a week of plans (one measured during a
+        // build read a third of the quiet figure).
+        if let Some(load) = load.filter(|&l| busy(l, self.cores)) {
+            self.bandwidth_note = Some(format!(
+                "measured just now on {} cores (STREAM-like triad, median of 10 passes) while the machine was busy (load average {load:.1}): not cached, so the next plan measures again",
+                self.cores
+            ));
+            return;
+        }
         let saved = path.as_ref().and_then(|p| {
             let entry = BandwidthCache {
                 cores: self.cores,
@@ -598,6 +633,19 @@ impl Hardware {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_machine_is_busy_with_more_than_half_a_core_and_a_quarter_of_them_in_use() {
+        assert!(!busy(0.2, 2));
+        assert!(!busy(0.5, 2));
+        assert!(busy(0.6, 2));
+        assert!(busy(1.9, 2));
+        assert!(!busy(1.9, 16));
+        assert!(busy(4.5, 16));
+        if let Some(l) = load_average() {
+            assert!(l >= 0.0 && l.is_finite());
+        }
+    }
 
     #[test]
     fn sizes_keep_decimal_and_binary_units_apart() {

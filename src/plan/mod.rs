@@ -66,6 +66,13 @@ pub fn gpu_split(nx: usize, usable: &[u64], slabs_per_gpu: usize) -> (Vec<SlabRa
     (ranges, gpu_of)
 }
 
+/// True if the CPU engine runs `slabs` slabs on `threads` threads with the fused H+E sweep
+/// (one thread per slab, so with at least as many slabs as threads; with fewer the run takes
+/// the two-pass update, parallel within a slab: `crate::run::mode_for_split`).
+pub fn cpu_update_is_fused(slabs: usize, threads: usize) -> bool {
+    slabs >= threads
+}
+
 /// Fraction of peak memory bandwidth a GPU update is assumed to achieve.
 pub const GPU_ACHIEVED_FRACTION: f64 = 0.8;
 /// Fraction of the assumed host bandwidth the CPU update is assumed to achieve.
@@ -225,7 +232,9 @@ pub struct Estimate {
     pub seconds: Option<f64>,
     /// One step, seconds.
     pub seconds_per_step: Option<f64>,
-    /// Bytes moved per cell and step ([`bytes_per_cell_step`]).
+    /// Bytes the update moves per cell and step, the cells' part: the two-pass update's
+    /// [`bytes_per_cell_step`] on GPUs, the fused sweep's
+    /// [`bytes::fused_update_bytes_per_cell_step`] on the CPU with a slab per thread.
     pub bytes_per_cell_step: u64,
     /// Assumed fraction of peak bandwidth achieved.
     pub achieved_fraction: f64,

@@ -273,7 +273,7 @@ pub fn plan_ranks(
                 let (fits_gpu, update) = match gpu.map(|i| &hardware.gpus[i]) {
                     Some(d) => (
                         on_device <= d.usable_bytes(),
-                        layout.traffic_per_step(range)
+                        layout.traffic_per_step(range, false)
                             / (d.bandwidth_bytes_per_s * GPU_ACHIEVED_FRACTION),
                     ),
                     None => (false, f64::NAN),
@@ -291,7 +291,9 @@ pub fn plan_ranks(
                     a.add(&layout.slab_bytes(*s));
                 }
                 let bytes = a.total() + monitors;
-                let update = layout.traffic_per_step(range)
+                // The rank's CPU engine sweeps fused with a slab per thread (as one process).
+                let fused = super::cpu_update_is_fused(g.len(), threads);
+                let update = layout.traffic_per_step(range, fused)
                     / (hardware.host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
                 (a, bytes, bytes <= node_memory, update)
             };

@@ -2,7 +2,7 @@
 //! of f64, a coarser cell, local refinement; and the mesh report (what a graded mesh costs
 //! against uniform ones).
 
-use super::assign::{choose_gpus, cpu_candidate, cpu_slabs_for, gpu_candidate, Candidate, GpuAsk};
+use super::assign::{choose_gpus, cpu_candidate, cpu_split_for, gpu_candidate, Candidate, GpuAsk};
 use super::bytes::Layout;
 use super::decision::HostFit;
 use super::hardware::{Device, Hardware, GPU_MODELS};
@@ -69,7 +69,7 @@ fn fits_anywhere(
             layout,
             &hw.host,
             hw.gpus.len(),
-            cpu_slabs_for(layout, hw, options),
+            cpu_split_for(layout, hw, options),
         );
         if c.fits {
             return Some((PlanBackend::Cpu, 0));
@@ -187,7 +187,7 @@ fn total_bytes(
                 layout,
                 &hw.host,
                 hw.gpus.len(),
-                cpu_slabs_for(layout, hw, options),
+                cpu_split_for(layout, hw, options),
             )
             .bytes
             .total
