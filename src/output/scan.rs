@@ -369,7 +369,10 @@ impl ScanWriter {
         (|| -> hdf5::Result<()> {
             for (datasets, series) in self.probes.iter().zip(&record.probes) {
                 for (ds, values) in datasets.iter().zip(series) {
-                    let conv: Vec<T> = values.iter().take(steps).map(|&x| T::from_f64(x)).collect();
+                    // A finished trace ran every step and no more: a series of another length
+                    // is a bug of the stepping, which truncating would hide.
+                    assert_eq!(values.len(), steps, "a finished trace has a value per step");
+                    let conv: Vec<T> = values.iter().map(|&x| T::from_f64(x)).collect();
                     ds.write_slice(ArrayView1::from(&conv[..]), s![k, 0..conv.len()])?;
                 }
             }
