@@ -1,7 +1,9 @@
 //! Device choice, slab split and the time model: the candidates and the [`Decision`] between
 //! them. The reason is built from the decision in `reason`, the suggestions in `suggest`.
 
-use super::bytes::{bytes_per_cell_step, fused_update_bytes_per_cell_step, Layout};
+use super::bytes::{
+    bytes_per_cell_step, fused_update_bytes_per_cell_step, update_bytes_per_cell_step, Layout,
+};
 use super::decision::{Decision, GpuFit, HostFit, NoGpu};
 use super::hardware::{Device, Hardware, CUDA_CONTEXT_RESERVE};
 use super::report::{bytes_h, duration_h, percent};
@@ -223,11 +225,7 @@ pub(super) fn cpu_candidate(
         host_side_short: host_side_bytes(&bytes) > host.memory_bytes,
         bytes,
         update_s,
-        bytes_per_cell_step: if fused {
-            fused_update_bytes_per_cell_step(layout.precision)
-        } else {
-            bytes_per_cell_step(layout.precision)
-        },
+        bytes_per_cell_step: update_bytes_per_cell_step(layout.precision, fused),
         overhead_s: 0.0,
     }
 }

@@ -74,6 +74,16 @@ pub fn fused_update_bytes_per_cell_step(precision: Precision) -> u64 {
     12 * precision.bytes() as u64 + 3
 }
 
+/// Bytes moved per cell and step by the update of the CPU's fused sweep (`fused`,
+/// [`fused_update_bytes_per_cell_step`]) or the two-pass update ([`bytes_per_cell_step`]).
+pub fn update_bytes_per_cell_step(precision: Precision, fused: bool) -> u64 {
+    if fused {
+        fused_update_bytes_per_cell_step(precision)
+    } else {
+        bytes_per_cell_step(precision)
+    }
+}
+
 /// Device bytes of a probe ring of `samples` samples and `rows` rows in `real`-byte values:
 /// one 8-byte sample address per sample and the ring itself.
 pub fn probe_ring_bytes(samples: usize, rows: usize, real: usize) -> u64 {
@@ -458,7 +468,7 @@ impl Layout {
             fields: 6 * (l.field_len as u64 - 2 * plane) * p,
             halos: 6 * 2 * plane * p,
             materials: (1 + self.magnetic as u64) * (3 * l.mat_len as u64 + 3 * 2 * n * ny),
-            pml: 4 * p * l.psi_len.iter().map(|&v| v as u64).sum::<u64>(),
+            pml: self.psi_bytes(range),
             dispersive: self.dispersive_bytes(range),
             monitors: 0,
             sources: self.tfsf_bytes(range),
@@ -493,22 +503,10 @@ impl Layout {
     /// other passes move ([`Layout::pass_traffic_per_step`]). The estimate divides this by
     /// the bandwidth.
     pub fn traffic_per_step(&self, range: SlabRange, fused: bool) -> f64 {
-        let p = self.precision.bytes() as u64;
         let cells = range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64;
-        let per_cell = if fused {
-            fused_update_bytes_per_cell_step(self.precision)
-        } else {
-            bytes_per_cell_step(self.precision)
-        };
-        let base = cells * (per_cell + 3 * self.magnetic as u64);
-        let psi: u64 = self
-            .slab_lengths(range)
-            .psi_len
-            .iter()
-            .map(|&v| v as u64)
-            .sum();
-        let pml = 4 * p * psi * 2;
-        base as f64 + pml as f64 + self.pass_traffic_per_step(range)
+        let base =
+            cells * (update_bytes_per_cell_step(self.precision, fused) + 3 * self.magnetic as u64);
+        (base + 2 * self.psi_bytes(range)) as f64 + self.pass_traffic_per_step(range)
     }
 
     /// Bytes the passes beyond the curls and the CPML move per step over the slab that owns
@@ -538,6 +536,18 @@ impl Layout {
             })
             .sum();
         (dispersive + tfsf + surface) as f64
+    }
+
+    /// Bytes of the CPML psi arrays of the slab that owns `range` (four per axis, over the
+    /// owned cells inside that axis's layers).
+    pub fn psi_bytes(&self, range: SlabRange) -> u64 {
+        let psi: u64 = self
+            .slab_lengths(range)
+            .psi_len
+            .iter()
+            .map(|&v| v as u64)
+            .sum();
+        4 * self.precision.bytes() as u64 * psi
     }
 
     /// Bytes of the dispersive pass's arrays for the slab that owns `range`.

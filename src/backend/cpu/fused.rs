@@ -538,7 +538,7 @@ impl<T: Real> Slab<T> {
             psi,
         );
         self.inject_magnetic(sh, magnetic, p..p + 1, rows.clone());
-        self.tfsf(sh, Half::H, (p..p + 1, rows), ahead);
+        self.tfsf(sh, Half::H, p..p + 1, rows, ahead);
     }
 
     /// Every E pass on local plane `p`, in the order of [`crate::backend::pass::E_PASSES`]:
@@ -578,7 +578,7 @@ impl<T: Real> Slab<T> {
             psi,
         );
         self.inject(sh, currents, p..p + 1, rows.clone());
-        self.tfsf(sh, Half::E, (p..p + 1, rows.clone()), ahead);
+        self.tfsf(sh, Half::E, p..p + 1, rows.clone(), ahead);
         let (a, b) = (rows.start * sh.nz, rows.end * sh.nz);
         for g in &mut self.dispersive {
             let e = &mut self.e[g.component][o + a..o + b];

@@ -324,7 +324,7 @@ impl<T: Real> Slab<T> {
             (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh, all, rows),
             (_, Pass::Tfsf) => {
                 self.advance_incident(sh, half, values);
-                self.tfsf(sh, half, (all, rows), None);
+                self.tfsf(sh, half, all, rows, None);
             }
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())

@@ -95,7 +95,8 @@ impl<T: Real> Slab<T> {
         &mut self,
         sh: &Shared<T>,
         half: Half,
-        (planes, rows): (Range<usize>, Range<usize>),
+        planes: Range<usize>,
+        rows: Range<usize>,
         ahead: Option<&Incident<T>>,
     ) {
         let Some(inc) = ahead.or(self.incident.as_ref()) else {
