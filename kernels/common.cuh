@@ -60,6 +60,41 @@ struct UpdateArgs {
 };
 static_assert(sizeof(UpdateArgs) == 168 + 2 * sizeof(real), "UpdateArgs layout");
 
+// update_fused (kernels/fused.cu): one step of H and E in one sweep, reading the old fields
+// (E^n, H^{n-1/2}: ex0..hz0, and the H psi arrays psi?0_old) and writing the new ones into
+// other buffers (ex..hz, psi?_new), so that no thread reads what another wrote in the same
+// launch. Threads and chunks as update_h; with e_too = 0 only H (and its psi) is written.
+struct FusedArgs {
+    real *ex, *ey, *ez, *hx, *hy, *hz;              // new fields (written)
+    const real *ex0, *ey0, *ez0, *hx0, *hy0, *hz0;  // old fields (read)
+    const u8 *mx, *my, *mz;
+    const u8 *hmx, *hmy, *hmz;  // H material ids (null unless magnetic)
+    // H psi arrays per axis (x: Hy, Hz; y: Hx, Hz; z: Hx, Hy), old (read) and new (written);
+    // null where the axis has no layers. Layouts as in cpml.cu.
+    const real *psix0, *psix1, *psiy0, *psiy1, *psiz0, *psiz1;
+    real *psix0_new, *psix1_new, *psiy0_new, *psiy1_new, *psiz0_new, *psiz1_new;
+    // The H tables of (b, c, 1/kappa - 1, 1/d) per layer of each axis.
+    const real *coef_x, *coef_y, *coef_z;
+    // The derivatives' steps: primal (H) and dual (E), x offset as in UpdateArgs.
+    const real *ihx, *ihy, *ihz, *iex, *iey, *iez;
+    i64 plane;
+    int ny, nz;
+    int p0, p1, chunk;
+    int y_lo, y_hi, z_lo, z_hi;  // BEYOND_* of each face
+    int magnetic;
+    int e_too;   // 1: H and E; 0: H only (the planes a halo copy of H reads)
+    int x0, n;   // the slab's first global plane and its owned planes
+    int nx;      // planes of the whole grid
+    int xlo, xhi, ylo, yhi, zlo, zhi;  // CPML layers at each face
+    // 0: one thread per column of the flattened (j, k) index, blocks along it (as update_h);
+    // else 2-D blocks of blockDim.x z by blockDim.y y columns, tiles_z of them across z.
+    int tiles_z;
+    int pad_;
+    real ch;     // dt / mu0
+    real pad;
+};
+static_assert(sizeof(FusedArgs) == 408 + 2 * sizeof(real), "FusedArgs layout");
+
 // CPML correction passes. Along y and z: every owned plane in [p0, p1), the layers of that
 // axis (lo cells at the minimum face, hi at the maximum, n_axis cells in all). Along x: the
 // planes [p0, p1) of one run of consecutive layers, plane p being layer l0 + p - p0 and psi
@@ -258,7 +293,8 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(flux_dft, FluxArgs)          \
     K(dispersive, DispersiveArgs) \
     K(tfsf_incident, TfsfIncidentArgs) \
-    K(tfsf_correct, TfsfArgs)
+    K(tfsf_correct, TfsfArgs) \
+    K(update_fused, FusedArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

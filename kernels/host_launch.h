@@ -5,6 +5,17 @@
 #ifndef YEE_HOST_LAUNCH_H
 #define YEE_HOST_LAUNCH_H
 
+// YEE_HOST_REVERSE=1 runs the blocks and threads in reverse order instead (the tests run a
+// kernel both ways: one whose threads read what others write in the launch is caught).
+#ifndef YEE_HOST_REVERSE
+#define YEE_HOST_REVERSE 0
+#endif
+
+// The i-th of n in the launch order.
+static inline unsigned yee_host_order(unsigned i, unsigned n) {
+    return YEE_HOST_REVERSE ? n - 1 - i : i;
+}
+
 #define YEE_HOST_LAUNCHER(name, Args)                                                        \
     extern "C" void yee_host_##name(const void* args, const unsigned* grid, const unsigned* block) { \
         const Args a = *static_cast<const Args*>(args);                                      \
@@ -13,11 +24,14 @@
         for (unsigned bz = 0; bz < grid[2]; ++bz)                                            \
             for (unsigned by = 0; by < grid[1]; ++by)                                        \
                 for (unsigned bx = 0; bx < grid[0]; ++bx) {                                  \
-                    blockIdx = dim3{bx, by, bz};                                             \
+                    blockIdx = dim3{yee_host_order(bx, grid[0]), yee_host_order(by, grid[1]), \
+                                    yee_host_order(bz, grid[2])};                            \
                     for (unsigned tz = 0; tz < block[2]; ++tz)                               \
                         for (unsigned ty = 0; ty < block[1]; ++ty)                           \
                             for (unsigned tx = 0; tx < block[0]; ++tx) {                     \
-                                threadIdx = dim3{tx, ty, tz};                                \
+                                threadIdx = dim3{yee_host_order(tx, block[0]),               \
+                                                 yee_host_order(ty, block[1]),               \
+                                                 yee_host_order(tz, block[2])};              \
                                 name(a);                                                     \
                             }                                                                \
                 }                                                                            \
@@ -41,6 +55,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 10: return sizeof(DispersiveArgs);
         case 11: return sizeof(TfsfIncidentArgs);
         case 12: return sizeof(TfsfArgs);
+        case 13: return sizeof(FusedArgs);
         default: return sizeof(real);
     }
 }

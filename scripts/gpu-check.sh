@@ -6,12 +6,16 @@
 # --backend cuda` end to end, a checkpoint's state from the CPU into the GPU and back, `yee run
 # scenes/gpr.toml --backend cuda`, the 60-trace B-scan (traces per second) and a 1e8-cell scene
 # with probes, snapshots and a flux plane (throughput and the share of wall time in monitors), and
-# `yee bench --backend cuda` on a vacuum cube of about 1e9 cells; with Open MPI, the MPI tests and
-# 2 ranks on the GPU against one process; then print one table. A few minutes on an H100/H200.
+# `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the fused update and the
+# two-pass one side by side, with a CPML and with PEC walls, f32 and f64, and the fused update
+# in 2-D blocks); the host-compiled fused update against the CPU; with Open MPI (here, or
+# carried in the bundle), the MPI tests and 2 ranks on the GPU against one process; then print
+# one table. A few minutes on an H100/H200.
 #
 #   scripts/gpu-check.sh                 build here with cargo (needs a Rust toolchain), then check
 #   scripts/gpu-check.sh --make-bundle   build the binaries into gpu-bundle/ (with the shared
-#                                        libraries they need), for a GPU machine without Rust
+#                                        libraries they need, and Open MPI when installed
+#                                        here), for a GPU machine without Rust or MPI
 #   scripts/gpu-check.sh --bundle        check with the binaries in gpu-bundle/
 #
 # Environment: BENCH_SIZE (default 1000: 1e9 cells), BENCH_STEPS (default 100), YEE_NVRTC_DIR
@@ -28,6 +32,7 @@ executables() { # cargo's JSON messages -> "name path" of each test executable w
             cuda_backend-*) echo "cuda_backend $exe" ;;
             nvrtc_kernels-*) echo "nvrtc_kernels $exe" ;;
             host_kernels-*) echo "host_kernels $exe" ;;
+            host_fused-*) echo "host_fused $exe" ;;
             checkpoint-*) echo "checkpoint $exe" ;;
             host_ranks-*) echo "host_ranks $exe" ;;
             mpi-*) echo "mpi $exe" ;;
@@ -35,18 +40,69 @@ executables() { # cargo's JSON messages -> "name path" of each test executable w
     done
 }
 
+# Open MPI for a GPU machine that has none, into $bundle/mpi: mpirun (orterun: Open MPI 4 starts
+# the ranks of one node itself, orted only on other nodes, carried all the same), the plugins
+# (MCA components) 2 ranks on one node use, the help texts mpirun prints its errors from, and the
+# site's parameter file; the libraries all of these link go into $bundle/lib with the others.
+# Open MPI finds these through OPAL_PREFIX and friends (--bundle below), not the paths it was
+# built with. An external PMIx (Debian's) has plugins and help texts of its own, found through
+# PMIX_PREFIX and friends.
+bundle_openmpi() {
+    local m="$bundle/mpi" info
+    info="$(ompi_info --parsable --path all)"
+    ompi_dir() { printf '%s\n' "$info" | sed -n "s/^path:$1://p" | head -1; }
+    mkdir -p "$m/bin" "$m/lib/openmpi" "$m/share/openmpi" "$m/etc" "$m/pmix/lib/pmix" "$m/pmix/share/pmix"
+    cp "$(readlink -f "$(command -v mpirun)")" "$m/bin/mpirun"
+    if [ -x "$(ompi_dir bindir)/orted" ]; then cp "$(ompi_dir bindir)/orted" "$m/bin/"; fi
+    # All plugins but those of fabrics (InfiniBand, UCX, libfabric, PSM), batch systems, OpenSHMEM,
+    # the monitoring layer and netlink: none serves ranks on one node, and the fabrics' libraries
+    # would be most of the bundle. The memory patcher only serves the fabrics' registration caches.
+    local f
+    for f in "$(ompi_dir pkglibdir)"/mca_*.so; do
+        case "$(basename "$f")" in
+            *ucx* | *ofi* | *openib* | *verbs* | *psm* | *usnic* | *portals*) ;;
+            *slurm* | *flux* | *jsm* | *gridengine* | *_tm.so | *lsf* | *alps*) ;;
+            mca_atomic_* | mca_memheap_* | mca_scoll_* | mca_spml_* | mca_sshmem_*) ;;
+            *monitoring* | mca_reachable_netlink.so | mca_patcher_*) ;;
+            *) cp "$f" "$m/lib/openmpi/" ;;
+        esac
+    done
+    cp "$(ompi_dir pkgdatadir)"/help-*.txt "$m/share/openmpi/"
+    # The site's parameters (Debian's turns off the fabrics), and the default hostfile mpirun reads.
+    for f in openmpi-mca-params.conf openmpi-default-hostfile; do
+        if [ -f "$(ompi_dir sysconfdir)/$f" ]; then cp "$(ompi_dir sysconfdir)/$f" "$m/etc/"; fi
+    done
+    local pmix
+    pmix="$(ldd "$m"/lib/openmpi/mca_pmix_*.so 2>/dev/null | awk '/libpmix\.so/ {print $3; exit}')"
+    if [ -n "$pmix" ]; then # PMIx's own layout: PREFIX/lib/libpmix.so*, PREFIX/lib/pmix, PREFIX/share/pmix
+        local p
+        p="$(dirname "$(dirname "$(readlink -f "$pmix")")")"
+        cp "$p"/lib/pmix/*.so "$m/pmix/lib/pmix/" 2>/dev/null || true
+        cp "$p"/share/pmix/help-*.txt "$m/pmix/share/pmix/" 2>/dev/null || true
+    fi
+}
+
 if [ "$mode" = "--make-bundle" ]; then
     set -e
-    cargo build --release --features cuda --quiet
+    # With Open MPI here (scripts/deps.sh), the `mpi` feature too, and Open MPI in the bundle:
+    # the GPU machine has none. The same test, and one feature set for all, as the build below.
+    features="cuda"
+    if command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; then features="cuda,mpi"; fi
+    cargo build --release --features "$features" --quiet
     rm -rf "$bundle" && mkdir -p "$bundle/bin" "$bundle/lib"
-    cargo test --release --features cuda --no-run --message-format=json 2>/dev/null | executables |
+    cargo test --release --features "$features" --no-run --message-format=json 2>/dev/null | executables |
         while read -r name exe; do cp "$exe" "$bundle/bin/$name"; done
     cp target/release/yee "$bundle/bin/yee"
+    if [[ "$features" == *mpi* ]]; then bundle_openmpi; fi
     strip "$bundle"/bin/* 2>/dev/null || true
-    # The shared libraries they link (HDF5 and what it pulls in), not the C library itself.
-    for f in "$bundle"/bin/*; do ldd "$f"; done | awk '/=>/ {print $3}' | sort -u |
+    # The shared libraries they link (HDF5 and what it pulls in; Open MPI's, hwloc, libevent,
+    # PMIx), not the C library itself.
+    for f in "$bundle"/bin/* "$bundle"/mpi/bin/* "$bundle"/mpi/lib/openmpi/*.so "$bundle"/mpi/pmix/lib/pmix/*.so; do
+        if [ -f "$f" ]; then ldd "$f"; fi
+    done | awk '/=>/ {print $3}' | sort -u |
         grep -v -E '/(libc|libm|libdl|libpthread|librt|libresolv|libgcc_s|ld-linux[^/]*)\.so' |
         while read -r lib; do cp -L "$lib" "$bundle/lib/"; done
+    strip --strip-unneeded "$bundle"/lib/*.so* "$bundle"/mpi/lib/openmpi/*.so "$bundle"/mpi/pmix/lib/pmix/*.so 2>/dev/null || true
     cp -r scenes "$bundle/"
     du -sh "$bundle"
     exit 0
@@ -86,6 +142,36 @@ if [ "$mode" = "--bundle" ]; then
     export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$bundle/lib"
     scenes="$bundle/scenes"
     declare -A exe=([cuda_backend]="$bin/cuda_backend" [nvrtc_kernels]="$bin/nvrtc_kernels" [host_kernels]="$bin/host_kernels" [checkpoint]="$bin/checkpoint")
+    exe[host_ranks]="$bin/host_ranks"
+    exe[host_fused]="$bin/host_fused"
+    exe[mpi]="$bin/mpi"
+    # The bundle's Open MPI (--make-bundle), where it has one: its mpirun first on the PATH (the
+    # tests run `mpirun` by name), and its plugins, help texts and parameter file in place of the
+    # folders it was built for, which that machine lacks.
+    mpi_home="$bundle/mpi"
+    if [ -x "$mpi_home/bin/mpirun" ] && [ -x "$bin/mpi" ]; then
+        features="cuda,mpi" # for the MPI rows below, as a build with the `mpi` feature
+        export PATH="$mpi_home/bin:$PATH"
+        export OPAL_PREFIX="$mpi_home" OPAL_EXEC_PREFIX="$mpi_home" OPAL_BINDIR="$mpi_home/bin" OPAL_LIBDIR="$bundle/lib"
+        export OPAL_PKGLIBDIR="$mpi_home/lib/openmpi" OPAL_DATAROOTDIR="$mpi_home/share" OPAL_DATADIR="$mpi_home/share"
+        export OPAL_PKGDATADIR="$mpi_home/share/openmpi" OPAL_SYSCONFDIR="$mpi_home/etc"
+        export PMIX_PREFIX="$mpi_home/pmix" PMIX_EXEC_PREFIX="$mpi_home/pmix" PMIX_LIBDIR="$mpi_home/pmix/lib"
+        export PMIX_PKGLIBDIR="$mpi_home/pmix/lib/pmix" PMIX_DATAROOTDIR="$mpi_home/pmix/share" PMIX_DATADIR="$mpi_home/pmix/share"
+        export PMIX_PKGDATADIR="$mpi_home/pmix/share/pmix" PMIX_SYSCONFDIR="$mpi_home/pmix/etc"
+        # Named outright too: Debian's PMIx parameter file names its system plugin folder.
+        export OMPI_MCA_mca_base_component_path="$mpi_home/lib/openmpi" PMIX_MCA_mca_base_component_path="$mpi_home/pmix/lib/pmix"
+        # hwloc's optional plugins (PCI, OpenCL, ...) stay out: the machine's own, if any, are
+        # built for another hwloc. The folder need not exist.
+        export HWLOC_PLUGINS_PATH="$mpi_home/lib/hwloc"
+        # For a sandboxed VM, as root: one node and loopback alone (no ssh needed, no other
+        # interface tried); no single-copy (process_vm_readv, which a sandbox may refuse: the
+        # shared-memory path copies twice instead); no binding to cores (a rank's threads
+        # would share one core, and a VM's topology may refuse binding).
+        export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        export OMPI_MCA_plm=isolated OMPI_MCA_rmaps_base_oversubscribe=1
+        export OMPI_MCA_oob_tcp_if_include=lo OMPI_MCA_btl_tcp_if_include=lo
+        export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_hwloc_base_binding_policy=none
+    fi
 else
     echo "== build"
     # With Open MPI installed (scripts/deps.sh), the `mpi` feature too: the runs over ranks on
@@ -127,6 +213,7 @@ run_tests nvrtc_kernels "NVRTC compiles every kernel (sm_80, sm_90)"
 run_tests cuda_backend "CUDA vs CPU; 1/2/4 slabs; peer, staged halos" --ignored --test-threads=1
 if command -v c++ >/dev/null; then
     run_tests host_kernels "host-compiled kernels vs CPU"
+    run_tests host_fused "host-compiled fused update vs CPU"
 fi
 run_tests checkpoint "checkpoint state CPU -> GPU -> CPU" --ignored the_state_goes_cpu_to_a_real_gpu
 if command -v c++ >/dev/null; then
@@ -214,6 +301,9 @@ sed 's/^frequencies = \(.*\)$/frequencies = \1\ndecimation = 1/' "$big" > "$out/
 monitored_run "yee run 1e8 cells, flux every step" "$out/monitors-1e8-every.toml"
 sed '/^\[\[monitor\]\]/,$d' "$big" > "$out/monitors-1e8-none.toml"
 monitored_run "yee run 1e8 cells, no monitors" "$out/monitors-1e8-none.toml"
+# The runs above step with the fused update where the plan chose it (the run line says); the
+# same without monitors in the two-pass update, for the ratio.
+monitored_run "yee run 1e8 cells, no monitors, --two-pass" "$out/monitors-1e8-none.toml" --two-pass
 
 # 2-D against 3-D at the same cell count (issue: a 2-D grid steps as many cells per second):
 # 4096 x 4096 x 1 with z periodic against 256^3, both with a 10-cell PML, 500 steps.
@@ -263,26 +353,41 @@ if [[ "${features:-}" == *mpi* ]]; then
     mpi_run "mpirun -n 1, 1e8 cells, 2 slabs on GPU 0" 1 --slabs-per-gpu 2
     mpi_run "mpirun -n 2, 1e8 cells, 1 slab each on GPU 0" 2
 else
-    row "MPI ranks on the GPU" "SKIP" "no Open MPI (scripts/deps.sh) or --bundle"
+    row "MPI ranks on the GPU" "SKIP" "no Open MPI (scripts/deps.sh), or none in the bundle"
 fi
 
 size="${BENCH_SIZE:-1000}"
 steps="${BENCH_STEPS:-100}"
+# One row per step mode the bench timed (the fused update and the two-pass one side by side,
+# alternating rounds in one process): Mcells/s and the fractions of the two-pass roofline
+# (copy bandwidth / 18 values per cell-step) and the fused one (/ 12).
 bench() { # label, args...
     local label="$1"; shift
     echo "== yee bench $*"
     local json
-    if json="$(timeout 90 "$yee" bench --backend cuda --size "$size" --steps "$steps" --json "$@")"; then
+    if json="$(timeout 120 "$yee" bench --backend cuda --size "$size" --steps "$steps" --json "$@")"; then
         echo "$json"
-        row "$label" "" "$(python3 -c 'import json,sys; r=json.loads(sys.argv[1]); print("%.0f Mcells/s, %.0f%% of roofline %.0f Mcells/s (copy %.2f TB/s)" % (r["mcells_per_s"], 100*r["fraction_of_roofline"], r["roofline_mcells_per_s"], r["bandwidth_bytes_per_s"]/1e12))' "$json" 2>/dev/null || echo "$json")"
+        while IFS= read -r line; do
+            row "$label, ${line%%|*}" "" "${line#*|}"
+        done < <(python3 -c '
+import json, sys
+r = json.loads(sys.argv[1])
+for m in r["modes"]:
+    print("%s|%.0f Mcells/s, %.2f of the two-pass roofline, %.2f of the fused (copy %.2f TB/s)" % (m["mode"], m["mcells_per_s"], m["fraction_of_two_pass_roofline"], m["fraction_of_fused_roofline"], r["bandwidth_bytes_per_s"] / 1e12))
+' "$json" 2>/dev/null || echo "?|$json")
     else
         row "$label" "FAIL" "yee bench $*"
     fi
 }
 bench "bench f32 ${size}^3, 1 slab" --precision f32
+bench "bench f32 ${size}^3, PEC walls" --precision f32 --pec
 bench "bench f32 ${size}^3, 4 slabs on one GPU" --precision f32 --slabs-per-gpu 4
 bench "bench f64 ${size}^3, 1 slab" --precision f64
 bench "bench f32 ${size}^3, half Drude-Lorentz metal" --precision f32 --metal
+# The fused update in 2-D blocks (32 z x 4 or 8 y columns: the y neighbours each thread
+# recomputes are mostly its block's own) against the 1-D blocks above.
+YEE_CUDA_FUSED_TILE=4 bench "  fused in 32x4 blocks" --precision f32 --fused
+YEE_CUDA_FUSED_TILE=8 bench "  fused in 32x8 blocks" --precision f32 --fused
 # Tuning variants, f32, 1 slab: the load pipeline off, other block sizes, fewer threads.
 if [ -z "${SKIP_TUNING:-}" ]; then
     YEE_CUDA_PIPELINE=0 bench "  tuning: load pipeline off" --precision f32

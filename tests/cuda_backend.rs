@@ -51,6 +51,7 @@ fn cuda_trace_with<T: Real>(
         &gpu_of,
         EngineOptions {
             staged_halos: staged,
+            fused: false,
         },
         "cuda",
     )
@@ -218,6 +219,7 @@ fn cuda_out_of_memory_at_allocation_is_an_error_and_frees_what_it_took() {
     let placement = Placement {
         ranges: split_even(n, 1),
         ordinals: vec![0],
+        fused: false,
     };
     let before = yee::backend::cuda::probe_gpus().unwrap()[0].memory_free;
     match new_backend::<f32>(&model, &placement, EngineOptions::default()) {

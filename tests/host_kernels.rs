@@ -69,6 +69,7 @@ fn host_trace<T: Real>(model: &Model, l: Layout) -> (Trace, Log) {
         &gpu_of,
         EngineOptions {
             staged_halos: l.staged,
+            fused: false,
         },
         "host",
     )
@@ -364,6 +365,7 @@ fn engine_bytes<T: Real>(model: &Model, l: Layout) -> (usize, yee::backend::Allo
         &gpu_of,
         EngineOptions {
             staged_halos: l.staged,
+            fused: false,
         },
         "host",
     )
@@ -541,6 +543,7 @@ fn host_face_patch_dfts_of_flux_and_far_field_boxes_match_cpu_bit_for_bit() {
         &gpu_of,
         EngineOptions {
             staged_halos: false,
+            fused: false,
         },
         "host",
     )

@@ -65,6 +65,12 @@ frequencies = { min = 2.0e14, max = 4.0e14, count = 5 }
 /// One mpirun at a time: two at once on 2 cores run out of Open MPI's slots.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// The yee binary the tests run: `YEE_BIN` when set (scripts/gpu-check.sh runs this test
+/// from a bundle built elsewhere), else the one cargo built with this test.
+fn yee_bin() -> String {
+    std::env::var("YEE_BIN").unwrap_or_else(|_| env!("CARGO_BIN_EXE_yee").to_string())
+}
+
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("yee-mpi-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -115,7 +121,8 @@ fn launch_within(d: &Path, ranks: Option<usize>, args: &[&str], secs: u64) -> Ou
 
 /// The command of [`launch`].
 fn command(d: &Path, ranks: Option<usize>, args: &[&str], env: &[(&str, &str)]) -> Command {
-    let bin = env!("CARGO_BIN_EXE_yee");
+    let bin = yee_bin();
+    let bin = bin.as_str();
     let mut cmd = match ranks {
         Some(r) => {
             let mut c = Command::new("mpirun");
@@ -294,7 +301,8 @@ fn a_scene_one_rank_cannot_read_stops_every_rank_with_exit_2_naming_the_rank() {
     // rank 1 a scene that does not exist. Rank 0 must not wait for rank 1 forever.
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = dir("missing");
-    let bin = env!("CARGO_BIN_EXE_yee");
+    let bin = yee_bin();
+    let bin = bin.as_str();
     let run = |scene: &'static str| {
         [
             "-n",
@@ -361,7 +369,7 @@ fn each_rank_allocates_what_the_plan_of_r_ranks_lists() {
             String::from_utf8_lossy(&o.stdout).into_owned() + &String::from_utf8_lossy(&o.stderr);
         assert!(o.status.success(), "{out}");
         let r = ranks.to_string();
-        let p = Command::new(env!("CARGO_BIN_EXE_yee"))
+        let p = Command::new(yee_bin())
             .args(["plan", "s.toml", "--json", "--ranks", &r])
             .args(&plan_args)
             .current_dir(&d)
@@ -490,7 +498,7 @@ fn interrupt_scene(
     std::fs::write(d.join("s.toml"), text).unwrap();
     let child = Command::new("mpirun")
         .args(["--allow-run-as-root", "--oversubscribe", "-n", "2"])
-        .arg(env!("CARGO_BIN_EXE_yee"))
+        .arg(yee_bin())
         .args([
             "run",
             "s.toml",

@@ -170,6 +170,12 @@ pub trait Backend {
     fn has_fused_step(&self) -> bool {
         false
     }
+    /// True if the fused sweep runs one thread per slab (the CPU engine), so that with fewer
+    /// slabs than threads the two-pass update, parallel within a slab, is the faster
+    /// ([`crate::run::mode_for_split`]); a GPU's fused update is parallel within a slab.
+    fn fused_sweep_is_per_slab(&self) -> bool {
+        false
+    }
     /// One whole step, H with `magnetic_values` then E with `source_values` (see
     /// [`Backend::run_pass`]), with both halves' halo copies of `halos`: on an engine with a
     /// fused sweep ([`Backend::has_fused_step`]) every pass of both lists plane by plane in

@@ -32,6 +32,8 @@ pub(super) struct Candidate {
     /// True when the host-side buffers (monitor staging, probe series) alone do not fit in
     /// host memory: then that, not the devices, is the limit.
     pub(super) host_side_short: bool,
+    /// On the GPUs, the fused update with its second set of fields ([`Layout::gpu_fused`]).
+    pub(super) gpu_fused: bool,
 }
 
 impl Candidate {
@@ -134,7 +136,7 @@ pub(super) fn gpu_candidate(
         add(&mut bytes, &Allocation { monitors: 0, ..a });
         bytes.device_monitors += a.monitors;
         need[g] = need[g].saturating_add(a.total());
-        traffic[g] += layout.traffic_per_step(*r, false);
+        traffic[g] += layout.traffic_per_step(*r, layout.gpu_fused);
         slabs.push((sel[g], *r, a));
     }
     let mut fits = true;
@@ -185,9 +187,10 @@ pub(super) fn gpu_candidate(
         device_bytes,
         usable_bytes: usable,
         update_s,
-        bytes_per_cell_step: bytes_per_cell_step(layout.precision),
+        bytes_per_cell_step: update_bytes_per_cell_step(layout.precision, layout.gpu_fused),
         overhead_s,
         host_side_short,
+        gpu_fused: layout.gpu_fused,
     }
 }
 
@@ -223,6 +226,7 @@ pub(super) fn cpu_candidate(
         device_bytes: bytes.total,
         usable_bytes: host.memory_bytes,
         host_side_short: host_side_bytes(&bytes) > host.memory_bytes,
+        gpu_fused: false,
         bytes,
         update_s,
         bytes_per_cell_step: update_bytes_per_cell_step(layout.precision, fused),
@@ -430,7 +434,7 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
     let fused = fused_update_bytes_per_cell_step(layout.precision);
     let mut out = vec![
         format!(
-            "time: on the GPUs the two-pass update, {bpcs} B per cell-step ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes), at {} of each GPU's peak bandwidth; on the CPU the fused H+E sweep, {fused} B (each value read and written once; the two-pass {bpcs} B with fewer slabs than threads), at {} of the host's; plus every CPML psi value read and written, and what the dispersive, TF/SF and surface DFT passes move where they act. Not counted: the CPU's temporal blocking (up to 8 steps per sweep), which runs grids beyond the cache up to 1.6x faster",
+            "time: on the GPUs the fused update where the model allows it and a second set of fields fits (no magnetic current sheets or TF/SF source, no --two-pass), {fused} B per cell-step, else the two-pass update, {bpcs} B ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes), at {} of each GPU's peak bandwidth; on the CPU the fused H+E sweep, {fused} B (each value read and written once; the two-pass {bpcs} B with fewer slabs than threads), at {} of the host's; plus every CPML psi value read and written, and what the dispersive, TF/SF and surface DFT passes move where they act. Not counted: the CPU's temporal blocking (up to 8 steps per sweep), which runs grids beyond the cache up to 1.6x faster",
             percent(GPU_ACHIEVED_FRACTION),
             percent(CPU_ACHIEVED_FRACTION)
         ),
@@ -473,7 +477,19 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
     let gpu = if options.backend == BackendChoice::Cpu {
         None
     } else {
-        choose_gpus(&layout, &hw.gpus, &hw.host, &GpuAsk::of(options, hw))
+        let ask = GpuAsk::of(options, hw);
+        let two_pass = choose_gpus(&layout, &hw.gpus, &hw.host, &ask);
+        // The fused update where it applies and fits on no more GPUs than the two-pass one.
+        let fused = (layout.fused_applies && !options.two_pass)
+            .then(|| choose_gpus(&layout.with_gpu_fused(true), &hw.gpus, &hw.host, &ask))
+            .flatten()
+            .filter(|f| {
+                f.cand.fits
+                    && two_pass
+                        .as_ref()
+                        .is_none_or(|t| !t.cand.fits || f.cand.gpus() <= t.cand.gpus())
+            });
+        fused.or(two_pass)
     };
     let why_no_gpu = || {
         // With no GPU at all, why there is none (no driver, ...) says more than which
@@ -574,6 +590,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         bytes_per_cell_step: cpu.bytes_per_cell_step,
         overhead_s: 0.0,
         host_side_short: cpu.host_side_short,
+        gpu_fused: false,
     };
     let c = chosen.unwrap_or(empty);
     let mut devices: Vec<PlanDevice> = hw
@@ -673,6 +690,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         host_note: hw.host_note.clone(),
         // Filled in by `plan::plan` for a model with a [scan].
         scan: None,
+        gpu_fused: backend == PlanBackend::Cuda && c.gpu_fused,
     };
     (plan, cpu_fit)
 }

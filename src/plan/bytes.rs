@@ -360,6 +360,18 @@ pub struct Layout {
     pub tfsf_planes: std::sync::Arc<Vec<u64>>,
     /// Nodes of the TF/SF source's 1-D incident grid (0 without one).
     pub tfsf_nodes: u64,
+    /// The CUDA engine's fused update can step the model ([`fused_update_applies`]).
+    pub fused_applies: bool,
+    /// The CUDA engine steps with the fused update and so keeps a second set of fields and
+    /// H psi arrays ([`Layout::gpu_slab_bytes`]); the plan sets it where that fits.
+    pub gpu_fused: bool,
+}
+
+/// Whether the CUDA engine's fused update (kernels/fused.cu) can step `model`: its H half step
+/// must be the curl and the CPML alone, no magnetic current sheets (one-way plane waves) and
+/// no TF/SF source, since each thread computes its neighbours' new H itself.
+pub fn fused_update_applies(model: &Model) -> bool {
+    model.tfsf.is_none() && model.sources.iter().all(|s| s.magnetic.is_none())
 }
 
 impl Layout {
@@ -388,6 +400,16 @@ impl Layout {
                     .map_or(Vec::new(), |t| t.plane_counts(&model.grid)),
             ),
             tfsf_nodes: model.tfsf.as_ref().map_or(0, |t| t.nodes as u64),
+            fused_applies: fused_update_applies(model),
+            gpu_fused: false,
+        }
+    }
+
+    /// The same layout with the CUDA engine's fused update on (where it applies) or off.
+    pub fn with_gpu_fused(&self, fused: bool) -> Layout {
+        Layout {
+            gpu_fused: fused && self.fused_applies,
+            ..self.clone()
         }
     }
 
@@ -583,15 +605,20 @@ impl Layout {
 
     /// What the CUDA backend allocates on its GPU for the slab that owns `range`, monitors
     /// excluded: as [`Layout::slab_bytes`] without the per-row material summaries (the GPU
-    /// kernels look up every cell's id).
+    /// kernels look up every cell's id); with the fused update ([`Layout::gpu_fused`]) the
+    /// fields and halos twice and the H half of the psi arrays (two of four per axis) twice.
     pub fn gpu_slab_bytes(&self, range: SlabRange) -> Allocation {
         let a = self.slab_bytes(range);
+        let twice = self.gpu_fused as u64;
         Allocation {
             materials: (1 + self.magnetic as u64)
                 * 3
                 * range.len() as u64
                 * self.shape[1] as u64
                 * self.shape[2] as u64,
+            fields: a.fields * (1 + twice),
+            halos: a.halos * (1 + twice),
+            pml: a.pml + twice * a.pml / 2,
             ..a
         }
     }
@@ -599,8 +626,11 @@ impl Layout {
     /// What the CUDA backend allocates on the GPU of the slab that owns `range`, its monitor
     /// buffers included ([`MonitorLayout::device_bytes`]).
     pub fn gpu_slab_bytes_with_monitors(&self, range: SlabRange) -> Allocation {
+        // With the fused update, the probe ring keeps the samples' addresses for both sets
+        // of fields.
+        let addresses = 8 * self.gpu_fused as u64 * self.monitors.probe_samples(range) as u64;
         Allocation {
-            monitors: self.monitors.device_bytes(range, self.precision.bytes()),
+            monitors: self.monitors.device_bytes(range, self.precision.bytes()) + addresses,
             ..self.gpu_slab_bytes(range)
         }
     }
@@ -827,6 +857,8 @@ mod tests {
             dispersive_planes: Default::default(),
             tfsf_planes: Default::default(),
             tfsf_nodes: 0,
+            fused_applies: true,
+            gpu_fused: false,
         }
     }
 

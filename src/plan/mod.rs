@@ -105,6 +105,9 @@ pub struct PlanOptions {
     /// GPUs left out (indices into [`Hardware::gpus`]): those that failed to start or ran out
     /// of memory in an earlier attempt ([`replan`]).
     pub exclude_gpus: Vec<usize>,
+    /// `--two-pass`: the run steps with the two-pass update, so the GPUs keep no second set
+    /// of fields for the fused one ([`Plan::gpu_fused`]).
+    pub two_pass: bool,
 }
 
 impl Default for PlanOptions {
@@ -117,6 +120,7 @@ impl Default for PlanOptions {
             gpus: None,
             slabs_per_gpu: None,
             exclude_gpus: Vec::new(),
+            two_pass: false,
         }
     }
 }
@@ -377,6 +381,10 @@ pub struct Plan {
     /// for one trace). Left out of the JSON without a scan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<scan::ScanPlan>,
+    /// On the GPUs, the fused update (kernels/fused.cu), which keeps a second set of fields:
+    /// chosen where the model allows it ([`bytes::fused_update_applies`]), the run did not ask
+    /// for `--two-pass`, and it fits on no more GPUs than the two-pass update needs.
+    pub gpu_fused: bool,
 }
 
 impl Plan {

@@ -660,6 +660,10 @@ impl<B: Backend> Backend for RankBackend<B> {
         self.rank.local.has_fused_step()
     }
 
+    fn fused_sweep_is_per_slab(&self) -> bool {
+        self.rank.local.fused_sweep_is_per_slab()
+    }
+
     fn step_fused(&mut self, _halos: &HaloPlan, magnetic: &[f64], currents: &[f64]) {
         // The halo plan is the whole run's; every rank replays its own part of it.
         let mut h = self.command(cmd::FUSED);

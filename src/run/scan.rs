@@ -442,6 +442,7 @@ pub fn run_scan(
         gpus: opts.gpus.clone(),
         slabs_per_gpu: opts.slabs_per_gpu,
         exclude_gpus: Vec::new(),
+        two_pass: opts.step == crate::backend::StepMode::TwoPass,
     };
     let hardware = crate::plan::Hardware::detect(None, None);
     let plan = crate::plan::plan(model, &hardware, &plan_options);
@@ -735,8 +736,14 @@ fn one_after_another(
             }};
         }
         let threads = pool.current_num_threads();
+        // The CPU's fused sweep runs a thread per slab; a GPU's is parallel within one.
+        let cpu = matches!(engine, Engine::CpuF32(_) | Engine::CpuF64(_));
         let mode = (
-            super::step::mode_for_split(opts.step, r.len(), threads),
+            if cpu {
+                super::step::mode_for_split(opts.step, r.len(), threads)
+            } else {
+                opts.step
+            },
             super::step::steps_per_sweep_for(opts.steps_per_sweep, r.len(), threads),
         );
         let go_on = match engine {

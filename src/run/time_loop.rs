@@ -92,7 +92,11 @@ pub(super) fn time_loop_from<B: Backend>(
 
     // The fused sweep runs one thread per slab: with fewer slabs than threads the two-pass
     // update, parallel within a slab, is the faster one, and the run says so.
-    let mode = super::step::mode_for_split(opts.step, ranges.len(), threads);
+    let mode = if backend.fused_sweep_is_per_slab() {
+        super::step::mode_for_split(opts.step, ranges.len(), threads)
+    } else {
+        opts.step
+    };
     let fewer_slabs = mode != opts.step;
     // Several steps per sweep need a thread per slab; the run line says how many it takes.
     let per_sweep = super::step::steps_per_sweep_for(opts.steps_per_sweep, ranges.len(), threads);

@@ -39,61 +39,75 @@ pub fn host_kernels_variant(precision: Precision, pipeline: bool) -> &'static Ho
         OnceLock::new(),
     ];
     let cell = &CELLS[(precision == Precision::F64) as usize * 2 + pipeline as usize];
-    cell.get_or_init(|| {
-        let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
-            "host-kernels-{}-{}",
-            std::process::id(),
-            precision.name()
-        ));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        for (name, text) in FILES.iter().chain(HOST_FILES.iter()) {
-            std::fs::write(dir.join(name), text).expect("write kernel source");
-        }
-        let main = dir.join("host.cpp");
-        std::fs::write(&main, host_program(precision)).expect("write host program");
-        let so = dir.join("libyee_host_kernels.so");
-        let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
-        // -ffp-contract=off: no fused multiply-add, so every product and sum is rounded as in
-        // the Rust CPU backend.
-        let out = Command::new(&cxx)
-            .args([
-                "-std=c++17",
-                if pipeline {
-                    "-DYEE_PIPELINE=1"
-                } else {
-                    "-DYEE_PIPELINE=0"
-                },
-                "-O2",
-                "-fPIC",
-                "-shared",
-                "-ffp-contract=off",
-                "-fno-fast-math",
-                "-Wall",
-                "-Wno-unused-function",
-                "-o",
-            ])
-            .arg(&so)
-            .arg(&main)
-            .output()
-            .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}` (set CXX): {e}"));
-        assert!(
-            out.status.success(),
-            "host build of kernels/*.cu failed:\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        // SAFETY: loading a library this test just built; its initialisers do nothing.
-        let lib = unsafe { Library::new(&so) }.expect("load host kernels");
-        let launchers = Kernel::ALL
-            .iter()
-            .map(|k| {
-                let name = format!("yee_host_{}", k.name());
-                // SAFETY: the launcher signature of host_launch.h.
-                *unsafe { lib.get::<Launcher>(name.as_bytes()) }
-                    .unwrap_or_else(|e| panic!("{name}: {e}"))
-            })
-            .collect();
-        HostKernels { lib, launchers }
-    })
+    let define = if pipeline {
+        "-DYEE_PIPELINE=1"
+    } else {
+        "-DYEE_PIPELINE=0"
+    };
+    cell.get_or_init(|| build(precision, &[define], if pipeline { "" } else { "-nopipe" }))
+}
+
+/// As [`host_kernels`], with every launch running its blocks and threads in reverse order
+/// (`YEE_HOST_REVERSE` in host_launch.h): a kernel whose threads read what others write in
+/// the same launch gives other results in the two orders; a GPU runs them in any order.
+pub fn host_kernels_reversed(precision: Precision) -> &'static HostKernels {
+    static CELLS: [OnceLock<HostKernels>; 2] = [OnceLock::new(), OnceLock::new()];
+    CELLS[(precision == Precision::F64) as usize]
+        .get_or_init(|| build(precision, &["-DYEE_HOST_REVERSE=1"], "-reversed"))
+}
+
+/// Build the host kernels of `precision` with the extra `defines` into a folder named with
+/// `tag`, and load them.
+fn build(precision: Precision, defines: &[&str], tag: &str) -> HostKernels {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(format!(
+        "host-kernels-{}-{}{tag}",
+        std::process::id(),
+        precision.name()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    for (name, text) in FILES.iter().chain(HOST_FILES.iter()) {
+        std::fs::write(dir.join(name), text).expect("write kernel source");
+    }
+    let main = dir.join("host.cpp");
+    std::fs::write(&main, host_program(precision)).expect("write host program");
+    let so = dir.join("libyee_host_kernels.so");
+    let cxx = std::env::var("CXX").unwrap_or_else(|_| "c++".into());
+    // -ffp-contract=off: no fused multiply-add, so every product and sum is rounded as in
+    // the Rust CPU backend.
+    let out = Command::new(&cxx)
+        .arg("-std=c++17")
+        .args(defines)
+        .args([
+            "-O2",
+            "-fPIC",
+            "-shared",
+            "-ffp-contract=off",
+            "-fno-fast-math",
+            "-Wall",
+            "-Wno-unused-function",
+            "-o",
+        ])
+        .arg(&so)
+        .arg(&main)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run the C++ compiler `{cxx}` (set CXX): {e}"));
+    assert!(
+        out.status.success(),
+        "host build of kernels/*.cu failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // SAFETY: loading a library this test just built; its initialisers do nothing.
+    let lib = unsafe { Library::new(&so) }.expect("load host kernels");
+    let launchers = Kernel::ALL
+        .iter()
+        .map(|k| {
+            let name = format!("yee_host_{}", k.name());
+            // SAFETY: the launcher signature of host_launch.h.
+            *unsafe { lib.get::<Launcher>(name.as_bytes()) }
+                .unwrap_or_else(|e| panic!("{name}: {e}"))
+        })
+        .collect();
+    HostKernels { lib, launchers }
 }
 
 /// The constant tables are globals of the shared object: one test at a time sets them.

@@ -695,6 +695,10 @@ impl<T: Real> Backend for CpuBackend<T> {
         true
     }
 
+    fn fused_sweep_is_per_slab(&self) -> bool {
+        true
+    }
+
     fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
         self.fused_step(halos, magnetic_values, source_values);
     }

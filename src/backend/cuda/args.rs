@@ -50,11 +50,14 @@ pub enum Kernel {
     TfsfIncident,
     /// One TF/SF correction group's points (kernels/tfsf.cu).
     TfsfCorrect,
+    /// One step of H (with its CPML) and E in one sweep, old fields in, new fields out
+    /// (kernels/fused.cu).
+    UpdateFused,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 19] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -74,6 +77,7 @@ impl Kernel {
         Kernel::Dispersive,
         Kernel::TfsfIncident,
         Kernel::TfsfCorrect,
+        Kernel::UpdateFused,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -98,6 +102,7 @@ impl Kernel {
             Kernel::Dispersive => "dispersive",
             Kernel::TfsfIncident => "tfsf_incident",
             Kernel::TfsfCorrect => "tfsf_correct",
+            Kernel::UpdateFused => "update_fused",
         }
     }
 }
@@ -168,6 +173,35 @@ impl Dims {
         let mut d = Dims::elements(ncol, rows);
         d.grid[1] = rows;
         (d, chunk)
+    }
+}
+
+/// Threads along y of the fused update's 2-D blocks (`YEE_CUDA_FUSED_TILE`, a power of two
+/// up to 32, for tuning; 1, the default, launches 1-D blocks as the two-pass updates do).
+pub fn fused_tile() -> u32 {
+    static T: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *T.get_or_init(|| {
+        std::env::var("YEE_CUDA_FUSED_TILE")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|t| t.is_power_of_two() && *t <= 32)
+            .unwrap_or(1)
+    })
+}
+
+impl Dims {
+    /// 2-D blocks of 32 z by `ty` y columns over an `ny` x `nz` plane, marching over `planes`
+    /// planes in chunks as [`Dims::columns`]: the launch, the chunk length and the blocks
+    /// across z.
+    pub fn tiles(ny: usize, nz: usize, ty: u32, planes: u32) -> (Dims, u32, u32) {
+        let (cols, chunk) = Dims::columns((ny * nz) as u64, planes);
+        let tiles_z = nz.div_ceil(32) as u32;
+        let tiles_y = ny.div_ceil(ty as usize) as u32;
+        let d = Dims {
+            grid: [tiles_z * tiles_y, cols.grid[1], 1],
+            block: [32, ty, 1],
+        };
+        (d, chunk, tiles_z)
     }
 }
 
@@ -473,9 +507,57 @@ pub struct TfsfArgs<T> {
     pub pad: T,
 }
 
+/// Arguments of `update_fused` (kernels/common.cuh `FusedArgs`): the new fields written, the
+/// old ones read, the ids, the H psi arrays old and new with their tables, the steps, and
+/// where the slab lies.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FusedArgs<T> {
+    /// New Ex, Ey, Ez, Hx, Hy, Hz (written).
+    pub new: [Ptr; 6],
+    /// Old Ex, Ey, Ez, Hx, Hy, Hz (read).
+    pub old: [Ptr; 6],
+    /// E material ids.
+    pub mat: [Ptr; 3],
+    /// H material ids (0 unless `magnetic`).
+    pub hmat: [Ptr; 3],
+    /// Old H psi arrays: x (Hy, Hz), y (Hx, Hz), z (Hx, Hy); 0 where an axis has no layers.
+    pub psi_old: [Ptr; 6],
+    /// New H psi arrays, likewise.
+    pub psi_new: [Ptr; 6],
+    /// The H CPML tables of x, y, z.
+    pub coef: [Ptr; 3],
+    /// Primal steps (H) x, y, z, then dual steps (E) x, y, z; x offset as in [`UpdateArgs`].
+    pub steps: [Ptr; 6],
+    pub plane: i64,
+    pub ny: i32,
+    pub nz: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub chunk: i32,
+    pub y_lo: i32,
+    pub y_hi: i32,
+    pub z_lo: i32,
+    pub z_hi: i32,
+    pub magnetic: i32,
+    /// 1: H and E; 0: H only.
+    pub e_too: i32,
+    pub x0: i32,
+    pub n: i32,
+    pub nx: i32,
+    /// CPML layers at the x, y, z faces (lo, hi).
+    pub layers: [i32; 6],
+    /// 0: 1-D blocks along the flattened column index; else 2-D blocks, this many across z
+    /// ([`Dims::tiles`]).
+    pub tiles_z: i32,
+    pub pad_: i32,
+    pub ch: T,
+    pub pad: T,
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -490,11 +572,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
         64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
         32 + 2 * real_bytes,
         88 + 2 * real_bytes,
+        408 + 2 * real_bytes,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 13] {
+pub fn rust_arg_sizes<T>() -> [usize; 14] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -510,6 +593,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 13] {
         size_of::<DispersiveArgs<T>>(),
         size_of::<TfsfIncidentArgs<T>>(),
         size_of::<TfsfArgs<T>>(),
+        size_of::<FusedArgs<T>>(),
     ]
 }
 

@@ -32,6 +32,8 @@ pub struct Placement {
     pub ranges: Vec<SlabRange>,
     /// Driver ordinal of the GPU holding each slab.
     pub ordinals: Vec<usize>,
+    /// Step with the fused update ([`Plan::gpu_fused`]).
+    pub fused: bool,
 }
 
 impl Placement {
@@ -40,7 +42,11 @@ impl Placement {
     /// order). Empty unless the plan runs on CUDA.
     pub fn of(plan: &Plan) -> Placement {
         let (ranges, ordinals) = plan.gpu_slabs().into_iter().unzip();
-        Placement { ranges, ordinals }
+        Placement {
+            ranges,
+            ordinals,
+            fused: plan.gpu_fused,
+        }
     }
 
     /// [`layout`] over `gpus`.
@@ -49,6 +55,7 @@ impl Placement {
         Placement {
             ranges,
             ordinals: gpu_of.iter().map(|&g| gpus[g].ordinal).collect(),
+            fused: false,
         }
     }
 

@@ -43,6 +43,7 @@
 //! operation, and reports it through [`Backend::failure`].
 
 mod device;
+mod fused;
 mod halo;
 mod monitors;
 mod passes;
@@ -60,6 +61,7 @@ use crate::model::{Component, Model, Region};
 use crate::operator::{Beyond, Operator};
 use crate::real::Real;
 use device::bytes_of;
+use fused::other_buffer;
 use halo::Route;
 use monitors::{
     flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, FluxPatch, Probes, RingGpu, Slot,
@@ -75,7 +77,14 @@ pub struct EngineOptions {
     /// Send every halo plane through pinned host memory, even between slabs on one GPU or
     /// GPUs with peer access (tests the staged path on one GPU).
     pub staged_halos: bool,
+    /// Keep a second set of fields (and H psi arrays) so that a step can run as the fused
+    /// update (kernels/fused.cu), old fields in and new fields out: [`Backend::has_fused_step`]
+    /// then holds, and [`Backend::step_fused`] sweeps H and E together. Taken only where
+    /// [`fused_update_applies`]; costs the fields' memory again.
+    pub fused: bool,
 }
+
+pub use crate::plan::bytes::fused_update_applies;
 
 /// What the engine was doing in half step `half`, for a failure message.
 fn doing(half: Half) -> &'static str {
@@ -105,6 +114,23 @@ pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation 
         real,
         &ProcessHalos::own(ranges, &model.boundaries),
     )
+}
+
+/// [`estimate`] for an engine built with [`EngineOptions::fused`] (`fused`): besides, where
+/// the fused update applies, per slab the second set of fields and H psi arrays
+/// ([`SlabSizes::fused_spare`]) and per GPU a second array of probe sample addresses: the
+/// plan's [`Layout::gpu_slab_bytes_with_monitors`](crate::plan::Layout) with `gpu_fused`.
+pub fn estimate_fused(model: &Model, ranges: &[SlabRange], real: usize, fused: bool) -> Allocation {
+    let mut a = estimate(model, ranges, real);
+    if fused && fused_update_applies(model) {
+        let [_, ny, nz] = model.grid.shape;
+        let layout = crate::plan::Layout::of(model);
+        for r in ranges {
+            a.add(&SlabSizes::of(&layout, *r).fused_spare(ny * nz, real));
+            a.monitors += 8 * layout.monitors.probe_samples(*r) as u64;
+        }
+    }
+    a
 }
 
 /// [`estimate`] for one process's part of a run over several ([`Engine::for_process`]):
@@ -201,6 +227,17 @@ pub struct Engine<D: Device, T: Real> {
     fail_at_step: Option<usize>,
     allocation: Allocation,
     name: String,
+    /// The slabs have spare buffers and step with the fused update ([`EngineOptions::fused`]).
+    fused: bool,
+    /// Which of the two sets of buffers holds the latest fields (0: the first allocated);
+    /// the probe ring's address arrays are kept for both.
+    parity: usize,
+    /// The E half step of a fused step is under way: its curl pass is the fused kernel.
+    fusing: bool,
+    /// Cells along x.
+    nx: usize,
+    /// Threads along y of the fused update's blocks (1: 1-D blocks; [`fused_tile`]).
+    fused_tile: u32,
     _t: PhantomData<T>,
 }
 
@@ -321,6 +358,11 @@ impl<D: Device, T: Real> Engine<D, T> {
             finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
         }
 
+        // The fused update: one process only (see fused_update_applies).
+        let fused = opts.fused
+            && fused_update_applies(model)
+            && halos.sent.iter().all(|s| s.is_empty())
+            && halos.received.iter().all(|&n| n == 0);
         let process_planes = halos.staging_planes();
         let ProcessHalos {
             plan,
@@ -389,6 +431,23 @@ impl<D: Device, T: Real> Engine<D, T> {
                         *p = dev.alloc(gpu, sizes.psi_len[a] * t)?;
                     }
                 }
+            }
+            // The fused update's second set of fields and H psi arrays (zeroed like the
+            // first: the halos of a face without copies stay zero in both).
+            let mut spare = [0; 6];
+            let mut psi_spare = [[0; 2]; 3];
+            if fused {
+                for p in spare.iter_mut() {
+                    *p = dev.alloc(gpu, sizes.field_len * t)?;
+                }
+                for (a, arrays) in psi_spare.iter_mut().enumerate() {
+                    for p in arrays.iter_mut() {
+                        if sizes.psi_len[a] > 0 {
+                            *p = dev.alloc(gpu, sizes.psi_len[a] * t)?;
+                        }
+                    }
+                }
+                allocation.add(&sizes.fused_spare(plane, t));
             }
             // The x-PML planes of this slab as runs of consecutive planes and layers.
             let mut x_runs: Vec<XRun> = Vec::new();
@@ -459,6 +518,8 @@ impl<D: Device, T: Real> Engine<D, T> {
                 tfsf,
                 incident,
                 psi,
+                spare,
+                psi_spare,
                 x_runs,
                 sources,
                 magnetic,
@@ -509,8 +570,15 @@ impl<D: Device, T: Real> Engine<D, T> {
         for (gpu, r) in ring.iter_mut().enumerate() {
             r.n = probe_ptrs[gpu].len();
             if r.n > 0 {
-                r.src = dev.alloc(gpu, r.n * 8)?;
-                dev.upload(gpu, r.src, bytes_of(&probe_ptrs[gpu]))?;
+                // With the fused update, the addresses in the spare set follow.
+                let mut ptrs = probe_ptrs[gpu].clone();
+                if fused {
+                    let other = other_buffer(&slabs, plane * t);
+                    ptrs.extend(probe_ptrs[gpu].iter().map(|&p| other(p)));
+                    allocation.monitors += 8 * r.n as u64;
+                }
+                r.src = dev.alloc(gpu, ptrs.len() * 8)?;
+                dev.upload(gpu, r.src, bytes_of(&ptrs))?;
                 r.ring = dev.alloc(gpu, rows * r.n * t)?;
                 r.pinned = dev.alloc_pinned(
                     gpu,
@@ -636,16 +704,20 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
         debug_assert_eq!(
             allocation,
-            estimate_for_process(
-                model,
-                ranges,
-                t,
-                &ProcessHalos {
-                    plan: plan.clone(),
-                    sent: sent.clone(),
-                    received
-                }
-            )
+            if fused {
+                estimate_fused(model, ranges, t, true)
+            } else {
+                estimate_for_process(
+                    model,
+                    ranges,
+                    t,
+                    &ProcessHalos {
+                        plan: plan.clone(),
+                        sent: sent.clone(),
+                        received,
+                    },
+                )
+            }
         );
 
         Ok(Engine {
@@ -691,6 +763,11 @@ impl<D: Device, T: Real> Engine<D, T> {
             fail_at_step: None,
             allocation,
             name: name.to_string(),
+            fused,
+            parity: 0,
+            fusing: false,
+            nx: g.shape[0],
+            fused_tile: fused_tile(),
             _t: PhantomData,
         })
     }
@@ -748,6 +825,13 @@ impl<D: Device, T: Real> Engine<D, T> {
         self.fail_at_step = Some(step);
     }
 
+    /// Launch the fused update in 2-D blocks of 32 z by `ty` y columns (1: 1-D blocks), as
+    /// `YEE_CUDA_FUSED_TILE` does for the whole process (tests, tuning).
+    pub fn set_fused_tile(&mut self, ty: u32) {
+        assert!(ty.is_power_of_two() && ty <= 32, "a power of two up to 32");
+        self.fused_tile = ty;
+    }
+
     fn slab_of(&self, x: usize) -> &Slab {
         self.slabs
             .iter()
@@ -802,6 +886,22 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         if !self.failed() {
             let r = self.finish_copies();
             self.ok(r, "exchanging halos");
+        }
+    }
+
+    fn has_fused_step(&self) -> bool {
+        self.fused
+    }
+
+    fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
+        if self.fused {
+            // No magnetic sheets or TF/SF drive in a model the fused update steps.
+            self.fused_step(halos, source_values);
+        } else {
+            self.update_h(magnetic_values);
+            self.exchange(&halos.after_h);
+            self.update_e(source_values);
+            self.exchange(&halos.after_e);
         }
     }
 

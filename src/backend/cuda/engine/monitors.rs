@@ -140,7 +140,8 @@ impl<D: Device, T: Real> Engine<D, T> {
                 continue;
             }
             let args = ProbeArgs {
-                src: r.src,
+                // The addresses in the set of buffers holding the latest fields.
+                src: r.src + (self.parity * r.n * 8) as u64,
                 out: r.ring + (row * r.n * t) as u64,
                 n: r.n as i32,
                 pad: 0,

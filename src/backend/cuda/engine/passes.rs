@@ -116,6 +116,10 @@ impl<D: Device, T: Real> Engine<D, T> {
             return Ok(());
         }
         match (half, pass) {
+            (Half::E, Pass::CurlCpml) if self.fusing => {
+                self.launch_fused(s, p0, p1, true)?;
+                self.cpml_corrections(s, half, p0, p1)
+            }
             (_, Pass::CurlCpml) => self.curl_cpml(s, half, p0, p1),
             (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
                 self.sources(s, half, p0, p1, values)
@@ -151,6 +155,19 @@ impl<D: Device, T: Real> Engine<D, T> {
             dims,
             &self.update_args(s, half, p0, p1, chunk),
         )?;
+        self.cpml_corrections(s, half, p0, p1)
+    }
+
+    /// The CPML corrections of `half` on planes [p0, p1) of slab `s`: x, then y, then z.
+    pub(super) fn cpml_corrections(
+        &self,
+        s: &Slab,
+        half: Half,
+        p0: usize,
+        p1: usize,
+    ) -> Result<(), DeviceError> {
+        let gpu = s.gpu;
+        let np = p1 - p0;
         let [kx, ky, kz] = match half {
             Half::H => [Kernel::CpmlXH, Kernel::CpmlYH, Kernel::CpmlZH],
             Half::E => [Kernel::CpmlXE, Kernel::CpmlYE, Kernel::CpmlZE],

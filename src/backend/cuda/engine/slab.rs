@@ -71,6 +71,20 @@ impl SlabSizes {
         }
     }
 
+    /// The second set of buffers the fused update writes into ([`super::EngineOptions::fused`]):
+    /// the six fields with their halos and the H psi arrays (two of the four per axis), in
+    /// the categories of [`SlabSizes::allocation`].
+    pub fn fused_spare(&self, plane: usize, real: usize) -> Allocation {
+        let t = real as u64;
+        let halos = 6 * 2 * plane as u64 * t;
+        Allocation {
+            fields: 6 * self.field_len as u64 * t - halos,
+            halos,
+            pml: 2 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
+            ..Allocation::default()
+        }
+    }
+
     /// Bytes by category for values of `real` bytes, monitors excluded.
     pub fn allocation(&self, plane: usize, real: usize) -> Allocation {
         let t = real as u64;
@@ -155,6 +169,11 @@ pub(super) struct Slab {
     pub(super) incident: Option<[Ptr; 2]>,
     /// psi arrays: x for Ey, Ez, Hy, Hz; y for Ex, Ez, Hx, Hz; z for Ex, Ey, Hx, Hy.
     pub(super) psi: [[Ptr; 4]; 3],
+    /// With the fused update: the other set of fields (Ex..Hz with halos) and of H psi
+    /// arrays (psi[axis][2], [3]), swapped with `f` and those every fused step, so that `f`
+    /// and `psi` always hold the latest values; 0 otherwise.
+    pub(super) spare: [Ptr; 6],
+    pub(super) psi_spare: [[Ptr; 2]; 3],
     pub(super) x_runs: Vec<XRun>,
     /// Sources touching this slab: (model source, component, local cell ranges).
     pub(super) sources: Vec<(usize, Component, [[usize; 2]; 3])>,

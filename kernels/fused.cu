@@ -1,0 +1,217 @@
+// The fused update (issue: faster than the two-pass roofline): one step, H^{n-1/2} -> H^{n+1/2}
+// and E^n -> E^{n+1}, in one sweep, each field value read once and written once per step (12
+// values per cell instead of the two-pass update's 18).
+//
+// One thread per (j, k) column marching over a chunk of x planes, as update_h. At plane p it
+// computes the new H of its own cell, then the new E of the cell, which also needs the new H
+// of its y - 1 and z - 1 neighbours (and of x - 1, carried from the previous plane). Those
+// neighbours belong to other threads, which may run before or after this one, so the thread
+// computes their new H itself from the old fields: the step reads old fields and psi arrays
+// that nothing writes in this launch and writes new ones into other buffers (the engine swaps
+// the two sets every step). The arithmetic is that of update_h, cpml_{x,y,z}_h and update_e,
+// operation for operation, so the fields are the two-pass update's bit for bit; the E CPML
+// corrections and the E passes after the curl run after this kernel, as in the two-pass step.
+//
+// The x - 1 neighbour of the first plane of a chunk is computed likewise, except on local
+// plane 0, the halo, whose new H the engine copied in before (a launch with e_too = 0 first
+// writes the new H of the planes those copies read).
+
+#include "common.cuh"
+
+struct H3 {
+    real x, y, z;
+};
+
+// The H factor of a CPML correction at field offset o of an H component with ids m (h_factor).
+__device__ __forceinline__ real fused_h_factor(const FusedArgs& a, const u8* m, i64 o) {
+    return a.magnetic ? c_hcb[m[o - a.plane]] : a.ch;
+}
+
+// The CPML layer of index i along an axis of n cells with lo and hi layers, or -1.
+__device__ __forceinline__ int layer_of(int i, int lo, int hi, int n) {
+    if (i < lo) return i;
+    if (i >= n - hi) return lo + (i - (n - hi));
+    return -1;
+}
+
+// H^{n+1/2} at cell (j, k) of local plane p from the old fields: update_h's curl, then the
+// CPML corrections along x, y and z (cpml.cu), in that order. `own`: store the new psi values
+// (only the thread of the column does).
+__device__ H3 h_cell(const FusedArgs& a, int j, int k, int p, bool own) {
+    const real zero = 0;
+    const i64 o = (i64)p * a.plane + (i64)j * a.nz + k;
+    const bool y_in = j + 1 < a.ny;
+    const bool y_ok = y_in || a.y_hi == BEYOND_WRAP;
+    const i64 dy = y_in ? (i64)a.nz : -(i64)(a.ny - 1) * a.nz;
+    const bool z_in = k + 1 < a.nz;
+    const bool z_ok = z_in || a.z_hi == BEYOND_WRAP;
+    const i64 dz = z_in ? 1 : -(i64)(a.nz - 1);
+    const real ex = __ldg(a.ex0 + o);
+    const real ey = __ldg(a.ey0 + o);
+    const real ez = __ldg(a.ez0 + o);
+    const real ey_xn = __ldg(a.ey0 + o + a.plane);
+    const real ez_xn = __ldg(a.ez0 + o + a.plane);
+    const real ez_yn = y_ok ? __ldg(a.ez0 + o + dy) : zero;
+    const real ex_yn = y_ok ? __ldg(a.ex0 + o + dy) : zero;
+    const real ey_zn = z_ok ? __ldg(a.ey0 + o + dz) : zero;
+    const real ex_zn = z_ok ? __ldg(a.ex0 + o + dz) : zero;
+    const real idx = __ldg(a.ihx + p);
+    const real idy = __ldg(a.ihy + j);
+    const real idz = __ldg(a.ihz + k);
+    const real cx = (ez_yn - ez) * idy + (ey_zn - ey) * (-idz);
+    const real cy = (ez_xn - ez) * (-idx) + (ex_zn - ex) * idz;
+    const real cz = (ey_xn - ey) * idx + (ex_yn - ex) * (-idy);
+    H3 h;
+    if (a.magnetic) {
+        const i64 m = o - a.plane;
+        const int i0 = __ldg(a.hmx + m), i1 = __ldg(a.hmy + m), i2 = __ldg(a.hmz + m);
+        h.x = c_hca[i0] * __ldg(a.hx0 + o) - c_hcb[i0] * cx;
+        h.y = c_hca[i1] * __ldg(a.hy0 + o) - c_hcb[i1] * cy;
+        h.z = c_hca[i2] * __ldg(a.hz0 + o) - c_hcb[i2] * cz;
+    } else {
+        const real ch = a.ch;
+        h.x = __ldg(a.hx0 + o) - ch * cx;
+        h.y = __ldg(a.hy0 + o) - ch * cy;
+        h.z = __ldg(a.hz0 + o) - ch * cz;
+    }
+    // x layers (cpml_x_h): psi plane q counts the slab's layer planes, lo ones first.
+    const int gx = a.x0 + p - 1;
+    const int lx = layer_of(gx, a.xlo, a.xhi, a.nx);
+    if (lx >= 0) {
+        const int nlo = min(max(a.xlo - a.x0, 0), a.n);
+        const int q = gx < a.xlo ? gx - a.x0 : nlo + gx - max(a.x0, a.nx - a.xhi);
+        const real* cf = a.coef_x + 4 * lx;
+        const real b = cf[0], c = cf[1], k1 = cf[2], inv = cf[3];
+        const i64 s = (i64)q * a.plane + (i64)j * a.nz + k;
+        const real d_ez = (ez_xn - ez) * inv;
+        const real psi0 = b * a.psix0[s] + c * d_ez;
+        h.y += fused_h_factor(a, a.hmy, o) * (k1 * d_ez + psi0);
+        const real d_ey = (ey_xn - ey) * inv;
+        const real psi1 = b * a.psix1[s] + c * d_ey;
+        h.z -= fused_h_factor(a, a.hmz, o) * (k1 * d_ey + psi1);
+        if (own) {
+            a.psix0_new[s] = psi0;
+            a.psix1_new[s] = psi1;
+        }
+    }
+    // y layers (cpml_y_h): E beyond the maximum face is zero.
+    const int ly = layer_of(j, a.ylo, a.yhi, a.ny);
+    if (ly >= 0) {
+        const int nl = a.ylo + a.yhi;
+        const real* cf = a.coef_y + 4 * ly;
+        const real b = cf[0], c = cf[1], k1 = cf[2], inv = cf[3];
+        const i64 s = ((i64)(p - 1) * nl + ly) * a.nz + k;
+        const real ez_n = y_in ? __ldg(a.ez0 + o + a.nz) : zero;
+        const real ex_n = y_in ? __ldg(a.ex0 + o + a.nz) : zero;
+        const real d_ez = (ez_n - ez) * inv;
+        const real psi0 = b * a.psiy0[s] + c * d_ez;
+        h.x -= fused_h_factor(a, a.hmx, o) * (k1 * d_ez + psi0);
+        const real d_ex = (ex_n - ex) * inv;
+        const real psi1 = b * a.psiy1[s] + c * d_ex;
+        h.z += fused_h_factor(a, a.hmz, o) * (k1 * d_ex + psi1);
+        if (own) {
+            a.psiy0_new[s] = psi0;
+            a.psiy1_new[s] = psi1;
+        }
+    }
+    // z layers (cpml_z_h).
+    const int lz = layer_of(k, a.zlo, a.zhi, a.nz);
+    if (lz >= 0) {
+        const int nl = a.zlo + a.zhi;
+        const real* cf = a.coef_z + 4 * lz;
+        const real b = cf[0], c = cf[1], k1 = cf[2], inv = cf[3];
+        const i64 s = ((i64)(p - 1) * a.ny + j) * nl + lz;
+        const real ey_n = z_in ? __ldg(a.ey0 + o + 1) : zero;
+        const real ex_n = z_in ? __ldg(a.ex0 + o + 1) : zero;
+        const real d_ey = (ey_n - ey) * inv;
+        const real psi0 = b * a.psiz0[s] + c * d_ey;
+        h.x += fused_h_factor(a, a.hmx, o) * (k1 * d_ey + psi0);
+        const real d_ex = (ex_n - ex) * inv;
+        const real psi1 = b * a.psiz1[s] + c * d_ex;
+        h.y -= fused_h_factor(a, a.hmy, o) * (k1 * d_ex + psi1);
+        if (own) {
+            a.psiz0_new[s] = psi0;
+            a.psiz1_new[s] = psi1;
+        }
+    }
+    return h;
+}
+
+// One step over planes [p0, p1) (chunks as update_h). The E update is update_e's: below the y
+// or z minimum face H is the wrapped value (periodic), minus the cell's own (PMC mirror), or
+// zero.
+extern "C" __global__ void update_fused(const FusedArgs a) {
+    int j, k;
+    if (a.tiles_z > 0) {
+        // 2-D blocks: the y - 1 neighbours a thread recomputes are mostly its block's own.
+        const int tz = blockIdx.x % a.tiles_z, ty = blockIdx.x / a.tiles_z;
+        k = tz * blockDim.x + threadIdx.x;
+        j = ty * blockDim.y + threadIdx.y;
+        if (j >= a.ny || k >= a.nz) return;
+    } else {
+        const int c = blockIdx.x * blockDim.x + threadIdx.x;
+        if (c >= a.ny * a.nz) return;
+        j = c / a.nz;
+        k = c - j * a.nz;
+    }
+    const int col = j * a.nz + k;
+    const int pb = a.p0 + blockIdx.y * a.chunk;
+    const int pe = min(pb + a.chunk, a.p1);
+    if (pb >= pe) return;
+    const real zero = 0;
+    const bool y_in = j > 0;
+    const bool y_read = y_in || a.y_lo == BEYOND_WRAP;
+    const bool y_mirror = !y_in && a.y_lo == BEYOND_MIRROR;
+    const int jm = y_in ? j - 1 : a.ny - 1;
+    const bool z_in = k > 0;
+    const bool z_read = z_in || a.z_lo == BEYOND_WRAP;
+    const bool z_mirror = !z_in && a.z_lo == BEYOND_MIRROR;
+    const int km = z_in ? k - 1 : a.nz - 1;
+    const real idy = __ldg(a.iey + j);
+    const real idz = __ldg(a.iez + k);
+    i64 o = (i64)pb * a.plane + col;
+    // The new Hy, Hz at x - 1 of the first plane: computed, or on plane 0 the halo copied in.
+    real hy_xb = zero, hz_xb = zero;
+    if (a.e_too) {
+        if (pb > 1) {
+            const H3 h = h_cell(a, j, k, pb - 1, false);
+            hy_xb = h.y;
+            hz_xb = h.z;
+        } else {
+            hy_xb = a.hy[o - a.plane];
+            hz_xb = a.hz[o - a.plane];
+        }
+    }
+    for (int p = pb; p < pe; ++p, o += a.plane) {
+        const H3 h = h_cell(a, j, k, p, true);
+        a.hx[o] = h.x;
+        a.hy[o] = h.y;
+        a.hz[o] = h.z;
+        if (!a.e_too) continue;
+        real hz_yb = zero, hx_yb = zero, hy_zb = zero, hx_zb = zero;
+        if (y_read) {
+            const H3 n = h_cell(a, jm, k, p, false);
+            hz_yb = n.z;
+            hx_yb = n.x;
+        } else if (y_mirror) {
+            hz_yb = -h.z;
+            hx_yb = -h.x;
+        }
+        if (z_read) {
+            const H3 n = h_cell(a, j, km, p, false);
+            hy_zb = n.y;
+            hx_zb = n.x;
+        } else if (z_mirror) {
+            hy_zb = -h.y;
+            hx_zb = -h.x;
+        }
+        const i64 m = o - a.plane;
+        const int i0 = __ldg(a.mx + m), i1 = __ldg(a.my + m), i2 = __ldg(a.mz + m);
+        const real idx = __ldg(a.iex + p);
+        a.ex[o] = c_ca[i0] * __ldg(a.ex0 + o) + c_cb[i0] * ((h.z - hz_yb) * idy + (h.y - hy_zb) * (-idz));
+        a.ey[o] = c_ca[i1] * __ldg(a.ey0 + o) + c_cb[i1] * ((h.z - hz_xb) * (-idx) + (h.x - hx_zb) * idz);
+        a.ez[o] = c_ca[i2] * __ldg(a.ez0 + o) + c_cb[i2] * ((h.y - hy_xb) * idx + (h.x - hx_yb) * (-idy));
+        hy_xb = h.y;
+        hz_xb = h.z;
+    }
+}

@@ -1,0 +1,261 @@
+//! The CUDA engine's fused update (kernels/fused.cu) compiled as C++ on the host and driven by
+//! the engine itself (as tests/host_kernels.rs does for the two-pass kernels): every field,
+//! probe, snapshot and flux spectrum equals the CPU backend's two-pass run bit for bit, on 1
+//! and 3 slabs, on one emulated GPU and across GPUs (peer copies and staged through pinned
+//! memory), in f32 and f64, on scenes with CPML on every axis, dielectrics, conductors, PEC,
+//! PMC mirrors, periodic faces, dispersive and magnetic materials, graded meshes and a flat
+//! grid. Fused and two-pass steps mixed in one run give the same bits too, and a model the
+//! fused update does not step (magnetic current sheets) falls back to the two-pass step.
+
+mod cuda_support;
+
+use cuda_support::host::*;
+use cuda_support::*;
+use yee::backend::cuda::engine::{estimate, estimate_fused};
+use yee::backend::cuda::{fused_update_applies, Engine, EngineOptions};
+use yee::backend::Backend;
+use yee::decomp::split_even;
+use yee::model::{Model, Precision};
+use yee::real::Real;
+
+/// Where the slabs sit and how the halos travel.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    slabs: usize,
+    gpus: usize,
+    peer: bool,
+    staged: bool,
+    /// Launches run their blocks and threads in reverse order ([`host_kernels_reversed`]).
+    reversed: bool,
+    /// Threads along y of the fused update's blocks (1: 1-D blocks).
+    tile: u32,
+}
+
+const ONE: Place = Place {
+    slabs: 1,
+    gpus: 1,
+    peer: false,
+    staged: false,
+    reversed: false,
+    tile: 1,
+};
+const THREE: Place = Place {
+    slabs: 3,
+    gpus: 1,
+    peer: false,
+    staged: false,
+    reversed: false,
+    tile: 1,
+};
+const ACROSS_PEER: Place = Place {
+    slabs: 3,
+    gpus: 3,
+    peer: true,
+    staged: false,
+    reversed: false,
+    tile: 1,
+};
+const ACROSS_STAGED: Place = Place {
+    slabs: 4,
+    gpus: 2,
+    peer: false,
+    staged: true,
+    reversed: false,
+    tile: 1,
+};
+
+/// The host engine's trace of `model` with the fused update, stepped as `stepping` says, and
+/// the launches it made.
+fn fused_trace<T: Real>(model: &Model, at: Place, stepping: Stepping) -> (Trace, Log) {
+    let ranges = split_even(model.grid.shape[0], at.slabs);
+    let gpu_of: Vec<usize> = (0..ranges.len())
+        .map(|s| s * at.gpus / ranges.len())
+        .collect();
+    let kernels = if at.reversed {
+        host_kernels_reversed(T::PRECISION)
+    } else {
+        host_kernels(T::PRECISION)
+    };
+    let dev = HostDevice::with_kernels(kernels, at.gpus, at.peer);
+    let mut b = Engine::<HostDevice, T>::new(
+        dev,
+        model,
+        &ranges,
+        &gpu_of,
+        EngineOptions {
+            staged_halos: at.staged,
+            fused: true,
+        },
+        "host",
+    )
+    .expect("host engine");
+    b.set_fused_tile(at.tile);
+    let t = std::mem::size_of::<T>();
+    assert_eq!(b.has_fused_step(), fused_update_applies(model));
+    assert_eq!(
+        b.allocation(),
+        estimate_fused(model, &ranges, t, true),
+        "the fused engine allocates what estimate_fused() says"
+    );
+    if fused_update_applies(model) {
+        // The second set of fields and H psi arrays, and the probes' second address array.
+        let two = estimate(model, &ranges, t);
+        let f = b.allocation();
+        assert_eq!(f.fields, 2 * two.fields);
+        assert_eq!(f.halos, 2 * two.halos);
+        assert!(f.pml > two.pml || two.pml == 0);
+    }
+    let trace = drive_stepping(model, &mut b, &ranges, Reads::Queued, stepping);
+    let log = b.device().log.borrow().clone();
+    (trace, log)
+}
+
+/// Compare the fused engine with the CPU's two-pass run of `scene`, in both precisions, at
+/// each place in `places`; returns the launches of the last run.
+fn compare(scene: &str, steps: usize, places: &[Place], stepping: Stepping) -> Log {
+    let mut last = Log::default();
+    for &at in places {
+        for p in [Precision::F32, Precision::F64] {
+            let _guard = serial();
+            let m = model(scene, p.name(), steps);
+            let what = format!("{} {} {at:?} {stepping:?}", m.name, p.name());
+            let (got, want, log) = match p {
+                Precision::F32 => {
+                    let (g, l) = fused_trace::<f32>(&m, at, stepping);
+                    (g, cpu_trace::<f32>(&m), l)
+                }
+                Precision::F64 => {
+                    let (g, l) = fused_trace::<f64>(&m, at, stepping);
+                    (g, cpu_trace::<f64>(&m), l)
+                }
+            };
+            assert_identical(&got, &want, &what);
+            if fused_update_applies(&m) {
+                let fused = log.launches.get("update_fused").copied().unwrap_or(0);
+                let two_pass_e = log.launches.get("update_e").copied().unwrap_or(0);
+                match stepping {
+                    Stepping::Fused => {
+                        assert!(fused >= steps, "{what}: {fused} fused launches");
+                        assert_eq!(two_pass_e, 0, "{what}: no two-pass E update");
+                    }
+                    _ => assert!(fused > 0 && two_pass_e > 0, "{what}: both updates ran"),
+                }
+            }
+            last = log;
+        }
+    }
+    last
+}
+
+#[test]
+fn fused_update_matches_cpu_with_pml_dielectric_conductor_pec_and_dipole() {
+    let log = compare(PML_SCENE, 30, &[ONE, THREE], Stepping::Fused);
+    // Three slabs: the H planes the copies read get an H-only launch each step before the
+    // copies; the other launches cover the E boundary planes and the interior.
+    assert_eq!(
+        log.local_copies,
+        8 * 30,
+        "Hy, Hz and Ey, Ez at two slab boundaries"
+    );
+}
+
+#[test]
+fn fused_update_matches_cpu_with_blocks_and_threads_run_in_reverse_order() {
+    // Each thread computes its neighbours' new H from the old fields: no result depends on
+    // the order threads run in (the forward order alone would hide a read of a value another
+    // thread wrote earlier in the same launch).
+    let reversed = |p: Place| Place {
+        reversed: true,
+        ..p
+    };
+    compare(
+        PML_SCENE,
+        24,
+        &[reversed(ONE), reversed(THREE)],
+        Stepping::Fused,
+    );
+    compare(MATERIALS_SCENE, 24, &[reversed(THREE)], Stepping::Fused);
+}
+
+#[test]
+fn fused_update_in_two_dimensional_blocks_matches_cpu_in_both_orders() {
+    // 32 z by 4 or 8 y columns per block: the grids' 20-cell z rows and 22-cell y columns
+    // leave partial blocks on both axes.
+    for tile in [4, 8] {
+        for reversed in [false, true] {
+            let at = |p: Place| Place {
+                tile,
+                reversed,
+                ..p
+            };
+            compare(PML_SCENE, 20, &[at(ONE), at(THREE)], Stepping::Fused);
+        }
+    }
+    compare(
+        PMC_SCENE,
+        20,
+        &[Place { tile: 8, ..THREE }],
+        Stepping::Fused,
+    );
+}
+
+#[test]
+fn fused_update_matches_cpu_across_gpus_peer_and_staged() {
+    compare(
+        PML_SCENE,
+        24,
+        &[ACROSS_PEER, ACROSS_STAGED],
+        Stepping::Fused,
+    );
+}
+
+#[test]
+fn fused_and_two_pass_steps_mixed_in_one_run_match_cpu() {
+    compare(PML_SCENE, 24, &[ONE, THREE], Stepping::Alternating);
+}
+
+#[test]
+fn fused_update_matches_cpu_with_pmc_mirrors_periodic_faces_and_a_flux_plane() {
+    for scene in [PMC_SCENE, BOX_SCENE, FLUX_SCENE] {
+        compare(scene, 30, &[ONE, THREE], Stepping::Fused);
+    }
+}
+
+#[test]
+fn fused_update_matches_cpu_with_dispersive_and_magnetic_materials() {
+    let m = model(MATERIALS_SCENE, "f32", 1);
+    assert!(m.materials.any_dispersive() && m.materials.any_magnetic());
+    compare(MATERIALS_SCENE, 40, &[ONE, THREE], Stepping::Fused);
+}
+
+#[test]
+fn fused_update_matches_cpu_on_a_graded_mesh_with_a_drude_sphere() {
+    let scene = PML_SCENE.replace(
+        "[materials]\n",
+        r#"[[refine]]
+box = { center = [2.0, 1.0, 0.0], size = [12.0, 12.0, 10.0] }
+cell_size = 0.5
+
+[materials]
+drude = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
+"#,
+    ) + r#"
+[[geometry]]
+shape = "sphere"
+material = "drude"
+center = [-2.0, 4.0, -3.0]
+radius = 2.5
+"#;
+    let m = model(&scene, "f32", 1);
+    assert!(!m.grid.is_uniform(), "a graded mesh");
+    compare(&scene, 30, &[ONE, THREE], Stepping::Fused);
+}
+
+#[test]
+fn fused_update_falls_back_to_two_pass_with_magnetic_current_sheets() {
+    // The periodic scene's plane wave is one-way: a magnetic sheet in the H half step.
+    let m = model(PERIODIC_SCENE, "f32", 1);
+    assert!(!fused_update_applies(&m));
+    let log = compare(PERIODIC_SCENE, 20, &[ONE, THREE], Stepping::Fused);
+    assert_eq!(log.launches.get("update_fused"), None);
+}
