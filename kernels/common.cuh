@@ -86,8 +86,8 @@ struct FusedArgs {
     int x0, n;   // the slab's first global plane and its owned planes
     int nx;      // planes of the whole grid
     int xlo, xhi, ylo, yhi, zlo, zhi;  // CPML layers at each face
-    // 0: one thread per column of the flattened (j, k) index, blocks along it (as update_h);
-    // else 2-D blocks of blockDim.x z by blockDim.y y columns, tiles_z of them across z.
+    // update_fused_tiled: its blocks of blockDim.x z by blockDim.y y columns, tiles_z of them
+    // across z (unused by update_fused).
     int tiles_z;
     int pad_;
     real ch;     // dt / mu0
@@ -295,6 +295,10 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(tfsf_incident, TfsfIncidentArgs) \
     K(tfsf_correct, TfsfArgs) \
     K(update_fused, FusedArgs)
+
+// Kernels whose threads share memory and meet at barriers (kernels/fused.cu): on the host
+// they run block by block, each phase for every thread of the block in turn (host_launch.h).
+#define YEE_BLOCK_KERNELS(K) K(update_fused_tiled, FusedArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

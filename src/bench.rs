@@ -390,6 +390,8 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
         threads: Some(threads),
         gpus: cuda.then(|| opts.gpus.clone().unwrap_or_else(|| vec![0])),
         slabs_per_gpu: Some(opts.slabs_per_gpu),
+        // The fused update timed beside the two-pass one where the modes ask for it.
+        gpu_fused: opts.modes.is_empty() || opts.modes.contains(&StepMode::Fused),
         ..Default::default()
     };
     // The CPU benchmark needs no GPU probe: plan it on the host alone.

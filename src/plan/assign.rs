@@ -434,7 +434,7 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
     let fused = fused_update_bytes_per_cell_step(layout.precision);
     let mut out = vec![
         format!(
-            "time: on the GPUs the fused update where the model allows it and a second set of fields fits (no magnetic current sheets or TF/SF source, no --two-pass), {fused} B per cell-step, else the two-pass update, {bpcs} B ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes), at {} of each GPU's peak bandwidth; on the CPU the fused H+E sweep, {fused} B (each value read and written once; the two-pass {bpcs} B with fewer slabs than threads), at {} of the host's; plus every CPML psi value read and written, and what the dispersive, TF/SF and surface DFT passes move where they act. Not counted: the CPU's temporal blocking (up to 8 steps per sweep), which runs grids beyond the cache up to 1.6x faster",
+            "time: on the GPUs the two-pass update, {bpcs} B ({p}-byte values: read E and H, write H; read E and H, write E; plus 3 material index bytes), at {} of each GPU's peak bandwidth; on the CPU the fused H+E sweep, {fused} B (each value read and written once; the two-pass {bpcs} B with fewer slabs than threads), at {} of the host's; plus every CPML psi value read and written, and what the dispersive, TF/SF and surface DFT passes move where they act. Not counted: the CPU's temporal blocking (up to 8 steps per sweep), which runs grids beyond the cache up to 1.6x faster",
             percent(GPU_ACHIEVED_FRACTION),
             percent(CPU_ACHIEVED_FRACTION)
         ),
@@ -480,7 +480,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         let ask = GpuAsk::of(options, hw);
         let two_pass = choose_gpus(&layout, &hw.gpus, &hw.host, &ask);
         // The fused update where it applies and fits on no more GPUs than the two-pass one.
-        let fused = (layout.fused_applies && !options.two_pass)
+        let fused = (layout.fused_applies && options.gpu_fused)
             .then(|| choose_gpus(&layout.with_gpu_fused(true), &hw.gpus, &hw.host, &ask))
             .flatten()
             .filter(|f| {

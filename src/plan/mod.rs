@@ -105,9 +105,10 @@ pub struct PlanOptions {
     /// GPUs left out (indices into [`Hardware::gpus`]): those that failed to start or ran out
     /// of memory in an earlier attempt ([`replan`]).
     pub exclude_gpus: Vec<usize>,
-    /// `--two-pass`: the run steps with the two-pass update, so the GPUs keep no second set
-    /// of fields for the fused one ([`Plan::gpu_fused`]).
-    pub two_pass: bool,
+    /// Let the GPUs step with the fused update where it applies and fits ([`Plan::gpu_fused`]).
+    /// Off for runs: on an H200 the fused kernel ran at 0.47x the two-pass update
+    /// (docs/performance.md); `yee bench` turns it on to time the two side by side.
+    pub gpu_fused: bool,
 }
 
 impl Default for PlanOptions {
@@ -120,7 +121,7 @@ impl Default for PlanOptions {
             gpus: None,
             slabs_per_gpu: None,
             exclude_gpus: Vec::new(),
-            two_pass: false,
+            gpu_fused: false,
         }
     }
 }
@@ -382,8 +383,9 @@ pub struct Plan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<scan::ScanPlan>,
     /// On the GPUs, the fused update (kernels/fused.cu), which keeps a second set of fields:
-    /// chosen where the model allows it ([`bytes::fused_update_applies`]), the run did not ask
-    /// for `--two-pass`, and it fits on no more GPUs than the two-pass update needs.
+    /// chosen where it was asked for ([`PlanOptions::gpu_fused`]), the model allows it
+    /// ([`bytes::fused_update_applies`]) and it fits on no more GPUs than the two-pass update
+    /// needs.
     pub gpu_fused: bool,
 }
 

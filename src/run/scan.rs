@@ -442,7 +442,8 @@ pub fn run_scan(
         gpus: opts.gpus.clone(),
         slabs_per_gpu: opts.slabs_per_gpu,
         exclude_gpus: Vec::new(),
-        two_pass: opts.step == crate::backend::StepMode::TwoPass,
+        // The GPUs' fused update is slower than their two-pass one so far (PlanOptions).
+        gpu_fused: false,
     };
     let hardware = crate::plan::Hardware::detect(None, None);
     let plan = crate::plan::plan(model, &hardware, &plan_options);

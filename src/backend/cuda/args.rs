@@ -51,13 +51,16 @@ pub enum Kernel {
     /// One TF/SF correction group's points (kernels/tfsf.cu).
     TfsfCorrect,
     /// One step of H (with its CPML) and E in one sweep, old fields in, new fields out
-    /// (kernels/fused.cu).
+    /// (kernels/fused.cu), one thread per column.
     UpdateFused,
+    /// The same in 2-D blocks that share each plane's new H (kernels/fused.cu; a block kernel,
+    /// `YEE_BLOCK_KERNELS`).
+    UpdateFusedTiled,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 20] = [
+    pub const ALL: [Kernel; 21] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -78,6 +81,7 @@ impl Kernel {
         Kernel::TfsfIncident,
         Kernel::TfsfCorrect,
         Kernel::UpdateFused,
+        Kernel::UpdateFusedTiled,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -103,6 +107,7 @@ impl Kernel {
             Kernel::TfsfIncident => "tfsf_incident",
             Kernel::TfsfCorrect => "tfsf_correct",
             Kernel::UpdateFused => "update_fused",
+            Kernel::UpdateFusedTiled => "update_fused_tiled",
         }
     }
 }
@@ -176,8 +181,12 @@ impl Dims {
     }
 }
 
-/// Threads along y of the fused update's 2-D blocks (`YEE_CUDA_FUSED_TILE`, a power of two
-/// up to 32, for tuning; 1, the default, launches 1-D blocks as the two-pass updates do).
+/// Threads along y of the fused update's 2-D blocks (`update_fused_tiled`, 32 z by this many
+/// y columns); 1 takes the one-thread-per-column kernel (`update_fused`). `YEE_CUDA_FUSED_TILE`
+/// (a power of two up to 32) sets it for tuning.
+pub const FUSED_TILE: u32 = 8;
+
+/// [`FUSED_TILE`], or `YEE_CUDA_FUSED_TILE` when set.
 pub fn fused_tile() -> u32 {
     static T: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *T.get_or_init(|| {
@@ -185,7 +194,7 @@ pub fn fused_tile() -> u32 {
             .ok()
             .and_then(|v| v.trim().parse::<u32>().ok())
             .filter(|t| t.is_power_of_two() && *t <= 32)
-            .unwrap_or(1)
+            .unwrap_or(FUSED_TILE)
     })
 }
 

@@ -152,16 +152,23 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
         let planes = (p1 - p0) as u32;
         let ty = self.fused_tile;
-        let (dims, args) = if ty > 1 {
+        // The H-only planes (a few per step) take the column kernel.
+        if ty > 1 && e_too {
             let (dims, chunk, tiles_z) = Dims::tiles(self.ny, self.nz, ty, planes);
             let mut args = self.fused_args(s, p0, p1, chunk, e_too);
             args.tiles_z = tiles_z as i32;
-            (dims, args)
+            self.launch(
+                s.gpu,
+                Stream::Compute,
+                Kernel::UpdateFusedTiled,
+                dims,
+                &args,
+            )
         } else {
             let (dims, chunk) = Dims::columns(self.plane as u64, planes);
-            (dims, self.fused_args(s, p0, p1, chunk, e_too))
-        };
-        self.launch(s.gpu, Stream::Compute, Kernel::UpdateFused, dims, &args)
+            let args = self.fused_args(s, p0, p1, chunk, e_too);
+            self.launch(s.gpu, Stream::Compute, Kernel::UpdateFused, dims, &args)
+        }
     }
 
     /// The fused step ([`Backend::step_fused`] of an engine with spare buffers).

@@ -825,8 +825,9 @@ impl<D: Device, T: Real> Engine<D, T> {
         self.fail_at_step = Some(step);
     }
 
-    /// Launch the fused update in 2-D blocks of 32 z by `ty` y columns (1: 1-D blocks), as
-    /// `YEE_CUDA_FUSED_TILE` does for the whole process (tests, tuning).
+    /// Launch the fused update in 2-D blocks of 32 z by `ty` y columns (`update_fused_tiled`;
+    /// 1: `update_fused`, one thread per column), as `YEE_CUDA_FUSED_TILE` does for the whole
+    /// process (tests, tuning).
     pub fn set_fused_tile(&mut self, ty: u32) {
         assert!(ty.is_power_of_two() && ty <= 32, "a power of two up to 32");
         self.fused_tile = ty;
