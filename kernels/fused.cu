@@ -22,31 +22,6 @@ struct H3 {
     real x, y, z;
 };
 
-// The new H psi values of a cell and where they go, kept until the thread's stores: every
-// value a plane needs is loaded before anything is stored (the compiler cannot move a load
-// past a store it cannot prove apart, and loads waiting on stores leave the memory idle).
-struct PsiNew {
-    i64 sx, sy, sz;
-    real x0, x1, y0, y1, z0, z1;
-    bool x, y, z;
-};
-
-// Store the psi values `h_cell` kept.
-__device__ __forceinline__ void store_psi(const FusedArgs& a, const PsiNew& n) {
-    if (n.x) {
-        a.psix0_new[n.sx] = n.x0;
-        a.psix1_new[n.sx] = n.x1;
-    }
-    if (n.y) {
-        a.psiy0_new[n.sy] = n.y0;
-        a.psiy1_new[n.sy] = n.y1;
-    }
-    if (n.z) {
-        a.psiz0_new[n.sz] = n.z0;
-        a.psiz1_new[n.sz] = n.z1;
-    }
-}
-
 // The H factor of a CPML correction at field offset o of an H component with ids m (h_factor).
 __device__ __forceinline__ real fused_h_factor(const FusedArgs& a, const u8* m, i64 o) {
     return a.magnetic ? c_hcb[m[o - a.plane]] : a.ch;
@@ -60,9 +35,9 @@ __device__ __forceinline__ int layer_of(int i, int lo, int hi, int n) {
 }
 
 // H^{n+1/2} at cell (j, k) of local plane p from the old fields: update_h's curl, then the
-// CPML corrections along x, y and z (cpml.cu), in that order. With `psi` (only the thread of
-// the column), the new psi values are kept there for store_psi.
-__device__ __forceinline__ H3 h_cell(const FusedArgs& a, int j, int k, int p, PsiNew* psi) {
+// CPML corrections along x, y and z (cpml.cu), in that order. `own`: store the new psi values
+// (only the thread of the column does).
+__device__ H3 h_cell(const FusedArgs& a, int j, int k, int p, bool own) {
     const real zero = 0;
     const i64 o = (i64)p * a.plane + (i64)j * a.nz + k;
     const bool y_in = j + 1 < a.ny;
@@ -87,9 +62,6 @@ __device__ __forceinline__ H3 h_cell(const FusedArgs& a, int j, int k, int p, Ps
     const real cy = (ez_xn - ez) * (-idx) + (ex_zn - ex) * idz;
     const real cz = (ey_xn - ey) * idx + (ex_yn - ex) * (-idy);
     H3 h;
-    if (psi) {
-        psi->x = psi->y = psi->z = false;
-    }
     if (a.magnetic) {
         const i64 m = o - a.plane;
         const int i0 = __ldg(a.hmx + m), i1 = __ldg(a.hmy + m), i2 = __ldg(a.hmz + m);
@@ -117,11 +89,9 @@ __device__ __forceinline__ H3 h_cell(const FusedArgs& a, int j, int k, int p, Ps
         const real d_ey = (ey_xn - ey) * inv;
         const real psi1 = b * a.psix1[s] + c * d_ey;
         h.z -= fused_h_factor(a, a.hmz, o) * (k1 * d_ey + psi1);
-        if (psi) {
-            psi->x = true;
-            psi->sx = s;
-            psi->x0 = psi0;
-            psi->x1 = psi1;
+        if (own) {
+            a.psix0_new[s] = psi0;
+            a.psix1_new[s] = psi1;
         }
     }
     // y layers (cpml_y_h): E beyond the maximum face is zero.
@@ -139,11 +109,9 @@ __device__ __forceinline__ H3 h_cell(const FusedArgs& a, int j, int k, int p, Ps
         const real d_ex = (ex_n - ex) * inv;
         const real psi1 = b * a.psiy1[s] + c * d_ex;
         h.z += fused_h_factor(a, a.hmz, o) * (k1 * d_ex + psi1);
-        if (psi) {
-            psi->y = true;
-            psi->sy = s;
-            psi->y0 = psi0;
-            psi->y1 = psi1;
+        if (own) {
+            a.psiy0_new[s] = psi0;
+            a.psiy1_new[s] = psi1;
         }
     }
     // z layers (cpml_z_h).
@@ -161,11 +129,9 @@ __device__ __forceinline__ H3 h_cell(const FusedArgs& a, int j, int k, int p, Ps
         const real d_ex = (ex_n - ex) * inv;
         const real psi1 = b * a.psiz1[s] + c * d_ex;
         h.y -= fused_h_factor(a, a.hmy, o) * (k1 * d_ex + psi1);
-        if (psi) {
-            psi->z = true;
-            psi->sz = s;
-            psi->z0 = psi0;
-            psi->z1 = psi1;
+        if (own) {
+            a.psiz0_new[s] = psi0;
+            a.psiz1_new[s] = psi1;
         }
     }
     return h;
@@ -198,7 +164,7 @@ extern "C" __global__ void update_fused(const FusedArgs a) {
     real hy_xb = zero, hz_xb = zero;
     if (a.e_too) {
         if (pb > 1) {
-            const H3 h = h_cell(a, j, k, pb - 1, nullptr);
+            const H3 h = h_cell(a, j, k, pb - 1, false);
             hy_xb = h.y;
             hz_xb = h.z;
         } else {
@@ -207,18 +173,14 @@ extern "C" __global__ void update_fused(const FusedArgs a) {
         }
     }
     for (int p = pb; p < pe; ++p, o += a.plane) {
-        PsiNew psi;
-        const H3 h = h_cell(a, j, k, p, &psi);
-        if (!a.e_too) {
-            a.hx[o] = h.x;
-            a.hy[o] = h.y;
-            a.hz[o] = h.z;
-            store_psi(a, psi);
-            continue;
-        }
+        const H3 h = h_cell(a, j, k, p, true);
+        a.hx[o] = h.x;
+        a.hy[o] = h.y;
+        a.hz[o] = h.z;
+        if (!a.e_too) continue;
         real hz_yb = zero, hx_yb = zero, hy_zb = zero, hx_zb = zero;
         if (y_read) {
-            const H3 n = h_cell(a, jm, k, p, nullptr);
+            const H3 n = h_cell(a, jm, k, p, false);
             hz_yb = n.z;
             hx_yb = n.x;
         } else if (y_mirror) {
@@ -226,7 +188,7 @@ extern "C" __global__ void update_fused(const FusedArgs a) {
             hx_yb = -h.x;
         }
         if (z_read) {
-            const H3 n = h_cell(a, j, km, p, nullptr);
+            const H3 n = h_cell(a, j, km, p, false);
             hy_zb = n.y;
             hx_zb = n.x;
         } else if (z_mirror) {
@@ -236,17 +198,9 @@ extern "C" __global__ void update_fused(const FusedArgs a) {
         const i64 m = o - a.plane;
         const int i0 = __ldg(a.mx + m), i1 = __ldg(a.my + m), i2 = __ldg(a.mz + m);
         const real idx = __ldg(a.iex + p);
-        const real ex = c_ca[i0] * __ldg(a.ex0 + o) + c_cb[i0] * ((h.z - hz_yb) * idy + (h.y - hy_zb) * (-idz));
-        const real ey = c_ca[i1] * __ldg(a.ey0 + o) + c_cb[i1] * ((h.z - hz_xb) * (-idx) + (h.x - hx_zb) * idz);
-        const real ez = c_ca[i2] * __ldg(a.ez0 + o) + c_cb[i2] * ((h.y - hy_xb) * idx + (h.x - hx_yb) * (-idy));
-        // Every load of the plane is done: now the stores.
-        a.hx[o] = h.x;
-        a.hy[o] = h.y;
-        a.hz[o] = h.z;
-        store_psi(a, psi);
-        a.ex[o] = ex;
-        a.ey[o] = ey;
-        a.ez[o] = ez;
+        a.ex[o] = c_ca[i0] * __ldg(a.ex0 + o) + c_cb[i0] * ((h.z - hz_yb) * idy + (h.y - hy_zb) * (-idz));
+        a.ey[o] = c_ca[i1] * __ldg(a.ey0 + o) + c_cb[i1] * ((h.z - hz_xb) * (-idx) + (h.x - hx_zb) * idz);
+        a.ez[o] = c_ca[i2] * __ldg(a.ez0 + o) + c_cb[i2] * ((h.y - hy_xb) * idx + (h.x - hx_yb) * (-idy));
         hy_xb = h.y;
         hz_xb = h.z;
     }
@@ -281,8 +235,6 @@ struct update_fused_tiled_thread {
     int jm, km;                    // the y - 1 and z - 1 columns (wrapped at a periodic face)
     real hy_xb, hz_xb;             // new Hy, Hz at x - 1
     H3 h;                          // new H of this plane's cell
-    H3 e;                          // its old E (x: Ex, ...), loaded with the H phase's loads
-    int id0, id1, id2;             // its E material ids
 };
 
 // The block's plane range [pb, pe) (empty past the last plane).
@@ -310,7 +262,7 @@ __device__ __forceinline__ void update_fused_tiled_begin(const FusedArgs& a, upd
     t.hz_xb = 0;
     if (!t.in || pb >= a.p1) return;
     if (pb > 1) {
-        const H3 h = h_cell(a, t.j, t.k, pb - 1, nullptr);
+        const H3 h = h_cell(a, t.j, t.k, pb - 1, false);
         t.hy_xb = h.y;
         t.hz_xb = h.z;
     } else {
@@ -327,36 +279,22 @@ __device__ __forceinline__ void update_fused_tiled_h(const FusedArgs& a, update_
     if (!t.in) return;
     const int s = (threadIdx.y + 1) * TILE_W + threadIdx.x + 1;
     const i64 o = (i64)p * a.plane + (i64)t.j * a.nz + t.k;
-    PsiNew psi;
-    t.h = h_cell(a, t.j, t.k, p, &psi);
-    const bool y_halo = threadIdx.y == 0 && t.y_read;
-    const bool z_halo = threadIdx.x == 0 && t.z_read;
-    H3 ny, nz;
-    if (y_halo) ny = h_cell(a, t.jm, t.k, p, nullptr);
-    if (z_halo) nz = h_cell(a, t.j, t.km, p, nullptr);
-    // What the E phase reads from memory, loaded here with the rest.
-    t.e.x = __ldg(a.ex0 + o);
-    t.e.y = __ldg(a.ey0 + o);
-    t.e.z = __ldg(a.ez0 + o);
-    const i64 m = o - a.plane;
-    t.id0 = __ldg(a.mx + m);
-    t.id1 = __ldg(a.my + m);
-    t.id2 = __ldg(a.mz + m);
-    // Every load of the phase is done: now the stores.
+    t.h = h_cell(a, t.j, t.k, p, true);
     a.hx[o] = t.h.x;
     a.hy[o] = t.h.y;
     a.hz[o] = t.h.z;
-    store_psi(a, psi);
     sh.hx[s] = t.h.x;
     sh.hy[s] = t.h.y;
     sh.hz[s] = t.h.z;
-    if (y_halo) {
-        sh.hx[s - TILE_W] = ny.x;
-        sh.hz[s - TILE_W] = ny.z;
+    if (threadIdx.y == 0 && t.y_read) {
+        const H3 n = h_cell(a, t.jm, t.k, p, false);
+        sh.hx[s - TILE_W] = n.x;
+        sh.hz[s - TILE_W] = n.z;
     }
-    if (z_halo) {
-        sh.hx[s - 1] = nz.x;
-        sh.hy[s - 1] = nz.y;
+    if (threadIdx.x == 0 && t.z_read) {
+        const H3 n = h_cell(a, t.j, t.km, p, false);
+        sh.hx[s - 1] = n.x;
+        sh.hy[s - 1] = n.y;
     }
 }
 
@@ -383,16 +321,14 @@ __device__ __forceinline__ void update_fused_tiled_e(const FusedArgs& a, const u
         hy_zb = -h.y;
         hx_zb = -h.x;
     }
-    const int i0 = t.id0, i1 = t.id1, i2 = t.id2;
+    const i64 m = o - a.plane;
+    const int i0 = __ldg(a.mx + m), i1 = __ldg(a.my + m), i2 = __ldg(a.mz + m);
     const real idx = __ldg(a.iex + p);
     const real idy = __ldg(a.iey + t.j);
     const real idz = __ldg(a.iez + t.k);
-    const real ex = c_ca[i0] * t.e.x + c_cb[i0] * ((h.z - hz_yb) * idy + (h.y - hy_zb) * (-idz));
-    const real ey = c_ca[i1] * t.e.y + c_cb[i1] * ((h.z - t.hz_xb) * (-idx) + (h.x - hx_zb) * idz);
-    const real ez = c_ca[i2] * t.e.z + c_cb[i2] * ((h.y - t.hy_xb) * idx + (h.x - hx_yb) * (-idy));
-    a.ex[o] = ex;
-    a.ey[o] = ey;
-    a.ez[o] = ez;
+    a.ex[o] = c_ca[i0] * __ldg(a.ex0 + o) + c_cb[i0] * ((h.z - hz_yb) * idy + (h.y - hy_zb) * (-idz));
+    a.ey[o] = c_ca[i1] * __ldg(a.ey0 + o) + c_cb[i1] * ((h.z - t.hz_xb) * (-idx) + (h.x - hx_zb) * idz);
+    a.ez[o] = c_ca[i2] * __ldg(a.ez0 + o) + c_cb[i2] * ((h.y - t.hy_xb) * idx + (h.x - hx_yb) * (-idy));
     t.hy_xb = h.y;
     t.hz_xb = h.z;
 }
