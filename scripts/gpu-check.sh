@@ -384,12 +384,11 @@ bench "bench f32 ${size}^3, PEC walls" --precision f32 --pec
 bench "bench f32 ${size}^3, 4 slabs on one GPU" --precision f32 --slabs-per-gpu 4
 bench "bench f64 ${size}^3, 1 slab" --precision f64
 bench "bench f32 ${size}^3, half Drude-Lorentz metal" --precision f32 --metal
-# The fused update's launch shapes against the default above (update_fused_tiled in blocks of
-# 32 z x 8 y columns sharing each plane's new H): other tile heights, and one thread per
-# column recomputing its neighbours' H (update_fused).
+# The fused update's other launch shape against the default above (update_fused, one thread
+# per column recomputing its neighbours' H): update_fused_tiled, blocks of 32 z x 4 or 8 y
+# columns sharing each plane's new H through shared memory.
 YEE_CUDA_FUSED_TILE=4 bench "  fused in 32x4 blocks" --precision f32 --fused
-YEE_CUDA_FUSED_TILE=16 bench "  fused in 32x16 blocks" --precision f32 --fused
-YEE_CUDA_FUSED_TILE=1 bench "  fused, one thread per column" --precision f32 --fused
+YEE_CUDA_FUSED_TILE=8 bench "  fused in 32x8 blocks" --precision f32 --fused
 # Tuning variants, f32, 1 slab: the load pipeline off, other block sizes, fewer threads.
 if [ -z "${SKIP_TUNING:-}" ]; then
     YEE_CUDA_PIPELINE=0 bench "  tuning: load pipeline off" --precision f32

@@ -342,10 +342,14 @@ fn time_modes<B: Backend>(
 }
 
 /// The modes of `opts` this engine has, and those it lacks.
-fn modes_on(opts: &BenchOptions, fused: bool) -> (Vec<StepMode>, Vec<&'static str>) {
+fn modes_on(
+    opts: &BenchOptions,
+    fused: bool,
+    default: [StepMode; 2],
+) -> (Vec<StepMode>, Vec<&'static str>) {
     let mut modes = opts.modes.clone();
     if modes.is_empty() {
-        modes = vec![StepMode::Fused, StepMode::TwoPass];
+        modes = default.to_vec();
     }
     let lacks = |m: &StepMode| *m == StepMode::Fused && !fused;
     let left_out = modes
@@ -503,7 +507,12 @@ fn cpu<T: Real>(
     opts: &BenchOptions,
 ) -> Result<BenchResult, BenchError> {
     let bandwidth = host_triad_bandwidth();
-    let modes = modes_on(opts, b.has_fused_step());
+    // The CPU's own update first: its figures head the result.
+    let modes = modes_on(
+        opts,
+        b.has_fused_step(),
+        [StepMode::Fused, StepMode::TwoPass],
+    );
     let per_sweep = crate::run::steps_per_sweep_for(opts.steps_per_sweep, ranges.len(), threads);
     let times = time_modes(model, b, ranges, (&modes.0, per_sweep), opts.steps, &|_| {
         Ok(())
@@ -551,7 +560,12 @@ fn gpu<T: Real>(
     let copy_bytes = (free / 4).min(4 << 30) & !((1 << 20) - 1);
     // Every GPU is taken to be as fast as the first.
     let bandwidth = dev.copy_bandwidth(0, copy_bytes)? * gpus.len() as f64;
-    let modes = modes_on(opts, b.has_fused_step());
+    // The update `yee run` takes on the GPUs (two-pass) first: its figures head the result.
+    let modes = modes_on(
+        opts,
+        b.has_fused_step(),
+        [StepMode::TwoPass, StepMode::Fused],
+    );
     let sync = |b: &crate::backend::cuda::CudaBackend<T>| -> Result<(), BenchError> {
         Ok(b.device().synchronize()?)
     };

@@ -182,9 +182,10 @@ impl Dims {
 }
 
 /// Threads along y of the fused update's 2-D blocks (`update_fused_tiled`, 32 z by this many
-/// y columns); 1 takes the one-thread-per-column kernel (`update_fused`). `YEE_CUDA_FUSED_TILE`
-/// (a power of two up to 32) sets it for tuning.
-pub const FUSED_TILE: u32 = 8;
+/// y columns); 1 takes the one-thread-per-column kernel (`update_fused`), the faster of the
+/// two on an H200 (21.2 against 17.7 Gcells/s in 32 x 8 blocks, 18.4 in 32 x 4, f32 1000^3,
+/// docs/performance.md). `YEE_CUDA_FUSED_TILE` (a power of two up to 32) sets it for tuning.
+pub const FUSED_TILE: u32 = 1;
 
 /// [`FUSED_TILE`], or `YEE_CUDA_FUSED_TILE` when set.
 pub fn fused_tile() -> u32 {
