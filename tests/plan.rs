@@ -936,3 +936,51 @@ fn plan_over_ranks_of_a_scan_shares_out_the_traces() {
         .unwrap()
         .contains("--slabs"));
 }
+
+#[test]
+fn the_gpus_fused_update_is_planned_only_when_asked_and_where_its_second_set_of_fields_fits() {
+    // 1000^3 f32 with a 10-cell PML: 24 GB of fields, 48 GB with the fused update's second set.
+    let m = cube(1000, "f32");
+    let fused = PlanOptions {
+        gpu_fused: true,
+        ..auto()
+    };
+    let runs = plan::plan(&m, &on("1x80GiB", 64 * GB), &auto());
+    let asked = plan::plan(&m, &on("1x80GiB", 64 * GB), &fused);
+    assert_eq!(runs.backend, PlanBackend::Cuda);
+    assert!(!runs.gpu_fused, "runs keep the two-pass update");
+    assert!(asked.gpu_fused);
+    assert_eq!(asked.bytes.fields, 2 * runs.bytes.fields);
+    assert_eq!(asked.bytes.halos, 2 * runs.bytes.halos);
+    assert!(asked.bytes.pml > runs.bytes.pml);
+    assert!(asked.estimate.bytes_per_cell_step < runs.estimate.bytes_per_cell_step);
+    assert!(asked.render().contains("update    fused H+E"));
+    assert!(runs.render().contains("update    two-pass"));
+    // Where only one set fits on the one GPU, the two-pass update is planned even when asked.
+    let tight = plan::plan(&m, &on("1x40GiB", 64 * GB), &fused);
+    assert_eq!(tight.backend, PlanBackend::Cuda);
+    assert!(!tight.gpu_fused, "48 GB of fields do not fit in 40 GiB");
+    assert_eq!(tight.bytes.fields, runs.bytes.fields);
+    // A model the fused update cannot step (a one-way plane wave's magnetic sheet).
+    let wave = model(
+        r#"
+[simulation]
+name = "wave"
+length_unit = "nm"
+cell_size = 10.0
+size = [500.0, 500.0, 500.0]
+steps = 100
+[boundaries]
+default = { type = "pml", cells = 10 }
+[[source]]
+type = "plane_wave"
+direction = "+z"
+polarization = "Ex"
+position = -200.0
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }
+"#,
+    );
+    let p = plan::plan(&wave, &on("1x80GiB", 64 * GB), &fused);
+    assert_eq!(p.backend, PlanBackend::Cuda);
+    assert!(!p.gpu_fused);
+}
