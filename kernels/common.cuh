@@ -184,29 +184,27 @@ struct NegateArgs {
 };
 static_assert(sizeof(NegateArgs) == 24, "NegateArgs layout");
 
-// One flux monitor's part inside one slab: cell (u, v) of the part, u < cells / nv, v < nv,
-// is at field offset u su + v sv from each plane pointer; H below / above the E plane.
+// Frequencies one flux_dft launch accumulates: their weights travel in the arguments.
+#define FLUX_FREQS_PER_LAUNCH 32
+
+// One flux monitor's part inside one slab, for frequencies [f0, f0 + nw) of its nf: cell
+// (u, v) of the part, u < cells / nv, v < nv, is at field offset u su + v sv from each plane
+// pointer; H below / above the E plane. The weights are this sample's, computed on the host
+// (crate::flux::phasor) so that the device's sin and cos never enter the DFT:
+// w[j] = (cos pe k dt, sin pe k dt, cos ph k dt, sin ph k dt) for frequency f = f0 + j,
+// pe = -2 pi f t_e, ph = -2 pi f t_h, k the decimation.
 struct FluxArgs {
     const real *eb, *ec;
     const real *hb0, *hb1, *hc0, *hc1;
-    double* acc;      // [8][nf][cells]: real parts of E_b, E_c, H_b, H_c, then imaginary
-    const double* w;  // [nf][4]: this step's DFT weights, from flux_weights
+    double* acc;  // [8][nf][cells]: real parts of E_b, E_c, H_b, H_c, then imaginary
     i64 su, sv;
-    i64 cells;
-    int nv, nf;
+    int cells, nv;
+    int nf, f0;
+    int nw, pad;
     double below, above;  // H's interpolation weights onto the E plane (1/2 each if uniform)
+    double w[FLUX_FREQS_PER_LAUNCH][4];
 };
-static_assert(sizeof(FluxArgs) == 112, "FluxArgs layout");
-
-// This step's DFT weights of one flux monitor part: w[i] = (cos pe dt, sin pe dt, cos ph dt,
-// sin ph dt) for frequency freq[i], pe = -2 pi f t_e, ph = -2 pi f t_h.
-struct FluxWeightsArgs {
-    const double* freq;  // nf frequencies (Hz)
-    double* w;           // [nf][4]
-    double t_e, t_h, dt;  // sample times of E and H (s), and dt
-    int nf, pad;
-};
-static_assert(sizeof(FluxWeightsArgs) == 48, "FluxWeightsArgs layout");
+static_assert(sizeof(FluxArgs) == 112 + 32 * FLUX_FREQS_PER_LAUNCH, "FluxArgs layout");
 
 // The dispersive pass (kernels/dispersive.cu): at most MAX_POLES poles per material, each
 // one PoleArgs. The coefficients c[] by kind (src/operator.rs PoleOp):
@@ -289,7 +287,6 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(snapshot_gather, GatherArgs) \
     K(check_finite, FiniteArgs) \
     K(copy_negated, NegateArgs) \
-    K(flux_weights, FluxWeightsArgs) \
     K(flux_dft, FluxArgs)          \
     K(dispersive, DispersiveArgs) \
     K(tfsf_incident, TfsfIncidentArgs) \

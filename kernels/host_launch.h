@@ -88,11 +88,10 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 6: return sizeof(FiniteArgs);
         case 7: return sizeof(NegateArgs);
         case 8: return sizeof(FluxArgs);
-        case 9: return sizeof(FluxWeightsArgs);
-        case 10: return sizeof(DispersiveArgs);
-        case 11: return sizeof(TfsfIncidentArgs);
-        case 12: return sizeof(TfsfArgs);
-        case 13: return sizeof(FusedArgs);
+        case 9: return sizeof(DispersiveArgs);
+        case 10: return sizeof(TfsfIncidentArgs);
+        case 11: return sizeof(TfsfArgs);
+        case 12: return sizeof(FusedArgs);
         default: return sizeof(real);
     }
 }

@@ -55,6 +55,31 @@ pub struct FluxAccumulators {
     scratch: Vec<f64>,
 }
 
+/// The DFT weight of frequency `f` (Hz) for a field sampled at time `t` (s) that stands for
+/// `weight` seconds of the run: exp(-2 pi i f t) weight, as (re, im).
+///
+/// Both backends take their weights from here (the CUDA engine hands them to its kernel in
+/// the launch arguments, [`sample_weights`]), so a GPU's `sin` and `cos`, which are not the
+/// host's to the bit, never enter a DFT.
+pub fn phasor(f: f64, t: f64, weight: f64) -> (f64, f64) {
+    let phase = -2.0 * std::f64::consts::PI * f * t;
+    let (s, c) = phase.sin_cos();
+    (c * weight, s * weight)
+}
+
+/// One sample's weights at each of `frequencies`: [re, im] of [`phasor`] at the E sample time
+/// `t_e`, then at the H sample time `t_h`, each standing for `weight` seconds.
+pub fn sample_weights(frequencies: &[f64], t_e: f64, t_h: f64, weight: f64) -> Vec<[f64; 4]> {
+    frequencies
+        .iter()
+        .map(|&f| {
+            let (er, ei) = phasor(f, t_e, weight);
+            let (hr, hi) = phasor(f, t_h, weight);
+            [er, ei, hr, hi]
+        })
+        .collect()
+}
+
 /// Components tangential to a plane normal to axis `a`, in cyclic order (b, c).
 pub fn tangential(a: usize) -> (usize, usize) {
     ((a + 1) % 3, (a + 2) % 3)
@@ -450,10 +475,8 @@ impl FluxAccumulators {
                         .par_chunks_mut(n)
                         .zip(m.im[q].par_chunks_mut(n))
                         .zip(mon.frequencies.par_iter())
-                        .for_each(|((re, im), f)| {
-                            let phase = -2.0 * std::f64::consts::PI * f * t;
-                            let (s, c) = phase.sin_cos();
-                            let (wr, wi) = (c * weight, s * weight);
+                        .for_each(|((re, im), &f)| {
+                            let (wr, wi) = phasor(f, t, weight);
                             for ((r, i), x) in re.iter_mut().zip(im.iter_mut()).zip(v) {
                                 *r += x * wr;
                                 *i += x * wi;

@@ -813,10 +813,10 @@ fn a_blown_up_state_never_replaces_a_checkpoint() {
 
 /// On a real GPU (`scripts/gpu-check.sh` runs it with `--ignored`): a CPU state imported into
 /// the CUDA engine (2 slabs on 2 logical GPUs of one card) comes back bit for bit, and after
-/// more steps on the GPU it carries on as the CPU does. The GPU's fused multiply-adds and its
-/// own sin/cos of the DFT weights are not the host's, so the stepped state is compared within
-/// 1e-5 (f32) / 1e-11 (f64) of each array's largest magnitude, the bounds of
-/// `tests/cuda_backend.rs` scaled to these 30 steps.
+/// more steps on the GPU it carries on as the CPU does. A GPU cannot flush f64 subnormals as
+/// the CPU's threads do, so the stepped state is compared within 1e-5 (f32) / 1e-11 (f64) of
+/// each array's largest magnitude, the bounds of `tests/cuda_backend.rs` scaled to these 30
+/// steps.
 #[cfg(feature = "cuda")]
 #[test]
 #[ignore]

@@ -13,7 +13,7 @@
 //! - monitors read as the time loop reads them (probe ring, snapshots queued and taken a step
 //!   later, flux DFTs accumulated on the device) and also at once;
 //! - out of memory at allocation reported as an error with the memory given back;
-//! - `run` with `--backend cuda` end to end: the same HDF5 file as the CPU's (probe series,
+//! - `run` with `--backend cuda` end to end: the CPU's HDF5 file bit for bit (probe series,
 //!   snapshot rows, flux spectra); and a GPU failure mid-run (the engine's test hook) exiting
 //!   with code 1 and a valid file with `complete = false`.
 #![cfg(feature = "cuda")]
@@ -312,23 +312,15 @@ fn cuda_run_writes_the_same_file_as_the_cpu_run() {
             got.keys().collect::<Vec<_>>(),
             want.keys().collect::<Vec<_>>()
         );
-        let tol = if precision == "f32" { 1e-6 } else { 1e-12 };
-        for (k, w) in want {
-            let tol = if k.starts_with("flux/") {
-                flux_tolerance(tol)
-            } else {
-                tol
-            };
-            let g = &got[k];
-            assert_eq!(g.len(), w.len(), "{k}: length");
-            let scale = w.iter().fold(0f64, |m, v| m.max(v.abs()));
-            let d = g.iter().zip(w).fold(0f64, |m, (a, b)| m.max((a - b).abs()));
-            assert!(
-                d <= tol * scale,
-                "{} {precision} {k}: differs by {d:e} of {scale:e}",
-                model.name
-            );
-        }
+        // No kernel calls a transcendental function (the DFT weights come from the host,
+        // crate::flux::phasor) and f32 subnormals are flushed as on the CPU (--ftz=true), so
+        // the GPU's file is the CPU's bit for bit. An f64 run could differ once values go
+        // subnormal (a GPU cannot flush doubles); these 60 steps stay far above 1e-308.
+        assert_same_contents(
+            got,
+            want,
+            &format!("{} {precision}, CUDA against CPU", model.name),
+        );
         eprintln!(
             "{} {precision}: the CUDA run's file matches the CPU run's",
             model.name

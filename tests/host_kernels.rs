@@ -715,6 +715,41 @@ fn host_engine_time_loop_writes_the_same_file_as_the_cpu_backend() {
 }
 
 #[test]
+fn host_engine_flux_of_more_frequencies_than_one_launch_takes_is_the_cpus_bit_for_bit() {
+    // A flux_dft launch takes FLUX_FREQS_PER_LAUNCH frequencies with their weights in its
+    // arguments: 70 frequencies are three launches (the last one short) and 33 are two (the
+    // second of one frequency); every accumulator must land at its own frequency.
+    let _guard = serial();
+    let dir = out_dir("many-frequencies");
+    let per_launch = yee::backend::cuda::args::FLUX_FREQS_PER_LAUNCH;
+    assert!(70 > 2 * per_launch && 33 == per_launch + 1);
+    let scene = FLUX_SCENE
+        .replace("count = 7 }", "count = 70 }")
+        .replace("count = 5 }", "count = 33 }");
+    let model = model(&scene, "f32", 40);
+    assert_eq!(model.fluxes[0].frequencies.len(), 70);
+    let (cpu_path, host_path) = (dir.join("cpu.h5"), dir.join("host.h5"));
+    cpu_run::<f32>(&model, &cpu_path);
+    let slabs = 3;
+    let ranges = split_even(model.grid.shape[0], slabs);
+    let dev = HostDevice::new(Precision::F32, 2, true).lagging(2);
+    let mut b = host_engine::<f32>(&model, slabs, dev);
+    let opts = yee::run::RunOptions::new(host_path.clone());
+    let summary = yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+        .expect("host engine run");
+    assert!(summary.complete);
+    let (want, got) = (h5_contents(&cpu_path), h5_contents(&host_path));
+    assert_eq!(want["flux/x_boundary/power"].len(), 70);
+    assert_eq!(want["flux/y/power"].len(), 33);
+    assert_same_contents(
+        &got,
+        &want,
+        "70 and 33 frequencies, host engine against CPU",
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn host_engine_failure_mid_run_stops_with_a_device_error_and_a_valid_incomplete_file() {
     let _guard = serial();
     let dir = out_dir("failure");

@@ -741,6 +741,14 @@ plane = { y = -2.0 }
 frequencies = { min = 1.0e10, max = 5.0e10, count = 5 }
 "#;
 
+/// `args` with `--backend cpu`: a one-process run compared with a scan over ranks, whose
+/// traces run on the CPU.
+fn args_on_cpu<'a>(args: &[&'a str]) -> Vec<&'a str> {
+    let mut v = args.to_vec();
+    v.extend(["--backend", "cpu"]);
+    v
+}
+
 /// The scan scene with `traces` traces of `steps` steps, written into a fresh folder.
 fn scan_dir(name: &str, traces: usize, steps: usize) -> PathBuf {
     let d = dir(name);
@@ -768,7 +776,9 @@ fn a_scan_over_two_and_three_ranks_writes_the_single_process_file_bit_for_bit() 
     let args = |out: &'static str, threads: &'static str| {
         ["run", "s.toml", "-o", out, "--quiet", "--threads", threads]
     };
-    let one = launch(&d, None, &args("one.h5", "2"), &[]);
+    // The one-process reference on the CPU, as the ranks' traces run: where a GPU is present
+    // its plan would take it, and a GPU's flux DFT is not the CPU's to the bit.
+    let one = launch(&d, None, &args_on_cpu(&args("one.h5", "2")), &[]);
     assert!(
         one.status.success(),
         "{}",
@@ -821,7 +831,7 @@ fn a_signal_to_one_rank_stops_a_scan_over_ranks_and_it_resumes_on_three_bit_for_
     let one = launch(
         &d,
         None,
-        &["run", "s.toml", "-o", "one.h5", "--quiet", "--threads", "2"],
+        &args_on_cpu(&["run", "s.toml", "-o", "one.h5", "--quiet", "--threads", "2"]),
         &[],
     );
     assert!(

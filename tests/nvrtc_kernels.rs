@@ -77,6 +77,16 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
         Precision::F32 => ("f32", "f64", 4),
         Precision::F64 => ("f64", "f32", 8),
     };
+    // f32 arithmetic flushes subnormals (--ftz=true, `op.ftz.f32`), as the CPU backend's
+    // threads do; f64 has no such mode on a GPU.
+    let typed = |ty: &str| {
+        if ty == "f32" {
+            "ftz.f32".to_string()
+        } else {
+            ty.to_string()
+        }
+    };
+    let (real_op, other_ops) = (typed(real), [typed(other), other.to_string()]);
     for table in ["c_ca", "c_cb", "c_hca", "c_hcb"] {
         let decl = format!(
             ".const .align {bytes} .b8 {table}[{}]",
@@ -87,13 +97,15 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
     let update_e = entry_body(&text, Kernel::UpdateE.name());
     for op in ["mul.rn", "sub.rn", "add.rn"] {
         assert!(
-            has_op(update_e, &format!("{op}.{real}")),
-            "update_e has no {op}.{real}"
+            has_op(update_e, &format!("{op}.{real_op}")),
+            "update_e has no {op}.{real_op}"
         );
-        assert!(
-            !has_op(update_e, &format!("{op}.{other}")),
-            "update_e computes in {other}"
-        );
+        for o in &other_ops {
+            assert!(
+                !has_op(update_e, &format!("{op}.{o}")),
+                "update_e computes in {other}"
+            );
+        }
     }
     assert!(
         has_op(update_e, &format!("ld.global.nc.{real}"))
@@ -119,13 +131,15 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
     let dispersive = entry_body(&text, Kernel::Dispersive.name());
     for op in ["mul.rn", "sub.rn", "add.rn"] {
         assert!(
-            has_op(dispersive, &format!("{op}.{real}")),
-            "dispersive has no {op}.{real}"
+            has_op(dispersive, &format!("{op}.{real_op}")),
+            "dispersive has no {op}.{real_op}"
         );
-        assert!(
-            !has_op(dispersive, &format!("{op}.{other}")),
-            "dispersive computes in {other}"
-        );
+        for o in &other_ops {
+            assert!(
+                !has_op(dispersive, &format!("{op}.{o}")),
+                "dispersive computes in {other}"
+            );
+        }
     }
     // The cell indices are u32: one 32-bit load per cell.
     assert!(
@@ -149,13 +163,15 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
     ] {
         for op in ops {
             assert!(
-                has_op(body, &format!("{op}.{real}")),
-                "{name} has no {op}.{real}"
+                has_op(body, &format!("{op}.{real_op}")),
+                "{name} has no {op}.{real_op}"
             );
-            assert!(
-                !has_op(body, &format!("{op}.{other}")),
-                "{name} computes in {other}"
-            );
+            for o in &other_ops {
+                assert!(
+                    !has_op(body, &format!("{op}.{o}")),
+                    "{name} computes in {other}"
+                );
+            }
         }
         assert!(!body.contains("fma."), "{name} contracts into FMA");
     }
@@ -227,4 +243,49 @@ fn nvrtc_target_prefers_a_cubin_for_the_gpus_own_architecture() {
     );
     let (major, minor) = nvrtc::version().expect("version");
     assert!(major >= 12, "NVRTC {major}.{minor}");
+}
+
+/// Every kernel of `precision` for `sm_{cc}` runs from registers: no stack frame and no
+/// spills. Local memory per thread is what a struct copied out of the arguments (its address
+/// taken), an array indexed at run time or a call the compiler did not inline costs: a memory
+/// round trip per access, invisible in the results and found on a GPU only with a profiler.
+fn runs_from_registers(precision: Precision, cc: i32) {
+    if !nvrtc_present() {
+        return;
+    }
+    let kernels = nvrtc::kernel_resources(precision, cc).unwrap_or_else(|e| panic!("{e}"));
+    let mut names: Vec<&str> = kernels.iter().map(|k| k.name.as_str()).collect();
+    names.sort_unstable();
+    let mut want: Vec<&str> = Kernel::ALL.iter().map(|k| k.name()).collect();
+    want.sort_unstable();
+    assert_eq!(
+        names, want,
+        "the assembler's report names every kernel once"
+    );
+    for k in &kernels {
+        assert!(
+            k.stack == 0 && k.spills == (0, 0),
+            "{} ({precision:?}, sm_{cc}) uses local memory: {} bytes of stack, spills {:?}",
+            k.name,
+            k.stack,
+            k.spills
+        );
+        assert!(
+            k.registers > 0,
+            "{}: no register count in the report",
+            k.name
+        );
+    }
+    // The block kernel's shared planes are in the report too.
+    let tiled = kernels.iter().find(|k| k.name == "update_fused_tiled");
+    assert!(tiled.is_some_and(|k| k.shared > 0), "{tiled:?}");
+}
+
+#[test]
+fn every_kernel_runs_from_registers_f32_and_f64_sm80_and_sm90() {
+    for precision in [Precision::F32, Precision::F64] {
+        for cc in [80, 90] {
+            runs_from_registers(precision, cc);
+        }
+    }
 }

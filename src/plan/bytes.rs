@@ -108,17 +108,6 @@ pub fn flux_accumulator_bytes(nf: usize, cells: usize) -> u64 {
     (8 * 8 * nf * cells) as u64
 }
 
-/// Device bytes of a flux monitor's frequency table on one GPU: one f64 per frequency.
-pub fn flux_frequency_bytes(nf: usize) -> u64 {
-    (8 * nf) as u64
-}
-
-/// Device bytes of a flux monitor's per-step DFT weights on one GPU: cos and sin at the E and
-/// H sample times, one f64 each per frequency.
-pub fn flux_weight_bytes(nf: usize) -> u64 {
-    (4 * 8 * nf) as u64
-}
-
 /// Bytes of a slab's TF/SF arrays with `points` correction points and a 1-D grid of `nodes`
 /// nodes in `real`-byte values: per point a u32 cell offset, a u32 1-D node, its weight and
 /// factor; the slab's copy of the 1-D grid (e and h) when it holds any point.
@@ -252,22 +241,15 @@ impl MonitorLayout {
         self.snapshots.iter().map(|&(_, _, cx, per)| cx * per).sum()
     }
 
-    /// Surface DFT bytes of the patch cells in `range`: their accumulators and, for each patch
-    /// the slab holds cells of, the patch's frequency and weight tables.
+    /// Surface DFT bytes of the patch cells in `range`: their accumulators (each sample's
+    /// weights travel in the launch arguments).
     pub fn flux_bytes(&self, range: SlabRange) -> u64 {
         self.fluxes
             .iter()
             .map(|&(_, _, nf, x0, cx, per)| {
                 let lo = x0.max(range.x0);
                 let hi = (x0 + cx).min(range.x1);
-                let cells = hi.saturating_sub(lo) * per;
-                if cells == 0 {
-                    0
-                } else {
-                    flux_accumulator_bytes(nf, cells)
-                        + flux_frequency_bytes(nf)
-                        + flux_weight_bytes(nf)
-                }
+                flux_accumulator_bytes(nf, hi.saturating_sub(lo) * per)
             })
             .sum()
     }

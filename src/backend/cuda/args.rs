@@ -39,8 +39,6 @@ pub enum Kernel {
     CheckFinite,
     /// dst = -src (the PMC mirror halo).
     CopyNegated,
-    /// This step's DFT weights of a flux monitor, one per frequency (kernels/flux.cu).
-    FluxWeights,
     /// Running DFTs of a flux plane's tangential fields (kernels/flux.cu).
     FluxDft,
     /// The poles of one dispersive group: E -= g r, then the pole state advances
@@ -60,7 +58,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 21] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -75,7 +73,6 @@ impl Kernel {
         Kernel::SnapshotGather,
         Kernel::CheckFinite,
         Kernel::CopyNegated,
-        Kernel::FluxWeights,
         Kernel::FluxDft,
         Kernel::Dispersive,
         Kernel::TfsfIncident,
@@ -101,7 +98,6 @@ impl Kernel {
             Kernel::SnapshotGather => "snapshot_gather",
             Kernel::CheckFinite => "check_finite",
             Kernel::CopyNegated => "copy_negated",
-            Kernel::FluxWeights => "flux_weights",
             Kernel::FluxDft => "flux_dft",
             Kernel::Dispersive => "dispersive",
             Kernel::TfsfIncident => "tfsf_incident",
@@ -377,7 +373,12 @@ pub struct NegateArgs {
     pub n: i64,
 }
 
-/// Arguments of `flux_dft`.
+/// Frequencies one `flux_dft` launch accumulates (`FLUX_FREQS_PER_LAUNCH` in
+/// `kernels/common.cuh`): their weights travel in [`FluxArgs::w`].
+pub const FLUX_FREQS_PER_LAUNCH: usize = 32;
+
+/// Arguments of `flux_dft`: one part of a flux patch in one slab, frequencies
+/// `[f0, f0 + nw)` of its `nf`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FluxArgs {
@@ -388,27 +389,19 @@ pub struct FluxArgs {
     pub hc0: Ptr,
     pub hc1: Ptr,
     pub acc: Ptr,
-    pub w: Ptr,
     pub su: i64,
     pub sv: i64,
-    pub cells: i64,
+    pub cells: i32,
     pub nv: i32,
     pub nf: i32,
+    pub f0: i32,
+    pub nw: i32,
+    pub pad: i32,
     pub below: f64,
     pub above: f64,
-}
-
-/// Arguments of `flux_weights`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FluxWeightsArgs {
-    pub freq: Ptr,
-    pub w: Ptr,
-    pub t_e: f64,
-    pub t_h: f64,
-    pub dt: f64,
-    pub nf: i32,
-    pub pad: i32,
+    /// This sample's weights of frequencies `f0..f0 + nw`:
+    /// [`crate::flux::sample_weights`].
+    pub w: [[f64; 4]; FLUX_FREQS_PER_LAUNCH],
 }
 
 /// Poles per material the dispersive kernel takes (`MAX_POLES` in `kernels/common.cuh`).
@@ -567,7 +560,7 @@ pub struct FusedArgs<T> {
 
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -577,8 +570,7 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
         72,
         72,
         24,
-        112,
-        48,
+        112 + 32 * FLUX_FREQS_PER_LAUNCH,
         64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
         32 + 2 * real_bytes,
         88 + 2 * real_bytes,
@@ -587,7 +579,7 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 14] {
+pub fn rust_arg_sizes<T>() -> [usize; 13] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -599,7 +591,6 @@ pub fn rust_arg_sizes<T>() -> [usize; 14] {
         size_of::<FiniteArgs>(),
         size_of::<NegateArgs>(),
         size_of::<FluxArgs>(),
-        size_of::<FluxWeightsArgs>(),
         size_of::<DispersiveArgs<T>>(),
         size_of::<TfsfIncidentArgs<T>>(),
         size_of::<TfsfArgs<T>>(),

@@ -6,8 +6,12 @@
 //! (CUDA_ERROR_UNSUPPORTED_PTX_VERSION). For an architecture newer than the NVRTC, the newest
 //! one it knows is compiled to PTX (`compute_XY`) for the driver to finish.
 //!
-//! Options: `--fmad=false` keeps every multiply and add separately rounded, as on the CPU, so
-//! GPU and CPU fields agree to rounding; the update is bound by memory, not arithmetic.
+//! Options: `--fmad=false` keeps every multiply and add separately rounded, as on the CPU; the
+//! update is bound by memory, not arithmetic. `--ftz=true` flushes f32 subnormals to zero, as
+//! the CPU backend's threads do (`crate::fpu`). With the DFT weights computed on the host
+//! (`crate::flux::phasor`), no kernel calls a transcendental function, so an f32 run on a GPU
+//! gives the CPU's bits; in f64 they differ only once values go subnormal, which a GPU cannot
+//! flush in double precision.
 
 use super::source::{program, FILES};
 pub use super::NvrtcError;
@@ -118,6 +122,75 @@ pub fn loaded_library(fragment: &str) -> Option<String> {
 /// Compile every kernel for `precision`: a CUBIN for `sm_{cc}` when `cubin`, else PTX for
 /// `compute_{cc}` (cc = 10 major + minor, e.g. 90).
 pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, NvrtcError> {
+    compile_with(precision, cc, cubin, &[])
+}
+
+/// What the assembler gave one kernel of a CUBIN (`ptxas -v`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KernelResources {
+    /// The kernel's `extern "C"` name.
+    pub name: String,
+    /// Registers per thread: with the block size, what limits how many threads an SM holds.
+    pub registers: u32,
+    /// Bytes of per-thread stack (local memory): a struct copied out of the arguments, an
+    /// array indexed at run time, or a call that was not inlined.
+    pub stack: u32,
+    /// Bytes of registers spilled to local memory (stored, loaded).
+    pub spills: (u32, u32),
+    /// Bytes of static shared memory per block.
+    pub shared: u32,
+}
+
+/// Every kernel's registers, local memory and shared memory in a CUBIN for `sm_{cc}` of
+/// `precision`, as the assembler reports them: a check, with no GPU, that no kernel runs from
+/// local memory, and a clue to a kernel's occupancy.
+pub fn kernel_resources(precision: Precision, cc: i32) -> Result<Vec<KernelResources>, NvrtcError> {
+    let image = compile_with(precision, cc, true, &["--ptxas-options=-v"])?;
+    Ok(parse_resources(&image.log))
+}
+
+/// The kernels of a `ptxas -v` log: each "Compiling entry function 'NAME'" line, then its
+/// "N bytes stack frame, N bytes spill stores, N bytes spill loads" and "Used N registers,
+/// ... N bytes smem" lines.
+fn parse_resources(log: &str) -> Vec<KernelResources> {
+    // The number just before `unit` in `line` ("Used 64 registers" -> 64), 0 if absent.
+    fn before(line: &str, unit: &str) -> u32 {
+        line.find(unit)
+            .and_then(|i| line[..i].split_whitespace().last())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0)
+    }
+    let mut out: Vec<KernelResources> = Vec::new();
+    for line in log.lines() {
+        if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+            let name = rest.split('\'').next().unwrap_or_default().to_string();
+            out.push(KernelResources {
+                name,
+                ..Default::default()
+            });
+        } else if let Some(k) = out.last_mut() {
+            if line.contains("bytes stack frame") {
+                k.stack = before(line, "bytes stack frame");
+                k.spills = (
+                    before(line, "bytes spill stores"),
+                    before(line, "bytes spill loads"),
+                );
+            } else if line.contains("registers") {
+                k.registers = before(line, "registers");
+                k.shared = before(line, "bytes smem");
+            }
+        }
+    }
+    out
+}
+
+/// [`compile`] with `extra` NVRTC options.
+fn compile_with(
+    precision: Precision,
+    cc: i32,
+    cubin: bool,
+    extra: &[&str],
+) -> Result<Image, NvrtcError> {
     if !available() {
         return Err(NvrtcError::NotFound);
     }
@@ -140,12 +213,14 @@ pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, Nvrt
     let mut options = vec![
         format!("--gpu-architecture={arch}"),
         "--fmad=false".into(),
+        "--ftz=true".into(),
         "--std=c++17".into(),
     ];
     // Tuning: YEE_CUDA_PIPELINE=0 turns off the two-plane load pipeline of the main updates.
     if std::env::var("YEE_CUDA_PIPELINE").is_ok_and(|v| v.trim() == "0") {
         options.push("-DYEE_PIPELINE=0".into());
     }
+    options.extend(extra.iter().map(|o| o.to_string()));
     let options: Vec<CString> = options
         .into_iter()
         .map(|o| CString::new(o).expect("option"))
@@ -255,4 +330,42 @@ pub fn target_for(cc: i32, supported: &[i32]) -> Option<(i32, bool)> {
         .filter(|&a| a <= cc)
         .max()
         .map(|a| (a, false))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_ptxas_log_gives_each_kernels_registers_stack_spills_and_shared_memory() {
+        let log = "ptxas info    : 272 bytes gmem
+ptxas info    : Compiling entry function 'update_fused_tiled' for 'sm_90'
+ptxas info    : Function properties for update_fused_tiled
+ptxas         .     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
+ptxas info    : Used 128 registers, used 1 barriers, 13068 bytes smem
+ptxas info    : Compile time = 64.446 ms
+ptxas info    : Compiling entry function 'dispersive' for 'sm_90'
+ptxas info    : Function properties for dispersive
+ptxas         .     16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads
+ptxas info    : Used 32 registers, used 0 barriers";
+        assert_eq!(
+            parse_resources(log),
+            vec![
+                KernelResources {
+                    name: "update_fused_tiled".into(),
+                    registers: 128,
+                    stack: 0,
+                    spills: (0, 0),
+                    shared: 13068,
+                },
+                KernelResources {
+                    name: "dispersive".into(),
+                    registers: 32,
+                    stack: 16,
+                    spills: (8, 4),
+                    shared: 0,
+                },
+            ]
+        );
+    }
 }

@@ -79,7 +79,6 @@ unsafe impl KernelArgs for FiniteArgs {}
 unsafe impl KernelArgs for NegateArgs {}
 unsafe impl KernelArgs for FluxArgs {}
 // SAFETY: as above, `#[repr(C)]` plain data matching kernels/common.cuh.
-unsafe impl KernelArgs for FluxWeightsArgs {}
 // SAFETY: as above.
 unsafe impl<T: Copy> KernelArgs for DispersiveArgs<T> {}
 // SAFETY: as above.

@@ -661,33 +661,17 @@ impl<D: Device, T: Real> Engine<D, T> {
                         s.gpu,
                         crate::plan::bytes::flux_accumulator_bytes(nf, part_cells) as usize,
                     )?;
-                    let freq =
-                        dev.alloc(s.gpu, crate::plan::bytes::flux_frequency_bytes(nf) as usize)?;
-                    dev.upload(s.gpu, freq, bytes_of(&f.frequencies))?;
-                    args.w =
-                        dev.alloc(s.gpu, crate::plan::bytes::flux_weight_bytes(nf) as usize)?;
-                    let weights = FluxWeightsArgs {
-                        freq,
-                        w: args.w,
-                        nf: nf as i32,
-                        ..Default::default()
-                    };
                     parts.push(FluxPart {
                         gpu: s.gpu,
                         cell0,
                         cells: part_cells,
                         args,
-                        weights,
                     });
                 }
                 debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), patch.cells());
                 allocation.monitors += parts
                     .iter()
-                    .map(|p| {
-                        crate::plan::bytes::flux_accumulator_bytes(nf, p.cells)
-                            + crate::plan::bytes::flux_frequency_bytes(nf)
-                            + crate::plan::bytes::flux_weight_bytes(nf)
-                    })
+                    .map(|p| crate::plan::bytes::flux_accumulator_bytes(nf, p.cells))
                     .sum::<u64>();
                 patches.push(FluxPatch {
                     patch: *patch,
@@ -698,6 +682,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
             fluxes.push(FluxMonitor {
                 nf,
+                frequencies: f.frequencies.clone(),
                 decimation: f.decimation.max(1),
                 patches,
             });
@@ -1138,28 +1123,26 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             if step % decimation != 0 {
                 continue;
             }
-            // Each sample stands for `decimation` steps (the CPU's weight, src/flux.rs).
+            // Each sample stands for `decimation` steps (the CPU's weight, src/flux.rs), and
+            // its weights are the CPU's, computed here: they travel in the launch arguments,
+            // FLUX_FREQS_PER_LAUNCH frequencies at a time.
             let weight = dt * decimation as f64;
+            let w = crate::flux::sample_weights(&self.fluxes[m].frequencies, t_e, t_h, weight);
+            debug_assert_eq!(w.len(), nf);
             for p in 0..self.fluxes[m].patches.len() {
                 for i in 0..self.fluxes[m].patches[p].parts.len() {
                     let part = self.fluxes[m].patches[p].parts[i];
-                    // The weights once per frequency, then the accumulation, in stream order.
-                    let weights = FluxWeightsArgs {
-                        t_e,
-                        t_h,
-                        dt: weight,
-                        ..part.weights
-                    };
-                    let (gpu, args, cells) = (part.gpu, part.args, part.cells);
-                    let dims = Dims::elements(nf as u64, 1);
-                    let r = self.launch(gpu, Stream::Compute, Kernel::FluxWeights, dims, &weights);
-                    if self.ok(r, "computing flux DFT weights").is_none() {
-                        return;
-                    }
-                    let dims = Dims::elements((cells * nf) as u64, 1);
-                    let r = self.launch(gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
-                    if self.ok(r, "accumulating a flux DFT").is_none() {
-                        return;
+                    let dims = Dims::elements(part.cells as u64, 1);
+                    for (k, chunk) in w.chunks(FLUX_FREQS_PER_LAUNCH).enumerate() {
+                        let mut args = part.args;
+                        args.f0 = (k * FLUX_FREQS_PER_LAUNCH) as i32;
+                        args.nw = chunk.len() as i32;
+                        args.w[..chunk.len()].copy_from_slice(chunk);
+                        let r =
+                            self.launch(part.gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
+                        if self.ok(r, "accumulating a flux DFT").is_none() {
+                            return;
+                        }
                     }
                 }
             }

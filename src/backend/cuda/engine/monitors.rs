@@ -98,9 +98,8 @@ pub(super) struct FluxPart {
     pub(super) gpu: usize,
     pub(super) cell0: usize,
     pub(super) cells: usize,
+    /// The launch arguments, less the frequencies and weights of each launch.
     pub(super) args: FluxArgs,
-    /// The frequency table and this step's weights on the part's GPU.
-    pub(super) weights: FluxWeightsArgs,
 }
 
 /// One patch of a surface DFT monitor and its parts, slab by slab.
@@ -118,6 +117,8 @@ pub(super) struct FluxPatch {
 #[derive(Debug, Clone)]
 pub(super) struct FluxMonitor {
     pub(super) nf: usize,
+    /// The monitor's frequencies (Hz), for each sample's weights.
+    pub(super) frequencies: Vec<f64>,
     /// Sampled every `decimation` steps ([`crate::model::Flux::decimation`]).
     pub(super) decimation: usize,
     pub(super) patches: Vec<FluxPatch>,
@@ -490,14 +491,16 @@ pub(super) fn flux_part(
         hc0: at(3 + c, base - below),
         hc1: at(3 + c, base),
         acc: 0,
-        w: 0,
         su: su as i64,
         sv: sv as i64,
-        cells: cells as i64,
+        // A part of 2^31 cells would need 128 GiB of accumulators per frequency: no GPU
+        // holds its slab, so the plan never places one.
+        cells: i32::try_from(cells).expect("a flux part's cells fit 32 bits"),
         nv: n1 as i32,
         nf: nf as i32,
         below: below_weight,
         above: above_weight,
+        ..Default::default()
     };
     Some((args, cell0, cells))
 }
