@@ -137,10 +137,20 @@ __device__ H3 h_cell(const FusedArgs& a, int j, int k, int p, bool own) {
     return h;
 }
 
+// Tuning only (YEE_CUDA_FUSED_MAXREG=N, compiled in as YEE_FUSED_MAXREG): at most N registers
+// per thread for the fused kernels, trading spills for occupancy. They hold far more live
+// values than update_e (about 110 registers in f32 against 64), so an SM runs fewer of their
+// warps to hide memory latency. Never defined in the host build.
+#ifdef YEE_FUSED_MAXREG
+#define YEE_FUSED_REGISTERS __maxnreg__(YEE_FUSED_MAXREG)
+#else
+#define YEE_FUSED_REGISTERS
+#endif
+
 // One step over planes [p0, p1) (chunks as update_h). The E update is update_e's: below the y
 // or z minimum face H is the wrapped value (periodic), minus the cell's own (PMC mirror), or
 // zero.
-extern "C" __global__ void update_fused(const FusedArgs a) {
+extern "C" __global__ void YEE_FUSED_REGISTERS update_fused(const FusedArgs a) {
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     if (col >= a.ny * a.nz) return;
     const int j = col / a.nz;
@@ -335,7 +345,7 @@ __device__ __forceinline__ void update_fused_tiled_e(const FusedArgs& a, const u
 
 // One step over planes [p0, p1) in chunks (update_fused), blocks of TILE_Z by blockDim.y
 // (at most TILE_Y_MAX) columns; every thread reaches every barrier.
-extern "C" __global__ void update_fused_tiled(const FusedArgs a) {
+extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_tiled(const FusedArgs a) {
     __shared__ update_fused_tiled_shared sh;
     update_fused_tiled_thread t;
     int pb, pe;

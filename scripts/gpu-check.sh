@@ -5,10 +5,13 @@
 # paths; queued monitors and the device flux DFT; a GPU failure mid-run exiting 1), `yee run
 # --backend cuda` end to end, a checkpoint's state from the CPU into the GPU and back, `yee run
 # scenes/gpr.toml --backend cuda`, the 60-trace B-scan (traces per second) and a 1e8-cell scene
-# with probes, snapshots and a flux plane (throughput and the share of wall time in monitors), and
+# with probes, snapshots and a flux plane (throughput and the share of wall time in monitors; the
+# flux plane alone over 300 and 600 steps against no monitors), and
 # `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the fused update and the
 # two-pass one side by side, with a CPML and with PEC walls, f32 and f64, and the fused update
-# in 2-D blocks); the host-compiled fused update against the CPU; with Open MPI (here, or
+# in 2-D blocks or with its registers capped); an Nsight Compute profile of the update, CPML,
+# dispersive and flux kernels when `ncu` is installed; the host-compiled fused update against
+# the CPU; with Open MPI (here, or
 # carried in the bundle), the MPI tests and 2 ranks on the GPU against one process; then print
 # one table. A few minutes on an H100/H200.
 #
@@ -19,7 +22,8 @@
 #   scripts/gpu-check.sh --bundle        check with the binaries in gpu-bundle/
 #
 # Environment: BENCH_SIZE (default 1000: 1e9 cells), BENCH_STEPS (default 100), YEE_NVRTC_DIR
-# (a folder holding libnvrtc.so*, searched first).
+# (a folder holding libnvrtc.so*, searched first), NCU=0 (no profile), SKIP_TUNING=1 (no tuning
+# rows), TEST_TIMEOUT (seconds per test binary, default 240).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -301,6 +305,14 @@ sed 's/^frequencies = \(.*\)$/frequencies = \1\ndecimation = 1/' "$big" > "$out/
 monitored_run "yee run 1e8 cells, flux every step" "$out/monitors-1e8-every.toml"
 sed '/^\[\[monitor\]\]/,$d' "$big" > "$out/monitors-1e8-none.toml"
 monitored_run "yee run 1e8 cells, no monitors" "$out/monitors-1e8-none.toml"
+# The flux plane alone (auto decimation), over 300 and 600 steps: what it costs per step, and
+# what it costs once (the accumulators' allocation, read-back and spectrum at the end).
+{ cat "$out/monitors-1e8-none.toml"; sed -n '/^type = "flux"/,$p' "$big" | sed '1i [[monitor]]'; } > "$out/monitors-1e8-flux.toml"
+monitored_run "yee run 1e8 cells, flux plane only" "$out/monitors-1e8-flux.toml"
+sed 's/^steps = 300$/steps = 600/' "$out/monitors-1e8-flux.toml" > "$out/monitors-1e8-flux-600.toml"
+monitored_run "yee run 1e8 cells, flux plane only, 600 steps" "$out/monitors-1e8-flux-600.toml"
+sed 's/^steps = 300$/steps = 600/' "$out/monitors-1e8-none.toml" > "$out/monitors-1e8-none-600.toml"
+monitored_run "yee run 1e8 cells, no monitors, 600 steps" "$out/monitors-1e8-none-600.toml"
 # The runs above step with the fused update where the plan chose it (the run line says); the
 # same without monitors in the two-pass update, for the ratio.
 monitored_run "yee run 1e8 cells, no monitors, --two-pass" "$out/monitors-1e8-none.toml" --two-pass
@@ -389,6 +401,53 @@ bench "bench f32 ${size}^3, half Drude-Lorentz metal" --precision f32 --metal
 # columns sharing each plane's new H through shared memory.
 YEE_CUDA_FUSED_TILE=4 bench "  fused in 32x4 blocks" --precision f32 --fused
 YEE_CUDA_FUSED_TILE=8 bench "  fused in 32x8 blocks" --precision f32 --fused
+# The column kernel holds about 110 registers per thread in f32 against update_e's 64 (ptxas,
+# through nvrtc::kernel_resources), so an SM runs fewer of its warps; capped, it spills a
+# little but fits more.
+YEE_CUDA_FUSED_MAXREG=96 bench "  fused, at most 96 registers" --precision f32 --fused
+YEE_CUDA_FUSED_MAXREG=80 bench "  fused, at most 80 registers" --precision f32 --fused
+
+# A profile of the kernels that run below their roofline (when Nsight Compute is here; NCU=0
+# skips it): per kernel its time, DRAM and L2 throughput as a share of peak, achieved occupancy
+# and registers, on a 400^3 bench (the two-pass and fused updates, CPML, a Drude-Lorentz
+# half) and on the flux-only 1e8 run cut to 30 steps, every step sampled.
+if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
+    metrics="gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,sm__throughput.avg.pct_of_peak_sustained_elapsed"
+    profile() { # label, csv, command...
+        local label="$1" csv="$2"; shift 2
+        echo "== ncu $*"
+        if timeout 240 ncu --csv --page raw --metrics "$metrics" --kernel-name regex:'update_|dispersive|flux_dft|cpml_x_e' --launch-skip 4 --launch-count 12 "$@" > "$csv" 2> "$csv.err"; then
+            while IFS= read -r line; do row "  ncu $label ${line%%|*}" "" "${line#*|}"; done < <(python3 -c '
+import csv, sys
+# The program's own output shares stdout with the table: the header row starts with "ID", a
+# row of units follows, then one row per launch.
+rows = list(csv.reader(open(sys.argv[1])))
+at = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
+head = rows[at]
+data = [r for r in rows[at + 2:] if len(r) == len(head) and r[0].isdigit()]
+col = {n: i for i, n in enumerate(head)}
+# Each kernel once: its longest launch (an interior, not a boundary plane).
+g = lambda r, m: float(r[col[m]].replace(",", ""))
+longest = {}
+for r in data:
+    k = r[col["Kernel Name"]].split("(")[0]
+    if k not in longest or g(r, "gpu__time_duration.sum") > g(longest[k], "gpu__time_duration.sum"):
+        longest[k] = r
+for k, r in longest.items():
+    g = lambda m, r=r: float(r[col[m]].replace(",", ""))
+    print("%s|%.0f us, DRAM %.0f%%, L2 %.0f%%, SM %.0f%%, occupancy %.0f%%, %d registers" % (k, g("gpu__time_duration.sum") / 1e3, g("dram__throughput.avg.pct_of_peak_sustained_elapsed"), g("lts__throughput.avg.pct_of_peak_sustained_elapsed"), g("sm__throughput.avg.pct_of_peak_sustained_elapsed"), g("sm__warps_active.avg.pct_of_peak_sustained_active"), g("launch__registers_per_thread")))
+' "$csv" 2>&1)
+        else
+            row "  ncu $label" "FAIL" "$(tail -3 "$csv.err" | tr '\n' ' ')"
+        fi
+    }
+    profile "two-pass" "$out/ncu-two-pass.csv" "$yee" bench --backend cuda --size 400 --steps 3 --precision f32 --metal --two-pass
+    profile "fused" "$out/ncu-fused.csv" "$yee" bench --backend cuda --size 400 --steps 3 --precision f32 --fused
+    sed 's/^steps = 300$/steps = 30/; s/^frequencies = \(.*\)$/frequencies = \1\ndecimation = 1/' "$out/monitors-1e8-flux.toml" > "$out/ncu-flux.toml"
+    profile "flux 1e8" "$out/ncu-flux.csv" "$yee" run "$out/ncu-flux.toml" --backend cuda --overwrite -o "$out/ncu-flux.h5" --quiet
+else
+    row "ncu profile" "SKIP" "no ncu here (or NCU=0)"
+fi
 # Tuning variants, f32, 1 slab: the load pipeline off, other block sizes, fewer threads.
 if [ -z "${SKIP_TUNING:-}" ]; then
     YEE_CUDA_PIPELINE=0 bench "  tuning: load pipeline off" --precision f32
