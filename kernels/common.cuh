@@ -291,7 +291,9 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(dispersive, DispersiveArgs) \
     K(tfsf_incident, TfsfIncidentArgs) \
     K(tfsf_correct, TfsfArgs) \
-    K(update_fused, FusedArgs)
+    K(update_fused, FusedArgs)  \
+    K(update_fused_strip2, FusedArgs) \
+    K(update_fused_strip4, FusedArgs)
 
 // Kernels whose threads share memory and meet at barriers (kernels/fused.cu): on the host
 // they run block by block, each phase for every thread of the block in turn (host_launch.h).

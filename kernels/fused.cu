@@ -216,6 +216,112 @@ extern "C" __global__ void YEE_FUSED_REGISTERS update_fused(const FusedArgs a) {
     }
 }
 
+// update_fused with J consecutive y rows per thread (J = 2: update_fused_strip2, 4:
+// update_fused_strip4; YEE_CUDA_FUSED_STRIP, tuning): the thread of strip s and column k
+// updates rows j = s J .. s J + J - 1 of that column, plane by plane. A row's new E needs the
+// new H of the row below it, which for every row but the strip's first is the H the thread has
+// just computed for that row, so per cell the thread computes its own H, its z - 1
+// neighbour's, and its y - 1 neighbour's only on the first row: 2 + 1/J H updates instead of 3,
+// and 1/J of the reads of the row below, which belongs to another warp. J must divide ny (the
+// engine takes a smaller J where it does not): a partial last strip's exit from the unrolled
+// rows cost ptxas 30 to 80 more registers per thread.
+template <int J>
+__device__ __forceinline__ void fused_strip(const FusedArgs& a) {
+    const int strips = (a.ny + J - 1) / J;
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    if (col >= strips * a.nz) return;
+    const int js = col / a.nz;
+    const int k = col - js * a.nz;
+    const int j0 = js * J;
+    const int pb = a.p0 + blockIdx.y * a.chunk;
+    const int pe = min(pb + a.chunk, a.p1);
+    if (pb >= pe) return;
+    const real zero = 0;
+    // Below the strip's first row: inside, wrapped, mirrored or zero.
+    const bool y_in = j0 > 0;
+    const bool y_read = y_in || a.y_lo == BEYOND_WRAP;
+    const bool y_mirror = !y_in && a.y_lo == BEYOND_MIRROR;
+    const int jm = y_in ? j0 - 1 : a.ny - 1;
+    const bool z_in = k > 0;
+    const bool z_read = z_in || a.z_lo == BEYOND_WRAP;
+    const bool z_mirror = !z_in && a.z_lo == BEYOND_MIRROR;
+    const int km = z_in ? k - 1 : a.nz - 1;
+    const real idz = __ldg(a.iez + k);
+    real idy[J];
+#pragma unroll
+    for (int r = 0; r < J; ++r) idy[r] = __ldg(a.iey + j0 + r);
+    i64 o_p = (i64)pb * a.plane + (i64)j0 * a.nz + k;  // row j0 of plane p
+    // Per row: the new Hy, Hz at x - 1 of the first plane: computed, or on plane 0 the halo
+    // copied in.
+    real hy_xb[J], hz_xb[J];
+#pragma unroll
+    for (int r = 0; r < J; ++r) {
+        hy_xb[r] = zero;
+        hz_xb[r] = zero;
+        if (a.e_too) {
+            if (pb > 1) {
+                const H3 h = h_cell(a, j0 + r, k, pb - 1, false);
+                hy_xb[r] = h.y;
+                hz_xb[r] = h.z;
+            } else {
+                const i64 o = o_p + (i64)r * a.nz;
+                hy_xb[r] = a.hy[o - a.plane];
+                hz_xb[r] = a.hz[o - a.plane];
+            }
+        }
+    }
+    for (int p = pb; p < pe; ++p, o_p += a.plane) {
+        H3 below;  // the new H of the row below the current one
+#pragma unroll
+        for (int r = 0; r < J; ++r) {
+            const int j = j0 + r;
+            const i64 o = o_p + (i64)r * a.nz;
+            const H3 h = h_cell(a, j, k, p, true);
+            a.hx[o] = h.x;
+            a.hy[o] = h.y;
+            a.hz[o] = h.z;
+            if (!a.e_too) continue;
+            real hz_yb = zero, hx_yb = zero, hy_zb = zero, hx_zb = zero;
+            if (r > 0) {
+                hz_yb = below.z;
+                hx_yb = below.x;
+            } else if (y_read) {
+                const H3 n = h_cell(a, jm, k, p, false);
+                hz_yb = n.z;
+                hx_yb = n.x;
+            } else if (y_mirror) {
+                hz_yb = -h.z;
+                hx_yb = -h.x;
+            }
+            if (z_read) {
+                const H3 n = h_cell(a, j, km, p, false);
+                hy_zb = n.y;
+                hx_zb = n.x;
+            } else if (z_mirror) {
+                hy_zb = -h.y;
+                hx_zb = -h.x;
+            }
+            const i64 m = o - a.plane;
+            const int i0 = __ldg(a.mx + m), i1 = __ldg(a.my + m), i2 = __ldg(a.mz + m);
+            const real idx = __ldg(a.iex + p);
+            a.ex[o] = c_ca[i0] * __ldg(a.ex0 + o) + c_cb[i0] * ((h.z - hz_yb) * idy[r] + (h.y - hy_zb) * (-idz));
+            a.ey[o] = c_ca[i1] * __ldg(a.ey0 + o) + c_cb[i1] * ((h.z - hz_xb[r]) * (-idx) + (h.x - hx_zb) * idz);
+            a.ez[o] = c_ca[i2] * __ldg(a.ez0 + o) + c_cb[i2] * ((h.y - hy_xb[r]) * idx + (h.x - hx_yb) * (-idy[r]));
+            hy_xb[r] = h.y;
+            hz_xb[r] = h.z;
+            below = h;
+        }
+    }
+}
+
+extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_strip2(const FusedArgs a) {
+    fused_strip<2>(a);
+}
+
+extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_strip4(const FusedArgs a) {
+    fused_strip<4>(a);
+}
+
 // update_fused_tiled: the same step in 2-D blocks of TILE_Z z by blockDim.y y columns that
 // share the new H of each plane. Per plane every thread computes the new H of its own cell
 // into shared memory (the block's first row also the row below it, y - 1, and its first

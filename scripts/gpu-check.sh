@@ -9,7 +9,7 @@
 # flux plane alone over 300 and 600 steps against no monitors), and
 # `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the fused update and the
 # two-pass one side by side, with a CPML and with PEC walls, f32 and f64, and the fused update
-# in 2-D blocks or with its registers capped); an Nsight Compute profile of the update, CPML,
+# in 2-D blocks, in strips of y rows or with its registers capped); an Nsight Compute profile of the update, CPML,
 # dispersive and flux kernels when `ncu` is installed; the host-compiled fused update against
 # the CPU; with Open MPI (here, or
 # carried in the bundle), the MPI tests and 2 ranks on the GPU against one process; then print
@@ -406,6 +406,11 @@ YEE_CUDA_FUSED_TILE=8 bench "  fused in 32x8 blocks" --precision f32 --fused
 # little but fits more.
 YEE_CUDA_FUSED_MAXREG=96 bench "  fused, at most 96 registers" --precision f32 --fused
 YEE_CUDA_FUSED_MAXREG=80 bench "  fused, at most 80 registers" --precision f32 --fused
+# Strips of 2 and 4 y rows per thread: 2.5 and 2.25 H updates per cell instead of 3, and the
+# row below mostly from the thread's own registers (104 registers for 4 rows in f32).
+YEE_CUDA_FUSED_STRIP=2 bench "  fused, 2 y rows per thread" --precision f32 --fused
+YEE_CUDA_FUSED_STRIP=4 bench "  fused, 4 y rows per thread" --precision f32 --fused
+YEE_CUDA_FUSED_STRIP=4 bench "  fused, 4 y rows per thread, f64" --precision f64 --fused
 
 # A profile of the kernels that run below their roofline (when Nsight Compute is here; NCU=0
 # skips it): per kernel its time, DRAM and L2 throughput as a share of peak, achieved occupancy

@@ -81,7 +81,7 @@ fn against_cpu<T: Real>(
 
 /// The trace of `model` on the GPU with the fused update ([`EngineOptions::fused`]) in 2-D
 /// blocks of `tile` y columns (1: 1-D blocks), `slabs` slabs on one GPU.
-fn fused_cuda_trace<T: Real>(model: &Model, slabs: usize, tile: u32) -> Trace {
+fn fused_cuda_trace<T: Real>(model: &Model, slabs: usize, (tile, strip): (u32, u32)) -> Trace {
     let ranges = split_even(model.grid.shape[0], slabs);
     let dev = CudaDevice::new_logical(&[0], T::PRECISION).unwrap_or_else(|e| panic!("{e}"));
     let mut b = Engine::<CudaDevice, T>::new(
@@ -102,6 +102,7 @@ fn fused_cuda_trace<T: Real>(model: &Model, slabs: usize, tile: u32) -> Trace {
         model.name
     );
     b.set_fused_tile(tile);
+    b.set_fused_strip(strip);
     drive_stepping(model, &mut b, &ranges, Reads::Queued, Stepping::Fused)
 }
 
@@ -110,20 +111,24 @@ fn fused_cuda_trace<T: Real>(model: &Model, slabs: usize, tile: u32) -> Trace {
 fn cuda_fused_update_equals_the_two_pass_update_bit_for_bit_on_the_gpu() {
     // The same device, the same arithmetic (no contraction): every field, probe, snapshot and
     // flux value of the fused update equals the two-pass update's, on 1 and 3 slabs, in 1-D
-    // and 2-D blocks; and both stay within the usual tolerance of the CPU.
+    // and 2-D blocks and with 2 or 4 y rows per thread; and both stay within the usual
+    // tolerance of the CPU.
     for scene in [PML_SCENE, MATERIALS_SCENE, FLUX_SCENE] {
         for slabs in [1, 3] {
             let m = model(scene, "f32", 40);
             let two_pass = cuda_trace::<f32>(&m, slabs, 1, false);
-            for tile in [1, 8] {
-                let fused = fused_cuda_trace::<f32>(&m, slabs, tile);
-                let what = format!("{} f32, {slabs} slab(s), tile {tile}", m.name);
+            for (tile, strip) in [(1, 1), (8, 1), (1, 2), (1, 4)] {
+                let fused = fused_cuda_trace::<f32>(&m, slabs, (tile, strip));
+                let what = format!(
+                    "{} f32, {slabs} slab(s), tile {tile}, strip {strip}",
+                    m.name
+                );
                 identical(&fused, &two_pass, &what);
                 assert_eq!(fused.flux, two_pass.flux, "{what}: flux differs");
             }
             let m = model(scene, "f64", 40);
             let two_pass = cuda_trace::<f64>(&m, slabs, 1, false);
-            let fused = fused_cuda_trace::<f64>(&m, slabs, 1);
+            let fused = fused_cuda_trace::<f64>(&m, slabs, (1, 1));
             let what = format!("{} f64, {slabs} slab(s)", m.name);
             identical(&fused, &two_pass, &what);
             assert_eq!(fused.flux, two_pass.flux, "{what}: flux differs");

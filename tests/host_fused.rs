@@ -11,6 +11,7 @@ mod cuda_support;
 
 use cuda_support::host::*;
 use cuda_support::*;
+use yee::backend::cuda::args::strip_for;
 use yee::backend::cuda::engine::{estimate, estimate_fused};
 use yee::backend::cuda::{fused_update_applies, Engine, EngineOptions};
 use yee::backend::Backend;
@@ -29,6 +30,8 @@ struct Place {
     reversed: bool,
     /// Threads along y of the fused update's blocks (1: 1-D blocks).
     tile: u32,
+    /// Y rows per thread of the column kernel (1, 2 or 4).
+    strip: u32,
 }
 
 const ONE: Place = Place {
@@ -38,6 +41,7 @@ const ONE: Place = Place {
     staged: false,
     reversed: false,
     tile: 1,
+    strip: 1,
 };
 const THREE: Place = Place {
     slabs: 3,
@@ -46,6 +50,7 @@ const THREE: Place = Place {
     staged: false,
     reversed: false,
     tile: 1,
+    strip: 1,
 };
 const ACROSS_PEER: Place = Place {
     slabs: 3,
@@ -54,6 +59,7 @@ const ACROSS_PEER: Place = Place {
     staged: false,
     reversed: false,
     tile: 1,
+    strip: 1,
 };
 const ACROSS_STAGED: Place = Place {
     slabs: 4,
@@ -62,6 +68,7 @@ const ACROSS_STAGED: Place = Place {
     staged: true,
     reversed: false,
     tile: 1,
+    strip: 1,
 };
 
 /// The host engine's trace of `model` with the fused update, stepped as `stepping` says, and
@@ -90,6 +97,7 @@ fn fused_trace<T: Real>(model: &Model, at: Place, stepping: Stepping) -> (Trace,
     )
     .expect("host engine");
     b.set_fused_tile(at.tile);
+    b.set_fused_strip(at.strip);
     let t = std::mem::size_of::<T>();
     assert_eq!(b.has_fused_step(), fused_update_applies(model));
     assert_eq!(
@@ -133,9 +141,17 @@ fn compare(scene: &str, steps: usize, places: &[Place], stepping: Stepping) -> L
             if fused_update_applies(&m) {
                 let count = |k: &str| log.launches.get(k).copied().unwrap_or(0);
                 let tiled = count("update_fused_tiled");
-                let fused = count("update_fused") + tiled;
+                let strips = count("update_fused_strip2") + count("update_fused_strip4");
+                let fused = count("update_fused") + tiled + strips;
                 // 2-D blocks take every E launch; the column kernel the H-only planes.
                 assert_eq!(tiled > 0, at.tile > 1, "{what}: {tiled} tiled launches");
+                // So do strips of rows, of the most rows that divide the grid's.
+                let (rows, kernel) = strip_for(at.strip, m.grid.shape[1]);
+                if at.tile == 1 && rows > 1 {
+                    assert!(count(kernel.name()) > 0, "{what}: no {}", kernel.name());
+                } else {
+                    assert_eq!(strips, 0, "{what}: {strips} strip launches");
+                }
                 let two_pass_e = log.launches.get("update_e").copied().unwrap_or(0);
                 match stepping {
                     Stepping::Fused => {
@@ -204,6 +220,26 @@ fn fused_update_in_two_dimensional_blocks_matches_cpu_in_both_orders() {
                 ..p
             };
             compare(scene, 20, &[at(ONE), at(THREE)], Stepping::Fused);
+        }
+    }
+}
+
+#[test]
+fn fused_update_with_strips_of_rows_per_thread_matches_cpu_in_both_orders() {
+    // Two and four y rows per thread (update_fused_strip2, update_fused_strip4), each thread
+    // carrying a row's new H to the row above. The PML scene's 22 rows take two rows for
+    // both (four do not divide 22); the PMC scene (20 rows, a mirrored y minimum face), the
+    // periodic one (12 rows, wrapped) and the materials one (20 rows, dispersive and
+    // magnetic) take four.
+    for reversed in [false, true] {
+        let at = |strip: u32, p: Place| Place {
+            strip,
+            reversed,
+            ..p
+        };
+        compare(PML_SCENE, 20, &[at(2, ONE), at(4, THREE)], Stepping::Fused);
+        for scene in [PMC_SCENE, MATERIALS_SCENE, &periodic_dipole_scene()] {
+            compare(scene, 20, &[at(4, ONE), at(4, THREE)], Stepping::Fused);
         }
     }
 }

@@ -51,6 +51,10 @@ pub enum Kernel {
     /// One step of H (with its CPML) and E in one sweep, old fields in, new fields out
     /// (kernels/fused.cu), one thread per column.
     UpdateFused,
+    /// The same with two y rows per thread (kernels/fused.cu, [`fused_strip`]).
+    UpdateFusedStrip2,
+    /// The same with four y rows per thread.
+    UpdateFusedStrip4,
     /// The same in 2-D blocks that share each plane's new H (kernels/fused.cu; a block kernel,
     /// `YEE_BLOCK_KERNELS`).
     UpdateFusedTiled,
@@ -58,7 +62,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 20] = [
+    pub const ALL: [Kernel; 22] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -78,6 +82,8 @@ impl Kernel {
         Kernel::TfsfIncident,
         Kernel::TfsfCorrect,
         Kernel::UpdateFused,
+        Kernel::UpdateFusedStrip2,
+        Kernel::UpdateFusedStrip4,
         Kernel::UpdateFusedTiled,
     ];
 
@@ -103,6 +109,8 @@ impl Kernel {
             Kernel::TfsfIncident => "tfsf_incident",
             Kernel::TfsfCorrect => "tfsf_correct",
             Kernel::UpdateFused => "update_fused",
+            Kernel::UpdateFusedStrip2 => "update_fused_strip2",
+            Kernel::UpdateFusedStrip4 => "update_fused_strip4",
             Kernel::UpdateFusedTiled => "update_fused_tiled",
         }
     }
@@ -174,6 +182,38 @@ impl Dims {
         let mut d = Dims::elements(ncol, rows);
         d.grid[1] = rows;
         (d, chunk)
+    }
+}
+
+/// Y rows per thread of the fused update's column kernel: 1 (`update_fused`), 2 or 4
+/// (`update_fused_strip2`, `update_fused_strip4`, each thread carrying a row's new H to the
+/// row above instead of recomputing it). `YEE_CUDA_FUSED_STRIP` sets it for tuning; 1 until a
+/// GPU has measured the others.
+pub const FUSED_STRIP: u32 = 1;
+
+/// [`FUSED_STRIP`], or `YEE_CUDA_FUSED_STRIP` (1, 2 or 4) when set.
+pub fn fused_strip() -> u32 {
+    static S: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *S.get_or_init(|| {
+        std::env::var("YEE_CUDA_FUSED_STRIP")
+            .ok()
+            .and_then(|v| v.trim().parse::<u32>().ok())
+            .filter(|j| matches!(j, 1 | 2 | 4))
+            .unwrap_or(FUSED_STRIP)
+    })
+}
+
+/// The rows per thread a grid of `ny` rows takes for the asked `strip`: the largest of 4, 2
+/// and 1 that is at most `strip` and divides `ny` (the strip kernels take whole strips only),
+/// with its kernel.
+pub fn strip_for(strip: u32, ny: usize) -> (u32, Kernel) {
+    match [4u32, 2]
+        .into_iter()
+        .find(|&j| j <= strip && ny % j as usize == 0)
+    {
+        Some(4) => (4, Kernel::UpdateFusedStrip4),
+        Some(2) => (2, Kernel::UpdateFusedStrip2),
+        _ => (1, Kernel::UpdateFused),
     }
 }
 
@@ -606,6 +646,15 @@ mod tests {
     fn argument_structs_match_the_sizes_the_kernels_assert() {
         assert_eq!(rust_arg_sizes::<f32>(), arg_sizes(4));
         assert_eq!(rust_arg_sizes::<f64>(), arg_sizes(8));
+    }
+
+    #[test]
+    fn a_strip_of_rows_is_taken_only_where_it_divides_the_rows() {
+        assert_eq!(strip_for(4, 12), (4, Kernel::UpdateFusedStrip4));
+        assert_eq!(strip_for(4, 10), (2, Kernel::UpdateFusedStrip2));
+        assert_eq!(strip_for(4, 9), (1, Kernel::UpdateFused));
+        assert_eq!(strip_for(2, 12), (2, Kernel::UpdateFusedStrip2));
+        assert_eq!(strip_for(1, 12), (1, Kernel::UpdateFused));
     }
 
     #[test]

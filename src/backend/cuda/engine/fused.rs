@@ -165,9 +165,16 @@ impl<D: Device, T: Real> Engine<D, T> {
                 &args,
             )
         } else {
-            let (dims, chunk) = Dims::columns(self.plane as u64, planes);
+            // Strips of rows per thread for the H and E launches (the H-only ones stay one
+            // thread per column: their planes are few).
+            let (rows, kernel) = if e_too {
+                strip_for(self.fused_strip, self.ny)
+            } else {
+                (1, Kernel::UpdateFused)
+            };
+            let (dims, chunk) = Dims::columns((self.plane / rows as usize) as u64, planes);
             let args = self.fused_args(s, p0, p1, chunk, e_too);
-            self.launch(s.gpu, Stream::Compute, Kernel::UpdateFused, dims, &args)
+            self.launch(s.gpu, Stream::Compute, kernel, dims, &args)
         }
     }
 

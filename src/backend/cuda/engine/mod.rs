@@ -238,6 +238,8 @@ pub struct Engine<D: Device, T: Real> {
     nx: usize,
     /// Threads along y of the fused update's blocks (1: 1-D blocks; [`fused_tile`]).
     fused_tile: u32,
+    /// Y rows per thread of the fused column kernel ([`fused_strip`]).
+    fused_strip: u32,
     _t: PhantomData<T>,
 }
 
@@ -753,6 +755,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             fusing: false,
             nx: g.shape[0],
             fused_tile: fused_tile(),
+            fused_strip: fused_strip(),
             _t: PhantomData,
         })
     }
@@ -816,6 +819,14 @@ impl<D: Device, T: Real> Engine<D, T> {
     pub fn set_fused_tile(&mut self, ty: u32) {
         assert!(ty.is_power_of_two() && ty <= 32, "a power of two up to 32");
         self.fused_tile = ty;
+    }
+
+    /// Run the fused column kernel with `rows` y rows per thread (1, 2 or 4; a smaller number
+    /// where it does not divide the rows: [`strip_for`]), as `YEE_CUDA_FUSED_STRIP` does for
+    /// the whole process (tests, tuning).
+    pub fn set_fused_strip(&mut self, rows: u32) {
+        assert!(matches!(rows, 1 | 2 | 4), "1, 2 or 4 rows per thread");
+        self.fused_strip = rows;
     }
 
     fn slab_of(&self, x: usize) -> &Slab {
