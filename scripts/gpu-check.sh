@@ -23,7 +23,8 @@
 #
 # Environment: BENCH_SIZE (default 1000: 1e9 cells), BENCH_STEPS (default 100), YEE_NVRTC_DIR
 # (a folder holding libnvrtc.so*, searched first), NCU=0 (no profile), SKIP_TUNING=1 (no tuning
-# rows), TEST_TIMEOUT (seconds per test binary, default 240).
+# rows), SKIP_TESTS=1 (no test binaries: the timings alone, to split the check in two runs when
+# device time is short), TEST_TIMEOUT (seconds per test binary, default 240).
 set -uo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
@@ -201,6 +202,7 @@ row "NVRTC" "" "$(grep -m1 '^NVRTC' "$out/devices.txt" | sed 's/NVRTC: //')"
 
 run_tests() { # name, label, extra args
     local name="$1" label="$2"; shift 2
+    if [ -n "${SKIP_TESTS:-}" ]; then row "$label" "SKIP" "SKIP_TESTS"; return; fi
     local path="${exe[$name]:-}"
     if [ -z "$path" ] || [ ! -x "$path" ]; then row "$label" "SKIP" "no $name test binary"; return; fi
     echo "== $label"
@@ -424,7 +426,7 @@ if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
         if timeout 240 ncu --csv --page raw --metrics "$metrics" --kernel-name regex:'update_|dispersive|flux_dft|cpml_x_e' --launch-skip 4 --launch-count 12 "$@" > "$csv" 2> "$csv.err"; then
             while IFS= read -r line; do row "  ncu $label ${line%%|*}" "" "${line#*|}"; done < <(python3 -c '
 import csv, sys
-# The program's own output shares stdout with the table: the header row starts with "ID", a
+# The output of the program itself shares stdout with the table: the header row starts with "ID", a
 # row of units follows, then one row per launch.
 rows = list(csv.reader(open(sys.argv[1])))
 at = next(i for i, r in enumerate(rows) if r and r[0] == "ID")
