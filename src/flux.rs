@@ -440,8 +440,10 @@ impl FluxAccumulators {
             if step % mon.decimation != 0 {
                 continue;
             }
-            // Each sample stands for `decimation` steps (1: the plain dt, bit for bit).
+            // Each sample stands for `decimation` steps (1: the plain dt, bit for bit). The
+            // weights are the ones the CUDA engine hands its kernel.
             let weight = dt * mon.decimation as f64;
+            let w = sample_weights(&mon.frequencies, t_e, t_h, weight);
             for m in &mut mon.patches {
                 let n = m.cells;
                 let read = |r: usize, out: &mut [f64], staging: &mut [T]| {
@@ -469,14 +471,15 @@ impl FluxAccumulators {
                     .zip(tmp.iter())
                     .for_each(|(h, t)| *h = below * *h + above * t);
                 for (q, values) in self.values.iter().enumerate() {
-                    let t = if q < 2 { t_e } else { t_h };
+                    // E_b, E_c at the E sample time, H_b, H_c at the H one.
+                    let at = if q < 2 { 0 } else { 2 };
                     let v = &values[..n];
                     m.re[q]
                         .par_chunks_mut(n)
                         .zip(m.im[q].par_chunks_mut(n))
-                        .zip(mon.frequencies.par_iter())
-                        .for_each(|((re, im), &f)| {
-                            let (wr, wi) = phasor(f, t, weight);
+                        .zip(w.par_iter())
+                        .for_each(|((re, im), w)| {
+                            let (wr, wi) = (w[at], w[at + 1]);
                             for ((r, i), x) in re.iter_mut().zip(im.iter_mut()).zip(v) {
                                 *r += x * wr;
                                 *i += x * wi;
