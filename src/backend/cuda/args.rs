@@ -649,6 +649,14 @@ mod tests {
     }
 
     #[test]
+    fn every_kernel_sits_at_its_own_index_in_the_list() {
+        // The driver and the host launchers index their loaded functions by `kernel as usize`.
+        for (i, k) in Kernel::ALL.iter().enumerate() {
+            assert_eq!(*k as usize, i, "{}", k.name());
+        }
+    }
+
+    #[test]
     fn a_strip_of_rows_is_taken_only_where_it_divides_the_rows() {
         assert_eq!(strip_for(4, 12), (4, Kernel::UpdateFusedStrip4));
         assert_eq!(strip_for(4, 10), (2, Kernel::UpdateFusedStrip2));
