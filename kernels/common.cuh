@@ -206,6 +206,17 @@ struct FluxArgs {
 };
 static_assert(sizeof(FluxArgs) == 112 + 32 * FLUX_FREQS_PER_LAUNCH, "FluxArgs layout");
 
+// One flux patch part's row sums (flux_rows): its accumulators (FluxArgs::acc), its cells'
+// quadrature weights [2][cells] (crate::flux::patch_weights), and out[nf][rows][4].
+struct FluxRowsArgs {
+    const double* acc;
+    const double* w;
+    double* out;
+    int cells, row;  // cells of the part, cells per row (rows = cells / row)
+    int nf, pad;
+};
+static_assert(sizeof(FluxRowsArgs) == 40, "FluxRowsArgs layout");
+
 // The dispersive pass (kernels/dispersive.cu): at most MAX_POLES poles per material, each
 // one PoleArgs. The coefficients c[] by kind (src/operator.rs PoleOp):
 //   POLE_LORENTZ: mj, mp, alpha, beta, kappa, half_dt (state J, P)
@@ -288,6 +299,7 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(check_finite, FiniteArgs) \
     K(copy_negated, NegateArgs) \
     K(flux_dft, FluxArgs)          \
+    K(flux_rows, FluxRowsArgs)     \
     K(dispersive, DispersiveArgs) \
     K(tfsf_incident, TfsfIncidentArgs) \
     K(tfsf_correct, TfsfArgs) \

@@ -46,3 +46,35 @@ extern "C" __global__ void flux_dft(const FluxArgs a) {
         im[3 * q] = i3 + x3 * wih;
     }
 }
+
+// The spectrum's partial sums, row by row (crate::flux::row_sums): for row u of the part (its
+// cells u row .. u row + row - 1) and frequency f,
+//   out[f][u] = (sum w_bc Re E_b Re H_c, sum w_bc Im E_b Im H_c,
+//                sum w_cb Re E_c Re H_b, sum w_cb Im E_c Im H_b),
+// each added cell by cell in order from 0, as the CPU does; the host adds the rows in order
+// (crate::flux::patch_power). So a spectrum needs four values per row and frequency from the
+// device, not the accumulators. One thread per (row, frequency), rows fastest.
+extern "C" __global__ void flux_rows(const FluxRowsArgs a) {
+    const i64 t = thread_index();
+    const int rows = a.cells / a.row;
+    if (t >= (i64)rows * a.nf) return;
+    const int u = (int)(t % rows);
+    const int f = (int)(t / rows);
+    const i64 q = (i64)a.nf * a.cells;
+    const double* re = a.acc + (i64)f * a.cells + (i64)u * a.row;
+    const double* im = re + 4 * q;
+    const double* w0 = a.w + (i64)u * a.row;
+    const double* w1 = w0 + a.cells;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    for (int v = 0; v < a.row; ++v) {
+        s0 = s0 + w0[v] * (re[v] * re[3 * q + v]);
+        s1 = s1 + w0[v] * (im[v] * im[3 * q + v]);
+        s2 = s2 + w1[v] * (re[q + v] * re[2 * q + v]);
+        s3 = s3 + w1[v] * (im[q + v] * im[2 * q + v]);
+    }
+    double* o = a.out + 4 * t;
+    o[0] = s0;
+    o[1] = s1;
+    o[2] = s2;
+    o[3] = s3;
+}

@@ -92,6 +92,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 10: return sizeof(TfsfIncidentArgs);
         case 11: return sizeof(TfsfArgs);
         case 12: return sizeof(FusedArgs);
+        case 13: return sizeof(FluxRowsArgs);
         default: return sizeof(real);
     }
 }

@@ -293,33 +293,61 @@ impl PatchDft {
     }
 
     /// The outward flux through the patch per frequency: sign Re sum (w_bc E_b H_c* - w_cb E_c
-    /// H_b*) dA.
+    /// H_b*) dA, summed row by row ([`row_sums`], [`patch_power`]).
     pub fn power(&self) -> Vec<f64> {
-        let [w0, w1] = &self.weights;
-        let (re, im) = (&self.re, &self.im);
         let n = self.cells();
-        let nf = re[0].len().checked_div(n).unwrap_or(0);
+        let nf = self.re[0].len().checked_div(n).unwrap_or(0);
+        let row = self.patch.count[1].max(1);
+        let [w0, w1] = &self.weights;
         (0..nf)
             .map(|f| {
-                let s = f * n..(f + 1) * n;
-                let dot = |p: usize, q: usize, w: &[f64]| -> f64 {
-                    re[p][s.clone()]
-                        .iter()
-                        .zip(&re[q][s.clone()])
-                        .zip(w)
-                        .map(|((a, b), w)| w * (a * b))
-                        .sum::<f64>()
-                        + im[p][s.clone()]
-                            .iter()
-                            .zip(&im[q][s.clone()])
-                            .zip(w)
-                            .map(|((a, b), w)| w * (a * b))
-                            .sum::<f64>()
-                };
-                self.patch.sign * (dot(0, 3, w0) - dot(1, 2, w1)) * self.area
+                let rows = (0..n / row).map(|u| {
+                    let (a, b) = (f * n + u * row, f * n + (u + 1) * row);
+                    let (re, im) = (&self.re, &self.im);
+                    row_sums(
+                        [&re[0][a..b], &re[1][a..b], &re[2][a..b], &re[3][a..b]],
+                        [&im[0][a..b], &im[1][a..b], &im[2][a..b], &im[3][a..b]],
+                        [&w0[u * row..(u + 1) * row], &w1[u * row..(u + 1) * row]],
+                    )
+                });
+                patch_power(rows, self.patch.sign, self.area)
             })
             .collect()
     }
+}
+
+/// One row of a patch at one frequency (the cells of one index along the first in-plane axis,
+/// in order): the sums w_bc Re E_b Re H_c, w_bc Im E_b Im H_c, w_cb Re E_c Re H_b and w_cb Im
+/// E_c Im H_b over the row, each added cell by cell from 0.
+///
+/// A spectrum is summed by rows, then over the rows ([`patch_power`]), because a slab
+/// boundary never cuts a row (the first in-plane axis of a y or z plane is x; an x plane is
+/// one slab's): so the CUDA engine forms each row's sums on the device where its part of the
+/// patch lies (`kernels/flux.cu`, `flux_rows`), reads back four values per row and frequency,
+/// and gets the CPU's spectrum bit for bit, whatever the split.
+pub fn row_sums(re: [&[f64]; 4], im: [&[f64]; 4], w: [&[f64]; 2]) -> [f64; 4] {
+    let dot = |a: &[f64], b: &[f64], w: &[f64]| {
+        a.iter()
+            .zip(b)
+            .zip(w)
+            .fold(0.0, |s, ((a, b), w)| s + w * (a * b))
+    };
+    [
+        dot(re[0], re[3], w[0]),
+        dot(im[0], im[3], w[0]),
+        dot(re[1], re[2], w[1]),
+        dot(im[1], im[2], w[1]),
+    ]
+}
+
+/// A patch's outward flux at one frequency from its rows' sums ([`row_sums`]) in row order:
+/// sign (Re E_b H_c* w_bc - Re E_c H_b* w_cb) area, each of the four sums added over the rows
+/// from 0.
+pub fn patch_power(rows: impl Iterator<Item = [f64; 4]>, sign: f64, area: f64) -> f64 {
+    let t = rows.fold([0.0; 4], |t, r| {
+        [t[0] + r[0], t[1] + r[1], t[2] + r[2], t[3] + r[3]]
+    });
+    sign * ((t[0] + t[1]) - (t[2] + t[3])) * area
 }
 
 /// The DFTs of one surface DFT monitor so far, patch by patch (model order).

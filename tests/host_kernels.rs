@@ -24,7 +24,9 @@ use yee::backend::cuda::engine::{estimate, probe_ring_rows};
 use yee::backend::cuda::{Engine, EngineOptions};
 use yee::backend::Backend;
 use yee::decomp::split_even;
+use yee::flux::flux_cells;
 use yee::model::{Model, Precision};
+use yee::plan::bytes::flux_accumulator_bytes;
 use yee::real::Real;
 
 /// How the slabs sit on (emulated) GPUs, how monitors are read, and how far the device's
@@ -683,20 +685,24 @@ fn host_engine_time_loop_writes_the_same_file_as_the_cpu_backend() {
         let (cpu_path, host_path) = (dir.join("cpu.h5"), dir.join("host.h5"));
         let slabs = 3;
         let ranges = split_even(model.grid.shape[0], slabs);
-        let summary = if precision == "f32" {
+        let (summary, downloaded) = if precision == "f32" {
             cpu_run::<f32>(&model, &cpu_path);
             let dev = HostDevice::new(Precision::F32, 2, true).lagging(lag);
             let mut b = host_engine::<f32>(&model, slabs, dev);
             let opts = yee::run::RunOptions::new(host_path.clone());
-            yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+            let r = yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet);
+            let downloaded = b.device().log.borrow().downloaded;
+            (r, downloaded)
         } else {
             cpu_run::<f64>(&model, &cpu_path);
             let dev = HostDevice::new(Precision::F64, 1, false).lagging(lag);
             let mut b = host_engine::<f64>(&model, slabs, dev);
             let opts = yee::run::RunOptions::new(host_path.clone());
-            yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
-        }
-        .expect("host engine run");
+            let r = yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet);
+            let downloaded = b.device().log.borrow().downloaded;
+            (r, downloaded)
+        };
+        let summary = summary.expect("host engine run");
         assert!(summary.complete);
         let (want, got) = (h5_contents(&cpu_path), h5_contents(&host_path));
         assert_same_contents(
@@ -705,6 +711,18 @@ fn host_engine_time_loop_writes_the_same_file_as_the_cpu_backend() {
             &format!("{precision}, host engine against CPU"),
         );
         assert_eq!(want["probes/a/Ez"].len(), 50);
+        // The spectra came from the row sums: what the run read back synchronously is far
+        // less than one copy of the accumulators, which the file does not keep.
+        let accumulators: u64 = model
+            .fluxes
+            .iter()
+            .map(|f| flux_accumulator_bytes(f.frequencies.len(), flux_cells(f)))
+            .sum();
+        let downloaded = downloaded as u64;
+        assert!(
+            downloaded < accumulators / 4,
+            "{precision}: {downloaded} bytes read back, the accumulators are {accumulators}"
+        );
         assert_eq!(
             want["snapshots/ez/step"],
             (1..=12).map(|i| 4.0 * i as f64).collect::<Vec<_>>()

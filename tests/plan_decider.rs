@@ -55,10 +55,13 @@ fn a_large_flux_plane_is_planned_on_one_h200_with_its_accumulators_on_the_gpu() 
     assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
     assert!(p.fits);
     let accumulators = 64 * 101 * 2000 * 2000u64;
-    // The accumulators are on the GPU (each sample's weights travel in the launch arguments).
-    assert_eq!(p.bytes.device_monitors, accumulators);
+    // On the GPU: the accumulators, the cells' quadrature weights (two f64 each) and four f64
+    // per row and frequency of the spectrum's row sums (each sample's DFT weights travel in
+    // the launch arguments).
+    let on_device = accumulators + 16 * 2000 * 2000 + 32 * 101 * 2000;
+    assert_eq!(p.bytes.device_monitors, on_device);
     assert_eq!(p.slabs.len(), 1);
-    assert_eq!(p.slabs[0].allocation.monitors, accumulators);
+    assert_eq!(p.slabs[0].allocation.monitors, on_device);
     // In host memory only the plane's quadrature weights (two f64 per cell, for the spectrum
     // formed from the DFTs read back): no snapshots, no probes, no other host monitor buffers.
     assert_eq!(p.bytes.monitors, 16 * 2000 * 2000);
@@ -111,7 +114,7 @@ fn yee_plan_puts_the_large_flux_plane_on_one_h200() {
     assert_eq!(v["fits"], true);
     assert_eq!(
         v["bytes"]["device_monitors"].as_u64().unwrap(),
-        64 * 101 * 2000 * 2000
+        64 * 101 * 2000 * 2000 + 16 * 2000 * 2000 + 32 * 101 * 2000
     );
 }
 

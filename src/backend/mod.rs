@@ -304,6 +304,13 @@ pub trait Backend {
     /// The DFTs of flux monitor `index` (model order) accumulated so far, from which its
     /// spectrum follows ([`crate::flux::FluxDft::power`]); `None` after a [`Backend::failure`].
     fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft>;
+    /// The spectrum of flux monitor `index` so far ([`crate::flux::FluxDft::power`], bit for
+    /// bit), for a monitor whose DFTs the file does not keep: an engine whose DFTs live on a
+    /// device forms it there and reads back a few values per row instead of every DFT.
+    /// `None` after a [`Backend::failure`].
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+        self.flux_dft(index).map(|d| d.power())
+    }
     /// False if any field value is NaN or infinite.
     fn all_finite(&self) -> bool;
     /// The first device failure, in the driver's words; after one, every method does nothing

@@ -714,6 +714,25 @@ impl Hdf5Writer {
         .map_err(err(&self.path, self.expected))
     }
 
+    /// Replace the spectrum of flux monitor `index` with `power`: a monitor that keeps no DFTs
+    /// in the file (its spectrum formed without reading them: [`crate::backend::Backend::flux_power`]).
+    pub fn write_flux_power(
+        &mut self,
+        index: usize,
+        power: &[f64],
+        steps: usize,
+    ) -> Result<(), OutputError> {
+        let set = &self.fluxes[index];
+        debug_assert!(set.fields.is_empty(), "a monitor that keeps its DFTs");
+        (|| -> hdf5::Result<()> {
+            set.power.write_raw(power)?;
+            set.group
+                .attr("steps_accumulated")?
+                .write_scalar(&(steps as u64))
+        })()
+        .map_err(err(&self.path, self.expected))
+    }
+
     /// With a TF/SF source: write monitor `index`'s incident intensity (W/m^2, per frequency)
     /// and, for a closed box around the TF/SF box or inside its total-field region, its
     /// scattering (net outward power over the incident intensity) or absorption (net inward

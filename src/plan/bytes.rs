@@ -108,6 +108,17 @@ pub fn flux_accumulator_bytes(nf: usize, cells: usize) -> u64 {
     (8 * 8 * nf * cells) as u64
 }
 
+/// Device bytes of one part of a flux patch in a slab with `cells` cells in `rows` rows at
+/// `nf` frequencies: its accumulators ([`flux_accumulator_bytes`]), its cells' quadrature
+/// weights (two f64 each) and its spectrum's row sums (four f64 per row and frequency), which
+/// `flux_rows` forms so that a spectrum reads back those sums, not the accumulators.
+pub fn flux_part_bytes(nf: usize, cells: usize, rows: usize) -> u64 {
+    if cells == 0 {
+        return 0;
+    }
+    flux_accumulator_bytes(nf, cells) + (16 * cells) as u64 + (32 * nf * rows) as u64
+}
+
 /// Bytes of a slab's TF/SF arrays with `points` correction points and a 1-D grid of `nodes`
 /// nodes in `real`-byte values: per point a u32 cell offset, a u32 1-D node, its weight and
 /// factor; the slab's copy of the 1-D grid (e and h) when it holds any point.
@@ -151,8 +162,10 @@ pub struct MonitorLayout {
     pub snapshots: Vec<(usize, usize, usize, usize)>,
     /// Every patch of every surface DFT monitor (a flux plane, a flux or far-field box's
     /// faces): (normal axis, plane index, frequencies, first x cell, x cells, cells per x plane
-    /// for a patch along x (its whole area for an x-normal patch)).
-    pub fluxes: Vec<(usize, usize, usize, usize, usize, usize)>,
+    /// for a patch along x (its whole area for an x-normal patch), rows of the patch per x
+    /// plane (its rows along the first in-plane axis: 1 for a patch along x, whose rows are
+    /// its x cells; all of them for an x-normal patch)).
+    pub fluxes: Vec<(usize, usize, usize, usize, usize, usize, usize)>,
 }
 
 impl MonitorLayout {
@@ -181,12 +194,12 @@ impl MonitorLayout {
                     f.patches.iter().map(|p| {
                         let a = p.axis as usize;
                         let per_x = if a == 0 { p.cells() } else { p.count[1] };
-                        let (x0, cx) = if a == 0 {
-                            (p.index, 1)
+                        let (x0, cx, rows) = if a == 0 {
+                            (p.index, 1, p.count[0])
                         } else {
-                            (p.start[0], p.count[0])
+                            (p.start[0], p.count[0], 1)
                         };
-                        (a, p.index, f.frequencies.len(), x0, cx, per_x)
+                        (a, p.index, f.frequencies.len(), x0, cx, per_x, rows)
                     })
                 })
                 .collect(),
@@ -208,8 +221,8 @@ impl MonitorLayout {
             fluxes: self
                 .fluxes
                 .iter()
-                .map(|&(a, k, nf, x0, cx, per)| {
-                    (a, if a == 0 { x(k) } else { k }, nf, x(x0), cx, per)
+                .map(|&(a, k, nf, x0, cx, per, rows)| {
+                    (a, if a == 0 { x(k) } else { k }, nf, x(x0), cx, per, rows)
                 })
                 .collect(),
         }
@@ -241,15 +254,17 @@ impl MonitorLayout {
         self.snapshots.iter().map(|&(_, _, cx, per)| cx * per).sum()
     }
 
-    /// Surface DFT bytes of the patch cells in `range`: their accumulators (each sample's
+    /// Surface DFT bytes of the patch cells in `range` on the CUDA engine: their
+    /// accumulators, quadrature weights and row sums ([`flux_part_bytes`]; each sample's
     /// weights travel in the launch arguments).
     pub fn flux_bytes(&self, range: SlabRange) -> u64 {
         self.fluxes
             .iter()
-            .map(|&(_, _, nf, x0, cx, per)| {
+            .map(|&(_, _, nf, x0, cx, per, rows)| {
                 let lo = x0.max(range.x0);
                 let hi = (x0 + cx).min(range.x1);
-                flux_accumulator_bytes(nf, hi.saturating_sub(lo) * per)
+                let xs = hi.saturating_sub(lo);
+                flux_part_bytes(nf, xs * per, xs * rows)
             })
             .sum()
     }
@@ -273,7 +288,7 @@ impl MonitorLayout {
     pub fn flux_cells(&self) -> u64 {
         self.fluxes
             .iter()
-            .map(|&(_, _, _, _, cx, per)| (cx * per) as u64)
+            .map(|&(_, _, _, _, cx, per, _)| (cx * per) as u64)
             .sum()
     }
 
@@ -534,7 +549,7 @@ impl Layout {
             .monitors
             .fluxes
             .iter()
-            .map(|&(_, _, nf, x0, cx, per)| {
+            .map(|&(_, _, nf, x0, cx, per, _)| {
                 let cells = ((x0 + cx).min(range.x1)).saturating_sub(x0.max(range.x0)) * per;
                 2 * flux_accumulator_bytes(nf, cells) + 6 * p * cells as u64
             })
@@ -910,7 +925,7 @@ mod tests {
         // An x-normal patch on plane 4 (16 cells) and a z-normal one over x 3..9 (4 cells
         // per x plane), 2 and 5 frequencies.
         l.monitors = std::sync::Arc::new(MonitorLayout {
-            fluxes: vec![(0, 4, 2, 4, 1, 16), (2, 1, 5, 3, 6, 4)],
+            fluxes: vec![(0, 4, 2, 4, 1, 16, 4), (2, 1, 5, 3, 6, 4, 1)],
             ..Default::default()
         });
         let per_point = 8 + 6 * 4;

@@ -17,6 +17,18 @@ pub(super) fn write_fluxes<B: Backend>(
     project: bool,
 ) -> Result<(), OutputError> {
     for (i, f) in model.fluxes.iter().enumerate() {
+        if !f.fields && f.far_field.is_none() {
+            // Only the spectrum goes to the file: formed where the DFTs are, without reading
+            // them all back (on a GPU, a few values per row).
+            if let Some(power) = backend.flux_power(i) {
+                writer.write_flux_power(i, &power, steps_done)?;
+                if let Some(t) = &model.tfsf {
+                    let incident = t.incident_intensity(&f.frequencies, model.grid.dt, steps_done);
+                    writer.write_cross_section(i, &incident, &power)?;
+                }
+            }
+            continue;
+        }
         if let Some(dft) = backend.flux_dft(i) {
             writer.write_flux(i, &dft, steps_done)?;
             if let Some(t) = &model.tfsf {

@@ -129,6 +129,8 @@ pub struct Log {
     /// Bytes the engine asked for with `alloc` (device) and `alloc_pinned` (host).
     pub device_bytes: usize,
     pub pinned_bytes: usize,
+    /// Bytes read back with the synchronous `download`.
+    pub downloaded: usize,
 }
 
 /// The engine's device on the host: memory is the heap, a launch runs the kernel over its
@@ -214,6 +216,7 @@ impl Device for HostDevice {
     fn download(&self, _gpu: usize, src: Ptr, dst: &mut [u8]) -> Result<(), DeviceError> {
         self.sticky()?;
         copy(dst.as_mut_ptr() as Ptr, src, dst.len());
+        self.log.borrow_mut().downloaded += dst.len();
         Ok(())
     }
     fn set_constant(&self, _gpu: usize, name: &str, bytes: &[u8]) -> Result<(), DeviceError> {

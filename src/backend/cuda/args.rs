@@ -41,6 +41,8 @@ pub enum Kernel {
     CopyNegated,
     /// Running DFTs of a flux plane's tangential fields (kernels/flux.cu).
     FluxDft,
+    /// A flux patch part's spectrum sums, row by row (kernels/flux.cu).
+    FluxRows,
     /// The poles of one dispersive group: E -= g r, then the pole state advances
     /// (kernels/dispersive.cu).
     Dispersive,
@@ -62,7 +64,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 22] = [
+    pub const ALL: [Kernel; 23] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -78,6 +80,7 @@ impl Kernel {
         Kernel::CheckFinite,
         Kernel::CopyNegated,
         Kernel::FluxDft,
+        Kernel::FluxRows,
         Kernel::Dispersive,
         Kernel::TfsfIncident,
         Kernel::TfsfCorrect,
@@ -105,6 +108,7 @@ impl Kernel {
             Kernel::CheckFinite => "check_finite",
             Kernel::CopyNegated => "copy_negated",
             Kernel::FluxDft => "flux_dft",
+            Kernel::FluxRows => "flux_rows",
             Kernel::Dispersive => "dispersive",
             Kernel::TfsfIncident => "tfsf_incident",
             Kernel::TfsfCorrect => "tfsf_correct",
@@ -444,6 +448,23 @@ pub struct FluxArgs {
     pub w: [[f64; 4]; FLUX_FREQS_PER_LAUNCH],
 }
 
+/// Arguments of `flux_rows`: one flux patch part's spectrum sums, row by row.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FluxRowsArgs {
+    /// The part's accumulators ([`FluxArgs::acc`]).
+    pub acc: Ptr,
+    /// The part's quadrature weights, `[2][cells]`.
+    pub w: Ptr,
+    /// `[nf][rows][4]` sums.
+    pub out: Ptr,
+    pub cells: i32,
+    /// Cells per row.
+    pub row: i32,
+    pub nf: i32,
+    pub pad: i32,
+}
+
 /// Poles per material the dispersive kernel takes (`MAX_POLES` in `kernels/common.cuh`).
 pub const MAX_POLES: usize = crate::model::MAX_POLES;
 
@@ -600,7 +621,7 @@ pub struct FusedArgs<T> {
 
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -615,11 +636,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
         32 + 2 * real_bytes,
         88 + 2 * real_bytes,
         408 + 2 * real_bytes,
+        40,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 13] {
+pub fn rust_arg_sizes<T>() -> [usize; 14] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -635,6 +657,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 13] {
         size_of::<TfsfIncidentArgs<T>>(),
         size_of::<TfsfArgs<T>>(),
         size_of::<FusedArgs<T>>(),
+        size_of::<FluxRowsArgs>(),
     ]
 }
 

@@ -78,6 +78,7 @@ unsafe impl KernelArgs for GatherArgs {}
 unsafe impl KernelArgs for FiniteArgs {}
 unsafe impl KernelArgs for NegateArgs {}
 unsafe impl KernelArgs for FluxArgs {}
+unsafe impl KernelArgs for FluxRowsArgs {}
 // SAFETY: as above, `#[repr(C)]` plain data matching kernels/common.cuh.
 // SAFETY: as above.
 unsafe impl<T: Copy> KernelArgs for DispersiveArgs<T> {}

@@ -652,6 +652,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             let mut patches = Vec::new();
             for patch in &f.patches {
                 let h_weights = crate::flux::h_weights(&model.grid, patch);
+                let quadrature = crate::flux::patch_weights(model, patch);
                 let mut parts = Vec::new();
                 for s in &slabs {
                     let Some((mut args, cell0, part_cells)) =
@@ -663,22 +664,40 @@ impl<D: Device, T: Real> Engine<D, T> {
                         s.gpu,
                         crate::plan::bytes::flux_accumulator_bytes(nf, part_cells) as usize,
                     )?;
+                    // The part's quadrature weights, [2][cells], and its row sums: a spectrum
+                    // reads back four values per row and frequency (flux_rows).
+                    let row = patch.count[1].max(1);
+                    let rows = part_cells / row;
+                    let mut w = quadrature[0][cell0..cell0 + part_cells].to_vec();
+                    w.extend_from_slice(&quadrature[1][cell0..cell0 + part_cells]);
+                    let wp = dev.alloc(s.gpu, 8 * w.len())?;
+                    dev.upload(s.gpu, wp, bytes_of(&w))?;
+                    let out = dev.alloc(s.gpu, 32 * nf * rows)?;
                     parts.push(FluxPart {
                         gpu: s.gpu,
                         cell0,
                         cells: part_cells,
                         args,
+                        rows: FluxRowsArgs {
+                            acc: args.acc,
+                            w: wp,
+                            out,
+                            cells: args.cells,
+                            row: row as i32,
+                            nf: nf as i32,
+                            pad: 0,
+                        },
                     });
                 }
                 debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), patch.cells());
                 allocation.monitors += parts
                     .iter()
-                    .map(|p| crate::plan::bytes::flux_accumulator_bytes(nf, p.cells))
+                    .map(|p| crate::plan::bytes::flux_part_bytes(nf, p.cells, p.row_count()))
                     .sum::<u64>();
                 patches.push(FluxPatch {
                     patch: *patch,
                     area: crate::flux::cell_area(model, patch),
-                    quadrature: crate::flux::patch_weights(model, patch),
+                    quadrature,
                     parts,
                 });
             }
@@ -1166,6 +1185,14 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         }
         let r = self.read_flux(index);
         self.ok(r, "reading a flux spectrum")
+    }
+
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+        if self.failed() {
+            return None;
+        }
+        let r = self.read_flux_power(index);
+        self.ok(r, "forming a flux spectrum")
     }
 
     fn all_finite(&self) -> bool {

@@ -100,6 +100,15 @@ pub(super) struct FluxPart {
     pub(super) cells: usize,
     /// The launch arguments, less the frequencies and weights of each launch.
     pub(super) args: FluxArgs,
+    /// The arguments of its spectrum's row sums (`flux_rows`).
+    pub(super) rows: FluxRowsArgs,
+}
+
+impl FluxPart {
+    /// Rows of the patch in this part.
+    pub(super) fn row_count(&self) -> usize {
+        (self.rows.cells / self.rows.row) as usize
+    }
 }
 
 /// One patch of a surface DFT monitor and its parts, slab by slab.
@@ -316,6 +325,53 @@ impl<D: Device, T: Real> Engine<D, T> {
             });
         }
         Ok(crate::flux::FluxDft { patches })
+    }
+
+    /// Monitor `index`'s spectrum, as [`crate::flux::FluxDft::power`] forms it from the DFTs:
+    /// each part's row sums formed on its GPU (`flux_rows`) and read back, then added over the
+    /// rows in patch order and over the patches on the host ([`crate::flux::patch_power`]).
+    pub(super) fn read_flux_power(&self, index: usize) -> Result<Vec<f64>, DeviceError> {
+        let m = &self.fluxes[index];
+        let mut total: Vec<f64> = Vec::new();
+        for fp in &m.patches {
+            debug_assert!(fp.parts.windows(2).all(|w| w[0].cell0 < w[1].cell0));
+            for part in &fp.parts {
+                let dims = Dims::elements((part.row_count() * m.nf) as u64, 1);
+                self.launch(
+                    part.gpu,
+                    Stream::Compute,
+                    Kernel::FluxRows,
+                    dims,
+                    &part.rows,
+                )?;
+            }
+            let mut sums = Vec::with_capacity(fp.parts.len());
+            for part in &fp.parts {
+                let mut out = vec![0.0f64; 4 * part.row_count() * m.nf];
+                // SAFETY: plain f64 values; any bytes are valid.
+                let bytes = unsafe {
+                    std::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), out.len() * 8)
+                };
+                self.dev.download(part.gpu, part.rows.out, bytes)?;
+                sums.push(out);
+            }
+            let power = (0..m.nf).map(|f| {
+                let rows = fp.parts.iter().zip(&sums).flat_map(|(part, out)| {
+                    let n = part.row_count();
+                    out[4 * f * n..4 * (f + 1) * n]
+                        .chunks_exact(4)
+                        .map(|r| [r[0], r[1], r[2], r[3]])
+                });
+                crate::flux::patch_power(rows, fp.patch.sign, fp.area)
+            });
+            // Patches added as FluxDft::power adds them.
+            if total.is_empty() {
+                total = power.collect();
+            } else {
+                total.iter_mut().zip(power).for_each(|(t, v)| *t += v);
+            }
+        }
+        Ok(total)
     }
 
     /// Gather a region outside the monitor schedule: on the device into the scratch buffers,
