@@ -137,10 +137,11 @@ fn run_trace<B: Backend>(
     let mut power = Vec::new();
     let mut incident = Vec::new();
     for (i, f) in model.fluxes.iter().enumerate() {
-        let Some(dft) = backend.flux_dft(i) else {
+        // A trace keeps only its spectra: formed where the DFTs are.
+        let Some(spectrum) = backend.flux_power(i) else {
             return TraceEnd::Device(g.steps, backend.failure().unwrap_or_default());
         };
-        power.push(dft.power());
+        power.push(spectrum);
         incident.push(
             model
                 .tfsf
