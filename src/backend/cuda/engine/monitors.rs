@@ -301,18 +301,19 @@ impl<D: Device, T: Real> Engine<D, T> {
             let mut re: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
             let mut im: [Vec<f64>; 4] = [0; 4].map(|_| vec![0.0; n]);
             for part in &fp.parts {
+                // Each (component, frequency) row of the part straight into its place: no
+                // second host copy of the accumulators.
                 let pc = part.cells;
-                let mut acc = vec![0.0f64; 8 * m.nf * pc];
-                // SAFETY: plain f64 values; any bytes are valid.
-                let bytes = unsafe {
-                    std::slice::from_raw_parts_mut(acc.as_mut_ptr().cast::<u8>(), acc.len() * 8)
-                };
-                self.dev.download(part.gpu, part.args.acc, bytes)?;
                 for q in 0..8 {
                     let dst = if q < 4 { &mut re[q] } else { &mut im[q - 4] };
                     for f in 0..m.nf {
-                        let src = &acc[(q * m.nf + f) * pc..][..pc];
-                        dst[f * cells + part.cell0..][..pc].copy_from_slice(src);
+                        let into = &mut dst[f * cells + part.cell0..][..pc];
+                        // SAFETY: plain f64 values; any bytes are valid.
+                        let bytes = unsafe {
+                            std::slice::from_raw_parts_mut(into.as_mut_ptr().cast::<u8>(), pc * 8)
+                        };
+                        let src = part.args.acc + (8 * (q * m.nf + f) * pc) as u64;
+                        self.dev.download(part.gpu, src, bytes)?;
                     }
                 }
             }
