@@ -147,84 +147,18 @@ __device__ H3 h_cell(const FusedArgs& a, int j, int k, int p, bool own) {
 #define YEE_FUSED_REGISTERS
 #endif
 
-// One step over planes [p0, p1) (chunks as update_h). The E update is update_e's: below the y
-// or z minimum face H is the wrapped value (periodic), minus the cell's own (PMC mirror), or
-// zero.
-extern "C" __global__ void YEE_FUSED_REGISTERS update_fused(const FusedArgs a) {
-    const int col = blockIdx.x * blockDim.x + threadIdx.x;
-    if (col >= a.ny * a.nz) return;
-    const int j = col / a.nz;
-    const int k = col - j * a.nz;
-    const int pb = a.p0 + blockIdx.y * a.chunk;
-    const int pe = min(pb + a.chunk, a.p1);
-    if (pb >= pe) return;
-    const real zero = 0;
-    const bool y_in = j > 0;
-    const bool y_read = y_in || a.y_lo == BEYOND_WRAP;
-    const bool y_mirror = !y_in && a.y_lo == BEYOND_MIRROR;
-    const int jm = y_in ? j - 1 : a.ny - 1;
-    const bool z_in = k > 0;
-    const bool z_read = z_in || a.z_lo == BEYOND_WRAP;
-    const bool z_mirror = !z_in && a.z_lo == BEYOND_MIRROR;
-    const int km = z_in ? k - 1 : a.nz - 1;
-    const real idy = __ldg(a.iey + j);
-    const real idz = __ldg(a.iez + k);
-    i64 o = (i64)pb * a.plane + col;
-    // The new Hy, Hz at x - 1 of the first plane: computed, or on plane 0 the halo copied in.
-    real hy_xb = zero, hz_xb = zero;
-    if (a.e_too) {
-        if (pb > 1) {
-            const H3 h = h_cell(a, j, k, pb - 1, false);
-            hy_xb = h.y;
-            hz_xb = h.z;
-        } else {
-            hy_xb = a.hy[o - a.plane];
-            hz_xb = a.hz[o - a.plane];
-        }
-    }
-    for (int p = pb; p < pe; ++p, o += a.plane) {
-        const H3 h = h_cell(a, j, k, p, true);
-        a.hx[o] = h.x;
-        a.hy[o] = h.y;
-        a.hz[o] = h.z;
-        if (!a.e_too) continue;
-        real hz_yb = zero, hx_yb = zero, hy_zb = zero, hx_zb = zero;
-        if (y_read) {
-            const H3 n = h_cell(a, jm, k, p, false);
-            hz_yb = n.z;
-            hx_yb = n.x;
-        } else if (y_mirror) {
-            hz_yb = -h.z;
-            hx_yb = -h.x;
-        }
-        if (z_read) {
-            const H3 n = h_cell(a, j, km, p, false);
-            hy_zb = n.y;
-            hx_zb = n.x;
-        } else if (z_mirror) {
-            hy_zb = -h.y;
-            hx_zb = -h.x;
-        }
-        const i64 m = o - a.plane;
-        const int i0 = __ldg(a.mx + m), i1 = __ldg(a.my + m), i2 = __ldg(a.mz + m);
-        const real idx = __ldg(a.iex + p);
-        a.ex[o] = c_ca[i0] * __ldg(a.ex0 + o) + c_cb[i0] * ((h.z - hz_yb) * idy + (h.y - hy_zb) * (-idz));
-        a.ey[o] = c_ca[i1] * __ldg(a.ey0 + o) + c_cb[i1] * ((h.z - hz_xb) * (-idx) + (h.x - hx_zb) * idz);
-        a.ez[o] = c_ca[i2] * __ldg(a.ez0 + o) + c_cb[i2] * ((h.y - hy_xb) * idx + (h.x - hx_yb) * (-idy));
-        hy_xb = h.y;
-        hz_xb = h.z;
-    }
-}
-
-// update_fused with J consecutive y rows per thread (J = 2: update_fused_strip2, 4:
-// update_fused_strip4; YEE_CUDA_FUSED_STRIP, tuning): the thread of strip s and column k
-// updates rows j = s J .. s J + J - 1 of that column, plane by plane. A row's new E needs the
+// One step over planes [p0, p1) (chunks as update_h), J consecutive y rows per thread (J = 1:
+// update_fused, one thread per column; 2: update_fused_strip2, 4: update_fused_strip4;
+// YEE_CUDA_FUSED_STRIP, tuning): the thread of strip s and column k updates rows j = s J ..
+// s J + J - 1 of that column, plane by plane. A row's new E needs the
 // new H of the row below it, which for every row but the strip's first is the H the thread has
 // just computed for that row, so per cell the thread computes its own H, its z - 1
 // neighbour's, and its y - 1 neighbour's only on the first row: 2 + 1/J H updates instead of 3,
 // and 1/J of the reads of the row below, which belongs to another warp. J must divide ny (the
 // engine takes a smaller J where it does not): a partial last strip's exit from the unrolled
-// rows cost ptxas 30 to 80 more registers per thread.
+// rows cost ptxas 30 to 80 more registers per thread. The E update is update_e's: below the y
+// or z minimum face H is the wrapped value (periodic), minus the cell's own (PMC mirror), or
+// zero.
 template <int J>
 __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
     const int strips = (a.ny + J - 1) / J;
@@ -312,6 +246,10 @@ __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
             below = h;
         }
     }
+}
+
+extern "C" __global__ void YEE_FUSED_REGISTERS update_fused(const FusedArgs a) {
+    fused_strip<1>(a);
 }
 
 extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_strip2(const FusedArgs a) {

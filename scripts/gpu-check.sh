@@ -403,7 +403,7 @@ bench "bench f32 ${size}^3, half Drude-Lorentz metal" --precision f32 --metal
 # columns sharing each plane's new H through shared memory.
 YEE_CUDA_FUSED_TILE=4 bench "  fused in 32x4 blocks" --precision f32 --fused
 YEE_CUDA_FUSED_TILE=8 bench "  fused in 32x8 blocks" --precision f32 --fused
-# The column kernel holds about 110 registers per thread in f32 against update_e's 64 (ptxas,
+# The column kernel holds about 115 registers per thread in f32 against update_e's 64 (ptxas,
 # through nvrtc::kernel_resources), so an SM runs fewer of its warps; capped, it spills a
 # little but fits more.
 YEE_CUDA_FUSED_MAXREG=96 bench "  fused, at most 96 registers" --precision f32 --fused

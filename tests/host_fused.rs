@@ -287,22 +287,7 @@ fn fused_update_matches_cpu_with_dispersive_and_magnetic_materials() {
 
 #[test]
 fn fused_update_matches_cpu_on_a_graded_mesh_with_a_drude_sphere() {
-    let scene = PML_SCENE.replace(
-        "[materials]\n",
-        r#"[[refine]]
-box = { center = [2.0, 1.0, 0.0], size = [12.0, 12.0, 10.0] }
-cell_size = 0.5
-
-[materials]
-drude = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
-"#,
-    ) + r#"
-[[geometry]]
-shape = "sphere"
-material = "drude"
-center = [-2.0, 4.0, -3.0]
-radius = 2.5
-"#;
+    let scene = graded_pml_scene();
     let m = model(&scene, "f32", 1);
     assert!(!m.grid.is_uniform(), "a graded mesh");
     compare(&scene, 30, &[ONE, THREE], Stepping::Fused);

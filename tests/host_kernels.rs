@@ -1241,27 +1241,10 @@ fn host_kernels_match_cpu_bit_for_bit_with_a_tfsf_box_across_slabs() {
     }
 }
 
-/// [`PML_SCENE`] on a graded mesh: a refine box of half cells around the glass box (so every
-/// axis is graded, the refinement reaching close to the PML), with a Drude sphere added (the
-/// dispersive pass on graded cells); and [`PERIODIC_SCENE`] refined along z only around its
+/// [`graded_pml_scene`], and [`PERIODIC_SCENE`] refined along z only around its
 /// slab (the plane wave's sheets and the PMC mirror on a graded axis).
 fn graded_scenes() -> [String; 2] {
-    let pml = PML_SCENE.replace(
-        "[materials]\n",
-        r#"[[refine]]
-box = { center = [2.0, 1.0, 0.0], size = [12.0, 12.0, 10.0] }
-cell_size = 0.5
-
-[materials]
-drude = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
-"#,
-    ) + r#"
-[[geometry]]
-shape = "sphere"
-material = "drude"
-center = [-2.0, 4.0, -3.0]
-radius = 2.5
-"#;
+    let pml = graded_pml_scene();
     let periodic = PERIODIC_SCENE.replace(
         "[materials]\n",
         r#"[[refine]]

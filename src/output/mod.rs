@@ -686,18 +686,27 @@ impl Hdf5Writer {
         self.write_snapshot_part(index, component, row, 0, data)
     }
 
-    /// Replace the spectrum of flux monitor `index` (and its DFT fields, when kept) with what
-    /// `dft` holds after `steps` steps.
+    /// Replace the spectrum of flux monitor `index` with `power` after `steps` steps, and its
+    /// DFT fields with `dft` when the monitor keeps them (`dft` is then its DFTs; a monitor that
+    /// keeps none passes `None`, its spectrum formed without reading them:
+    /// [`crate::backend::Backend::flux_power`]).
     pub fn write_flux(
         &mut self,
         index: usize,
-        dft: &crate::flux::FluxDft,
+        power: &[f64],
+        dft: Option<&crate::flux::FluxDft>,
         steps: usize,
     ) -> Result<(), OutputError> {
         let set = &self.fluxes[index];
+        debug_assert_eq!(
+            set.fields.is_empty(),
+            dft.is_none(),
+            "DFTs for the monitors that keep them"
+        );
         (|| -> hdf5::Result<()> {
-            set.power.write_raw(&dft.power())?;
-            for (fields, patch) in set.fields.iter().zip(&dft.patches) {
+            set.power.write_raw(power)?;
+            let patches = dft.map_or(&[][..], |d| &d.patches[..]);
+            for (fields, patch) in set.fields.iter().zip(patches) {
                 for (q, ds) in fields.iter().enumerate() {
                     let values: Vec<Complex> = patch.re[q]
                         .iter()
@@ -707,25 +716,6 @@ impl Hdf5Writer {
                     ds.write_raw(&values)?;
                 }
             }
-            set.group
-                .attr("steps_accumulated")?
-                .write_scalar(&(steps as u64))
-        })()
-        .map_err(err(&self.path, self.expected))
-    }
-
-    /// Replace the spectrum of flux monitor `index` with `power`: a monitor that keeps no DFTs
-    /// in the file (its spectrum formed without reading them: [`crate::backend::Backend::flux_power`]).
-    pub fn write_flux_power(
-        &mut self,
-        index: usize,
-        power: &[f64],
-        steps: usize,
-    ) -> Result<(), OutputError> {
-        let set = &self.fluxes[index];
-        debug_assert!(set.fields.is_empty(), "a monitor that keeps its DFTs");
-        (|| -> hdf5::Result<()> {
-            set.power.write_raw(power)?;
             set.group
                 .attr("steps_accumulated")?
                 .write_scalar(&(steps as u64))

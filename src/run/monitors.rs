@@ -17,34 +17,33 @@ pub(super) fn write_fluxes<B: Backend>(
     project: bool,
 ) -> Result<(), OutputError> {
     for (i, f) in model.fluxes.iter().enumerate() {
-        if !f.fields && f.far_field.is_none() {
-            // Only the spectrum goes to the file: formed where the DFTs are, without reading
-            // them all back (on a GPU, a few values per row).
-            if let Some(power) = backend.flux_power(i) {
-                writer.write_flux_power(i, &power, steps_done)?;
-                if let Some(t) = &model.tfsf {
-                    let incident = t.incident_intensity(&f.frequencies, model.grid.dt, steps_done);
-                    writer.write_cross_section(i, &incident, &power)?;
-                }
-            }
-            continue;
+        // A monitor whose DFTs the file keeps reads them back; the others only their spectrum,
+        // formed where the DFTs are (on a GPU, a few values per row read back).
+        let (power, dft) = if f.fields || f.far_field.is_some() {
+            let Some(dft) = backend.flux_dft(i) else {
+                continue;
+            };
+            (dft.power(), Some(dft))
+        } else {
+            let Some(power) = backend.flux_power(i) else {
+                continue;
+            };
+            (power, None)
+        };
+        writer.write_flux(i, &power, dft.as_ref(), steps_done)?;
+        if let Some(t) = &model.tfsf {
+            let incident = t.incident_intensity(&f.frequencies, model.grid.dt, steps_done);
+            writer.write_cross_section(i, &incident, &power)?;
         }
-        if let Some(dft) = backend.flux_dft(i) {
-            writer.write_flux(i, &dft, steps_done)?;
-            if let Some(t) = &model.tfsf {
-                let incident = t.incident_intensity(&f.frequencies, model.grid.dt, steps_done);
-                writer.write_cross_section(i, &incident, &dft.power())?;
-            }
-            if let (true, Some(ff)) = (project, &f.far_field) {
-                let pattern = crate::far_field::project(
-                    &crate::far_field::Geometry::of(&model.grid),
-                    &dft.patches,
-                    &f.frequencies,
-                    &ff.theta,
-                    &ff.phi,
-                );
-                writer.write_far_field(i, &pattern)?;
-            }
+        if let (true, Some(ff), Some(dft)) = (project, &f.far_field, &dft) {
+            let pattern = crate::far_field::project(
+                &crate::far_field::Geometry::of(&model.grid),
+                &dft.patches,
+                &f.frequencies,
+                &ff.theta,
+                &ff.phi,
+            );
+            writer.write_far_field(i, &pattern)?;
         }
     }
     Ok(())

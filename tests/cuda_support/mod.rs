@@ -28,6 +28,28 @@ pub fn model(text: &str, precision: &str, steps: usize) -> Model {
     }
 }
 
+/// [`PML_SCENE`] on a graded mesh: a refine box of half cells around the glass box (so every
+/// axis is graded, the refinement reaching close to the PML), with a Drude sphere added (the
+/// dispersive pass on graded cells).
+pub fn graded_pml_scene() -> String {
+    PML_SCENE.replace(
+        "[materials]\n",
+        r#"[[refine]]
+box = { center = [2.0, 1.0, 0.0], size = [12.0, 12.0, 10.0] }
+cell_size = 0.5
+
+[materials]
+drude = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
+"#,
+    ) + r#"
+[[geometry]]
+shape = "sphere"
+material = "drude"
+center = [-2.0, 4.0, -3.0]
+radius = 2.5
+"#
+}
+
 /// PML on every face, a dielectric box, a lossy sphere, a PEC box and a dipole; a probe and
 /// a strided snapshot plane.
 pub const PML_SCENE: &str = r#"
