@@ -39,21 +39,46 @@ struct PatchAcc {
     /// DFT accumulators of E_b, E_c, H_b, H_c: real and imaginary parts, [frequency][cell].
     re: [Vec<f64>; 4],
     im: [Vec<f64>; 4],
+    /// The tangential values (E_b, E_c, H_b, H_c, H on the E plane) of the samples gathered
+    /// but not yet added to the accumulators: [sample][component][cell], room for the
+    /// monitor's `batch` samples.
+    samples: Vec<f64>,
 }
 
 struct Monitor {
     frequencies: Vec<f64>,
     /// Sampled every `decimation` steps ([`crate::model::Flux::decimation`]).
     decimation: usize,
+    /// Samples added to the accumulators in one pass over them ([`samples_per_pass`]).
+    batch: usize,
+    /// The weights ([`sample_weights`]) of the samples waiting in the patches' `samples`, in
+    /// the order they were taken.
+    pending: Vec<Vec<[f64; 4]>>,
     patches: Vec<PatchAcc>,
 }
 
 /// The DFT state of every surface DFT monitor of a model.
 pub struct FluxAccumulators {
     monitors: Vec<Monitor>,
-    values: [Vec<f64>; 4],
     scratch: Vec<f64>,
 }
+
+/// Samples the CPU adds to a monitor's accumulators in one pass over them: up to 8, and no
+/// more than its `nf` frequencies, so that the samples' buffer (4 f64 per cell and sample)
+/// holds at most half the accumulators' bytes (8 f64 per cell and frequency).
+///
+/// The accumulators are read and written once per pass instead of once per sample: a
+/// 21-frequency plane moves 21 x 8 x 16 bytes per cell and sample when added one sample at a
+/// time, which made it 12 % of a 200^3 run. Each accumulator still takes its samples one by
+/// one in time order (`acc += x w`), so the sums are the same bits as a pass per sample, and
+/// the same as the CUDA engine's.
+pub fn samples_per_pass(nf: usize) -> usize {
+    nf.clamp(1, 8)
+}
+
+/// Cells the pass over a monitor's accumulators takes at a time: each frequency's block of
+/// accumulators (16 bytes a cell) stays in the L1 cache while a batch's samples stream past.
+const CELLS_PER_BLOCK: usize = 512;
 
 /// The DFT weight of frequency `f` (Hz) for a field sampled at time `t` (s) that stands for
 /// `weight` seconds of the run: exp(-2 pi i f t) weight, as (re, im).
@@ -295,25 +320,50 @@ impl PatchDft {
     /// The outward flux through the patch per frequency: sign Re sum (w_bc E_b H_c* - w_cb E_c
     /// H_b*) dA, summed row by row ([`row_sums`], [`patch_power`]).
     pub fn power(&self) -> Vec<f64> {
-        let n = self.cells();
-        let nf = self.re[0].len().checked_div(n).unwrap_or(0);
-        let row = self.patch.count[1].max(1);
-        let [w0, w1] = &self.weights;
-        (0..nf)
-            .map(|f| {
-                let rows = (0..n / row).map(|u| {
-                    let (a, b) = (f * n + u * row, f * n + (u + 1) * row);
-                    let (re, im) = (&self.re, &self.im);
-                    row_sums(
-                        [&re[0][a..b], &re[1][a..b], &re[2][a..b], &re[3][a..b]],
-                        [&im[0][a..b], &im[1][a..b], &im[2][a..b], &im[3][a..b]],
-                        [&w0[u * row..(u + 1) * row], &w1[u * row..(u + 1) * row]],
-                    )
-                });
-                patch_power(rows, self.patch.sign, self.area)
-            })
-            .collect()
+        patch_spectrum(&self.patch, &self.re, &self.im, &self.weights, self.area)
     }
+}
+
+/// [`PatchDft::power`] of a patch's DFTs `re`, `im` (`[frequency][cell]`), quadrature
+/// `weights` and cell `area`.
+fn patch_spectrum(
+    patch: &Patch,
+    re: &[Vec<f64>; 4],
+    im: &[Vec<f64>; 4],
+    weights: &[Vec<f64>; 2],
+    area: f64,
+) -> Vec<f64> {
+    let n = patch.cells();
+    let nf = re[0].len().checked_div(n).unwrap_or(0);
+    let row = patch.count[1].max(1);
+    let [w0, w1] = weights;
+    (0..nf)
+        .map(|f| {
+            let rows = (0..n / row).map(|u| {
+                let (a, b) = (f * n + u * row, f * n + (u + 1) * row);
+                row_sums(
+                    [&re[0][a..b], &re[1][a..b], &re[2][a..b], &re[3][a..b]],
+                    [&im[0][a..b], &im[1][a..b], &im[2][a..b], &im[3][a..b]],
+                    [&w0[u * row..(u + 1) * row], &w1[u * row..(u + 1) * row]],
+                )
+            });
+            patch_power(rows, patch.sign, area)
+        })
+        .collect()
+}
+
+/// The sum of the patches' spectra, frequency by frequency in patch order (a monitor's
+/// spectrum: [`FluxDft::power`]).
+fn sum_spectra(patches: impl Iterator<Item = Vec<f64>>) -> Vec<f64> {
+    let mut total: Vec<f64> = Vec::new();
+    for pw in patches {
+        if total.is_empty() {
+            total = pw;
+        } else {
+            total.iter_mut().zip(&pw).for_each(|(t, v)| *t += v);
+        }
+    }
+    total
 }
 
 /// One row of a patch at one frequency (the cells of one index along the first in-plane axis,
@@ -361,16 +411,51 @@ impl FluxDft {
     /// The flux spectrum: the sum of every patch's outward flux per frequency (for a plane,
     /// along +axis; for a box, the net outward power).
     pub fn power(&self) -> Vec<f64> {
-        let mut total: Vec<f64> = Vec::new();
-        for p in &self.patches {
-            let pw = p.power();
-            if total.is_empty() {
-                total = pw;
-            } else {
-                total.iter_mut().zip(&pw).for_each(|(t, v)| *t += v);
+        sum_spectra(self.patches.iter().map(PatchDft::power))
+    }
+}
+
+impl Monitor {
+    /// Add the waiting samples to the accumulators, in one pass over them: each accumulator
+    /// takes the samples in the order they were taken, one `acc += x w` each, as if they had
+    /// been added one at a time.
+    fn add_pending(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        if pending.is_empty() {
+            return;
+        }
+        for m in &mut self.patches {
+            let n = m.cells;
+            let samples = &m.samples;
+            for q in 0..4 {
+                // E_b, E_c at the E sample time, H_b, H_c at the H one.
+                let at = if q < 2 { 0 } else { 2 };
+                m.re[q]
+                    .par_chunks_mut(n)
+                    .zip(m.im[q].par_chunks_mut(n))
+                    .enumerate()
+                    .for_each(|(f, (re, im))| {
+                        let mut start = 0;
+                        for (re, im) in re
+                            .chunks_mut(CELLS_PER_BLOCK)
+                            .zip(im.chunks_mut(CELLS_PER_BLOCK))
+                        {
+                            for (k, w) in pending.iter().enumerate() {
+                                let (wr, wi) = (w[f][at], w[f][at + 1]);
+                                let v = &samples[(4 * k + q) * n + start..][..re.len()];
+                                for ((r, i), x) in re.iter_mut().zip(im.iter_mut()).zip(v) {
+                                    *r += x * wr;
+                                    *i += x * wi;
+                                }
+                            }
+                            start += re.len();
+                        }
+                    });
             }
         }
-        total
+        // Keep the allocation for the next batch.
+        self.pending = pending;
+        self.pending.clear();
     }
 }
 
@@ -384,6 +469,23 @@ pub fn accumulator_values(model: &Model) -> u64 {
             8 * cells * f.frequencies.len() as u64
         })
         .sum()
+}
+
+/// Values of host memory the CPU's buffers of samples waiting to be added hold (f64 each: four
+/// per cell and sample, [`samples_per_pass`] samples per monitor).
+pub fn sample_values(model: &Model) -> u64 {
+    model
+        .fluxes
+        .iter()
+        .map(|f| 4 * (flux_cells(f) * samples_per_pass(f.frequencies.len())) as u64)
+        .sum()
+}
+
+/// Field values (in the run's precision) of the CPU's copy of one flux sample's planes read
+/// within a sweep: six regions per cell of every patch of every monitor, the most one step's
+/// sample gathers ([`FluxAccumulators::regions_at`]); 0 without flux monitors.
+pub fn sweep_read_len(model: &Model) -> usize {
+    6 * model.fluxes.iter().map(flux_cells).sum::<usize>()
 }
 
 /// Values of host memory the quadrature weights of every patch hold (f64 each, two per cell:
@@ -420,6 +522,8 @@ impl FluxAccumulators {
             .map(|f| Monitor {
                 frequencies: f.frequencies.clone(),
                 decimation: f.decimation.max(1),
+                batch: samples_per_pass(f.frequencies.len()),
+                pending: Vec::new(),
                 patches: f
                     .patches
                     .iter()
@@ -437,6 +541,9 @@ impl FluxAccumulators {
                             // 7 % of a 200^3 run with a 21-frequency plane.
                             re: [0; 4].map(|_| written_zeros(n)),
                             im: [0; 4].map(|_| written_zeros(n)),
+                            samples: written_zeros(
+                                4 * cells * samples_per_pass(f.frequencies.len()),
+                            ),
                         }
                     })
                     .collect(),
@@ -445,7 +552,6 @@ impl FluxAccumulators {
         let plane = largest_plane(model);
         FluxAccumulators {
             monitors,
-            values: [0; 4].map(|_| written_zeros(plane)),
             scratch: written_zeros(plane),
         }
     }
@@ -453,6 +559,9 @@ impl FluxAccumulators {
     /// Add the fields after step `step` (E at step dt, H at (step - 1/2) dt) to every DFT,
     /// reading each patch with `gather` (a backend's [`gather`]: the strided region of a
     /// component into a buffer, C order) through `staging`.
+    ///
+    /// A sample waits in the monitor's buffer until it holds [`samples_per_pass`] of them, or
+    /// until the DFTs are read ([`Self::dft`], [`Self::power`]), which add what waits first.
     ///
     /// [`gather`]: crate::backend::Backend::gather
     pub fn accumulate<T: Real>(
@@ -471,7 +580,9 @@ impl FluxAccumulators {
             // Each sample stands for `decimation` steps (1: the plain dt, bit for bit). The
             // weights are the ones the CUDA engine hands its kernel.
             let weight = dt * mon.decimation as f64;
-            let w = sample_weights(&mon.frequencies, t_e, t_h, weight);
+            let slot = mon.pending.len();
+            mon.pending
+                .push(sample_weights(&mon.frequencies, t_e, t_h, weight));
             for m in &mut mon.patches {
                 let n = m.cells;
                 let read = |r: usize, out: &mut [f64], staging: &mut [T]| {
@@ -481,47 +592,49 @@ impl FluxAccumulators {
                         *o = v.to_f64();
                     }
                 };
-                let [eb, ec, hb, hc] = &mut self.values;
-                read(0, &mut eb[..n], staging);
-                read(1, &mut ec[..n], staging);
-                read(2, &mut hb[..n], staging);
+                let values = &mut m.samples[4 * n * slot..4 * n * (slot + 1)];
+                let (eb, rest) = values.split_at_mut(n);
+                let (ec, rest) = rest.split_at_mut(n);
+                let (hb, hc) = rest.split_at_mut(n);
+                read(0, eb, staging);
+                read(1, ec, staging);
+                read(2, hb, staging);
                 let tmp = &mut self.scratch[..n];
                 let [below, above] = m.h_weights;
                 read(3, tmp, staging);
-                hb[..n]
-                    .iter_mut()
+                hb.iter_mut()
                     .zip(tmp.iter())
                     .for_each(|(h, t)| *h = below * *h + above * t);
-                read(4, &mut hc[..n], staging);
+                read(4, hc, staging);
                 read(5, tmp, staging);
-                hc[..n]
-                    .iter_mut()
+                hc.iter_mut()
                     .zip(tmp.iter())
                     .for_each(|(h, t)| *h = below * *h + above * t);
-                for (q, values) in self.values.iter().enumerate() {
-                    // E_b, E_c at the E sample time, H_b, H_c at the H one.
-                    let at = if q < 2 { 0 } else { 2 };
-                    let v = &values[..n];
-                    m.re[q]
-                        .par_chunks_mut(n)
-                        .zip(m.im[q].par_chunks_mut(n))
-                        .zip(w.par_iter())
-                        .for_each(|((re, im), w)| {
-                            let (wr, wi) = (w[at], w[at + 1]);
-                            for ((r, i), x) in re.iter_mut().zip(im.iter_mut()).zip(v) {
-                                *r += x * wr;
-                                *i += x * wi;
-                            }
-                        });
-                }
+            }
+            if mon.pending.len() == mon.batch {
+                mon.add_pending();
             }
         }
     }
 
-    /// A copy of monitor `index`'s DFTs so far.
-    pub fn dft(&self, index: usize) -> FluxDft {
+    /// The regions [`Self::accumulate`] gathers at `step`, in the order it gathers them (six
+    /// per patch of every monitor that samples at `step`; none if none does): an engine that
+    /// reads them earlier, as its sweep passes them, hands them back in this order.
+    pub fn regions_at(&self, step: usize) -> Vec<(Component, Region)> {
+        self.monitors
+            .iter()
+            .filter(|mon| step % mon.decimation == 0)
+            .flat_map(|mon| &mon.patches)
+            .flat_map(|m| m.regions)
+            .collect()
+    }
+
+    /// A copy of monitor `index`'s DFTs so far (every sample taken, waiting ones added first).
+    pub fn dft(&mut self, index: usize) -> FluxDft {
+        let mon = &mut self.monitors[index];
+        mon.add_pending();
         FluxDft {
-            patches: self.monitors[index]
+            patches: mon
                 .patches
                 .iter()
                 .map(|m| PatchDft {
@@ -535,12 +648,24 @@ impl FluxAccumulators {
         }
     }
 
-    /// Replace monitor `index`'s DFTs with `dft` (as [`FluxAccumulators::dft`] gave them, from
-    /// any backend): resuming a run from a checkpoint. Err names what does not match.
-    pub fn restore(&mut self, index: usize, dft: &FluxDft) -> Result<(), String> {
+    /// Monitor `index`'s flux spectrum so far: [`FluxDft::power`] of [`Self::dft`], without
+    /// copying the DFTs.
+    pub fn power(&mut self, index: usize) -> Vec<f64> {
+        let mon = &mut self.monitors[index];
+        mon.add_pending();
+        sum_spectra(
+            mon.patches
+                .iter()
+                .map(|m| patch_spectrum(&m.patch, &m.re, &m.im, &m.weights, m.area)),
+        )
+    }
+
+    /// Ok when `dft` (as [`FluxAccumulators::dft`] gave it, from any backend) has monitor
+    /// `index`'s patches and frequencies; Err names what does not match.
+    pub fn fits(&self, index: usize, dft: &FluxDft) -> Result<(), String> {
         let mon = self
             .monitors
-            .get_mut(index)
+            .get(index)
             .ok_or_else(|| format!("no surface DFT monitor {index}"))?;
         if mon.patches.len() != dft.patches.len() {
             return Err(format!(
@@ -549,7 +674,7 @@ impl FluxAccumulators {
                 dft.patches.len()
             ));
         }
-        for (m, d) in mon.patches.iter_mut().zip(&dft.patches) {
+        for (m, d) in mon.patches.iter().zip(&dft.patches) {
             let fits = |v: &[Vec<f64>; 4], w: &[Vec<f64>; 4]| {
                 v.iter().zip(w).all(|(a, b)| a.len() == b.len())
             };
@@ -558,14 +683,27 @@ impl FluxAccumulators {
                     "surface DFT monitor {index}: a saved patch differs from the model's"
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// Replace monitor `index`'s DFTs with `dft` (as [`FluxAccumulators::dft`] gave them, from
+    /// any backend): resuming a run from a checkpoint. Samples taken but not yet added are
+    /// dropped with the DFTs they belonged to. Err names what does not match ([`Self::fits`]).
+    pub fn restore(&mut self, index: usize, dft: &FluxDft) -> Result<(), String> {
+        self.fits(index, dft)?;
+        let mon = &mut self.monitors[index];
+        mon.pending.clear();
+        for (m, d) in mon.patches.iter_mut().zip(&dft.patches) {
             m.re.clone_from(&d.re);
             m.im.clone_from(&d.im);
         }
         Ok(())
     }
 
-    /// Bytes of host memory the accumulators and their gather scratch hold, counted from the
-    /// vectors' capacities (what [`crate::plan::bytes::flux_bytes`] must list).
+    /// Bytes of host memory the accumulators, their samples' buffers and the gather scratch
+    /// hold, counted from the vectors' capacities (what [`crate::plan::bytes::flux_bytes`]
+    /// must list).
     pub fn bytes(&self) -> u64 {
         let cap = |v: &Vec<f64>| 8 * v.capacity() as u64;
         let dfts: u64 = self
@@ -576,11 +714,12 @@ impl FluxAccumulators {
                 m.re.iter()
                     .chain(&m.im)
                     .chain(&m.weights)
+                    .chain([&m.samples])
                     .map(cap)
                     .sum::<u64>()
             })
             .sum();
-        dfts + self.values.iter().map(cap).sum::<u64>() + cap(&self.scratch)
+        dfts + cap(&self.scratch)
     }
 
     /// Number of surface DFT monitors.

@@ -192,17 +192,21 @@ pub trait Backend {
         let _ = halos;
         false
     }
-    /// Whole steps in turn, step k with the magnetic currents `steps[k].0` and the currents
-    /// `steps[k].1`, queueing after each a row of the probe samples `samples` (none if empty)
-    /// as [`Backend::queue_probes`] does: on an engine where [`Backend::can_step_fused_many`],
-    /// all of them in one sweep (the same bits); by default [`Backend::step_fused`] and
-    /// [`Backend::queue_probes`] for each.
+    /// Whole steps in turn, step k (numbered `first + k` in the run) with the magnetic
+    /// currents `steps[k].0` and the currents `steps[k].1`, queueing after each a row of the
+    /// probe samples `samples` (none if empty) as [`Backend::queue_probes`] does: on an engine
+    /// where [`Backend::can_step_fused_many`], all of them in one sweep (the same bits); by
+    /// default [`Backend::step_fused`] and [`Backend::queue_probes`] for each. An engine that
+    /// [`Backend::reads_flux_in_sweep`] also reads the flux DFTs' planes of a step among them
+    /// at which one samples.
     fn step_fused_many(
         &mut self,
         halos: &HaloPlan,
         steps: &[(&[f64], &[f64])],
+        first: usize,
         samples: &[(Component, [usize; 3])],
     ) {
+        let _ = first;
         for &(magnetic, currents) in steps {
             self.step_fused(halos, magnetic, currents);
             if !samples.is_empty() {
@@ -299,8 +303,17 @@ pub trait Backend {
     /// needed; `None` after a [`Backend::failure`].
     fn take_gather(&mut self, ticket: GatherTicket) -> Option<&[Self::Real]>;
     /// Add the fields after step `step` (E at `step dt`, H at `(step - 1/2) dt`) to the
-    /// running DFT of every flux monitor of the model ([`crate::flux`]).
+    /// running DFT of every flux monitor of the model ([`crate::flux`]). On an engine that
+    /// [`Backend::reads_flux_in_sweep`], first the sample its last sweep read at an earlier
+    /// or the same step; `step` itself only if no sweep read it.
     fn accumulate_flux(&mut self, step: usize, dt: f64);
+    /// True if [`Backend::step_fused_many`] reads the planes of the flux DFTs' sample at one
+    /// step among its steps as its sweep passes them, when their values are in cache: a sweep
+    /// may then go past one flux sample (not two), and [`Backend::accumulate_flux`] after the
+    /// sweep adds what it read. Otherwise a sweep must end at every flux sample.
+    fn reads_flux_in_sweep(&self) -> bool {
+        false
+    }
     /// The DFTs of flux monitor `index` (model order) accumulated so far, from which its
     /// spectrum follows ([`crate::flux::FluxDft::power`]); `None` after a [`Backend::failure`].
     fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft>;

@@ -703,9 +703,10 @@ pub fn slab_bytes(model: &Model, range: SlabRange, precision: Precision) -> Allo
 /// Values in the host staging buffers, in the field precision: the snapshot gather buffer (the
 /// largest region of any snapshot component, 0 without snapshots; the time loop writes each
 /// queued component before the next is gathered on the CPU, so one buffer serves them all)
-/// plus the flux planes' gather buffer (the largest flux plane, 0 without flux monitors). They
-/// are the `monitors` category with [`flux_bytes`]; `tests/plan_alloc.rs` compares them with
-/// the CPU backend's buffers after a run.
+/// plus the flux planes' gather buffer (the largest flux plane, 0 without flux monitors) and
+/// the copy of a flux sample's planes that a sweep reads ([`crate::flux::sweep_read_len`]).
+/// They are the `monitors` category with [`flux_bytes`]; `tests/plan_alloc.rs` compares them
+/// with the CPU backend's buffers after a run.
 pub fn monitor_staging_len(model: &Model) -> usize {
     model
         .snapshots
@@ -714,15 +715,17 @@ pub fn monitor_staging_len(model: &Model) -> usize {
         .max()
         .unwrap_or(0)
         + crate::flux::largest_plane(model)
+        + crate::flux::sweep_read_len(model)
 }
 
 /// Bytes the time loop holds for monitors in `precision`: the staging buffer plus the flux
-/// monitors' DFT accumulators (f64) and their gather scratch (four f64 planes and one more).
+/// monitors' host buffers ([`flux_bytes`]).
 pub fn monitor_staging_bytes(model: &Model, precision: Precision) -> u64 {
     monitor_staging_len(model) as u64 * precision.bytes() as u64 + flux_bytes(model)
 }
 
-/// Bytes of the flux monitors' host buffers: DFT accumulators, quadrature weights and gather
+/// Bytes of the flux monitors' host buffers (f64): DFT accumulators, quadrature weights, the
+/// samples waiting to be added ([`crate::flux::sample_values`]) and one plane of gather
 /// scratch.
 pub fn flux_bytes(model: &Model) -> u64 {
     if model.fluxes.is_empty() {
@@ -730,7 +733,8 @@ pub fn flux_bytes(model: &Model) -> u64 {
     }
     8 * (crate::flux::accumulator_values(model)
         + crate::flux::weight_values(model)
-        + 5 * crate::flux::largest_plane(model) as u64)
+        + crate::flux::sample_values(model)
+        + crate::flux::largest_plane(model) as u64)
 }
 
 fn probe_values_per_step(model: &Model) -> u64 {

@@ -846,7 +846,11 @@ impl<B: Backend> Backend for RankBackend<B> {
     }
 
     fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft> {
-        self.flux.as_ref().map(|f| f.dft(index))
+        self.flux.as_mut().map(|f| f.dft(index))
+    }
+
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+        self.flux.as_mut().map(|f| f.power(index))
     }
 
     fn all_finite(&self) -> bool {

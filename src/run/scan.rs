@@ -99,11 +99,14 @@ fn run_trace<B: Backend>(
         .with_mode(mode)
         .with_steps_per_sweep(per_sweep);
     let per_sweep = stepper.steps_per_sweep();
+    let flux_in_sweep = stepper.flux_in_sweep();
     let mut step = 0;
     while step < g.steps {
         // Monitors see E^{n+1} and H^{n+1/2}, as in the single run's loop: the probes after
-        // every step (read within a sweep), the flux DFTs and checks where a sweep ends.
-        let k = super::step::steps_until_monitors(model, step, check_every, per_sweep);
+        // every step (read within a sweep), the flux DFTs where a sweep ends or within it
+        // (as the engine reads them), the checks where a sweep ends.
+        let k =
+            super::step::steps_until_monitors(model, step, check_every, per_sweep, flux_in_sweep);
         stepper.step_many(k, &samples, &mut phases);
         let backend = &mut *stepper.backend;
         let before = step;

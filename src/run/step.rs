@@ -99,6 +99,13 @@ impl<'a, B: Backend> Stepper<'a, B> {
         }
     }
 
+    /// True if a sweep of several steps may go past a flux DFT sample, the engine reading the
+    /// sample's planes as the sweep passes them ([`Backend::reads_flux_in_sweep`]); the time
+    /// loop then ends sweeps before a second sample ([`steps_until_monitors`]).
+    pub fn flux_in_sweep(&self) -> bool {
+        self.steps_per_sweep() > 1 && self.backend.reads_flux_in_sweep()
+    }
+
     /// Step in `mode` (the default is [`StepMode::default`]); an engine without a fused sweep
     /// ([`Backend::has_fused_step`]) steps two-pass whatever the mode.
     pub fn with_mode(mut self, mode: StepMode) -> Self {
@@ -227,7 +234,8 @@ impl<'a, B: Backend> Stepper<'a, B> {
                 .map(|(m, j)| (m.as_slice(), j.as_slice()))
                 .collect();
             let t = Instant::now();
-            self.backend.step_fused_many(&self.halos, &steps, samples);
+            self.backend
+                .step_fused_many(&self.halos, &steps, self.steps_done + 1, samples);
             phases.fused += t.elapsed();
             self.steps_done += k;
             done += k;
@@ -247,26 +255,38 @@ impl<'a, B: Backend> Stepper<'a, B> {
 }
 
 /// The steps to take from `done` steps before the monitors of `model` must see the fields,
-/// at most `per_sweep`: up to the next step that a snapshot, a flux or far-field DFT sample
-/// or a NaN check (every `check_every` steps) falls on, or the last step. Probes do not end a
-/// sweep: [`Stepper::step_many`] reads them as it passes.
+/// at most `per_sweep`: up to the next step that a snapshot or a NaN check (every
+/// `check_every` steps) falls on, or the last step; and up to the next flux or far-field DFT
+/// sample, or, where the engine reads the sample's planes within the sweep (`flux_in_sweep`,
+/// [`Stepper::flux_in_sweep`]), up to the step before the sample after it. Probes do not end
+/// a sweep: [`Stepper::step_many`] reads them as it passes.
 pub fn steps_until_monitors(
     model: &Model,
     done: usize,
     check_every: usize,
     per_sweep: usize,
+    flux_in_sweep: bool,
 ) -> usize {
     if per_sweep <= 1 {
         return 1;
     }
-    // The first step after `done` that is a multiple of `every`.
-    let next = |every: usize| (done / every.max(1) + 1) * every.max(1);
+    // The first step after `after` that is a multiple of `every`.
+    let next = |after: usize, every: usize| (after / every.max(1) + 1) * every.max(1);
+    let sample_after = |after: usize| model.fluxes.iter().map(|f| next(after, f.decimation)).min();
+    let flux = sample_after(done).map(|first| {
+        if flux_in_sweep {
+            // One sample within the sweep: the engine holds the planes of one step.
+            sample_after(first).map_or(first, |second| second - 1)
+        } else {
+            first
+        }
+    });
     let due = model
         .snapshots
         .iter()
-        .map(|s| next(s.every))
-        .chain(model.fluxes.iter().map(|f| next(f.decimation)))
-        .chain([next(check_every), model.grid.steps.max(done + 1)])
+        .map(|s| next(done, s.every))
+        .chain(flux)
+        .chain([next(done, check_every), model.grid.steps.max(done + 1)])
         .min()
         .unwrap_or(done + 1);
     (due - done).clamp(1, per_sweep)
@@ -346,32 +366,51 @@ mod tests {
     fn sweeps_end_on_every_step_a_monitor_or_check_reads() {
         let bare = scene("");
         // Up to the sweep's length, the next NaN check (every 7 here) or the last step.
-        assert_eq!(steps_until_monitors(&bare, 0, 7, 4), 4);
-        assert_eq!(steps_until_monitors(&bare, 4, 7, 4), 3);
-        assert_eq!(steps_until_monitors(&bare, 7, 100, 8), 8);
-        assert_eq!(steps_until_monitors(&bare, 15, 100, 8), 5);
-        assert_eq!(steps_until_monitors(&bare, 0, 100, 1), 1);
+        assert_eq!(steps_until_monitors(&bare, 0, 7, 4, false), 4);
+        assert_eq!(steps_until_monitors(&bare, 4, 7, 4, false), 3);
+        assert_eq!(steps_until_monitors(&bare, 7, 100, 8, false), 8);
+        assert_eq!(steps_until_monitors(&bare, 15, 100, 8, false), 5);
+        assert_eq!(steps_until_monitors(&bare, 0, 100, 1, false), 1);
         let snap = scene(
             "[[monitor]]\ntype = \"snapshot\"\nname = \"s\"\ncomponents = [\"Ez\"]\n\
              plane = { z = 0.0 }\nevery = 5\n",
         );
-        assert_eq!(steps_until_monitors(&snap, 0, 100, 8), 5);
-        assert_eq!(steps_until_monitors(&snap, 5, 100, 8), 5);
-        assert_eq!(steps_until_monitors(&snap, 6, 100, 8), 4);
-        assert_eq!(steps_until_monitors(&snap, 6, 2, 8), 2);
+        assert_eq!(steps_until_monitors(&snap, 0, 100, 8, false), 5);
+        assert_eq!(steps_until_monitors(&snap, 5, 100, 8, false), 5);
+        assert_eq!(steps_until_monitors(&snap, 6, 100, 8, false), 4);
+        assert_eq!(steps_until_monitors(&snap, 6, 2, 8, false), 2);
         let mut flux = scene(
             "[[monitor]]\ntype = \"flux\"\nname = \"f\"\nplane = { x = 1.0 }\n\
              frequencies = { min = 1.0e10, max = 5.0e10, count = 3 }\n",
         );
         flux.fluxes[0].decimation = 3;
-        assert_eq!(steps_until_monitors(&flux, 0, 100, 8), 3);
-        assert_eq!(steps_until_monitors(&flux, 4, 100, 8), 2);
+        assert_eq!(steps_until_monitors(&flux, 0, 100, 8, false), 3);
+        assert_eq!(steps_until_monitors(&flux, 4, 100, 8, false), 2);
+        // Read within the sweep: past one sample, up to the step before the next.
+        assert_eq!(steps_until_monitors(&flux, 0, 100, 8, true), 5);
+        assert_eq!(steps_until_monitors(&flux, 4, 100, 8, true), 4);
+        assert_eq!(steps_until_monitors(&flux, 0, 100, 4, true), 4);
+        // Two monitors: the samples of both count, and a step both sample is one sample.
+        let mut two = flux.clone();
+        two.fluxes.push(two.fluxes[0].clone());
+        two.fluxes[1].decimation = 4;
+        assert_eq!(steps_until_monitors(&two, 0, 100, 8, true), 3);
+        assert_eq!(steps_until_monitors(&two, 3, 100, 8, true), 2);
+        assert_eq!(steps_until_monitors(&two, 9, 100, 8, true), 5);
+        two.fluxes[1].decimation = 6;
+        assert_eq!(steps_until_monitors(&two, 3, 100, 8, true), 5);
+        // Every step sampled: one step per sweep, read or not.
+        flux.fluxes[0].decimation = 1;
+        assert_eq!(steps_until_monitors(&flux, 4, 100, 8, true), 1);
+        // The last step still ends the run's last sweep.
+        flux.fluxes[0].decimation = 7;
+        assert_eq!(steps_until_monitors(&flux, 14, 100, 8, true), 6);
         // Probes are read within the sweep.
         let probe = scene(
             "[[monitor]]\ntype = \"probe\"\nname = \"p\"\nposition = [1.0, 0.0, 0.0]\n\
              components = [\"Ez\"]\n",
         );
-        assert_eq!(steps_until_monitors(&probe, 0, 100, 8), 8);
-        assert_eq!(steps_until_monitors(&probe, 16, 100, 8), 4);
+        assert_eq!(steps_until_monitors(&probe, 0, 100, 8, false), 8);
+        assert_eq!(steps_until_monitors(&probe, 16, 100, 8, false), 4);
     }
 }

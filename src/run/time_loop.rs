@@ -114,13 +114,16 @@ pub(super) fn time_loop_from<B: Backend>(
     }
     stepper.resume_after(start);
     let per_sweep = stepper.steps_per_sweep();
+    let flux_in_sweep = stepper.flux_in_sweep();
     let mut n = start;
     while n < g.steps {
         // The steps up to the next one whose fields a monitor or check reads, in one sweep
         // where the engine can (the steps between are seen by nothing but the next step).
         // Monitors see E^{n+1} and H^{n+1/2}: the probes are queued after each step (within
-        // a sweep as it passes them), the rest now; all written when their data is here.
-        let k = super::step::steps_until_monitors(model, n, opts.check_every, per_sweep);
+        // a sweep as it passes them), a flux sample's planes within the sweep where the
+        // engine reads them there, the rest now; all written when their data is here.
+        let k =
+            super::step::steps_until_monitors(model, n, opts.check_every, per_sweep, flux_in_sweep);
         stepper.step_many(k, &monitors.samples, &mut phases);
         n += k;
         let backend = &mut *stepper.backend;

@@ -29,10 +29,10 @@
 //! run's default is one slab per thread).
 
 use super::tfsf::Incident;
-use super::{cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
+use super::{copy_plane_region, cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
 use crate::backend::{Backend, Half};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
-use crate::model::Component;
+use crate::model::{Component, Region};
 use crate::real::Real;
 use rayon::prelude::*;
 use std::ops::Range;
@@ -200,11 +200,18 @@ impl<T: Real> CpuBackend<T> {
     /// Probes: a plane holds step k's E and H from the moment step k's E update of it ends
     /// until step k + 1 updates its H, so each slab reads its samples there, plane by plane
     /// ([`PlaneSample`]); the rows are put together in sample order after the sweep.
+    ///
+    /// Flux planes the same way: `flux_read` = (k, regions) reads each region's rows of plane
+    /// q right after step k's E update of q ([`PlaneRead`]), while the plane is in cache,
+    /// into the monitors' `flux_read` buffer, back to back in the order of `regions`. Read
+    /// after the sweep instead, a 200 x 200 plane normal to z (one value per cache line of
+    /// each of six components) took 5 ms a sample on a 200^3 grid.
     pub(super) fn fused_steps(
         &mut self,
         halos: &HaloPlan,
         steps: &[(&[f64], &[f64])],
         samples: &[(Component, [usize; 3])],
+        flux_read: Option<(usize, &[(Component, Region)])>,
     ) {
         let sh = &self.shared;
         let count = self.slabs.len();
@@ -230,13 +237,21 @@ impl<T: Real> CpuBackend<T> {
             .iter()
             .map(|s| PlaneSample::held_by(s, sh, samples))
             .collect();
+        let mut read_buffer = std::mem::take(&mut self.monitors.flux_read);
+        let read_step = flux_read.map(|(k, _)| k);
+        let mut reads = PlaneRead::by_slab(
+            &self.slabs,
+            flux_read.map_or(&[], |(_, regions)| regions),
+            &mut read_buffer,
+        );
         // The slabs' threads flush subnormals as the caller does (the run's pool does): the
         // bits of the step-by-step sweep on the pool's threads. Linux copies the floating-point
         // state into a new thread, but not every system does, so it is set explicitly.
         let flush = crate::fpu::subnormals_flushed();
         let values: Vec<Vec<f64>> = if count == 1 {
             let l = links.pop().unwrap_or_default();
-            vec![self.slabs[0].sweep_steps(sh, steps, true, l, &held[0])]
+            let reads = (read_step, &mut reads[0][..]);
+            vec![self.slabs[0].sweep_steps(sh, steps, true, l, &held[0], reads)]
         } else {
             std::thread::scope(|scope| {
                 let sweeps: Vec<_> = self
@@ -244,13 +259,15 @@ impl<T: Real> CpuBackend<T> {
                     .iter_mut()
                     .zip(links)
                     .zip(&held)
+                    .zip(reads.iter_mut())
                     .enumerate()
-                    .map(|(b, ((s, l), held))| {
+                    .map(|(b, (((s, l), held), reads))| {
                         scope.spawn(move || {
                             if flush {
                                 crate::fpu::flush_subnormals_to_zero();
                             }
-                            s.sweep_steps(sh, steps, b % 2 == 0, l, held)
+                            let reads = (read_step, &mut reads[..]);
+                            s.sweep_steps(sh, steps, b % 2 == 0, l, held, reads)
                         })
                     })
                     .collect();
@@ -260,6 +277,8 @@ impl<T: Real> CpuBackend<T> {
                     .collect()
             })
         };
+        drop(reads);
+        self.monitors.flux_read = read_buffer;
         if samples.is_empty() {
             return;
         }
@@ -313,6 +332,62 @@ impl PlaneSample {
         // Stable: samples of one plane stay in list order.
         held.sort_by_key(|p| p.plane);
         held
+    }
+}
+
+/// The rows of one x plane of a region that a slab's sweep copies for a flux sample, as
+/// [`Slab::sweep_steps`] reads them.
+struct PlaneRead<'a, T> {
+    /// The slab's local plane (1..=n).
+    plane: usize,
+    /// In E (else H).
+    electric: bool,
+    /// Its component within E or H (0-2).
+    component: usize,
+    /// The region (its y and z ranges are copied).
+    region: Region,
+    /// Where the plane's rows go: its part of the region's values, C order.
+    out: &'a mut [T],
+}
+
+impl<'a, T> PlaneRead<'a, T> {
+    /// The reads of `regions` (back to back in `buffer`, C order each) by the slab that holds
+    /// each x plane, each slab's by plane.
+    fn by_slab(
+        slabs: &[Slab<T>],
+        regions: &[(Component, Region)],
+        buffer: &'a mut [T],
+    ) -> Vec<Vec<Self>> {
+        let mut by_slab: Vec<Vec<Self>> = slabs.iter().map(|_| Vec::new()).collect();
+        let mut rest = buffer;
+        for &(c, region) in regions {
+            let (values, tail) = std::mem::take(&mut rest).split_at_mut(region.len());
+            rest = tail;
+            let counts = region.counts();
+            let per_x = counts[1] * counts[2];
+            if per_x == 0 {
+                continue;
+            }
+            for (n, out) in values.chunks_mut(per_x).enumerate() {
+                let x = region.start[0] + n * region.stride[0];
+                let b = slabs
+                    .iter()
+                    .position(|s| s.range.x0 <= x && x < s.range.x1)
+                    .expect("x index inside the grid");
+                by_slab[b].push(PlaneRead {
+                    plane: x - slabs[b].range.x0 + 1,
+                    electric: c.is_electric(),
+                    component: c as usize % 3,
+                    region,
+                    out,
+                });
+            }
+        }
+        for reads in &mut by_slab {
+            // Stable: reads of one plane stay in region order.
+            reads.sort_by_key(|r| r.plane);
+        }
+        by_slab
     }
 }
 
@@ -408,8 +483,9 @@ impl<T: Real> Slab<T> {
     /// Probes: plane q holds step k's E and H once step k's E update of q ends, both ways
     /// (towards +x its H was updated just before; towards -x one position before), and until
     /// step k + 1 updates its H, which comes later (towards -x later in the same round). So
-    /// the samples `held` of plane q are read right after that E update. Returns their values,
-    /// a row per step, in the order of `held`.
+    /// the samples `held` of plane q are read right after that E update, and so are the flux
+    /// planes' rows `reads` = (k, rows) of step k. Returns the samples' values, a row per step,
+    /// in the order of `held`.
     fn sweep_steps(
         &mut self,
         sh: &Shared<T>,
@@ -417,6 +493,7 @@ impl<T: Real> Slab<T> {
         forward: bool,
         links: Links<T>,
         held: &[PlaneSample],
+        (read_step, reads): (Option<usize>, &mut [PlaneRead<T>]),
     ) -> Vec<f64> {
         let n = self.range.len();
         let depth = steps.len();
@@ -455,6 +532,14 @@ impl<T: Real> Slab<T> {
             for (i, p) in held[on_q.clone()].iter().enumerate() {
                 let f = if p.electric { &s.e } else { &s.h };
                 values[k * held.len() + on_q.start + i] = f[p.component][p.offset].to_f64();
+            }
+            if read_step == Some(k) {
+                let on_q =
+                    reads.partition_point(|r| r.plane < q)..reads.partition_point(|r| r.plane <= q);
+                for r in &mut reads[on_q] {
+                    let f = if r.electric { &s.e } else { &s.h };
+                    copy_plane_region(&f[r.component], q, [sh.ny, sh.nz], &r.region, r.out);
+                }
             }
         };
         // Position d of a step's sweep (d = 0 first): towards +x plane d + 1; towards -x the

@@ -28,6 +28,27 @@ use update::{e_plane, e_plane_flat, h_plane, h_plane_flat, RowCoef};
 /// Marks a row whose cells do not all share one material.
 const MIXED_ROW: u16 = u16::MAX;
 
+/// Copy the part of `region` on local plane `p` of the slab field `f` (planes of `ny x nz`
+/// values) into `out`, C order: the rows of one x index of [`Backend::gather`].
+fn copy_plane_region<T: Real>(
+    f: &[T],
+    p: usize,
+    [ny, nz]: [usize; 2],
+    region: &Region,
+    out: &mut [T],
+) {
+    let mut o = 0;
+    for j in (region.start[1]..region.end[1]).step_by(region.stride[1]) {
+        let base = (p * ny + j) * nz;
+        let row = &f[base + region.start[2]..base + region.end[2]];
+        for v in row.iter().step_by(region.stride[2]) {
+            out[o] = *v;
+            o += 1;
+        }
+    }
+    debug_assert_eq!(o, out.len());
+}
+
 /// Read-only data every slab uses: the operator's tables and a row of zeros (the neighbour
 /// beyond a PEC face).
 struct Shared<T> {
@@ -99,7 +120,8 @@ pub struct CpuBackend<T> {
 pub struct MonitorBuffers {
     /// Gather buffers of queued snapshot regions.
     pub gathers: u64,
-    /// Flux DFT accumulators (f64) and the gather buffer of the flux planes.
+    /// Flux DFT accumulators (f64), the gather buffer of the flux planes and the planes of a
+    /// flux sample read within a sweep.
     pub flux: u64,
     /// Probe rows queued and not yet drained (f64).
     pub probe_rows: u64,
@@ -116,6 +138,12 @@ struct Monitors<T> {
     flux: Option<crate::flux::FluxAccumulators>,
     /// Gather buffer of the flux planes.
     flux_staging: Vec<T>,
+    /// The regions of a flux sample read within a sweep ([`CpuBackend::fused_steps`]), in the
+    /// order [`crate::flux::FluxAccumulators::regions_at`] lists them, back to back: room
+    /// for every region of every monitor ([`crate::flux::sweep_read_len`]).
+    flux_read: Vec<T>,
+    /// The step whose flux sample `flux_read` holds, until it is added.
+    flux_read_step: Option<usize>,
 }
 
 impl<T: Real> CpuBackend<T> {
@@ -158,6 +186,8 @@ impl<T: Real> CpuBackend<T> {
                 } else {
                     Vec::new()
                 },
+                flux_read: written_zeros(crate::flux::sweep_read_len(model)),
+                flux_read_step: None,
             },
         }
     }
@@ -187,7 +217,8 @@ impl<T: Real> CpuBackend<T> {
         let m = &self.monitors;
         MonitorBuffers {
             gathers: m.gathers.iter().map(|(_, v)| v.capacity() as u64 * t).sum(),
-            flux: m.flux.as_ref().map_or(0, |f| f.bytes()) + m.flux_staging.capacity() as u64 * t,
+            flux: m.flux.as_ref().map_or(0, |f| f.bytes())
+                + (m.flux_staging.capacity() + m.flux_read.capacity()) as u64 * t,
             probe_rows: 8 * m.probe_rows.capacity() as u64,
         }
     }
@@ -711,16 +742,47 @@ impl<T: Real> Backend for CpuBackend<T> {
         &mut self,
         halos: &HaloPlan,
         steps: &[(&[f64], &[f64])],
+        first: usize,
         samples: &[(Component, [usize; 3])],
     ) {
+        // The step among these at which a flux DFT samples, and its regions: read within the
+        // sweep, added by the next `accumulate_flux`. The time loop ends a sweep before a
+        // second one (`steps_until_monitors`).
+        let read = self.monitors.flux.as_ref().and_then(|flux| {
+            let mut due = (0..steps.len())
+                .map(|k| (k, flux.regions_at(first + k)))
+                .filter(|(_, regions)| !regions.is_empty());
+            let read = due.next();
+            assert!(due.next().is_none(), "one flux sample per sweep");
+            read
+        });
+        debug_assert!(
+            read.is_none() || self.monitors.flux_read_step.is_none(),
+            "the last sweep's flux sample was added"
+        );
         if self.can_sweep_steps(halos) {
-            self.fused_steps(halos, steps, samples);
+            let at = read.as_ref().map(|(k, regions)| (*k, regions.as_slice()));
+            self.fused_steps(halos, steps, samples, at);
         } else {
-            for &(magnetic, currents) in steps {
+            for (k, &(magnetic, currents)) in steps.iter().enumerate() {
                 self.fused_step(halos, magnetic, currents);
                 self.queue_probes(samples);
+                if let Some((_, regions)) = read.as_ref().filter(|(at, _)| *at == k) {
+                    let mut buf = std::mem::take(&mut self.monitors.flux_read);
+                    let mut o = 0;
+                    for (c, r) in regions {
+                        self.gather(*c, r, &mut buf[o..o + r.len()]);
+                        o += r.len();
+                    }
+                    self.monitors.flux_read = buf;
+                }
             }
         }
+        self.monitors.flux_read_step = read.map(|(k, _)| first + k);
+    }
+
+    fn reads_flux_in_sweep(&self) -> bool {
+        true
     }
 
     fn step_fused_h(
@@ -821,25 +883,24 @@ impl<T: Real> Backend for CpuBackend<T> {
         let (ny, nz) = (self.shared.ny, self.shared.nz);
         let ci = component as usize % 3;
         let counts = region.counts();
-        let mut o = 0;
-        for i in (region.start[0]..region.end[0]).step_by(region.stride[0]) {
+        debug_assert_eq!(out.len(), counts.iter().product::<usize>());
+        let per_x = counts[1] * counts[2];
+        if per_x == 0 {
+            return;
+        }
+        let gather_plane = |n: usize, out: &mut [T]| {
+            let i = region.start[0] + n * region.stride[0];
             let s = self.slab_of(i);
             let f = if component.is_electric() {
                 &s.e[ci]
             } else {
                 &s.h[ci]
             };
-            let p = i - s.range.x0 + 1;
-            for j in (region.start[1]..region.end[1]).step_by(region.stride[1]) {
-                let base = (p * ny + j) * nz;
-                let rowv = &f[base + region.start[2]..base + region.end[2]];
-                for v in rowv.iter().step_by(region.stride[2]) {
-                    out[o] = *v;
-                    o += 1;
-                }
-            }
-        }
-        debug_assert_eq!(o, counts.iter().product::<usize>());
+            copy_plane_region(f, i - s.range.x0 + 1, [ny, nz], region, out);
+        };
+        out.chunks_mut(per_x)
+            .enumerate()
+            .for_each(|(n, out)| gather_plane(n, out));
     }
 
     fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
@@ -886,14 +947,33 @@ impl<T: Real> Backend for CpuBackend<T> {
     fn accumulate_flux(&mut self, step: usize, dt: f64) {
         if let Some(mut flux) = self.monitors.flux.take() {
             let mut staging = std::mem::take(&mut self.monitors.flux_staging);
-            flux.accumulate(|c, r, out| self.gather(c, r, out), step, dt, &mut staging);
+            let read = self.monitors.flux_read_step.take();
+            if let Some(at) = read {
+                debug_assert!(at <= step, "a sweep read step {at}, the loop is at {step}");
+                // The planes as the sweep read them, region by region in `regions_at` order,
+                // which is the order `accumulate` asks for them.
+                let (values, next) = (&self.monitors.flux_read, std::cell::Cell::new(0));
+                let from_sweep = |_: Component, r: &Region, out: &mut [T]| {
+                    let o = next.get();
+                    out.copy_from_slice(&values[o..o + r.len()]);
+                    next.set(o + r.len());
+                };
+                flux.accumulate(from_sweep, at, dt, &mut staging);
+            }
+            if read != Some(step) {
+                flux.accumulate(|c, r, out| self.gather(c, r, out), step, dt, &mut staging);
+            }
             self.monitors.flux = Some(flux);
             self.monitors.flux_staging = staging;
         }
     }
 
     fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft> {
-        self.monitors.flux.as_ref().map(|f| f.dft(index))
+        self.monitors.flux.as_mut().map(|f| f.dft(index))
+    }
+
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+        self.monitors.flux.as_mut().map(|f| f.power(index))
     }
 
     fn all_finite(&self) -> bool {

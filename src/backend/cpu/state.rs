@@ -22,7 +22,7 @@ impl<T: Real> CpuBackend<T> {
     }
 
     /// The whole state ([`crate::backend::Backend::export_state`]).
-    pub(super) fn export(&self) -> State<T> {
+    pub(super) fn export(&mut self) -> State<T> {
         let plane = self.shared.ny * self.shared.nz;
         let order = self.slab_order();
         let mut st = State::<T>::default();
@@ -82,7 +82,7 @@ impl<T: Real> CpuBackend<T> {
             }
             st.dispersive.push(d);
         }
-        if let Some(flux) = &self.monitors.flux {
+        if let Some(flux) = &mut self.monitors.flux {
             st.flux = (0..flux.len()).map(|i| flux.dft(i)).collect();
         }
         st
@@ -195,14 +195,7 @@ impl<T: Real> CpuBackend<T> {
         check_len("surface DFT monitors", st.flux.len(), monitors)?;
         if let Some(flux) = &self.monitors.flux {
             for (i, saved) in st.flux.iter().enumerate() {
-                let now = flux.dft(i);
-                let same = now.patches.len() == saved.patches.len()
-                    && now.patches.iter().zip(&saved.patches).all(|(a, b)| {
-                        a.patch == b.patch
-                            && a.re.iter().zip(&b.re).all(|(x, y)| x.len() == y.len())
-                            && a.im.iter().zip(&b.im).all(|(x, y)| x.len() == y.len())
-                    });
-                if !same {
+                if flux.fits(i, saved).is_err() {
                     return Err(StateError(format!(
                         "surface DFT monitor {i} has other patches or frequencies"
                     )));
