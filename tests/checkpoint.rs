@@ -679,16 +679,41 @@ fn round_trip<T: yee::real::Real>(precision: &str) {
     gpu.import_state(&loaded, &copies(&three)).unwrap();
     let back = gpu.export_state().unwrap();
     assert_state_eq(&back, &loaded, "the host engine's import then export");
+    // Written part by part (two planes of fields a part here), the checkpoint holds the
+    // exported state.
+    let plane = model.grid.shape[1] * model.grid.shape[2];
+    let two_planes = 2 * 6 * plane * std::mem::size_of::<T>();
+    gpu.set_checkpoint_part_bytes(two_planes + 1);
     let mut s = Stepper::new(&model, &mut gpu, &three);
     s.resume_after(a);
     steps(&mut s, b, dt);
     let mid = s.backend.export_state().unwrap();
     assert_state_eq(&mid, &at_ab, "host engine after the CPU");
+    let (parts, written) = write_in_parts(s.backend, &model, &dir.join("gpu.h5"), a + b);
+    assert_state_eq(
+        &written,
+        &at_ab,
+        "the host engine's checkpoint, part by part",
+    );
+    let field_parts: usize = three.iter().map(|r| r.len().div_ceil(2)).sum();
+    assert_eq!(
+        parts,
+        (field_parts + 3 + 1, 2 * plane),
+        "parts and the largest"
+    );
 
     // Back on the CPU, 2 slabs, to the end.
     let two = split_even(nx, 2);
     let mut cpu2 = CpuBackend::<T>::new(&model, &two);
     cpu2.import_state(&mid, &copies(&two)).unwrap();
+    cpu2.set_checkpoint_part_bytes(1);
+    let (parts, written) = write_in_parts(&mut cpu2, &model, &dir.join("cpu.h5"), a + b);
+    assert_state_eq(&written, &mid, "the CPU's checkpoint, part by part");
+    assert_eq!(
+        parts,
+        (nx + 2 + 1, plane),
+        "a plane a part, then a part per slab and the DFTs"
+    );
     let mut s = Stepper::new(&model, &mut cpu2, &two);
     s.resume_after(a + b);
     steps(&mut s, c, dt);
@@ -701,6 +726,57 @@ fn round_trip<T: yee::real::Real>(precision: &str) {
     let err = cpu2.import_state(&wrong, &copies(&two)).unwrap_err();
     assert!(err.to_string().contains("field Ex"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Write `backend`'s state after `step` steps of `model` into a checkpoint at `path` part by
+/// part ([`yee::backend::Backend::write_state`]) and read it back: (the number of parts, the
+/// most field values of one component in a part), and the state read.
+fn write_in_parts<B: yee::backend::Backend>(
+    backend: &mut B,
+    model: &yee::model::Model,
+    path: &Path,
+    step: usize,
+) -> ((usize, usize), yee::backend::State<B::Real>) {
+    use yee::backend::{State, StatePlace, StateShape, StateSink};
+    struct Counting<'a, T> {
+        inner: &'a mut dyn StateSink<T>,
+        parts: usize,
+        largest: usize,
+    }
+    impl<T> StateSink<T> for Counting<'_, T> {
+        fn begin(&mut self, whole: &StateShape) -> Result<(), String> {
+            self.inner.begin(whole)
+        }
+        fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String> {
+            self.parts += 1;
+            self.largest = self.largest.max(part.fields[0].len());
+            self.inner.part(part, place)
+        }
+    }
+    let mut counted = (0, 0);
+    let written = yee::checkpoint::write_with::<B::Real>(
+        path,
+        model,
+        step,
+        &Default::default(),
+        "test",
+        &mut |sink| {
+            let mut counting = Counting {
+                inner: sink,
+                parts: 0,
+                largest: 0,
+            };
+            let r = backend.write_state(step, &mut counting);
+            counted = (counting.parts, counting.largest);
+            r
+        },
+    )
+    .unwrap();
+    assert!(written.is_some(), "a checkpoint was written");
+    let mut state: State<B::Real> = yee::checkpoint::read_state(path, model).unwrap();
+    assert_eq!(state.step, step);
+    state.step = 0;
+    (counted, state)
 }
 
 fn assert_state_eq<T: yee::real::Real>(
@@ -876,6 +952,11 @@ fn the_state_goes_cpu_to_a_real_gpu_and_back_f32_and_f64() {
             s.backend.accumulate_flux(k, dt);
         }
         let got = s.backend.export_state().unwrap();
+        // Written part by part from the GPUs, the checkpoint holds their exported state.
+        let dir = tmpdir(&format!("gpu-parts-{precision}"));
+        let (_, written) = write_in_parts(s.backend, &model, &dir.join("gpu.h5"), a + b);
+        assert_state_eq(&written, &got, "the GPUs' checkpoint, part by part");
+        let _ = std::fs::remove_dir_all(&dir);
         let tol = if precision == "f32" { 1e-5 } else { 1e-11 };
         let close = |g: &[T], w: &[T], what: &str| {
             assert_eq!(g.len(), w.len(), "{what}");

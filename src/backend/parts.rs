@@ -179,6 +179,18 @@ pub trait StateSink<T> {
     fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String>;
 }
 
+/// Bytes of field values (the six components together) that one part of a checkpoint holds at
+/// most when an engine hands its state over part by part ([`planes_per_part`]), so that
+/// writing a checkpoint holds no second copy of the fields in host memory.
+pub const FIELD_PART_BYTES: usize = 64 << 20;
+
+/// The x planes of `plane` cells each, in values of `value_bytes`, that one part of a
+/// checkpoint holds: `part_bytes` (by default [`FIELD_PART_BYTES`]) of the six components, at
+/// least one plane.
+pub fn planes_per_part(plane: usize, value_bytes: usize, part_bytes: usize) -> usize {
+    (part_bytes / (6 * plane * value_bytes).max(1)).max(1)
+}
+
 /// Reads a state: the whole (`None`) or the part of one process.
 pub type StateReader<'a, T> = dyn Fn(Option<&StateRequest>) -> Result<State<T>, String> + 'a;
 

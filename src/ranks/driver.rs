@@ -926,7 +926,7 @@ impl<B: Backend> Backend for RankBackend<B> {
         self.send(self.command(cmd::EXPORT));
         let flux = self
             .flux
-            .as_ref()
+            .as_mut()
             .map_or(Vec::new(), |f| (0..f.len()).map(|i| f.dft(i)).collect());
         export_parts(&mut self.rank, Some((sink, flux, step)))
     }

@@ -112,6 +112,8 @@ pub struct CpuBackend<T> {
     monitors: Monitors<T>,
     /// Field values per row band of the fused sweep (`fused`).
     band_values: usize,
+    /// Bytes of fields per part of a checkpoint ([`super::parts::FIELD_PART_BYTES`]).
+    checkpoint_part_bytes: usize,
 }
 
 /// The monitor buffers a [`CpuBackend`] holds, in bytes, by what they hold
@@ -170,6 +172,7 @@ impl<T: Real> CpuBackend<T> {
         let fluxes = !model.fluxes.is_empty();
         CpuBackend {
             // Whole planes unless tuned (`fused::bands`).
+            checkpoint_part_bytes: super::parts::FIELD_PART_BYTES,
             band_values: std::env::var("YEE_FUSED_BAND")
                 .ok()
                 .and_then(|v| v.parse::<usize>().ok())
@@ -190,6 +193,13 @@ impl<T: Real> CpuBackend<T> {
                 flux_read_step: None,
             },
         }
+    }
+
+    /// Hand a checkpoint the fields in parts of at most `bytes` (at least a plane) instead of
+    /// [`super::parts::FIELD_PART_BYTES`]: for tests, which check that the parts add up to
+    /// the whole state on grids far smaller than the default part.
+    pub fn set_checkpoint_part_bytes(&mut self, bytes: usize) {
+        self.checkpoint_part_bytes = bytes;
     }
 
     /// The vector ISA the plane updates run with ([`Isa::detect`] unless set).
@@ -1000,6 +1010,15 @@ impl<T: Real> Backend for CpuBackend<T> {
 
     fn state_shape(&mut self) -> Option<super::StateShape> {
         Some(self.shape())
+    }
+
+    fn write_state(
+        &mut self,
+        step: usize,
+        sink: &mut dyn super::StateSink<T>,
+    ) -> Result<bool, String> {
+        self.write_parts(step, sink)?;
+        Ok(true)
     }
 
     fn import_state(

@@ -8,7 +8,10 @@
 //! concatenated, slot by slot.
 
 use super::{CpuBackend, Slab};
-use crate::backend::{check_len, DispersiveState, State, StateError, StateShape};
+use crate::backend::parts::planes_per_part;
+use crate::backend::{
+    check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
+};
 use crate::decomp::{HaloCopy, HaloSide};
 use crate::real::Real;
 
@@ -86,6 +89,99 @@ impl<T: Real> CpuBackend<T> {
             st.flux = (0..flux.len()).map(|i| flux.dft(i)).collect();
         }
         st
+    }
+
+    /// Hand the whole state after step `step` to `sink` part by part
+    /// ([`crate::backend::Backend::write_state`]), slab by slab in x order: the fields in
+    /// parts of at most [`planes_per_part`] planes (`checkpoint_part_bytes`), then the slab's
+    /// psi arrays, dispersive
+    /// state and (the first slab that holds it) the TF/SF incident grid, and last the surface
+    /// DFTs. The file is [`Self::export`]'s, while host memory holds one part at a time
+    /// instead of a second copy of the whole state.
+    pub(super) fn write_parts(
+        &mut self,
+        step: usize,
+        sink: &mut dyn StateSink<T>,
+    ) -> Result<(), String> {
+        sink.begin(&self.shape())?;
+        let plane = self.shared.ny * self.shared.nz;
+        let per_part = planes_per_part(plane, std::mem::size_of::<T>(), self.checkpoint_part_bytes);
+        let mut psi_at = [[0usize; 4]; 3];
+        let mut dispersive_at: Vec<((usize, u8), usize)> = Vec::new();
+        let mut incident = true;
+        for i in self.slab_order() {
+            let s = &self.slabs[i];
+            let n = s.range.len();
+            for a in (0..n).step_by(per_part) {
+                let planes = (a + 1) * plane..(a + 1 + per_part.min(n - a)) * plane;
+                let mut part = State::<T> {
+                    step,
+                    ..Default::default()
+                };
+                for c in 0..3 {
+                    part.fields[c] = s.e[c][planes.clone()].to_vec();
+                    part.fields[3 + c] = s.h[c][planes.clone()].to_vec();
+                }
+                let place = StatePlace {
+                    x0: s.range.x0 + a,
+                    ..Default::default()
+                };
+                sink.part(&part, &place)?;
+            }
+            let mut part = State::<T> {
+                step,
+                ..Default::default()
+            };
+            for k in 0..4 {
+                part.psi[0][k] = s.psi_x[k].clone();
+                part.psi[1][k] = s.psi_y[k].clone();
+                part.psi[2][k] = s.psi_z[k].clone();
+            }
+            if incident {
+                if let Some(inc) = &s.incident {
+                    part.incident = Some([inc.e.clone(), inc.h.clone()]);
+                    incident = false;
+                }
+            }
+            let mut place = StatePlace {
+                x0: s.range.x0,
+                psi: psi_at,
+                dispersive: Vec::new(),
+            };
+            for g in &s.dispersive {
+                let key = (g.component, g.material);
+                let at = match dispersive_at.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, at)) => at,
+                    None => {
+                        dispersive_at.push((key, 0));
+                        &mut dispersive_at.last_mut().expect("just pushed").1
+                    }
+                };
+                place.dispersive.push(*at);
+                *at += g.cells.len();
+                part.dispersive.push(DispersiveState {
+                    component: g.component as u8,
+                    material: g.material,
+                    e_prev: g.e_prev.clone(),
+                    state: g.state.clone(),
+                });
+            }
+            for (a, arrays) in part.psi.iter().enumerate() {
+                for (k, v) in arrays.iter().enumerate() {
+                    psi_at[a][k] += v.len();
+                }
+            }
+            sink.part(&part, &place)?;
+        }
+        if let Some(flux) = &mut self.monitors.flux {
+            let part = State::<T> {
+                step,
+                flux: (0..flux.len()).map(|i| flux.dft(i)).collect(),
+                ..Default::default()
+            };
+            sink.part(&part, &StatePlace::default())?;
+        }
+        Ok(())
     }
 
     /// The shape of [`Self::export`]'s state, from the slabs' array lengths.

@@ -225,6 +225,8 @@ pub struct Engine<D: Device, T: Real> {
     failure: RefCell<Option<String>>,
     /// Test hook: every launch from this step (1-based) on fails.
     fail_at_step: Option<usize>,
+    /// Bytes of fields per part of a checkpoint ([`crate::backend::parts::FIELD_PART_BYTES`]).
+    checkpoint_part_bytes: usize,
     allocation: Allocation,
     name: String,
     /// The slabs have spare buffers and step with the fused update ([`EngineOptions::fused`]).
@@ -767,6 +769,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             scratch: RefCell::new(vec![(0, 0, 0); ngpu]),
             failure: RefCell::new(None),
             fail_at_step: None,
+            checkpoint_part_bytes: crate::backend::parts::FIELD_PART_BYTES,
             allocation,
             name: name.to_string(),
             fused,
@@ -824,6 +827,13 @@ impl<D: Device, T: Real> Engine<D, T> {
 
     fn failed(&self) -> bool {
         self.failure.borrow().is_some()
+    }
+
+    /// Hand a checkpoint the fields in parts of at most `bytes` (at least a plane) instead of
+    /// [`crate::backend::parts::FIELD_PART_BYTES`]: for tests, on grids far smaller than the
+    /// default part.
+    pub fn set_checkpoint_part_bytes(&mut self, bytes: usize) {
+        self.checkpoint_part_bytes = bytes;
     }
 
     /// Test hook: make every kernel launch from step `step` (1-based) on fail, as a GPU that
@@ -1258,6 +1268,26 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         }
         let r = self.export();
         self.ok(r, "reading the state for a checkpoint")
+    }
+
+    fn state_shape(&mut self) -> Option<crate::backend::StateShape> {
+        (!self.failed()).then(|| self.shape())
+    }
+
+    fn write_state(
+        &mut self,
+        step: usize,
+        sink: &mut dyn crate::backend::StateSink<T>,
+    ) -> Result<bool, String> {
+        if self.failed() {
+            return Ok(false);
+        }
+        let r = self.write_parts(step, sink);
+        match self.ok(r, "reading the state for a checkpoint") {
+            Some(Ok(())) => Ok(true),
+            Some(Err(e)) => Err(e),
+            None => Ok(false),
+        }
     }
 
     fn import_state(

@@ -10,7 +10,10 @@
 use super::super::args::POLE_LORENTZ;
 use super::device::{bytes_of, Device, DeviceError};
 use super::Engine;
-use crate::backend::{check_len, DispersiveState, State, StateError};
+use crate::backend::parts::planes_per_part;
+use crate::backend::{
+    check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
+};
 use crate::decomp::{HaloCopy, HaloSide};
 use crate::real::Real;
 
@@ -141,29 +144,192 @@ impl<D: Device, T: Real> Engine<D, T> {
     /// but E on that PEC-backed wall is zeroed every step, so those values never reach a
     /// field, and the CPU skips them. The exported state is then the same from both engines.
     fn zero_wall_psi(&self, st: &mut State<T>) {
-        let (ny, nz) = (self.ny, self.nz);
         let nx = st.fields[0].len() / self.plane.max(1);
-        if self.layers[0].0 > 0 {
-            for k in 0..2 {
-                st.psi[0][k][..self.plane].fill(T::ZERO);
+        self.zero_wall_psi_of(&mut st.psi, nx, true);
+    }
+
+    /// [`Self::zero_wall_psi`] on the psi arrays `psi` of `nx` x planes, the first of which is
+    /// x plane 0 where `from_x0`.
+    fn zero_wall_psi_of(&self, psi: &mut [[Vec<T>; 4]; 3], nx: usize, from_x0: bool) {
+        let (ny, nz) = (self.ny, self.nz);
+        // The first two arrays of each axis are E's.
+        let [x, y, z] = psi;
+        if self.layers[0].0 > 0 && from_x0 {
+            for e in x.iter_mut().take(2) {
+                e[..self.plane].fill(T::ZERO);
             }
         }
         let ly = self.layers[1].0 + self.layers[1].1;
         if self.layers[1].0 > 0 {
-            for k in 0..2 {
-                for x in 0..nx {
-                    st.psi[1][k][x * ly * nz..][..nz].fill(T::ZERO);
+            for e in y.iter_mut().take(2) {
+                for p in 0..nx {
+                    e[p * ly * nz..][..nz].fill(T::ZERO);
                 }
             }
         }
         let lz = self.layers[2].0 + self.layers[2].1;
         if self.layers[2].0 > 0 {
-            for k in 0..2 {
+            for e in z.iter_mut().take(2) {
                 for row in 0..nx * ny {
-                    st.psi[2][k][row * lz] = T::ZERO;
+                    e[row * lz] = T::ZERO;
                 }
             }
         }
+    }
+
+    /// The shape of [`Self::export`]'s state, from the slabs' sizes (nothing downloaded).
+    pub(super) fn shape(&self) -> StateShape {
+        let mut shape = StateShape::default();
+        for &i in &self.slab_order() {
+            let s = &self.slabs[i];
+            for (a, len) in self.psi_lens(s).into_iter().enumerate() {
+                for k in 0..4 {
+                    shape.psi[a][k] += len;
+                }
+            }
+            for g in &s.dispersive {
+                let (c, m) = (g.component as u8, g.material);
+                match shape.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
+                    Some(d) => d.2 += g.n,
+                    None => shape.dispersive.push((c, m, g.n, self.state_len(m))),
+                }
+            }
+            if let (None, Some(_), Some((nodes, _, _))) = (shape.incident, s.incident, self.tfsf) {
+                shape.incident = Some(nodes);
+            }
+        }
+        shape.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
+        shape
+    }
+
+    /// Hand the whole state after step `step` to `sink` part by part
+    /// ([`crate::backend::Backend::write_state`]), downloaded slab by slab in x order: the
+    /// fields in parts of at most [`planes_per_part`] planes (`checkpoint_part_bytes`), then
+    /// the slab's psi arrays,
+    /// dispersive state and (the first slab that holds it) the TF/SF incident grid, and last
+    /// the surface DFTs. The file is [`Self::export`]'s, while host memory holds one part at
+    /// a time instead of the whole state (which may be larger than the host's memory). The
+    /// outer error is the device's, the inner one the sink's.
+    pub(super) fn write_parts(
+        &self,
+        step: usize,
+        sink: &mut dyn StateSink<T>,
+    ) -> Result<Result<(), String>, DeviceError> {
+        let t = std::mem::size_of::<T>();
+        let plane = self.plane;
+        let per_part = planes_per_part(plane, t, self.checkpoint_part_bytes);
+        if let Err(e) = sink.begin(&self.shape()) {
+            return Ok(Err(e));
+        }
+        let mut psi_at = [[0usize; 4]; 3];
+        let mut dispersive_at: Vec<((usize, u8), usize)> = Vec::new();
+        let mut incident = true;
+        for i in self.slab_order() {
+            let s = &self.slabs[i];
+            let n = s.range.len();
+            for a in (0..n).step_by(per_part) {
+                let planes = per_part.min(n - a);
+                let mut part = State::<T> {
+                    step,
+                    ..Default::default()
+                };
+                for (c, f) in part.fields.iter_mut().enumerate() {
+                    let at = s.f[c] + ((a + 1) * plane * t) as u64;
+                    *f = download::<D, T>(&self.dev, s.gpu, at, planes * plane)?;
+                }
+                let place = StatePlace {
+                    x0: s.range.x0 + a,
+                    ..Default::default()
+                };
+                if let Err(e) = sink.part(&part, &place) {
+                    return Ok(Err(e));
+                }
+            }
+            let mut part = State::<T> {
+                step,
+                ..Default::default()
+            };
+            for (a, &len) in self.psi_lens(s).iter().enumerate() {
+                for k in 0..4 {
+                    if len > 0 {
+                        part.psi[a][k] = download::<D, T>(&self.dev, s.gpu, s.psi[a][k], len)?;
+                    }
+                }
+            }
+            self.zero_wall_psi_of(&mut part.psi, n, s.range.x0 == 0);
+            if let (true, Some([e, h]), Some((nodes, _, _))) = (incident, s.incident, self.tfsf) {
+                part.incident = Some([
+                    download::<D, T>(&self.dev, s.gpu, e, nodes)?,
+                    download::<D, T>(&self.dev, s.gpu, h, nodes)?,
+                ]);
+                incident = false;
+            }
+            let mut place = StatePlace {
+                x0: s.range.x0,
+                psi: psi_at,
+                dispersive: Vec::new(),
+            };
+            let mut keys: Vec<(usize, u8)> = s
+                .dispersive
+                .iter()
+                .map(|g| (g.component, g.material))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            for (c, m) in keys {
+                let slots = self.state_len(m);
+                let mut d = DispersiveState {
+                    component: c as u8,
+                    material: m,
+                    ..Default::default()
+                };
+                let mut per_slot: Vec<Vec<T>> = vec![Vec::new(); slots];
+                for g in s
+                    .dispersive
+                    .iter()
+                    .filter(|g| g.component == c && g.material == m)
+                {
+                    d.e_prev
+                        .extend_from_slice(&download::<D, T>(&self.dev, s.gpu, g.e_prev, g.n)?);
+                    let state = download::<D, T>(&self.dev, s.gpu, g.state, g.n * slots)?;
+                    for (slot, out) in per_slot.iter_mut().enumerate() {
+                        out.extend_from_slice(&state[slot * g.n..(slot + 1) * g.n]);
+                    }
+                }
+                d.state = per_slot.concat();
+                let at = match dispersive_at.iter_mut().find(|(k, _)| *k == (c, m)) {
+                    Some((_, at)) => at,
+                    None => {
+                        dispersive_at.push(((c, m), 0));
+                        &mut dispersive_at.last_mut().expect("just pushed").1
+                    }
+                };
+                place.dispersive.push(*at);
+                *at += d.e_prev.len();
+                part.dispersive.push(d);
+            }
+            for (a, arrays) in part.psi.iter().enumerate() {
+                for (k, v) in arrays.iter().enumerate() {
+                    psi_at[a][k] += v.len();
+                }
+            }
+            if let Err(e) = sink.part(&part, &place) {
+                return Ok(Err(e));
+            }
+        }
+        if !self.fluxes.is_empty() {
+            let mut part = State::<T> {
+                step,
+                ..Default::default()
+            };
+            for i in 0..self.fluxes.len() {
+                part.flux.push(self.read_flux(i)?);
+            }
+            if let Err(e) = sink.part(&part, &StatePlace::default()) {
+                return Ok(Err(e));
+            }
+        }
+        Ok(Ok(()))
     }
 
     /// Check that `st` fits this engine's arrays, without touching the devices.
