@@ -685,18 +685,24 @@ pub const ASSUMED_WRITE_BYTES_PER_S: f64 = 500e6;
 /// whole grid, and the surface DFTs: 8 f64 per cell and frequency), plus its metadata (the
 /// scene text and the HDF5 headers).
 pub fn estimate_bytes(model: &Model) -> u64 {
+    let (a, flux) = state_bytes(model);
+    a.fields + a.pml + a.dispersive + a.sources + flux + 64 * 1024 + model.scene_text.len() as u64
+}
+
+/// The plan's bytes of `model`'s state on one slab over the whole grid, and of its surface
+/// DFTs (8 f64 per cell and frequency).
+fn state_bytes(model: &Model) -> (crate::plan::Allocation, u64) {
     let layout = crate::plan::Layout::of(model);
     let whole = crate::decomp::SlabRange {
         x0: 0,
         x1: model.grid.shape[0],
     };
-    let a = layout.slab_bytes(whole);
     let flux: u64 = model
         .fluxes
         .iter()
         .map(|f| 64 * f.frequencies.len() as u64 * crate::flux::flux_cells(f) as u64)
         .sum();
-    a.fields + a.pml + a.dispersive + a.sources + flux + 64 * 1024 + model.scene_text.len() as u64
+    (layout.slab_bytes(whole), flux)
 }
 
 /// Warnings before a run into `output`: the disk holding it has less room than the finished
@@ -735,9 +741,20 @@ pub fn space_warnings(model: &Model, output: &Path, checkpointing: bool) -> Vec<
 pub fn plan_line(model: &Model) -> String {
     let b = estimate_bytes(model);
     format!(
-        "checkpoint {} each (yee run --checkpoint-every, or on SIGTERM), about {:.1} s to write at an assumed {}/s; the disk needs room for two while one replaces the other\n",
+        "checkpoint {} each (yee run --checkpoint-every, or on SIGTERM), about {:.1} s to write at an assumed {}/s; the disk needs room for two while one replaces the other; written and read in parts, with at most {} of host memory besides the run\n",
         crate::plan::bytes_h(b),
         b as f64 / ASSUMED_WRITE_BYTES_PER_S,
-        crate::plan::bytes_h(ASSUMED_WRITE_BYTES_PER_S as u64)
+        crate::plan::bytes_h(ASSUMED_WRITE_BYTES_PER_S as u64),
+        crate::plan::bytes_h(host_bytes(model))
     )
+}
+
+/// At most the host memory that writing or reading a checkpoint of `model` takes besides the
+/// run: one part of fields ([`crate::backend::parts::FIELD_PART_BYTES`]), one slab's CPML psi
+/// arrays, pole state and TF/SF grid (counted as if one slab held the whole grid) and a copy
+/// of the surface DFTs (8 f64 per cell and frequency).
+pub fn host_bytes(model: &Model) -> u64 {
+    let (a, flux) = state_bytes(model);
+    let part = crate::backend::parts::FIELD_PART_BYTES as u64;
+    a.fields.min(part) + a.pml + a.dispersive + a.sources + flux
 }

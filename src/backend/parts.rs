@@ -171,6 +171,158 @@ pub struct StateRequest {
     pub flux: bool,
 }
 
+impl StateRequest {
+    /// A request for the fields of x planes `x` alone.
+    pub fn fields(x: Range<usize>) -> Self {
+        StateRequest {
+            x,
+            psi: Default::default(),
+            dispersive: Vec::new(),
+            incident: false,
+            flux: false,
+        }
+    }
+
+    /// A request for the surface DFTs alone.
+    pub fn surface_dfts() -> Self {
+        StateRequest {
+            flux: true,
+            ..StateRequest::fields(0..0)
+        }
+    }
+}
+
+impl<T: Real> State<T> {
+    /// What `request` asks of this state, which starts at x plane `x0` (0 for a whole state;
+    /// a process's part of a run over several starts at its first plane): the in-memory
+    /// counterpart of reading a part of a checkpoint (`crate::checkpoint::read_part`).
+    pub fn part(&self, request: &StateRequest, x0: usize, plane: usize) -> State<T> {
+        let x = request.x.start - x0..request.x.end - x0;
+        let mut part = State::<T> {
+            step: self.step,
+            ..Default::default()
+        };
+        if !x.is_empty() {
+            for (p, f) in part.fields.iter_mut().zip(&self.fields) {
+                *p = f[x.start * plane..x.end * plane].to_vec();
+            }
+        }
+        for (a, arrays) in part.psi.iter_mut().enumerate() {
+            for (k, v) in arrays.iter_mut().enumerate() {
+                *v = self.psi[a][k][request.psi[a][k].clone()].to_vec();
+            }
+        }
+        for (component, material, cells, total) in &request.dispersive {
+            let Some(d) = self
+                .dispersive
+                .iter()
+                .find(|d| d.component == *component && d.material == *material)
+            else {
+                continue;
+            };
+            let slots = d.state.len() / (*total).max(1);
+            part.dispersive.push(super::DispersiveState {
+                component: *component,
+                material: *material,
+                e_prev: d.e_prev[cells.clone()].to_vec(),
+                state: (0..slots)
+                    .flat_map(|slot| &d.state[slot * total + cells.start..slot * total + cells.end])
+                    .copied()
+                    .collect(),
+            });
+        }
+        if request.incident {
+            part.incident = self.incident.clone();
+        }
+        if request.flux {
+            part.flux = self.flux.clone();
+        }
+        part
+    }
+}
+
+/// Reads one part of a state for an engine loading it ([`load_in_parts`]); Err says why not.
+pub type PartReader<'a, T> = dyn Fn(&StateRequest) -> Result<State<T>, String> + 'a;
+
+/// What [`load_in_parts`] hands an engine to load.
+pub enum Loaded<T> {
+    /// The fields of the slab's local planes `planes` (0-based, halos not counted), C order.
+    Fields {
+        /// Local planes of the slab.
+        planes: Range<usize>,
+        /// The six components of those planes.
+        fields: [Vec<T>; 6],
+    },
+    /// The slab's psi arrays, dispersive entries ((component, material) order of its shape)
+    /// and, where it holds one, the TF/SF incident grid.
+    Rest(Box<State<T>>),
+}
+
+/// Load a whole state into an engine part by part, so that host memory holds one part at a
+/// time: for each slab in x order (`slabs`: its x range and its [`StateShape`]), its fields in
+/// parts of at most `planes_per_part` planes of `plane` cells, then the rest of its state,
+/// each read with `read` and checked against the lengths the slab holds before `load` takes
+/// it (with the slab's index in `slabs`). Returns the part read last: the surface DFTs (and
+/// the step the state was taken after).
+pub fn load_in_parts<T: Real>(
+    slabs: &[(Range<usize>, StateShape)],
+    plane: usize,
+    planes_per_part: usize,
+    read: &PartReader<'_, T>,
+    load: &mut dyn FnMut(usize, Loaded<T>) -> Result<(), String>,
+) -> Result<State<T>, String> {
+    let shapes: Vec<StateShape> = slabs.iter().map(|(_, s)| s.clone()).collect();
+    let whole = StateShape::whole(&shapes);
+    let first = slabs.first().map_or(0, |(x, _)| x.start);
+    let mismatch = |what: &str, got: usize, want: usize| {
+        format!("the saved {what} holds {got} values where this run holds {want}")
+    };
+    for (j, (x, shape)) in slabs.iter().enumerate() {
+        let n = x.len();
+        for a in (0..n).step_by(planes_per_part.max(1)) {
+            let planes = a..(a + planes_per_part.max(1)).min(n);
+            let part = read(&StateRequest::fields(
+                x.start + planes.start..x.start + planes.end,
+            ))?;
+            for f in &part.fields {
+                if f.len() != planes.len() * plane {
+                    return Err(mismatch("fields", f.len(), planes.len() * plane));
+                }
+            }
+            load(
+                j,
+                Loaded::Fields {
+                    planes,
+                    fields: part.fields,
+                },
+            )?;
+        }
+        let place = StateShape::place(&shapes, j, first);
+        let mut request = place.request(x.start..x.start, shape, &whole, false);
+        request.incident = shape.incident.is_some();
+        let part = read(&request)?;
+        let got = StateShape::of(&part);
+        if got.psi != shape.psi {
+            return Err(format!(
+                "the saved psi arrays do not match this run's CPML ({:?} against {:?} values)",
+                got.psi, shape.psi
+            ));
+        }
+        if got.dispersive != shape.dispersive {
+            return Err("the saved dispersive state does not match this run's materials".into());
+        }
+        if got.incident != shape.incident {
+            return Err(mismatch(
+                "TF/SF incident grid",
+                got.incident.unwrap_or(0),
+                shape.incident.unwrap_or(0),
+            ));
+        }
+        load(j, Loaded::Rest(Box::new(part)))?;
+    }
+    read(&StateRequest::surface_dfts())
+}
+
 /// Takes a state part by part: a checkpoint being written ([`super::Backend::write_state`]).
 pub trait StateSink<T> {
     /// Called once, first, with the whole state's shape.

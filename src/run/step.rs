@@ -101,7 +101,7 @@ impl<'a, B: Backend> Stepper<'a, B> {
 
     /// True if a sweep of several steps may go past a flux DFT sample, the engine reading the
     /// sample's planes as the sweep passes them ([`Backend::reads_flux_in_sweep`]); the time
-    /// loop then ends sweeps before a second sample ([`steps_until_monitors`]).
+    /// loop then ends sweeps before a second sample (`steps_until_monitors`).
     pub fn flux_in_sweep(&self) -> bool {
         self.steps_per_sweep() > 1 && self.backend.reads_flux_in_sweep()
     }

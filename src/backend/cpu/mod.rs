@@ -1021,6 +1021,14 @@ impl<T: Real> Backend for CpuBackend<T> {
         Ok(true)
     }
 
+    fn import_state_from(
+        &mut self,
+        read: &super::StateReader<'_, T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), String> {
+        self.import_from(&|request| read(Some(request)), halo_copies)
+    }
+
     fn import_state(
         &mut self,
         state: &super::State<T>,

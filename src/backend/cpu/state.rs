@@ -8,11 +8,12 @@
 //! concatenated, slot by slot.
 
 use super::{CpuBackend, Slab};
-use crate::backend::parts::planes_per_part;
+use crate::backend::parts::{load_in_parts, planes_per_part, Loaded, PartReader};
+use crate::backend::Backend;
 use crate::backend::{
     check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
 };
-use crate::decomp::{HaloCopy, HaloSide};
+use crate::decomp::HaloCopy;
 use crate::real::Real;
 
 impl<T: Real> CpuBackend<T> {
@@ -186,27 +187,32 @@ impl<T: Real> CpuBackend<T> {
 
     /// The shape of [`Self::export`]'s state, from the slabs' array lengths.
     pub(super) fn shape(&self) -> StateShape {
+        let slabs: Vec<StateShape> = self
+            .slab_order()
+            .into_iter()
+            .map(|i| self.slab_shape(&self.slabs[i]))
+            .collect();
+        StateShape::whole(&slabs)
+    }
+
+    /// The shape of slab `s`'s part of the state.
+    fn slab_shape(&self, s: &Slab<T>) -> StateShape {
         let mut shape = StateShape::default();
-        for s in &self.slabs {
-            for k in 0..4 {
-                shape.psi[0][k] += s.psi_x[k].len();
-                shape.psi[1][k] += s.psi_y[k].len();
-                shape.psi[2][k] += s.psi_z[k].len();
-            }
-            for g in &s.dispersive {
-                let (c, m) = (g.component as u8, g.material);
-                match shape.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
-                    Some(d) => d.2 += g.cells.len(),
-                    None => shape
-                        .dispersive
-                        .push((c, m, g.cells.len(), self.state_len(m))),
-                }
-            }
-            if shape.incident.is_none() {
-                shape.incident = s.incident.as_ref().map(|inc| inc.e.len());
-            }
+        for k in 0..4 {
+            shape.psi[0][k] = s.psi_x[k].len();
+            shape.psi[1][k] = s.psi_y[k].len();
+            shape.psi[2][k] = s.psi_z[k].len();
         }
+        shape.dispersive = s
+            .dispersive
+            .iter()
+            .map(|g| {
+                let m = g.material;
+                (g.component as u8, m, g.cells.len(), self.state_len(m))
+            })
+            .collect();
         shape.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
+        shape.incident = s.incident.as_ref().map(|inc| inc.e.len());
         shape
     }
 
@@ -225,7 +231,6 @@ impl<T: Real> CpuBackend<T> {
         halo_copies: &[HaloCopy],
     ) -> Result<(), StateError> {
         let plane = self.shared.ny * self.shared.nz;
-        let order = self.slab_order();
         let nx: usize = self.slabs.iter().map(|s| s.range.len()).sum();
         let total = |f: &dyn Fn(&Slab<T>) -> usize| self.slabs.iter().map(f).sum::<usize>();
         for (c, f) in st.fields.iter().enumerate() {
@@ -299,81 +304,86 @@ impl<T: Real> CpuBackend<T> {
             }
         }
 
-        // Every length fits: write.
-        let mut x_plane = 0;
-        let mut offs = [0usize; 3];
-        let mut disp_off = vec![0usize; st.dispersive.len()];
-        for &i in &order {
-            let s = &mut self.slabs[i];
-            let n = s.range.len();
-            let at = x_plane * plane..(x_plane + n) * plane;
-            for c in 0..3 {
-                s.e[c][plane..(n + 1) * plane].copy_from_slice(&st.fields[c][at.clone()]);
-                s.h[c][plane..(n + 1) * plane].copy_from_slice(&st.fields[3 + c][at.clone()]);
-            }
-            x_plane += n;
-            for (a, psi) in [&mut s.psi_x, &mut s.psi_y, &mut s.psi_z]
-                .into_iter()
-                .enumerate()
-            {
-                let len = psi[0].len();
-                for (k, p) in psi.iter_mut().enumerate() {
-                    p.copy_from_slice(&st.psi[a][k][offs[a]..offs[a] + len]);
-                }
-                offs[a] += len;
-            }
-            if let (Some(inc), Some([e, h])) = (&mut s.incident, &st.incident) {
-                inc.e.copy_from_slice(e);
-                inc.h.copy_from_slice(h);
-            }
-            for g in &mut s.dispersive {
-                let di = st
-                    .dispersive_index(g.component, g.material)
-                    .expect("checked above");
-                let d = &st.dispersive[di];
-                let (total, n, off) = (d.e_prev.len(), g.cells.len(), disp_off[di]);
-                g.e_prev.copy_from_slice(&d.e_prev[off..off + n]);
-                let slots = g.state.len() / n.max(1);
-                for slot in 0..slots {
-                    g.state[slot * n..(slot + 1) * n]
-                        .copy_from_slice(&d.state[slot * total + off..][..n]);
-                }
-                disp_off[di] += n;
-            }
-        }
-        if let Some(flux) = &mut self.monitors.flux {
-            for (i, dft) in st.flux.iter().enumerate() {
-                flux.restore(i, dft).map_err(StateError)?;
-            }
-        }
-        self.fill_halos(st, halo_copies);
-        Ok(())
+        // Every length fits: write, part by part as from a checkpoint.
+        let first = self.slabs.iter().map(|s| s.range.x0).min().unwrap_or(0);
+        self.import_from(&|request| Ok(st.part(request, first, plane)), halo_copies)
+            .map_err(StateError)
     }
 
-    /// Each halo plane of `copies` gets its source plane from `st` (negated for a PMC mirror),
-    /// as the last exchange of each half step left it.
-    fn fill_halos(&mut self, st: &State<T>, copies: &[HaloCopy]) {
+    /// Replace the state with what `read` gives part by part
+    /// ([`crate::backend::Backend::import_state_from`], [`load_in_parts`]): each slab's
+    /// fields in parts of at most `checkpoint_part_bytes`, then its psi arrays, pole state
+    /// and TF/SF grid, then the surface DFTs; the halo planes last, from the planes they copy.
+    /// Host memory holds one part at a time besides the engine.
+    pub(super) fn import_from(
+        &mut self,
+        read: &PartReader<'_, T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), String> {
         let plane = self.shared.ny * self.shared.nz;
-        // `st` starts at this engine's first plane (0 but for one process's part of a run
-        // over several, crate::ranks).
-        let first = self.slabs.iter().map(|s| s.range.x0).min().unwrap_or(0);
-        for c in copies {
-            let x = c.src_x - first;
-            let src = &st.fields[c.component as usize][x * plane..(x + 1) * plane];
-            let dst = &mut self.slabs[c.dst_slab];
-            let p = match c.dst_side {
-                HaloSide::Left => 0,
-                HaloSide::Right => dst.range.len() + 1,
-            };
-            let ci = c.component as usize % 3;
-            let f = if c.component.is_electric() {
-                &mut dst.e[ci]
-            } else {
-                &mut dst.h[ci]
-            };
-            for (d, &v) in f[p * plane..(p + 1) * plane].iter_mut().zip(src) {
-                *d = if c.negate { -v } else { v };
+        let order = self.slab_order();
+        let slabs: Vec<_> = order
+            .iter()
+            .map(|&i| {
+                let s = &self.slabs[i];
+                (s.range.x0..s.range.x1, self.slab_shape(s))
+            })
+            .collect();
+        let per_part = planes_per_part(plane, std::mem::size_of::<T>(), self.checkpoint_part_bytes);
+        let engine_slabs = &mut self.slabs;
+        let last = load_in_parts(&slabs, plane, per_part, read, &mut |j, loaded| {
+            let s = &mut engine_slabs[order[j]];
+            match loaded {
+                Loaded::Fields { planes, fields } => {
+                    let at = (planes.start + 1) * plane..(planes.end + 1) * plane;
+                    for c in 0..3 {
+                        s.e[c][at.clone()].copy_from_slice(&fields[c]);
+                        s.h[c][at.clone()].copy_from_slice(&fields[3 + c]);
+                    }
+                }
+                Loaded::Rest(part) => {
+                    for k in 0..4 {
+                        s.psi_x[k].copy_from_slice(&part.psi[0][k]);
+                        s.psi_y[k].copy_from_slice(&part.psi[1][k]);
+                        s.psi_z[k].copy_from_slice(&part.psi[2][k]);
+                    }
+                    if let (Some(inc), Some([e, h])) = (&mut s.incident, &part.incident) {
+                        inc.e.copy_from_slice(e);
+                        inc.h.copy_from_slice(h);
+                    }
+                    for g in &mut s.dispersive {
+                        let d = part
+                            .dispersive
+                            .iter()
+                            .find(|d| {
+                                d.component as usize == g.component && d.material == g.material
+                            })
+                            .ok_or("the saved state lacks a dispersive group")?;
+                        g.e_prev.copy_from_slice(&d.e_prev);
+                        g.state.copy_from_slice(&d.state);
+                    }
+                }
+            }
+            Ok(())
+        })?;
+        let flux = last.flux;
+        match &mut self.monitors.flux {
+            Some(acc) if acc.len() == flux.len() => {
+                for (i, dft) in flux.iter().enumerate() {
+                    acc.restore(i, dft)?;
+                }
+            }
+            None if flux.is_empty() => {}
+            _ => {
+                return Err(format!(
+                    "the saved state holds {} surface DFT monitors, this run {}",
+                    flux.len(),
+                    self.monitors.flux.as_ref().map_or(0, |f| f.len())
+                ))
             }
         }
+        // The halo planes, as the last exchange of each half step left them.
+        self.exchange(halo_copies);
+        Ok(())
     }
 }

@@ -1290,6 +1290,21 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         }
     }
 
+    fn import_state_from(
+        &mut self,
+        read: &crate::backend::StateReader<'_, T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), String> {
+        if self.failed() {
+            return Err(self.failure().unwrap_or_default());
+        }
+        let r = self.import_from(&|request| read(Some(request)), halo_copies);
+        match self.ok(r, "loading the state of a checkpoint") {
+            Some(fits) => fits,
+            None => Err(self.failure().unwrap_or_default()),
+        }
+    }
+
     fn import_state(
         &mut self,
         state: &crate::backend::State<T>,

@@ -10,7 +10,7 @@
 use super::super::args::POLE_LORENTZ;
 use super::device::{bytes_of, Device, DeviceError};
 use super::Engine;
-use crate::backend::parts::planes_per_part;
+use crate::backend::parts::{load_in_parts, planes_per_part, Loaded, PartReader};
 use crate::backend::{
     check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
 };
@@ -179,26 +179,31 @@ impl<D: Device, T: Real> Engine<D, T> {
 
     /// The shape of [`Self::export`]'s state, from the slabs' sizes (nothing downloaded).
     pub(super) fn shape(&self) -> StateShape {
+        let slabs: Vec<StateShape> = self
+            .slab_order()
+            .into_iter()
+            .map(|i| self.slab_shape(&self.slabs[i]))
+            .collect();
+        StateShape::whole(&slabs)
+    }
+
+    /// The shape of slab `s`'s part of the state.
+    fn slab_shape(&self, s: &super::slab::Slab) -> StateShape {
         let mut shape = StateShape::default();
-        for &i in &self.slab_order() {
-            let s = &self.slabs[i];
-            for (a, len) in self.psi_lens(s).into_iter().enumerate() {
-                for k in 0..4 {
-                    shape.psi[a][k] += len;
-                }
-            }
-            for g in &s.dispersive {
-                let (c, m) = (g.component as u8, g.material);
-                match shape.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
-                    Some(d) => d.2 += g.n,
-                    None => shape.dispersive.push((c, m, g.n, self.state_len(m))),
-                }
-            }
-            if let (None, Some(_), Some((nodes, _, _))) = (shape.incident, s.incident, self.tfsf) {
-                shape.incident = Some(nodes);
+        for (a, len) in self.psi_lens(s).into_iter().enumerate() {
+            shape.psi[a] = [len; 4];
+        }
+        for g in &s.dispersive {
+            let (c, m) = (g.component as u8, g.material);
+            match shape.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
+                Some(d) => d.2 += g.n,
+                None => shape.dispersive.push((c, m, g.n, self.state_len(m))),
             }
         }
         shape.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
+        if let (Some(_), Some((nodes, _, _))) = (s.incident, self.tfsf) {
+            shape.incident = Some(nodes);
+        }
         shape
     }
 
@@ -394,8 +399,13 @@ impl<D: Device, T: Real> Engine<D, T> {
                 ))
             }
         }
-        check_len("surface DFT monitors", st.flux.len(), self.fluxes.len())?;
-        for (m, (mon, saved)) in self.fluxes.iter().zip(&st.flux).enumerate() {
+        self.check_flux(&st.flux)
+    }
+
+    /// Check that the surface DFTs `flux` fit this engine's monitors.
+    fn check_flux(&self, flux: &[crate::flux::FluxDft]) -> Result<(), StateError> {
+        check_len("surface DFT monitors", flux.len(), self.fluxes.len())?;
+        for (m, (mon, saved)) in self.fluxes.iter().zip(flux).enumerate() {
             let fits = mon.patches.len() == saved.patches.len()
                 && mon.patches.iter().zip(&saved.patches).all(|(p, d)| {
                     let n = mon.nf * p.patch.cells();
@@ -420,57 +430,53 @@ impl<D: Device, T: Real> Engine<D, T> {
         if let Err(e) = self.check(st) {
             return Ok(Err(e));
         }
+        let first = self.slabs.iter().map(|s| s.range.x0).min().unwrap_or(0);
+        let plane = self.plane;
+        let r = self.import_from(&|request| Ok(st.part(request, first, plane)), halo_copies)?;
+        Ok(r.map_err(StateError))
+    }
+
+    /// Upload the state `read` gives part by part ([`load_in_parts`]): each slab's fields in
+    /// parts of at most `checkpoint_part_bytes`, then its psi arrays, pole state and TF/SF
+    /// grid, then the surface DFTs; the halo planes last, from the planes they copy. Host
+    /// memory holds one part at a time, never the whole state of the GPUs. The outer error is
+    /// the device's, the inner one says why the state does not fit.
+    pub(super) fn import_from(
+        &mut self,
+        read: &PartReader<'_, T>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<Result<(), String>, DeviceError> {
         let t = std::mem::size_of::<T>();
         let plane = self.plane;
         let order = self.slab_order();
-        let mut x_plane = 0;
-        let mut offs = [0usize; 3];
-        let mut disp_off = vec![0usize; st.dispersive.len()];
-        for &i in &order {
-            let s = &self.slabs[i];
-            let n = s.range.len();
-            let at = x_plane * plane..(x_plane + n) * plane;
-            for c in 0..6 {
-                self.dev.upload(
-                    s.gpu,
-                    s.f[c] + (plane * t) as u64,
-                    bytes_of(&st.fields[c][at.clone()]),
-                )?;
-            }
-            x_plane += n;
-            for (a, len) in self.psi_lens(s).into_iter().enumerate() {
-                if len > 0 {
-                    for k in 0..4 {
-                        let v = &st.psi[a][k][offs[a]..offs[a] + len];
-                        self.dev.upload(s.gpu, s.psi[a][k], bytes_of(v))?;
-                    }
-                }
-                offs[a] += len;
-            }
-            if let (Some([e, h]), Some([pe, ph])) = (&st.incident, s.incident) {
-                self.dev.upload(s.gpu, pe, bytes_of(e))?;
-                self.dev.upload(s.gpu, ph, bytes_of(h))?;
-            }
-            for g in &s.dispersive {
-                let di = st
-                    .dispersive_index(g.component, g.material)
-                    .expect("checked above");
-                let d = &st.dispersive[di];
-                let (total, off) = (d.e_prev.len(), disp_off[di]);
-                self.dev
-                    .upload(s.gpu, g.e_prev, bytes_of(&d.e_prev[off..off + g.n]))?;
-                let slots = self.state_len(g.material);
-                let mut state = Vec::with_capacity(g.n * slots);
-                for slot in 0..slots {
-                    state.extend_from_slice(&d.state[slot * total + off..][..g.n]);
-                }
-                if !state.is_empty() {
-                    self.dev.upload(s.gpu, g.state, bytes_of(&state))?;
-                }
-                disp_off[di] += g.n;
-            }
+        let slabs: Vec<_> = order
+            .iter()
+            .map(|&i| {
+                let s = &self.slabs[i];
+                (s.range.x0..s.range.x1, self.slab_shape(s))
+            })
+            .collect();
+        let per_part = planes_per_part(plane, t, self.checkpoint_part_bytes);
+        let mut device: Option<DeviceError> = None;
+        let loaded = load_in_parts(&slabs, plane, per_part, read, &mut |j, loaded| {
+            let r = self.upload_part(&self.slabs[order[j]], loaded);
+            r.map_err(|e| {
+                let text = e.to_string();
+                device = Some(e);
+                text
+            })?
+        });
+        if let Some(e) = device {
+            return Err(e);
         }
-        for (mon, dft) in self.fluxes.iter().zip(&st.flux) {
+        let last = match loaded {
+            Ok(last) => last,
+            Err(e) => return Ok(Err(e)),
+        };
+        if let Err(e) = self.check_flux(&last.flux) {
+            return Ok(Err(e.to_string()));
+        }
+        for (mon, dft) in self.fluxes.iter().zip(&last.flux) {
             let nf = mon.nf;
             for (fp, pd) in mon.patches.iter().zip(&dft.patches) {
                 let cells = fp.patch.cells();
@@ -488,25 +494,87 @@ impl<D: Device, T: Real> Engine<D, T> {
                 }
             }
         }
+        // The halo planes, as the last exchange of each half step left them: each from the
+        // plane it copies, now on its GPU.
         for c in halo_copies {
-            let src = &st.fields[c.component as usize][c.src_x * plane..(c.src_x + 1) * plane];
+            let src = self
+                .slabs
+                .iter()
+                .find(|s| s.range.x0 <= c.src_x && c.src_x < s.range.x1)
+                .expect("a halo copy's source plane lies in a slab");
+            let at = (c.src_x - src.range.x0 + 1) * plane * t;
+            let f = c.component as usize;
+            let mut values = download::<D, T>(&self.dev, src.gpu, src.f[f] + at as u64, plane)?;
+            if c.negate {
+                values.iter_mut().for_each(|v| *v = -*v);
+            }
             let dst = &self.slabs[c.dst_slab];
             let p = match c.dst_side {
                 HaloSide::Left => 0,
                 HaloSide::Right => dst.range.len() + 1,
             };
-            let values: Vec<T> = if c.negate {
-                src.iter().map(|&v| -v).collect()
-            } else {
-                src.to_vec()
-            };
             self.dev.upload(
                 dst.gpu,
-                dst.f[c.component as usize] + (p * plane * t) as u64,
+                dst.f[f] + (p * plane * t) as u64,
                 bytes_of(&values),
             )?;
         }
-        self.step = st.step;
+        self.step = last.step;
+        Ok(Ok(()))
+    }
+
+    /// Upload one part of slab `s`'s state ([`load_in_parts`]); `Ok(Err)` when it does not
+    /// fit the slab.
+    fn upload_part(
+        &self,
+        s: &super::slab::Slab,
+        loaded: Loaded<T>,
+    ) -> Result<Result<(), String>, DeviceError> {
+        let t = std::mem::size_of::<T>();
+        let plane = self.plane;
+        match loaded {
+            Loaded::Fields { planes, fields } => {
+                for (c, f) in fields.iter().enumerate() {
+                    let at = s.f[c] + ((planes.start + 1) * plane * t) as u64;
+                    self.dev.upload(s.gpu, at, bytes_of(f))?;
+                }
+            }
+            Loaded::Rest(part) => {
+                for (a, len) in self.psi_lens(s).into_iter().enumerate() {
+                    if len > 0 {
+                        for k in 0..4 {
+                            self.dev
+                                .upload(s.gpu, s.psi[a][k], bytes_of(&part.psi[a][k]))?;
+                        }
+                    }
+                }
+                if let (Some([e, h]), Some([pe, ph])) = (&part.incident, s.incident) {
+                    self.dev.upload(s.gpu, pe, bytes_of(e))?;
+                    self.dev.upload(s.gpu, ph, bytes_of(h))?;
+                }
+                // A slab may hold several groups of one (component, material): the part
+                // holds their cells back to back, slot by slot.
+                let mut offsets: Vec<usize> = vec![0; part.dispersive.len()];
+                for g in &s.dispersive {
+                    let Some(di) = part.dispersive_index(g.component, g.material) else {
+                        return Ok(Err("the saved state lacks a dispersive group".into()));
+                    };
+                    let d = &part.dispersive[di];
+                    let (total, off) = (d.e_prev.len(), offsets[di]);
+                    self.dev
+                        .upload(s.gpu, g.e_prev, bytes_of(&d.e_prev[off..off + g.n]))?;
+                    let slots = self.state_len(g.material);
+                    let mut state = Vec::with_capacity(g.n * slots);
+                    for slot in 0..slots {
+                        state.extend_from_slice(&d.state[slot * total + off..][..g.n]);
+                    }
+                    if !state.is_empty() {
+                        self.dev.upload(s.gpu, g.state, bytes_of(&state))?;
+                    }
+                    offsets[di] += g.n;
+                }
+            }
+        }
         Ok(Ok(()))
     }
 }
