@@ -17,8 +17,8 @@
 use super::comm::{World, HALF_TAGS, HALO_TAG};
 use crate::backend::pass::ALL_PASSES;
 use crate::backend::{
-    Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StateReader, StateShape,
-    StateSink,
+    Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StateReader, StateRequest,
+    StateShape, StateSink,
 };
 use crate::decomp::ranks::{Exchange, RankLayout};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
@@ -456,8 +456,10 @@ fn export_parts<B: Backend>(
     }
 }
 
-/// Every rank reads its own part of a state with `read` and imports it (collective): the
-/// halo planes between its own slabs from the part, those from other ranks by one exchange
+/// Every rank reads its own part of a state with `read`, piece by piece as its engine loads it
+/// ([`Backend::import_state_from`]), so no rank holds its whole part in host memory
+/// (collective): the halo planes between its own slabs from the part, those from other ranks
+/// by one exchange
 /// of each half step, as the last exchange left them. Returns the surface DFTs (rank 0's
 /// part holds them) and the state's step; an error on any rank is every rank's, naming it.
 fn import_parts<B: Backend>(
@@ -473,19 +475,60 @@ fn import_parts<B: Backend>(
             let planes = rank.layout.planes(me);
             let place = StateShape::place(shapes, me, planes.start);
             let whole = StateShape::whole(shapes);
-            let request = place.request(planes, &shapes[me], &whole, me == 0);
             let local_copies: Vec<_> = rank.exchanges[0]
                 .local
                 .iter()
                 .chain(&rank.exchanges[1].local)
                 .copied()
                 .collect();
-            read(Some(&request)).and_then(|mut st| {
-                let flux = std::mem::take(&mut st.flux);
-                rank.local
-                    .import_state(&st, &local_copies)
-                    .map_err(|e| e.to_string())?;
-                Ok((flux, st.step))
+            // This rank's engine loads its part piece by piece (`import_state_from`), never
+            // the whole part at once. Its requests count its own arrays from 0: they move to
+            // where this rank's part lies in the whole. The driver holds the surface DFTs
+            // (rank 0's), the engine none.
+            let at = |c: u8, m: u8| {
+                shapes[me]
+                    .dispersive
+                    .iter()
+                    .zip(&place.dispersive)
+                    .find(|(d, _)| d.0 == c && d.1 == m)
+                    .map_or(0, |(_, &at)| at)
+            };
+            let total = |c: u8, m: u8| {
+                whole
+                    .dispersive
+                    .iter()
+                    .find(|d| d.0 == c && d.1 == m)
+                    .map_or(0, |d| d.2)
+            };
+            let moved = |request: Option<&StateRequest>| {
+                let Some(request) = request else {
+                    return Err("a rank reads its own part of the state".to_string());
+                };
+                if request.flux {
+                    return read(Some(&StateRequest::fields(0..0)));
+                }
+                let mut r = request.clone();
+                for (a, arrays) in r.psi.iter_mut().enumerate() {
+                    for (k, run) in arrays.iter_mut().enumerate() {
+                        let shift = place.psi[a][k];
+                        *run = run.start + shift..run.end + shift;
+                    }
+                }
+                for d in &mut r.dispersive {
+                    let shift = at(d.0, d.1);
+                    d.2 = d.2.start + shift..d.2.end + shift;
+                    d.3 = total(d.0, d.1);
+                }
+                read(Some(&r))
+            };
+            let own = if me == 0 {
+                StateRequest::surface_dfts()
+            } else {
+                StateRequest::fields(0..0)
+            };
+            read(Some(&own)).and_then(|st| {
+                rank.local.import_state_from(&moved, &local_copies)?;
+                Ok((st.flux, st.step))
             })
         }
     };
