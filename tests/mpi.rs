@@ -484,7 +484,7 @@ fn interrupt(
     signal: i32,
 ) -> (Option<i32>, String, std::time::Duration, PathBuf) {
     let long = SCENE.replace("steps = 120", "steps = 1000000");
-    interrupt_scene(name, &long, target, signal)
+    interrupt_scene(name, &long, target, signal, &[])
 }
 
 /// [`interrupt`] on the scene `text`.
@@ -493,6 +493,7 @@ fn interrupt_scene(
     text: &str,
     target: impl Fn(u32, &[u32]) -> Vec<u32>,
     signal: i32,
+    extra: &[&str],
 ) -> (Option<i32>, String, std::time::Duration, PathBuf) {
     let d = dir(name);
     std::fs::write(d.join("s.toml"), text).unwrap();
@@ -509,6 +510,7 @@ fn interrupt_scene(
             "--threads",
             "1",
         ])
+        .args(extra)
         .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
         .current_dir(&d)
         .stdout(std::process::Stdio::piped())
@@ -588,9 +590,10 @@ fn ctrl_c_to_mpirun_stops_every_rank_and_leaves_a_valid_file() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// [`SCENE`] with `steps` steps and a Drude metal across the rank boundaries (x cells 16 to
-/// 24: the 2-rank split at 18, the 3-rank split at 12 and 24), so a checkpoint carries
-/// dispersive state in every rank's part.
+/// [`SCENE`] with `steps` steps and a Drude metal bar across x (cells 8 to 32 of 36), so a
+/// checkpoint carries dispersive state in every rank's part and, split into 4 slabs over 2
+/// ranks (cuts at 9, 18 and 27), in every slab: each rank's pieces of it lie at an offset
+/// within its part.
 fn checkpoint_scene(steps: usize) -> String {
     SCENE
         .replace("steps = 120", &format!("steps = {steps}"))
@@ -601,7 +604,7 @@ fn checkpoint_scene(steps: usize) -> String {
 shape = "box"
 material = "metal"
 center = [0.1, -0.4, 0.0]
-size = [0.4, 0.3, 0.3]
+size = [1.2, 0.3, 0.3]
 [[geometry]]"#,
         )
 }
@@ -619,10 +622,16 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
     let o = yee(&one, None, &[], &[]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let want = datasets(&open_h5(one.join("out.h5")).unwrap());
-    // Two ranks, stopped by SIGTERM to rank 0 (as a batch system's time limit does): every
-    // rank stops, the checkpoint is written part by part, exit 143.
-    let (code, out, _, d) =
-        interrupt_scene("ck-two", &text, |_, pids| vec![pids[0]], libc::SIGTERM);
+    // Two ranks of two slabs each, stopped by SIGTERM to rank 0 (as a batch system's time
+    // limit does): every rank stops, the checkpoint is written piece by piece (each rank's
+    // engine hands over its slabs' pieces, placed within its part), exit 143.
+    let (code, out, _, d) = interrupt_scene(
+        "ck-two",
+        &text,
+        |_, pids| vec![pids[0]],
+        libc::SIGTERM,
+        &["--slabs", "4"],
+    );
     assert_eq!(code, Some(143), "{out}");
     assert_stopped_file(&d, "SIGTERM to rank 0");
     let ck = d.join("out.checkpoint.h5");
@@ -651,6 +660,9 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
                     "cpu",
                     "--threads",
                     "1",
+                    // Two slabs a rank: each rank's pieces lie within its part.
+                    "--slabs",
+                    "6",
                 ],
                 &[],
             ),
@@ -812,8 +824,13 @@ fn a_signal_to_one_rank_stops_a_scan_over_ranks_and_it_resumes_on_three_bit_for_
     let text = SCAN_SCENE
         .replace("TRACES", &traces.to_string())
         .replace("STEPS", "25000");
-    let (code, out, took, d) =
-        interrupt_scene("scan-sig", &text, |_, pids| vec![pids[1]], libc::SIGINT);
+    let (code, out, took, d) = interrupt_scene(
+        "scan-sig",
+        &text,
+        |_, pids| vec![pids[1]],
+        libc::SIGINT,
+        &[],
+    );
     assert_eq!(code, Some(130), "{out}");
     assert!(took.as_secs() < 20, "stopped within seconds: {took:?}");
     let (_, done, complete) = scan_contents(&d.join("out.h5"));

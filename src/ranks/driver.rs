@@ -17,8 +17,8 @@
 use super::comm::{World, HALF_TAGS, HALO_TAG};
 use crate::backend::pass::ALL_PASSES;
 use crate::backend::{
-    Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StateReader, StateRequest,
-    StateShape, StateSink,
+    Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StatePlace, StateReader,
+    StateRequest, StateShape, StateSink,
 };
 use crate::decomp::ranks::{Exchange, RankLayout};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
@@ -363,23 +363,22 @@ fn part_arrays<T>(st: &State<T>) -> Vec<&Vec<T>> {
     out
 }
 
-/// A state part of `shape` over `planes` x planes received from rank `from` (as
-/// [`part_arrays`] sent it).
-fn receive_part<B: Backend>(
-    rank: &Rank<B>,
+/// A state piece of `shape` with `field_values` values of each field component received from
+/// rank `from` (as [`part_arrays`] sent it).
+fn receive_part<T: Real>(
+    world: &World,
     from: usize,
     shape: &StateShape,
-    planes: usize,
-    plane: usize,
-) -> State<B::Real> {
-    let zeros = |n: usize| vec![<B::Real as Real>::ZERO; n];
-    let mut st = State::<B::Real> {
-        fields: std::array::from_fn(|_| zeros(planes * plane)),
+    field_values: usize,
+) -> State<T> {
+    let zeros = |n: usize| vec![T::ZERO; n];
+    let mut st = State::<T> {
+        fields: std::array::from_fn(|_| zeros(field_values)),
         psi: shape.psi.map(|a| a.map(zeros)),
         dispersive: shape
             .dispersive
             .iter()
-            .map(|&(c, m, n, slots)| crate::backend::DispersiveState {
+            .map(|&(c, m, n, slots)| crate::backend::DispersiveState::<T> {
                 component: c,
                 material: m,
                 e_prev: zeros(n),
@@ -389,7 +388,7 @@ fn receive_part<B: Backend>(
         incident: shape.incident.map(|n| [zeros(n), zeros(n)]),
         ..Default::default()
     };
-    let mut arrays: Vec<&mut Vec<B::Real>> = st.fields.iter_mut().collect();
+    let mut arrays: Vec<&mut Vec<T>> = st.fields.iter_mut().collect();
     arrays.extend(st.psi.iter_mut().flatten());
     for d in &mut st.dispersive {
         arrays.push(&mut d.e_prev);
@@ -400,7 +399,7 @@ fn receive_part<B: Backend>(
         arrays.push(h);
     }
     for v in arrays.into_iter().filter(|v| !v.is_empty()) {
-        rank.world.receive(from, &mut v[..]);
+        world.receive(from, &mut v[..]);
     }
     st
 }
@@ -408,51 +407,184 @@ fn receive_part<B: Backend>(
 /// What rank 0 brings to [`export_parts`]: the sink, the surface DFTs it accumulated, the step.
 type RootSink<'a, T> = (&'a mut dyn StateSink<T>, Vec<FluxDft>, usize);
 
+/// The fixed header of one piece a rank sends rank 0 in [`export_parts`]: kind (0 the end of
+/// the rank's pieces, 1 a piece, 2 the rank failed), first x plane, values of each field
+/// component, the 12
+/// psi arrays' lengths and their offsets within the rank's part, the incident grid's nodes
+/// (`u64::MAX` for none) and the number of dispersive entries (each then 5 values:
+/// component, material, cells, slots, offset within the rank's part).
+const PIECE_HEADER: usize = 29;
+
+/// Sends each piece of a rank's part of the state to rank 0 as its engine hands it over
+/// ([`Backend::write_state`]).
+struct Forward<'a> {
+    world: &'a World,
+}
+
+impl<T: Copy> StateSink<T> for Forward<'_> {
+    fn begin(&mut self, _whole: &StateShape) -> Result<(), String> {
+        // Rank 0 knows every rank's shape already (`all_shapes`).
+        Ok(())
+    }
+
+    fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String> {
+        let mut h = [0u64; PIECE_HEADER];
+        h[0] = 1;
+        h[1] = place.x0 as u64;
+        h[2] = part.fields[0].len() as u64;
+        for (i, v) in part.psi.iter().flatten().enumerate() {
+            h[3 + i] = v.len() as u64;
+        }
+        for (i, at) in place.psi.iter().flatten().enumerate() {
+            h[15 + i] = *at as u64;
+        }
+        h[27] = part
+            .incident
+            .as_ref()
+            .map_or(u64::MAX, |[e, _]| e.len() as u64);
+        h[28] = part.dispersive.len() as u64;
+        let entries: Vec<u64> = part
+            .dispersive
+            .iter()
+            .zip(&place.dispersive)
+            .flat_map(|(d, &at)| {
+                let n = d.e_prev.len();
+                let slots = d.state.len() / n.max(1);
+                [
+                    d.component as u64,
+                    d.material as u64,
+                    n as u64,
+                    slots as u64,
+                    at as u64,
+                ]
+            })
+            .collect();
+        self.world.send(0, &h);
+        if !entries.is_empty() {
+            self.world.send(0, &entries);
+        }
+        for v in part_arrays(part) {
+            self.world.send(0, v);
+        }
+        Ok(())
+    }
+}
+
+/// Rank 0's own engine hands its pieces straight to the checkpoint, whose `begin` the driver
+/// has called with the whole state's shape: rank 0's part starts the whole, so its pieces'
+/// places are already the whole's.
+struct OwnPieces<'a, T>(&'a mut dyn StateSink<T>);
+
+impl<T> StateSink<T> for OwnPieces<'_, T> {
+    fn begin(&mut self, _whole: &StateShape) -> Result<(), String> {
+        Ok(())
+    }
+
+    fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String> {
+        self.0.part(part, place)
+    }
+}
+
 /// Every rank's part of the state after `step` into `sink`, rank by rank (collective; rank 0
-/// passes the sink and the surface DFTs it accumulated, the others `None`): the others send
-/// their part to rank 0, which hands each to the sink and drops it, so no rank holds more
-/// than its own and one other's. False when some rank has no state (a failure).
+/// passes the sink and the surface DFTs it accumulated, the others `None`), piece by piece as
+/// each rank's engine hands its part over ([`Backend::write_state`]): the others send each
+/// piece to rank 0, which hands it to the sink and drops it, so no rank holds more than one
+/// piece of the state. False when some rank has no state or fails while handing it over.
 fn export_parts<B: Backend>(
     rank: &mut Rank<B>,
     sink: Option<RootSink<'_, B::Real>>,
 ) -> Result<bool, String> {
-    let own = rank.local.export_state();
-    let Some(shapes) = all_shapes(rank, own.as_ref().map(StateShape::of).as_ref()) else {
+    let own = rank.local.state_shape();
+    let Some(shapes) = all_shapes(rank, own.as_ref()) else {
         return Ok(false);
     };
-    let own = own.expect("every rank has a state");
+    let steps = rank.steps;
+    let Rank {
+        world,
+        local,
+        layout,
+        ..
+    } = rank;
     let Some((sink, flux, step)) = sink else {
-        for v in part_arrays(&own) {
-            rank.world.send(0, v);
-        }
+        let mut forward = Forward { world: &*world };
+        let done = local.write_state(steps, &mut forward);
+        let mut end = [0u64; PIECE_HEADER];
+        end[0] = if matches!(done, Ok(true)) { 0 } else { 2 };
+        world.send(0, &end);
         return Ok(true);
-    };
-    let plane = {
-        let p = rank.layout.planes(0);
-        own.fields[0].len() / p.len().max(1)
     };
     let whole = StateShape::whole(&shapes);
     let mut first_error = sink.begin(&whole).err();
-    let mut own = own;
-    own.step = step;
-    own.flux = flux;
+    let mut failed = false;
     if first_error.is_none() {
-        let place = StateShape::place(&shapes, 0, rank.layout.planes(0).start);
-        first_error = sink.part(&own, &place).err();
-    }
-    drop(own);
-    for (r, shape) in shapes.iter().enumerate().skip(1) {
-        // Received even after an error, so every rank's sends complete.
-        let planes = rank.layout.planes(r);
-        let part = receive_part(rank, r, shape, planes.len(), plane);
-        if first_error.is_none() {
-            let place = StateShape::place(&shapes, r, planes.start);
-            first_error = sink.part(&part, &place).err();
+        match local.write_state(step, &mut OwnPieces(&mut *sink)) {
+            Ok(true) => {}
+            Ok(false) => failed = true,
+            Err(e) => first_error = Some(e),
         }
     }
-    match first_error {
-        Some(e) => Err(e),
-        None => Ok(true),
+    for (r, shape) in shapes.iter().enumerate().skip(1) {
+        // Received even after an error, so every rank's sends complete.
+        let at = StateShape::place(&shapes, r, layout.planes(r).start);
+        loop {
+            let mut h = [0u64; PIECE_HEADER];
+            world.receive(r, &mut h);
+            match h[0] {
+                0 => break,
+                2 => {
+                    failed = true;
+                    break;
+                }
+                _ => {}
+            }
+            let mut entries = vec![0u64; 5 * h[28] as usize];
+            if !entries.is_empty() {
+                world.receive(r, &mut entries);
+            }
+            let mut piece_shape = StateShape::default();
+            for i in 0..12 {
+                piece_shape.psi[i / 4][i % 4] = h[3 + i] as usize;
+            }
+            piece_shape.incident = (h[27] != u64::MAX).then_some(h[27] as usize);
+            let mut place = StatePlace {
+                x0: h[1] as usize,
+                psi: at.psi,
+                dispersive: Vec::new(),
+            };
+            for i in 0..12 {
+                place.psi[i / 4][i % 4] += h[15 + i] as usize;
+            }
+            for e in entries.chunks_exact(5) {
+                let (c, m) = (e[0] as u8, e[1] as u8);
+                piece_shape
+                    .dispersive
+                    .push((c, m, e[2] as usize, e[3] as usize));
+                let rank_at = shape
+                    .dispersive
+                    .iter()
+                    .zip(&at.dispersive)
+                    .find(|(d, _)| d.0 == c && d.1 == m)
+                    .map_or(0, |(_, &a)| a);
+                place.dispersive.push(rank_at + e[4] as usize);
+            }
+            let piece = receive_part::<B::Real>(world, r, &piece_shape, h[2] as usize);
+            if first_error.is_none() {
+                first_error = sink.part(&piece, &place).err();
+            }
+        }
+    }
+    if first_error.is_none() && !failed {
+        let part = State {
+            step,
+            flux,
+            ..Default::default()
+        };
+        first_error = sink.part(&part, &StatePlace::default()).err();
+    }
+    match (first_error, failed) {
+        (Some(e), _) => Err(e),
+        (None, true) => Ok(false),
+        (None, false) => Ok(true),
     }
 }
 
