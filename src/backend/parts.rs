@@ -331,6 +331,96 @@ pub trait StateSink<T> {
     fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String>;
 }
 
+/// Puts a whole state together in memory from the pieces an engine hands over
+/// ([`super::Backend::write_state`]): an engine's export of its whole state is its checkpoint
+/// written into this, so both take one path.
+#[derive(Default)]
+pub struct Assembler<T> {
+    state: State<T>,
+    whole: StateShape,
+    plane: usize,
+    /// The first x plane of the pieces (that of the engine's first slab).
+    x0: Option<usize>,
+}
+
+impl<T: Real> Assembler<T> {
+    /// An empty assembler for fields of `plane` cells per x plane.
+    pub fn new(plane: usize) -> Self {
+        Assembler {
+            plane,
+            ..Default::default()
+        }
+    }
+
+    /// The state put together, taken after `step` steps.
+    pub fn into_state(self, step: usize) -> State<T> {
+        State { step, ..self.state }
+    }
+}
+
+impl<T: Real> StateSink<T> for Assembler<T> {
+    fn begin(&mut self, whole: &StateShape) -> Result<(), String> {
+        let zeros = |n: usize| vec![T::ZERO; n];
+        self.state.psi = whole.psi.map(|a| a.map(zeros));
+        self.state.dispersive = whole
+            .dispersive
+            .iter()
+            .map(|&(component, material, n, slots)| super::DispersiveState {
+                component,
+                material,
+                e_prev: zeros(n),
+                state: zeros(n * slots),
+            })
+            .collect();
+        self.whole = whole.clone();
+        Ok(())
+    }
+
+    fn part(&mut self, part: &State<T>, place: &StatePlace) -> Result<(), String> {
+        if !part.fields[0].is_empty() {
+            // Pieces of fields come in x order, each right after the one before.
+            let x0 = *self.x0.get_or_insert(place.x0);
+            let planes = self.state.fields[0].len() / self.plane.max(1);
+            if place.x0 != x0 + planes {
+                return Err(format!(
+                    "a piece of fields at x plane {} after {} planes from {x0}",
+                    place.x0, planes
+                ));
+            }
+            for (f, p) in self.state.fields.iter_mut().zip(&part.fields) {
+                f.extend_from_slice(p);
+            }
+        }
+        for (a, arrays) in part.psi.iter().enumerate() {
+            for (k, v) in arrays.iter().enumerate() {
+                let at = place.psi[a][k];
+                self.state.psi[a][k][at..at + v.len()].copy_from_slice(v);
+            }
+        }
+        for (d, &at) in part.dispersive.iter().zip(&place.dispersive) {
+            let n = d.e_prev.len();
+            let whole = self
+                .state
+                .dispersive
+                .iter_mut()
+                .find(|w| w.component == d.component && w.material == d.material)
+                .ok_or("a dispersive piece the whole state lacks")?;
+            let total = whole.e_prev.len();
+            whole.e_prev[at..at + n].copy_from_slice(&d.e_prev);
+            for (slot, run) in d.state.chunks(n.max(1)).enumerate() {
+                whole.state[slot * total + at..][..run.len()].copy_from_slice(run);
+            }
+        }
+        if self.state.incident.is_none() {
+            self.state.incident.clone_from(&part.incident);
+        }
+        if !part.flux.is_empty() {
+            self.state.flux.clone_from(&part.flux);
+        }
+        Ok(())
+    }
+}
+
 /// Bytes of field values (the six components together) that one part of a checkpoint holds at
 /// most when an engine hands its state over part by part ([`planes_per_part`]), so that
 /// writing a checkpoint holds no second copy of the fields in host memory.

@@ -8,7 +8,7 @@
 //! concatenated, slot by slot.
 
 use super::{CpuBackend, Slab};
-use crate::backend::parts::{load_in_parts, planes_per_part, Loaded, PartReader};
+use crate::backend::parts::{load_in_parts, planes_per_part, Assembler, Loaded, PartReader};
 use crate::backend::Backend;
 use crate::backend::{
     check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
@@ -25,71 +25,13 @@ impl<T: Real> CpuBackend<T> {
         order
     }
 
-    /// The whole state ([`crate::backend::Backend::export_state`]).
+    /// The whole state ([`crate::backend::Backend::export_state`]): [`Self::write_parts`]
+    /// put together in memory.
     pub(super) fn export(&mut self) -> State<T> {
-        let plane = self.shared.ny * self.shared.nz;
-        let order = self.slab_order();
-        let mut st = State::<T>::default();
-        for &i in &order {
-            let s = &self.slabs[i];
-            let owned = plane..(s.range.len() + 1) * plane;
-            for c in 0..3 {
-                st.fields[c].extend_from_slice(&s.e[c][owned.clone()]);
-                st.fields[3 + c].extend_from_slice(&s.h[c][owned.clone()]);
-            }
-            for k in 0..4 {
-                st.psi[0][k].extend_from_slice(&s.psi_x[k]);
-                st.psi[1][k].extend_from_slice(&s.psi_y[k]);
-                st.psi[2][k].extend_from_slice(&s.psi_z[k]);
-            }
-            if st.incident.is_none() {
-                st.incident = s
-                    .incident
-                    .as_ref()
-                    .map(|inc| [inc.e.clone(), inc.h.clone()]);
-            }
-        }
-        // Dispersive: the (component, material) keys of every slab, in order, then each key's
-        // cells slab after slab, slot by slot.
-        let mut keys: Vec<(usize, u8)> = self
-            .slabs
-            .iter()
-            .flat_map(|s| s.dispersive.iter().map(|g| (g.component, g.material)))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        for (c, m) in keys {
-            let groups: Vec<_> = order
-                .iter()
-                .filter_map(|&i| {
-                    self.slabs[i]
-                        .dispersive
-                        .iter()
-                        .find(|g| g.component == c && g.material == m)
-                })
-                .collect();
-            let slots = self.state_len(m);
-            let mut d = DispersiveState {
-                component: c as u8,
-                material: m,
-                ..Default::default()
-            };
-            for g in &groups {
-                d.e_prev.extend_from_slice(&g.e_prev);
-            }
-            for slot in 0..slots {
-                for g in &groups {
-                    let n = g.cells.len();
-                    d.state
-                        .extend_from_slice(&g.state[slot * n..(slot + 1) * n]);
-                }
-            }
-            st.dispersive.push(d);
-        }
-        if let Some(flux) = &mut self.monitors.flux {
-            st.flux = (0..flux.len()).map(|i| flux.dft(i)).collect();
-        }
-        st
+        let mut whole = Assembler::new(self.shared.ny * self.shared.nz);
+        self.write_parts(0, &mut whole)
+            .expect("the engine's own pieces fit its own shape");
+        whole.into_state(0)
     }
 
     /// Hand the whole state after step `step` to `sink` part by part

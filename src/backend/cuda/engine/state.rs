@@ -10,7 +10,7 @@
 use super::super::args::POLE_LORENTZ;
 use super::device::{bytes_of, Device, DeviceError};
 use super::Engine;
-use crate::backend::parts::{load_in_parts, planes_per_part, Loaded, PartReader};
+use crate::backend::parts::{load_in_parts, planes_per_part, Assembler, Loaded, PartReader};
 use crate::backend::{
     check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
 };
@@ -66,91 +66,21 @@ impl<D: Device, T: Real> Engine<D, T> {
         })
     }
 
-    /// The whole state, downloaded from every GPU ([`crate::backend::Backend::export_state`]).
+    /// The whole state, downloaded from every GPU ([`crate::backend::Backend::export_state`]):
+    /// [`Self::write_parts`] put together in memory.
     pub(super) fn export(&self) -> Result<State<T>, DeviceError> {
-        let t = std::mem::size_of::<T>() as u64;
-        let plane = self.plane;
-        let order = self.slab_order();
-        let mut st = State::<T> {
-            step: self.step,
-            ..Default::default()
-        };
-        for &i in &order {
-            let s = &self.slabs[i];
-            let n = s.range.len();
-            for c in 0..6 {
-                let v = download::<D, T>(&self.dev, s.gpu, s.f[c] + plane as u64 * t, n * plane)?;
-                st.fields[c].extend_from_slice(&v);
-            }
-            let lens = self.psi_lens(s);
-            for (a, &len) in lens.iter().enumerate() {
-                for k in 0..4 {
-                    if len > 0 {
-                        let v = download::<D, T>(&self.dev, s.gpu, s.psi[a][k], len)?;
-                        st.psi[a][k].extend_from_slice(&v);
-                    }
-                }
-            }
-            if let (None, Some([e, h]), Some((nodes, _, _))) = (&st.incident, s.incident, self.tfsf)
-            {
-                st.incident = Some([
-                    download::<D, T>(&self.dev, s.gpu, e, nodes)?,
-                    download::<D, T>(&self.dev, s.gpu, h, nodes)?,
-                ]);
-            }
-        }
-        self.zero_wall_psi(&mut st);
-        let mut keys: Vec<(usize, u8)> = self
-            .slabs
-            .iter()
-            .flat_map(|s| s.dispersive.iter().map(|g| (g.component, g.material)))
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        for (c, m) in keys {
-            let slots = self.state_len(m);
-            let mut d = DispersiveState {
-                component: c as u8,
-                material: m,
-                ..Default::default()
-            };
-            let mut per_slot: Vec<Vec<T>> = vec![Vec::new(); slots];
-            for &i in &order {
-                let s = &self.slabs[i];
-                for g in s
-                    .dispersive
-                    .iter()
-                    .filter(|g| g.component == c && g.material == m)
-                {
-                    d.e_prev
-                        .extend_from_slice(&download::<D, T>(&self.dev, s.gpu, g.e_prev, g.n)?);
-                    let state = download::<D, T>(&self.dev, s.gpu, g.state, g.n * slots)?;
-                    for (slot, out) in per_slot.iter_mut().enumerate() {
-                        out.extend_from_slice(&state[slot * g.n..(slot + 1) * g.n]);
-                    }
-                }
-            }
-            d.state = per_slot.concat();
-            st.dispersive.push(d);
-        }
-        for i in 0..self.fluxes.len() {
-            st.flux.push(self.read_flux(i)?);
-        }
-        Ok(st)
+        let mut whole = Assembler::new(self.plane);
+        self.write_parts(self.step, &mut whole)?
+            .expect("the engine's own pieces fit its own shape");
+        Ok(whole.into_state(self.step))
     }
 
     /// Zero the E psi values of the outer wall cells of the minimum PML layers (x plane 0,
-    /// y row 0, z cell 0), as the CPU backend holds them: the kernels update psi there too,
-    /// but E on that PEC-backed wall is zeroed every step, so those values never reach a
+    /// y row 0, z cell 0), as the CPU backend holds them, in the psi arrays `psi` of `nx` x
+    /// planes, the first of which is x plane 0 where `from_x0`: the kernels update psi there
+    /// too, but E on that PEC-backed wall is zeroed every step, so those values never reach a
     /// field, and the CPU skips them. The exported state is then the same from both engines.
-    fn zero_wall_psi(&self, st: &mut State<T>) {
-        let nx = st.fields[0].len() / self.plane.max(1);
-        self.zero_wall_psi_of(&mut st.psi, nx, true);
-    }
-
-    /// [`Self::zero_wall_psi`] on the psi arrays `psi` of `nx` x planes, the first of which is
-    /// x plane 0 where `from_x0`.
-    fn zero_wall_psi_of(&self, psi: &mut [[Vec<T>; 4]; 3], nx: usize, from_x0: bool) {
+    fn zero_wall_psi(&self, psi: &mut [[Vec<T>; 4]; 3], nx: usize, from_x0: bool) {
         let (ny, nz) = (self.ny, self.nz);
         // The first two arrays of each axis are E's.
         let [x, y, z] = psi;
@@ -261,7 +191,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                     }
                 }
             }
-            self.zero_wall_psi_of(&mut part.psi, n, s.range.x0 == 0);
+            self.zero_wall_psi(&mut part.psi, n, s.range.x0 == 0);
             if let (true, Some([e, h]), Some((nodes, _, _))) = (incident, s.incident, self.tfsf) {
                 part.incident = Some([
                     download::<D, T>(&self.dev, s.gpu, e, nodes)?,
