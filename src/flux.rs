@@ -41,7 +41,7 @@ struct PatchAcc {
     im: [Vec<f64>; 4],
     /// The tangential values (E_b, E_c, H_b, H_c, H on the E plane) of the samples gathered
     /// but not yet added to the accumulators: [sample][component][cell], room for the
-    /// monitor's `batch` samples.
+    /// monitor's [`samples_per_pass`].
     samples: Vec<f64>,
 }
 
@@ -49,8 +49,6 @@ struct Monitor {
     frequencies: Vec<f64>,
     /// Sampled every `decimation` steps ([`crate::model::Flux::decimation`]).
     decimation: usize,
-    /// Samples added to the accumulators in one pass over them ([`samples_per_pass`]).
-    batch: usize,
     /// The weights ([`sample_weights`]) of the samples waiting in the patches' `samples`, in
     /// the order they were taken.
     pending: Vec<Vec<[f64; 4]>>,
@@ -522,7 +520,6 @@ impl FluxAccumulators {
             .map(|f| Monitor {
                 frequencies: f.frequencies.clone(),
                 decimation: f.decimation.max(1),
-                batch: samples_per_pass(f.frequencies.len()),
                 pending: Vec::new(),
                 patches: f
                     .patches
@@ -611,7 +608,7 @@ impl FluxAccumulators {
                     .zip(tmp.iter())
                     .for_each(|(h, t)| *h = below * *h + above * t);
             }
-            if mon.pending.len() == mon.batch {
+            if mon.pending.len() == samples_per_pass(mon.frequencies.len()) {
                 mon.add_pending();
             }
         }

@@ -46,13 +46,12 @@ impl<T: Real> CpuBackend<T> {
         step: usize,
         sink: &mut dyn StateSink<T>,
     ) -> Result<(), String> {
-        sink.begin(&self.shape())?;
+        let (order, shapes) = self.slab_shapes();
+        sink.begin(&StateShape::whole(&shapes))?;
         let plane = self.shared.ny * self.shared.nz;
         let per_part = planes_per_part(plane, std::mem::size_of::<T>(), self.checkpoint_part_bytes);
-        let mut psi_at = [[0usize; 4]; 3];
-        let mut dispersive_at: Vec<((usize, u8), usize)> = Vec::new();
         let mut incident = true;
-        for i in self.slab_order() {
+        for (j, &i) in order.iter().enumerate() {
             let s = &self.slabs[i];
             let n = s.range.len();
             for a in (0..n).step_by(per_part) {
@@ -86,35 +85,25 @@ impl<T: Real> CpuBackend<T> {
                     incident = false;
                 }
             }
-            let mut place = StatePlace {
-                x0: s.range.x0,
-                psi: psi_at,
-                dispersive: Vec::new(),
-            };
-            for g in &s.dispersive {
-                let key = (g.component, g.material);
-                let at = match dispersive_at.iter_mut().find(|(k, _)| *k == key) {
-                    Some((_, at)) => at,
-                    None => {
-                        dispersive_at.push((key, 0));
-                        &mut dispersive_at.last_mut().expect("just pushed").1
+            // In the order of the slab's shape, which its place follows.
+            part.dispersive = shapes[j]
+                .dispersive
+                .iter()
+                .map(|&(c, m, _, _)| {
+                    let g = s
+                        .dispersive
+                        .iter()
+                        .find(|g| g.component as u8 == c && g.material == m)
+                        .expect("a slab's shape lists its own groups");
+                    DispersiveState {
+                        component: c,
+                        material: m,
+                        e_prev: g.e_prev.clone(),
+                        state: g.state.clone(),
                     }
-                };
-                place.dispersive.push(*at);
-                *at += g.cells.len();
-                part.dispersive.push(DispersiveState {
-                    component: g.component as u8,
-                    material: g.material,
-                    e_prev: g.e_prev.clone(),
-                    state: g.state.clone(),
-                });
-            }
-            for (a, arrays) in part.psi.iter().enumerate() {
-                for (k, v) in arrays.iter().enumerate() {
-                    psi_at[a][k] += v.len();
-                }
-            }
-            sink.part(&part, &place)?;
+                })
+                .collect();
+            sink.part(&part, &StateShape::place(&shapes, j, s.range.x0))?;
         }
         if let Some(flux) = &mut self.monitors.flux {
             let part = State::<T> {
@@ -129,12 +118,17 @@ impl<T: Real> CpuBackend<T> {
 
     /// The shape of [`Self::export`]'s state, from the slabs' array lengths.
     pub(super) fn shape(&self) -> StateShape {
-        let slabs: Vec<StateShape> = self
-            .slab_order()
-            .into_iter()
-            .map(|i| self.slab_shape(&self.slabs[i]))
+        StateShape::whole(&self.slab_shapes().1)
+    }
+
+    /// The slabs in x order and the shape of each one's part of the state, in that order.
+    fn slab_shapes(&self) -> (Vec<usize>, Vec<StateShape>) {
+        let order = self.slab_order();
+        let shapes = order
+            .iter()
+            .map(|&i| self.slab_shape(&self.slabs[i]))
             .collect();
-        StateShape::whole(&slabs)
+        (order, shapes)
     }
 
     /// The shape of slab `s`'s part of the state.
@@ -263,13 +257,11 @@ impl<T: Real> CpuBackend<T> {
         halo_copies: &[HaloCopy],
     ) -> Result<(), String> {
         let plane = self.shared.ny * self.shared.nz;
-        let order = self.slab_order();
+        let (order, shapes) = self.slab_shapes();
         let slabs: Vec<_> = order
             .iter()
-            .map(|&i| {
-                let s = &self.slabs[i];
-                (s.range.x0..s.range.x1, self.slab_shape(s))
-            })
+            .zip(shapes)
+            .map(|(&i, shape)| (self.slabs[i].range.x0..self.slabs[i].range.x1, shape))
             .collect();
         let per_part = planes_per_part(plane, std::mem::size_of::<T>(), self.checkpoint_part_bytes);
         let engine_slabs = &mut self.slabs;

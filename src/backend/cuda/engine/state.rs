@@ -109,12 +109,17 @@ impl<D: Device, T: Real> Engine<D, T> {
 
     /// The shape of [`Self::export`]'s state, from the slabs' sizes (nothing downloaded).
     pub(super) fn shape(&self) -> StateShape {
-        let slabs: Vec<StateShape> = self
-            .slab_order()
-            .into_iter()
-            .map(|i| self.slab_shape(&self.slabs[i]))
+        StateShape::whole(&self.slab_shapes().1)
+    }
+
+    /// The slabs in x order and the shape of each one's part of the state, in that order.
+    fn slab_shapes(&self) -> (Vec<usize>, Vec<StateShape>) {
+        let order = self.slab_order();
+        let shapes = order
+            .iter()
+            .map(|&i| self.slab_shape(&self.slabs[i]))
             .collect();
-        StateShape::whole(&slabs)
+        (order, shapes)
     }
 
     /// The shape of slab `s`'s part of the state.
@@ -153,13 +158,12 @@ impl<D: Device, T: Real> Engine<D, T> {
         let t = std::mem::size_of::<T>();
         let plane = self.plane;
         let per_part = planes_per_part(plane, t, self.checkpoint_part_bytes);
-        if let Err(e) = sink.begin(&self.shape()) {
+        let (order, shapes) = self.slab_shapes();
+        if let Err(e) = sink.begin(&StateShape::whole(&shapes)) {
             return Ok(Err(e));
         }
-        let mut psi_at = [[0usize; 4]; 3];
-        let mut dispersive_at: Vec<((usize, u8), usize)> = Vec::new();
         let mut incident = true;
-        for i in self.slab_order() {
+        for (j, &i) in order.iter().enumerate() {
             let s = &self.slabs[i];
             let n = s.range.len();
             for a in (0..n).step_by(per_part) {
@@ -199,22 +203,11 @@ impl<D: Device, T: Real> Engine<D, T> {
                 ]);
                 incident = false;
             }
-            let mut place = StatePlace {
-                x0: s.range.x0,
-                psi: psi_at,
-                dispersive: Vec::new(),
-            };
-            let mut keys: Vec<(usize, u8)> = s
-                .dispersive
-                .iter()
-                .map(|g| (g.component, g.material))
-                .collect();
-            keys.sort_unstable();
-            keys.dedup();
-            for (c, m) in keys {
-                let slots = self.state_len(m);
+            // One entry per (component, material), in the order of the slab's shape, which
+            // its place follows; a slab may hold several groups of one.
+            for &(c, m, _, slots) in &shapes[j].dispersive {
                 let mut d = DispersiveState {
-                    component: c as u8,
+                    component: c,
                     material: m,
                     ..Default::default()
                 };
@@ -222,7 +215,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 for g in s
                     .dispersive
                     .iter()
-                    .filter(|g| g.component == c && g.material == m)
+                    .filter(|g| g.component as u8 == c && g.material == m)
                 {
                     d.e_prev
                         .extend_from_slice(&download::<D, T>(&self.dev, s.gpu, g.e_prev, g.n)?);
@@ -232,22 +225,9 @@ impl<D: Device, T: Real> Engine<D, T> {
                     }
                 }
                 d.state = per_slot.concat();
-                let at = match dispersive_at.iter_mut().find(|(k, _)| *k == (c, m)) {
-                    Some((_, at)) => at,
-                    None => {
-                        dispersive_at.push(((c, m), 0));
-                        &mut dispersive_at.last_mut().expect("just pushed").1
-                    }
-                };
-                place.dispersive.push(*at);
-                *at += d.e_prev.len();
                 part.dispersive.push(d);
             }
-            for (a, arrays) in part.psi.iter().enumerate() {
-                for (k, v) in arrays.iter().enumerate() {
-                    psi_at[a][k] += v.len();
-                }
-            }
+            let place = StateShape::place(&shapes, j, s.range.x0);
             if let Err(e) = sink.part(&part, &place) {
                 return Ok(Err(e));
             }
@@ -378,13 +358,11 @@ impl<D: Device, T: Real> Engine<D, T> {
     ) -> Result<Result<(), String>, DeviceError> {
         let t = std::mem::size_of::<T>();
         let plane = self.plane;
-        let order = self.slab_order();
+        let (order, shapes) = self.slab_shapes();
         let slabs: Vec<_> = order
             .iter()
-            .map(|&i| {
-                let s = &self.slabs[i];
-                (s.range.x0..s.range.x1, self.slab_shape(s))
-            })
+            .zip(shapes)
+            .map(|(&i, shape)| (self.slabs[i].range.x0..self.slabs[i].range.x1, shape))
             .collect();
         let per_part = planes_per_part(plane, t, self.checkpoint_part_bytes);
         let mut device: Option<DeviceError> = None;
