@@ -60,6 +60,36 @@ struct UpdateArgs {
 };
 static_assert(sizeof(UpdateArgs) == 168 + 2 * sizeof(real), "UpdateArgs layout");
 
+// At most this many magnetic sheets and TF/SF faces in one fused launch (a TF/SF box has at
+// most 6 H groups of 2 faces each: operator.rs TfsfSlabGroup::point_boxes).
+#define MAX_FUSED_SHEETS 8
+#define MAX_FUSED_TFSF 12
+
+// A magnetic current sheet within the fused update (inject_source with magnetic = 1): H
+// component c (0..2) -= ch m over local planes [p0, p1), rows [y0, y1), columns [z0, z1).
+struct FusedSheet {
+    int c, p0, p1, y0, y1, z0, z1;
+    int pad_;
+    real m;  // this step's value
+    real pad;
+};
+static_assert(sizeof(FusedSheet) == 32 + 2 * sizeof(real), "FusedSheet layout");
+
+// One face of a TF/SF H correction group within the fused update (tfsf_correct, its points as
+// a box: operator.rs PointBox): H component c (0..2) over local planes [p0, p1), rows
+// [y0, y1), columns [z0, z1); the point of cell (p, j, k) is first + (p - p0) sp + (j - y0) sj
+// + (k - z0) sk of the group's arrays.
+struct FusedTfsf {
+    const unsigned* node;
+    const real* w;
+    const real* fac;
+    int c, p0, p1, y0, y1, z0, z1;
+    int sp, sj, sk;
+    int first;
+    int pad_;
+};
+static_assert(sizeof(FusedTfsf) == 72, "FusedTfsf layout");
+
 // update_fused (kernels/fused.cu): one step of H and E in one sweep, reading the old fields
 // (E^n, H^{n-1/2}: ex0..hz0, and the H psi arrays psi?0_old) and writing the new ones into
 // other buffers (ex..hz, psi?_new), so that no thread reads what another wrote in the same
@@ -92,8 +122,17 @@ struct FusedArgs {
     int pad_;
     real ch;     // dt / mu0
     real pad;
+    // update_fused_sources only: the H passes after the curl that lie in the sweep, the
+    // magnetic sheets (model order) and the TF/SF faces (pass order, reading the 1-D grid's
+    // e, inc_e) on this slab.
+    const real* inc_e;
+    int sheets, tfsf;
+    FusedSheet sheet[MAX_FUSED_SHEETS];
+    FusedTfsf tfsf_face[MAX_FUSED_TFSF];
 };
-static_assert(sizeof(FusedArgs) == 408 + 2 * sizeof(real), "FusedArgs layout");
+static_assert(sizeof(FusedArgs) == 424 + 2 * sizeof(real) + MAX_FUSED_SHEETS * sizeof(FusedSheet) +
+                                       MAX_FUSED_TFSF * sizeof(FusedTfsf),
+              "FusedArgs layout");
 
 // CPML correction passes. Along y and z: every owned plane in [p0, p1), the layers of that
 // axis (lo cells at the minimum face, hi at the maximum, n_axis cells in all). Along x: the
@@ -305,7 +344,8 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(tfsf_correct, TfsfArgs) \
     K(update_fused, FusedArgs)  \
     K(update_fused_strip2, FusedArgs) \
-    K(update_fused_strip4, FusedArgs)
+    K(update_fused_strip4, FusedArgs) \
+    K(update_fused_sources, FusedArgs)
 
 // Kernels whose threads share memory and meet at barriers (kernels/fused.cu): on the host
 // they run block by block, each phase for every thread of the block in turn (host_launch.h).

@@ -8,8 +8,9 @@
 // neighbours belong to other threads, which may run before or after this one, so the thread
 // computes their new H itself from the old fields: the step reads old fields and psi arrays
 // that nothing writes in this launch and writes new ones into other buffers (the engine swaps
-// the two sets every step). The arithmetic is that of update_h, cpml_{x,y,z}_h and update_e,
-// operation for operation, so the fields are the two-pass update's bit for bit; the E CPML
+// the two sets every step). The arithmetic is that of update_h, cpml_{x,y,z}_h and update_e
+// (and, in update_fused_sources, of the magnetic sheets and TF/SF H corrections on every new
+// H), operation for operation, so the fields are the two-pass update's bit for bit; the E CPML
 // corrections and the E passes after the curl run after this kernel, as in the two-pass step.
 //
 // The x - 1 neighbour of the first plane of a chunk is computed likewise, except on local
@@ -34,9 +35,50 @@ __device__ __forceinline__ int layer_of(int i, int lo, int hi, int n) {
     return -1;
 }
 
+// The H passes after the curl that the two-pass step launches on their own, on the new H `h`
+// of cell (j, k) of local plane p at field offset o: the magnetic sheets (inject_source, in
+// model order), then the TF/SF corrections (tfsf_correct, in pass order), the same
+// arithmetic. A cell lies in at most one face of a group, and a face's point is found from
+// the cell (FusedTfsf), so no thread searches the points.
+__device__ __forceinline__ void h_sources(const FusedArgs& a, int j, int k, int p, i64 o, H3& h) {
+    for (int i = 0; i < a.sheets; ++i) {
+        const FusedSheet& s = a.sheet[i];
+        if (p >= s.p0 && p < s.p1 && j >= s.y0 && j < s.y1 && k >= s.z0 && k < s.z1) {
+            const real d = a.ch * s.m;
+            if (s.c == 0) {
+                h.x -= d;
+            } else if (s.c == 1) {
+                h.y -= d;
+            } else {
+                h.z -= d;
+            }
+        }
+    }
+    for (int i = 0; i < a.tfsf; ++i) {
+        const FusedTfsf& t = a.tfsf_face[i];
+        if (p >= t.p0 && p < t.p1 && j >= t.y0 && j < t.y1 && k >= t.z0 && k < t.z1) {
+            const i64 q = t.first + (i64)(p - t.p0) * t.sp + (i64)(j - t.y0) * t.sj + (i64)(k - t.z0) * t.sk;
+            const unsigned n = __ldg(t.node + q);
+            const real v = a.inc_e[n] + __ldg(t.w + q) * (a.inc_e[n + 1] - a.inc_e[n]);
+            const u8* m = t.c == 0 ? a.hmx : (t.c == 1 ? a.hmy : a.hmz);
+            const real cb = a.magnetic ? c_hcb[m[o - a.plane]] : a.ch;
+            const real d = cb * (__ldg(t.fac + q) * v);
+            if (t.c == 0) {
+                h.x += d;
+            } else if (t.c == 1) {
+                h.y += d;
+            } else {
+                h.z += d;
+            }
+        }
+    }
+}
+
 // H^{n+1/2} at cell (j, k) of local plane p from the old fields: update_h's curl, then the
-// CPML corrections along x, y and z (cpml.cu), in that order. `own`: store the new psi values
-// (only the thread of the column does).
+// CPML corrections along x, y and z (cpml.cu), in that order, then with SOURCES the magnetic
+// sheets and TF/SF corrections (h_sources). `own`: store the new psi values (only the thread
+// of the column does).
+template <bool SOURCES>
 __device__ H3 h_cell(const FusedArgs& a, int j, int k, int p, bool own) {
     const real zero = 0;
     const i64 o = (i64)p * a.plane + (i64)j * a.nz + k;
@@ -134,6 +176,7 @@ __device__ H3 h_cell(const FusedArgs& a, int j, int k, int p, bool own) {
             a.psiz1_new[s] = psi1;
         }
     }
+    if (SOURCES) h_sources(a, j, k, p, o, h);
     return h;
 }
 
@@ -159,7 +202,7 @@ __device__ H3 h_cell(const FusedArgs& a, int j, int k, int p, bool own) {
 // rows cost ptxas 30 to 80 more registers per thread. The E update is update_e's: below the y
 // or z minimum face H is the wrapped value (periodic), minus the cell's own (PMC mirror), or
 // zero.
-template <int J>
+template <int J, bool SOURCES>
 __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
     const int strips = (a.ny + J - 1) / J;
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
@@ -194,7 +237,7 @@ __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
         hz_xb[r] = zero;
         if (a.e_too) {
             if (pb > 1) {
-                const H3 h = h_cell(a, j0 + r, k, pb - 1, false);
+                const H3 h = h_cell<SOURCES>(a, j0 + r, k, pb - 1, false);
                 hy_xb[r] = h.y;
                 hz_xb[r] = h.z;
             } else {
@@ -210,7 +253,7 @@ __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
         for (int r = 0; r < J; ++r) {
             const int j = j0 + r;
             const i64 o = o_p + (i64)r * a.nz;
-            const H3 h = h_cell(a, j, k, p, true);
+            const H3 h = h_cell<SOURCES>(a, j, k, p, true);
             a.hx[o] = h.x;
             a.hy[o] = h.y;
             a.hz[o] = h.z;
@@ -220,7 +263,7 @@ __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
                 hz_yb = below.z;
                 hx_yb = below.x;
             } else if (y_read) {
-                const H3 n = h_cell(a, jm, k, p, false);
+                const H3 n = h_cell<SOURCES>(a, jm, k, p, false);
                 hz_yb = n.z;
                 hx_yb = n.x;
             } else if (y_mirror) {
@@ -228,7 +271,7 @@ __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
                 hx_yb = -h.x;
             }
             if (z_read) {
-                const H3 n = h_cell(a, j, km, p, false);
+                const H3 n = h_cell<SOURCES>(a, j, km, p, false);
                 hy_zb = n.y;
                 hx_zb = n.x;
             } else if (z_mirror) {
@@ -249,15 +292,22 @@ __device__ __forceinline__ void fused_strip(const FusedArgs& a) {
 }
 
 extern "C" __global__ void YEE_FUSED_REGISTERS update_fused(const FusedArgs a) {
-    fused_strip<1>(a);
+    fused_strip<1, false>(a);
 }
 
 extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_strip2(const FusedArgs a) {
-    fused_strip<2>(a);
+    fused_strip<2, false>(a);
 }
 
 extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_strip4(const FusedArgs a) {
-    fused_strip<4>(a);
+    fused_strip<4, false>(a);
+}
+
+// update_fused with the magnetic sheets and TF/SF faces of the slab applied to every new H it
+// computes (h_sources): the kernel of a slab that has any, so that the others keep the
+// registers of the plain one.
+extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_sources(const FusedArgs a) {
+    fused_strip<1, true>(a);
 }
 
 // update_fused_tiled: the same step in 2-D blocks of TILE_Z z by blockDim.y y columns that
@@ -316,7 +366,7 @@ __device__ __forceinline__ void update_fused_tiled_begin(const FusedArgs& a, upd
     t.hz_xb = 0;
     if (!t.in || pb >= a.p1) return;
     if (pb > 1) {
-        const H3 h = h_cell(a, t.j, t.k, pb - 1, false);
+        const H3 h = h_cell<false>(a, t.j, t.k, pb - 1, false);
         t.hy_xb = h.y;
         t.hz_xb = h.z;
     } else {
@@ -333,7 +383,7 @@ __device__ __forceinline__ void update_fused_tiled_h(const FusedArgs& a, update_
     if (!t.in) return;
     const int s = (threadIdx.y + 1) * TILE_W + threadIdx.x + 1;
     const i64 o = (i64)p * a.plane + (i64)t.j * a.nz + t.k;
-    t.h = h_cell(a, t.j, t.k, p, true);
+    t.h = h_cell<false>(a, t.j, t.k, p, true);
     a.hx[o] = t.h.x;
     a.hy[o] = t.h.y;
     a.hz[o] = t.h.z;
@@ -341,12 +391,12 @@ __device__ __forceinline__ void update_fused_tiled_h(const FusedArgs& a, update_
     sh.hy[s] = t.h.y;
     sh.hz[s] = t.h.z;
     if (threadIdx.y == 0 && t.y_read) {
-        const H3 n = h_cell(a, t.jm, t.k, p, false);
+        const H3 n = h_cell<false>(a, t.jm, t.k, p, false);
         sh.hx[s - TILE_W] = n.x;
         sh.hz[s - TILE_W] = n.z;
     }
     if (threadIdx.x == 0 && t.z_read) {
-        const H3 n = h_cell(a, t.j, t.km, p, false);
+        const H3 n = h_cell<false>(a, t.j, t.km, p, false);
         sh.hx[s - 1] = n.x;
         sh.hy[s - 1] = n.y;
     }

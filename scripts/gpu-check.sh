@@ -413,6 +413,11 @@ YEE_CUDA_FUSED_MAXREG=80 bench "  fused, at most 80 registers" --precision f32 -
 YEE_CUDA_FUSED_STRIP=2 bench "  fused, 2 y rows per thread" --precision f32 --fused
 YEE_CUDA_FUSED_STRIP=4 bench "  fused, 4 y rows per thread" --precision f32 --fused
 YEE_CUDA_FUSED_STRIP=4 bench "  fused, 4 y rows per thread, f64" --precision f64 --fused
+# update_fused_sources everywhere (its tables empty here: update_fused's arithmetic): ptxas
+# gives it 56 registers in f32 against 115, so an SM holds twice the warps but each schedules
+# fewer loads ahead.
+YEE_CUDA_FUSED_SOURCES=1 bench "  fused, update_fused_sources (56 registers)" --precision f32 --fused
+YEE_CUDA_FUSED_SOURCES=1 bench "  fused, update_fused_sources, f64" --precision f64 --fused
 
 # A profile of the kernels that run below their roofline (when Nsight Compute is here; NCU=0
 # skips it): per kernel its time, DRAM and L2 throughput as a share of peak, achieved occupancy

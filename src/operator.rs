@@ -231,6 +231,8 @@ pub struct TfsfOp<T> {
 pub struct TfsfGroupOp<T> {
     /// The corrected component (0..3 E, 3..6 H).
     pub component: usize,
+    /// The axis its faces are normal to: each face's points share their index along it.
+    pub axis: usize,
     /// Global index of each point's cell.
     pub cells: Vec<[usize; 3]>,
     /// The 1-D node below each point.
@@ -248,6 +250,8 @@ pub struct TfsfGroupOp<T> {
 pub struct TfsfSlabGroup<T> {
     /// The corrected component (0..3 E, 3..6 H).
     pub component: usize,
+    /// The axis its faces are normal to ([`TfsfGroupOp::axis`]).
+    pub axis: usize,
     /// For local plane p in 1..=len + 1: the first point on plane p or later.
     pub plane_start: Vec<usize>,
     /// Cell offsets.
@@ -267,6 +271,92 @@ impl<T: Copy> TfsfSlabGroup<T> {
         let t = std::mem::size_of::<T>();
         (self.off.len() * (8 + 2 * t)) as u64
     }
+
+    /// The group's points on a grid of `ny` x `nz` as boxes, one per face: the points of a
+    /// face fill a box of owned cells (plane index from 0, y, z) and lie in the arrays at
+    /// places affine in the cell ([`PointBox`]), as [`crate::model::Tfsf::groups`] lays them
+    /// out (each face's points in raster order, sorted by x stably). This lets a kernel that
+    /// visits cells, not points (the GPU's fused update), find a cell's point without a
+    /// search. `None` if the points are not laid out so (a layout `groups` never makes).
+    pub fn point_boxes(&self, ny: usize, nz: usize) -> Option<Vec<PointBox>> {
+        let plane = ny * nz;
+        let cell = |q: usize| {
+            let o = self.off[q] as usize;
+            [o / plane, o % plane / nz, o % nz]
+        };
+        let mut faces: Vec<usize> = Vec::new();
+        for q in 0..self.off.len() {
+            let at = cell(q)[self.axis];
+            if !faces.contains(&at) {
+                faces.push(at);
+            }
+        }
+        faces
+            .into_iter()
+            .map(|at| {
+                let points: Vec<usize> = (0..self.off.len())
+                    .filter(|&q| cell(q)[self.axis] == at)
+                    .collect();
+                let first = points[0];
+                let lo = cell(first);
+                let mut hi = lo;
+                for &q in &points {
+                    let c = cell(q);
+                    for a in 0..3 {
+                        if c[a] < lo[a] {
+                            return None;
+                        }
+                        hi[a] = hi[a].max(c[a] + 1);
+                    }
+                }
+                let volume: usize = (0..3).map(|a| hi[a] - lo[a]).product();
+                if volume != points.len() {
+                    return None;
+                }
+                // The step in the arrays to the next cell along each axis (0 across one cell).
+                let mut stride = [0; 3];
+                for a in 0..3 {
+                    if hi[a] - lo[a] > 1 {
+                        let mut next = lo;
+                        next[a] += 1;
+                        let q = points.iter().find(|&&q| cell(q) == next)?;
+                        stride[a] = q - first;
+                    }
+                }
+                let b = PointBox {
+                    lo,
+                    hi,
+                    first,
+                    stride,
+                };
+                points.iter().all(|&q| b.index(cell(q)) == q).then_some(b)
+            })
+            .collect()
+    }
+}
+
+/// A box of TF/SF points ([`TfsfSlabGroup::point_boxes`]): the cells `lo..hi` (owned plane
+/// index from 0, y, z), the cell at `lo + d` being point `first + stride . d`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PointBox {
+    /// The first cell of the box.
+    pub lo: [usize; 3],
+    /// One past the last cell along each axis.
+    pub hi: [usize; 3],
+    /// The point of cell `lo`.
+    pub first: usize,
+    /// The step between the points of neighbouring cells along each axis.
+    pub stride: [usize; 3],
+}
+
+impl PointBox {
+    /// The point of `cell` (which lies in the box).
+    pub fn index(&self, cell: [usize; 3]) -> usize {
+        self.first
+            + (0..3)
+                .map(|a| (cell[a] - self.lo[a]) * self.stride[a])
+                .sum::<usize>()
+    }
 }
 
 impl<T: Copy> TfsfOp<T> {
@@ -284,6 +374,7 @@ impl<T: Copy> TfsfOp<T> {
                     .collect();
                 TfsfSlabGroup {
                     component: g.component,
+                    axis: g.axis,
                     plane_start,
                     off: g.cells[range.clone()]
                         .iter()
@@ -404,6 +495,7 @@ impl<T: Real> Operator<T> {
                 .into_iter()
                 .map(|grp| TfsfGroupOp {
                     component: grp.component as usize,
+                    axis: grp.axis,
                     cells: grp.points.iter().map(|(_, p)| p.cell).collect(),
                     node: grp.points.iter().map(|(_, p)| p.node).collect(),
                     w: grp.points.iter().map(|(_, p)| f(p.w)).collect(),
@@ -466,5 +558,87 @@ mod tests {
         for l in 0..a.layers() {
             assert_eq!(a.layer_of(a.global(l)), l);
         }
+    }
+
+    /// A TF/SF box on a 24 x 20 x 18 grid with PML around, periodic along x when asked.
+    fn tfsf_model(direction: &str, polarization: &str, periodic_x: bool) -> Model {
+        let (x_faces, x_size) = if periodic_x {
+            (
+                "x_min = { type = \"periodic\" }\nx_max = { type = \"periodic\" }",
+                24.0,
+            )
+        } else {
+            ("", 12.0)
+        };
+        let text = format!(
+            r#"
+[simulation]
+name = "t"
+length_unit = "mm"
+cell_size = 1.0
+size = [24.0, 20.0, 18.0]
+steps = 1
+[boundaries]
+default = {{ type = "pml", cells = 3 }}
+{x_faces}
+[[source]]
+type = "tfsf"
+box = {{ center = [0.0, 1.0, -1.0], size = [{x_size}, 10.0, 8.0] }}
+direction = {direction}
+polarization = {polarization}
+waveform = {{ type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }}
+"#
+        );
+        crate::scene::load_str(&text, "test.toml").unwrap().0
+    }
+
+    #[test]
+    fn tfsf_points_of_every_slab_lie_in_boxes_one_per_face() {
+        for (direction, polarization, periodic_x) in [
+            ("\"+x\"", "\"Ez\"", false),
+            ("\"-y\"", "\"Ex\"", false),
+            ("\"+z\"", "\"Ey\"", false),
+            ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]", false),
+            ("[0.0, 1.0, 1.0]", "[1.0, 0.0, 0.0]", true),
+        ] {
+            let model = tfsf_model(direction, polarization, periodic_x);
+            let op = Operator::<f32>::new(&model);
+            let t = op.tfsf.as_ref().unwrap();
+            let [nx, ny, nz] = model.grid.shape;
+            for cuts in [vec![0, nx], vec![0, 6, 7, 13, nx], vec![0, 17, 18, nx]] {
+                for w in cuts.windows(2) {
+                    for g in t.slab_groups(w[0], w[1], ny, nz) {
+                        let what = format!("{direction} {polarization} {w:?} {}", g.component);
+                        let boxes = g.point_boxes(ny, nz).expect(&what);
+                        // Every point is in exactly one box, at the place the box gives.
+                        let cells: usize = boxes
+                            .iter()
+                            .map(|b| (0..3).map(|a| b.hi[a] - b.lo[a]).product::<usize>())
+                            .sum();
+                        assert_eq!(cells, g.off.len(), "{what}");
+                        assert!(boxes.len() <= 2, "{what}: one box per face");
+                        for (q, &o) in g.off.iter().enumerate() {
+                            let o = o as usize;
+                            let c = [o / (ny * nz), o % (ny * nz) / nz, o % nz];
+                            let inside =
+                                |b: &&PointBox| (0..3).all(|a| (b.lo[a]..b.hi[a]).contains(&c[a]));
+                            let b = boxes.iter().find(inside).expect(&what);
+                            assert_eq!(b.index(c), q, "{what}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn tfsf_points_out_of_raster_order_are_not_boxes() {
+        let model = tfsf_model("\"+x\"", "\"Ez\"", false);
+        let op = Operator::<f64>::new(&model);
+        let [nx, ny, nz] = model.grid.shape;
+        let mut g = op.tfsf.unwrap().slab_groups(0, nx, ny, nz).remove(0);
+        assert!(g.point_boxes(ny, nz).is_some());
+        g.off.swap(1, 2);
+        assert_eq!(g.point_boxes(ny, nz), None);
     }
 }

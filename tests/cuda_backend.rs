@@ -112,8 +112,19 @@ fn cuda_fused_update_equals_the_two_pass_update_bit_for_bit_on_the_gpu() {
     // The same device, the same arithmetic (no contraction): every field, probe, snapshot and
     // flux value of the fused update equals the two-pass update's, on 1 and 3 slabs, in 1-D
     // and 2-D blocks and with 2 or 4 y rows per thread; and both stay within the usual
-    // tolerance of the CPU.
-    for scene in [PML_SCENE, MATERIALS_SCENE, FLUX_SCENE] {
+    // tolerance of the CPU. The periodic scene's one-way plane wave and the TF/SF box take
+    // their slabs to update_fused_sources (the magnetic sheet and the H corrections applied
+    // within the sweep).
+    let tfsf = TFSF_SCENE
+        .replace("DIRECTION", "[1.0, 2.0, 3.0]")
+        .replace("POLARIZATION", "[-2.0, 1.0, 0.0]");
+    for scene in [
+        PML_SCENE,
+        MATERIALS_SCENE,
+        FLUX_SCENE,
+        PERIODIC_SCENE,
+        &tfsf,
+    ] {
         for slabs in [1, 3] {
             let m = model(scene, "f32", 40);
             let two_pass = cuda_trace::<f32>(&m, slabs, 1, false);

@@ -12,7 +12,7 @@ mod cuda_support;
 
 use cuda_support::{
     assert_same_contents, h5_contents, model, FLUX_SCENE, MATERIALS_SCENE, PERIODIC_SCENE,
-    PMC_SCENE, PML_SCENE, TFSF_SCENE,
+    PMC_SCENE, PML_SCENE, TFSF_SCENE, X_PLANE_WAVE,
 };
 use std::path::Path;
 use yee::backend::cpu::{CpuBackend, Isa};
@@ -342,46 +342,6 @@ fn fused_matches_two_pass_with_a_pmc_x_face_mirror_halo() {
     check::<f32>(&model(PMC_SCENE, "f32", 40), &[1, 11]);
     check::<f64>(&model(PMC_SCENE, "f64", 40), &[4]);
 }
-
-/// A one-way plane wave along x: its electric and magnetic sheets lie on x planes, so the
-/// sweep applies them on their planes only; the cuts put a slab face between the sheets.
-const X_PLANE_WAVE: &str = r#"
-[simulation]
-name = "xwave"
-length_unit = "mm"
-cell_size = 1.0
-size = [30.0, 8.0, 6.0]
-steps = STEPS
-courant = 0.99
-precision = "PRECISION"
-
-[boundaries]
-default = { type = "periodic" }
-x_min = { type = "pml", cells = 6 }
-x_max = { type = "pml", cells = 6 }
-
-[materials]
-glass = { epsilon = 3.0, conductivity = 0.05 }
-
-[[geometry]]
-shape = "box"
-material = "glass"
-center = [6.0, 0.0, 0.0]
-size = [6.0, 8.0, 6.0]
-
-[[source]]
-type = "plane_wave"
-direction = "+x"
-polarization = "Ey"
-position = -6.0
-waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
-
-[[monitor]]
-type = "probe"
-name = "t"
-position = [10.0, 0.0, 0.0]
-components = ["Ey", "Hz"]
-"#;
 
 #[test]
 fn fused_matches_two_pass_with_a_plane_wave_along_x() {

@@ -4,8 +4,10 @@
 //! and 3 slabs, on one emulated GPU and across GPUs (peer copies and staged through pinned
 //! memory), in f32 and f64, on scenes with CPML on every axis, dielectrics, conductors, PEC,
 //! PMC mirrors, periodic faces, dispersive and magnetic materials, graded meshes and a flat
-//! grid. Fused and two-pass steps mixed in one run give the same bits too, and a model the
-//! fused update does not step (magnetic current sheets) falls back to the two-pass step.
+//! grid, TF/SF boxes and one-way plane waves (the H corrections and magnetic sheets the kernel
+//! applies to every new H it computes). Fused and two-pass steps mixed in one run give the
+//! same bits too, and a model the fused update does not step (more magnetic sheets than its
+//! launch takes) falls back to the two-pass step.
 
 mod cuda_support;
 
@@ -32,6 +34,8 @@ struct Place {
     tile: u32,
     /// Y rows per thread of the column kernel (1, 2 or 4).
     strip: u32,
+    /// Every fused launch takes `update_fused_sources`.
+    sources: bool,
 }
 
 const ONE: Place = Place {
@@ -42,6 +46,7 @@ const ONE: Place = Place {
     reversed: false,
     tile: 1,
     strip: 1,
+    sources: false,
 };
 const THREE: Place = Place {
     slabs: 3,
@@ -51,6 +56,7 @@ const THREE: Place = Place {
     reversed: false,
     tile: 1,
     strip: 1,
+    sources: false,
 };
 const ACROSS_PEER: Place = Place {
     slabs: 3,
@@ -60,6 +66,7 @@ const ACROSS_PEER: Place = Place {
     reversed: false,
     tile: 1,
     strip: 1,
+    sources: false,
 };
 const ACROSS_STAGED: Place = Place {
     slabs: 4,
@@ -69,6 +76,7 @@ const ACROSS_STAGED: Place = Place {
     reversed: false,
     tile: 1,
     strip: 1,
+    sources: false,
 };
 
 /// The host engine's trace of `model` with the fused update, stepped as `stepping` says, and
@@ -98,6 +106,7 @@ fn fused_trace<T: Real>(model: &Model, at: Place, stepping: Stepping) -> (Trace,
     .expect("host engine");
     b.set_fused_tile(at.tile);
     b.set_fused_strip(at.strip);
+    b.set_fused_sources_kernel(at.sources);
     let t = std::mem::size_of::<T>();
     assert_eq!(b.has_fused_step(), fused_update_applies(model));
     assert_eq!(
@@ -142,7 +151,8 @@ fn compare(scene: &str, steps: usize, places: &[Place], stepping: Stepping) -> L
                 let count = |k: &str| log.launches.get(k).copied().unwrap_or(0);
                 let tiled = count("update_fused_tiled");
                 let strips = count("update_fused_strip2") + count("update_fused_strip4");
-                let fused = count("update_fused") + tiled + strips;
+                let sources = count("update_fused_sources");
+                let fused = count("update_fused") + tiled + strips + sources;
                 // 2-D blocks take every E launch; the column kernel the H-only planes.
                 assert_eq!(tiled > 0, at.tile > 1, "{what}: {tiled} tiled launches");
                 // So do strips of rows, of the most rows that divide the grid's.
@@ -245,6 +255,24 @@ fn fused_update_with_strips_of_rows_per_thread_matches_cpu_in_both_orders() {
 }
 
 #[test]
+fn fused_update_with_the_sources_kernel_everywhere_matches_cpu_in_both_orders() {
+    // update_fused_sources on slabs without sheets or TF/SF faces (the tuning switch
+    // YEE_CUDA_FUSED_SOURCES): its empty tables leave the plain kernel's arithmetic.
+    for reversed in [false, true] {
+        let at = |p: Place| Place {
+            sources: true,
+            reversed,
+            ..p
+        };
+        for scene in [PML_SCENE, MATERIALS_SCENE, PMC_SCENE] {
+            let log = compare(scene, 20, &[at(ONE), at(THREE)], Stepping::Fused);
+            assert_eq!(log.launches.get("update_fused"), None);
+            assert!(log.launches["update_fused_sources"] >= 20);
+        }
+    }
+}
+
+#[test]
 fn fused_update_matches_cpu_across_gpus_peer_and_staged() {
     compare(
         PML_SCENE,
@@ -260,7 +288,8 @@ fn fused_and_two_pass_steps_mixed_in_one_run_match_cpu() {
 }
 
 /// [`PERIODIC_SCENE`] (periodic x and y, a PMC z minimum) without its one-way plane wave,
-/// whose magnetic sheet the fused update does not take: the dipole alone drives it.
+/// whose magnetic sheet crosses every slab and so takes them all to `update_fused_sources`
+/// (one thread per column): the dipole alone drives it, and the other kernels run.
 fn periodic_dipole_scene() -> String {
     let start = PERIODIC_SCENE
         .find("[[source]]\ntype = \"plane_wave\"")
@@ -294,10 +323,86 @@ fn fused_update_matches_cpu_on_a_graded_mesh_with_a_drude_sphere() {
 }
 
 #[test]
-fn fused_update_falls_back_to_two_pass_with_magnetic_current_sheets() {
-    // The periodic scene's plane wave is one-way: a magnetic sheet in the H half step.
-    let m = model(PERIODIC_SCENE, "f32", 1);
+fn fused_update_matches_cpu_with_one_way_plane_waves_and_their_magnetic_sheets() {
+    // The periodic scene's plane wave along z (a magnetic sheet on a z plane of every slab)
+    // and one along x (its sheet on one x plane, a slab face between it and its electric
+    // sheet with three slabs): each new H the kernel computes, its own and its neighbours',
+    // gets the sheet's term. Dipoles beside the x wave give every component a value.
+    let x_wave = format!(
+        r#"{X_PLANE_WAVE}
+[[source]]
+type = "dipole"
+component = "Ex"
+position = [-3.0, 1.0, -1.0]
+waveform = {{ type = "ricker", frequency = 2.5e10 }}
+
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [2.0, -2.0, 1.0]
+waveform = {{ type = "ricker", frequency = 2.0e10 }}
+"#
+    );
+    for scene in [PERIODIC_SCENE, &x_wave] {
+        let m = model(scene, "f32", 1);
+        assert!(m.sources.iter().any(|s| s.magnetic.is_some()));
+        assert!(fused_update_applies(&m));
+        let log = compare(scene, 30, &[ONE, THREE], Stepping::Fused);
+        assert!(log.launches["update_fused_sources"] >= 30);
+    }
+    compare(PERIODIC_SCENE, 20, &[ACROSS_STAGED], Stepping::Alternating);
+}
+
+#[test]
+fn fused_update_matches_cpu_with_tfsf_boxes_axial_and_oblique() {
+    // The box spans x nodes 6..18 of 24: with three slabs its x faces lie in the first and
+    // last slab and its y and z faces cross all three. A Drude-Lorentz sphere and a magnetic
+    // box inside scatter (the H corrections take the H material's cb); the probe outside the
+    // box sees only what the corrections let through.
+    for (dir, pol) in [
+        ("\"+x\"", "\"Ez\""),
+        ("\"-y\"", "\"Ex\""),
+        ("[1.0, 2.0, 3.0]", "[-2.0, 1.0, 0.0]"),
+    ] {
+        let scene = TFSF_SCENE
+            .replace("DIRECTION", dir)
+            .replace("POLARIZATION", pol);
+        let m = model(&scene, "f32", 1);
+        assert!(fused_update_applies(&m) && m.materials.any_magnetic());
+        let log = compare(&scene, 40, &[ONE, THREE], Stepping::Fused);
+        assert!(log.launches["update_fused_sources"] >= 40, "{dir}");
+        assert!(log.launches["tfsf_incident"] >= 80, "{dir}");
+        // Blocks and threads in reverse order: a thread's neighbours' corrected H is its own
+        // computation, not a value another thread wrote.
+        let reversed = Place {
+            reversed: true,
+            ..THREE
+        };
+        compare(&scene, 24, &[reversed, ACROSS_PEER], Stepping::Fused);
+    }
+}
+
+#[test]
+fn fused_update_falls_back_to_two_pass_beyond_the_sheets_its_launch_takes() {
+    // Nine one-way plane waves: one magnetic sheet more than a fused launch's table holds.
+    let wave = PERIODIC_SCENE
+        .find("[[source]]\ntype = \"plane_wave\"")
+        .map(|start| {
+            let end = start + PERIODIC_SCENE[start..].find("\n\n").unwrap() + 2;
+            &PERIODIC_SCENE[start..end]
+        })
+        .expect("the plane wave");
+    let mut scene = PERIODIC_SCENE.to_string();
+    for _ in 0..yee::plan::bytes::MAX_FUSED_SHEETS {
+        scene.push_str(wave);
+    }
+    let m = model(&scene, "f32", 1);
+    assert_eq!(
+        m.sources.iter().filter(|s| s.magnetic.is_some()).count(),
+        yee::plan::bytes::MAX_FUSED_SHEETS + 1
+    );
     assert!(!fused_update_applies(&m));
-    let log = compare(PERIODIC_SCENE, 20, &[ONE, THREE], Stepping::Fused);
+    let log = compare(&scene, 20, &[ONE, THREE], Stepping::Fused);
     assert_eq!(log.launches.get("update_fused"), None);
+    assert_eq!(log.launches.get("update_fused_sources"), None);
 }

@@ -961,9 +961,9 @@ fn the_gpus_fused_update_is_planned_only_when_asked_and_where_its_second_set_of_
     assert_eq!(tight.backend, PlanBackend::Cuda);
     assert!(!tight.gpu_fused, "48 GB of fields do not fit in 40 GiB");
     assert_eq!(tight.bytes.fields, runs.bytes.fields);
-    // A model the fused update cannot step (a one-way plane wave's magnetic sheet).
-    let wave = model(
-        r#"
+    // A one-way plane wave's magnetic sheet is applied within the fused sweep; more sheets
+    // than one launch takes (`MAX_FUSED_SHEETS`) keep the two-pass update.
+    let scene = r#"
 [simulation]
 name = "wave"
 length_unit = "nm"
@@ -978,9 +978,13 @@ direction = "+z"
 polarization = "Ex"
 position = -200.0
 waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }
-"#,
-    );
-    let p = plan::plan(&wave, &on("1x80GiB", 64 * GB), &fused);
+"#;
+    let p = plan::plan(&model(scene), &on("1x80GiB", 64 * GB), &fused);
     assert_eq!(p.backend, PlanBackend::Cuda);
-    assert!(!p.gpu_fused);
+    assert!(p.gpu_fused, "one sheet");
+    let wave = &scene[scene.find("[[source]]").unwrap()..];
+    let many = format!("{scene}{}", wave.repeat(plan::bytes::MAX_FUSED_SHEETS));
+    let p = plan::plan(&model(&many), &on("1x80GiB", 64 * GB), &fused);
+    assert_eq!(p.backend, PlanBackend::Cuda);
+    assert!(!p.gpu_fused, "more sheets than a fused launch takes");
 }

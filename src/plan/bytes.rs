@@ -364,11 +364,22 @@ pub struct Layout {
     pub gpu_fused: bool,
 }
 
-/// Whether the CUDA engine's fused update (kernels/fused.cu) can step `model`: its H half step
-/// must be the curl and the CPML alone, no magnetic current sheets (one-way plane waves) and
-/// no TF/SF source, since each thread computes its neighbours' new H itself.
+/// Magnetic current sheets the CUDA engine's fused update applies within its sweep (the
+/// launch arguments hold them; kernels/common.cuh `MAX_FUSED_SHEETS`).
+pub const MAX_FUSED_SHEETS: usize = 8;
+
+/// Whether the CUDA engine's fused update (kernels/fused.cu) can step `model`. Each thread
+/// computes its neighbours' new H itself, so the H passes after the curl (the magnetic
+/// current sheets of one-way plane waves, the TF/SF corrections) are applied to every new H
+/// the kernel computes, from tables in its launch arguments: at most [`MAX_FUSED_SHEETS`]
+/// sheets (a TF/SF box's faces always fit).
 pub fn fused_update_applies(model: &Model) -> bool {
-    model.tfsf.is_none() && model.sources.iter().all(|s| s.magnetic.is_none())
+    model
+        .sources
+        .iter()
+        .filter(|s| s.magnetic.is_some())
+        .count()
+        <= MAX_FUSED_SHEETS
 }
 
 impl Layout {

@@ -852,6 +852,46 @@ plane = { z = 1.0 }
 every = 9
 "#;
 
+/// A one-way plane wave along x: its electric and magnetic sheets lie on x planes, so the
+/// sweep applies them on their planes only; the cuts put a slab face between the sheets.
+pub const X_PLANE_WAVE: &str = r#"
+[simulation]
+name = "xwave"
+length_unit = "mm"
+cell_size = 1.0
+size = [30.0, 8.0, 6.0]
+steps = STEPS
+courant = 0.99
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "periodic" }
+x_min = { type = "pml", cells = 6 }
+x_max = { type = "pml", cells = 6 }
+
+[materials]
+glass = { epsilon = 3.0, conductivity = 0.05 }
+
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [6.0, 0.0, 0.0]
+size = [6.0, 8.0, 6.0]
+
+[[source]]
+type = "plane_wave"
+direction = "+x"
+polarization = "Ey"
+position = -6.0
+waveform = { type = "gaussian", frequency = 3.0e10, bandwidth = 2.0e10 }
+
+[[monitor]]
+type = "probe"
+name = "t"
+position = [10.0, 0.0, 0.0]
+components = ["Ey", "Hz"]
+"#;
+
 /// A TF/SF box crossing the slab boundaries of a 3-slab split (x nodes 6..18 of 24), with a
 /// Drude-Lorentz sphere and a lossy magnetic box inside it (the dispersive pass and the H
 /// material coefficients at work inside the total-field region), PML around and a PEC z_min

@@ -57,6 +57,9 @@ pub enum Kernel {
     UpdateFusedStrip2,
     /// The same with four y rows per thread.
     UpdateFusedStrip4,
+    /// `update_fused` applying the slab's magnetic sheets and TF/SF faces to each new H
+    /// ([`FusedArgs::sheet`], [`FusedArgs::tfsf_face`]).
+    UpdateFusedSources,
     /// The same in 2-D blocks that share each plane's new H (kernels/fused.cu; a block kernel,
     /// `YEE_BLOCK_KERNELS`).
     UpdateFusedTiled,
@@ -64,7 +67,7 @@ pub enum Kernel {
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 23] = [
+    pub const ALL: [Kernel; 24] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -87,6 +90,7 @@ impl Kernel {
         Kernel::UpdateFused,
         Kernel::UpdateFusedStrip2,
         Kernel::UpdateFusedStrip4,
+        Kernel::UpdateFusedSources,
         Kernel::UpdateFusedTiled,
     ];
 
@@ -115,6 +119,7 @@ impl Kernel {
             Kernel::UpdateFused => "update_fused",
             Kernel::UpdateFusedStrip2 => "update_fused_strip2",
             Kernel::UpdateFusedStrip4 => "update_fused_strip4",
+            Kernel::UpdateFusedSources => "update_fused_sources",
             Kernel::UpdateFusedTiled => "update_fused_tiled",
         }
     }
@@ -219,6 +224,16 @@ pub fn strip_for(strip: u32, ny: usize) -> (u32, Kernel) {
         Some(2) => (2, Kernel::UpdateFusedStrip2),
         _ => (1, Kernel::UpdateFused),
     }
+}
+
+/// Whether every fused launch takes `update_fused_sources`, the column kernel that applies a
+/// slab's magnetic sheets and TF/SF faces, also where a slab has none: `YEE_CUDA_FUSED_SOURCES=1`
+/// (tuning). With empty tables its arithmetic is `update_fused`'s, but ptxas gives it 56
+/// registers per thread in f32 against 115, so it trades the loads scheduled ahead for
+/// occupancy; off until a GPU has measured it.
+pub fn fused_sources_always() -> bool {
+    static S: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *S.get_or_init(|| std::env::var("YEE_CUDA_FUSED_SOURCES").is_ok_and(|v| v.trim() == "1"))
 }
 
 /// Threads along y of the fused update's 2-D blocks (`update_fused_tiled`, 32 z by this many
@@ -617,6 +632,63 @@ pub struct FusedArgs<T> {
     pub pad_: i32,
     pub ch: T,
     pub pad: T,
+    /// `update_fused_sources` only: the TF/SF 1-D grid's e array (0 without TF/SF faces).
+    pub inc_e: Ptr,
+    /// The entries of `sheet` in use.
+    pub sheets: i32,
+    /// The entries of `tfsf_face` in use.
+    pub tfsf: i32,
+    /// The slab's magnetic current sheets, in model order.
+    pub sheet: [FusedSheet<T>; MAX_FUSED_SHEETS],
+    /// The slab's TF/SF H faces, in pass order.
+    pub tfsf_face: [FusedTfsf; MAX_FUSED_TFSF],
+}
+
+pub use crate::plan::bytes::MAX_FUSED_SHEETS;
+/// TF/SF faces one fused launch takes (`MAX_FUSED_TFSF`): a box's 6 H groups of 2 faces.
+pub const MAX_FUSED_TFSF: usize = 12;
+
+/// A magnetic current sheet in the fused update (kernels/common.cuh `FusedSheet`): H
+/// component `c` (0..3) -= ch m over local planes `[p0, p1)`, rows `[y0, y1)`, columns
+/// `[z0, z1)`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FusedSheet<T> {
+    pub c: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub y0: i32,
+    pub y1: i32,
+    pub z0: i32,
+    pub z1: i32,
+    pub pad_: i32,
+    /// This step's value.
+    pub m: T,
+    pub pad: T,
+}
+
+/// One face of a TF/SF H group in the fused update (kernels/common.cuh `FusedTfsf`, from a
+/// [`crate::operator::PointBox`]): H component `c` over local planes `[p0, p1)`, rows
+/// `[y0, y1)`, columns `[z0, z1)`, the point of cell (p, j, k) at
+/// `first + (p - p0) sp + (j - y0) sj + (k - z0) sk` of the group's arrays.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FusedTfsf {
+    pub node: Ptr,
+    pub w: Ptr,
+    pub fac: Ptr,
+    pub c: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub y0: i32,
+    pub y1: i32,
+    pub z0: i32,
+    pub z1: i32,
+    pub sp: i32,
+    pub sj: i32,
+    pub sk: i32,
+    pub first: i32,
+    pub pad_: i32,
 }
 
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
@@ -635,7 +707,7 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
         64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
         32 + 2 * real_bytes,
         88 + 2 * real_bytes,
-        408 + 2 * real_bytes,
+        424 + 2 * real_bytes + MAX_FUSED_SHEETS * (32 + 2 * real_bytes) + MAX_FUSED_TFSF * 72,
         40,
     ]
 }

@@ -6,19 +6,48 @@
 //! addresses cached at construction (halo routes, snapshot gathers, flux parts) are moved to
 //! the other set with them, and the probe ring keeps an address array for each.
 //!
-//! A step: the H half step launches the kernel with `e_too = 0` on the planes the H halo
-//! copies read (their new H), then exchanges those halos; the E half step is the E pass list
-//! with the curl pass replaced by the fused kernel (H and E of every plane, then the E CPML
-//! corrections as in the two-pass step), boundary planes first and the interior overlapping
-//! the E copies, as every pass does.
+//! A step: the H half step advances the TF/SF 1-D grid's e, launches the kernel with
+//! `e_too = 0` on the planes the H halo copies read (their new H), then exchanges those
+//! halos; the E half step is the E pass list with the curl pass replaced by the fused kernel
+//! (H and E of every plane, then the E CPML corrections as in the two-pass step), boundary
+//! planes first and the interior overlapping the E copies, as every pass does. The H passes
+//! after the curl, magnetic sheets and TF/SF corrections, are applied by the kernel to every
+//! new H it computes (`update_fused_sources`, on the slabs that have any), since a thread
+//! computes its neighbours' new H too; the E passes after the curl run as in the two-pass
+//! step, on the new E.
 
 use super::super::args::*;
 use super::device::{Device, DeviceError, Stream};
 use super::slab::Slab;
+use super::slab::TfsfGroup;
 use super::Engine;
 use crate::backend::{Backend, Half};
 use crate::decomp::HaloPlan;
+use crate::operator::PointBox;
 use crate::real::Real;
+
+/// The fused kernel's description of one face of a TF/SF H group (`group`, with points in
+/// the box `b`): local planes from the box's owned plane indices (plane 0 is the halo).
+pub(super) fn tfsf_face(group: &TfsfGroup, b: &PointBox) -> FusedTfsf {
+    let i = |v: usize| i32::try_from(v).expect("a slab holds fewer than 2^31 TF/SF points");
+    FusedTfsf {
+        node: group.node,
+        w: group.w,
+        fac: group.fac,
+        c: i(group.component % 3),
+        p0: i(b.lo[0] + 1),
+        p1: i(b.hi[0] + 1),
+        y0: i(b.lo[1]),
+        y1: i(b.hi[1]),
+        z0: i(b.lo[2]),
+        z1: i(b.hi[2]),
+        sp: i(b.stride[0]),
+        sj: i(b.stride[1]),
+        sk: i(b.stride[2]),
+        first: i(b.first),
+        pad_: 0,
+    }
+}
 
 /// A map from any address inside one set of a slab's field buffers to the same place in the
 /// other set (and back); addresses outside every field buffer are kept. `plane_bytes`: one
@@ -136,7 +165,40 @@ impl<D: Device, T: Real> Engine<D, T> {
             pad_: 0,
             ch: self.ch,
             pad: T::ZERO,
+            ..Default::default()
         }
+    }
+
+    /// True if slab `s` has H passes the fused kernel applies after the curl (magnetic
+    /// sheets, TF/SF faces): it then takes `update_fused_sources`.
+    fn has_h_sources(s: &Slab) -> bool {
+        !s.magnetic.is_empty() || !s.fused_tfsf.is_empty()
+    }
+
+    /// `args` with slab `s`'s magnetic sheets (this step's values) and TF/SF faces.
+    fn with_h_sources(&self, s: &Slab, mut args: FusedArgs<T>) -> FusedArgs<T> {
+        let i = |v: usize| v as i32;
+        for (slot, &(k, c, cells)) in args.sheet.iter_mut().zip(&s.magnetic) {
+            *slot = FusedSheet {
+                c: i(c as usize % 3),
+                p0: i(cells[0][0]),
+                p1: i(cells[0][1]),
+                y0: i(cells[1][0]),
+                y1: i(cells[1][1]),
+                z0: i(cells[2][0]),
+                z1: i(cells[2][1]),
+                pad_: 0,
+                m: T::from_f64(self.fused_magnetic[k]),
+                pad: T::ZERO,
+            };
+        }
+        args.sheets = i(s.magnetic.len().min(MAX_FUSED_SHEETS));
+        for (slot, face) in args.tfsf_face.iter_mut().zip(&s.fused_tfsf) {
+            *slot = *face;
+        }
+        args.tfsf = i(s.fused_tfsf.len().min(MAX_FUSED_TFSF));
+        args.inc_e = s.incident.map_or(0, |[e, _]| e);
+        args
     }
 
     /// The fused kernel on planes [p0, p1) of slab `s` (H only, or H and E).
@@ -151,6 +213,18 @@ impl<D: Device, T: Real> Engine<D, T> {
             return Ok(());
         }
         let planes = (p1 - p0) as u32;
+        if Self::has_h_sources(s) || self.fused_sources_always {
+            // One thread per column, applying the sheets and TF/SF faces (whatever the tuning).
+            let (dims, chunk) = Dims::columns(self.plane as u64, planes);
+            let args = self.with_h_sources(s, self.fused_args(s, p0, p1, chunk, e_too));
+            return self.launch(
+                s.gpu,
+                Stream::Compute,
+                Kernel::UpdateFusedSources,
+                dims,
+                &args,
+            );
+        }
         let ty = self.fused_tile;
         // The H-only planes (a few per step) take the column kernel.
         if ty > 1 && e_too {
@@ -179,11 +253,20 @@ impl<D: Device, T: Real> Engine<D, T> {
     }
 
     /// The fused step ([`Backend::step_fused`] of an engine with spare buffers).
-    pub(super) fn fused_step(&mut self, halos: &HaloPlan, source_values: &[f64]) {
+    pub(super) fn fused_step(
+        &mut self,
+        halos: &HaloPlan,
+        magnetic_values: &[f64],
+        source_values: &[f64],
+    ) {
         self.begin_half(Half::H);
         if !self.failed() {
             self.swap_buffers();
-            let mut r = Ok(());
+            self.fused_magnetic.clear();
+            self.fused_magnetic.extend_from_slice(magnetic_values);
+            // The 1-D grid's e at this step, which the TF/SF H corrections read (the E half
+            // step's Tfsf pass advances its h, as in the two-pass step).
+            let mut r = self.tfsf_incident(Half::H, magnetic_values);
             for s in &self.slabs {
                 for &(p0, p1) in &s.boundary[0] {
                     r = r.and_then(|_| self.launch_fused(s, p0, p1, false));

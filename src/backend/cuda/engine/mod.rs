@@ -242,6 +242,10 @@ pub struct Engine<D: Device, T: Real> {
     fused_tile: u32,
     /// Y rows per thread of the fused column kernel ([`fused_strip`]).
     fused_strip: u32,
+    /// The magnetic sheets' values of the fused step under way (its H half step's values).
+    fused_magnetic: Vec<f64>,
+    /// Every fused launch takes `update_fused_sources` ([`fused_sources_always`]).
+    fused_sources_always: bool,
     _t: PhantomData<T>,
 }
 
@@ -363,7 +367,7 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
 
         // The fused update: one process only (see fused_update_applies).
-        let fused = opts.fused
+        let mut fused = opts.fused
             && fused_update_applies(model)
             && halos.sent.iter().all(|s| s.is_empty())
             && halos.received.iter().all(|&n| n == 0);
@@ -374,6 +378,10 @@ impl<D: Device, T: Real> Engine<D, T> {
             received,
         } = halos;
         let layout = crate::plan::Layout::of(model);
+        // Every slab's TF/SF H points lie in boxes the fused kernel can index
+        // (`TfsfSlabGroup::point_boxes`, always so for the groups the model makes; else the
+        // engine steps two-pass).
+        let mut tfsf_boxes = true;
         let mut slabs = Vec::with_capacity(ranges.len());
         let mut allocation = Allocation::default();
         for (s, &range) in ranges.iter().enumerate() {
@@ -473,6 +481,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             let magnetic = model.magnetic_sources_in(range.x0, range.x1);
             // The TF/SF points of this slab and, when it has any, its copy of the 1-D grid.
             let mut tfsf = Vec::new();
+            let mut fused_tfsf = Vec::new();
             let mut incident = None;
             let mut tfsf_points = 0;
             let top_nodes = op.tfsf.as_ref().map_or(0, |t| t.nodes as u64);
@@ -487,14 +496,24 @@ impl<D: Device, T: Real> Engine<D, T> {
                         Ok(p)
                     };
                     tfsf_points += grp.off.len() as u64;
-                    tfsf.push(slab::TfsfGroup {
+                    let group = slab::TfsfGroup {
                         component: grp.component,
                         off: up(bytes_of(&grp.off))?,
                         node: up(bytes_of(&grp.node))?,
                         w: up(bytes_of(&grp.w))?,
                         fac: up(bytes_of(&grp.fac))?,
-                        plane_start: grp.plane_start,
-                    });
+                        plane_start: grp.plane_start.clone(),
+                    };
+                    if fused && grp.component >= 3 {
+                        // The fused update finds an H point from its cell, face by face.
+                        match grp.point_boxes(ny, nz) {
+                            Some(boxes) => {
+                                fused_tfsf.extend(boxes.iter().map(|b| fused::tfsf_face(&group, b)))
+                            }
+                            None => tfsf_boxes = false,
+                        }
+                    }
+                    tfsf.push(group);
                 }
                 if !tfsf.is_empty() {
                     incident = Some([
@@ -527,11 +546,14 @@ impl<D: Device, T: Real> Engine<D, T> {
                 x_runs,
                 sources,
                 magnetic,
+                fused_tfsf,
                 boundary: [vec![], vec![]],
                 interior: [vec![], vec![]],
             });
         }
 
+        debug_assert!(tfsf_boxes, "the TF/SF points of every slab lie in boxes");
+        fused &= tfsf_boxes && slabs.iter().all(|s| s.fused_tfsf.len() <= MAX_FUSED_TFSF);
         slab::mark_boundaries(&mut slabs, &plan, &sent);
         let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
         let defers = [0, 1].map(|pi| !routes[pi].is_empty() || !sent[pi].is_empty());
@@ -778,6 +800,8 @@ impl<D: Device, T: Real> Engine<D, T> {
             nx: g.shape[0],
             fused_tile: fused_tile(),
             fused_strip: fused_strip(),
+            fused_magnetic: Vec::new(),
+            fused_sources_always: fused_sources_always(),
             _t: PhantomData,
         })
     }
@@ -858,6 +882,13 @@ impl<D: Device, T: Real> Engine<D, T> {
         self.fused_strip = rows;
     }
 
+    /// Run every fused launch as `update_fused_sources`, also on slabs without magnetic
+    /// sheets or TF/SF faces (its tables then empty: the plain arithmetic), as
+    /// `YEE_CUDA_FUSED_SOURCES=1` does for the whole process (tests, tuning).
+    pub fn set_fused_sources_kernel(&mut self, always: bool) {
+        self.fused_sources_always = always;
+    }
+
     fn slab_of(&self, x: usize) -> &Slab {
         self.slabs
             .iter()
@@ -921,8 +952,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
 
     fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
         if self.fused {
-            // No magnetic sheets or TF/SF drive in a model the fused update steps.
-            self.fused_step(halos, source_values);
+            self.fused_step(halos, magnetic_values, source_values);
         } else {
             self.update_h(magnetic_values);
             self.exchange(&halos.after_h);

@@ -1,7 +1,7 @@
 //! One slab's buffers on its GPU: their sizes (the CUDA side of the memory plan), the
 //! x-CPML plane runs, and which planes a halo copy reads (boundary) or not (interior).
 
-use super::super::args::Ptr;
+use super::super::args::{FusedTfsf, Ptr};
 use crate::backend::Allocation;
 use crate::decomp::{HaloPlan, SlabRange};
 use crate::model::{Component, Model};
@@ -179,6 +179,9 @@ pub(super) struct Slab {
     pub(super) sources: Vec<(usize, Component, [[usize; 2]; 3])>,
     /// Magnetic sheets touching this slab, likewise (H components).
     pub(super) magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// With the fused update: the faces of the TF/SF H groups in `tfsf`, in pass order, as
+    /// `update_fused_sources` finds a cell's point (empty otherwise).
+    pub(super) fused_tfsf: Vec<FusedTfsf>,
     /// Plane ranges [p0, p1) updated before (boundary) and after (interior) the halo copies
     /// start, per phase.
     pub(super) boundary: [Vec<(usize, usize)>; 2],
