@@ -312,10 +312,13 @@ extern "C" __global__ void YEE_FUSED_REGISTERS update_fused_sources(const FusedA
 
 // update_fused_tiled: the same step in 2-D blocks of TILE_Z z by blockDim.y y columns that
 // share the new H of each plane. Per plane every thread computes the new H of its own cell
-// into shared memory (the block's first row also the row below it, y - 1, and its first
-// column the column before it, z - 1: the only H the block recomputes), then after a barrier
-// the new E of its cell from shared memory. So a cell's H is computed about (1 + 1/ny_block +
-// 1/32) times instead of three, and each field value still comes from memory once per step.
+// into shared memory (the block's first row also the row below it, y - 1; and lane r of its
+// second row that of row r's cell in the column before the block, z - 1: the only H the
+// block recomputes), then after a barrier the new E of its cell from shared memory. So a
+// cell's H is computed about (1 + 1/ny_block + 1/32) times instead of three, and each field
+// value still comes from memory once per step. A row of 32 z is one warp: the z - 1 column
+// is one warp's extra work, not one lane's in every warp (which would hold each warp for a
+// whole H update with one lane busy).
 // Written as phases (begin, h, e) that the GPU kernel runs with a barrier after each and the
 // host launcher runs thread by thread (host_launch.h), so the host build is the same code.
 
@@ -336,9 +339,13 @@ struct update_fused_tiled_thread {
     int j, k;
     bool in;                       // the column is inside the plane
     bool y_read, y_mirror, z_read, z_mirror;
-    int jm, km;                    // the y - 1 and z - 1 columns (wrapped at a periodic face)
+    int jm;                        // the y - 1 row (wrapped at a periodic face)
     real hy_xb, hz_xb;             // new Hy, Hz at x - 1
     H3 h;                          // new H of this plane's cell
+    // Lane r of the block's second row: the new H of row r in the column before the block
+    // (row halo_j, column halo_k), when that column is read (inside or wrapped).
+    bool halo;
+    int halo_j, halo_k;
 };
 
 // The block's plane range [pb, pe) (empty past the last plane).
@@ -361,9 +368,13 @@ __device__ __forceinline__ void update_fused_tiled_begin(const FusedArgs& a, upd
     const bool z_in = t.k > 0;
     t.z_read = z_in || a.z_lo == BEYOND_WRAP;
     t.z_mirror = !z_in && a.z_lo == BEYOND_MIRROR;
-    t.km = z_in ? t.k - 1 : a.nz - 1;
     t.hy_xb = 0;
     t.hz_xb = 0;
+    const int k0 = tz * blockDim.x;  // the block's first column
+    t.halo_j = ty * blockDim.y + threadIdx.x;
+    t.halo_k = k0 > 0 ? k0 - 1 : a.nz - 1;
+    t.halo = threadIdx.y == 1 && threadIdx.x < blockDim.y && t.halo_j < a.ny &&
+             (k0 > 0 || a.z_lo == BEYOND_WRAP);
     if (!t.in || pb >= a.p1) return;
     if (pb > 1) {
         const H3 h = h_cell<false>(a, t.j, t.k, pb - 1, false);
@@ -376,10 +387,18 @@ __device__ __forceinline__ void update_fused_tiled_begin(const FusedArgs& a, upd
     }
 }
 
-// Phase 1 of plane p: the new H of the thread's cell (stored, and into shared memory), and
-// for the block's first row and column that of the cell below or before it.
+// Phase 1 of plane p: the new H of the thread's cell (stored, and into shared memory), for
+// the block's first row that of the cell below it, and for the halo lanes that of their row's
+// cell before the block.
 __device__ __forceinline__ void update_fused_tiled_h(const FusedArgs& a, update_fused_tiled_shared& sh,
                                                      update_fused_tiled_thread& t, int p) {
+    if (t.halo) {
+        // Entry (r + 1) TILE_W: row r, the column before thread (0, r)'s.
+        const H3 n = h_cell<false>(a, t.halo_j, t.halo_k, p, false);
+        const int s = (threadIdx.x + 1) * TILE_W;
+        sh.hx[s] = n.x;
+        sh.hy[s] = n.y;
+    }
     if (!t.in) return;
     const int s = (threadIdx.y + 1) * TILE_W + threadIdx.x + 1;
     const i64 o = (i64)p * a.plane + (i64)t.j * a.nz + t.k;
@@ -394,11 +413,6 @@ __device__ __forceinline__ void update_fused_tiled_h(const FusedArgs& a, update_
         const H3 n = h_cell<false>(a, t.jm, t.k, p, false);
         sh.hx[s - TILE_W] = n.x;
         sh.hz[s - TILE_W] = n.z;
-    }
-    if (threadIdx.x == 0 && t.z_read) {
-        const H3 n = h_cell<false>(a, t.j, t.km, p, false);
-        sh.hx[s - 1] = n.x;
-        sh.hy[s - 1] = n.y;
     }
 }
 

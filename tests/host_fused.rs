@@ -221,6 +221,23 @@ fn fused_update_in_two_dimensional_blocks_matches_cpu_in_both_orders() {
             compare(PML_SCENE, 20, &[at(ONE), at(THREE)], Stepping::Fused);
         }
     }
+    // More than one block across z (70 and 40 columns: 32 + 32 + 6, 32 + 8): the column
+    // before a block is inside the grid, or at a periodic z minimum the last column, which
+    // another block holds.
+    let wide = PML_SCENE.replace("size = [26.0, 22.0, 20.0]", "size = [26.0, 22.0, 70.0]");
+    let wide_wrapped = PMC_SCENE.replace("size = [21.0, 16.0, 14.4]", "size = [21.0, 16.0, 48.0]");
+    assert_eq!(model(&wide, "f32", 1).grid.shape[2], 70);
+    assert_eq!(model(&wide_wrapped, "f32", 1).grid.shape[2], 40);
+    for scene in [&wide, &wide_wrapped] {
+        for reversed in [false, true] {
+            let at = |p: Place| Place {
+                tile: 4,
+                reversed,
+                ..p
+            };
+            compare(scene, 12, &[at(ONE), at(THREE)], Stepping::Fused);
+        }
+    }
     // Mirrored and wrapped y and z neighbours at the blocks on the faces.
     for scene in [PMC_SCENE, &periodic_dipole_scene()] {
         for reversed in [false, true] {
