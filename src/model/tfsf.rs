@@ -382,6 +382,22 @@ impl Tfsf {
         }
     }
 
+    /// The correction groups [`Tfsf::groups`] makes, E and H, counted without building them.
+    pub fn group_counts(&self) -> [usize; 2] {
+        let (e_hat, h_hat) = (self.polarization, self.h_direction());
+        let mut out = [0; 2];
+        for a in (0..3).filter(|&a| !self.spans[a]) {
+            let (b, c) = ((a + 1) % 3, (a + 2) % 3);
+            for (k, electric) in [true, false].into_iter().enumerate() {
+                for (p, q) in [(b, c), (c, b)] {
+                    let unit = if electric { h_hat[q] } else { e_hat[p] };
+                    out[k] += (unit.abs() >= 1e-12) as usize;
+                }
+            }
+        }
+        out
+    }
+
     /// Correction points per global x index (what [`Tfsf::groups`] places on each x plane),
     /// counted without building them.
     pub fn plane_counts(&self, grid: &Grid) -> Vec<u64> {

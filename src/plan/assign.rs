@@ -174,7 +174,12 @@ pub(super) fn gpu_candidate(
     finish_bytes(&mut bytes, layout);
     let host_side_short = host.memory_bytes > 0 && host_side_bytes(&bytes) > host.memory_bytes;
     fits &= !host_side_short;
-    let mut overhead_s = (KERNELS_PER_STEP as usize * spg.max(1)) as f64 * LAUNCH_OVERHEAD_S;
+    // Each GPU launches its slabs' kernels one after the other.
+    let mut launches = vec![0u64; sel.len()];
+    for (r, &g) in ranges.iter().zip(&gpu_of) {
+        launches[g] += layout.gpu_launches_per_step(*r, layout.gpu_fused);
+    }
+    let mut overhead_s = launches.iter().copied().max().unwrap_or(0) as f64 * LAUNCH_OVERHEAD_S;
     if slabs.len() > 1 {
         overhead_s += HALO_COPIES_PER_STEP as f64
             * (LAUNCH_OVERHEAD_S + layout.plane_bytes() as f64 / interconnect);
@@ -440,14 +445,13 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
         ),
         host_bandwidth,
         format!(
-            "GPUs: {} per GPU held back for the CUDA context; {}; {} kernel launches per step and, when split, {} halo plane copies at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
+            "GPUs: {} per GPU held back for the CUDA context; {}; the kernel launches of each pass per slab (the updates, each CPML run, each current sheet, TF/SF group and dispersive group, the PEC faces, the probe gather; a pass runs twice on a slab with halo neighbours, its boundary planes first) and, when split, {} halo plane copies, at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
             crate::plan::report::bytes_bin(CUDA_CONTEXT_RESERVE),
             if hw.peer_access {
                 "peer access between GPUs (without it each halo copy between two GPUs is staged through a pinned host plane)"
             } else {
                 "no peer access between GPUs: each halo copy between two GPUs is staged through a pinned host plane, counted as staged halo planes"
             },
-            KERNELS_PER_STEP,
             HALO_COPIES_PER_STEP,
             duration_h(LAUNCH_OVERHEAD_S),
             percent(OVERHEAD_LIMIT)

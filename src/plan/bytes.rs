@@ -11,7 +11,7 @@
 //! engine allocates by.
 
 use crate::decomp::SlabRange;
-use crate::model::{Model, Precision};
+use crate::model::{Axis, BoundaryKind, Model, Precision};
 
 /// Bytes allocated, by category: what the plan lists for a slab and what a backend reports
 /// it allocated.
@@ -324,6 +324,82 @@ pub struct SlabLengths {
     pub psi_len: [usize; 3],
 }
 
+/// Where along x the passes that launch kernels of their own act (the CUDA engine launches
+/// each pass's kernels per slab, so a small grid's step costs as much in launches as in
+/// memory traffic): what [`Layout::gpu_launches_per_step`] counts from.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct LaunchLayout {
+    /// Global x cells [x0, x1) of each electric current sheet (one launch each in the E half
+    /// step of a slab it touches).
+    pub sheets: Vec<(usize, usize)>,
+    /// Likewise for the magnetic sheets of one-way plane waves (H half step).
+    pub magnetic_sheets: Vec<(usize, usize)>,
+    /// Per dispersive material, the x planes its objects may touch (one group, and launch, per
+    /// E component in a slab).
+    pub dispersive: Vec<(usize, usize)>,
+    /// The TF/SF source's correction groups, E and H (one launch each in a slab with points).
+    pub tfsf_groups: [usize; 2],
+    /// Minimum faces whose tangential E the PEC pass zeroes (PEC, and the PEC behind a PML).
+    pub zero_min_face: [bool; 3],
+    /// Halo copies even on one slab: a periodic x minimum (H, the last plane wrapped into the
+    /// first slab), a PMC x minimum (H, the first plane mirrored), a periodic x maximum (E).
+    pub x_face_copies: [bool; 3],
+}
+
+impl LaunchLayout {
+    /// The launch layout of `model`.
+    pub fn of(model: &Model) -> LaunchLayout {
+        let g = &model.grid;
+        let table = &model.materials.materials;
+        let x_span = |cells: &[[usize; 2]; 3]| (cells[0][0], cells[0][1]);
+        let dispersive = (0..table.len())
+            .filter(|&m| table[m].is_dispersive())
+            .filter_map(|m| {
+                let (lo, hi) = model
+                    .objects
+                    .iter()
+                    .filter(|o| o.material as usize == m)
+                    .map(|o| {
+                        let (a, b) = o.bounds();
+                        let first = (g.fractional_index(0, a[0]) - 1.0).floor().max(0.0) as usize;
+                        let last = (g.fractional_index(0, b[0]) + 2.0).ceil().max(0.0) as usize;
+                        (first.min(g.shape[0]), last.min(g.shape[0]))
+                    })
+                    .fold((usize::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
+                (lo < hi).then_some((lo, hi))
+            })
+            .collect();
+        LaunchLayout {
+            sheets: model.sources.iter().map(|s| x_span(&s.cells)).collect(),
+            magnetic_sheets: model
+                .sources
+                .iter()
+                .filter_map(|s| s.magnetic.as_ref().map(|m| x_span(&m.cells)))
+                .collect(),
+            dispersive,
+            tfsf_groups: model.tfsf.as_ref().map_or([0, 0], |t| t.group_counts()),
+            zero_min_face: [0, 1, 2].map(|a| model.boundaries.faces[a][0].zeroes_tangential_e()),
+            x_face_copies: [
+                model.boundaries.face(Axis::X, false) == BoundaryKind::Periodic,
+                model.boundaries.face(Axis::X, false) == BoundaryKind::Pmc,
+                model.boundaries.face(Axis::X, true) == BoundaryKind::Periodic,
+            ],
+        }
+    }
+
+    /// The same on a grid of `nx` planes where there were `from` (x positions scaled).
+    fn rescaled(&self, from: usize, nx: usize) -> LaunchLayout {
+        let x = |v: usize| (v * nx / from.max(1)).min(nx);
+        let span = |&(a, b): &(usize, usize)| (x(a), x(b).max(x(a) + 1).min(nx.max(1)));
+        LaunchLayout {
+            sheets: self.sheets.iter().map(span).collect(),
+            magnetic_sheets: self.magnetic_sheets.iter().map(span).collect(),
+            dispersive: self.dispersive.iter().map(span).collect(),
+            ..self.clone()
+        }
+    }
+}
+
 /// The facts about a model that its byte counts depend on, so that hypothetical variants (a
 /// coarser cell, another precision) are counted by the same formulas.
 #[derive(Debug, Clone, PartialEq)]
@@ -357,6 +433,9 @@ pub struct Layout {
     pub tfsf_planes: std::sync::Arc<Vec<u64>>,
     /// Nodes of the TF/SF source's 1-D incident grid (0 without one).
     pub tfsf_nodes: u64,
+    /// What the CUDA engine's kernel launches per step depend on
+    /// ([`Layout::gpu_launches_per_step`]).
+    pub launches: std::sync::Arc<LaunchLayout>,
     /// The CUDA engine's fused update can step the model ([`fused_update_applies`]).
     pub fused_applies: bool,
     /// The CUDA engine steps with the fused update and so keeps a second set of fields and
@@ -408,6 +487,7 @@ impl Layout {
                     .map_or(Vec::new(), |t| t.plane_counts(&model.grid)),
             ),
             tfsf_nodes: model.tfsf.as_ref().map_or(0, |t| t.nodes as u64),
+            launches: std::sync::Arc::new(LaunchLayout::of(model)),
             fused_applies: fused_update_applies(model),
             gpu_fused: false,
         }
@@ -461,6 +541,7 @@ impl Layout {
             shape,
             steps,
             monitors: std::sync::Arc::new(self.monitors.rescaled(self.shape[0], shape[0])),
+            launches: std::sync::Arc::new(self.launches.rescaled(self.shape[0], shape[0])),
             dispersive_planes: std::sync::Arc::new(dispersive_planes),
             tfsf_planes: std::sync::Arc::new(tfsf_planes),
             ..self.clone()
@@ -537,6 +618,87 @@ impl Layout {
         let base =
             cells * (update_bytes_per_cell_step(self.precision, fused) + 3 * self.magnetic as u64);
         (base + 2 * self.psi_bytes(range)) as f64 + self.pass_traffic_per_step(range)
+    }
+
+    /// Kernel launches per step the CUDA engine makes for the slab that owns `range`
+    /// (src/backend/cuda/engine/passes.rs): per half step the main update, the CPML
+    /// corrections (one per x-layer run in the slab, one along y and along z where those axes
+    /// have layers), one per current sheet, TF/SF correction group and dispersive group in the
+    /// slab, the TF/SF 1-D grid and the PEC faces, and the probe gather when the slab holds
+    /// probe samples. Where a half step's halo copies read planes of the slab (another slab
+    /// beyond its face, or a periodic or PMC x face), each pass runs on those planes first and
+    /// on the rest after: one launch for each of the two that the pass's planes meet. With the
+    /// fused update (`fused`) the H update and its CPML, magnetic sheets and TF/SF corrections
+    /// are within the fused kernel, which also runs H alone on the planes the H copies read.
+    /// Snapshot gathers, flux DFTs and NaN checks, every few steps, are not counted; a TF/SF
+    /// group is taken to span every plane of the slab that holds points.
+    pub fn gpu_launches_per_step(&self, range: SlabRange, fused: bool) -> u64 {
+        let l = &self.launches;
+        let nx = self.shape[0];
+        let [wrap_min, mirror_min, wrap_max] = l.x_face_copies;
+        // The planes the copies after H read (the last plane, for the next slab or the wrap to
+        // the first; the first, for a PMC mirror) and after E (the first plane).
+        let mut after_h = Vec::new();
+        if range.x1 < nx || wrap_min {
+            after_h.push(range.x1 - 1);
+        }
+        if mirror_min && range.x0 == 0 && !after_h.contains(&range.x0) {
+            after_h.push(range.x0);
+        }
+        let after_e: Vec<usize> = (range.x0 > 0 || wrap_max)
+            .then_some(range.x0)
+            .into_iter()
+            .collect();
+        // Launches of a pass over the x planes [a, b): one per copied plane among them, one
+        // for the rest when any are left.
+        let launches = |(a, b): (usize, usize), copied: &[usize]| -> u64 {
+            let (lo, hi) = (a.max(range.x0), b.min(range.x1));
+            if lo >= hi {
+                return 0;
+            }
+            let on = copied.iter().filter(|&&p| lo <= p && p < hi).count();
+            on as u64 + (hi - lo > on) as u64
+        };
+        let all = |spans: &[(usize, usize)], copied: &[usize]| -> u64 {
+            spans.iter().map(|&s| launches(s, copied)).sum()
+        };
+        let slab = (range.x0, range.x1);
+        let (xlo, xhi) = self.pml[0];
+        let x_runs = [(0, xlo), (nx - xhi.min(nx), nx)];
+        let yz = [1, 2]
+            .into_iter()
+            .filter(|&a| self.pml[a].0 + self.pml[a].1 > 0)
+            .count() as u64;
+        // A half step's curl pass: the main update, then the CPML corrections.
+        let curl = |copied: &[usize]| (1 + yz) * launches(slab, copied) + all(&x_runs, copied);
+        // The planes of the slab that hold TF/SF points.
+        let points = |x: &usize| self.tfsf_planes.get(*x).is_some_and(|&n| n > 0);
+        let tfsf_span = (range.x0..range.x1)
+            .find(points)
+            .map(|a| (a, (a..range.x1).rfind(points).map_or(a, |b| b + 1)));
+        let tfsf = tfsf_span.is_some() as u64;
+        let groups =
+            |g: usize, copied: &[usize]| tfsf_span.map_or(0, |s| g as u64 * launches(s, copied));
+        let [e_groups, h_groups] = l.tfsf_groups;
+        let h_half = if fused {
+            // The fused kernel on the planes the H copies read; the 1-D grid's e.
+            after_h.len() as u64 + tfsf
+        } else {
+            curl(&after_h) + all(&l.magnetic_sheets, &after_h) + tfsf + groups(h_groups, &after_h)
+        };
+        let pec = if l.zero_min_face[1] || l.zero_min_face[2] {
+            launches(slab, &after_e)
+        } else {
+            (l.zero_min_face[0] && range.x0 == 0) as u64
+        };
+        let e_half = curl(&after_e)
+            + all(&l.sheets, &after_e)
+            + tfsf
+            + groups(e_groups, &after_e)
+            + 3 * all(&l.dispersive, &after_e)
+            + pec;
+        let probes = (self.monitors.probe_samples(range) > 0) as u64;
+        h_half + e_half + probes
     }
 
     /// Bytes the passes beyond the curls and the CPML move per step over the slab that owns
@@ -869,6 +1031,7 @@ mod tests {
             dispersive_planes: Default::default(),
             tfsf_planes: Default::default(),
             tfsf_nodes: 0,
+            launches: Default::default(),
             fused_applies: true,
             gpu_fused: false,
         }

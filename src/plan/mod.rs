@@ -79,8 +79,6 @@ pub const GPU_ACHIEVED_FRACTION: f64 = 0.8;
 pub const CPU_ACHIEVED_FRACTION: f64 = 0.6;
 /// Cost of one kernel launch or one halo copy on a GPU, seconds.
 pub const LAUNCH_OVERHEAD_S: f64 = 10e-6;
-/// Kernels launched per step on each GPU: the H and E updates and their CPML corrections.
-pub const KERNELS_PER_STEP: u32 = 4;
 /// Halo plane copies per step into each GPU's slab when the grid is split (Hy, Hz, Ey, Ez).
 pub const HALO_COPIES_PER_STEP: u32 = 4;
 /// GPUs are added while halo exchange and launches cost at most this fraction of a step.
