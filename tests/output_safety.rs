@@ -468,3 +468,22 @@ fn signals_through_timeout_stop_in_order() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_result_is_written_with_no_metadata_between_flushes() {
+    // HDF5 writes dirty metadata out when its cache needs room unless told not to: a chunk
+    // index on disk could then name chunks allocated after the last flush, and a run killed
+    // then left a result `yee resume` failed to continue ("addr overflow" at its first
+    // flush; tests/checkpoint.rs kills runs at random moments). The writers open results
+    // through `output::result_access`, which keeps every change in memory until a flush.
+    let dir = tmpdir("metadata-cache");
+    let path = dir.join("r.h5");
+    let file = hdf5::File::with_options()
+        .with_fapl(yee::output::result_access)
+        .create(&path)
+        .unwrap();
+    let cache = file.access_plist().unwrap().mdc_config();
+    assert!(!cache.evictions_enabled, "{cache:?}");
+    drop(file);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -133,7 +133,7 @@ impl Hdf5Writer {
             message,
         };
         let file = File::with_options()
-            .with_fapl(|p| p.file_locking(false))
+            .with_fapl(super::result_access)
             .open_rw(path)
             .map_err(|e| refuse(format!("cannot open it to continue the run: {e}")))?;
         let text = |name: &str| -> Option<String> {

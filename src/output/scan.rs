@@ -284,7 +284,7 @@ impl ScanWriter {
             message: format!("cannot resume the scan: {message}"),
         };
         let file = File::with_options()
-            .with_fapl(|p| p.file_locking(false))
+            .with_fapl(super::result_access)
             .open_rw(path)
             .map_err(|e| refuse(format!("cannot open it: {e}")))?;
         let info = match ScanFileInfo::of(&file) {
