@@ -212,6 +212,17 @@ impl Model {
             .clone()
     }
 
+    /// The global x planes [first, last) object `i` may paint: its bounds widened by a cell
+    /// each way (a component's offset and the smoothing reach that far), within the grid.
+    pub fn object_x_planes(&self, i: usize) -> (usize, usize) {
+        let g = &self.grid;
+        let nx = g.shape[0];
+        let (a, b) = self.objects[i].bounds();
+        let first = (g.fractional_index(0, a[0]) - 1.0).floor().max(0.0) as usize;
+        let last = (g.fractional_index(0, b[0]) + 2.0).ceil().max(0.0) as usize;
+        (first.min(nx), last.min(nx))
+    }
+
     fn count_dispersive_planes(&self) -> Vec<(u64, u64)> {
         if !self.materials.any_dispersive() {
             return Vec::new();
@@ -222,13 +233,11 @@ impl Model {
         // The x planes any object made of a dispersive material may touch.
         let mut lo = nx;
         let mut hi = 0;
-        for o in &self.objects {
+        for (i, o) in self.objects.iter().enumerate() {
             if table[o.material as usize].is_dispersive() {
-                let (a, b) = o.bounds();
-                let first = (g.fractional_index(0, a[0]) - 1.0).floor().max(0.0) as usize;
-                let last = (g.fractional_index(0, b[0]) + 2.0).ceil().max(0.0) as usize;
-                lo = lo.min(first.min(nx));
-                hi = hi.max(last.min(nx));
+                let (first, last) = self.object_x_planes(i);
+                lo = lo.min(first);
+                hi = hi.max(last);
             }
         }
         let mut counts = vec![(0u64, 0u64); nx];

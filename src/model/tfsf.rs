@@ -382,56 +382,53 @@ impl Tfsf {
         }
     }
 
-    /// The correction groups [`Tfsf::groups`] makes, E and H, counted without building them.
-    pub fn group_counts(&self) -> [usize; 2] {
+    /// The correction groups [`Tfsf::groups`] makes, as (face axis a, electric, p, q): E_p
+    /// reading H_q across the faces normal to a, or H_q reading E_p; the components the
+    /// incident field has, without building the points.
+    fn group_kinds(&self) -> Vec<(usize, bool, usize, usize)> {
         let (e_hat, h_hat) = (self.polarization, self.h_direction());
-        let mut out = [0; 2];
+        let mut out = Vec::new();
         for a in (0..3).filter(|&a| !self.spans[a]) {
             let (b, c) = ((a + 1) % 3, (a + 2) % 3);
-            for (k, electric) in [true, false].into_iter().enumerate() {
+            for electric in [true, false] {
                 for (p, q) in [(b, c), (c, b)] {
                     let unit = if electric { h_hat[q] } else { e_hat[p] };
-                    out[k] += (unit.abs() >= 1e-12) as usize;
+                    if unit.abs() >= 1e-12 {
+                        out.push((a, electric, p, q));
+                    }
                 }
             }
         }
         out
     }
 
+    /// The correction groups [`Tfsf::groups`] makes, E and H, counted without building them.
+    pub fn group_counts(&self) -> [usize; 2] {
+        let kinds = self.group_kinds();
+        let electric = kinds.iter().filter(|k| k.1).count();
+        [electric, kinds.len() - electric]
+    }
+
     /// Correction points per global x index (what [`Tfsf::groups`] places on each x plane),
     /// counted without building them.
     pub fn plane_counts(&self, grid: &Grid) -> Vec<u64> {
         let mut out = vec![0u64; grid.shape[0]];
-        let e_hat = self.polarization;
-        let h_hat = self.h_direction();
-        for a in 0..3 {
-            if self.spans[a] {
-                continue;
-            }
-            let (b, c) = ((a + 1) % 3, (a + 2) % 3);
-            for electric in [true, false] {
-                for (p, q) in [(b, c), (c, b)] {
-                    let unit = if electric { h_hat[q] } else { e_hat[p] };
-                    if unit.abs() < 1e-12 {
-                        continue;
-                    }
-                    let (rp, rq) = (self.range(grid, p, true), self.range(grid, q, false));
-                    if a == 0 {
-                        let face = (rp.len() * rq.len()) as u64;
-                        let lower = if electric { self.lo[0] } else { self.lo[0] - 1 };
-                        out[lower] += face;
-                        out[self.hi[0]] += face;
-                    } else {
-                        // x is p or q: each x index of that range has 2 (faces) x the other.
-                        let (rx, other) = if p == 0 {
-                            (rp, rq.len())
-                        } else {
-                            (rq, rp.len())
-                        };
-                        for x in rx {
-                            out[x] += 2 * other as u64;
-                        }
-                    }
+        for (a, electric, p, q) in self.group_kinds() {
+            let (rp, rq) = (self.range(grid, p, true), self.range(grid, q, false));
+            if a == 0 {
+                let face = (rp.len() * rq.len()) as u64;
+                let lower = if electric { self.lo[0] } else { self.lo[0] - 1 };
+                out[lower] += face;
+                out[self.hi[0]] += face;
+            } else {
+                // x is p or q: each x index of that range has 2 (faces) x the other.
+                let (rx, other) = if p == 0 {
+                    (rp, rq.len())
+                } else {
+                    (rq, rp.len())
+                };
+                for x in rx {
+                    out[x] += 2 * other as u64;
                 }
             }
         }

@@ -349,22 +349,14 @@ pub struct LaunchLayout {
 impl LaunchLayout {
     /// The launch layout of `model`.
     pub fn of(model: &Model) -> LaunchLayout {
-        let g = &model.grid;
         let table = &model.materials.materials;
         let x_span = |cells: &[[usize; 2]; 3]| (cells[0][0], cells[0][1]);
         let dispersive = (0..table.len())
             .filter(|&m| table[m].is_dispersive())
             .filter_map(|m| {
-                let (lo, hi) = model
-                    .objects
-                    .iter()
-                    .filter(|o| o.material as usize == m)
-                    .map(|o| {
-                        let (a, b) = o.bounds();
-                        let first = (g.fractional_index(0, a[0]) - 1.0).floor().max(0.0) as usize;
-                        let last = (g.fractional_index(0, b[0]) + 2.0).ceil().max(0.0) as usize;
-                        (first.min(g.shape[0]), last.min(g.shape[0]))
-                    })
+                let (lo, hi) = (0..model.objects.len())
+                    .filter(|&i| model.objects[i].material as usize == m)
+                    .map(|i| model.object_x_planes(i))
                     .fold((usize::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
                 (lo < hi).then_some((lo, hi))
             })
