@@ -243,15 +243,18 @@ else
     row "yee run dipole.toml --backend cuda" "FAIL" "see the log above"
 fi
 
-# A run with monitors: throughput and the monitors' share from the summary line, e.g.
-# "done: 3750000 cells x 1050 steps in 0.22 s: 18000.0 Mcells/s on cuda (H 1%, ..., monitors 2%, ...)".
+# A run with monitors: throughput and the GPU's time per phase from the summary lines, e.g.
+# "done: 3750000 cells x 1050 steps in 0.22 s: 18000.0 Mcells/s on cuda (GPU time: H 40%, E 45%,
+# halos 0%, monitors 2%, checks 0%, idle 13%; checkpoint 0%) -> gpr.h5", then
+# "passes (GPU time): H curl+cpml 38%, ...".
 monitored_run() { # label, scene, extra args...
     local label="$1" scene="$2"; shift 2
     echo "== yee run $scene --backend cuda $*"
     local log="$out/run-$(basename "$scene" .toml).log"
     if (cd "$out" && timeout 180 "$yee" run "$scene" --backend cuda --overwrite -o "$(basename "$scene" .toml).h5" "$@") 2>&1 | tee "$log" &&
         grep -q '^done:' "$log"; then
-        row "$label" "" "$(sed -n 's/^done: \([0-9]*\) cells x \([0-9]*\) steps in \([0-9.]*\) s: \([0-9.]*\) Mcells\/s.*monitors \([0-9]*\)%.*/\4 Mcells\/s, monitors \5% of wall (\1 cells x \2 steps in \3 s)/p' "$log" | tail -1)"
+        row "$label" "" "$(sed -n 's/^done: \([0-9]*\) cells x \([0-9]*\) steps in \([0-9.]*\) s: \([0-9.]*\) Mcells\/s on [a-z]* (\([^)]*\)).*/\4 Mcells\/s (\5) (\1 cells x \2 steps in \3 s)/p' "$log" | tail -1)"
+        row "  its passes" "" "$(grep '^passes' "$log" | tail -1)"
     else
         row "$label" "FAIL" "see the log above"
     fi

@@ -149,43 +149,131 @@ impl Observer for TerminalObserver {
         if self.quiet {
             return;
         }
-        let p = &s.phases;
-        let total = s.wall.as_secs_f64().max(1e-9);
-        let share = |d: Duration| 100.0 * d.as_secs_f64() / total;
-        eprintln!(
-            "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} ({}halos {:.0}%, monitors {:.0}%, checks {:.0}%, checkpoint {:.0}%) -> {}",
-            if s.complete { "done:" } else { "stopped:" },
-            s.cells,
-            s.steps_done,
-            if s.steps_done == 1 { "" } else { "s" },
-            s.wall.as_secs_f64(),
-            s.mcells_per_s,
-            s.backend,
-            if p.fused.is_zero() {
-                format!(
-                    "H {:.0}%, E {:.0}%, ",
-                    share(p.half(Half::H)),
-                    share(p.half(Half::E))
-                )
-            } else {
-                format!("fused H+E {:.0}%, ", share(p.fused))
-            },
-            share(p.exchange),
-            share(p.monitors),
-            share(p.checks),
-            share(p.checkpoint),
-            s.output.display()
-        );
-        // A fused step times its sweep as a whole (its passes run plane by plane within it).
-        let fused = (!p.fused.is_zero()).then(|| format!("fused H+E sweep {:.0}%", share(p.fused)));
-        let passes: Vec<String> = fused
-            .into_iter()
-            .chain(
-                p.each_pass()
-                    .filter(|(_, _, d)| p.fused.is_zero() || !d.is_zero())
-                    .map(|(h, pass, d)| format!("{} {} {:.0}%", h.name(), pass.name(), share(d))),
+        let (done, passes) = summary_lines(s);
+        eprintln!("{done}");
+        eprintln!("{passes}");
+    }
+}
+
+/// The two lines a finished run ends with: how it ended, its rate and the share of each phase
+/// of the wall time; then each pass's share.
+fn summary_lines(s: &Summary) -> (String, String) {
+    let total = s.wall.as_secs_f64().max(1e-9);
+    let share = |d: Duration| 100.0 * d.as_secs_f64() / total;
+    // On a GPU the host's time around a call is that of queueing it: the shares are the
+    // device's own where the backend measured them, and the rest of the wall time the
+    // device waited for the host (idle).
+    let (p, whose) = match &s.device {
+        Some(device) => (device, "GPU time: "),
+        None => (&s.phases, ""),
+    };
+    let idle = s
+        .device
+        .map(|d| format!(", idle {:.0}%", (100.0 - share(d.total())).max(0.0)));
+    let checkpoint = if s.device.is_some() {
+        // Checkpoints are the host's time (the device waits through them: idle).
+        format!("; checkpoint {:.0}%", share(s.phases.checkpoint))
+    } else {
+        format!(", checkpoint {:.0}%", share(p.checkpoint))
+    };
+    let done = format!(
+        "{} {} cells x {} step{} in {:.2} s: {:.1} Mcells/s on {} ({whose}{}halos {:.0}%, monitors {:.0}%, checks {:.0}%{}{checkpoint}) -> {}",
+        if s.complete { "done:" } else { "stopped:" },
+        s.cells,
+        s.steps_done,
+        if s.steps_done == 1 { "" } else { "s" },
+        s.wall.as_secs_f64(),
+        s.mcells_per_s,
+        s.backend,
+        if p.fused.is_zero() {
+            format!(
+                "H {:.0}%, E {:.0}%, ",
+                share(p.half(Half::H)),
+                share(p.half(Half::E))
             )
-            .collect();
-        eprintln!("passes: {}", passes.join(", "));
+        } else {
+            format!("fused H+E {:.0}%, ", share(p.fused))
+        },
+        share(p.exchange),
+        share(p.monitors),
+        share(p.checks),
+        idle.unwrap_or_default(),
+        s.output.display()
+    );
+    // A fused step times its sweep as a whole (its passes run plane by plane within it).
+    let fused = (!p.fused.is_zero()).then(|| format!("fused H+E sweep {:.0}%", share(p.fused)));
+    let passes: Vec<String> = fused
+        .into_iter()
+        .chain(
+            p.each_pass()
+                .filter(|(_, _, d)| p.fused.is_zero() || !d.is_zero())
+                .map(|(h, pass, d)| format!("{} {} {:.0}%", h.name(), pass.name(), share(d))),
+        )
+        .collect();
+    let label = if s.device.is_some() {
+        "passes (GPU time)"
+    } else {
+        "passes"
+    };
+    (done, format!("{label}: {}", passes.join(", ")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use yee::backend::{Pass, PhaseTimes};
+    use yee::run::Summary;
+
+    fn summary(device: Option<PhaseTimes>) -> Summary {
+        let ms = Duration::from_millis;
+        let mut host = PhaseTimes::default();
+        host.passes[Half::H.index()][Pass::CurlCpml.index()] = ms(10);
+        host.passes[Half::E.index()][Pass::CurlCpml.index()] = ms(10);
+        host.monitors = ms(800);
+        host.checkpoint = ms(50);
+        Summary {
+            backend: "cuda".into(),
+            cells: 1000,
+            steps_done: 10,
+            steps: 10,
+            wall: ms(1000),
+            mcells_per_s: 0.01,
+            phases: host,
+            device,
+            output: "out.h5".into(),
+            complete: true,
+            sidecar_warning: None,
+            first_step: 0,
+            checkpoints: 1,
+            checkpoint: None,
+        }
+    }
+
+    #[test]
+    fn a_gpu_run_reports_the_devices_shares_and_its_idle_time_not_the_hosts_waits() {
+        let ms = Duration::from_millis;
+        let mut gpu = PhaseTimes::default();
+        gpu.passes[Half::H.index()][Pass::CurlCpml.index()] = ms(400);
+        gpu.passes[Half::E.index()][Pass::CurlCpml.index()] = ms(350);
+        gpu.passes[Half::E.index()][Pass::Sources.index()] = ms(50);
+        gpu.monitors = ms(100);
+        gpu.checks = ms(20);
+        let (done, passes) = summary_lines(&summary(Some(gpu)));
+        assert!(
+            done.contains("(GPU time: H 40%, E 40%, halos 0%, monitors 10%, checks 2%, idle 8%; checkpoint 5%)"),
+            "{done}"
+        );
+        assert!(
+            passes.starts_with("passes (GPU time): H curl+cpml 40%, "),
+            "{passes}"
+        );
+        assert!(passes.contains("E sources 5%"), "{passes}");
+        // The host's view: where it waited for the device.
+        let (done, passes) = summary_lines(&summary(None));
+        assert!(
+            done.contains("(H 1%, E 1%, halos 0%, monitors 80%, checks 0%, checkpoint 5%)"),
+            "{done}"
+        );
+        assert!(passes.starts_with("passes: H curl+cpml 1%"), "{passes}");
     }
 }

@@ -16,7 +16,7 @@ use cuda_support::*;
 use yee::backend::cuda::args::strip_for;
 use yee::backend::cuda::engine::{estimate, estimate_fused};
 use yee::backend::cuda::{fused_update_applies, Engine, EngineOptions};
-use yee::backend::Backend;
+use yee::backend::{Backend, Half};
 use yee::decomp::split_even;
 use yee::model::{Model, Precision};
 use yee::real::Real;
@@ -123,6 +123,20 @@ fn fused_trace<T: Real>(model: &Model, at: Place, stepping: Stepping) -> (Trace,
         assert!(f.pml > two.pml || two.pml == 0);
     }
     let trace = drive_stepping(model, &mut b, &ranges, Reads::Queued, stepping);
+    // The device's time: a fused step timed whole, not by the passes and exchanges it runs.
+    let times = b
+        .device_times()
+        .expect("the host device records timing marks");
+    let passes = times.half(Half::H) + times.half(Half::E) + times.exchange;
+    match stepping {
+        Stepping::Fused if fused_update_applies(model) => {
+            assert!(!times.fused.is_zero() && passes.is_zero(), "{times:?}")
+        }
+        Stepping::Fused | Stepping::TwoPass => {
+            assert!(times.fused.is_zero() && !passes.is_zero(), "{times:?}")
+        }
+        Stepping::Alternating => assert!(!passes.is_zero(), "{times:?}"),
+    }
     let log = b.device().log.borrow().clone();
     (trace, log)
 }

@@ -22,7 +22,7 @@ use std::path::PathBuf;
 use yee::backend::cuda::args::{arg_sizes, rust_arg_sizes};
 use yee::backend::cuda::engine::{estimate, probe_ring_rows};
 use yee::backend::cuda::{Engine, EngineOptions};
-use yee::backend::Backend;
+use yee::backend::{Backend, Half, Pass};
 use yee::decomp::split_even;
 use yee::flux::flux_cells;
 use yee::model::{Model, Precision};
@@ -704,6 +704,25 @@ fn host_engine_time_loop_writes_the_same_file_as_the_cpu_backend() {
         };
         let summary = summary.expect("host engine run");
         assert!(summary.complete);
+        // The device's own time per phase, from its timing marks (here the host's time
+        // between them, the kernels running at their launch): every phase the run has.
+        let device = summary
+            .device
+            .expect("an engine on a device with marks reports its time");
+        for half in [Half::H, Half::E] {
+            assert!(
+                !device.passes[half.index()][Pass::CurlCpml.index()].is_zero(),
+                "{precision}: the {half:?} curl's time"
+            );
+        }
+        for (what, d) in [
+            ("exchange", device.exchange),
+            ("monitors", device.monitors),
+            ("checks", device.checks),
+        ] {
+            assert!(!d.is_zero(), "{precision}: {what} took no device time");
+        }
+        assert!(device.fused.is_zero() && device.checkpoint.is_zero());
         let (want, got) = (h5_contents(&cpu_path), h5_contents(&host_path));
         assert_same_contents(
             &got,

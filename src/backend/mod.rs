@@ -21,6 +21,7 @@ pub mod cuda;
 pub mod engine;
 pub mod parts;
 pub mod pass;
+pub mod timing;
 
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::model::{Component, Region};
@@ -28,6 +29,7 @@ use crate::real::Real;
 pub use engine::Engine;
 pub use parts::{StatePlace, StateReader, StateRequest, StateShape, StateSink};
 pub use pass::{Half, Pass, StepMode};
+pub use timing::{Phase, PhaseTimes};
 
 /// Which engine to run on: the plan's (it decides under the user's choice).
 pub use crate::plan::BackendChoice;
@@ -326,6 +328,14 @@ pub trait Backend {
     }
     /// False if any field value is NaN or infinite.
     fn all_finite(&self) -> bool;
+    /// The device's own time in each phase so far, where the engine queues its work on a
+    /// device and the host's times around its calls are those of issuing it (a GPU: from
+    /// timing marks, the stepping calls sampled, averaged over the GPUs); waits for the
+    /// device. `None` where the host's times are the work's (the CPU), or the device cannot
+    /// time itself.
+    fn device_times(&mut self) -> Option<PhaseTimes> {
+        None
+    }
     /// The first device failure, in the driver's words; after one, every method does nothing
     /// (reads give zeros or `None`). Always `None` on the CPU.
     fn failure(&self) -> Option<String> {

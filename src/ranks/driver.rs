@@ -1028,6 +1028,12 @@ impl<B: Backend> Backend for RankBackend<B> {
         self.flux.as_mut().map(|f| f.power(index))
     }
 
+    /// Rank 0's own engine's (its GPUs'): the ranks step in lock step, so its shares stand for
+    /// the others' too, which are not gathered.
+    fn device_times(&mut self) -> Option<crate::backend::PhaseTimes> {
+        self.rank.local.device_times()
+    }
+
     fn all_finite(&self) -> bool {
         self.send(self.command(cmd::FINITE));
         self.rank.world.all(self.rank.local.all_finite())

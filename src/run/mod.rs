@@ -122,8 +122,11 @@ pub struct Summary {
     pub wall: Duration,
     /// Million cell updates per second over the loop.
     pub mcells_per_s: f64,
-    /// Time per phase.
+    /// Time per phase, as the host saw it.
     pub phases: PhaseTimes,
+    /// The device's own time per phase, where the backend queues its work on one
+    /// ([`crate::backend::Backend::device_times`]: a GPU), or `None`.
+    pub device: Option<PhaseTimes>,
     /// The output file.
     pub output: PathBuf,
     /// True when every step ran.

@@ -260,6 +260,7 @@ fn go<B: Backend>(
             wall,
             mcells_per_s: 0.0,
             phases: Default::default(),
+            device: None,
             output: opts.output.clone(),
             complete: outcome == Outcome::Complete,
             sidecar_warning: None,

@@ -39,8 +39,9 @@ use std::time::Instant;
 
 /// How one trace ended.
 pub(super) enum TraceEnd {
-    /// Every step ran.
-    Done(Box<TraceRecord>, PhaseTimes),
+    /// Every step ran: the trace, the host's time per phase, and the device's where the
+    /// engine measures it ([`Backend::device_times`]).
+    Done(Box<TraceRecord>, PhaseTimes, Option<Box<PhaseTimes>>),
     /// The stop flag was set (Ctrl-C, or another trace failed).
     Stopped,
     /// The fields became NaN or infinite by this step.
@@ -152,6 +153,7 @@ fn run_trace<B: Backend>(
                 .map(|t| t.incident_intensity(&f.frequencies, g.dt, g.steps)),
         );
     }
+    let device = backend.device_times().map(Box::new);
     TraceEnd::Done(
         Box::new(TraceRecord {
             probes: series,
@@ -159,6 +161,7 @@ fn run_trace<B: Backend>(
             incident,
         }),
         phases,
+        device,
     )
 }
 
@@ -174,6 +177,8 @@ pub(super) struct Collector<'a> {
     first: usize,
     traces: usize,
     phases: PhaseTimes,
+    /// The traces' device time per phase, where the engine measures it (a GPU).
+    device: Option<PhaseTimes>,
     failure: Option<RunError>,
     started: Instant,
     model: &'a Model,
@@ -191,6 +196,7 @@ impl<'a> Collector<'a> {
             first,
             traces: scan.traces,
             phases: PhaseTimes::default(),
+            device: None,
             failure: None,
             started: now,
             model,
@@ -206,8 +212,11 @@ impl<'a> Collector<'a> {
         obs: &mut dyn Observer,
     ) -> bool {
         match end {
-            TraceEnd::Done(record, phases) => {
-                add_phases(&mut self.phases, &phases);
+            TraceEnd::Done(record, phases, device) => {
+                self.phases.add(&phases);
+                if let Some(d) = device {
+                    self.device.get_or_insert_with(Default::default).add(&d);
+                }
                 self.waiting.insert(k, record);
                 while let Some(record) = self.waiting.remove(&self.done) {
                     let Some(writer) = self.writer.as_mut() else {
@@ -292,6 +301,7 @@ impl<'a> Collector<'a> {
                 / wall.as_secs_f64().max(1e-9)
                 / 1e6,
             phases: self.phases,
+            device: self.device,
             output: self.opts.output.clone(),
             complete: self.done == self.traces,
             sidecar_warning: None,
@@ -333,7 +343,10 @@ impl<'a> Collector<'a> {
         summary.sidecar_warning = sidecar_warning;
         // With traces at once, each worker's pass times add up: show their average.
         let scale = 1.0 / parallel.max(1) as f64;
-        scale_phases(&mut summary.phases, scale);
+        summary.phases.scale(scale);
+        if let Some(d) = summary.device.as_mut() {
+            d.scale(scale);
+        }
         let secs = summary.wall.as_secs_f64().max(1e-9);
         obs.progress(&self.progress());
         obs.message(&format!(
@@ -371,32 +384,6 @@ impl<'a> Collector<'a> {
         }
         Ok(summary)
     }
-}
-
-fn add_phases(to: &mut PhaseTimes, from: &PhaseTimes) {
-    for h in 0..2 {
-        for (a, b) in to.passes[h].iter_mut().zip(&from.passes[h]) {
-            *a += *b;
-        }
-    }
-    to.fused += from.fused;
-    to.exchange += from.exchange;
-    to.monitors += from.monitors;
-    to.checks += from.checks;
-    to.checkpoint += from.checkpoint;
-}
-
-fn scale_phases(p: &mut PhaseTimes, f: f64) {
-    for h in 0..2 {
-        for d in p.passes[h].iter_mut() {
-            *d = d.mul_f64(f);
-        }
-    }
-    p.fused = p.fused.mul_f64(f);
-    p.exchange = p.exchange.mul_f64(f);
-    p.monitors = p.monitors.mul_f64(f);
-    p.checks = p.checks.mul_f64(f);
-    p.checkpoint = p.checkpoint.mul_f64(f);
 }
 
 /// What the observer is told before the first trace: `backend` on `slabs` with `threads`

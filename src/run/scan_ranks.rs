@@ -129,7 +129,7 @@ fn unflatten(model: &Model, values: &[f64]) -> Option<TraceRecord> {
 /// A trace's ending as the message a rank sends to rank 0 (None: stopped, nothing to say).
 fn message_of(k: usize, end: &TraceEnd) -> Option<Vec<u8>> {
     Some(match end {
-        TraceEnd::Done(record, _) => encode(kind::DONE, k, 0, &flatten(record), ""),
+        TraceEnd::Done(record, ..) => encode(kind::DONE, k, 0, &flatten(record), ""),
         TraceEnd::Stopped => return None,
         TraceEnd::NonFinite(step) => encode(kind::NON_FINITE, k, *step, &[], ""),
         TraceEnd::Device(step, text) => encode(kind::DEVICE, k, *step, &[], text),
@@ -148,7 +148,7 @@ fn end_of(
 ) -> Option<TraceEnd> {
     Some(match kind {
         kind::DONE => match unflatten(model, values) {
-            Some(r) => TraceEnd::Done(Box::new(r), Default::default()),
+            Some(r) => TraceEnd::Done(Box::new(r), Default::default(), None),
             None => TraceEnd::Start(StartError::Refused(format!(
                 "rank {from} sent a trace of {} values, which does not fit the scan's monitors",
                 values.len()
@@ -352,6 +352,7 @@ where
             wall: started.elapsed(),
             mcells_per_s: 0.0,
             phases: Default::default(),
+            device: None,
             output: opts.output.clone(),
             complete: true,
             sidecar_warning: None,

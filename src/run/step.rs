@@ -1,47 +1,11 @@
 //! One step as the algorithm: each half step walks its list of passes
 //! ([`crate::backend::pass`]), then exchanges its halos; each pass is timed.
 
-use crate::backend::pass::ALL_PASSES;
-use crate::backend::{Backend, Half, Pass, StepMode};
+pub use crate::backend::PhaseTimes;
+use crate::backend::{Backend, Half, StepMode};
 use crate::decomp::{HaloPlan, SlabRange};
 use crate::model::{Component, Model};
-use std::time::{Duration, Instant};
-
-/// Wall time spent in each phase of the loop. On a GPU the passes and exchanges are queued,
-/// not waited for, so their times are those of issuing the launches; the device's time shows
-/// where the host waits for it (monitors, checks).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct PhaseTimes {
-    /// Per half step ([`Half::index`]) and pass ([`Pass::index`]): the pass over every slab.
-    pub passes: [[Duration; ALL_PASSES.len()]; 2],
-    /// Fused sweeps ([`StepMode::Fused`]): both half steps' passes and halo copies together.
-    pub fused: Duration,
-    /// Halo exchanges.
-    pub exchange: Duration,
-    /// Probes, snapshots and file writes.
-    pub monitors: Duration,
-    /// NaN/Inf checks.
-    pub checks: Duration,
-    /// Writing checkpoints (draining the monitors, flushing the result, reading the state
-    /// and writing the checkpoint file).
-    pub checkpoint: Duration,
-}
-
-impl PhaseTimes {
-    /// Time of half step `half`'s passes (halo exchanges not included).
-    pub fn half(&self, half: Half) -> Duration {
-        self.passes[half.index()].iter().sum()
-    }
-
-    /// Time of each pass in step order: (half, pass, time).
-    pub fn each_pass(&self) -> impl Iterator<Item = (Half, Pass, Duration)> + '_ {
-        Half::BOTH.into_iter().flat_map(move |h| {
-            h.passes()
-                .iter()
-                .map(move |&p| (h, p, self.passes[h.index()][p.index()]))
-        })
-    }
-}
+use std::time::Instant;
 
 /// Steps a backend through the algorithm without any output: what the time loop, the tests
 /// and the benchmarks share.

@@ -299,6 +299,7 @@ pub(super) fn time_loop_from<B: Backend>(
     }
     let wall = started.elapsed();
     drop(writer);
+    let device = backend.device_times();
     let summary = Summary {
         backend: backend.name(),
         cells: g.cells(),
@@ -307,6 +308,7 @@ pub(super) fn time_loop_from<B: Backend>(
         wall,
         mcells_per_s: progress_from(g.cells(), start, steps_done, g.steps, g.dt, wall).mcells_per_s,
         phases,
+        device,
         output: opts.output.clone(),
         complete,
         sidecar_warning: None,

@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 use yee::backend::cuda::args::{Dims, Kernel, Ptr};
-use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream};
+use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS, MARKS};
 use yee::backend::cuda::source::{host_program, FILES, HOST_FILES};
 use yee::model::Precision;
 
@@ -131,6 +131,8 @@ pub struct Log {
     pub pinned_bytes: usize,
     /// Bytes read back with the synchronous `download`.
     pub downloaded: usize,
+    /// Timing marks recorded.
+    pub marks: usize,
 }
 
 /// The engine's device on the host: memory is the heap, a launch runs the kernel over its
@@ -146,6 +148,8 @@ pub struct HostDevice {
     pub log: RefCell<Log>,
     pub lag: usize,
     pub lagging: RefCell<HashMap<(usize, usize), usize>>,
+    /// When each timing mark (GPU, slot) was last recorded.
+    pub marks: RefCell<HashMap<(usize, usize), std::time::Instant>>,
     pub launches_before_failure: Cell<Option<usize>>,
     pub failed: Cell<bool>,
 }
@@ -164,6 +168,7 @@ impl HostDevice {
             log: RefCell::new(Log::default()),
             lag: 0,
             lagging: RefCell::new(HashMap::new()),
+            marks: RefCell::new(HashMap::new()),
             launches_before_failure: Cell::new(None),
             failed: Cell::new(false),
         }
@@ -335,5 +340,49 @@ impl Device for HostDevice {
     }
     fn peer(&self, _a: usize, _b: usize) -> bool {
         self.peer
+    }
+    fn has_marks(&self) -> bool {
+        true
+    }
+    fn mark(&self, gpu: usize, slot: usize) -> Result<(), DeviceError> {
+        assert!(slot < MARKS, "mark {slot} of {MARKS}");
+        self.sticky()?;
+        self.log.borrow_mut().marks += 1;
+        // Everything queued before ran at its call: the mark is the moment of recording.
+        self.marks
+            .borrow_mut()
+            .insert((gpu, slot), std::time::Instant::now());
+        self.lagging
+            .borrow_mut()
+            .insert((gpu, EVENTS + slot), self.lag);
+        Ok(())
+    }
+    fn mark_reached(&self, gpu: usize, slot: usize, wait: bool) -> Result<bool, DeviceError> {
+        self.sticky()?;
+        assert!(
+            self.marks.borrow().contains_key(&(gpu, slot)),
+            "mark {slot} of GPU {gpu} read before it was recorded"
+        );
+        let mut lagging = self.lagging.borrow_mut();
+        match lagging.get_mut(&(gpu, EVENTS + slot)) {
+            Some(left) if *left > 0 && !wait => {
+                *left -= 1;
+                Ok(false)
+            }
+            _ => {
+                lagging.remove(&(gpu, EVENTS + slot));
+                Ok(true)
+            }
+        }
+    }
+    fn mark_seconds(&self, gpu: usize, from: usize, to: usize) -> Result<f64, DeviceError> {
+        self.sticky()?;
+        let marks = self.marks.borrow();
+        let (a, b) = (marks[&(gpu, from)], marks[&(gpu, to)]);
+        assert!(
+            self.lagging.borrow().get(&(gpu, EVENTS + to)).is_none(),
+            "the time to mark {to} of GPU {gpu} read before it was reached"
+        );
+        Ok(b.duration_since(a).as_secs_f64())
     }
 }

@@ -6,14 +6,14 @@
 //! through it, and peer access is enabled between every pair that supports it.
 
 use super::args::{Dims, Kernel, Ptr};
-use super::engine::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS};
+use super::engine::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS, MARKS};
 use super::nvrtc::{self, ImageKind};
 use super::CudaError;
 use crate::model::Precision;
 use cudarc::driver::sys::{self, CUresult};
 use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaModule, CudaStream, DriverError};
 use std::ffi::{c_void, CString};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// The driver's name for an error, e.g. "CUDA_ERROR_OUT_OF_MEMORY: out of memory".
 pub fn describe(e: DriverError) -> String {
@@ -50,6 +50,9 @@ struct Gpu {
     functions: Vec<CudaFunction>,
     module: sys::CUmodule,
     events: Vec<CudaEvent>,
+    /// The timing marks ([`Device::mark`]), with timing on: made on the first mark, so a
+    /// device that records none (benchmarks, `yee devices`) makes none.
+    marks: OnceLock<Vec<CudaEvent>>,
 }
 
 /// The CUDA driver as an engine [`Device`].
@@ -216,6 +219,7 @@ impl CudaDevice {
                 functions,
                 module: raw_module,
                 events,
+                marks: OnceLock::new(),
             });
         }
         let n = gpus.len();
@@ -287,6 +291,22 @@ impl CudaDevice {
         let g = &self.gpus[gpu];
         g.ctx.bind_to_thread().map_err(failed("cuCtxSetCurrent"))?;
         Ok(g)
+    }
+
+    /// The timing marks of `gpu` (made on first use).
+    fn marks(&self, gpu: usize) -> Result<&[CudaEvent], DeviceError> {
+        let g = &self.gpus[gpu];
+        if let Some(marks) = g.marks.get() {
+            return Ok(marks);
+        }
+        let made = (0..MARKS)
+            .map(|_| {
+                g.ctx
+                    .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                    .map_err(failed("cuEventCreate"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(g.marks.get_or_init(|| made))
     }
 
     /// Wait for every stream of every GPU.
@@ -612,5 +632,35 @@ impl Device for CudaDevice {
 
     fn peer(&self, a: usize, b: usize) -> bool {
         self.peer[a][b]
+    }
+
+    fn has_marks(&self) -> bool {
+        true
+    }
+
+    fn mark(&self, gpu: usize, slot: usize) -> Result<(), DeviceError> {
+        let g = self.bind(gpu)?;
+        self.marks(gpu)?[slot]
+            .record(&g.streams[Stream::Compute as usize])
+            .map_err(failed("cuEventRecord"))
+    }
+
+    fn mark_reached(&self, gpu: usize, slot: usize, wait: bool) -> Result<bool, DeviceError> {
+        self.bind(gpu)?;
+        let event = &self.marks(gpu)?[slot];
+        if wait {
+            event.synchronize().map_err(failed("cuEventSynchronize"))?;
+            return Ok(true);
+        }
+        event.try_is_complete().map_err(failed("cuEventQuery"))
+    }
+
+    fn mark_seconds(&self, gpu: usize, from: usize, to: usize) -> Result<f64, DeviceError> {
+        self.bind(gpu)?;
+        let marks = self.marks(gpu)?;
+        let ms = marks[from]
+            .elapsed_ms(&marks[to])
+            .map_err(failed("cuEventElapsedTime"))?;
+        Ok(ms as f64 * 1e-3)
     }
 }

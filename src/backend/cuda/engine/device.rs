@@ -46,6 +46,11 @@ pub enum Event {
 /// Number of [`Event`] kinds.
 pub const EVENTS: usize = 11;
 
+/// Timing marks each GPU holds ([`Device::mark`]): the engine's clock records into them in
+/// turn and reads each pair back once the GPU has passed it, so the host may run this many
+/// marks ahead of the GPU before the clock skips a sample (a step's worth is a few tens).
+pub const MARKS: usize = 2048;
+
 /// Why a device operation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum DeviceError {
@@ -163,6 +168,31 @@ pub trait Device {
     fn query(&self, gpu: usize, event: Event) -> Result<bool, DeviceError>;
     /// True if `a` can read and write `b`'s memory directly (peer access enabled).
     fn peer(&self, a: usize, b: usize) -> bool;
+    /// True if the device records timing marks ([`Device::mark`]); without them the engine
+    /// reports no device times.
+    fn has_marks(&self) -> bool {
+        false
+    }
+    /// Record timing mark `slot` (below [`MARKS`]) of `gpu` on its compute stream: the moment
+    /// the stream reaches it.
+    fn mark(&self, _gpu: usize, _slot: usize) -> Result<(), DeviceError> {
+        Err(DeviceError::Failed(
+            "this device records no timing marks".into(),
+        ))
+    }
+    /// True if the compute stream of `gpu` has passed mark `slot`; with `wait`, block the host
+    /// until it has.
+    fn mark_reached(&self, _gpu: usize, _slot: usize, _wait: bool) -> Result<bool, DeviceError> {
+        Err(DeviceError::Failed(
+            "this device records no timing marks".into(),
+        ))
+    }
+    /// Seconds from mark `from` to mark `to` of `gpu`, both reached.
+    fn mark_seconds(&self, _gpu: usize, _from: usize, _to: usize) -> Result<f64, DeviceError> {
+        Err(DeviceError::Failed(
+            "this device records no timing marks".into(),
+        ))
+    }
 }
 
 pub(super) fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {

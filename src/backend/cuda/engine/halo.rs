@@ -9,7 +9,7 @@ use super::super::args::*;
 use super::device::{Device, DeviceError, Event, Stream};
 use super::slab::Slab;
 use super::{Engine, EngineOptions};
-use crate::backend::{Half, Pass};
+use crate::backend::{Half, Pass, Phase};
 use crate::decomp::{HaloPlan, HaloSide};
 use crate::real::Real;
 
@@ -166,12 +166,15 @@ impl<D: Device, T: Real> Engine<D, T> {
             self.in_flight = Some(half);
         }
         for (pass, values) in &self.deferred[..pending] {
+            self.clock_switch(Phase::Pass(half, *pass));
             for s in &self.slabs {
                 for &(p0, p1) in &s.interior[pi] {
                     self.run_planes(s, half, *pass, p0, p1, values)?;
                 }
             }
         }
+        // What follows on the compute stream is the wait for the copies.
+        self.clock_switch(Phase::Exchange);
         Ok(())
     }
 

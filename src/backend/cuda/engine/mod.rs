@@ -9,6 +9,7 @@
 //! - `passes`: the kernel launches of each pass of [`crate::backend::pass`] on a plane range;
 //! - `halo`: the halo copy routes and their overlap with the interior update;
 //! - `monitors`: the probe ring, snapshot staging, flux accumulators and scratch reads;
+//! - `clock`: the GPU's own time per phase, from timing marks around the calls below;
 //! - here: building the engine and the [`Backend`] implementation over them.
 //!
 //! One half step (H or E) on every GPU:
@@ -42,6 +43,7 @@
 //! A failed driver call never panics: the engine records the first failure, skips every later
 //! operation, and reports it through [`Backend::failure`].
 
+mod clock;
 mod device;
 mod fused;
 mod halo;
@@ -50,12 +52,12 @@ mod passes;
 mod slab;
 mod state;
 
-pub use device::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS};
+pub use device::{Device, DeviceError, Event, KernelArgs, Stream, EVENTS, MARKS};
 pub use monitors::{monitor_bytes, probe_ring_rows, PROBE_RING_ROWS};
 pub use slab::{DispersiveLen, SlabSizes};
 
 use super::args::*;
-use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass};
+use crate::backend::{Allocation, Backend, GatherTicket, Half, Pass, Phase};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide, ProcessHalos, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::{Beyond, Operator};
@@ -246,6 +248,11 @@ pub struct Engine<D: Device, T: Real> {
     fused_magnetic: Vec<f64>,
     /// Every fused launch takes `update_fused_sources` ([`fused_sources_always`]).
     fused_sources_always: bool,
+    /// The GPU time per phase ([`Backend::device_times`]).
+    clock: RefCell<clock::Clock>,
+    /// A fused step is under way: the clock times it whole, not by the passes and exchanges
+    /// it calls.
+    timing_fused: bool,
     _t: PhantomData<T>,
 }
 
@@ -750,6 +757,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             }
         );
 
+        let clock = RefCell::new(clock::Clock::new(ngpu, dev.has_marks()));
         Ok(Engine {
             dev,
             ny,
@@ -797,6 +805,8 @@ impl<D: Device, T: Real> Engine<D, T> {
             fused,
             parity: 0,
             fusing: false,
+            clock,
+            timing_fused: false,
             nx: g.shape[0],
             fused_tile: fused_tile(),
             fused_strip: fused_strip(),
@@ -889,6 +899,66 @@ impl<D: Device, T: Real> Engine<D, T> {
         self.fused_sources_always = always;
     }
 
+    /// The clock: a call of `phase` begins (within a fused step, which is timed whole,
+    /// nothing).
+    fn clock_begin(&self, phase: Phase) {
+        if !self.timing_fused {
+            let step = if phase == Phase::Fused {
+                self.step + 1
+            } else {
+                self.step
+            };
+            self.clock.borrow_mut().begin(&self.dev, phase, step);
+        }
+    }
+
+    /// The clock: the call under way goes on in `phase` (within a fused step, nothing).
+    fn clock_switch(&self, phase: Phase) {
+        if !self.timing_fused {
+            self.clock.borrow_mut().switch(&self.dev, phase);
+        }
+    }
+
+    /// The clock: the call under way ends (within a fused step, nothing).
+    fn clock_end(&self) {
+        if !self.timing_fused {
+            self.clock.borrow_mut().end(&self.dev);
+        }
+    }
+
+    /// Launch the flux DFT of every flux monitor sampled at `step` (E at `t_e`, H at `t_h`).
+    fn accumulate_flux_at(&self, step: usize, t_e: f64, t_h: f64, dt: f64) {
+        for m in 0..self.fluxes.len() {
+            let (nf, decimation) = (self.fluxes[m].nf, self.fluxes[m].decimation);
+            if step % decimation != 0 {
+                continue;
+            }
+            // Each sample stands for `decimation` steps (the CPU's weight, src/flux.rs), and
+            // its weights are the CPU's, computed here: they travel in the launch arguments,
+            // FLUX_FREQS_PER_LAUNCH frequencies at a time.
+            let weight = dt * decimation as f64;
+            let w = crate::flux::sample_weights(&self.fluxes[m].frequencies, t_e, t_h, weight);
+            debug_assert_eq!(w.len(), nf);
+            for p in 0..self.fluxes[m].patches.len() {
+                for i in 0..self.fluxes[m].patches[p].parts.len() {
+                    let part = self.fluxes[m].patches[p].parts[i];
+                    let dims = Dims::elements(part.cells as u64, 1);
+                    for (k, chunk) in w.chunks(FLUX_FREQS_PER_LAUNCH).enumerate() {
+                        let mut args = part.args;
+                        args.f0 = (k * FLUX_FREQS_PER_LAUNCH) as i32;
+                        args.nw = chunk.len() as i32;
+                        args.w[..chunk.len()].copy_from_slice(chunk);
+                        let r =
+                            self.launch(part.gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
+                        if self.ok(r, "accumulating a flux DFT").is_none() {
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     fn slab_of(&self, x: usize) -> &Slab {
         self.slabs
             .iter()
@@ -917,8 +987,10 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
     fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
         debug_assert_eq!(half, self.half, "a pass of the half step begun");
         if !self.failed() {
+            self.clock_begin(Phase::Pass(half, pass));
             let r = self.pass(pass, values);
             self.ok(r, doing(half));
+            self.clock_end();
         }
     }
 
@@ -936,6 +1008,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             copies,
             "the engine replays the halo plan of its own slabs"
         );
+        self.clock_begin(Phase::Exchange);
         if !self.failed() {
             let r = self.issue_exchange();
             self.ok(r, doing(self.half));
@@ -944,6 +1017,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             let r = self.finish_copies();
             self.ok(r, "exchanging halos");
         }
+        self.clock_end();
     }
 
     fn has_fused_step(&self) -> bool {
@@ -952,7 +1026,11 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
 
     fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
         if self.fused {
+            self.clock_begin(Phase::Fused);
+            self.timing_fused = true;
             self.fused_step(halos, magnetic_values, source_values);
+            self.timing_fused = false;
+            self.clock_end();
         } else {
             self.update_h(magnetic_values);
             self.exchange(&halos.after_h);
@@ -1089,8 +1167,10 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         if self.probes.column.is_empty() || self.failed() {
             return;
         }
+        self.clock_begin(Phase::Monitors);
         let r = self.queue_probe_row();
         self.ok(r, "recording probe samples");
+        self.clock_end();
     }
 
     fn drain_probes(&mut self, out: &mut Vec<f64>, wait: bool) {
@@ -1110,8 +1190,10 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             .iter()
             .position(|s| !s.queued && s.component == component && s.region == *region)
         {
+            self.clock_begin(Phase::Monitors);
             let r = self.queue_slot(i);
             self.ok(r, "gathering a snapshot");
+            self.clock_end();
             Ticket::Slot(i)
         } else {
             // Not a snapshot of the model (or one queued twice): read it at once.
@@ -1188,34 +1270,16 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         }
         let t_e = step as f64 * dt;
         let t_h = t_e - 0.5 * dt;
-        for m in 0..self.fluxes.len() {
-            let (nf, decimation) = (self.fluxes[m].nf, self.fluxes[m].decimation);
-            if step % decimation != 0 {
-                continue;
-            }
-            // Each sample stands for `decimation` steps (the CPU's weight, src/flux.rs), and
-            // its weights are the CPU's, computed here: they travel in the launch arguments,
-            // FLUX_FREQS_PER_LAUNCH frequencies at a time.
-            let weight = dt * decimation as f64;
-            let w = crate::flux::sample_weights(&self.fluxes[m].frequencies, t_e, t_h, weight);
-            debug_assert_eq!(w.len(), nf);
-            for p in 0..self.fluxes[m].patches.len() {
-                for i in 0..self.fluxes[m].patches[p].parts.len() {
-                    let part = self.fluxes[m].patches[p].parts[i];
-                    let dims = Dims::elements(part.cells as u64, 1);
-                    for (k, chunk) in w.chunks(FLUX_FREQS_PER_LAUNCH).enumerate() {
-                        let mut args = part.args;
-                        args.f0 = (k * FLUX_FREQS_PER_LAUNCH) as i32;
-                        args.nw = chunk.len() as i32;
-                        args.w[..chunk.len()].copy_from_slice(chunk);
-                        let r =
-                            self.launch(part.gpu, Stream::Compute, Kernel::FluxDft, dims, &args);
-                        if self.ok(r, "accumulating a flux DFT").is_none() {
-                            return;
-                        }
-                    }
-                }
-            }
+        let sampled = self
+            .fluxes
+            .iter()
+            .any(|f| step % f.decimation == 0 && !f.patches.is_empty());
+        if sampled {
+            self.clock_begin(Phase::Monitors);
+        }
+        self.accumulate_flux_at(step, t_e, t_h, dt);
+        if sampled {
+            self.clock_end();
         }
     }
 
@@ -1223,7 +1287,9 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         if self.failed() {
             return None;
         }
+        self.clock_begin(Phase::Monitors);
         let r = self.read_flux(index);
+        self.clock_end();
         self.ok(r, "reading a flux spectrum")
     }
 
@@ -1231,8 +1297,14 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
         if self.failed() {
             return None;
         }
+        self.clock_begin(Phase::Monitors);
         let r = self.read_flux_power(index);
+        self.clock_end();
         self.ok(r, "forming a flux spectrum")
+    }
+
+    fn device_times(&mut self) -> Option<crate::backend::PhaseTimes> {
+        self.clock.get_mut().times(&self.dev)
     }
 
     fn all_finite(&self) -> bool {
@@ -1257,6 +1329,7 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
                     &args,
                 )?;
             }
+            self.clock_end();
             for gpu in 0..self.dev.gpus() {
                 let mut flag = [0u8; 4];
                 self.dev.download(gpu, self.finite_flag[gpu], &mut flag)?;
@@ -1267,7 +1340,9 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             }
             Ok(())
         };
+        self.clock_begin(Phase::Checks);
         let r = check();
+        self.clock_end();
         self.ok(r, "checking for NaN");
         finite
     }
