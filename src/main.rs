@@ -918,7 +918,21 @@ fn start_run(
     }
 }
 
-/// The counts of `yee run` and `yee resume` that must be at least 1.
+/// The most worker threads a run takes. More threads than cores only share them (the run
+/// says so); thousands of them spend the run waking each other (5000 on 2 cores did not
+/// finish a 10-step run of 1728 cells, nor stop on SIGTERM between its steps).
+const MAX_THREADS: usize = 1024;
+
+/// Why `--threads` cannot be used, if so.
+fn threads_refused(threads: Option<usize>) -> Option<String> {
+    threads.filter(|&t| t > MAX_THREADS).map(|t| {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        format!("--threads {t} is too many: at most {MAX_THREADS} (this machine has {cores} cores; the default is one thread per core)")
+    })
+}
+
+/// The counts of `yee run` and `yee resume` that must be at least 1 (and threads at most
+/// [`MAX_THREADS`]).
 fn check_counts(
     slabs: Option<usize>,
     threads: Option<usize>,
@@ -928,6 +942,9 @@ fn check_counts(
         return Err(Refusal::input(
             "--slabs, --threads and --slabs-per-gpu must be at least 1",
         ));
+    }
+    if let Some(message) = threads_refused(threads) {
+        return Err(Refusal::input(message));
     }
     Ok(())
 }
@@ -1031,6 +1048,10 @@ fn bench(
     use yee::bench::{BenchBackend, BenchOptions};
     if steps == Some(0) || slabs == Some(0) || threads == Some(0) || slabs_per_gpu == 0 {
         eprintln!("error: --steps, --slabs, --threads and --slabs-per-gpu must be at least 1");
+        return ExitCode::from(2);
+    }
+    if let Some(message) = threads_refused(threads) {
+        eprintln!("error: {message}");
         return ExitCode::from(2);
     }
     if let Some(n) = size.filter(|&n| n < yee::bench::MIN_SIZE) {

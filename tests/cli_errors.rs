@@ -149,7 +149,14 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("negative conductivity", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, conductivity = -1.0 }"), vec!["scene.toml:9:", "materials.glass.conductivity", ">= 0"]),
         ("negative pole strength", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, lorentz = [{ delta_epsilon = -1.0, frequency = 3.0e14 }] }"), vec!["scene.toml:9:", "materials.glass.lorentz[0].delta_epsilon", "positive number, got -1"]),
         ("negative damping", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, drude = [{ frequency = 1.0e15, damping = -1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].damping", ">= 0 Hz"]),
-        ("non-finite pole", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, debye = [{ delta_epsilon = 5.0, relaxation_time = nan }] }"), vec!["scene.toml:9:", "materials.glass.debye[0].relaxation_time", "positive number"]),
+        ("non-finite pole", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, debye = [{ delta_epsilon = 5.0, relaxation_time = nan }] }"), vec!["scene.toml:9:", "materials.glass.debye[0].relaxation_time", "`nan` is not a finite number"]),
+        // Anywhere: a NaN plane coordinate passes every range check, so no key may take one.
+        ("nan snapshot plane", format!("{GOOD}\n[[monitor]]\ntype = \"snapshot\"\nname = \"s\"\ncomponents = [\"Ez\"]\nplane = {{ z = nan }}\nevery = 2\n"), vec!["monitor[1].plane.z", "`nan` is not a finite number"]),
+        ("infinite flux plane", format!("{GOOD}\n[[monitor]]\ntype = \"flux\"\nname = \"f\"\nplane = {{ x = -inf }}\nfrequencies = {{ min = 2.0e14, max = 4.0e14, count = 3 }}\n"), vec!["monitor[1].plane.x", "`-inf` is not a finite number"]),
+        ("nul in a name", edit("[simulation]", "[simulation]\nname = \"a\\u0000b\""), vec!["simulation.name", "NUL character"]),
+        ("unnamed material", edit("glass = { epsilon = 2.25 }", "\"\" = { epsilon = 2.25 }"), vec!["`materials`", "a material needs a name"]),
+        // A source the time step cannot sample (here a scene in micrometres written in metres).
+        ("source above nyquist", edit("length_unit = \"um\"", "length_unit = \"m\""), vec!["source[0].waveform", "above the Nyquist frequency of the time step", "length_unit"]),
         ("unresolved plasma frequency", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 1.0, drude = [{ frequency = 1.0e17, damping = 1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].frequency", "cannot resolve", "plasma edge"]),
         // A resonance or a relaxation faster than the time step resolves (w0 dt = 2 pi 1e17
         // dt and dt / tau = dt / 1e-20 s, both far above 1.1 at this scene's dt of about
@@ -298,6 +305,27 @@ fn an_existing_result_is_not_overwritten_without_overwrite() {
         std::fs::read(dir.join("out.h5")).unwrap(),
         b"earlier results"
     );
+    // --overwrite replaces only an earlier result (an HDF5 file), never a file of other
+    // contents: here, say, the scene given as its own output.
+    let o = run(&["--overwrite"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("it is not an HDF5 file"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("out.h5")).unwrap(),
+        b"earlier results"
+    );
+    let o = Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["run", "s.toml", "-o", "s.toml", "--overwrite", "--quiet"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(std::fs::read_to_string(dir.join("s.toml")).unwrap(), GOOD);
+    std::fs::write(dir.join("out.h5"), b"\x89HDF\r\n\x1a\nan earlier result").unwrap();
     assert_eq!(run(&["--overwrite"]).status.code(), Some(0));
     let o = Command::new(env!("CARGO_BIN_EXE_yee"))
         .args(["run", "s.toml", "-o", "missing/out.h5", "--quiet"])
@@ -567,4 +595,48 @@ fn several_processes_of_a_build_without_mpi_refuse_to_run() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn absurd_inputs_are_refused_before_they_cost_time_or_memory() {
+    let dir = tmpdir("absurd");
+    // A device given as the scene: read up to a bound, not until memory runs out.
+    let (code, err) = yee_in(&dir, &["check", "/dev/zero"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("larger than 64 MiB"), "{err}");
+    // A mesh of absurdly small cells (a slip of the exponent): refused from its cell count,
+    // before node lines that would not fit in memory are made (this took gigabytes before).
+    let auto = edit("steps = 10", "steps = 10\ncells_per_wavelength = 1.0e9");
+    let refine = format!(
+        "{GOOD}\n[[refine]]\nbox = {{ center = [0.0, 0.0, 0.0], size = [0.2, 0.2, 0.2] }}\ncell_size = 1.0e-9\n"
+    );
+    for (name, scene, key) in [
+        ("auto.toml", auto, "simulation.cells_per_wavelength"),
+        ("refine.toml", refine, "simulation.size"),
+    ] {
+        std::fs::write(dir.join(name), scene).unwrap();
+        let started = std::time::Instant::now();
+        let (code, err) = yee_in(&dir, &["check", name]);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert!(
+            err.contains(key) && err.contains("more than the limit"),
+            "{name}: {err}"
+        );
+        // Generous for a loaded machine; making the lines took tens of seconds.
+        assert!(
+            started.elapsed().as_secs() < 10,
+            "{name}: {:?}",
+            started.elapsed()
+        );
+    }
+    // Thousands of threads on a few cores spend the run waking each other.
+    std::fs::write(dir.join("s.toml"), GOOD).unwrap();
+    let (code, err) = yee_in(&dir, &["run", "s.toml", "-o", "t.h5", "--threads", "5000"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--threads 5000 is too many: at most 1024"),
+        "{err}"
+    );
+    assert!(!dir.join("t.h5").exists());
+    let _ = std::fs::remove_dir_all(&dir);
 }

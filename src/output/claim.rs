@@ -80,6 +80,17 @@ pub enum ClaimError {
         /// What it is, when it is the sidecar.
         what: String,
     },
+    /// `--overwrite` would replace something that is not an earlier result or its sidecar: a
+    /// device, a pipe, or a file of other contents (the scene itself, given as the output).
+    #[error("cannot write `{}`: it {what}; --overwrite replaces only an earlier result {kind}; choose another file with -o, or remove it yourself if it is meant to go", .path.display())]
+    NotAResult {
+        /// The existing file.
+        path: PathBuf,
+        /// What it is ("is a character device", "is not an HDF5 file").
+        what: String,
+        /// What it would have to be: "(an HDF5 file)" or "and its XDMF sidecar".
+        kind: &'static str,
+    },
     /// The lock file could not be created or locked.
     #[error("cannot write `{}`: its lock file `{}` cannot be used: {source}", .output.display(), .lock.display())]
     Lock {
@@ -104,7 +115,8 @@ pub struct OutputClaim {
 impl OutputClaim {
     /// Check that `output` can be written and lock it against other yee runs. Refused: the
     /// name is the sidecar's, the folder is missing, it is a folder, another run is writing
-    /// it, or (without `overwrite`) it or its sidecar exists.
+    /// it, or it or its sidecar exists and, without `overwrite`, at all, with it, as anything
+    /// but an earlier result (an HDF5 file; an XDMF file; an empty file).
     pub fn claim(output: &Path, overwrite: bool) -> Result<Self, ClaimError> {
         if collides_with_sidecar(output) {
             return Err(ClaimError::SidecarCollision(
@@ -133,8 +145,20 @@ impl OutputClaim {
                 format!(" (the XDMF sidecar that goes with `{}`)", output.display()),
             ),
         ] {
-            if !overwrite && std::fs::symlink_metadata(&path).is_ok() {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if !overwrite {
                 return Err(ClaimError::Exists { path, what });
+            }
+            let sidecar = !what.is_empty();
+            if let Err(what) = earlier_result(&path, &meta, sidecar) {
+                let kind = if sidecar {
+                    "and its XDMF sidecar"
+                } else {
+                    "(an HDF5 file)"
+                };
+                return Err(ClaimError::NotAResult { path, what, kind });
             }
         }
         Ok(claim)
@@ -206,6 +230,58 @@ impl OutputClaim {
     }
 }
 
+/// The signature an HDF5 file starts with, at offset 0 or at 512, 1024, 2048, ... after a
+/// user block.
+const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
+
+/// Ok if the existing `path` (`meta` its own metadata, not a link's target's) may be replaced
+/// as an earlier result: a symbolic link (the link is replaced, not its target), an empty file,
+/// or an HDF5 file (XDMF for the `sidecar`); else what it is.
+fn earlier_result(path: &Path, meta: &std::fs::Metadata, sidecar: bool) -> Result<(), String> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_symlink() || (t.is_file() && meta.len() == 0) {
+        return Ok(());
+    }
+    if !t.is_file() {
+        let what = if t.is_char_device() {
+            "a character device"
+        } else if t.is_block_device() {
+            "a block device"
+        } else if t.is_fifo() {
+            "a named pipe"
+        } else if t.is_socket() {
+            "a socket"
+        } else {
+            "not a regular file"
+        };
+        return Err(format!("is {what}"));
+    }
+    let unreadable = |e: std::io::Error| format!("cannot be read to check that it is one ({e})");
+    let mut file = File::open(path).map_err(unreadable)?;
+    if sidecar {
+        let mut head = Vec::with_capacity(1024);
+        file.take(1024).read_to_end(&mut head).map_err(unreadable)?;
+        let text = String::from_utf8_lossy(&head);
+        if text.contains("<?xml") || text.contains("<Xdmf") {
+            return Ok(());
+        }
+        return Err("is not an XDMF file".into());
+    }
+    let mut offset = 0u64;
+    while offset + 8 <= meta.len() {
+        let mut head = [0u8; 8];
+        file.seek(std::io::SeekFrom::Start(offset))
+            .and_then(|_| file.read_exact(&mut head))
+            .map_err(unreadable)?;
+        if &head == HDF5_SIGNATURE {
+            return Ok(());
+        }
+        offset = if offset == 0 { 512 } else { 2 * offset };
+    }
+    Err("is not an HDF5 file".into())
+}
+
 impl Drop for OutputClaim {
     fn drop(&mut self) {
         // Removed while still locked (the file closes after this), so no run can be holding a
@@ -254,12 +330,55 @@ mod tests {
         assert!(!lock_path(&out).exists(), "the lock file is removed");
         let again = OutputClaim::claim(&out, false).unwrap();
         drop(again);
-        std::fs::write(sidecar_path(&out), "user's own").unwrap();
+        std::fs::write(sidecar_path(&out), "<?xml version=\"1.0\" ?>\n<Xdmf/>").unwrap();
         assert!(matches!(
             OutputClaim::claim(&out, false),
             Err(ClaimError::Exists { .. })
         ));
         assert!(OutputClaim::claim(&out, true).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn overwrite_replaces_an_earlier_result_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("yee-claim-what-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let out = dir.join("r.h5");
+        let refused = |out: &Path, what: &str| match OutputClaim::claim(out, true) {
+            Err(e @ ClaimError::NotAResult { .. }) => {
+                assert!(e.to_string().contains(what), "{e}")
+            }
+            other => panic!("{}: expected NotAResult, got {other:?}", out.display()),
+        };
+        // The scene given as its own output, and any other file of the user's.
+        std::fs::write(&out, "[simulation]\nsteps = 10\n").unwrap();
+        refused(&out, "is not an HDF5 file");
+        // HDF5, at the start or after a user block; an empty file.
+        let mut hdf5 = HDF5_SIGNATURE.to_vec();
+        hdf5.resize(4096, 0);
+        std::fs::write(&out, &hdf5).unwrap();
+        assert!(OutputClaim::claim(&out, true).is_ok());
+        let mut blocked = vec![b' '; 1024];
+        blocked.extend_from_slice(HDF5_SIGNATURE);
+        std::fs::write(&out, &blocked).unwrap();
+        assert!(OutputClaim::claim(&out, true).is_ok());
+        std::fs::write(&out, "").unwrap();
+        assert!(OutputClaim::claim(&out, true).is_ok());
+        // A sidecar that is not one.
+        std::fs::write(sidecar_path(&out), "user's own notes").unwrap();
+        refused(&out, "is not an XDMF file");
+        std::fs::remove_file(sidecar_path(&out)).unwrap();
+        // A named pipe (a device node needs privileges to make).
+        let pipe = dir.join("p.h5");
+        let name = std::ffi::CString::new(pipe.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        refused(&pipe, "is a named pipe");
+        // A link is replaced, not followed.
+        let link = dir.join("l.h5");
+        std::os::unix::fs::symlink(&pipe, &link).unwrap();
+        assert!(OutputClaim::claim(&link, true).is_ok());
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

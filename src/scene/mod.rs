@@ -16,13 +16,30 @@ pub use resolve::{resolve, MAX_COURANT};
 use crate::model::Model;
 use std::path::Path;
 
+/// The largest scene file read: far above any scene written by hand or by a script (a
+/// B-scan's positions, a material table), and a bound on what a wrong path (a device such as
+/// `/dev/zero`) makes yee read. Pipes are read too (`yee run <(make-scene)`), so the bound is
+/// on bytes read, not on the kind of file.
+pub const MAX_SCENE_BYTES: u64 = 64 << 20;
+
 /// Read, parse and check a scene file; on success return the model and any warnings.
 pub fn load(path: &Path) -> Result<(Model, Vec<String>), SceneError> {
+    use std::io::Read;
     let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| SceneError::Io {
+    let io = |e: std::io::Error| SceneError::Io {
         file: file.clone(),
         message: e.to_string(),
-    })?;
+    };
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SCENE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(io)?;
+    if bytes.len() as u64 > MAX_SCENE_BYTES {
+        return Err(io(std::io::Error::other(format!(
+            "it is larger than {} MiB, which no scene is: is this the scene file?",
+            MAX_SCENE_BYTES >> 20
+        ))));
+    }
     let text = String::from_utf8(bytes).map_err(|e| {
         SceneError::single(
             &file,

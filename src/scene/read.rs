@@ -141,6 +141,43 @@ impl Reader<'_> {
         });
     }
 
+    /// Report every number in `value` (at `path`) that is not finite (`nan`, `inf`: no key
+    /// takes one, and NaN passes every range check) and every text or name holding a NUL
+    /// character (the result file cannot store it), recursively.
+    fn check_values(&mut self, value: &Spanned<DeValue<'_>>, path: &str) {
+        let nul = "contains a NUL character (\\u0000), which no name or text in a scene may hold";
+        match value.get_ref() {
+            DeValue::Float(f) if !f.as_str().parse::<f64>().is_ok_and(f64::is_finite) => {
+                self.problem(
+                    value.span().start,
+                    path.to_string(),
+                    format!(
+                        "`{}` is not a finite number: every number in a scene must be one",
+                        f.as_str()
+                    ),
+                );
+            }
+            DeValue::String(text) if text.contains('\0') => {
+                self.problem(value.span().start, path.to_string(), nul.into())
+            }
+            DeValue::Table(table) => {
+                for (k, v) in table.iter() {
+                    let full = join(path, k.get_ref());
+                    if k.get_ref().contains('\0') {
+                        self.problem(k.span().start, full.clone(), nul.into());
+                    }
+                    self.check_values(v, &full);
+                }
+            }
+            DeValue::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    self.check_values(v, &format!("{path}[{i}]"));
+                }
+            }
+            _ => {}
+        }
+    }
+
     /// Check the keys of `table` (at `path`) against `node`, recursively; report each unknown
     /// key, then read it as its close match or drop it.
     fn check_keys(&mut self, table: &mut DeTable<'_>, at: usize, path: &str, node: Node) {
@@ -351,6 +388,15 @@ pub fn read(text: &str, file: &str) -> (Option<SceneFile>, Vec<Diagnostic>) {
     }
     let mut doc = doc.into_inner();
     r.check_keys(&mut doc, 0, "", scene_node());
+    // A value no key can take is reported alone, as a syntax error is: the checks after
+    // reading would only trip over it again (a NaN coordinate passes every range check).
+    let before = r.problems.len();
+    for (key, value) in doc.iter() {
+        r.check_values(value, key.get_ref());
+    }
+    if r.problems.len() > before {
+        return (None, r.problems);
+    }
 
     let simulation = match doc.get("simulation") {
         Some(v) => r.read::<SimulationSection>(v, "simulation"),
@@ -378,6 +424,16 @@ pub fn read(text: &str, file: &str) -> (Option<SceneFile>, Vec<Diagnostic>) {
         match v.get_ref() {
             DeValue::Table(t) => {
                 for (k, v) in t.iter() {
+                    if k.get_ref().trim().is_empty() {
+                        r.problem(
+                            k.span().start,
+                            "materials".into(),
+                            "a material needs a name: `[materials] glass = { epsilon = 2.25 }`"
+                                .into(),
+                        );
+                        unread_materials.push(k.get_ref().to_string());
+                        continue;
+                    }
                     match r.read::<MaterialSpec>(v, &format!("materials.{}", k.get_ref())) {
                         Some(m) => {
                             materials.insert(Spanned::new(k.span(), k.get_ref().to_string()), m);

@@ -22,6 +22,11 @@ use toml::Spanned;
 /// Grids larger than this are refused: beyond any machine we plan for, and almost always a unit slip.
 pub const MAX_CELLS: u64 = 1_000_000_000_000;
 
+/// Cells along one refined axis above which a mesh is refused before its node lines are made
+/// (8 bytes each): even a 1-D run of this many cells is beyond what the mesh is for, and the
+/// lines of a mistyped cell size would not fit in memory.
+const MAX_REFINED_AXIS_CELLS: f64 = 1e8;
+
 /// The largest `simulation.courant` (a fraction of the 3D stability limit) a scene may ask for.
 ///
 /// At exactly 1 the scheme is only marginally stable: the highest mode (the checkerboard of an
@@ -249,6 +254,9 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         faces.as_ref(),
         &objects,
     );
+    if let Some(g) = &grid {
+        sources_above_nyquist(scene, ck, g);
+    }
     if let (Some(g), Some((sources, tfsf))) = (&grid, &sources) {
         // Every source's time dependence, the TF/SF source's too.
         let waveforms: Vec<Waveform> = sources
@@ -396,6 +404,39 @@ fn material_dt(
     Some(courant * Grid::courant_limit_of(finest, flat))
 }
 
+/// Refuse a source whose centre frequency is above the Nyquist frequency of the time step,
+/// 1 / (2 dt): sampled every dt, its waveform is another, lower frequency's, and the grid
+/// cannot carry it anyway (it is far past the few cells per wavelength the warnings ask for).
+/// The likely cause is a unit: `length_unit = "m"` for a scene in micrometres.
+fn sources_above_nyquist(scene: &SceneFile, ck: &mut Checker, g: &Grid) {
+    let nyquist = 0.5 / g.dt;
+    let mut scratch = Checker {
+        text: ck.text,
+        problems: Vec::new(),
+        warnings: Vec::new(),
+        file: ck.file,
+    };
+    for (n, s) in scene.source.iter() {
+        let spec = &s.get_ref().waveform;
+        // Problems of the waveform itself are reported with the sources.
+        let Some(w) = sources::waveform(spec, &format!("source[{n}]"), &mut scratch) else {
+            continue;
+        };
+        let f = w.centre_frequency();
+        if f > nyquist {
+            ck.error(
+                spec,
+                &format!("source[{n}].waveform"),
+                format!(
+                    "its frequency {} Hz is above the Nyquist frequency of the time step, 1 / (2 dt) = {} Hz: sampled every dt it would be another, lower frequency, and the grid cannot carry it; check simulation.length_unit and cell_size, or the frequency",
+                    placement::num4(f),
+                    placement::num4(nyquist)
+                ),
+            );
+        }
+    }
+}
+
 /// The grid `uniform` with the refinement the scene asks for (`[[refine]]`,
 /// `simulation.cells_per_wavelength`): graded lines on the refined axes, the time step from
 /// the smallest cells and the step count again from `simulation.duration`. `uniform` itself
@@ -446,11 +487,49 @@ fn mesh(
         table,
         f_max,
     )?;
+    let sim = scene.simulation.get_ref();
+    let what_to_check = if sim.cells_per_wavelength.is_some() {
+        "check simulation.cells_per_wavelength and the [[refine]] cell sizes"
+    } else {
+        "check the [[refine]] cell sizes"
+    };
+    // Where a mesh too large is reported: the automatic refinement's key where there is one
+    // (its cells are the likely culprit), else the domain's size.
+    let (limit_at, limit_key) = match &sim.cells_per_wavelength {
+        Some(n) => (n.span().start, "simulation.cells_per_wavelength"),
+        None => (sim.size.span().start, "simulation.size"),
+    };
+    let fewest = refine::fewest_cells(&req, uniform.shape, pml);
+    let at_least: f64 = fewest.iter().product();
+    if let Some(a) =
+        (0..3).find(|&a| !req.zones[a].is_empty() && fewest[a] > MAX_REFINED_AXIS_CELLS)
+    {
+        ck.error_at(
+            limit_at,
+            limit_key,
+            format!(
+                "the refined grid would have at least {:.3e} cells along {}, more than the limit of 1e8 along a refined axis: {what_to_check}",
+                fewest[a],
+                Axis::ALL[a].name()
+            ),
+        );
+        return None;
+    }
+    if at_least > MAX_CELLS as f64 {
+        ck.error_at(
+            limit_at,
+            limit_key,
+            format!(
+                "the refined grid would have at least {at_least:.3e} cells ({:.3e} x {:.3e} x {:.3e}), more than the limit of 1e12: {what_to_check}",
+                fewest[0], fewest[1], fewest[2]
+            ),
+        );
+        return None;
+    }
     let lines = refine::lines(&req, uniform.cell, uniform.shape, pml, objects);
     if lines.iter().all(|l| l.is_none()) {
         return Some(uniform);
     }
-    let sim = scene.simulation.get_ref();
     for (a, l) in lines.iter().enumerate() {
         let Some(l) = l else { continue };
         let r = refine::max_ratio(l);
@@ -474,11 +553,11 @@ fn mesh(
     let shape = [0, 1, 2].map(|a| lines[a].as_ref().map_or(uniform.shape[a], |l| l.len() - 1));
     let cells: f64 = shape.iter().map(|&n| n as f64).product();
     if cells > MAX_CELLS as f64 {
-        ck.error(
-            &sim.size,
-            "simulation.size",
+        ck.error_at(
+            limit_at,
+            limit_key,
             format!(
-                "the refined grid would have {cells:.3e} cells ({} x {} x {}), more than the limit of 1e12: check the [[refine]] cell sizes",
+                "the refined grid would have {cells:.3e} cells ({} x {} x {}), more than the limit of 1e12: {what_to_check}",
                 shape[0], shape[1], shape[2]
             ),
         );

@@ -235,6 +235,28 @@ pub(super) fn lines(
     })
 }
 
+/// Cells the mesh of `request` has at least along each axis, without building it: the most
+/// any one zone needs (its length over its cell) plus the PML's background cells, or the
+/// background `shape` on an axis without zones. A mesh asked for with absurdly small cells is
+/// refused from this before its node lines, which would not fit in memory, are made.
+pub(super) fn fewest_cells(
+    request: &MeshRequest,
+    shape: [usize; 3],
+    pml: [[usize; 2]; 3],
+) -> [f64; 3] {
+    [0, 1, 2].map(|a| {
+        let zones = &request.zones[a];
+        if zones.is_empty() {
+            return shape[a] as f64;
+        }
+        let inner = zones
+            .iter()
+            .map(|z| ((z.hi - z.lo) / z.cell).floor())
+            .fold(1.0f64, f64::max);
+        inner + (pml[a][0] + pml[a][1]) as f64
+    })
+}
+
 /// The smallest cell along each axis the `[[refine]]` entries of `text` ask for, no larger
 /// than `background` (m), entries that cannot be read left out (they are reported by
 /// [`request`]).
