@@ -283,7 +283,7 @@ fn farfield(file: PathBuf, theta: Angles, phi: Angles) -> ExitCode {
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(1)
+            ExitCode::from(if e.input { 2 } else { 1 })
         }
     }
 }

@@ -154,7 +154,7 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("nan snapshot plane", format!("{GOOD}\n[[monitor]]\ntype = \"snapshot\"\nname = \"s\"\ncomponents = [\"Ez\"]\nplane = {{ z = nan }}\nevery = 2\n"), vec!["monitor[1].plane.z", "`nan` is not a finite number"]),
         ("infinite flux plane", format!("{GOOD}\n[[monitor]]\ntype = \"flux\"\nname = \"f\"\nplane = {{ x = -inf }}\nfrequencies = {{ min = 2.0e14, max = 4.0e14, count = 3 }}\n"), vec!["monitor[1].plane.x", "`-inf` is not a finite number"]),
         ("nul in a name", edit("[simulation]", "[simulation]\nname = \"a\\u0000b\""), vec!["simulation.name", "NUL character"]),
-        ("unnamed material", edit("glass = { epsilon = 2.25 }", "\"\" = { epsilon = 2.25 }"), vec!["`materials`", "a material needs a name"]),
+        ("unnamed material", edit("glass = { epsilon = 2.25 }", "\"\" = { epsilon = 2.25 }").replace("material = \"glass\"", "material = \"\""), vec!["`materials`", "a material needs a name"]),
         // A source the time step cannot sample (here a scene in micrometres written in metres).
         ("source above nyquist", edit("length_unit = \"um\"", "length_unit = \"m\""), vec!["source[0].waveform", "above the Nyquist frequency of the time step", "length_unit"]),
         ("unresolved plasma frequency", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 1.0, drude = [{ frequency = 1.0e17, damping = 1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass.drude[0].frequency", "cannot resolve", "plasma edge"]),
@@ -186,7 +186,10 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("far field zero angles", with(FAR_FIELD, "count = 9", "count = 0"), vec!["scene.toml:31:", "monitor[1].phi", "1 <= count"]),
         ("flux decimation zero", with(FLUX_BOX, "name = \"b\"", "name = \"b\"\ndecimation = 0"), vec!["scene.toml:", "monitor[1].decimation", "whole number of steps from 1"]),
         ("flux decimation past nyquist", with(FLUX_BOX, "name = \"b\"", "name = \"b\"\ndecimation = 50"), vec!["scene.toml:", "monitor[1].decimation", "aliases above", "give at most"]),
-        ("decimation on a probe", edit("components = [\"Ez\"]", "components = [\"Ez\"]\ndecimation = 2"), vec!["scene.toml:", "monitor[0]", "`decimation` belong to flux and far_field monitors"]),
+        ("a box with a radius", edit("size = [0.2, 0.2, 0.2]", "size = [0.2, 0.2, 0.2]\nradius = 0.1"), vec!["geometry[0].radius", "a box takes `center` and `size`, not `radius`"]),
+        // An invalid material is reported once: not again as "unknown" where it is used.
+        ("no follow-on after a bad material", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = -2.0 }"), vec!["materials.glass.epsilon"]),
+        ("decimation on a probe", edit("components = [\"Ez\"]", "components = [\"Ez\"]\ndecimation = 2"), vec!["scene.toml:", "monitor[0].decimation", "`decimation` belong to flux and far_field monitors"]),
         ("tfsf box in the PML", tfsf(GOOD, "[0.9, 0.4, 0.4]", "\"+z\"", "\"Ex\""), vec!["scene.toml:17:", "source[0].box", "x = [-0.45, 0.45]", "reaches the PML"]),
         ("tfsf box at the domain edge", tfsf(&GOOD.replace("default = { type = \"pml\", cells = 5 }", "default = { type = \"pec\" }"), "[0.4, 1.0, 0.4]", "\"+z\"", "\"Ex\""), vec!["scene.toml:17:", "source[0].box", "y = [-0.5, 0.5]", "domain edge"]),
         ("tfsf polarization along the direction", tfsf(GOOD, "[0.4, 0.4, 0.4]", "\"+z\"", "\"Ez\""), vec!["scene.toml:19:", "source[0].polarization", "perpendicular to the direction"]),
@@ -205,6 +208,10 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         );
         assert!(!err.contains("panicked"), "{case}: panicked:\n{err}");
         assert!(!exists, "{case}: an output file was created");
+        assert!(
+            case == "unknown material" || !err.contains("unknown material"),
+            "{case}: a follow-on error:\n{err}"
+        );
         for w in wants {
             assert!(err.contains(w), "{case}: message lacks `{w}`:\n{err}");
         }
@@ -638,5 +645,23 @@ fn absurd_inputs_are_refused_before_they_cost_time_or_memory() {
         "{err}"
     );
     assert!(!dir.join("t.h5").exists());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn farfield_given_a_file_it_cannot_reproject_is_invalid_input() {
+    let dir = tmpdir("farfield");
+    std::fs::write(dir.join("s.toml"), GOOD).unwrap();
+    let (code, err) = yee_in(&dir, &["run", "s.toml", "-o", "r.h5", "--quiet"]);
+    assert_eq!(code, Some(0), "{err}");
+    for (file, want) in [
+        ("missing.h5", "cannot read `missing.h5`"),
+        ("s.toml", "`s.toml` is not an HDF5 file"),
+        ("r.h5", "`r.h5` has no /far_field group"),
+    ] {
+        let (code, err) = yee_in(&dir, &["farfield", file, "--theta", "0:90:3"]);
+        assert_eq!(code, Some(2), "{file}: {err}");
+        assert!(err.contains(want), "{file}: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -62,6 +62,9 @@ pub enum ClaimError {
     /// The output names a folder.
     #[error("cannot write `{}`: it is a folder; give a file name, e.g. -o {}", .0.display(), .0.join("result.h5").display())]
     IsFolder(PathBuf),
+    /// The output ends with `/`: a folder's name, not a file's.
+    #[error("cannot write `{}`: a file name cannot end with `/`; give a file name, e.g. -o {}", .0.display(), .0.join("result.h5").display())]
+    TrailingSlash(PathBuf),
     /// Another run holds the lock.
     #[error("`{}` {what} another yee run{pid}; wait for it to finish, or choose another file with -o", .output.display())]
     Busy {
@@ -123,6 +126,9 @@ impl OutputClaim {
                 output.to_path_buf(),
                 output.with_extension("h5"),
             ));
+        }
+        if output.as_os_str().as_encoded_bytes().ends_with(b"/") && !output.is_dir() {
+            return Err(ClaimError::TrailingSlash(output.to_path_buf()));
         }
         if let Some(parent) = output.parent().filter(|p| !p.as_os_str().is_empty()) {
             if !parent.is_dir() {
@@ -308,6 +314,10 @@ mod tests {
             .to_string_lossy()
             .starts_with(".a.h5.partial-"));
         assert!(collides_with_sidecar(Path::new("x.XMF")));
+        assert!(matches!(
+            OutputClaim::claim(Path::new("no-such-folder-here/"), true),
+            Err(ClaimError::TrailingSlash(_))
+        ));
         assert!(!collides_with_sidecar(Path::new("x.h5")));
     }
 

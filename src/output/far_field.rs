@@ -180,8 +180,30 @@ impl FarSet {
 
 /// Why `yee farfield` could not re-project a file.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct FarFieldError(pub String);
+#[error("{message}")]
+pub struct FarFieldError {
+    /// What went wrong, naming the file.
+    pub message: String,
+    /// True when the file given is not one to re-project (missing, not HDF5, no far-field
+    /// monitor): the user's input, exit code 2; false when re-projecting it failed.
+    pub input: bool,
+}
+
+impl FarFieldError {
+    fn failed(message: String) -> Self {
+        FarFieldError {
+            message,
+            input: false,
+        }
+    }
+
+    fn input(message: String) -> Self {
+        FarFieldError {
+            message,
+            input: true,
+        }
+    }
+}
 
 /// One far-field monitor re-projected by [`reproject`].
 #[derive(Debug, Clone)]
@@ -255,11 +277,24 @@ pub fn reproject(
     phi: &[f64],
 ) -> Result<Vec<Reprojected>, FarFieldError> {
     let shown = path.display();
+    // What the user gave is checked first, so a wrong path gets words, not the library's.
+    let head = std::fs::File::open(path).and_then(|f| {
+        use std::io::Read;
+        let mut head = Vec::with_capacity(8);
+        f.take(8).read_to_end(&mut head).map(|_| head)
+    });
+    match head {
+        Err(e) => return Err(FarFieldError::input(format!("cannot read `{shown}`: {e}"))),
+        Ok(head) if head != b"\x89HDF\r\n\x1a\n" => return Err(FarFieldError::input(format!(
+            "`{shown}` is not an HDF5 file: give the result file of a run with a far_field monitor"
+        ))),
+        Ok(_) => {}
+    }
     let file = File::open_rw(path)
-        .map_err(|e| FarFieldError(format!("cannot open `{shown}` for writing: {e}")))?;
-    let fail = |e: hdf5::Error| FarFieldError(format!("cannot re-project `{shown}`: {e}"));
+        .map_err(|e| FarFieldError::failed(format!("cannot open `{shown}` for writing: {e}")))?;
+    let fail = |e: hdf5::Error| FarFieldError::failed(format!("cannot re-project `{shown}`: {e}"));
     let root = file.group("far_field").map_err(|_| {
-        FarFieldError(format!(
+        FarFieldError::input(format!(
             "`{shown}` has no /far_field group: the scene had no `type = \"far_field\"` monitor"
         ))
     })?;

@@ -4,7 +4,12 @@ use super::{Plan, PlanBackend};
 use std::fmt::Write;
 
 /// Bytes in decimal units, as GPU memory is sold: "192.0 GB" (every report of bytes uses it).
+/// `u64::MAX` is a count that saturated (the planner's sums saturate rather than wrap): shown
+/// as what it is, more than 18 EB, not as a figure.
 pub fn bytes_h(n: u64) -> String {
+    if n == u64::MAX {
+        return "more than 18 EB (beyond any storage)".into();
+    }
     let units = ["B", "kB", "MB", "GB", "TB", "PB"];
     let mut v = n as f64;
     let mut u = 0;
@@ -392,6 +397,7 @@ mod tests {
     fn human_numbers() {
         assert_eq!(bytes_h(192_000_000_000), "192.0 GB");
         assert_eq!(bytes_h(512), "512 B");
+        assert!(bytes_h(u64::MAX).starts_with("more than 18 EB"));
         assert_eq!(bytes_bin(500 << 20), "500 MiB");
         assert_eq!(duration_h(10e-6), "10 us");
         assert_eq!(duration_h(1560.0), "26 min");

@@ -128,7 +128,13 @@ pub fn from_toml(file: &str, text: &str, err: &toml::de::Error) -> SceneError {
         Some((k, _)) if raw.starts_with("invalid") => k.trim().trim_matches('"').to_string(),
         _ => spanned.to_string(),
     };
-    let message = improve_message(&raw);
+    let message = match raw.as_str() {
+        // The parser says only "duplicate key"; its span is the key or table given again.
+        "duplicate key" if !spanned.is_empty() => {
+            format!("`{spanned}` is given twice: each key, and each [table], may be given once")
+        }
+        _ => improve_message(&raw),
+    };
     SceneError::Invalid {
         file: file.to_string(),
         problems: vec![Diagnostic {
@@ -152,7 +158,9 @@ pub(super) fn improve_message(raw: &str) -> String {
         .replace("expected i64", "expected a whole number")
         .replace("expected f64", "expected a number")
         .replace("expected a sequence", "expected an array")
-        .replace("expected a boolean", "expected true or false");
+        .replace("expected a boolean", "expected true or false")
+        // An integer beyond 64 bits reaches serde as i128.
+        .replace(" as i128,", " (too large),");
     if let Some(rest) = raw.strip_prefix("missing field `") {
         let name = rest.split('`').next().unwrap_or(rest);
         return format!("missing the required key `{name}`");

@@ -49,6 +49,30 @@ pub(super) fn geometry(
             &format!("{key}.shape"),
             &["box", "sphere", "cylinder"],
         );
+        // A key of another shape is a mistake (a box given a radius is not a sphere): said,
+        // as for sources, rather than ignored.
+        if let Some(kind) = shape_kind {
+            let takes: [&[&str]; 3] = [&["size"], &["radius"], &["radius", "height", "axis"]];
+            let given = [
+                ("size", g.size.as_ref().map(|v| v.span().start)),
+                ("radius", g.radius.as_ref().map(|v| v.span().start)),
+                ("height", g.height.as_ref().map(|v| v.span().start)),
+                ("axis", g.axis.as_ref().map(|v| v.span().start)),
+            ];
+            for (name, at) in given {
+                if let Some(at) = at.filter(|_| !takes[kind].contains(&name)) {
+                    ck.error_at(
+                        at,
+                        &format!("{key}.{name}"),
+                        format!(
+                            "a {} takes `center` and {}, not `{name}`",
+                            ["box", "sphere", "cylinder"][kind],
+                            list(takes[kind])
+                        ),
+                    );
+                }
+            }
+        }
         let shape = match shape_kind {
             Some(0) => match &g.size {
                 Some(s) => ck.vec3(s, &format!("{key}.size")).and_then(|s| {
@@ -133,9 +157,9 @@ fn cylinder_axis(v: &toml::Value) -> Option<[f64; 3]> {
         },
         toml::Value::Array(a) if a.len() == 3 => {
             let v: Vec<f64> = a.iter().filter_map(as_f64).collect();
-            let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
-            (v.len() == 3 && norm > 0.0 && norm.is_finite())
-                .then(|| [v[0] / norm, v[1] / norm, v[2] / norm])
+            (v.len() == 3)
+                .then(|| super::unit_vector([v[0], v[1], v[2]]))
+                .flatten()
         }
         _ => None,
     }

@@ -14,7 +14,7 @@ pub(super) type Fast = (u8, usize, String, f64, f64);
 pub(super) struct Materials {
     /// The table: vacuum, pec, then the scene's materials in order.
     pub table: MaterialTable,
-    /// Materials defined but not kept (beyond the table): already reported.
+    /// Materials defined but not kept (invalid, or beyond the table): already reported.
     pub dropped: Vec<String>,
     /// Materials faster than light at the run's Courant number.
     pub fast: Vec<Fast>,
@@ -27,6 +27,7 @@ pub(super) fn materials(
     dt: Option<f64>,
 ) -> Materials {
     let mut dropped: Vec<String> = Vec::new();
+    let mut too_many_said = false;
     let mut fast: Vec<Fast> = Vec::new();
     let mut table = MaterialTable::vacuum();
     table.push(Material {
@@ -47,13 +48,16 @@ pub(super) fn materials(
         let m = spec.get_ref();
         let pec = m.pec.as_ref().is_some_and(|p| *p.get_ref());
         let Some(material) = material(ck, spec, &path, name, dt) else {
+            // Reported there; the geometry naming it is not then told it is "unknown".
+            dropped.push(name.clone());
             continue;
         };
         let epsilon = material.epsilon;
         if table.materials.len() >= MAX_MATERIALS {
             // Said once, at the first material that does not fit, with the real count; the
             // geometry that names a material beyond it is not then told it is "unknown".
-            if dropped.is_empty() {
+            if !too_many_said {
+                too_many_said = true;
                 ck.error(
                     key,
                     &path,
@@ -94,9 +98,17 @@ pub(super) fn materials(
 pub(super) fn fast_material_warnings(ck: &mut Checker, fast: &[Fast], objects: &[Object]) {
     for &(id, at, ref path, epsilon, c) in fast {
         if objects.iter().any(|o| o.material == id) {
+            // The advice is a courant the run can use, to 3 places; below 0.001 none is.
+            let stable = (MAX_COURANT * epsilon.sqrt() * 1000.0).floor() / 1000.0;
+            let advice = if stable > 0.0 {
+                format!("use courant <= {}", placement::num(stable))
+            } else {
+                "no courant number is small enough for an epsilon this close to 0: check the value"
+                    .to_string()
+            };
             ck.warn_at(at, &format!("{path}.epsilon"), format!(
-                "epsilon {} < 1 makes waves faster than light in vacuum: with courant = {} the run is unstable; use courant <= {}",
-                placement::num(epsilon), placement::num(c), placement::num((MAX_COURANT * epsilon.sqrt() * 1000.0).floor() / 1000.0)
+                "epsilon {} < 1 makes waves faster than light in vacuum: with courant = {} the run is unstable; {advice}",
+                placement::num(epsilon), placement::num(c)
             ));
         }
     }

@@ -143,6 +143,19 @@ impl<'a> Checker<'a> {
     }
 }
 
+/// `v` scaled to length 1, or None if it is zero or not finite. Scaled by its largest
+/// component first, so neither a tiny vector (1e-320) nor a huge one (1e300) is lost to the
+/// squares under- or overflowing.
+fn unit_vector(v: [f64; 3]) -> Option<[f64; 3]> {
+    let scale = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    if !(scale > 0.0 && v.iter().all(|x| x.is_finite())) {
+        return None;
+    }
+    let w = v.map(|x| x / scale);
+    let norm = w.iter().map(|x| x * x).sum::<f64>().sqrt();
+    Some(w.map(|x| x / norm))
+}
+
 fn list(items: &[&str]) -> String {
     items
         .iter()
@@ -823,4 +836,23 @@ fn text(v: &toml::Spanned<toml::Value>) -> Option<toml::Spanned<String>> {
     v.get_ref()
         .as_str()
         .map(|t| toml::Spanned::new(v.span(), t.to_string()))
+}
+
+#[cfg(test)]
+mod unit_vector_tests {
+    use super::unit_vector;
+
+    #[test]
+    fn tiny_and_huge_vectors_keep_their_direction() {
+        let s = 0.5f64.sqrt();
+        for v in [[1e-320, 0.0, 1e-320], [1e300, 0.0, 1e300], [3.0, 0.0, 3.0]] {
+            let u = unit_vector(v).expect("non-zero");
+            assert!(
+                (u[0] - s).abs() < 1e-15 && u[1] == 0.0 && (u[2] - s).abs() < 1e-15,
+                "{u:?}"
+            );
+        }
+        assert_eq!(unit_vector([0.0; 3]), None);
+        assert_eq!(unit_vector([f64::NAN, 1.0, 0.0]), None);
+    }
 }

@@ -59,10 +59,17 @@ pub(super) fn monitors(
             }
             continue;
         }
-        if m.frequencies.is_some() || m.fields.is_some() || m.decimation.is_some() {
+        let surface_key = [
+            (m.frequencies.is_some(), "frequencies"),
+            (m.fields.is_some(), "fields"),
+            (m.decimation.is_some(), "decimation"),
+        ]
+        .into_iter()
+        .find_map(|(given, name)| given.then_some(name));
+        if let Some(name) = surface_key {
             ck.error(
                 mon,
-                &format!("{key}.frequencies"),
+                &format!("{key}.{name}"),
                 "`frequencies`, `fields` and `decimation` belong to flux and far_field monitors",
             );
         }

@@ -27,12 +27,11 @@ fn vector(
     });
     match nums {
         Some(n) if n.len() == 3 && n.iter().all(|x| x.is_finite()) => {
-            let norm = n.iter().map(|x| x * x).sum::<f64>().sqrt();
-            if norm == 0.0 {
+            let unit = super::unit_vector([n[0], n[1], n[2]]);
+            if unit.is_none() {
                 ck.error(v, key, "the vector must not be zero");
-                return None;
             }
-            Some([n[0] / norm, n[1] / norm, n[2] / norm])
+            unit
         }
         _ => {
             ck.error(
