@@ -290,7 +290,28 @@ fn the_sidecar_follows_the_result() {
         "my own notes"
     );
     assert!(!dir.join("foo.h5").exists());
-    // With --overwrite it is rewritten with the result...
+    // Nor with --overwrite, which replaces only an earlier result's sidecar (XDMF).
+    let o = yee(
+        &dir,
+        &["snap.toml", "-o", "foo.h5", "--quiet", "--overwrite"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("`foo.xmf`: it is not an XDMF file"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("foo.xmf")).unwrap(),
+        "my own notes"
+    );
+    assert!(!dir.join("foo.h5").exists());
+    // An earlier sidecar is rewritten with the result...
+    std::fs::write(
+        dir.join("foo.xmf"),
+        "<?xml version=\"1.0\" ?>\n<Xdmf Version=\"3.0\"/>\n",
+    )
+    .unwrap();
     let o = yee(
         &dir,
         &["snap.toml", "-o", "foo.h5", "--quiet", "--overwrite"],

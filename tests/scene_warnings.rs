@@ -142,7 +142,7 @@ fn each_thing_the_grid_cannot_honour_is_one_warning() {
         (
             "material faster than light, used",
             edit("material = \"glass\"", "material = \"fast\""),
-            vec!["materials.fast.epsilon", "epsilon 0.5 < 1", "courant = 0.99"],
+            vec!["materials.fast.epsilon", "epsilon mu = 0.5 < 1", "courant = 0.99"],
         ),
     ];
     for (case, text, wants) in cases {

@@ -197,6 +197,21 @@ pub enum AdePole {
 }
 
 impl AdePole {
+    /// True when every coefficient is a finite number (a pole of absurd strength or rate
+    /// overflows them, and the fields with them).
+    pub fn is_finite(&self) -> bool {
+        match *self {
+            AdePole::Lorentz {
+                alpha,
+                beta,
+                kappa,
+                half_dt,
+            } => [alpha, beta, kappa, half_dt].iter().all(|x| x.is_finite()),
+            AdePole::Drude { alpha, kappa } => alpha.is_finite() && kappa.is_finite(),
+            AdePole::Debye { a, b } => a.is_finite() && b.is_finite(),
+        }
+    }
+
     /// The pole's instantaneous response: the coefficient of E^{n+1} in its mean current
     /// (J + J') / 2 (Lorentz, Drude) or (P' - P) / dt (Debye), times dt, in units of eps0.
     pub fn instantaneous(&self, dt: f64) -> f64 {

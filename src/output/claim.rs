@@ -246,7 +246,9 @@ const HDF5_SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 fn earlier_result(path: &Path, meta: &std::fs::Metadata, sidecar: bool) -> Result<(), String> {
     use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
-    if t.is_symlink() || (t.is_file() && meta.len() == 0) {
+    // A folder where the sidecar goes cannot be written over (a rename onto it fails): the
+    // run writes its result and warns that the sidecar could not be written.
+    if t.is_symlink() || (t.is_file() && meta.len() == 0) || (sidecar && t.is_dir()) {
         return Ok(());
     }
     if !t.is_file() {

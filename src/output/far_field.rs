@@ -285,9 +285,11 @@ pub fn reproject(
     });
     match head {
         Err(e) => return Err(FarFieldError::input(format!("cannot read `{shown}`: {e}"))),
-        Ok(head) if head != b"\x89HDF\r\n\x1a\n" => return Err(FarFieldError::input(format!(
+        Ok(head) if head != b"\x89HDF\r\n\x1a\n" => {
+            return Err(FarFieldError::input(format!(
             "`{shown}` is not an HDF5 file: give the result file of a run with a far_field monitor"
-        ))),
+        )))
+        }
         Ok(_) => {}
     }
     let file = File::open_rw(path)

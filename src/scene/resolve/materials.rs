@@ -6,8 +6,8 @@ use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
 
-/// A material with epsilon < 1 that may break the Courant limit: (id, span start, key path,
-/// epsilon, courant).
+/// A material with epsilon mu < 1 that may break the Courant limit: (id, span start of the
+/// key that makes it fast, key path, epsilon mu, courant).
 pub(super) type Fast = (u8, usize, String, f64, f64);
 
 /// What `[materials]` resolves to.
@@ -52,6 +52,18 @@ pub(super) fn materials(
             dropped.push(name.clone());
             continue;
         };
+        if let Some(dt) = dt.filter(|&dt| !finite_update(&material, dt)) {
+            ck.error(
+                key,
+                &path,
+                format!(
+                    "its values overflow the update at the time step dt = {} s (a coefficient is not a finite number): one of them is far outside any material's range",
+                    placement::num4(dt)
+                ),
+            );
+            dropped.push(name.clone());
+            continue;
+        }
         let epsilon = material.epsilon;
         if table.materials.len() >= MAX_MATERIALS {
             // Said once, at the first material that does not fit, with the real count; the
@@ -71,17 +83,20 @@ pub(super) fn materials(
             dropped.push(name.clone());
             continue;
         }
-        if let (Some(c), Some(e)) = (courant, &m.epsilon) {
-            // The stability limit scales with sqrt(epsilon): keep the same margin below it.
-            if epsilon < 1.0 && c > MAX_COURANT * epsilon.sqrt() {
+        // The wave speed is c / sqrt(epsilon mu), and the stability limit scales with
+        // sqrt(epsilon mu): keep the same margin below it. Said at the key that makes it fast.
+        let slowness = epsilon * material.mu;
+        let key_at = match (&m.epsilon, &m.mu) {
+            (Some(e), _) if epsilon < 1.0 => Some((e.span().start, "epsilon")),
+            (_, Some(mu)) => Some((mu.span().start, "mu")),
+            (Some(e), None) => Some((e.span().start, "epsilon")),
+            (None, None) => None,
+        };
+        if let (Some(c), Some((at, key))) = (courant, key_at) {
+            if slowness < 1.0 && c > MAX_COURANT * slowness.sqrt() {
                 // Only worth saying when an object is made of it: see after the geometry.
-                fast.push((
-                    table.materials.len() as u8,
-                    e.span().start,
-                    path.clone(),
-                    epsilon,
-                    c,
-                ));
+                let id = table.materials.len() as u8;
+                fast.push((id, at, format!("{path}.{key}"), slowness, c));
             }
         }
         let _ = pec;
@@ -94,21 +109,36 @@ pub(super) fn materials(
     }
 }
 
+/// True when every update coefficient of `material` at time step `dt` (E, H and each pole's)
+/// is a finite number.
+fn finite_update(material: &Material, dt: f64) -> bool {
+    let one = MaterialTable {
+        materials: vec![material.clone()],
+    };
+    let coefficients = one.coefficients(dt);
+    let magnetic = one.magnetic_coefficients(dt);
+    coefficients
+        .iter()
+        .chain(&magnetic)
+        .all(|c| c.ca.is_finite() && c.cb.is_finite())
+        && material.poles.iter().all(|p| p.ade(dt).is_finite())
+}
+
 /// Warn about each material faster than light that an object is made of.
 pub(super) fn fast_material_warnings(ck: &mut Checker, fast: &[Fast], objects: &[Object]) {
-    for &(id, at, ref path, epsilon, c) in fast {
+    for &(id, at, ref key, slowness, c) in fast {
         if objects.iter().any(|o| o.material == id) {
             // The advice is a courant the run can use, to 3 places; below 0.001 none is.
-            let stable = (MAX_COURANT * epsilon.sqrt() * 1000.0).floor() / 1000.0;
+            let stable = (MAX_COURANT * slowness.sqrt() * 1000.0).floor() / 1000.0;
             let advice = if stable > 0.0 {
                 format!("use courant <= {}", placement::num(stable))
             } else {
-                "no courant number is small enough for an epsilon this close to 0: check the value"
+                "no courant number is small enough for epsilon mu this close to 0: check the values"
                     .to_string()
             };
-            ck.warn_at(at, &format!("{path}.epsilon"), format!(
-                "epsilon {} < 1 makes waves faster than light in vacuum: with courant = {} the run is unstable; {advice}",
-                placement::num(epsilon), placement::num(c)
+            ck.warn_at(at, key, format!(
+                "epsilon mu = {} < 1 makes waves faster than light in vacuum: with courant = {} the run is unstable; {advice}",
+                placement::num(slowness), placement::num(c)
             ));
         }
     }

@@ -229,7 +229,11 @@ mod tests {
     struct Timeline {
         gpus: usize,
         now: RefCell<Vec<f64>>,
-        at: RefCell<HashMap<(usize, usize), f64>>,
+        /// Per (GPU, slot): when the stream reached the mark, and the mark's number in the
+        /// GPU's order of recording.
+        at: RefCell<HashMap<(usize, usize), (f64, usize)>>,
+        /// Per GPU: the number of the latest mark reported reached.
+        reached: RefCell<Vec<Option<usize>>>,
         /// Marks recorded on GPU 0 that the device has not passed yet.
         behind: Cell<usize>,
         recorded: RefCell<Vec<(usize, usize)>>,
@@ -241,6 +245,7 @@ mod tests {
                 gpus,
                 now: RefCell::new(vec![0.0; gpus]),
                 at: RefCell::new(HashMap::new()),
+                reached: RefCell::new(vec![None; gpus]),
                 behind: Cell::new(0),
                 recorded: RefCell::new(Vec::new()),
             }
@@ -336,31 +341,46 @@ mod tests {
         }
         fn mark(&self, gpu: usize, slot: usize) -> Result<(), DeviceError> {
             let t = self.now.borrow()[gpu];
-            assert!(
-                self.at.borrow_mut().insert((gpu, slot), t).is_none(),
-                "mark {slot} of GPU {gpu} recorded again before it was read"
-            );
+            let number = self
+                .recorded
+                .borrow()
+                .iter()
+                .filter(|(g, _)| *g == gpu)
+                .count();
+            let before = self.at.borrow_mut().insert((gpu, slot), (t, number));
+            // A mark may be recorded again only once a later one was seen reached (then the
+            // clock has read the time up to it, or needs none).
+            if let Some((_, earlier)) = before {
+                let reached = self.reached.borrow()[gpu];
+                assert!(
+                    reached.is_some_and(|r| r > earlier),
+                    "mark {slot} of GPU {gpu} recorded again before the GPU was seen past it"
+                );
+            }
             self.recorded.borrow_mut().push((gpu, slot));
             Ok(())
         }
         fn mark_reached(&self, gpu: usize, slot: usize, wait: bool) -> Result<bool, DeviceError> {
-            if wait || gpu > 0 {
-                return Ok(true);
-            }
-            // GPU 0 is `behind` marks behind the last one recorded on it.
-            let recorded = self.recorded.borrow();
-            let mine: Vec<usize> = recorded
+            let number = self.at.borrow()[&(gpu, slot)].1;
+            let count = self
+                .recorded
+                .borrow()
                 .iter()
-                .filter(|(g, _)| *g == 0)
-                .map(|(_, s)| *s)
-                .collect();
-            let pos = mine.iter().rposition(|&s| s == slot).expect("recorded");
-            Ok(pos + self.behind.get() < mine.len())
+                .filter(|(g, _)| *g == gpu)
+                .count();
+            // GPU 0 is `behind` marks behind the last one recorded on it.
+            let reached = wait || gpu > 0 || number + self.behind.get() < count;
+            if reached {
+                let mut r = self.reached.borrow_mut();
+                r[gpu] = Some(r[gpu].map_or(number, |x| x.max(number)));
+            }
+            Ok(reached)
         }
         fn mark_seconds(&self, gpu: usize, from: usize, to: usize) -> Result<f64, DeviceError> {
-            let mut at = self.at.borrow_mut();
-            let a = at.remove(&(gpu, from)).expect("from recorded");
-            Ok(at[&(gpu, to)] - a)
+            let at = self.at.borrow();
+            let (a, b) = (at[&(gpu, from)], at[&(gpu, to)]);
+            assert!(a.1 < b.1, "marks read out of order");
+            Ok(b.0 - a.0)
         }
     }
 

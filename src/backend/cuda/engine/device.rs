@@ -48,8 +48,11 @@ pub const EVENTS: usize = 11;
 
 /// Timing marks each GPU holds ([`Device::mark`]): the engine's clock records into them in
 /// turn and reads each pair back once the GPU has passed it, so the host may run this many
-/// marks ahead of the GPU before the clock skips a sample (a step's worth is a few tens).
-pub const MARKS: usize = 2048;
+/// marks ahead of the GPU before the clock skips a sample. A run records about 7 a step on
+/// average (a sampled step a few tens), so this is over 100 steps, more than the driver's
+/// launch queue lets the host run ahead; and making them (each engine of a B-scan's traces
+/// makes its own) costs about a millisecond.
+pub const MARKS: usize = 1024;
 
 /// Why a device operation failed.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
