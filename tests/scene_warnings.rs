@@ -137,7 +137,7 @@ fn each_thing_the_grid_cannot_honour_is_one_warning() {
         (
             "run ends before the pulse peaks",
             edit("duration = 5e-14", "duration = 1e-14"),
-            vec!["simulation.duration", "before the source pulse peaks at t = 1.986e-14 s"],
+            vec!["w.toml:4:", "simulation.duration", "before the source pulse peaks at t = 1.986e-14 s"],
         ),
         (
             "material faster than light, used",

@@ -755,13 +755,15 @@ fn run_warnings(
         .filter(|&t| t > end)
         .collect();
     if let Some(first) = late.iter().cloned().reduce(f64::min) {
-        let key = if sim.get_ref().duration.is_some() {
-            "simulation.duration"
-        } else {
-            "simulation.steps"
+        let s = sim.get_ref();
+        // At the key that sets the run's length (the table's line if neither is written).
+        let (key, at) = match (&s.duration, &s.steps) {
+            (Some(d), _) => ("simulation.duration", d.span().start),
+            (None, Some(n)) => ("simulation.steps", n.span().start),
+            (None, None) => ("simulation.steps", sim.span().start),
         };
-        ck.warn(
-            sim,
+        ck.warn_at(
+            at,
             key,
             format!(
                 "the run ends at t = {} s ({} steps), before the source pulse peaks at t = {} s; raise the run length to at least twice that to see the pulse",
