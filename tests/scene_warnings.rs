@@ -140,6 +140,27 @@ fn each_thing_the_grid_cannot_honour_is_one_warning() {
             vec!["w.toml:4:", "simulation.duration", "before the source pulse peaks at t = 1.986e-14 s"],
         ),
         (
+            "dipole inside the PML",
+            edit("position = [-0.1, 0.0, 0.0]", "position = [-0.45, 0.0, 0.0]"),
+            vec!["source[0].position", "inside the 5-cell PML of the x_min face"],
+        ),
+        (
+            "a scan that moves nothing",
+            format!(
+                "{}[scan]\ntraces = 3\n",
+                edit(
+                    "position = [-0.1, 0.0, 0.0]",
+                    "position = [-0.1, 0.0, 0.0]\nscan_step = [0.0, 0.0, 0.0]"
+                )
+                // A scan keeps no snapshots.
+                .replace(
+                    "[[monitor]]\ntype = \"snapshot\"\nname = \"s\"\nplane = { z = 0.0 }\ncomponents = [\"Ez\"]\nevery = 50\n",
+                    ""
+                )
+            ),
+            vec!["`scan`", "no source or probe has a non-zero `scan_step`: all 3 traces are the same run"],
+        ),
+        (
             "material faster than light, used",
             edit("material = \"glass\"", "material = \"fast\""),
             vec!["materials.fast.epsilon", "epsilon mu = 0.5 < 1", "courant = 0.99"],

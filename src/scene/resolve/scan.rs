@@ -228,11 +228,12 @@ pub(super) fn scan(
     }
     let (traces, at) = section?;
     let traces = traces?;
-    if movers.is_empty() && ck.problems.len() == before {
+    // A scan_step of [0, 0, 0] moves nothing either.
+    if movers.iter().all(|m| m.step == [0.0; 3]) && ck.problems.len() == before {
         ck.warn_at(
             at,
             "scan",
-            format!("no source or probe has a `scan_step`: all {traces} traces are the same run"),
+            format!("no source or probe has a non-zero `scan_step`: all {traces} traces are the same run"),
         );
     }
     let (g, faces) = (grid?, faces?);

@@ -174,6 +174,7 @@ pub(super) fn sources(
                             let idx = nearest(g, faces, c, p);
                             let at = s.position.as_ref().unwrap();
                             let pkey = format!("{key}.position");
+                            let warned = ck.warnings.len();
                             warn_moved(
                                 ck,
                                 at,
@@ -189,6 +190,15 @@ pub(super) fn sources(
                             );
                             if let Some(why) = dead_source(g, faces, objects, table, c, idx) {
                                 ck.warn(at, &pkey, why);
+                            } else if let Some((face, cells)) = faces
+                                .filter(|_| ck.warnings.len() == warned)
+                                .and_then(|f| super::placement::in_pml(g, f, p))
+                            {
+                                // One warning for the dipole's place: a move to the grid says
+                                // the more specific thing.
+                                ck.warn(at, &pkey, format!(
+                                    "the dipole lies inside the {cells}-cell PML of the {face} face, which absorbs what it radiates there: move it into the interior"
+                                ));
                             }
                             Some((c, [0, 1, 2].map(|a| [idx[a], idx[a] + 1])))
                         }
