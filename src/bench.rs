@@ -212,12 +212,29 @@ pub fn model_bytes_per_cell_step(model: &Model) -> u64 {
 /// The smallest cube edge the benchmark accepts: two 10-cell CPML layers and an interior.
 pub const MIN_SIZE: usize = 24;
 
+/// The largest cube edge the benchmark accepts: 1e12 cells, a scene's limit.
+pub const MAX_SIZE: usize = 10_000;
+
 /// Why the benchmark could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {
     /// The cube is too small for its CPML layers.
     #[error("--size must be at least {MIN_SIZE} (two 10-cell CPML layers and an interior)")]
     TooSmall,
+    /// The cube does not fit where it would run.
+    #[error("--size {size}: the {size}^3 cube needs {needs} and {place} has {available}; the largest cube that fits there is about --size {largest}")]
+    TooLarge {
+        /// The cube edge asked for.
+        size: usize,
+        /// What it needs, in words.
+        needs: String,
+        /// "this host" or "GPU 0".
+        place: String,
+        /// The memory there, in words.
+        available: String,
+        /// The largest edge that fits, estimated from the bytes per cell.
+        largest: usize,
+    },
     /// The benchmark scene did not load (a bug: it is built here).
     #[error("{0}")]
     Scene(#[from] crate::scene::SceneError),
@@ -401,6 +418,32 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
     // The CPU benchmark needs no GPU probe: plan it on the host alone.
     let hardware = Hardware::detect((!cuda).then(Vec::new), None);
     let plan = crate::plan::plan(&model, &hardware, &options);
+    if !plan.fits {
+        // Said in the benchmark's terms: the plan's advice (a coarser cell_size, MPI ranks)
+        // is for scenes, not for a cube whose size is the benchmark's one knob.
+        let (place, memory) = match hardware.gpus.first().filter(|_| cuda) {
+            Some(g) => ("GPU 0".to_string(), g.memory_bytes),
+            None => ("this host".to_string(), hardware.host.memory_bytes),
+        };
+        let total = plan.bytes.total.max(1);
+        let per_cell = total as f64 / plan.cells.max(1) as f64;
+        // From the bytes per cell, then down by 2 % until the plan (with its headroom) agrees.
+        let fits = |n: usize| {
+            cube_with(n, opts.precision, 2, opts.metal, opts.pec)
+                .is_ok_and(|m| crate::plan::plan(&m, &hardware, &options).fits)
+        };
+        let mut largest = ((memory as f64 / per_cell).cbrt().floor() as usize).max(MIN_SIZE);
+        while largest > MIN_SIZE && !fits(largest) {
+            largest = (largest * 49 / 50).max(MIN_SIZE);
+        }
+        return Err(BenchError::TooLarge {
+            size: opts.size,
+            needs: crate::plan::bytes_h(total),
+            place,
+            available: crate::plan::bytes_h(memory),
+            largest,
+        });
+    }
     let (engine, ranges) = crate::run::start_engine(
         &model,
         &hardware,

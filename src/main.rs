@@ -1061,6 +1061,14 @@ fn bench(
         );
         return ExitCode::from(2);
     }
+    if let Some(n) = size.filter(|&n| n > yee::bench::MAX_SIZE) {
+        eprintln!(
+            "error: --size {n} is too large: at most {} ({}^3 = 1e12 cells, the most a scene may have)",
+            yee::bench::MAX_SIZE,
+            yee::bench::MAX_SIZE
+        );
+        return ExitCode::from(2);
+    }
     let backend = match backend {
         Backend::Cpu => BenchBackend::Cpu,
         Backend::Cuda => BenchBackend::Cuda,
@@ -1113,7 +1121,12 @@ fn bench(
         }
         Err(e) => {
             eprintln!("error: {e}");
-            ExitCode::from(1)
+            // A cube that is too small or does not fit is the user's choice of --size.
+            let input = matches!(
+                e,
+                yee::bench::BenchError::TooSmall | yee::bench::BenchError::TooLarge { .. }
+            );
+            ExitCode::from(if input { 2 } else { 1 })
         }
     }
 }

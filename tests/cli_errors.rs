@@ -535,6 +535,22 @@ fn a_bench_size_below_the_minimum_is_invalid_input() {
         err.contains("--size 0") && err.contains("at least 24"),
         "{err}"
     );
+    // Above a scene's 1e12 cells, and a cube that does not fit here (a 10 PB cube): said in
+    // the benchmark's terms, with the largest size that fits, not a scene file's.
+    let (code, err) = yee_in(&dir, &["bench", "--size", "100000", "--backend", "cpu"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--size 100000 is too large: at most 10000"),
+        "{err}"
+    );
+    let (code, err) = yee_in(&dir, &["bench", "--size", "10000", "--backend", "cpu"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("--size 10000: the 10000^3 cube needs")
+            && err.contains("the largest cube that fits there is about --size")
+            && !err.contains("bench.toml"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 
