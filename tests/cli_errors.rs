@@ -187,6 +187,7 @@ fn malformed_scenes_exit_2_with_file_line_and_key() {
         ("flux decimation zero", with(FLUX_BOX, "name = \"b\"", "name = \"b\"\ndecimation = 0"), vec!["scene.toml:", "monitor[1].decimation", "whole number of steps from 1"]),
         ("flux decimation past nyquist", with(FLUX_BOX, "name = \"b\"", "name = \"b\"\ndecimation = 50"), vec!["scene.toml:", "monitor[1].decimation", "aliases above", "give at most"]),
         ("pole overflowing the update", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = 2.25, lorentz = [{ delta_epsilon = 1.0e300, frequency = 3.0e14, damping = 1.0e13 }] }"), vec!["scene.toml:9:", "materials.glass", "overflow the update"]),
+        ("a plane wave with a component", edit("type = \"dipole\"\ncomponent = \"Ez\"\nposition = [0.0, 0.0, 0.0]", "type = \"plane_wave\"\ndirection = \"+z\"\npolarization = \"Ex\"\ncomponent = \"Ey\"\nposition = -0.2"), vec!["source[0].component", "a plane wave takes `polarization`"]),
         ("a box with a radius", edit("size = [0.2, 0.2, 0.2]", "size = [0.2, 0.2, 0.2]\nradius = 0.1"), vec!["geometry[0].radius", "a box takes `center` and `size`, not `radius`"]),
         // An invalid material is reported once: not again as "unknown" where it is used.
         ("no follow-on after a bad material", edit("glass = { epsilon = 2.25 }", "glass = { epsilon = -2.0 }"), vec!["materials.glass.epsilon"]),

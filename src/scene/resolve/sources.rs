@@ -208,6 +208,15 @@ pub(super) fn sources(
             }
             _ => None,
         };
+        if kind == Some(1) {
+            if let Some(c) = &s.component {
+                ck.error(
+                    c,
+                    &format!("{key}.component"),
+                    "a plane wave takes `polarization` (the E component it drives), not `component`",
+                );
+            }
+        }
         if kind == Some(0) {
             if let Some(t) = &s.two_way {
                 ck.error(
