@@ -140,6 +140,11 @@ fn each_thing_the_grid_cannot_honour_is_one_warning() {
             vec!["w.toml:4:", "simulation.duration", "before the source pulse peaks at t = 1.986e-14 s"],
         ),
         (
+            "an object wholly outside the domain",
+            edit("center = [0.2, 0.2, 0.2]", "center = [0.2, 0.2, 2.0]"),
+            vec!["geometry[1].center", "the box lies wholly outside the domain along z (1.95 to 2.05, the domain -0.5 to 0.5)"],
+        ),
+        (
             "dipole inside the PML",
             edit("position = [-0.1, 0.0, 0.0]", "position = [-0.45, 0.0, 0.0]"),
             vec!["source[0].position", "inside the 5-cell PML of the x_min face"],

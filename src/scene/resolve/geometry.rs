@@ -13,6 +13,11 @@ pub(super) fn geometry(
     unit_m: f64,
 ) -> Vec<Object> {
     let mut objects = Vec::new();
+    // Half the domain's size along each axis (m), where it can be read: the domain is centred
+    // on the origin.
+    let size = scene.simulation.get_ref().size.get_ref();
+    let half_domain = (size.len() == 3 && size.iter().all(|x| x.is_finite() && *x > 0.0))
+        .then(|| [0, 1, 2].map(|a| 0.5 * size[a] * unit_m));
     for (n, g) in scene.geometry.iter() {
         let key = format!("geometry[{n}]");
         let g = g.get_ref();
@@ -137,11 +142,32 @@ pub(super) fn geometry(
             _ => None,
         };
         if let (Some(material), Some(center), Some(shape)) = (material, center, shape) {
-            objects.push(Object {
+            let object = Object {
                 shape,
                 center,
                 material,
-            });
+            };
+            // An object wholly outside the domain changes nothing: most likely a position in
+            // the wrong unit or a sign slip, so said rather than silently dropped.
+            if let Some(half) = half_domain {
+                let (lo, hi) = object.bounds();
+                if let Some(a) = (0..3).find(|&a| hi[a] <= -half[a] || lo[a] >= half[a]) {
+                    ck.warn(
+                        &g.center,
+                        &format!("{key}.center"),
+                        format!(
+                            "the {} lies wholly outside the domain along {} ({} to {}, the domain {} to {}): it changes nothing; check its center, size and simulation.length_unit",
+                            g.shape.get_ref(),
+                            crate::model::Axis::ALL[a].name(),
+                            super::placement::num(lo[a] / unit_m),
+                            super::placement::num(hi[a] / unit_m),
+                            super::placement::num(-half[a] / unit_m),
+                            super::placement::num(half[a] / unit_m)
+                        ),
+                    );
+                }
+            }
+            objects.push(object);
         }
     }
     objects
