@@ -276,18 +276,33 @@ fn earlier_result(path: &Path, meta: &std::fs::Metadata, sidecar: bool) -> Resul
         }
         return Err("is not an XDMF file".into());
     }
+    match has_hdf5_signature(&mut file, meta.len()).map_err(unreadable)? {
+        true => Ok(()),
+        false => Err("is not an HDF5 file".into()),
+    }
+}
+
+/// True if `path` is an HDF5 file by its signature (not whether the library can open it).
+pub fn is_hdf5(path: &Path) -> std::io::Result<bool> {
+    let mut file = File::open(path)?;
+    let len = file.metadata()?.len();
+    has_hdf5_signature(&mut file, len)
+}
+
+/// True if `file`, `len` bytes long, holds the HDF5 signature where HDF5 looks for it: at 0,
+/// or at 512, 1024, 2048, ... after a user block.
+fn has_hdf5_signature(file: &mut File, len: u64) -> std::io::Result<bool> {
     let mut offset = 0u64;
-    while offset + 8 <= meta.len() {
+    while offset + 8 <= len {
         let mut head = [0u8; 8];
-        file.seek(std::io::SeekFrom::Start(offset))
-            .and_then(|_| file.read_exact(&mut head))
-            .map_err(unreadable)?;
+        file.seek(std::io::SeekFrom::Start(offset))?;
+        file.read_exact(&mut head)?;
         if &head == HDF5_SIGNATURE {
-            return Ok(());
+            return Ok(true);
         }
         offset = if offset == 0 { 512 } else { 2 * offset };
     }
-    Err("is not an HDF5 file".into())
+    Ok(false)
 }
 
 impl Drop for OutputClaim {

@@ -278,19 +278,14 @@ pub fn reproject(
 ) -> Result<Vec<Reprojected>, FarFieldError> {
     let shown = path.display();
     // What the user gave is checked first, so a wrong path gets words, not the library's.
-    let head = std::fs::File::open(path).and_then(|f| {
-        use std::io::Read;
-        let mut head = Vec::with_capacity(8);
-        f.take(8).read_to_end(&mut head).map(|_| head)
-    });
-    match head {
+    match super::claim::is_hdf5(path) {
         Err(e) => return Err(FarFieldError::input(format!("cannot read `{shown}`: {e}"))),
-        Ok(head) if head != b"\x89HDF\r\n\x1a\n" => {
+        Ok(false) => {
             return Err(FarFieldError::input(format!(
             "`{shown}` is not an HDF5 file: give the result file of a run with a far_field monitor"
         )))
         }
-        Ok(_) => {}
+        Ok(true) => {}
     }
     let file = File::open_rw(path)
         .map_err(|e| FarFieldError::failed(format!("cannot open `{shown}` for writing: {e}")))?;

@@ -417,24 +417,35 @@ fn material_dt(
     Some(courant * Grid::courant_limit_of(finest, flat))
 }
 
-/// Refuse a source whose centre frequency is above the Nyquist frequency of the time step,
-/// 1 / (2 dt): sampled every dt, its waveform is another, lower frequency's, and the grid
-/// cannot carry it anyway (it is far past the few cells per wavelength the warnings ask for).
-/// The likely cause is a unit: `length_unit = "m"` for a scene in micrometres.
-fn sources_above_nyquist(scene: &SceneFile, ck: &mut Checker, g: &Grid) {
-    let nyquist = 0.5 / g.dt;
+/// Each source's waveform that can be read, with the source's index and the written spec:
+/// read again on a scratch checker, since its problems are reported once, with the sources.
+fn source_waveforms<'s>(
+    scene: &'s SceneFile,
+    ck: &Checker,
+) -> Vec<(usize, &'s Spanned<WaveformSpec>, Waveform)> {
     let mut scratch = Checker {
         text: ck.text,
         problems: Vec::new(),
         warnings: Vec::new(),
         file: ck.file,
     };
-    for (n, s) in scene.source.iter() {
-        let spec = &s.get_ref().waveform;
-        // Problems of the waveform itself are reported with the sources.
-        let Some(w) = sources::waveform(spec, &format!("source[{n}]"), &mut scratch) else {
-            continue;
-        };
+    scene
+        .source
+        .iter()
+        .filter_map(|(n, s)| {
+            let spec = &s.get_ref().waveform;
+            sources::waveform(spec, &format!("source[{n}]"), &mut scratch).map(|w| (n, spec, w))
+        })
+        .collect()
+}
+
+/// Refuse a source whose centre frequency is above the Nyquist frequency of the time step,
+/// 1 / (2 dt): sampled every dt, its waveform is another, lower frequency's, and the grid
+/// cannot carry it anyway (it is far past the few cells per wavelength the warnings ask for).
+/// The likely cause is a unit: `length_unit = "m"` for a scene in micrometres.
+fn sources_above_nyquist(scene: &SceneFile, ck: &mut Checker, g: &Grid) {
+    let nyquist = 0.5 / g.dt;
+    for (n, spec, w) in source_waveforms(scene, ck) {
         let f = w.centre_frequency();
         if f > nyquist {
             ck.error(
@@ -466,21 +477,10 @@ fn mesh(
     objects: &[Object],
     table: &MaterialTable,
 ) -> Option<Grid> {
-    // The highest source frequency, for cells_per_wavelength: the waveforms read again on a
-    // scratch checker (their problems are reported once, with the sources).
-    let mut scratch = Checker {
-        text: ck.text,
-        problems: Vec::new(),
-        warnings: Vec::new(),
-        file: ck.file,
-    };
-    let f_max = scene
-        .source
+    // The highest source frequency, for cells_per_wavelength.
+    let f_max = source_waveforms(scene, ck)
         .iter()
-        .filter_map(|(n, s)| {
-            sources::waveform(&s.get_ref().waveform, &format!("source[{n}]"), &mut scratch)
-        })
-        .map(|w| w.max_frequency())
+        .map(|(_, _, w)| w.max_frequency())
         .fold(0.0f64, f64::max);
     let pml = faces.map(|f| f.map(|k| k.pml_cells()));
     // A PML thicker than its axis is reported with the boundaries; there is no interior to
@@ -514,29 +514,30 @@ fn mesh(
     };
     let fewest = refine::fewest_cells(&req, uniform.shape, pml);
     let at_least: f64 = fewest.iter().product();
+    let too_large = |ck: &mut Checker, cells: String| {
+        ck.error_at(
+            limit_at,
+            limit_key,
+            format!("the refined grid would have {cells}: {what_to_check}"),
+        );
+    };
     if let Some(a) =
         (0..3).find(|&a| !req.zones[a].is_empty() && fewest[a] > MAX_REFINED_AXIS_CELLS)
     {
-        ck.error_at(
-            limit_at,
-            limit_key,
-            format!(
-                "the refined grid would have at least {:.3e} cells along {}, more than the limit of 1e8 along a refined axis: {what_to_check}",
-                fewest[a],
-                Axis::ALL[a].name()
-            ),
+        let cells = format!(
+            "at least {:.3e} cells along {}, more than the limit of 1e8 along a refined axis",
+            fewest[a],
+            Axis::ALL[a].name()
         );
+        too_large(ck, cells);
         return None;
     }
     if at_least > MAX_CELLS as f64 {
-        ck.error_at(
-            limit_at,
-            limit_key,
-            format!(
-                "the refined grid would have at least {at_least:.3e} cells ({:.3e} x {:.3e} x {:.3e}), more than the limit of 1e12: {what_to_check}",
-                fewest[0], fewest[1], fewest[2]
-            ),
+        let cells = format!(
+            "at least {at_least:.3e} cells ({:.3e} x {:.3e} x {:.3e}), more than the limit of 1e12",
+            fewest[0], fewest[1], fewest[2]
         );
+        too_large(ck, cells);
         return None;
     }
     let lines = refine::lines(&req, uniform.cell, uniform.shape, pml, objects);
@@ -566,14 +567,11 @@ fn mesh(
     let shape = [0, 1, 2].map(|a| lines[a].as_ref().map_or(uniform.shape[a], |l| l.len() - 1));
     let cells: f64 = shape.iter().map(|&n| n as f64).product();
     if cells > MAX_CELLS as f64 {
-        ck.error_at(
-            limit_at,
-            limit_key,
-            format!(
-                "the refined grid would have {cells:.3e} cells ({} x {} x {}), more than the limit of 1e12: {what_to_check}",
-                shape[0], shape[1], shape[2]
-            ),
+        let cells = format!(
+            "{cells:.3e} cells ({} x {} x {}), more than the limit of 1e12",
+            shape[0], shape[1], shape[2]
         );
+        too_large(ck, cells);
         return None;
     }
     let mut grid = Grid {
