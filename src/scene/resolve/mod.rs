@@ -847,6 +847,8 @@ mod unit_vector_tests {
         let s = 0.5f64.sqrt();
         for v in [[1e-320, 0.0, 1e-320], [1e300, 0.0, 1e300], [3.0, 0.0, 3.0]] {
             let u = unit_vector(v).expect("non-zero");
+            // 1/sqrt(2) from a scale, a square root and a division: a few ulps (1.1e-16
+            // each at 0.7); 1e-15 allows 9. Lost to underflow or overflow it would be 0.
             assert!(
                 (u[0] - s).abs() < 1e-15 && u[1] == 0.0 && (u[2] - s).abs() < 1e-15,
                 "{u:?}"
