@@ -644,6 +644,9 @@ fn check(scene: PathBuf) -> ExitCode {
             for line in yee::scene::material_lines(&m) {
                 println!("  {line}");
             }
+            for line in yee::scene::object_lines(&m) {
+                println!("  {line}");
+            }
             ExitCode::SUCCESS
         }
         Err(code) => code,

@@ -93,6 +93,39 @@ fn slabs_give_bit_identical_fields_with_pml_dielectric_conductor_and_pec() {
     check_identical(&scene("", "f64"));
 }
 
+/// Objects thinner than a cell: a PEC sheet off the node planes (put on one), a thin slanted
+/// PEC wire (a staircase of edges), a dielectric film between z planes and one across the x
+/// plane where the slabs are cut at 11 (smoothed from exact chords).
+const THIN_OBJECTS: &str = r#"
+[[geometry]]
+shape = "box"
+material = "pec"
+center = [0.0, -0.1, -0.33]
+size = [0.6, 0.5, 0.0]
+[[geometry]]
+shape = "cylinder"
+material = "pec"
+center = [0.05, 0.1, 0.3]
+radius = 0.005
+height = 0.5
+axis = [1.0, 0.5, 0.3]
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [0.0, 0.0, 0.41]
+size = [0.7, 0.6, 0.02]
+[[geometry]]
+shape = "box"
+material = "soil"
+center = [-0.03, 0.0, 0.0]
+size = [0.02, 0.6, 0.6]
+"#;
+
+#[test]
+fn slabs_give_bit_identical_fields_with_objects_thinner_than_a_cell() {
+    check_identical(&(scene("", "f64") + THIN_OBJECTS));
+}
+
 #[test]
 fn slabs_give_bit_identical_fields_with_periodic_x() {
     check_identical(&scene(

@@ -189,6 +189,35 @@ size = [10.0, 10.0, 12.0]
 "#
 }
 
+/// [`PML_SCENE`] with metal thinner than a cell: a zero-thickness sheet, a foil off the node
+/// planes and a thin slanted wire, in and around the glass box, which smoothing mixes around.
+#[test]
+fn host_kernels_match_cpu_with_thin_metal_sheets_and_wires() {
+    let scene = PML_SCENE.to_string()
+        + r#"
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [3.0, 2.0, 0.0]
+size = [6.0, 6.0, 0.0]
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [-3.0, 2.0, -2.3]
+size = [6.0, 6.0, 0.035]
+[[geometry]]
+shape = "cylinder"
+material = "metal"
+center = [2.0, 0.0, 1.0]
+radius = 0.05
+height = 8.0
+axis = [1.0, 1.0, 1.0]
+"#;
+    for layout in [ONE, THREE_ON_ONE] {
+        compare::<f32>(&scene, 30, layout);
+    }
+}
+
 #[test]
 fn host_kernels_match_cpu_with_thick_z_layers() {
     let scene = thick_z_layer_scene();

@@ -33,15 +33,28 @@ pub struct Object {
     pub center: [f64; 3],
     /// Material id.
     pub material: u8,
+    /// The index of the scene's `[[geometry]]` entry it comes from (a thin slanted PEC wire
+    /// becomes several objects, one per straight run of grid edges).
+    pub geometry: usize,
 }
 
 impl Object {
     /// Whether point `p` (m) lies inside (boundary included, with a relative tolerance of
-    /// 1e-9 of the object size so that grid points exactly on a face are inside).
+    /// 1e-9 of the object size so that grid points exactly on a face are inside). A zero
+    /// extent (a PEC sheet or line, a disc) holds the points within 1e-9 of the object's
+    /// largest extent of it: the grid plane or line it was put on, to rounding.
     pub fn contains(&self, p: [f64; 3]) -> bool {
         let d = [0, 1, 2].map(|a| p[a] - self.center[a]);
+        let flat = 1e-9 * self.largest_extent();
+        let within = |d: f64, extent: f64| {
+            if extent > 0.0 {
+                d.abs() <= 0.5 * extent * (1.0 + 1e-9)
+            } else {
+                d.abs() <= flat
+            }
+        };
         match &self.shape {
-            Shape::Box { size } => (0..3).all(|a| d[a].abs() <= 0.5 * size[a] * (1.0 + 1e-9)),
+            Shape::Box { size } => (0..3).all(|a| within(d[a], size[a])),
             Shape::Sphere { radius } => dot(d, d) <= radius * radius * (1.0 + 1e-9),
             Shape::Cylinder {
                 radius,
@@ -50,10 +63,60 @@ impl Object {
             } => {
                 let along = dot(d, *axis);
                 let radial2 = dot(d, d) - along * along;
-                along.abs() <= 0.5 * height * (1.0 + 1e-9)
-                    && radial2 <= radius * radius * (1.0 + 1e-9)
+                within(along, *height) && radial2 <= radius * radius * (1.0 + 1e-9)
             }
         }
+    }
+
+    /// Whether the object encloses a volume: false for a sheet, a line or a disc.
+    pub fn has_volume(&self) -> bool {
+        match &self.shape {
+            Shape::Box { size } => size.iter().all(|&s| s > 0.0),
+            Shape::Sphere { radius } => *radius > 0.0,
+            Shape::Cylinder { radius, height, .. } => *radius > 0.0 && *height > 0.0,
+        }
+    }
+
+    /// The largest edge of the object's bounding box (m).
+    pub fn largest_extent(&self) -> f64 {
+        let (lo, hi) = self.bounds();
+        (0..3).map(|a| hi[a] - lo[a]).fold(0.0, f64::max)
+    }
+
+    /// Where the line `p + t e_axis` runs inside the object for `t` in `[t0, t1]` (m), as the
+    /// interval `(ta, tb)` of `t`, or None when it misses it (or only touches it). The exact
+    /// chord the smoothing integrates across cells that thin objects cross.
+    /// An object of no volume (a sheet, a line) has no chord.
+    pub fn chord(&self, p: [f64; 3], axis: usize, t0: f64, t1: f64) -> Option<(f64, f64)> {
+        if !self.has_volume() {
+            return None;
+        }
+        let d = [0, 1, 2].map(|a| p[a] - self.center[a]);
+        let (ta, tb) = match &self.shape {
+            Shape::Box { size } => {
+                let inside = (0..3)
+                    .filter(|&a| a != axis)
+                    .all(|a| d[a].abs() <= 0.5 * size[a]);
+                if !inside {
+                    return None;
+                }
+                (-0.5 * size[axis] - d[axis], 0.5 * size[axis] - d[axis])
+            }
+            Shape::Sphere { radius } => {
+                let half2 = radius * radius - (dot(d, d) - d[axis] * d[axis]);
+                if half2 <= 0.0 {
+                    return None;
+                }
+                (-half2.sqrt() - d[axis], half2.sqrt() - d[axis])
+            }
+            Shape::Cylinder {
+                radius,
+                height,
+                axis: u,
+            } => cylinder_chord(d, axis, *radius, *height, *u)?,
+        };
+        let (ta, tb) = (ta.max(t0), tb.min(t1));
+        (tb > ta).then_some((ta, tb))
     }
 
     /// Axis-aligned bounding box (min, max) in metres.
@@ -74,6 +137,51 @@ impl Object {
     }
 }
 
+/// The interval of `t` where `d + t e_axis` (relative to the cylinder's centre) lies inside a
+/// cylinder of `radius` and `height` along unit vector `u`: the radial quadratic intersected
+/// with the slab of the end caps.
+fn cylinder_chord(
+    d: [f64; 3],
+    axis: usize,
+    radius: f64,
+    height: f64,
+    u: [f64; 3],
+) -> Option<(f64, f64)> {
+    let along0 = dot(d, u);
+    // Radial distance squared: a t^2 + b t + c.
+    let a = 1.0 - u[axis] * u[axis];
+    let b = 2.0 * (d[axis] - along0 * u[axis]);
+    let c = dot(d, d) - along0 * along0 - radius * radius;
+    let (mut lo, mut hi) = if a <= 1e-12 {
+        // The line runs along the cylinder's axis: inside for every t, or never.
+        if c > 0.0 {
+            return None;
+        }
+        (f64::NEG_INFINITY, f64::INFINITY)
+    } else {
+        let disc = b * b - 4.0 * a * c;
+        if disc < 0.0 {
+            return None;
+        }
+        let root = disc.sqrt();
+        ((-b - root) / (2.0 * a), (-b + root) / (2.0 * a))
+    };
+    // The caps: |along0 + t u_axis| <= height / 2.
+    if u[axis].abs() <= 1e-12 {
+        if along0.abs() > 0.5 * height {
+            return None;
+        }
+    } else {
+        let (e0, e1) = (
+            (-0.5 * height - along0) / u[axis],
+            (0.5 * height - along0) / u[axis],
+        );
+        lo = lo.max(e0.min(e1));
+        hi = hi.min(e0.max(e1));
+    }
+    (hi > lo).then_some((lo, hi))
+}
+
 fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {
     a[0] * b[0] + a[1] * b[1] + a[2] * b[2]
 }
@@ -92,6 +200,7 @@ mod tests {
             },
             center: [0.0; 3],
             material: 1,
+            geometry: 0,
         };
         assert!(c.contains([0.5, 1.9, 0.5]));
         assert!(!c.contains([0.0, 2.1, 0.0]));
@@ -99,5 +208,70 @@ mod tests {
         let (lo, hi) = c.bounds();
         assert_eq!(lo, [-1.0, -2.0, -1.0]);
         assert_eq!(hi, [1.0, 2.0, 1.0]);
+    }
+
+    /// The chord of each shape against the point test: the points of the line strictly
+    /// between the chord's ends are inside, those beyond are outside.
+    #[test]
+    fn chords_agree_with_the_point_test() {
+        let shapes = [
+            Shape::Box {
+                size: [1.0, 0.4, 2.0],
+            },
+            Shape::Sphere { radius: 0.7 },
+            Shape::Cylinder {
+                radius: 0.5,
+                height: 1.5,
+                axis: [0.6, 0.0, 0.8],
+            },
+            Shape::Cylinder {
+                radius: 0.3,
+                height: 1.0,
+                axis: [0.0, 1.0, 0.0],
+            },
+        ];
+        for shape in shapes {
+            let o = Object {
+                shape,
+                center: [0.1, -0.05, 0.2],
+                material: 1,
+                geometry: 0,
+            };
+            for axis in 0..3 {
+                for n in 0..50 {
+                    let p = [0, 1, 2].map(|a| 0.37 * ((n * (a + 3)) % 11) as f64 / 11.0 - 0.15);
+                    let along = |t: f64| {
+                        let mut q = p;
+                        q[axis] += t;
+                        q
+                    };
+                    match o.chord(p, axis, -3.0, 3.0) {
+                        Some((ta, tb)) => {
+                            assert!(o.contains(along(0.5 * (ta + tb))));
+                            assert!(o.contains(along(ta + 1e-6)) && o.contains(along(tb - 1e-6)));
+                            assert!(!o.contains(along(ta - 1e-6)) && !o.contains(along(tb + 1e-6)));
+                        }
+                        None => {
+                            assert!((0..600).all(|s| !o.contains(along(-3.0 + 0.01 * s as f64))))
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_sheet_holds_its_plane_to_rounding() {
+        let sheet = Object {
+            shape: Shape::Box {
+                size: [2.0, 0.0, 1.0],
+            },
+            center: [0.0, 0.5, 0.0],
+            material: 1,
+            geometry: 0,
+        };
+        assert!(sheet.contains([0.3, 0.5 + 1e-12, 0.2]));
+        assert!(!sheet.contains([0.3, 0.5 + 1e-6, 0.2]));
+        assert!(!sheet.contains([1.3, 0.5, 0.2]));
     }
 }

@@ -17,6 +17,7 @@ mod smoothing;
 mod sources;
 mod space;
 mod tfsf;
+mod thin;
 
 pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_POLE_OMEGA_DT};
 pub use faces::{BoundaryKind, PmlParams};
@@ -30,6 +31,7 @@ pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};
 pub use space::{Axis, C0, EPS0, ETA0, MU0};
 pub use tfsf::{numerical_wavenumber, BoxRelation, Tfsf, TfsfGroup, TfsfPoint};
+pub use thin::{place_pec, points_inside, Move, Placed, ThinRegion};
 
 /// The length units a scene may use, with their size in metres: the one table of them.
 pub const LENGTH_UNITS: [(&str, f64); 4] = [("m", 1.0), ("mm", 1e-3), ("um", 1e-6), ("nm", 1e-9)];
@@ -276,11 +278,21 @@ impl Model {
     }
 
     /// Replace the ids of cells that straddle an interface by mixture ids (see [`Smoothing`]).
-    /// A cell straddles one when a face neighbour has another id; neighbours beyond the slab
-    /// are looked up directly, so every slab split gives the same ids.
+    /// A cell straddles one when a face neighbour has another id, or when it lies where a
+    /// dielectric thinner than a cell crosses (such a film may paint no Yee point at all, so
+    /// no neighbour differs); neighbours beyond the slab are looked up directly, so every slab
+    /// split gives the same ids. A cell held by PEC, or painted with a dispersive material,
+    /// keeps it: smoothing never erases a conductor, however thin.
     fn smooth(&self, smoothing: &Smoothing, c: Component, x0: usize, x1: usize, out: &mut [u8]) {
         let g = &self.grid;
         let [nx, ny, nz] = g.shape;
+        let table = &self.materials.materials;
+        let thin: Vec<ThinRegion> = self
+            .objects
+            .iter()
+            .filter(|o| !table[o.material as usize].staircased())
+            .filter_map(|o| ThinRegion::of(g, o, c))
+            .collect();
         let at = |i: usize, j: usize, k: usize| ((i - x0) * ny + j) * nz + k;
         let center = |out: &[u8], i: usize, j: usize, k: usize| {
             if (x0..x1).contains(&i) {
@@ -299,15 +311,26 @@ impl Model {
                 for j in 0..ny {
                     for k in 0..nz {
                         let m = ids[at(i, j, k)];
+                        if table[m as usize].staircased() {
+                            continue;
+                        }
+                        // The thinnest film whose cells these are integrates along its normal.
+                        let across = thin
+                            .iter()
+                            .filter(|r| r.holds([i, j, k]))
+                            .min_by(|a, b| a.thickness.total_cmp(&b.thickness))
+                            .map(|r| r.axis);
                         let differs = (i > 0 && center(ids, i - 1, j, k) != m)
                             || (i + 1 < nx && center(ids, i + 1, j, k) != m)
                             || (j > 0 && ids[at(i, j - 1, k)] != m)
                             || (j + 1 < ny && ids[at(i, j + 1, k)] != m)
                             || (k > 0 && ids[at(i, j, k - 1)] != m)
                             || (k + 1 < nz && ids[at(i, j, k + 1)] != m);
-                        if differs {
-                            if let Some(id) = self.mixture_at(smoothing, c, i, j, k) {
-                                plane.push((at(i, j, k), id));
+                        if differs || across.is_some() {
+                            if let Some(id) = self.mixture_at(smoothing, c, [i, j, k], across) {
+                                if id != m {
+                                    plane.push((at(i, j, k), id));
+                                }
                             }
                         }
                     }
@@ -320,20 +343,21 @@ impl Model {
         }
     }
 
-    /// The mixture id of the cell of component `c` at (i, j, k) from 4 x 4 x 4 samples over
-    /// the cell, or None to keep the centre's material (a PEC or a dispersive material is
-    /// involved: see [`Material::staircased`]).
+    /// The mixture id of the cell of component `c` at `cell`, or None to keep the centre's
+    /// material (a PEC or a dispersive material is involved: see [`Material::staircased`]).
+    /// The materials' shares and centroids come from 4 x 4 x 4 point samples over the cell,
+    /// or, with `across` an axis (a film thinner than a cell crosses the cell), from the exact
+    /// chords of 4 x 4 lines along that axis: point samples may all miss such a film.
     fn mixture_at(
         &self,
         smoothing: &Smoothing,
         c: Component,
-        i: usize,
-        j: usize,
-        k: usize,
+        cell: [usize; 3],
+        across: Option<usize>,
     ) -> Option<u8> {
         const N: usize = 4;
         let g = &self.grid;
-        let index = [i as f64, j as f64, k as f64];
+        let index = cell.map(|i| i as f64);
         let p = g.position(c, index);
         let shift = c.offset();
         // The sample at offset u (in cells) from the component's point: on a uniform axis
@@ -344,41 +368,73 @@ impl Model {
             None => p[x] + u * g.cell[x],
             Some(_) => g.coordinate(x, index[x] + shift[x] + u),
         };
-        let mut counts: Vec<(u8, usize, [f64; 3])> = Vec::new();
-        for a in 0..N {
-            for b in 0..N {
-                for d in 0..N {
-                    let u = [a, b, d].map(|s| (s as f64 + 0.5) / N as f64 - 0.5);
-                    let q = [0, 1, 2].map(|x| sample(x, u[x]));
-                    let m = self
-                        .objects
-                        .iter()
-                        .rev()
-                        .find(|o| o.contains(q))
-                        .map_or(0, |o| o.material);
-                    if self.materials.materials[m as usize].staircased() {
-                        return None;
-                    }
-                    let off = [0, 1, 2].map(|x| match g.lines[x] {
-                        None => u[x] * g.cell[x],
-                        Some(_) => q[x] - p[x],
-                    });
-                    match counts.iter_mut().find(|e| e.0 == m) {
-                        Some(e) => {
-                            e.1 += 1;
-                            (0..3).for_each(|x| e.2[x] += off[x]);
+        // Per material: (id, weight, weighted offset of its centroid from p).
+        let mut shares: Vec<(u8, f64, [f64; 3])> = Vec::new();
+        let mut add = |m: u8, weight: f64, off: [f64; 3]| match shares.iter_mut().find(|e| e.0 == m)
+        {
+            Some(e) => {
+                e.1 += weight;
+                (0..3).for_each(|x| e.2[x] += off[x]);
+            }
+            None => shares.push((m, weight, off)),
+        };
+        let offset = |q: [f64; 3], u: [f64; 3]| {
+            [0, 1, 2].map(|x| match g.lines[x] {
+                None => u[x] * g.cell[x],
+                Some(_) => q[x] - p[x],
+            })
+        };
+        let u_of = |s: usize| (s as f64 + 0.5) / N as f64 - 0.5;
+        match across {
+            None => {
+                for a in 0..N {
+                    for b in 0..N {
+                        for d in 0..N {
+                            let u = [a, b, d].map(u_of);
+                            let q = [0, 1, 2].map(|x| sample(x, u[x]));
+                            let m = self
+                                .objects
+                                .iter()
+                                .rev()
+                                .find(|o| o.contains(q))
+                                .map_or(0, |o| o.material);
+                            if self.materials.materials[m as usize].staircased() {
+                                return None;
+                            }
+                            add(m, 1.0, offset(q, u));
                         }
-                        None => counts.push((m, 1, off)),
+                    }
+                }
+            }
+            Some(axis) => {
+                let (t0, t1) = (sample(axis, -0.5), sample(axis, 0.5));
+                for a in 0..N {
+                    for b in 0..N {
+                        let mut u = [0.0; 3];
+                        let others: Vec<usize> = (0..3).filter(|&x| x != axis).collect();
+                        u[others[0]] = u_of(a);
+                        u[others[1]] = u_of(b);
+                        let q = [0, 1, 2].map(|x| sample(x, u[x]));
+                        for (m, ta, tb) in self.chords(q, axis, t0, t1) {
+                            if self.materials.materials[m as usize].staircased() {
+                                return None;
+                            }
+                            // A chord weighs its share of the line; its centroid is its middle.
+                            let w = (tb - ta) / (t1 - t0);
+                            let mut off = offset(q, u);
+                            off[axis] = 0.5 * (ta + tb) - p[axis];
+                            add(m, w, off.map(|v| v * w));
+                        }
                     }
                 }
             }
         }
-        counts.sort_by(|x, y| y.1.cmp(&x.1).then(x.0.cmp(&y.0)));
-        let (a, na, centroid) = counts[0];
-        let Some(&(b, nb, _)) = counts.get(1) else {
+        shares.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
+        let (a, na, centroid) = shares[0];
+        let Some(&(b, nb, _)) = shares.get(1) else {
             return Some(a);
         };
-        let fa = na as f64 / (na + nb) as f64;
+        let fa = na / (na + nb);
         // The offset of material a's centroid is along the interface normal.
         let len = centroid.iter().map(|v| v * v).sum::<f64>().sqrt();
         let axis = c.axis() as usize;
@@ -388,6 +444,37 @@ impl Model {
             1.0 / 3.0
         };
         smoothing.mixture(a, b, fa, w)
+    }
+
+    /// The materials along the line `q + t e_axis` for `t` from `t0` to `t1` (coordinates
+    /// along `axis`, m): `(material, from, to)` pieces in order, each object's chord painted
+    /// over the earlier ones', vacuum where none is.
+    fn chords(&self, q: [f64; 3], axis: usize, t0: f64, t1: f64) -> Vec<(u8, f64, f64)> {
+        let mut pieces = vec![(0u8, t0, t1)];
+        let origin = {
+            let mut o = q;
+            o[axis] = 0.0;
+            o
+        };
+        for o in &self.objects {
+            let Some((ta, tb)) = o.chord(origin, axis, t0, t1) else {
+                continue;
+            };
+            let mut next = Vec::with_capacity(pieces.len() + 2);
+            for &(m, a, b) in &pieces {
+                if a < ta {
+                    next.push((m, a, b.min(ta)));
+                }
+                if b > tb {
+                    next.push((m, a.max(tb), b));
+                }
+            }
+            next.push((o.material, ta, tb));
+            next.sort_by(|x, y| x.1.total_cmp(&y.1));
+            pieces = next;
+        }
+        pieces.retain(|p| p.2 > p.1);
+        pieces
     }
 
     /// Material index for `component` at global cell `(i, j, k)`: the last object that contains

@@ -1,9 +1,11 @@
 //! `[[geometry]]`: boxes, spheres and cylinders of the materials, in paint order.
 
+use super::placement::{num, num4};
 use super::{as_f64, list, Checker};
 use crate::model::*;
 use crate::scene::diagnostics::closest;
 use crate::scene::schema::*;
+use toml::Spanned;
 
 pub(super) fn geometry(
     scene: &SceneFile,
@@ -78,20 +80,29 @@ pub(super) fn geometry(
                 }
             }
         }
+        // A PEC may be drawn with no thickness: a sheet (one zero extent) or a line (two).
+        let pec = material.is_some_and(|m| table.materials[m as usize].pec);
         let shape = match shape_kind {
             Some(0) => match &g.size {
                 Some(s) => ck.vec3(s, &format!("{key}.size")).and_then(|s| {
-                    if s.iter().all(|x| *x > 0.0) {
-                        Some(Shape::Box {
-                            size: s.map(|x| x * unit_m),
-                        })
+                    let zero = s.iter().filter(|x| **x == 0.0).count();
+                    let problem = if s.iter().any(|x| *x < 0.0) {
+                        Some("box edges must be positive (zero is allowed for a PEC sheet or line)")
+                    } else if zero == 3 {
+                        Some("a box needs at least one edge longer than zero")
+                    } else if zero > 0 && !pec && material.is_some() {
+                        Some("a box with a zero edge is a sheet or a line, and only a PEC material (`pec = true`) can be one: give it a thickness")
                     } else {
-                        ck.error(
-                            g.size.as_ref().unwrap(),
-                            &format!("{key}.size"),
-                            "box edges must be positive",
-                        );
                         None
+                    };
+                    match problem {
+                        None => Some(Shape::Box {
+                            size: s.map(|x| x * unit_m),
+                        }),
+                        Some(message) => {
+                            ck.error(g.size.as_ref().unwrap(), &format!("{key}.size"), message);
+                            None
+                        }
                     }
                 }),
                 None => {
@@ -109,20 +120,24 @@ pub(super) fn geometry(
                 }
             },
             Some(2) => {
-                let radius = match &g.radius {
-                    Some(r) => ck.positive(r, &format!("{key}.radius")),
+                // A PEC cylinder of zero radius is a wire, of zero height a disc.
+                let mut extent = |v: &Option<Spanned<f64>>, name: &str| match v {
+                    Some(v) if pec && *v.get_ref() == 0.0 => Some(0.0),
+                    Some(v) => ck.positive(v, &format!("{key}.{name}")),
                     None => {
-                        ck.error(&g.shape, &key, "a cylinder needs `radius`");
+                        ck.error(&g.shape, &key, format!("a cylinder needs `{name}`"));
                         None
                     }
                 };
-                let height = match &g.height {
-                    Some(h) => ck.positive(h, &format!("{key}.height")),
-                    None => {
-                        ck.error(&g.shape, &key, "a cylinder needs `height`");
-                        None
-                    }
-                };
+                let radius = extent(&g.radius, "radius");
+                let height = extent(&g.height, "height");
+                if radius == Some(0.0) && height == Some(0.0) {
+                    ck.error(
+                        g.radius.as_ref().unwrap(),
+                        &format!("{key}.radius"),
+                        "a cylinder needs a radius or a height longer than zero",
+                    );
+                }
                 let axis = match &g.axis {
                     None => Some([0.0, 0.0, 1.0]),
                     Some(a) => cylinder_axis(a.get_ref()).or_else(|| {
@@ -146,6 +161,7 @@ pub(super) fn geometry(
                 shape,
                 center,
                 material,
+                geometry: n,
             };
             // An object wholly outside the domain changes nothing: most likely a position in
             // the wrong unit or a sign slip, so said rather than silently dropped.
@@ -171,6 +187,162 @@ pub(super) fn geometry(
         }
     }
     objects
+}
+
+/// The objects as the grid holds them: each PEC object thinner than a cell put on the grid
+/// ([`place_pec`]), with a warning where it moved by more than rounding or became a staircase;
+/// and a warning for every object that holds or paints no E component, so that nothing
+/// vanishes silently.
+pub(super) fn on_grid(
+    scene: &SceneFile,
+    ck: &mut Checker,
+    g: &Grid,
+    faces: &[[BoundaryKind; 2]; 3],
+    objects: Vec<Object>,
+    table: &MaterialTable,
+    (unit_m, subpixel): (f64, bool),
+) -> Vec<Object> {
+    let periodic = [0, 1, 2].map(|a| faces[a][0] == BoundaryKind::Periodic);
+    let unit = super::unit_label(unit_m);
+    let length = |x: f64| format!("{} {unit}", num(x / unit_m));
+    let mut placed = Vec::with_capacity(objects.len());
+    for object in objects {
+        let n = object.geometry;
+        let Some((_, entry)) = scene.geometry.iter().find(|(i, _)| *i == n) else {
+            placed.push(object);
+            continue;
+        };
+        let entry = entry.get_ref();
+        let key = format!("geometry[{n}]");
+        let material = &table.materials[object.material as usize];
+        let what = format!("the PEC {}", entry.shape.get_ref());
+        let (pieces, how) = if material.pec {
+            place_pec(g, &object, periodic)
+        } else {
+            (vec![object.clone()], Placed::AsDrawn)
+        };
+        match how {
+            Placed::OnGrid { thin, moves } if !moves.is_empty() => {
+                let axes: Vec<&str> = thin.iter().map(|&a| Axis::ALL[a].name()).collect();
+                let held = if thin.len() == 1 {
+                    format!(
+                        "a sheet on the grid plane {} = {}",
+                        axes[0],
+                        length(moves[0].to)
+                    )
+                } else {
+                    "a line on the grid edge nearest to it".to_string()
+                };
+                let moved: Vec<String> = moves
+                    .iter()
+                    .map(|m| {
+                        format!(
+                            "{} from {} to {} ({} cells)",
+                            Axis::ALL[m.axis].name(),
+                            num(m.from / unit_m),
+                            length(m.to),
+                            num4(m.cells)
+                        )
+                    })
+                    .collect();
+                ck.warn(
+                    &entry.center,
+                    &format!("{key}.center"),
+                    format!(
+                        "{what} is thinner than a cell along {}, so it is held as {held}: moved {}",
+                        axes.join(" and "),
+                        moved.join(", ")
+                    ),
+                );
+            }
+            Placed::Wire { edges, ends } => {
+                let point = |p: [f64; 3]| {
+                    format!(
+                        "({}, {}, {})",
+                        num(p[0] / unit_m),
+                        num(p[1] / unit_m),
+                        num(p[2] / unit_m)
+                    )
+                };
+                ck.warn(
+                    &entry.center,
+                    &format!("{key}.center"),
+                    format!(
+                        "{what} is thinner than a cell and slanted, so it is held on the {edges} grid edges nearest to its axis, a staircase from {} to {} {unit}",
+                        point(ends[0]),
+                        point(ends[1])
+                    ),
+                );
+            }
+            _ => {}
+        }
+        if let Some(why) = holds_nothing(g, &pieces, material, subpixel) {
+            ck.warn(&entry.shape, &key, why);
+        }
+        placed.extend(pieces);
+    }
+    placed
+}
+
+/// Why an object (as placed: one or more pieces) has no effect on the grid, if it has none:
+/// it holds (PEC) or paints no E component, and no smoothing gives it a share of a cell.
+fn holds_nothing(
+    g: &Grid,
+    pieces: &[Object],
+    material: &Material,
+    subpixel: bool,
+) -> Option<String> {
+    const COUNT_LIMIT: u64 = 50_000_000;
+    let held = pieces.iter().try_fold(0u64, |sum, o| {
+        [Component::Ex, Component::Ey, Component::Ez]
+            .iter()
+            .try_fold(sum, |s, &c| {
+                points_inside(g, o, c, COUNT_LIMIT).map(|n| s + n)
+            })
+    });
+    // Uncounted (a large object) or holding some: it is there.
+    if held != Some(0) {
+        return None;
+    }
+    // Wholly outside the domain: said already.
+    let size = g.size();
+    let outside = pieces.iter().all(|o| {
+        let (lo, hi) = o.bounds();
+        (0..3).any(|a| hi[a] <= g.origin[a] || lo[a] >= g.origin[a] + size[a])
+    });
+    if outside {
+        return None;
+    }
+    let refine =
+        "or refine the grid around it (a [[refine]] box with cells smaller than the object)";
+    if material.pec {
+        Some(format!(
+            "the PEC {} holds no E component: it is smaller than a cell along every axis and contains no grid edge's midpoint, so it has no effect on this grid; make it larger, {refine}",
+            shape_name(&pieces[0].shape)
+        ))
+    } else if material.is_dispersive() {
+        Some(format!(
+            "the {} of dispersive material `{}` paints no E component: it is thinner than a cell and lies between grid planes, and dispersive materials are not smoothed, so it has no effect on this grid; move it onto a grid plane, {refine}",
+            shape_name(&pieces[0].shape),
+            material.name
+        ))
+    } else if !subpixel {
+        Some(format!(
+            "the {} of `{}` paints no E component: it is thinner than a cell and lies between grid planes, and smoothing is off (simulation.subpixel = false), so it has no effect; turn smoothing on, {refine}",
+            shape_name(&pieces[0].shape),
+            material.name
+        ))
+    } else {
+        None
+    }
+}
+
+fn shape_name(shape: &Shape) -> &'static str {
+    match shape {
+        Shape::Box { .. } => "box",
+        Shape::Sphere { .. } => "sphere",
+        Shape::Cylinder { .. } => "cylinder",
+    }
 }
 
 fn cylinder_axis(v: &toml::Value) -> Option<[f64; 3]> {

@@ -236,6 +236,15 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         _ => None,
     };
 
+    // Thin PEC put on the grid, before the sources and monitors that look inside objects.
+    let subpixel = sim.subpixel.as_ref().is_none_or(|s| *s.get_ref());
+    let objects = match (&grid, &faces) {
+        (Some(g), Some(f)) => {
+            geometry::on_grid(scene, ck, g, f, objects, &table, (unit_m, subpixel))
+        }
+        _ => objects,
+    };
+
     // Sources and monitors need the grid.
     let sources = sources::sources(
         scene,
@@ -324,7 +333,6 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
     }
     let _ = unit?;
     let boundaries = Boundaries::on_grid(faces, &grid);
-    let subpixel = sim.subpixel.as_ref().is_none_or(|s| *s.get_ref());
     let smoothing = if subpixel && !objects.is_empty() {
         let used: Vec<u8> = std::iter::once(0)
             .chain(objects.iter().map(|o| o.material))
