@@ -60,80 +60,6 @@ struct UpdateArgs {
 };
 static_assert(sizeof(UpdateArgs) == 168 + 2 * sizeof(real), "UpdateArgs layout");
 
-// At most this many magnetic sheets and TF/SF faces in one fused launch (a TF/SF box has at
-// most 6 H groups of 2 faces each: operator.rs TfsfSlabGroup::point_boxes).
-#define MAX_FUSED_SHEETS 8
-#define MAX_FUSED_TFSF 12
-
-// A magnetic current sheet within the fused update (inject_source with magnetic = 1): H
-// component c (0..2) -= ch m over local planes [p0, p1), rows [y0, y1), columns [z0, z1).
-struct FusedSheet {
-    int c, p0, p1, y0, y1, z0, z1;
-    int pad_;
-    real m;  // this step's value
-    real pad;
-};
-static_assert(sizeof(FusedSheet) == 32 + 2 * sizeof(real), "FusedSheet layout");
-
-// One face of a TF/SF H correction group within the fused update (tfsf_correct, its points as
-// a box: operator.rs PointBox): H component c (0..2) over local planes [p0, p1), rows
-// [y0, y1), columns [z0, z1); the point of cell (p, j, k) is first + (p - p0) sp + (j - y0) sj
-// + (k - z0) sk of the group's arrays.
-struct FusedTfsf {
-    const unsigned* node;
-    const real* w;
-    const real* fac;
-    int c, p0, p1, y0, y1, z0, z1;
-    int sp, sj, sk;
-    int first;
-    int pad_;
-};
-static_assert(sizeof(FusedTfsf) == 72, "FusedTfsf layout");
-
-// update_fused (kernels/fused.cu): one step of H and E in one sweep, reading the old fields
-// (E^n, H^{n-1/2}: ex0..hz0, and the H psi arrays psi?0_old) and writing the new ones into
-// other buffers (ex..hz, psi?_new), so that no thread reads what another wrote in the same
-// launch. Threads and chunks as update_h; with e_too = 0 only H (and its psi) is written.
-struct FusedArgs {
-    real *ex, *ey, *ez, *hx, *hy, *hz;              // new fields (written)
-    const real *ex0, *ey0, *ez0, *hx0, *hy0, *hz0;  // old fields (read)
-    const u8 *mx, *my, *mz;
-    const u8 *hmx, *hmy, *hmz;  // H material ids (null unless magnetic)
-    // H psi arrays per axis (x: Hy, Hz; y: Hx, Hz; z: Hx, Hy), old (read) and new (written);
-    // null where the axis has no layers. Layouts as in cpml.cu.
-    const real *psix0, *psix1, *psiy0, *psiy1, *psiz0, *psiz1;
-    real *psix0_new, *psix1_new, *psiy0_new, *psiy1_new, *psiz0_new, *psiz1_new;
-    // The H tables of (b, c, 1/kappa - 1, 1/d) per layer of each axis.
-    const real *coef_x, *coef_y, *coef_z;
-    // The derivatives' steps: primal (H) and dual (E), x offset as in UpdateArgs.
-    const real *ihx, *ihy, *ihz, *iex, *iey, *iez;
-    i64 plane;
-    int ny, nz;
-    int p0, p1, chunk;
-    int y_lo, y_hi, z_lo, z_hi;  // BEYOND_* of each face
-    int magnetic;
-    int e_too;   // 1: H and E; 0: H only (the planes a halo copy of H reads)
-    int x0, n;   // the slab's first global plane and its owned planes
-    int nx;      // planes of the whole grid
-    int xlo, xhi, ylo, yhi, zlo, zhi;  // CPML layers at each face
-    // update_fused_tiled: its blocks of blockDim.x z by blockDim.y y columns, tiles_z of them
-    // across z (unused by update_fused).
-    int tiles_z;
-    int pad_;
-    real ch;     // dt / mu0
-    real pad;
-    // update_fused_sources only: the H passes after the curl that lie in the sweep, the
-    // magnetic sheets (model order) and the TF/SF faces (pass order, reading the 1-D grid's
-    // e, inc_e) on this slab.
-    const real* inc_e;
-    int sheets, tfsf;
-    FusedSheet sheet[MAX_FUSED_SHEETS];
-    FusedTfsf tfsf_face[MAX_FUSED_TFSF];
-};
-static_assert(sizeof(FusedArgs) == 424 + 2 * sizeof(real) + MAX_FUSED_SHEETS * sizeof(FusedSheet) +
-                                       MAX_FUSED_TFSF * sizeof(FusedTfsf),
-              "FusedArgs layout");
-
 // CPML correction passes. Along y and z: every owned plane in [p0, p1), the layers of that
 // axis (lo cells at the minimum face, hi at the maximum, n_axis cells in all). Along x: the
 // planes [p0, p1) of one run of consecutive layers, plane p being layer l0 + p - p0 and psi
@@ -341,15 +267,7 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(flux_rows, FluxRowsArgs)     \
     K(dispersive, DispersiveArgs) \
     K(tfsf_incident, TfsfIncidentArgs) \
-    K(tfsf_correct, TfsfArgs) \
-    K(update_fused, FusedArgs)  \
-    K(update_fused_strip2, FusedArgs) \
-    K(update_fused_strip4, FusedArgs) \
-    K(update_fused_sources, FusedArgs)
-
-// Kernels whose threads share memory and meet at barriers (kernels/fused.cu): on the host
-// they run block by block, each phase for every thread of the block in turn (host_launch.h).
-#define YEE_BLOCK_KERNELS(K) K(update_fused_tiled, FusedArgs)
+    K(tfsf_correct, TfsfArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

@@ -39,43 +39,6 @@ static inline unsigned yee_host_order(unsigned i, unsigned n) {
 
 YEE_KERNELS(YEE_HOST_LAUNCHER)
 
-// A block kernel `name` provides name_begin (per thread, before the planes), name_planes
-// (the block's plane range), name_h and name_e (per thread and plane; a barrier after each
-// on the GPU): here each phase runs for every thread of the block before the next starts,
-// which is what the barriers guarantee there.
-#define YEE_HOST_BLOCK_LAUNCHER(name, Args)                                                   \
-    extern "C" void yee_host_##name(const void* args, const unsigned* grid, const unsigned* block) { \
-        const Args a = *static_cast<const Args*>(args);                                      \
-        gridDim = dim3{grid[0], grid[1], grid[2]};                                           \
-        blockDim = dim3{block[0], block[1], block[2]};                                       \
-        const unsigned nt = block[0] * block[1] * block[2];                                  \
-        for (unsigned bz = 0; bz < grid[2]; ++bz)                                            \
-            for (unsigned by = 0; by < grid[1]; ++by)                                        \
-                for (unsigned bx = 0; bx < grid[0]; ++bx) {                                  \
-                    blockIdx = dim3{yee_host_order(bx, grid[0]), yee_host_order(by, grid[1]), \
-                                    yee_host_order(bz, grid[2])};                            \
-                    name##_shared sh;                                                        \
-                    std::vector<name##_thread> ts(nt);                                       \
-                    auto each = [&](auto&& f) {                                              \
-                        for (unsigned i = 0; i < nt; ++i) {                                  \
-                            const unsigned t = yee_host_order(i, nt);                        \
-                            threadIdx = dim3{t % block[0], (t / block[0]) % block[1],        \
-                                             t / (block[0] * block[1])};                     \
-                            f(ts[t]);                                                        \
-                        }                                                                    \
-                    };                                                                       \
-                    int pb = 0, pe = 0;                                                      \
-                    name##_planes(a, &pb, &pe);                                              \
-                    each([&](name##_thread& t) { name##_begin(a, t, pb); });                 \
-                    for (int p = pb; p < pe; ++p) {                                          \
-                        each([&](name##_thread& t) { name##_h(a, sh, t, p); });              \
-                        each([&](name##_thread& t) { name##_e(a, sh, t, p); });              \
-                    }                                                                        \
-                }                                                                            \
-    }
-
-YEE_BLOCK_KERNELS(YEE_HOST_BLOCK_LAUNCHER)
-
 // sizeof(real) and the argument sizes, so the test can check the Rust mirror's layout.
 extern "C" unsigned long long yee_host_arg_size(int which) {
     switch (which) {
@@ -91,8 +54,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 9: return sizeof(DispersiveArgs);
         case 10: return sizeof(TfsfIncidentArgs);
         case 11: return sizeof(TfsfArgs);
-        case 12: return sizeof(FusedArgs);
-        case 13: return sizeof(FluxRowsArgs);
+        case 12: return sizeof(FluxRowsArgs);
         default: return sizeof(real);
     }
 }

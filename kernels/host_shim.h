@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 struct dim3 {
     unsigned x, y, z;
@@ -22,9 +21,6 @@ static thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __forceinline__ inline
 #define __constant__
 #define __restrict__ __restrict
-#define __shared__
-// Block kernels run phase by phase on the host (host_launch.h), never through this body.
-#define __syncthreads() ((void)0)
 
 template <class T>
 inline T __ldg(const T* p) {

@@ -7,11 +7,10 @@
 # scenes/gpr.toml --backend cuda`, the 60-trace B-scan (traces per second) and a 1e8-cell scene
 # with probes, snapshots and a flux plane (throughput and the share of wall time in monitors; the
 # flux plane alone over 300 and 600 steps against no monitors), and
-# `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the fused update and the
-# two-pass one side by side, with a CPML and with PEC walls, f32 and f64, and the fused update
-# in 2-D blocks, in strips of y rows or with its registers capped); an Nsight Compute profile of the update, CPML,
-# dispersive and flux kernels when `ncu` is installed; the host-compiled fused update against
-# the CPU; with Open MPI (here, or
+# `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the two-pass update, with a
+# CPML and with PEC walls, f32 and f64, several slabs on one GPU, half a Drude-Lorentz metal);
+# an Nsight Compute profile of the update, CPML, dispersive and flux kernels when `ncu` is
+# installed; with Open MPI (here, or
 # carried in the bundle), the MPI tests and 2 ranks on the GPU against one process; then print
 # one table. A few minutes on an H100/H200.
 #
@@ -37,7 +36,6 @@ executables() { # cargo's JSON messages -> "name path" of each test executable w
             cuda_backend-*) echo "cuda_backend $exe" ;;
             nvrtc_kernels-*) echo "nvrtc_kernels $exe" ;;
             host_kernels-*) echo "host_kernels $exe" ;;
-            host_fused-*) echo "host_fused $exe" ;;
             checkpoint-*) echo "checkpoint $exe" ;;
             host_ranks-*) echo "host_ranks $exe" ;;
             mpi-*) echo "mpi $exe" ;;
@@ -148,7 +146,6 @@ if [ "$mode" = "--bundle" ]; then
     scenes="$bundle/scenes"
     declare -A exe=([cuda_backend]="$bin/cuda_backend" [nvrtc_kernels]="$bin/nvrtc_kernels" [host_kernels]="$bin/host_kernels" [checkpoint]="$bin/checkpoint")
     exe[host_ranks]="$bin/host_ranks"
-    exe[host_fused]="$bin/host_fused"
     exe[mpi]="$bin/mpi"
     # The bundle's Open MPI (--make-bundle), where it has one: its mpirun first on the PATH (the
     # tests run `mpirun` by name), and its plugins, help texts and parameter file in place of the
@@ -219,7 +216,6 @@ run_tests nvrtc_kernels "NVRTC compiles every kernel (sm_80, sm_90)"
 run_tests cuda_backend "CUDA vs CPU; 1/2/4 slabs; peer, staged halos" --ignored --test-threads=1
 if command -v c++ >/dev/null; then
     run_tests host_kernels "host-compiled kernels vs CPU"
-    run_tests host_fused "host-compiled fused update vs CPU"
 fi
 run_tests checkpoint "checkpoint state CPU -> GPU -> CPU" --ignored the_state_goes_cpu_to_a_real_gpu
 if command -v c++ >/dev/null; then
@@ -318,9 +314,6 @@ sed 's/^steps = 300$/steps = 600/' "$out/monitors-1e8-flux.toml" > "$out/monitor
 monitored_run "yee run 1e8 cells, flux plane only, 600 steps" "$out/monitors-1e8-flux-600.toml"
 sed 's/^steps = 300$/steps = 600/' "$out/monitors-1e8-none.toml" > "$out/monitors-1e8-none-600.toml"
 monitored_run "yee run 1e8 cells, no monitors, 600 steps" "$out/monitors-1e8-none-600.toml"
-# The runs above step with the fused update where the plan chose it (the run line says); the
-# same without monitors in the two-pass update, for the ratio.
-monitored_run "yee run 1e8 cells, no monitors, --two-pass" "$out/monitors-1e8-none.toml" --two-pass
 
 # 2-D against 3-D at the same cell count (issue: a 2-D grid steps as many cells per second):
 # 4096 x 4096 x 1 with z periodic against 256^3, both with a 10-cell PML, 500 steps.
@@ -375,8 +368,7 @@ fi
 
 size="${BENCH_SIZE:-1000}"
 steps="${BENCH_STEPS:-100}"
-# One row per step mode the bench timed (the fused update and the two-pass one side by side,
-# alternating rounds in one process): Mcells/s and the fractions of the two-pass roofline
+# One row per step mode the bench timed: Mcells/s and the fractions of the two-pass roofline
 # (copy bandwidth / 18 values per cell-step) and the fused one (/ 12).
 bench() { # label, args...
     local label="$1"; shift
@@ -401,32 +393,10 @@ bench "bench f32 ${size}^3, PEC walls" --precision f32 --pec
 bench "bench f32 ${size}^3, 4 slabs on one GPU" --precision f32 --slabs-per-gpu 4
 bench "bench f64 ${size}^3, 1 slab" --precision f64
 bench "bench f32 ${size}^3, half Drude-Lorentz metal" --precision f32 --metal
-# The fused update's other launch shape against the default above (update_fused, one thread
-# per column recomputing its neighbours' H): update_fused_tiled, blocks of 32 z x 4 or 8 y
-# columns sharing each plane's new H through shared memory (the column before a block now
-# computed by one warp, not by lane 0 of every warp: 17.7 Gcells/s in 32 x 8 before that).
-YEE_CUDA_FUSED_TILE=4 bench "  fused in 32x4 blocks" --precision f32 --fused
-YEE_CUDA_FUSED_TILE=8 bench "  fused in 32x8 blocks" --precision f32 --fused
-# The column kernel holds about 115 registers per thread in f32 against update_e's 64 (ptxas,
-# through nvrtc::kernel_resources), so an SM runs fewer of its warps; capped, it spills a
-# little but fits more.
-YEE_CUDA_FUSED_MAXREG=96 bench "  fused, at most 96 registers" --precision f32 --fused
-YEE_CUDA_FUSED_MAXREG=80 bench "  fused, at most 80 registers" --precision f32 --fused
-# Strips of 2 and 4 y rows per thread: 2.5 and 2.25 H updates per cell instead of 3, and the
-# row below mostly from the thread's own registers (104 registers for 4 rows in f32).
-YEE_CUDA_FUSED_STRIP=2 bench "  fused, 2 y rows per thread" --precision f32 --fused
-YEE_CUDA_FUSED_STRIP=4 bench "  fused, 4 y rows per thread" --precision f32 --fused
-YEE_CUDA_FUSED_STRIP=4 bench "  fused, 4 y rows per thread, f64" --precision f64 --fused
-# update_fused_sources everywhere (its tables empty here: update_fused's arithmetic): ptxas
-# gives it 56 registers in f32 against 115, so an SM holds twice the warps but each schedules
-# fewer loads ahead.
-YEE_CUDA_FUSED_SOURCES=1 bench "  fused, update_fused_sources (56 registers)" --precision f32 --fused
-YEE_CUDA_FUSED_SOURCES=1 bench "  fused, update_fused_sources, f64" --precision f64 --fused
 
 # A profile of the kernels that run below their roofline (when Nsight Compute is here; NCU=0
 # skips it): per kernel its time, DRAM and L2 throughput as a share of peak, achieved occupancy
-# and registers, on a 400^3 bench (the two-pass and fused updates, CPML, a Drude-Lorentz
-# half) and on the flux-only 1e8 run cut to 30 steps, every step sampled.
+# and registers, on a 400^3 bench (the two-pass update, CPML, a Drude-Lorentz half) and on the flux-only 1e8 run cut to 30 steps, every step sampled.
 if [ "${NCU:-1}" != 0 ] && command -v ncu > /dev/null; then
     metrics="gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,sm__throughput.avg.pct_of_peak_sustained_elapsed"
     profile() { # label, csv, command...
@@ -458,7 +428,6 @@ for k, r in longest.items():
         fi
     }
     profile "two-pass" "$out/ncu-two-pass.csv" "$yee" bench --backend cuda --size 400 --steps 3 --precision f32 --metal --two-pass
-    profile "fused" "$out/ncu-fused.csv" "$yee" bench --backend cuda --size 400 --steps 3 --precision f32 --fused
     sed 's/^steps = 300$/steps = 30/; s/^frequencies = \(.*\)$/frequencies = \1\ndecimation = 1/' "$out/monitors-1e8-flux.toml" > "$out/ncu-flux.toml"
     profile "flux 1e8" "$out/ncu-flux.csv" "$yee" run "$out/ncu-flux.toml" --backend cuda --overwrite -o "$out/ncu-flux.h5" --quiet
 else

@@ -362,7 +362,7 @@ fn time_modes<B: Backend>(
 fn modes_on(
     opts: &BenchOptions,
     fused: bool,
-    default: [StepMode; 2],
+    default: &[StepMode],
 ) -> (Vec<StepMode>, Vec<&'static str>) {
     let mut modes = opts.modes.clone();
     if modes.is_empty() {
@@ -411,8 +411,6 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
         threads: Some(threads),
         gpus: cuda.then(|| opts.gpus.clone().unwrap_or_else(|| vec![0])),
         slabs_per_gpu: Some(opts.slabs_per_gpu),
-        // The fused update timed beside the two-pass one where the modes ask for it.
-        gpu_fused: opts.modes.is_empty() || opts.modes.contains(&StepMode::Fused),
         ..Default::default()
     };
     // The CPU benchmark needs no GPU probe: plan it on the host alone.
@@ -554,7 +552,7 @@ fn cpu<T: Real>(
     let modes = modes_on(
         opts,
         b.has_fused_step(),
-        [StepMode::Fused, StepMode::TwoPass],
+        &[StepMode::Fused, StepMode::TwoPass],
     );
     let per_sweep = crate::run::steps_per_sweep_for(opts.steps_per_sweep, ranges.len(), threads);
     let times = time_modes(model, b, ranges, (&modes.0, per_sweep), opts.steps, &|_| {
@@ -603,12 +601,9 @@ fn gpu<T: Real>(
     let copy_bytes = (free / 4).min(4 << 30) & !((1 << 20) - 1);
     // Every GPU is taken to be as fast as the first.
     let bandwidth = dev.copy_bandwidth(0, copy_bytes)? * gpus.len() as f64;
-    // The update `yee run` takes on the GPUs (two-pass) first: its figures head the result.
-    let modes = modes_on(
-        opts,
-        b.has_fused_step(),
-        [StepMode::TwoPass, StepMode::Fused],
-    );
+    // The GPUs step two-pass: a fused kernel (measured at 0.47x the two-pass rate on an
+    // H200, docs/performance.md) left the product.
+    let modes = modes_on(opts, b.has_fused_step(), &[StepMode::TwoPass]);
     let sync = |b: &crate::backend::cuda::CudaBackend<T>| -> Result<(), BenchError> {
         Ok(b.device().synchronize()?)
     };

@@ -23,7 +23,6 @@ mod cuda_support;
 use cuda_support::*;
 use yee::backend::cuda::select::{new_backend, Placement};
 use yee::backend::cuda::{CudaDevice, CudaError, Engine, EngineOptions};
-use yee::backend::Backend;
 use yee::decomp::split_even;
 use yee::model::Model;
 use yee::real::Real;
@@ -52,7 +51,6 @@ fn cuda_trace_with<T: Real>(
         &gpu_of,
         EngineOptions {
             staged_halos: staged,
-            fused: false,
         },
         "cuda",
     )
@@ -77,75 +75,6 @@ fn against_cpu<T: Real>(
     );
     let worst = assert_close(&got, &want, tolerance::<T>(), &what);
     eprintln!("{what}: largest relative difference from the CPU {worst:e}");
-}
-
-/// The trace of `model` on the GPU with the fused update ([`EngineOptions::fused`]) in 2-D
-/// blocks of `tile` y columns (1: 1-D blocks), `slabs` slabs on one GPU.
-fn fused_cuda_trace<T: Real>(model: &Model, slabs: usize, (tile, strip): (u32, u32)) -> Trace {
-    let ranges = split_even(model.grid.shape[0], slabs);
-    let dev = CudaDevice::new_logical(&[0], T::PRECISION).unwrap_or_else(|e| panic!("{e}"));
-    let mut b = Engine::<CudaDevice, T>::new(
-        dev,
-        model,
-        &ranges,
-        &vec![0; ranges.len()],
-        EngineOptions {
-            staged_halos: false,
-            fused: true,
-        },
-        "cuda",
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        b.has_fused_step(),
-        "the fused update applies to {}",
-        model.name
-    );
-    b.set_fused_tile(tile);
-    b.set_fused_strip(strip);
-    drive_stepping(model, &mut b, &ranges, Reads::Queued, Stepping::Fused)
-}
-
-#[test]
-#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
-fn cuda_fused_update_equals_the_two_pass_update_bit_for_bit_on_the_gpu() {
-    // The same device, the same arithmetic (no contraction): every field, probe, snapshot and
-    // flux value of the fused update equals the two-pass update's, on 1 and 3 slabs, in 1-D
-    // and 2-D blocks and with 2 or 4 y rows per thread; and both stay within the usual
-    // tolerance of the CPU. The periodic scene's one-way plane wave and the TF/SF box take
-    // their slabs to update_fused_sources (the magnetic sheet and the H corrections applied
-    // within the sweep).
-    let tfsf = TFSF_SCENE
-        .replace("DIRECTION", "[1.0, 2.0, 3.0]")
-        .replace("POLARIZATION", "[-2.0, 1.0, 0.0]");
-    for scene in [
-        PML_SCENE,
-        MATERIALS_SCENE,
-        FLUX_SCENE,
-        PERIODIC_SCENE,
-        &tfsf,
-    ] {
-        for slabs in [1, 3] {
-            let m = model(scene, "f32", 40);
-            let two_pass = cuda_trace::<f32>(&m, slabs, 1, false);
-            for (tile, strip) in [(1, 1), (8, 1), (1, 2), (1, 4)] {
-                let fused = fused_cuda_trace::<f32>(&m, slabs, (tile, strip));
-                let what = format!(
-                    "{} f32, {slabs} slab(s), tile {tile}, strip {strip}",
-                    m.name
-                );
-                identical(&fused, &two_pass, &what);
-                assert_eq!(fused.flux, two_pass.flux, "{what}: flux differs");
-            }
-            let m = model(scene, "f64", 40);
-            let two_pass = cuda_trace::<f64>(&m, slabs, 1, false);
-            let fused = fused_cuda_trace::<f64>(&m, slabs, (1, 1));
-            let what = format!("{} f64, {slabs} slab(s)", m.name);
-            identical(&fused, &two_pass, &what);
-            assert_eq!(fused.flux, two_pass.flux, "{what}: flux differs");
-            assert_close(&fused, &cpu_trace::<f64>(&m), tolerance::<f64>(), &what);
-        }
-    }
 }
 
 fn identical(a: &Trace, b: &Trace, what: &str) {
@@ -289,7 +218,6 @@ fn cuda_out_of_memory_at_allocation_is_an_error_and_frees_what_it_took() {
     let placement = Placement {
         ranges: split_even(n, 1),
         ordinals: vec![0],
-        fused: false,
     };
     let before = yee::backend::cuda::probe_gpus().unwrap()[0].memory_free;
     match new_backend::<f32>(&model, &placement, EngineOptions::default()) {

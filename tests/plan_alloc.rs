@@ -482,51 +482,6 @@ fn cuda_engine_allocates_exactly_what_gpu_slab_bytes_says() {
     }
 }
 
-#[test]
-fn cuda_engine_with_the_fused_update_allocates_what_the_fused_plan_says() {
-    // The second set of fields and H psi arrays, and the probes' second address array: the
-    // engine's estimate against the planner's formula with `gpu_fused`, where the fused update
-    // applies (and nothing more where it does not).
-    for (name, m) in scenes() {
-        let applies = yee::backend::cuda::fused_update_applies(&m);
-        for ranges in splits(m.grid.shape[0]) {
-            let real = m.precision.bytes();
-            let engine = yee::backend::cuda::engine::estimate_fused(&m, &ranges, real, true);
-            let two_pass = yee::backend::cuda::engine::estimate(&m, &ranges, real);
-            let layout = plan::Layout::of(&m).with_gpu_fused(true);
-            assert_eq!(layout.gpu_fused, applies, "{name}");
-            let mut planned = Allocation::default();
-            let mut planned_two_pass = Allocation::default();
-            for r in &ranges {
-                planned.add(&layout.gpu_slab_bytes_with_monitors(*r));
-                planned_two_pass.add(&plan::Layout::of(&m).gpu_slab_bytes_with_monitors(*r));
-            }
-            let core = |a: &Allocation| {
-                (
-                    a.fields,
-                    a.halos,
-                    a.materials,
-                    a.pml,
-                    a.dispersive,
-                    a.sources,
-                )
-            };
-            assert_eq!(core(&engine), core(&planned), "{name}, {ranges:?}");
-            // Monitors: the engine also counts the pinned host mirrors; the extra is the same.
-            assert_eq!(
-                engine.monitors - two_pass.monitors,
-                planned.monitors - planned_two_pass.monitors,
-                "{name}, {ranges:?}"
-            );
-            if applies {
-                assert_eq!(engine.fields, 2 * two_pass.fields, "{name}");
-            } else {
-                assert_eq!(engine, two_pass, "{name}");
-            }
-        }
-    }
-}
-
 /// Run the whole time loop of `model` on the CPU backend split as `ranges`; the backend's
 /// slab allocation and the monitor buffers it holds at the end.
 fn run_and_count<T: yee::real::Real>(

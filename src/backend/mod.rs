@@ -174,7 +174,7 @@ pub trait Backend {
     }
     /// True if the fused sweep runs one thread per slab (the CPU engine), so that with fewer
     /// slabs than threads the two-pass update, parallel within a slab, is the faster
-    /// (`crate::run::step::mode_for_split`); a GPU's fused update is parallel within a slab.
+    /// (`crate::run::step::mode_for_split`).
     fn fused_sweep_is_per_slab(&self) -> bool {
         false
     }

@@ -32,8 +32,6 @@ pub(super) struct Candidate {
     /// True when the host-side buffers (monitor staging, probe series) alone do not fit in
     /// host memory: then that, not the devices, is the limit.
     pub(super) host_side_short: bool,
-    /// On the GPUs, the fused update with its second set of fields ([`Layout::gpu_fused`]).
-    pub(super) gpu_fused: bool,
 }
 
 impl Candidate {
@@ -136,7 +134,7 @@ pub(super) fn gpu_candidate(
         add(&mut bytes, &Allocation { monitors: 0, ..a });
         bytes.device_monitors += a.monitors;
         need[g] = need[g].saturating_add(a.total());
-        traffic[g] += layout.traffic_per_step(*r, layout.gpu_fused);
+        traffic[g] += layout.traffic_per_step(*r, false);
         slabs.push((sel[g], *r, a));
     }
     let mut fits = true;
@@ -177,7 +175,7 @@ pub(super) fn gpu_candidate(
     // Each GPU launches its slabs' kernels one after the other.
     let mut launches = vec![0u64; sel.len()];
     for (r, &g) in ranges.iter().zip(&gpu_of) {
-        launches[g] += layout.gpu_launches_per_step(*r, layout.gpu_fused);
+        launches[g] += layout.gpu_launches_per_step(*r);
     }
     let mut overhead_s = launches.iter().copied().max().unwrap_or(0) as f64 * LAUNCH_OVERHEAD_S;
     if slabs.len() > 1 {
@@ -192,10 +190,9 @@ pub(super) fn gpu_candidate(
         device_bytes,
         usable_bytes: usable,
         update_s,
-        bytes_per_cell_step: update_bytes_per_cell_step(layout.precision, layout.gpu_fused),
+        bytes_per_cell_step: bytes_per_cell_step(layout.precision),
         overhead_s,
         host_side_short,
-        gpu_fused: layout.gpu_fused,
     }
 }
 
@@ -231,7 +228,6 @@ pub(super) fn cpu_candidate(
         device_bytes: bytes.total,
         usable_bytes: host.memory_bytes,
         host_side_short: host_side_bytes(&bytes) > host.memory_bytes,
-        gpu_fused: false,
         bytes,
         update_s,
         bytes_per_cell_step: update_bytes_per_cell_step(layout.precision, fused),
@@ -482,18 +478,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         None
     } else {
         let ask = GpuAsk::of(options, hw);
-        let two_pass = choose_gpus(&layout, &hw.gpus, &hw.host, &ask);
-        // The fused update where it applies and fits on no more GPUs than the two-pass one.
-        let fused = (layout.fused_applies && options.gpu_fused)
-            .then(|| choose_gpus(&layout.with_gpu_fused(true), &hw.gpus, &hw.host, &ask))
-            .flatten()
-            .filter(|f| {
-                f.cand.fits
-                    && two_pass
-                        .as_ref()
-                        .is_none_or(|t| !t.cand.fits || f.cand.gpus() <= t.cand.gpus())
-            });
-        fused.or(two_pass)
+        choose_gpus(&layout, &hw.gpus, &hw.host, &ask)
     };
     let why_no_gpu = || {
         // With no GPU at all, why there is none (no driver, ...) says more than which
@@ -594,7 +579,6 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         bytes_per_cell_step: cpu.bytes_per_cell_step,
         overhead_s: 0.0,
         host_side_short: cpu.host_side_short,
-        gpu_fused: false,
     };
     let c = chosen.unwrap_or(empty);
     let mut devices: Vec<PlanDevice> = hw
@@ -694,7 +678,6 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         host_note: hw.host_note.clone(),
         // Filled in by `plan::plan` for a model with a [scan].
         scan: None,
-        gpu_fused: backend == PlanBackend::Cuda && c.gpu_fused,
     };
     (plan, cpu_fit)
 }

@@ -428,29 +428,6 @@ pub struct Layout {
     /// What the CUDA engine's kernel launches per step depend on
     /// ([`Layout::gpu_launches_per_step`]).
     pub launches: std::sync::Arc<LaunchLayout>,
-    /// The CUDA engine's fused update can step the model ([`fused_update_applies`]).
-    pub fused_applies: bool,
-    /// The CUDA engine steps with the fused update and so keeps a second set of fields and
-    /// H psi arrays ([`Layout::gpu_slab_bytes`]); the plan sets it where that fits.
-    pub gpu_fused: bool,
-}
-
-/// Magnetic current sheets the CUDA engine's fused update applies within its sweep (the
-/// launch arguments hold them; kernels/common.cuh `MAX_FUSED_SHEETS`).
-pub const MAX_FUSED_SHEETS: usize = 8;
-
-/// Whether the CUDA engine's fused update (kernels/fused.cu) can step `model`. Each thread
-/// computes its neighbours' new H itself, so the H passes after the curl (the magnetic
-/// current sheets of one-way plane waves, the TF/SF corrections) are applied to every new H
-/// the kernel computes, from tables in its launch arguments: at most [`MAX_FUSED_SHEETS`]
-/// sheets (a TF/SF box's faces always fit).
-pub fn fused_update_applies(model: &Model) -> bool {
-    model
-        .sources
-        .iter()
-        .filter(|s| s.magnetic.is_some())
-        .count()
-        <= MAX_FUSED_SHEETS
 }
 
 impl Layout {
@@ -480,16 +457,6 @@ impl Layout {
             ),
             tfsf_nodes: model.tfsf.as_ref().map_or(0, |t| t.nodes as u64),
             launches: std::sync::Arc::new(LaunchLayout::of(model)),
-            fused_applies: fused_update_applies(model),
-            gpu_fused: false,
-        }
-    }
-
-    /// The same layout with the CUDA engine's fused update on (where it applies) or off.
-    pub fn with_gpu_fused(&self, fused: bool) -> Layout {
-        Layout {
-            gpu_fused: fused && self.fused_applies,
-            ..self.clone()
         }
     }
 
@@ -619,12 +586,10 @@ impl Layout {
     /// slab, the TF/SF 1-D grid and the PEC faces, and the probe gather when the slab holds
     /// probe samples. Where a half step's halo copies read planes of the slab (another slab
     /// beyond its face, or a periodic or PMC x face), each pass runs on those planes first and
-    /// on the rest after: one launch for each of the two that the pass's planes meet. With the
-    /// fused update (`fused`) the H update and its CPML, magnetic sheets and TF/SF corrections
-    /// are within the fused kernel, which also runs H alone on the planes the H copies read.
+    /// on the rest after: one launch for each of the two that the pass's planes meet.
     /// Snapshot gathers, flux DFTs and NaN checks, every few steps, are not counted; a TF/SF
     /// group is taken to span every plane of the slab that holds points.
-    pub fn gpu_launches_per_step(&self, range: SlabRange, fused: bool) -> u64 {
+    pub fn gpu_launches_per_step(&self, range: SlabRange) -> u64 {
         let l = &self.launches;
         let nx = self.shape[0];
         let [wrap_min, mirror_min, wrap_max] = l.x_face_copies;
@@ -672,12 +637,8 @@ impl Layout {
         let groups =
             |g: usize, copied: &[usize]| tfsf_span.map_or(0, |s| g as u64 * launches(s, copied));
         let [e_groups, h_groups] = l.tfsf_groups;
-        let h_half = if fused {
-            // The fused kernel on the planes the H copies read; the 1-D grid's e.
-            after_h.len() as u64 + tfsf
-        } else {
-            curl(&after_h) + all(&l.magnetic_sheets, &after_h) + tfsf + groups(h_groups, &after_h)
-        };
+        let h_half =
+            curl(&after_h) + all(&l.magnetic_sheets, &after_h) + tfsf + groups(h_groups, &after_h);
         let pec = if l.zero_min_face[1] || l.zero_min_face[2] {
             launches(slab, &after_e)
         } else {
@@ -767,20 +728,15 @@ impl Layout {
 
     /// What the CUDA backend allocates on its GPU for the slab that owns `range`, monitors
     /// excluded: as [`Layout::slab_bytes`] without the per-row material summaries (the GPU
-    /// kernels look up every cell's id); with the fused update ([`Layout::gpu_fused`]) the
-    /// fields and halos twice and the H half of the psi arrays (two of four per axis) twice.
+    /// kernels look up every cell's id).
     pub fn gpu_slab_bytes(&self, range: SlabRange) -> Allocation {
         let a = self.slab_bytes(range);
-        let twice = self.gpu_fused as u64;
         Allocation {
             materials: (1 + self.magnetic as u64)
                 * 3
                 * range.len() as u64
                 * self.shape[1] as u64
                 * self.shape[2] as u64,
-            fields: a.fields * (1 + twice),
-            halos: a.halos * (1 + twice),
-            pml: a.pml + twice * a.pml / 2,
             ..a
         }
     }
@@ -788,11 +744,8 @@ impl Layout {
     /// What the CUDA backend allocates on the GPU of the slab that owns `range`, its monitor
     /// buffers included ([`MonitorLayout::device_bytes`]).
     pub fn gpu_slab_bytes_with_monitors(&self, range: SlabRange) -> Allocation {
-        // With the fused update, the probe ring keeps the samples' addresses for both sets
-        // of fields.
-        let addresses = 8 * self.gpu_fused as u64 * self.monitors.probe_samples(range) as u64;
         Allocation {
-            monitors: self.monitors.device_bytes(range, self.precision.bytes()) + addresses,
+            monitors: self.monitors.device_bytes(range, self.precision.bytes()),
             ..self.gpu_slab_bytes(range)
         }
     }
@@ -1024,8 +977,6 @@ mod tests {
             tfsf_planes: Default::default(),
             tfsf_nodes: 0,
             launches: Default::default(),
-            fused_applies: true,
-            gpu_fused: false,
         }
     }
 

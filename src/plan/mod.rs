@@ -103,10 +103,6 @@ pub struct PlanOptions {
     /// GPUs left out (indices into [`Hardware::gpus`]): those that failed to start or ran out
     /// of memory in an earlier attempt ([`replan`]).
     pub exclude_gpus: Vec<usize>,
-    /// Let the GPUs step with the fused update where it applies and fits ([`Plan::gpu_fused`]).
-    /// Off for runs: on an H200 the fused kernel ran at 0.47x the two-pass update
-    /// (docs/performance.md); `yee bench` turns it on to time the two side by side.
-    pub gpu_fused: bool,
 }
 
 impl Default for PlanOptions {
@@ -119,7 +115,6 @@ impl Default for PlanOptions {
             gpus: None,
             slabs_per_gpu: None,
             exclude_gpus: Vec::new(),
-            gpu_fused: false,
         }
     }
 }
@@ -380,11 +375,6 @@ pub struct Plan {
     /// for one trace). Left out of the JSON without a scan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<scan::ScanPlan>,
-    /// On the GPUs, the fused update (kernels/fused.cu), which keeps a second set of fields:
-    /// chosen where it was asked for ([`PlanOptions::gpu_fused`]), the model allows it
-    /// ([`bytes::fused_update_applies`]) and it fits on no more GPUs than the two-pass update
-    /// needs.
-    pub gpu_fused: bool,
 }
 
 impl Plan {

@@ -238,15 +238,7 @@ pub(super) fn render(p: &Plan) -> String {
 
     let _ = writeln!(o, "\nbackend   {}: {}", p.backend.name(), p.reason);
     if p.backend == PlanBackend::Cuda {
-        let _ = writeln!(
-            o,
-            "update    {}",
-            if p.gpu_fused {
-                "fused H+E (kernels/fused.cu): each field value read and written once per step, into a second set of fields (counted above)"
-            } else {
-                "two-pass (H, then E), one set of fields"
-            }
-        );
+        let _ = writeln!(o, "update    two-pass (H, then E), one set of fields");
     }
     let e = &p.estimate;
     match (e.seconds, e.seconds_per_step) {

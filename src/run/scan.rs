@@ -433,8 +433,6 @@ pub fn run_scan(
         gpus: opts.gpus.clone(),
         slabs_per_gpu: opts.slabs_per_gpu,
         exclude_gpus: Vec::new(),
-        // The GPUs' fused update is slower than their two-pass one so far (PlanOptions).
-        gpu_fused: false,
     };
     let hardware = crate::plan::Hardware::detect(None, None);
     let plan = crate::plan::plan(model, &hardware, &plan_options);

@@ -279,7 +279,6 @@ fn one_per_worker_refusal(model: &Model, opts: &RunOptions, parallel: usize) -> 
         gpus: None,
         slabs_per_gpu: None,
         exclude_gpus: Vec::new(),
-        gpu_fused: false,
     };
     let hardware = crate::plan::Hardware::detect(None, None);
     let plan = crate::plan::plan(model, &hardware, &options);

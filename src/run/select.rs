@@ -144,11 +144,7 @@ pub fn start_engine(
 fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
     use crate::backend::cuda::select::new_backend;
     use crate::backend::cuda::EngineOptions;
-    // The plan decided whether the GPUs keep the fused update's second set of fields.
-    let opts = EngineOptions {
-        fused: placement.fused,
-        ..EngineOptions::default()
-    };
+    let opts = EngineOptions::default();
     let mut engine = match model.precision {
         Precision::F32 => Engine::CudaF32(new_backend(model, placement, opts)?),
         Precision::F64 => Engine::CudaF64(new_backend(model, placement, opts)?),

@@ -413,28 +413,6 @@ pub fn drive_with<B: Backend>(
     ranges: &[SlabRange],
     reads: Reads,
 ) -> Trace {
-    drive_stepping(model, b, ranges, reads, Stepping::TwoPass)
-}
-
-/// How [`drive_stepping`] advances the fields.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stepping {
-    /// The two half steps, each followed by its exchange.
-    TwoPass,
-    /// [`Backend::step_fused`] every step.
-    Fused,
-    /// Fused on even steps, two-pass on odd ones (as `yee bench` alternates them).
-    Alternating,
-}
-
-/// [`drive_with`], stepping as `stepping` says.
-pub fn drive_stepping<B: Backend>(
-    model: &Model,
-    b: &mut B,
-    ranges: &[SlabRange],
-    reads: Reads,
-    stepping: Stepping,
-) -> Trace {
     let halos = HaloPlan::new(ranges, &model.boundaries);
     let samples: Vec<(Component, [usize; 3])> = model
         .probes
@@ -473,19 +451,10 @@ pub fn drive_stepping<B: Backend>(
     for n in 0..model.grid.steps {
         magnetic_source_values(model, n as f64 * model.grid.dt, &mut m);
         source_values(model, (n as f64 + 0.5) * model.grid.dt, &mut j);
-        let fused = match stepping {
-            Stepping::TwoPass => false,
-            Stepping::Fused => true,
-            Stepping::Alternating => n % 2 == 0,
-        };
-        if fused {
-            b.step_fused(&halos, &m, &j);
-        } else {
-            b.update_h(&m);
-            b.exchange(&halos.after_h);
-            b.update_e(&j);
-            b.exchange(&halos.after_e);
-        }
+        b.update_h(&m);
+        b.exchange(&halos.after_h);
+        b.update_e(&j);
+        b.exchange(&halos.after_e);
         take(b, &mut trace, &mut pending);
         let step = n + 1;
         match reads {

@@ -50,24 +50,11 @@ pub enum Kernel {
     TfsfIncident,
     /// One TF/SF correction group's points (kernels/tfsf.cu).
     TfsfCorrect,
-    /// One step of H (with its CPML) and E in one sweep, old fields in, new fields out
-    /// (kernels/fused.cu), one thread per column.
-    UpdateFused,
-    /// The same with two y rows per thread (kernels/fused.cu, [`fused_strip`]).
-    UpdateFusedStrip2,
-    /// The same with four y rows per thread.
-    UpdateFusedStrip4,
-    /// `update_fused` applying the slab's magnetic sheets and TF/SF faces to each new H
-    /// ([`FusedArgs::sheet`], [`FusedArgs::tfsf_face`]).
-    UpdateFusedSources,
-    /// The same in 2-D blocks that share each plane's new H (kernels/fused.cu; a block kernel,
-    /// `YEE_BLOCK_KERNELS`).
-    UpdateFusedTiled,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 24] = [
+    pub const ALL: [Kernel; 19] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -87,11 +74,6 @@ impl Kernel {
         Kernel::Dispersive,
         Kernel::TfsfIncident,
         Kernel::TfsfCorrect,
-        Kernel::UpdateFused,
-        Kernel::UpdateFusedStrip2,
-        Kernel::UpdateFusedStrip4,
-        Kernel::UpdateFusedSources,
-        Kernel::UpdateFusedTiled,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -116,11 +98,6 @@ impl Kernel {
             Kernel::Dispersive => "dispersive",
             Kernel::TfsfIncident => "tfsf_incident",
             Kernel::TfsfCorrect => "tfsf_correct",
-            Kernel::UpdateFused => "update_fused",
-            Kernel::UpdateFusedStrip2 => "update_fused_strip2",
-            Kernel::UpdateFusedStrip4 => "update_fused_strip4",
-            Kernel::UpdateFusedSources => "update_fused_sources",
-            Kernel::UpdateFusedTiled => "update_fused_tiled",
         }
     }
 }
@@ -191,82 +168,6 @@ impl Dims {
         let mut d = Dims::elements(ncol, rows);
         d.grid[1] = rows;
         (d, chunk)
-    }
-}
-
-/// Y rows per thread of the fused update's column kernel: 1 (`update_fused`), 2 or 4
-/// (`update_fused_strip2`, `update_fused_strip4`, each thread carrying a row's new H to the
-/// row above instead of recomputing it). `YEE_CUDA_FUSED_STRIP` sets it for tuning; 1 until a
-/// GPU has measured the others.
-pub const FUSED_STRIP: u32 = 1;
-
-/// [`FUSED_STRIP`], or `YEE_CUDA_FUSED_STRIP` (1, 2 or 4) when set.
-pub fn fused_strip() -> u32 {
-    static S: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *S.get_or_init(|| {
-        std::env::var("YEE_CUDA_FUSED_STRIP")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|j| matches!(j, 1 | 2 | 4))
-            .unwrap_or(FUSED_STRIP)
-    })
-}
-
-/// The rows per thread a grid of `ny` rows takes for the asked `strip`: the largest of 4, 2
-/// and 1 that is at most `strip` and divides `ny` (the strip kernels take whole strips only),
-/// with its kernel.
-pub fn strip_for(strip: u32, ny: usize) -> (u32, Kernel) {
-    match [4u32, 2]
-        .into_iter()
-        .find(|&j| j <= strip && ny % j as usize == 0)
-    {
-        Some(4) => (4, Kernel::UpdateFusedStrip4),
-        Some(2) => (2, Kernel::UpdateFusedStrip2),
-        _ => (1, Kernel::UpdateFused),
-    }
-}
-
-/// Whether every fused launch takes `update_fused_sources`, the column kernel that applies a
-/// slab's magnetic sheets and TF/SF faces, also where a slab has none: `YEE_CUDA_FUSED_SOURCES=1`
-/// (tuning). With empty tables its arithmetic is `update_fused`'s, but ptxas gives it 56
-/// registers per thread in f32 against 115, so it trades the loads scheduled ahead for
-/// occupancy; off until a GPU has measured it.
-pub fn fused_sources_always() -> bool {
-    static S: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *S.get_or_init(|| std::env::var("YEE_CUDA_FUSED_SOURCES").is_ok_and(|v| v.trim() == "1"))
-}
-
-/// Threads along y of the fused update's 2-D blocks (`update_fused_tiled`, 32 z by this many
-/// y columns); 1 takes the one-thread-per-column kernel (`update_fused`), the faster of the
-/// two on an H200 (21.2 against 17.7 Gcells/s in 32 x 8 blocks, 18.4 in 32 x 4, f32 1000^3,
-/// docs/performance.md). `YEE_CUDA_FUSED_TILE` (a power of two up to 32) sets it for tuning.
-pub const FUSED_TILE: u32 = 1;
-
-/// [`FUSED_TILE`], or `YEE_CUDA_FUSED_TILE` when set.
-pub fn fused_tile() -> u32 {
-    static T: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *T.get_or_init(|| {
-        std::env::var("YEE_CUDA_FUSED_TILE")
-            .ok()
-            .and_then(|v| v.trim().parse::<u32>().ok())
-            .filter(|t| t.is_power_of_two() && *t <= 32)
-            .unwrap_or(FUSED_TILE)
-    })
-}
-
-impl Dims {
-    /// 2-D blocks of 32 z by `ty` y columns over an `ny` x `nz` plane, marching over `planes`
-    /// planes in chunks as [`Dims::columns`]: the launch, the chunk length and the blocks
-    /// across z.
-    pub fn tiles(ny: usize, nz: usize, ty: u32, planes: u32) -> (Dims, u32, u32) {
-        let (cols, chunk) = Dims::columns((ny * nz) as u64, planes);
-        let tiles_z = nz.div_ceil(32) as u32;
-        let tiles_y = ny.div_ceil(ty as usize) as u32;
-        let d = Dims {
-            grid: [tiles_z * tiles_y, cols.grid[1], 1],
-            block: [32, ty, 1],
-        };
-        (d, chunk, tiles_z)
     }
 }
 
@@ -586,114 +487,9 @@ pub struct TfsfArgs<T> {
     pub pad: T,
 }
 
-/// Arguments of `update_fused` (kernels/common.cuh `FusedArgs`): the new fields written, the
-/// old ones read, the ids, the H psi arrays old and new with their tables, the steps, and
-/// where the slab lies.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FusedArgs<T> {
-    /// New Ex, Ey, Ez, Hx, Hy, Hz (written).
-    pub new: [Ptr; 6],
-    /// Old Ex, Ey, Ez, Hx, Hy, Hz (read).
-    pub old: [Ptr; 6],
-    /// E material ids.
-    pub mat: [Ptr; 3],
-    /// H material ids (0 unless `magnetic`).
-    pub hmat: [Ptr; 3],
-    /// Old H psi arrays: x (Hy, Hz), y (Hx, Hz), z (Hx, Hy); 0 where an axis has no layers.
-    pub psi_old: [Ptr; 6],
-    /// New H psi arrays, likewise.
-    pub psi_new: [Ptr; 6],
-    /// The H CPML tables of x, y, z.
-    pub coef: [Ptr; 3],
-    /// Primal steps (H) x, y, z, then dual steps (E) x, y, z; x offset as in [`UpdateArgs`].
-    pub steps: [Ptr; 6],
-    pub plane: i64,
-    pub ny: i32,
-    pub nz: i32,
-    pub p0: i32,
-    pub p1: i32,
-    pub chunk: i32,
-    pub y_lo: i32,
-    pub y_hi: i32,
-    pub z_lo: i32,
-    pub z_hi: i32,
-    pub magnetic: i32,
-    /// 1: H and E; 0: H only.
-    pub e_too: i32,
-    pub x0: i32,
-    pub n: i32,
-    pub nx: i32,
-    /// CPML layers at the x, y, z faces (lo, hi).
-    pub layers: [i32; 6],
-    /// 0: 1-D blocks along the flattened column index; else 2-D blocks, this many across z
-    /// ([`Dims::tiles`]).
-    pub tiles_z: i32,
-    pub pad_: i32,
-    pub ch: T,
-    pub pad: T,
-    /// `update_fused_sources` only: the TF/SF 1-D grid's e array (0 without TF/SF faces).
-    pub inc_e: Ptr,
-    /// The entries of `sheet` in use.
-    pub sheets: i32,
-    /// The entries of `tfsf_face` in use.
-    pub tfsf: i32,
-    /// The slab's magnetic current sheets, in model order.
-    pub sheet: [FusedSheet<T>; MAX_FUSED_SHEETS],
-    /// The slab's TF/SF H faces, in pass order.
-    pub tfsf_face: [FusedTfsf; MAX_FUSED_TFSF],
-}
-
-pub use crate::plan::bytes::MAX_FUSED_SHEETS;
-/// TF/SF faces one fused launch takes (`MAX_FUSED_TFSF`): a box's 6 H groups of 2 faces.
-pub const MAX_FUSED_TFSF: usize = 12;
-
-/// A magnetic current sheet in the fused update (kernels/common.cuh `FusedSheet`): H
-/// component `c` (0..3) -= ch m over local planes `[p0, p1)`, rows `[y0, y1)`, columns
-/// `[z0, z1)`.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FusedSheet<T> {
-    pub c: i32,
-    pub p0: i32,
-    pub p1: i32,
-    pub y0: i32,
-    pub y1: i32,
-    pub z0: i32,
-    pub z1: i32,
-    pub pad_: i32,
-    /// This step's value.
-    pub m: T,
-    pub pad: T,
-}
-
-/// One face of a TF/SF H group in the fused update (kernels/common.cuh `FusedTfsf`, from a
-/// [`crate::operator::PointBox`]): H component `c` over local planes `[p0, p1)`, rows
-/// `[y0, y1)`, columns `[z0, z1)`, the point of cell (p, j, k) at
-/// `first + (p - p0) sp + (j - y0) sj + (k - z0) sk` of the group's arrays.
-#[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
-pub struct FusedTfsf {
-    pub node: Ptr,
-    pub w: Ptr,
-    pub fac: Ptr,
-    pub c: i32,
-    pub p0: i32,
-    pub p1: i32,
-    pub y0: i32,
-    pub y1: i32,
-    pub z0: i32,
-    pub z1: i32,
-    pub sp: i32,
-    pub sj: i32,
-    pub sk: i32,
-    pub first: i32,
-    pub pad_: i32,
-}
-
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -707,13 +503,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
         64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
         32 + 2 * real_bytes,
         88 + 2 * real_bytes,
-        424 + 2 * real_bytes + MAX_FUSED_SHEETS * (32 + 2 * real_bytes) + MAX_FUSED_TFSF * 72,
         40,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 14] {
+pub fn rust_arg_sizes<T>() -> [usize; 13] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -728,7 +523,6 @@ pub fn rust_arg_sizes<T>() -> [usize; 14] {
         size_of::<DispersiveArgs<T>>(),
         size_of::<TfsfIncidentArgs<T>>(),
         size_of::<TfsfArgs<T>>(),
-        size_of::<FusedArgs<T>>(),
         size_of::<FluxRowsArgs>(),
     ]
 }
@@ -749,15 +543,6 @@ mod tests {
         for (i, k) in Kernel::ALL.iter().enumerate() {
             assert_eq!(*k as usize, i, "{}", k.name());
         }
-    }
-
-    #[test]
-    fn a_strip_of_rows_is_taken_only_where_it_divides_the_rows() {
-        assert_eq!(strip_for(4, 12), (4, Kernel::UpdateFusedStrip4));
-        assert_eq!(strip_for(4, 10), (2, Kernel::UpdateFusedStrip2));
-        assert_eq!(strip_for(4, 9), (1, Kernel::UpdateFused));
-        assert_eq!(strip_for(2, 12), (2, Kernel::UpdateFusedStrip2));
-        assert_eq!(strip_for(1, 12), (1, Kernel::UpdateFused));
     }
 
     #[test]

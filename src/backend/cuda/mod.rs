@@ -31,7 +31,7 @@ pub mod nvrtc;
 
 #[cfg(feature = "cuda")]
 pub use driver::{driver_version, CudaDevice};
-pub use engine::{fused_update_applies, Device, DeviceError, Engine, EngineOptions};
+pub use engine::{Device, DeviceError, Engine, EngineOptions};
 
 /// The CUDA backend: the slab engine on the CUDA driver.
 #[cfg(feature = "cuda")]

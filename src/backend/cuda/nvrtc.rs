@@ -220,14 +220,6 @@ fn compile_with(
     if std::env::var("YEE_CUDA_PIPELINE").is_ok_and(|v| v.trim() == "0") {
         options.push("-DYEE_PIPELINE=0".into());
     }
-    // Tuning: YEE_CUDA_FUSED_MAXREG=N caps the fused kernels' registers per thread (32-255).
-    if let Some(n) = std::env::var("YEE_CUDA_FUSED_MAXREG")
-        .ok()
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .filter(|n| (32..=255).contains(n))
-    {
-        options.push(format!("-DYEE_FUSED_MAXREG={n}"));
-    }
     options.extend(extra.iter().map(|o| o.to_string()));
     let options: Vec<CString> = options
         .into_iter()

@@ -32,8 +32,6 @@ pub struct Placement {
     pub ranges: Vec<SlabRange>,
     /// Driver ordinal of the GPU holding each slab.
     pub ordinals: Vec<usize>,
-    /// Step with the fused update ([`Plan::gpu_fused`]).
-    pub fused: bool,
 }
 
 impl Placement {
@@ -42,11 +40,7 @@ impl Placement {
     /// order). Empty unless the plan runs on CUDA.
     pub fn of(plan: &Plan) -> Placement {
         let (ranges, ordinals) = plan.gpu_slabs().into_iter().unzip();
-        Placement {
-            ranges,
-            ordinals,
-            fused: plan.gpu_fused,
-        }
+        Placement { ranges, ordinals }
     }
 
     /// [`layout`] over `gpus`.
@@ -55,7 +49,6 @@ impl Placement {
         Placement {
             ranges,
             ordinals: gpu_of.iter().map(|&g| gpus[g].ordinal).collect(),
-            fused: false,
         }
     }
 

@@ -95,7 +95,6 @@ unsafe impl<T: Copy> KernelArgs for TfsfIncidentArgs<T> {}
 // SAFETY: as above.
 unsafe impl<T: Copy> KernelArgs for TfsfArgs<T> {}
 // SAFETY: as above.
-unsafe impl<T: Copy> KernelArgs for FusedArgs<T> {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

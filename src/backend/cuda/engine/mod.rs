@@ -45,7 +45,6 @@
 
 mod clock;
 mod device;
-mod fused;
 mod halo;
 mod monitors;
 mod passes;
@@ -63,7 +62,6 @@ use crate::model::{Component, Model, Region};
 use crate::operator::{Beyond, Operator};
 use crate::real::Real;
 use device::bytes_of;
-use fused::other_buffer;
 use halo::Route;
 use monitors::{
     flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, FluxPatch, Probes, RingGpu, Slot,
@@ -79,14 +77,7 @@ pub struct EngineOptions {
     /// Send every halo plane through pinned host memory, even between slabs on one GPU or
     /// GPUs with peer access (tests the staged path on one GPU).
     pub staged_halos: bool,
-    /// Keep a second set of fields (and H psi arrays) so that a step can run as the fused
-    /// update (kernels/fused.cu), old fields in and new fields out: [`Backend::has_fused_step`]
-    /// then holds, and [`Backend::step_fused`] sweeps H and E together. Taken only where
-    /// [`fused_update_applies`]; costs the fields' memory again.
-    pub fused: bool,
 }
-
-pub use crate::plan::bytes::fused_update_applies;
 
 /// What the engine was doing in half step `half`, for a failure message.
 fn doing(half: Half) -> &'static str {
@@ -116,23 +107,6 @@ pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation 
         real,
         &ProcessHalos::own(ranges, &model.boundaries),
     )
-}
-
-/// [`estimate`] for an engine built with [`EngineOptions::fused`] (`fused`): besides, where
-/// the fused update applies, per slab the second set of fields and H psi arrays
-/// ([`SlabSizes::fused_spare`]) and per GPU a second array of probe sample addresses: the
-/// plan's [`Layout::gpu_slab_bytes_with_monitors`](crate::plan::Layout) with `gpu_fused`.
-pub fn estimate_fused(model: &Model, ranges: &[SlabRange], real: usize, fused: bool) -> Allocation {
-    let mut a = estimate(model, ranges, real);
-    if fused && fused_update_applies(model) {
-        let [_, ny, nz] = model.grid.shape;
-        let layout = crate::plan::Layout::of(model);
-        for r in ranges {
-            a.add(&SlabSizes::of(&layout, *r).fused_spare(ny * nz, real));
-            a.monitors += 8 * layout.monitors.probe_samples(*r) as u64;
-        }
-    }
-    a
 }
 
 /// [`estimate`] for one process's part of a run over several ([`Engine::for_process`]):
@@ -231,28 +205,8 @@ pub struct Engine<D: Device, T: Real> {
     checkpoint_part_bytes: usize,
     allocation: Allocation,
     name: String,
-    /// The slabs have spare buffers and step with the fused update ([`EngineOptions::fused`]).
-    fused: bool,
-    /// Which of the two sets of buffers holds the latest fields (0: the first allocated);
-    /// the probe ring's address arrays are kept for both.
-    parity: usize,
-    /// The E half step of a fused step is under way: its curl pass is the fused kernel.
-    fusing: bool,
-    /// Cells along x.
-    nx: usize,
-    /// Threads along y of the fused update's blocks (1: 1-D blocks; [`fused_tile`]).
-    fused_tile: u32,
-    /// Y rows per thread of the fused column kernel ([`fused_strip`]).
-    fused_strip: u32,
-    /// The magnetic sheets' values of the fused step under way (its H half step's values).
-    fused_magnetic: Vec<f64>,
-    /// Every fused launch takes `update_fused_sources` ([`fused_sources_always`]).
-    fused_sources_always: bool,
     /// The GPU time per phase ([`Backend::device_times`]).
     clock: RefCell<clock::Clock>,
-    /// A fused step is under way: the clock times it whole, not by the passes and exchanges
-    /// it calls.
-    timing_fused: bool,
     _t: PhantomData<T>,
 }
 
@@ -373,11 +327,6 @@ impl<D: Device, T: Real> Engine<D, T> {
             finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
         }
 
-        // The fused update: one process only (see fused_update_applies).
-        let mut fused = opts.fused
-            && fused_update_applies(model)
-            && halos.sent.iter().all(|s| s.is_empty())
-            && halos.received.iter().all(|&n| n == 0);
         let process_planes = halos.staging_planes();
         let ProcessHalos {
             plan,
@@ -385,10 +334,6 @@ impl<D: Device, T: Real> Engine<D, T> {
             received,
         } = halos;
         let layout = crate::plan::Layout::of(model);
-        // Every slab's TF/SF H points lie in boxes the fused kernel can index
-        // (`TfsfSlabGroup::point_boxes`, always so for the groups the model makes; else the
-        // engine steps two-pass).
-        let mut tfsf_boxes = true;
         let mut slabs = Vec::with_capacity(ranges.len());
         let mut allocation = Allocation::default();
         for (s, &range) in ranges.iter().enumerate() {
@@ -451,23 +396,6 @@ impl<D: Device, T: Real> Engine<D, T> {
                     }
                 }
             }
-            // The fused update's second set of fields and H psi arrays (zeroed like the
-            // first: the halos of a face without copies stay zero in both).
-            let mut spare = [0; 6];
-            let mut psi_spare = [[0; 2]; 3];
-            if fused {
-                for p in spare.iter_mut() {
-                    *p = dev.alloc(gpu, sizes.field_len * t)?;
-                }
-                for (a, arrays) in psi_spare.iter_mut().enumerate() {
-                    for p in arrays.iter_mut() {
-                        if sizes.psi_len[a] > 0 {
-                            *p = dev.alloc(gpu, sizes.psi_len[a] * t)?;
-                        }
-                    }
-                }
-                allocation.add(&sizes.fused_spare(plane, t));
-            }
             // The x-PML planes of this slab as runs of consecutive planes and layers.
             let mut x_runs: Vec<XRun> = Vec::new();
             let mut q = 0;
@@ -488,7 +416,6 @@ impl<D: Device, T: Real> Engine<D, T> {
             let magnetic = model.magnetic_sources_in(range.x0, range.x1);
             // The TF/SF points of this slab and, when it has any, its copy of the 1-D grid.
             let mut tfsf = Vec::new();
-            let mut fused_tfsf = Vec::new();
             let mut incident = None;
             let mut tfsf_points = 0;
             let top_nodes = op.tfsf.as_ref().map_or(0, |t| t.nodes as u64);
@@ -511,15 +438,6 @@ impl<D: Device, T: Real> Engine<D, T> {
                         fac: up(bytes_of(&grp.fac))?,
                         plane_start: grp.plane_start.clone(),
                     };
-                    if fused && grp.component >= 3 {
-                        // The fused update finds an H point from its cell, face by face.
-                        match grp.point_boxes(ny, nz) {
-                            Some(boxes) => {
-                                fused_tfsf.extend(boxes.iter().map(|b| fused::tfsf_face(&group, b)))
-                            }
-                            None => tfsf_boxes = false,
-                        }
-                    }
                     tfsf.push(group);
                 }
                 if !tfsf.is_empty() {
@@ -548,19 +466,14 @@ impl<D: Device, T: Real> Engine<D, T> {
                 tfsf,
                 incident,
                 psi,
-                spare,
-                psi_spare,
                 x_runs,
                 sources,
                 magnetic,
-                fused_tfsf,
                 boundary: [vec![], vec![]],
                 interior: [vec![], vec![]],
             });
         }
 
-        debug_assert!(tfsf_boxes, "the TF/SF points of every slab lie in boxes");
-        fused &= tfsf_boxes && slabs.iter().all(|s| s.fused_tfsf.len() <= MAX_FUSED_TFSF);
         slab::mark_boundaries(&mut slabs, &plan, &sent);
         let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
         let defers = [0, 1].map(|pi| !routes[pi].is_empty() || !sent[pi].is_empty());
@@ -603,15 +516,9 @@ impl<D: Device, T: Real> Engine<D, T> {
         for (gpu, r) in ring.iter_mut().enumerate() {
             r.n = probe_ptrs[gpu].len();
             if r.n > 0 {
-                // With the fused update, the addresses in the spare set follow.
-                let mut ptrs = probe_ptrs[gpu].clone();
-                if fused {
-                    let other = other_buffer(&slabs, plane * t);
-                    ptrs.extend(probe_ptrs[gpu].iter().map(|&p| other(p)));
-                    allocation.monitors += 8 * r.n as u64;
-                }
+                let ptrs = &probe_ptrs[gpu];
                 r.src = dev.alloc(gpu, ptrs.len() * 8)?;
-                dev.upload(gpu, r.src, bytes_of(&ptrs))?;
+                dev.upload(gpu, r.src, bytes_of(ptrs))?;
                 r.ring = dev.alloc(gpu, rows * r.n * t)?;
                 r.pinned = dev.alloc_pinned(
                     gpu,
@@ -741,20 +648,16 @@ impl<D: Device, T: Real> Engine<D, T> {
         }
         debug_assert_eq!(
             allocation,
-            if fused {
-                estimate_fused(model, ranges, t, true)
-            } else {
-                estimate_for_process(
-                    model,
-                    ranges,
-                    t,
-                    &ProcessHalos {
-                        plan: plan.clone(),
-                        sent: sent.clone(),
-                        received,
-                    },
-                )
-            }
+            estimate_for_process(
+                model,
+                ranges,
+                t,
+                &ProcessHalos {
+                    plan: plan.clone(),
+                    sent: sent.clone(),
+                    received,
+                },
+            )
         );
 
         let clock = RefCell::new(clock::Clock::new(ngpu, dev.has_marks()));
@@ -802,16 +705,7 @@ impl<D: Device, T: Real> Engine<D, T> {
             checkpoint_part_bytes: crate::backend::parts::FIELD_PART_BYTES,
             allocation,
             name: name.to_string(),
-            fused,
-            parity: 0,
-            fusing: false,
             clock,
-            timing_fused: false,
-            nx: g.shape[0],
-            fused_tile: fused_tile(),
-            fused_strip: fused_strip(),
-            fused_magnetic: Vec::new(),
-            fused_sources_always: fused_sources_always(),
             _t: PhantomData,
         })
     }
@@ -876,54 +770,19 @@ impl<D: Device, T: Real> Engine<D, T> {
         self.fail_at_step = Some(step);
     }
 
-    /// Launch the fused update in 2-D blocks of 32 z by `ty` y columns (`update_fused_tiled`;
-    /// 1: `update_fused`, one thread per column), as `YEE_CUDA_FUSED_TILE` does for the whole
-    /// process (tests, tuning).
-    pub fn set_fused_tile(&mut self, ty: u32) {
-        assert!(ty.is_power_of_two() && ty <= 32, "a power of two up to 32");
-        self.fused_tile = ty;
-    }
-
-    /// Run the fused column kernel with `rows` y rows per thread (1, 2 or 4; a smaller number
-    /// where it does not divide the rows: [`strip_for`]), as `YEE_CUDA_FUSED_STRIP` does for
-    /// the whole process (tests, tuning).
-    pub fn set_fused_strip(&mut self, rows: u32) {
-        assert!(matches!(rows, 1 | 2 | 4), "1, 2 or 4 rows per thread");
-        self.fused_strip = rows;
-    }
-
-    /// Run every fused launch as `update_fused_sources`, also on slabs without magnetic
-    /// sheets or TF/SF faces (its tables then empty: the plain arithmetic), as
-    /// `YEE_CUDA_FUSED_SOURCES=1` does for the whole process (tests, tuning).
-    pub fn set_fused_sources_kernel(&mut self, always: bool) {
-        self.fused_sources_always = always;
-    }
-
-    /// The clock: a call of `phase` begins (within a fused step, which is timed whole,
-    /// nothing).
+    /// The clock: a call of `phase` begins.
     fn clock_begin(&self, phase: Phase) {
-        if !self.timing_fused {
-            let step = if phase == Phase::Fused {
-                self.step + 1
-            } else {
-                self.step
-            };
-            self.clock.borrow_mut().begin(&self.dev, phase, step);
-        }
+        self.clock.borrow_mut().begin(&self.dev, phase, self.step);
     }
 
-    /// The clock: the call under way goes on in `phase` (within a fused step, nothing).
+    /// The clock: the call under way goes on in `phase`.
     fn clock_switch(&self, phase: Phase) {
-        if !self.timing_fused {
-            self.clock.borrow_mut().switch(&self.dev, phase);
-        }
+        self.clock.borrow_mut().switch(&self.dev, phase);
     }
 
-    /// The clock: the call under way ends (within a fused step, nothing).
+    /// The clock: the call under way ends.
     fn clock_end(&self) {
-        if !self.timing_fused {
-            self.clock.borrow_mut().end(&self.dev);
-        }
+        self.clock.borrow_mut().end(&self.dev);
     }
 
     /// Launch the flux DFT of every flux monitor sampled at `step` (E at `t_e`, H at `t_h`).
@@ -1018,25 +877,6 @@ impl<D: Device, T: Real> Backend for Engine<D, T> {
             self.ok(r, "exchanging halos");
         }
         self.clock_end();
-    }
-
-    fn has_fused_step(&self) -> bool {
-        self.fused
-    }
-
-    fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
-        if self.fused {
-            self.clock_begin(Phase::Fused);
-            self.timing_fused = true;
-            self.fused_step(halos, magnetic_values, source_values);
-            self.timing_fused = false;
-            self.clock_end();
-        } else {
-            self.update_h(magnetic_values);
-            self.exchange(&halos.after_h);
-            self.update_e(source_values);
-            self.exchange(&halos.after_e);
-        }
     }
 
     fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [T]) {

@@ -150,8 +150,7 @@ impl<D: Device, T: Real> Engine<D, T> {
                 continue;
             }
             let args = ProbeArgs {
-                // The addresses in the set of buffers holding the latest fields.
-                src: r.src + (self.parity * r.n * 8) as u64,
+                src: r.src,
                 out: r.ring + (row * r.n * t) as u64,
                 n: r.n as i32,
                 pad: 0,

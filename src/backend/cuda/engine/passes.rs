@@ -116,10 +116,6 @@ impl<D: Device, T: Real> Engine<D, T> {
             return Ok(());
         }
         match (half, pass) {
-            (Half::E, Pass::CurlCpml) if self.fusing => {
-                self.launch_fused(s, p0, p1, true)?;
-                self.cpml_corrections(s, half, p0, p1)
-            }
             (_, Pass::CurlCpml) => self.curl_cpml(s, half, p0, p1),
             (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
                 self.sources(s, half, p0, p1, values)

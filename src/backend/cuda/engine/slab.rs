@@ -1,7 +1,7 @@
 //! One slab's buffers on its GPU: their sizes (the CUDA side of the memory plan), the
 //! x-CPML plane runs, and which planes a halo copy reads (boundary) or not (interior).
 
-use super::super::args::{FusedTfsf, Ptr};
+use super::super::args::Ptr;
 use crate::backend::Allocation;
 use crate::decomp::{HaloPlan, SlabRange};
 use crate::model::{Component, Model};
@@ -68,20 +68,6 @@ impl SlabSizes {
             psi_len: l.psi_len,
             dispersive,
             tfsf: (layout.tfsf_points(range), layout.tfsf_nodes),
-        }
-    }
-
-    /// The second set of buffers the fused update writes into ([`super::EngineOptions::fused`]):
-    /// the six fields with their halos and the H psi arrays (two of the four per axis), in
-    /// the categories of [`SlabSizes::allocation`].
-    pub fn fused_spare(&self, plane: usize, real: usize) -> Allocation {
-        let t = real as u64;
-        let halos = 6 * 2 * plane as u64 * t;
-        Allocation {
-            fields: 6 * self.field_len as u64 * t - halos,
-            halos,
-            pml: 2 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
-            ..Allocation::default()
         }
     }
 
@@ -169,19 +155,11 @@ pub(super) struct Slab {
     pub(super) incident: Option<[Ptr; 2]>,
     /// psi arrays: x for Ey, Ez, Hy, Hz; y for Ex, Ez, Hx, Hz; z for Ex, Ey, Hx, Hy.
     pub(super) psi: [[Ptr; 4]; 3],
-    /// With the fused update: the other set of fields (Ex..Hz with halos) and of H psi
-    /// arrays (psi[axis][2], [3]), swapped with `f` and those every fused step, so that `f`
-    /// and `psi` always hold the latest values; 0 otherwise.
-    pub(super) spare: [Ptr; 6],
-    pub(super) psi_spare: [[Ptr; 2]; 3],
     pub(super) x_runs: Vec<XRun>,
     /// Sources touching this slab: (model source, component, local cell ranges).
     pub(super) sources: Vec<(usize, Component, [[usize; 2]; 3])>,
     /// Magnetic sheets touching this slab, likewise (H components).
     pub(super) magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
-    /// With the fused update: the faces of the TF/SF H groups in `tfsf`, in pass order, as
-    /// `update_fused_sources` finds a cell's point (empty otherwise).
-    pub(super) fused_tfsf: Vec<FusedTfsf>,
     /// Plane ranges [p0, p1) updated before (boundary) and after (interior) the halo copies
     /// start, per phase.
     pub(super) boundary: [Vec<(usize, usize)>; 2],
