@@ -44,7 +44,8 @@ enum Command {
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         gpus: Option<Vec<usize>>,
         /// CUDA: slabs on each GPU (default 1; several test the multi-GPU path on one GPU).
-        #[arg(long, value_name = "N")]
+        /// The same bits: hidden from --help (docs/cli.md, options for tuning and testing).
+        #[arg(long, value_name = "N", hide = true)]
         slabs_per_gpu: Option<usize>,
         /// No progress output, only errors.
         #[arg(short, long)]
@@ -58,12 +59,13 @@ enum Command {
         #[arg(long, value_name = "TIME", value_parser = parse_every)]
         checkpoint_every: Option<std::time::Duration>,
         /// Step with the two-pass reference update (H over the grid, then E, each pass timed)
-        /// instead of the fused H+E sweep; the fields are the same bits.
-        #[arg(long)]
+        /// instead of the fused H+E sweep; the fields are the same bits (hidden from --help).
+        #[arg(long, hide = true)]
         two_pass: bool,
         /// CPU: steps the fused sweep takes at once between the steps monitors read (temporal
-        /// blocking; 1 for one step per sweep); the fields are the same bits.
-        #[arg(long, value_name = "N", default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
+        /// blocking; 1 for one step per sweep); the fields are the same bits (hidden from
+        /// --help).
+        #[arg(long, value_name = "N", hide = true, default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
         steps_per_sweep: u32,
     },
     /// Continue a run stopped after a checkpoint (SIGTERM, or --checkpoint-every), appending to
@@ -85,8 +87,8 @@ enum Command {
         /// CUDA: the GPUs to use, by driver ordinal (e.g. 0,2; default: as the plan decides).
         #[arg(long, value_name = "LIST", value_delimiter = ',')]
         gpus: Option<Vec<usize>>,
-        /// CUDA: slabs on each GPU (default 1).
-        #[arg(long, value_name = "N")]
+        /// CUDA: slabs on each GPU (default 1; the same bits, hidden from --help).
+        #[arg(long, value_name = "N", hide = true)]
         slabs_per_gpu: Option<usize>,
         /// No progress output, only errors.
         #[arg(short, long)]

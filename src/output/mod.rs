@@ -1,4 +1,4 @@
-//! The HDF5 result file, written as the run goes (layout: design.md section 6, README).
+//! The HDF5 result file, written as the run goes (layout: docs/output.md).
 //!
 //! The file is created before the first step with every root attribute and `complete = false`,
 //! probe series are appended at each flush, and each snapshot is written (and the file flushed)
