@@ -10,7 +10,7 @@
 //! is pending). The snapshot schedule is a function of the step (`step % every`), so no
 //! monitor schedule state is stored.
 
-use crate::backend::{DispersiveState, State, StatePlace, StateRequest, StateShape, StateSink};
+use crate::backend::{Spread, State, StateArray, StatePlace, StateRequest, StateShape, StateSink};
 use crate::model::{Component, Model};
 use crate::output::resume::{Fingerprint, FNV_START};
 use crate::output::OutputError;
@@ -20,8 +20,10 @@ use hdf5::File;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-/// The layout version of the checkpoint file (`format` attribute).
-pub const FORMAT: u64 = 1;
+/// The layout version of the checkpoint file (`format` attribute): 2 since the passes'
+/// arrays are stored by name under `state/arrays` (1 stored psi, dispersive and incident
+/// groups by physics).
+pub const FORMAT: u64 = 2;
 
 /// The checkpoint of the result `output`: `<stem>.checkpoint.h5` in the same folder.
 pub fn path_for(output: &Path) -> PathBuf {
@@ -244,7 +246,8 @@ struct Writer<T> {
     whole: StateShape,
     /// Bytes the checkpoint needs, for the message of a failed write.
     need: u64,
-    incident_written: bool,
+    /// Per array of `whole`: whether a shared one was written already.
+    written: Vec<bool>,
     fields_paused: bool,
     _values: std::marker::PhantomData<T>,
 }
@@ -283,7 +286,7 @@ impl<T: Real> Writer<T> {
             model_shape: model.grid.shape,
             whole: StateShape::default(),
             need: 64 * 1024 + model.scene_text.len() as u64,
-            incident_written: false,
+            written: Vec::new(),
             fields_paused: false,
             _values: std::marker::PhantomData,
         })
@@ -306,22 +309,25 @@ impl<T: Real> Writer<T> {
                 .create(c.name())?;
         }
         self.need += 6 * (nx * ny * nz) as u64 * t;
-        let psi = s.create_group("psi")?;
-        for (a, arrays) in whole.psi.iter().enumerate() {
-            for (k, &n) in arrays.iter().enumerate() {
-                psi.new_dataset::<T>()
-                    .shape([n])
-                    .create(format!("{}{k}", ["x", "y", "z"][a]).as_str())?;
-                self.need += n as u64 * t;
-            }
+        // Each registered array whole, `[slot][cell]`, its slots in an attribute (0: shared).
+        let arrays = s.create_group("arrays")?;
+        for a in &whole.arrays {
+            let n = a.cells * a.spread.slots();
+            let ds = arrays
+                .new_dataset::<T>()
+                .shape([n])
+                .create(a.name.as_str())?;
+            let slots = match a.spread {
+                Spread::Cells { slots } => slots as u64,
+                Spread::Shared => 0,
+            };
+            ds.new_attr::<u64>()
+                .shape(())
+                .create("slots")?
+                .write_scalar(&slots)?;
+            self.need += n as u64 * t;
         }
-        let disp = s.create_group("dispersive")?;
-        for &(c, m, n, slots) in &whole.dispersive {
-            let g = disp.create_group(&format!("{c}_{m}"))?;
-            g.new_dataset::<T>().shape([n]).create("e_prev")?;
-            g.new_dataset::<T>().shape([n * slots]).create("state")?;
-            self.need += (n * (1 + slots)) as u64 * t;
-        }
+        self.written = vec![false; whole.arrays.len()];
         s.create_group("flux")?;
         self.whole = whole.clone();
         Ok(())
@@ -348,44 +354,40 @@ impl<T: Real> Writer<T> {
             self.fields_paused = true;
             pause_for_tests();
         }
-        let psi = s.group("psi")?;
-        for (a, arrays) in st.psi.iter().enumerate() {
-            for (k, v) in arrays.iter().enumerate() {
-                if v.is_empty() {
-                    continue;
-                }
-                let at = place.psi[a][k];
-                psi.dataset(&format!("{}{k}", ["x", "y", "z"][a]))?
-                    .write_slice(ArrayView1::from(&v[..]), s![at..at + v.len()])?;
-            }
-        }
-        let disp = s.group("dispersive")?;
-        for (d, &at) in st.dispersive.iter().zip(&place.dispersive) {
-            let n = d.e_prev.len();
-            if n == 0 {
-                continue;
-            }
-            let total = self
+        let arrays = s.group("arrays")?;
+        for (a, &at) in st.arrays.iter().zip(&place.offsets) {
+            let i = self
                 .whole
-                .dispersive
+                .arrays
                 .iter()
-                .find(|w| w.0 == d.component && w.1 == d.material)
-                .map(|w| w.2)
-                .ok_or_else(|| hdf5::Error::from("a dispersive part the whole state lacks"))?;
-            let g = disp.group(&format!("{}_{}", d.component, d.material))?;
-            g.dataset("e_prev")?
-                .write_slice(ArrayView1::from(&d.e_prev[..]), s![at..at + n])?;
-            let state = g.dataset("state")?;
-            for (slot, run) in d.state.chunks(n).enumerate() {
-                let from = slot * total + at;
-                state.write_slice(ArrayView1::from(run), s![from..from + n])?;
+                .position(|w| w.name == a.name)
+                .ok_or_else(|| {
+                    hdf5::Error::from(format!(
+                        "a part of `{}`, which the whole state lacks",
+                        a.name
+                    ))
+                })?;
+            let ds = arrays.dataset(&a.name)?;
+            match a.spread {
+                Spread::Cells { slots } => {
+                    let (n, total) = (a.cells(), self.whole.arrays[i].cells);
+                    if n == 0 {
+                        continue;
+                    }
+                    for slot in 0..slots {
+                        let from = slot * total + at;
+                        let run = &a.values[slot * n..(slot + 1) * n];
+                        ds.write_slice(ArrayView1::from(run), s![from..from + n])?;
+                    }
+                }
+                Spread::Shared if !self.written[i] => {
+                    if !a.values.is_empty() {
+                        ds.write_raw(&a.values)?;
+                    }
+                    self.written[i] = true;
+                }
+                Spread::Shared => {}
             }
-        }
-        if let (Some([e, h]), false) = (&st.incident, self.incident_written) {
-            let g = s.create_group("incident")?;
-            put(&g, "e", e)?;
-            put(&g, "h", h)?;
-            self.incident_written = true;
         }
         let flux = s.group("flux")?;
         for (i, dft) in st.flux.iter().enumerate() {
@@ -533,38 +535,36 @@ pub fn read_state<T: Real>(path: &Path, model: &Model) -> Result<State<T>, Check
         for (c, f) in st.fields.iter_mut().enumerate() {
             *f = fields.dataset(Component::ALL[c].name())?.read_raw::<T>()?;
         }
-        let psi = s.group("psi")?;
-        for (a, arrays) in st.psi.iter_mut().enumerate() {
-            for (k, v) in arrays.iter_mut().enumerate() {
-                *v = get(&psi, &format!("{}{k}", ["x", "y", "z"][a]))?;
-            }
-        }
-        let disp = s.group("dispersive")?;
-        let mut names = disp.member_names()?;
-        // (component, material) order, as the backends export them.
-        let key = |n: &String| -> (u8, u8) {
-            let mut it = n.split('_').map(|x| x.parse::<u8>().unwrap_or(u8::MAX));
-            (it.next().unwrap_or(u8::MAX), it.next().unwrap_or(u8::MAX))
-        };
-        names.sort_by_key(key);
+        let arrays = s.group("arrays")?;
+        let mut names = arrays.member_names()?;
+        names.sort();
         for name in names {
-            let (component, material) = key(&name);
-            let g = disp.group(&name)?;
-            st.dispersive.push(DispersiveState {
-                component,
-                material,
-                e_prev: get(&g, "e_prev")?,
-                state: get(&g, "state")?,
+            let ds = arrays.dataset(&name)?;
+            let values = if ds.size() == 0 {
+                Vec::new()
+            } else {
+                ds.read_raw::<T>()?
+            };
+            st.arrays.push(StateArray {
+                spread: spread_of(&ds)?,
+                name,
+                values,
             });
-        }
-        if s.link_exists("incident") {
-            let g = s.group("incident")?;
-            st.incident = Some([get(&g, "e")?, get(&g, "h")?]);
         }
         st.flux = read_flux(&s, model)?;
         Ok(st)
     })()
     .map_err(unreadable)
+}
+
+/// The spread of a stored array, from its `slots` attribute (0: shared).
+fn spread_of(ds: &hdf5::Dataset) -> hdf5::Result<Spread> {
+    Ok(match ds.attr("slots")?.read_scalar::<u64>()? {
+        0 => Spread::Shared,
+        slots => Spread::Cells {
+            slots: slots as usize,
+        },
+    })
 }
 
 /// The surface DFTs of every flux monitor of `model` in the checkpoint's `state` group.
@@ -602,8 +602,8 @@ fn read_flux(s: &hdf5::Group, model: &Model) -> hdf5::Result<Vec<crate::flux::Fl
 }
 
 /// Read the state of the checkpoint at `path` for `model`: the whole ([`read_state`]) or, with
-/// a request, the part of one process (its x planes of the fields, its runs of the psi arrays
-/// and dispersive cells, the TF/SF grid and the surface DFTs if it holds them), so no process
+/// a request, the part of one process (its x planes of the fields, its runs of the
+/// registered arrays and the surface DFTs if it holds them), so no process
 /// reads more than its own.
 pub fn read_part<T: Real>(
     path: &Path,
@@ -639,34 +639,18 @@ pub fn read_part<T: Real>(
                     .collect();
             }
         }
-        let psi = g.group("psi")?;
-        for (a, arrays) in st.psi.iter_mut().enumerate() {
-            for (k, v) in arrays.iter_mut().enumerate() {
-                let ds = psi.dataset(&format!("{}{k}", ["x", "y", "z"][a]))?;
-                *v = slice(&ds, &req.psi[a][k])?;
+        let arrays = g.group("arrays")?;
+        for r in &req.arrays {
+            let ds = arrays.dataset(&r.name)?;
+            let mut values = Vec::new();
+            for run in r.runs() {
+                values.extend(slice(&ds, &run)?);
             }
-        }
-        let disp = g.group("dispersive")?;
-        for (component, material, cells, total) in &req.dispersive {
-            let d = disp.group(&format!("{component}_{material}"))?;
-            let e_prev = slice(&d.dataset("e_prev")?, cells)?;
-            let state_ds = d.dataset("state")?;
-            let slots = state_ds.size() / (*total).max(1);
-            let mut state = Vec::with_capacity(slots * cells.len());
-            for slot in 0..slots {
-                let at = slot * total;
-                state.extend(slice(&state_ds, &(at + cells.start..at + cells.end))?);
-            }
-            st.dispersive.push(DispersiveState {
-                component: *component,
-                material: *material,
-                e_prev,
-                state,
+            st.arrays.push(StateArray {
+                name: r.name.clone(),
+                spread: spread_of(&ds)?,
+                values,
             });
-        }
-        if req.incident {
-            let inc = g.group("incident")?;
-            st.incident = Some([get(&inc, "e")?, get(&inc, "h")?]);
         }
         if req.flux {
             st.flux = read_flux(&g, model)?;

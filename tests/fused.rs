@@ -119,19 +119,8 @@ fn state_bits<T: Real>(b: &mut CpuBackend<T>) -> Vec<(String, Vec<u64>)> {
     for (c, f) in st.fields.iter().enumerate() {
         state.push((format!("field {c}"), bits(f)));
     }
-    for (a, axis) in st.psi.iter().enumerate() {
-        for (k, p) in axis.iter().enumerate() {
-            state.push((format!("psi axis {a} array {k}"), bits(p)));
-        }
-    }
-    for d in &st.dispersive {
-        let what = format!("poles of component {} material {}", d.component, d.material);
-        state.push((format!("{what}: E^n"), bits(&d.e_prev)));
-        state.push((what, bits(&d.state)));
-    }
-    if let Some([e, h]) = &st.incident {
-        state.push(("incident e".into(), bits(e)));
-        state.push(("incident h".into(), bits(h)));
+    for a in &st.arrays {
+        state.push((a.name.clone(), bits(&a.values)));
     }
     state
 }
@@ -419,7 +408,12 @@ fn fused_matches_two_pass_with_dispersive_layers_across_whole_planes() {
     let st = CpuBackend::<f32>::new(&m, &split_even(nx, 1))
         .export_state()
         .expect("the CPU engine exports its state");
-    let largest = st.dispersive.iter().map(|d| d.e_prev.len()).max();
+    let largest = st
+        .arrays
+        .iter()
+        .filter(|a| a.name.starts_with("dispersive.") && a.name.ends_with(".e_prev"))
+        .map(|a| a.values.len())
+        .max();
     assert!(
         largest > Some(4096),
         "the largest pole group has {largest:?} cells, not more than one chunk"

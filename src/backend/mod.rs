@@ -27,7 +27,10 @@ use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::model::{Component, Region};
 use crate::real::Real;
 pub use engine::Engine;
-pub use parts::{StatePlace, StateReader, StateRequest, StateShape, StateSink};
+pub use parts::{
+    ArrayRequest, ArrayShape, Spread, StateArray, StatePlace, StateReader, StateRequest,
+    StateShape, StateSink,
+};
 pub use pass::{Half, Pass, StepMode};
 pub use timing::{Phase, PhaseTimes};
 
@@ -38,44 +41,23 @@ pub use crate::plan::BackendChoice;
 pub use crate::plan::Allocation;
 
 /// The whole state of a run after a step, in a layout that depends on neither the backend
-/// nor the slab split: every per-cell array is laid out by global x plane (the slabs' planes
-/// concatenated in x order), so a state exported from one engine imports into any other
-/// engine of the same model and precision ([`Backend::export_state`],
-/// [`Backend::import_state`]). What a checkpoint file holds (`crate::checkpoint`).
+/// nor the slab split: the fields laid out by global x plane (the slabs' planes concatenated
+/// in x order), and the arrays the passes register ([`StateArray`]: the CPML psi arrays, the
+/// poles' state, the TF/SF incident grid, ...), each spread over the slabs as its
+/// [`Spread`] says, so a state exported from one engine imports into any other engine of the
+/// same model and precision ([`Backend::export_state`], [`Backend::import_state`]). What a
+/// checkpoint file holds (`crate::checkpoint`). Nothing here names a physics: a pass adds an
+/// array by registering it ([`pass::arrays`]), and checkpoints, resume and MPI parts carry it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct State<T> {
     /// Steps done when the state was taken.
     pub step: usize,
     /// Ex, Ey, Ez, Hx, Hy, Hz: the owned cells (no halos), C order over (x, y, z).
     pub fields: [Vec<T>; 6],
-    /// The CPML psi arrays by axis, each four arrays as the backends hold them (x: Ey, Ez,
-    /// Hy, Hz; y: Ex, Ez, Hx, Hz; z: Ex, Ey, Hx, Hy), laid out x: `[x layer][ny][nz]`,
-    /// y: `[nx][y layer][nz]`, z: `[nx][ny][z layer]`. The E values on the outer wall of a
-    /// minimum layer (x plane 0, y row 0, z cell 0), where E is zeroed every step and which
-    /// never reach a field, are 0.
-    pub psi: [[Vec<T>; 4]; 3],
-    /// The dispersive pass's state, one entry per (E component, material with poles) in that
-    /// order, over the cells of [`crate::model::Model::dispersive_cells`] in global index order.
-    pub dispersive: Vec<DispersiveState<T>>,
-    /// The TF/SF source's 1-D incident grid (e, h), when some slab holds TF/SF points.
-    pub incident: Option<[Vec<T>; 2]>,
+    /// The passes' registered arrays, by name in increasing order.
+    pub arrays: Vec<StateArray<T>>,
     /// The running DFTs of every surface DFT monitor, model order.
     pub flux: Vec<crate::flux::FluxDft>,
-}
-
-/// The dispersive state of one E component made of one material with poles, over the whole
-/// grid ([`State::dispersive`]).
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DispersiveState<T> {
-    /// 0, 1, 2 for Ex, Ey, Ez.
-    pub component: u8,
-    /// The material id.
-    pub material: u8,
-    /// E at the previous step, one value per cell.
-    pub e_prev: Vec<T>,
-    /// The poles' state, `[slot][cell]`: per pole in order J then P (Lorentz), J (Drude),
-    /// P (Debye); `e_prev.len()` values per slot.
-    pub state: Vec<T>,
 }
 
 impl<T: Real> State<T> {
@@ -84,20 +66,10 @@ impl<T: Real> State<T> {
         let t = std::mem::size_of::<T>() as u64;
         let mut n: u64 = self.fields.iter().map(|f| f.len() as u64).sum();
         n += self
-            .psi
+            .arrays
             .iter()
-            .flatten()
-            .map(|p| p.len() as u64)
+            .map(|a| a.values.len() as u64)
             .sum::<u64>();
-        n += self
-            .dispersive
-            .iter()
-            .map(|d| (d.e_prev.len() + d.state.len()) as u64)
-            .sum::<u64>();
-        n += self
-            .incident
-            .as_ref()
-            .map_or(0, |[e, h]| (e.len() + h.len()) as u64);
         let flux: u64 = self
             .flux
             .iter()
@@ -107,11 +79,9 @@ impl<T: Real> State<T> {
         n * t + flux
     }
 
-    /// Which dispersive entry holds (component, material), if any.
-    pub fn dispersive_index(&self, component: usize, material: u8) -> Option<usize> {
-        self.dispersive
-            .iter()
-            .position(|d| d.component as usize == component && d.material == material)
+    /// The registered array `name`, if the state holds it.
+    pub fn array(&self, name: &str) -> Option<&StateArray<T>> {
+        self.arrays.iter().find(|a| a.name == name)
     }
 }
 

@@ -2,97 +2,128 @@
 //! several ([`crate::ranks`]), where each part lies in the whole, and the interfaces a
 //! checkpoint is written and read through part by part, so no process holds the whole state.
 //!
-//! Every per-cell array of a [`State`] is laid out by global x plane, so the part of a process
-//! holding x planes [x0, x1) is a contiguous run of each array: of the fields at `x0 * ny *
-//! nz`, of each psi array and each dispersive entry's cells at the sum of the lengths the
-//! processes before it hold. Only the dispersive pole state is stored slot by slot (`[slot]
-//! [cell]`), so a part of it is one run per slot.
+//! The fields are laid out by global x plane, so the part of a process holding x planes
+//! [x0, x1) is the run at `x0 * ny * nz`. Every other array is registered by the pass that
+//! keeps it ([`StateArray`]) with its [`Spread`]: per cell, a part holds a run of each slot and
+//! the whole is the parts' runs in x order; or shared, one copy held alike by the parts that
+//! hold it. Nothing here knows which physics an array belongs to.
 
 use super::State;
 use crate::real::Real;
 use std::ops::Range;
 
+/// How a registered state array lies across the parts of a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Spread {
+    /// Values per cell in `slots` slots, stored `[slot][cell]`: each part holds a run of
+    /// cells, and the whole is the parts' runs concatenated in x order, slot by slot.
+    Cells {
+        /// Values per cell.
+        slots: usize,
+    },
+    /// One copy, the same in every part that holds it (the whole's is the first part's).
+    Shared,
+}
+
+impl Spread {
+    /// Slots per cell: 1 for a shared array (its values are its cells).
+    pub fn slots(self) -> usize {
+        match self {
+            Spread::Cells { slots } => slots,
+            Spread::Shared => 1,
+        }
+    }
+}
+
+/// One array a pass registers, with the values of a part or of the whole.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateArray<T> {
+    /// Its name, unique in a state ([`super::pass::arrays`] makes them).
+    pub name: String,
+    /// How it lies across the parts.
+    pub spread: Spread,
+    /// The values, `[slot][cell]`.
+    pub values: Vec<T>,
+}
+
+impl<T> StateArray<T> {
+    /// Cells it holds (values per slot).
+    pub fn cells(&self) -> usize {
+        self.values.len() / self.spread.slots().max(1)
+    }
+}
+
+/// An array's name, spread and cells, without its values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayShape {
+    /// Its name.
+    pub name: String,
+    /// How it lies across the parts.
+    pub spread: Spread,
+    /// Cells (values per slot).
+    pub cells: usize,
+}
+
 /// The lengths of one state's arrays that depend on which cells it covers (the fields follow
 /// from its x planes): a part's, or the whole's.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StateShape {
-    /// Values of each psi array ([`State::psi`]'s order).
-    pub psi: [[usize; 4]; 3],
-    /// Per dispersive entry ((component, material) order): component, material, cells and
-    /// pole-state values per cell (slots).
-    pub dispersive: Vec<(u8, u8, usize, usize)>,
-    /// Nodes of the TF/SF incident grid, when the state holds it.
-    pub incident: Option<usize>,
+    /// Its arrays, by name in increasing order.
+    pub arrays: Vec<ArrayShape>,
 }
 
 impl StateShape {
     /// The shape of `state`.
     pub fn of<T: Real>(state: &State<T>) -> Self {
         StateShape {
-            psi: state.psi.clone().map(|a| a.map(|v| v.len())),
-            dispersive: state
-                .dispersive
+            arrays: state
+                .arrays
                 .iter()
-                .map(|d| {
-                    let n = d.e_prev.len();
-                    (d.component, d.material, n, d.state.len() / n.max(1))
+                .map(|a| ArrayShape {
+                    name: a.name.clone(),
+                    spread: a.spread,
+                    cells: a.cells(),
                 })
                 .collect(),
-            incident: state.incident.as_ref().map(|[e, _]| e.len()),
         }
     }
 
-    /// The whole state's shape from the shapes of its parts, in x order: lengths add up, the
-    /// dispersive entries are the union ((component, material) order), the incident grid is
-    /// the first part's that holds it.
+    /// The whole state's shape from the shapes of its parts, in x order: the union of their
+    /// arrays by name, the cells of a per-cell array added up, a shared one's the first
+    /// part's that holds it.
     pub fn whole(parts: &[StateShape]) -> Self {
         let mut w = StateShape::default();
-        for p in parts {
-            for (a, arrays) in p.psi.iter().enumerate() {
-                for (k, n) in arrays.iter().enumerate() {
-                    w.psi[a][k] += n;
-                }
+        for a in parts.iter().flat_map(|p| &p.arrays) {
+            match w.arrays.iter_mut().find(|b| b.name == a.name) {
+                Some(b) if matches!(b.spread, Spread::Cells { .. }) => b.cells += a.cells,
+                Some(_) => {}
+                None => w.arrays.push(a.clone()),
             }
-            for &(c, m, n, slots) in &p.dispersive {
-                match w.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
-                    Some(d) => d.2 += n,
-                    None => w.dispersive.push((c, m, n, slots)),
-                }
-            }
-            w.incident = w.incident.or(p.incident);
         }
-        w.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
+        w.arrays.sort_by(|a, b| a.name.cmp(&b.name));
         w
+    }
+
+    /// The cells of array `name` (0 when the shape lacks it).
+    pub fn cells(&self, name: &str) -> usize {
+        self.arrays
+            .iter()
+            .find(|a| a.name == name)
+            .map_or(0, |a| a.cells)
     }
 
     /// Where part `index` of `parts` (in x order, starting at x plane `x0`) lies in the whole.
     pub fn place(parts: &[StateShape], index: usize, x0: usize) -> StatePlace {
         let before = &parts[..index];
-        let mut psi = [[0usize; 4]; 3];
-        for p in before {
-            for (a, arrays) in p.psi.iter().enumerate() {
-                for (k, n) in arrays.iter().enumerate() {
-                    psi[a][k] += n;
-                }
-            }
-        }
-        let dispersive = parts[index]
-            .dispersive
+        let offsets = parts[index]
+            .arrays
             .iter()
-            .map(|&(c, m, _, _)| {
-                before
-                    .iter()
-                    .flat_map(|p| &p.dispersive)
-                    .filter(|d| d.0 == c && d.1 == m)
-                    .map(|d| d.2)
-                    .sum()
+            .map(|a| match a.spread {
+                Spread::Cells { .. } => before.iter().map(|p| p.cells(&a.name)).sum(),
+                Spread::Shared => 0,
             })
             .collect();
-        StatePlace {
-            x0,
-            psi,
-            dispersive,
-        }
+        StatePlace { x0, offsets }
     }
 }
 
@@ -101,10 +132,9 @@ impl StateShape {
 pub struct StatePlace {
     /// The part's first x plane.
     pub x0: usize,
-    /// The offset of each psi array's run in the whole array.
-    pub psi: [[usize; 4]; 3],
-    /// Per dispersive entry of the part (its order): the entry's first cell in the whole.
-    pub dispersive: Vec<usize>,
+    /// Per array of the part (its order): the first cell of its run in the whole (0 for a
+    /// shared array).
+    pub offsets: Vec<usize>,
 }
 
 impl StatePlace {
@@ -112,8 +142,7 @@ impl StatePlace {
     pub fn whole<T: Real>(state: &State<T>) -> Self {
         StatePlace {
             x0: 0,
-            psi: [[0; 4]; 3],
-            dispersive: vec![0; state.dispersive.len()],
+            offsets: vec![0; state.arrays.len()],
         }
     }
 
@@ -126,32 +155,53 @@ impl StatePlace {
         whole: &StateShape,
         flux: bool,
     ) -> StateRequest {
-        let mut psi: [[Range<usize>; 4]; 3] = Default::default();
-        for (a, arrays) in part.psi.iter().enumerate() {
-            for (k, &n) in arrays.iter().enumerate() {
-                psi[a][k] = self.psi[a][k]..self.psi[a][k] + n;
-            }
-        }
-        let dispersive = part
-            .dispersive
+        let arrays = part
+            .arrays
             .iter()
-            .zip(&self.dispersive)
-            .map(|(&(c, m, n, _), &at)| {
-                let total = whole
-                    .dispersive
-                    .iter()
-                    .find(|d| d.0 == c && d.1 == m)
-                    .map_or(0, |d| d.2);
-                (c, m, at..at + n, total)
+            .zip(&self.offsets)
+            .map(|(a, &at)| ArrayRequest {
+                name: a.name.clone(),
+                spread: a.spread,
+                cells: at..at + a.cells,
+                total: whole.cells(&a.name),
             })
             .collect();
-        StateRequest {
-            x,
-            psi,
-            dispersive,
-            incident: part.incident.is_some(),
-            flux,
+        StateRequest { x, arrays, flux }
+    }
+}
+
+/// The run of one array a process reads ([`StateRequest`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayRequest {
+    /// The array's name.
+    pub name: String,
+    /// How it lies across the parts.
+    pub spread: Spread,
+    /// Its cells' run in the whole (all of a shared array).
+    pub cells: Range<usize>,
+    /// The whole array's cells (the stride of its slots).
+    pub total: usize,
+}
+
+impl ArrayRequest {
+    /// The same run `shift` cells further on, of a whole of `total` cells: a process's own
+    /// count moved to where its part lies (a shared array stays as it is).
+    pub fn shifted(&self, shift: usize, total: usize) -> ArrayRequest {
+        match self.spread {
+            Spread::Cells { .. } => ArrayRequest {
+                cells: self.cells.start + shift..self.cells.end + shift,
+                total,
+                ..self.clone()
+            },
+            Spread::Shared => self.clone(),
         }
+    }
+
+    /// The ranges of values to read from the whole array, slot by slot.
+    pub fn runs(&self) -> Vec<Range<usize>> {
+        (0..self.spread.slots())
+            .map(|slot| slot * self.total + self.cells.start..slot * self.total + self.cells.end)
+            .collect()
     }
 }
 
@@ -160,13 +210,8 @@ impl StatePlace {
 pub struct StateRequest {
     /// Its x planes (of the fields).
     pub x: Range<usize>,
-    /// The run of each psi array.
-    pub psi: [[Range<usize>; 4]; 3],
-    /// Per dispersive entry it holds: component, material, its cells' run, and the whole
-    /// entry's cells (the stride of the pole state's slots).
-    pub dispersive: Vec<(u8, u8, Range<usize>, usize)>,
-    /// Whether it holds the TF/SF incident grid.
-    pub incident: bool,
+    /// The runs of the arrays it holds.
+    pub arrays: Vec<ArrayRequest>,
     /// Whether it holds the surface DFTs (the process that accumulates them).
     pub flux: bool,
 }
@@ -176,9 +221,7 @@ impl StateRequest {
     pub fn fields(x: Range<usize>) -> Self {
         StateRequest {
             x,
-            psi: Default::default(),
-            dispersive: Vec::new(),
-            incident: false,
+            arrays: Vec::new(),
             flux: false,
         }
     }
@@ -207,32 +250,20 @@ impl<T: Real> State<T> {
                 *p = f[x.start * plane..x.end * plane].to_vec();
             }
         }
-        for (a, arrays) in part.psi.iter_mut().enumerate() {
-            for (k, v) in arrays.iter_mut().enumerate() {
-                *v = self.psi[a][k][request.psi[a][k].clone()].to_vec();
-            }
-        }
-        for (component, material, cells, total) in &request.dispersive {
-            let Some(d) = self
-                .dispersive
-                .iter()
-                .find(|d| d.component == *component && d.material == *material)
-            else {
+        for r in &request.arrays {
+            let Some(a) = self.array(&r.name) else {
                 continue;
             };
-            let slots = d.state.len() / (*total).max(1);
-            part.dispersive.push(super::DispersiveState {
-                component: *component,
-                material: *material,
-                e_prev: d.e_prev[cells.clone()].to_vec(),
-                state: (0..slots)
-                    .flat_map(|slot| &d.state[slot * total + cells.start..slot * total + cells.end])
+            part.arrays.push(StateArray {
+                name: r.name.clone(),
+                spread: r.spread,
+                values: r
+                    .runs()
+                    .into_iter()
+                    .flat_map(|run| &a.values[run])
                     .copied()
                     .collect(),
             });
-        }
-        if request.incident {
-            part.incident = self.incident.clone();
         }
         if request.flux {
             part.flux = self.flux.clone();
@@ -253,14 +284,13 @@ pub enum Loaded<T> {
         /// The six components of those planes.
         fields: [Vec<T>; 6],
     },
-    /// The slab's psi arrays, dispersive entries ((component, material) order of its shape)
-    /// and, where it holds one, the TF/SF incident grid.
+    /// The slab's registered arrays, in the order of its shape.
     Rest(Box<State<T>>),
 }
 
 /// Load a whole state into an engine part by part, so that host memory holds one part at a
 /// time: for each slab in x order (`slabs`: its x range and its [`StateShape`]), its fields in
-/// parts of at most `planes_per_part` planes of `plane` cells, then the rest of its state,
+/// parts of at most `planes_per_part` planes of `plane` cells, then its registered arrays,
 /// each read with `read` and checked against the lengths the slab holds before `load` takes
 /// it (with the slab's index in `slabs`). Returns the part read last: the surface DFTs (and
 /// the step the state was taken after).
@@ -274,9 +304,6 @@ pub fn load_in_parts<T: Real>(
     let shapes: Vec<StateShape> = slabs.iter().map(|(_, s)| s.clone()).collect();
     let whole = StateShape::whole(&shapes);
     let first = slabs.first().map_or(0, |(x, _)| x.start);
-    let mismatch = |what: &str, got: usize, want: usize| {
-        format!("the saved {what} holds {got} values where this run holds {want}")
-    };
     for (j, (x, shape)) in slabs.iter().enumerate() {
         let n = x.len();
         for a in (0..n).step_by(planes_per_part.max(1)) {
@@ -286,7 +313,11 @@ pub fn load_in_parts<T: Real>(
             ))?;
             for f in &part.fields {
                 if f.len() != planes.len() * plane {
-                    return Err(mismatch("fields", f.len(), planes.len() * plane));
+                    return Err(format!(
+                        "the saved fields hold {} values where this run holds {}",
+                        f.len(),
+                        planes.len() * plane
+                    ));
                 }
             }
             load(
@@ -298,29 +329,40 @@ pub fn load_in_parts<T: Real>(
             )?;
         }
         let place = StateShape::place(&shapes, j, first);
-        let mut request = place.request(x.start..x.start, shape, &whole, false);
-        request.incident = shape.incident.is_some();
-        let part = read(&request)?;
-        let got = StateShape::of(&part);
-        if got.psi != shape.psi {
-            return Err(format!(
-                "the saved psi arrays do not match this run's CPML ({:?} against {:?} values)",
-                got.psi, shape.psi
-            ));
-        }
-        if got.dispersive != shape.dispersive {
-            return Err("the saved dispersive state does not match this run's materials".into());
-        }
-        if got.incident != shape.incident {
-            return Err(mismatch(
-                "TF/SF incident grid",
-                got.incident.unwrap_or(0),
-                shape.incident.unwrap_or(0),
-            ));
+        let part = read(&place.request(x.start..x.start, shape, &whole, false))?;
+        if let Some(why) = mismatch(&StateShape::of(&part), shape) {
+            return Err(why);
         }
         load(j, Loaded::Rest(Box::new(part)))?;
     }
     read(&StateRequest::surface_dfts())
+}
+
+/// Why a saved state's arrays of shape `got` do not fit the arrays of shape `want`, if not.
+pub fn mismatch(got: &StateShape, want: &StateShape) -> Option<String> {
+    for w in &want.arrays {
+        match got.arrays.iter().find(|g| g.name == w.name) {
+            None => return Some(format!("the saved state lacks `{}`", w.name)),
+            Some(g) if g.spread != w.spread || g.cells != w.cells => {
+                return Some(format!(
+                    "the saved `{}` holds {} values where this run holds {}",
+                    w.name,
+                    g.cells * g.spread.slots(),
+                    w.cells * w.spread.slots()
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    got.arrays
+        .iter()
+        .find(|g| !want.arrays.iter().any(|w| w.name == g.name))
+        .map(|g| {
+            format!(
+                "the saved state holds `{}`, which this run does not keep",
+                g.name
+            )
+        })
 }
 
 /// Takes a state part by part: a checkpoint being written ([`super::Backend::write_state`]).
@@ -337,10 +379,11 @@ pub trait StateSink<T> {
 #[derive(Default)]
 pub struct Assembler<T> {
     state: State<T>,
-    whole: StateShape,
     plane: usize,
     /// The first x plane of the pieces (that of the engine's first slab).
     x0: Option<usize>,
+    /// Per array: whether a shared one was filled already.
+    filled: Vec<bool>,
 }
 
 impl<T: Real> Assembler<T> {
@@ -360,19 +403,16 @@ impl<T: Real> Assembler<T> {
 
 impl<T: Real> StateSink<T> for Assembler<T> {
     fn begin(&mut self, whole: &StateShape) -> Result<(), String> {
-        let zeros = |n: usize| vec![T::ZERO; n];
-        self.state.psi = whole.psi.map(|a| a.map(zeros));
-        self.state.dispersive = whole
-            .dispersive
+        self.state.arrays = whole
+            .arrays
             .iter()
-            .map(|&(component, material, n, slots)| super::DispersiveState {
-                component,
-                material,
-                e_prev: zeros(n),
-                state: zeros(n * slots),
+            .map(|a| StateArray {
+                name: a.name.clone(),
+                spread: a.spread,
+                values: vec![T::ZERO; a.cells * a.spread.slots()],
             })
             .collect();
-        self.whole = whole.clone();
+        self.filled = vec![false; whole.arrays.len()];
         Ok(())
     }
 
@@ -391,28 +431,28 @@ impl<T: Real> StateSink<T> for Assembler<T> {
                 f.extend_from_slice(p);
             }
         }
-        for (a, arrays) in part.psi.iter().enumerate() {
-            for (k, v) in arrays.iter().enumerate() {
-                let at = place.psi[a][k];
-                self.state.psi[a][k][at..at + v.len()].copy_from_slice(v);
-            }
-        }
-        for (d, &at) in part.dispersive.iter().zip(&place.dispersive) {
-            let n = d.e_prev.len();
-            let whole = self
+        for (a, &at) in part.arrays.iter().zip(&place.offsets) {
+            let i = self
                 .state
-                .dispersive
-                .iter_mut()
-                .find(|w| w.component == d.component && w.material == d.material)
-                .ok_or("a dispersive piece the whole state lacks")?;
-            let total = whole.e_prev.len();
-            whole.e_prev[at..at + n].copy_from_slice(&d.e_prev);
-            for (slot, run) in d.state.chunks(n.max(1)).enumerate() {
-                whole.state[slot * total + at..][..run.len()].copy_from_slice(run);
+                .arrays
+                .iter()
+                .position(|w| w.name == a.name)
+                .ok_or_else(|| format!("a piece of `{}`, which the whole state lacks", a.name))?;
+            let whole = &mut self.state.arrays[i];
+            match a.spread {
+                Spread::Cells { slots } => {
+                    let (n, total) = (a.cells(), whole.cells());
+                    for slot in 0..slots {
+                        whole.values[slot * total + at..][..n]
+                            .copy_from_slice(&a.values[slot * n..(slot + 1) * n]);
+                    }
+                }
+                Spread::Shared if !self.filled[i] => {
+                    whole.values.clone_from(&a.values);
+                    self.filled[i] = true;
+                }
+                Spread::Shared => {}
             }
-        }
-        if self.state.incident.is_none() {
-            self.state.incident.clone_from(&part.incident);
         }
         if !part.flux.is_empty() {
             self.state.flux.clone_from(&part.flux);
@@ -440,30 +480,98 @@ pub type StateReader<'a, T> = dyn Fn(Option<&StateRequest>) -> Result<State<T>, 
 mod tests {
     use super::*;
 
+    fn shape(arrays: &[(&str, Spread, usize)]) -> StateShape {
+        StateShape {
+            arrays: arrays
+                .iter()
+                .map(|&(name, spread, cells)| ArrayShape {
+                    name: name.into(),
+                    spread,
+                    cells,
+                })
+                .collect(),
+        }
+    }
+
     #[test]
     fn parts_are_placed_after_the_parts_before_them() {
-        let a = StateShape {
-            psi: [[3, 0, 0, 0], [5; 4], [0; 4]],
-            dispersive: vec![(2, 1, 4, 2)],
-            incident: None,
-        };
-        let b = StateShape {
-            psi: [[0; 4], [7; 4], [1; 4]],
-            dispersive: vec![(0, 1, 6, 2), (2, 1, 10, 2)],
-            incident: Some(9),
-        };
+        let one = Spread::Cells { slots: 1 };
+        let two = Spread::Cells { slots: 2 };
+        let a = shape(&[("a", one, 3), ("b", two, 4)]);
+        let b = shape(&[
+            ("a", one, 7),
+            ("b", two, 10),
+            ("c", two, 6),
+            ("d", Spread::Shared, 9),
+        ]);
         let parts = [a.clone(), b.clone()];
         let w = StateShape::whole(&parts);
-        assert_eq!(w.psi, [[3, 0, 0, 0], [12; 4], [1; 4]]);
-        assert_eq!(w.dispersive, vec![(0, 1, 6, 2), (2, 1, 14, 2)]);
-        assert_eq!(w.incident, Some(9));
+        assert_eq!(
+            w,
+            shape(&[
+                ("a", one, 10),
+                ("b", two, 14),
+                ("c", two, 6),
+                ("d", Spread::Shared, 9)
+            ])
+        );
         let p = StateShape::place(&parts, 1, 20);
         assert_eq!(p.x0, 20);
-        assert_eq!(p.psi, [[3, 0, 0, 0], [5; 4], [0; 4]]);
-        assert_eq!(p.dispersive, vec![0, 4]);
+        assert_eq!(p.offsets, vec![3, 4, 0, 0]);
         let r = p.request(20..30, &b, &w, false);
-        assert_eq!(r.psi[1][0], 5..12);
-        assert_eq!(r.dispersive, vec![(0, 1, 0..6, 6), (2, 1, 4..14, 14)]);
-        assert!(r.incident && !r.flux);
+        assert_eq!(r.arrays[1].cells, 4..14);
+        assert_eq!(r.arrays[1].runs(), vec![4..14, 18..28]);
+        assert_eq!(r.arrays[3].runs(), vec![0..9]);
+        assert!(!r.flux);
+        assert_eq!(mismatch(&b, &b), None);
+        assert!(mismatch(&a, &b)
+            .unwrap()
+            .contains("`a` holds 3 values where this run holds 7"));
+    }
+
+    #[test]
+    fn an_assembled_state_reads_back_part_by_part() {
+        let arrays = |n0: usize, shared: bool| {
+            let mut v = vec![StateArray {
+                name: "p".into(),
+                spread: Spread::Cells { slots: 2 },
+                values: (0..2 * n0).map(|i| (n0 * 100 + i) as f64).collect(),
+            }];
+            if shared {
+                v.push(StateArray {
+                    name: "s".into(),
+                    spread: Spread::Shared,
+                    values: vec![7.0, 8.0],
+                });
+            }
+            v
+        };
+        let parts = [
+            State::<f64> {
+                arrays: arrays(2, false),
+                ..Default::default()
+            },
+            State::<f64> {
+                arrays: arrays(3, true),
+                ..Default::default()
+            },
+        ];
+        let shapes: Vec<StateShape> = parts.iter().map(StateShape::of).collect();
+        let mut asm = Assembler::<f64>::new(1);
+        asm.begin(&StateShape::whole(&shapes)).unwrap();
+        for (i, p) in parts.iter().enumerate() {
+            asm.part(p, &StateShape::place(&shapes, i, 0)).unwrap();
+        }
+        let whole = asm.into_state(0);
+        let p = whole.array("p").unwrap();
+        assert_eq!(
+            p.values,
+            [200.0, 201.0, 300.0, 301.0, 302.0, 202.0, 203.0, 303.0, 304.0, 305.0]
+        );
+        for (i, part) in parts.iter().enumerate() {
+            let place = StateShape::place(&shapes, i, 0);
+            let req = place.request(0..0, &shapes[i], &StateShape::whole(&shapes), false);
+            assert_eq!(&whole.part(&req, 0, 1).arrays, &part.arrays);
+        }
     }
 }

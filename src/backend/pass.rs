@@ -139,6 +139,55 @@ impl Pass {
     }
 }
 
+/// The names of the state arrays the passes keep ([`super::StateArray`]), made in this one
+/// place so that every backend, checkpoint and rank exchange calls an array the same: a pass
+/// that keeps state adds its names here and lists its arrays in each backend's `state.rs`;
+/// checkpoints, resume and MPI parts carry them without knowing what they are.
+pub mod arrays {
+    use crate::backend::Spread;
+
+    /// `curl+cpml`: psi array `k` of `axis` (x: Ey, Ez, Hy, Hz; y: Ex, Ez, Hx, Hz; z: Ex, Ey,
+    /// Hx, Hy), laid out x: `[x layer][ny][nz]`, y: `[nx][y layer][nz]`, z: `[nx][ny][z
+    /// layer]`, per cell. The E values on the outer wall of a minimum layer (x plane 0, y row
+    /// 0, z cell 0), where E is zeroed every step and which never reach a field, are 0.
+    pub fn cpml_psi(axis: usize, k: usize) -> (String, Spread) {
+        (
+            format!("cpml.psi_{}{k}", ["x", "y", "z"][axis]),
+            Spread::Cells { slots: 1 },
+        )
+    }
+
+    /// `dispersive`: E at the previous step of the cells of E component `component` (0..3)
+    /// made of material `material`, in global index order, per cell.
+    pub fn dispersive_e_prev(component: usize, material: u8) -> (String, Spread) {
+        (
+            format!(
+                "dispersive.{}.m{material:03}.e_prev",
+                ["Ex", "Ey", "Ez"][component]
+            ),
+            Spread::Cells { slots: 1 },
+        )
+    }
+
+    /// `dispersive`: the poles' state of those cells, `slots` values per cell (per pole in
+    /// order J then P for Lorentz, J for Drude, P for Debye), `[slot][cell]`.
+    pub fn dispersive_poles(component: usize, material: u8, slots: usize) -> (String, Spread) {
+        (
+            format!(
+                "dispersive.{}.m{material:03}.poles",
+                ["Ex", "Ey", "Ez"][component]
+            ),
+            Spread::Cells { slots },
+        )
+    }
+
+    /// `tfsf`: the 1-D incident grid's e (`k` = 0) and h (1), one copy shared by every slab
+    /// that holds TF/SF points.
+    pub fn tfsf_incident(k: usize) -> (String, Spread) {
+        (format!("tfsf.incident_{}", ["e", "h"][k]), Spread::Shared)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

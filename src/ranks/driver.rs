@@ -17,8 +17,8 @@
 use super::comm::{World, HALF_TAGS, HALO_TAG};
 use crate::backend::pass::ALL_PASSES;
 use crate::backend::{
-    Allocation, Backend, GatherTicket, Half, Pass, State, StateError, StatePlace, StateReader,
-    StateRequest, StateShape, StateSink,
+    Allocation, ArrayShape, Backend, GatherTicket, Half, Pass, Spread, State, StateArray,
+    StateError, StatePlace, StateReader, StateRequest, StateShape, StateSink,
 };
 use crate::decomp::ranks::{Exchange, RankLayout};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
@@ -303,37 +303,43 @@ impl<B: Backend> Rank<B> {
 }
 
 /// A [`StateShape`] as text, for [`World::gather_strings`] ("none" for no state: a failed
-/// rank). Fields: the 12 psi lengths; the dispersive entries (component, material, cells,
-/// slots); the incident nodes or "-".
+/// rank): per array `name,slots,cells` (slots 0: shared), `;` between arrays, behind a `|`.
 fn encode_shape(shape: Option<&StateShape>) -> String {
     let Some(s) = shape else {
         return "none".into();
     };
-    let psi: Vec<String> = s.psi.iter().flatten().map(|n| n.to_string()).collect();
-    let disp: Vec<String> = s
-        .dispersive
+    let arrays: Vec<String> = s
+        .arrays
         .iter()
-        .map(|(c, m, n, k)| format!("{c},{m},{n},{k}"))
+        .map(|a| {
+            let slots = match a.spread {
+                Spread::Cells { slots } => slots,
+                Spread::Shared => 0,
+            };
+            format!("{},{slots},{}", a.name, a.cells)
+        })
         .collect();
-    let inc = s.incident.map_or("-".to_string(), |n| n.to_string());
-    format!("{}|{}|{inc}", psi.join(","), disp.join(";"))
+    format!("|{}", arrays.join(";"))
 }
 
 /// The shape [`encode_shape`] wrote; `None` for "none".
 fn decode_shape(text: &str) -> Option<StateShape> {
-    let mut parts = text.split('|');
-    let (psi, disp, inc) = (parts.next()?, parts.next()?, parts.next()?);
-    let n = |t: &str| t.parse::<usize>().ok();
-    let psi: Vec<usize> = psi.split(',').map(n).collect::<Option<_>>()?;
+    let arrays = text.strip_prefix('|')?;
     let mut shape = StateShape::default();
-    for (i, v) in psi.iter().enumerate().take(12) {
-        shape.psi[i / 4][i % 4] = *v;
+    for a in arrays.split(';').filter(|a| !a.is_empty()) {
+        let mut it = a.split(',');
+        let (name, slots, cells) = (it.next()?, it.next()?, it.next()?);
+        let slots: usize = slots.parse().ok()?;
+        shape.arrays.push(ArrayShape {
+            name: name.to_string(),
+            spread: if slots == 0 {
+                Spread::Shared
+            } else {
+                Spread::Cells { slots }
+            },
+            cells: cells.parse().ok()?,
+        });
     }
-    for d in disp.split(';').filter(|d| !d.is_empty()) {
-        let v: Vec<usize> = d.split(',').map(n).collect::<Option<_>>()?;
-        shape.dispersive.push((v[0] as u8, v[1] as u8, v[2], v[3]));
-    }
-    shape.incident = n(inc);
     Some(shape)
 }
 
@@ -350,55 +356,36 @@ fn all_shapes<B: Backend>(rank: &Rank<B>, mine: Option<&StateShape>) -> Option<V
 /// The arrays of a rank's state part in the order they travel (each non-empty one once).
 fn part_arrays<T>(st: &State<T>) -> Vec<&Vec<T>> {
     let mut out: Vec<&Vec<T>> = st.fields.iter().collect();
-    out.extend(st.psi.iter().flatten());
-    for d in &st.dispersive {
-        out.push(&d.e_prev);
-        out.push(&d.state);
-    }
-    if let Some([e, h]) = &st.incident {
-        out.push(e);
-        out.push(h);
-    }
+    out.extend(st.arrays.iter().map(|a| &a.values));
     out.retain(|v| !v.is_empty());
     out
 }
 
-/// A state piece of `shape` with `field_values` values of each field component received from
-/// rank `from` (as [`part_arrays`] sent it).
+/// A state piece with `field_values` values of each field component and the `arrays` (each
+/// an array of the sending rank's shape with its cells) received from rank `from` (as
+/// [`part_arrays`] sent it).
 fn receive_part<T: Real>(
     world: &World,
     from: usize,
-    shape: &StateShape,
+    arrays: &[ArrayShape],
     field_values: usize,
 ) -> State<T> {
     let zeros = |n: usize| vec![T::ZERO; n];
     let mut st = State::<T> {
         fields: std::array::from_fn(|_| zeros(field_values)),
-        psi: shape.psi.map(|a| a.map(zeros)),
-        dispersive: shape
-            .dispersive
+        arrays: arrays
             .iter()
-            .map(|&(c, m, n, slots)| crate::backend::DispersiveState::<T> {
-                component: c,
-                material: m,
-                e_prev: zeros(n),
-                state: zeros(n * slots),
+            .map(|a| StateArray {
+                name: a.name.clone(),
+                spread: a.spread,
+                values: zeros(a.cells * a.spread.slots()),
             })
             .collect(),
-        incident: shape.incident.map(|n| [zeros(n), zeros(n)]),
         ..Default::default()
     };
-    let mut arrays: Vec<&mut Vec<T>> = st.fields.iter_mut().collect();
-    arrays.extend(st.psi.iter_mut().flatten());
-    for d in &mut st.dispersive {
-        arrays.push(&mut d.e_prev);
-        arrays.push(&mut d.state);
-    }
-    if let Some([e, h]) = &mut st.incident {
-        arrays.push(e);
-        arrays.push(h);
-    }
-    for v in arrays.into_iter().filter(|v| !v.is_empty()) {
+    let mut all: Vec<&mut Vec<T>> = st.fields.iter_mut().collect();
+    all.extend(st.arrays.iter_mut().map(|a| &mut a.values));
+    for v in all.into_iter().filter(|v| !v.is_empty()) {
         world.receive(from, &mut v[..]);
     }
     st
@@ -409,16 +396,16 @@ type RootSink<'a, T> = (&'a mut dyn StateSink<T>, Vec<FluxDft>, usize);
 
 /// The fixed header of one piece a rank sends rank 0 in [`export_parts`]: kind (0 the end of
 /// the rank's pieces, 1 a piece, 2 the rank failed), first x plane, values of each field
-/// component, the 12
-/// psi arrays' lengths and their offsets within the rank's part, the incident grid's nodes
-/// (`u64::MAX` for none) and the number of dispersive entries (each then 5 values:
-/// component, material, cells, slots, offset within the rank's part).
-const PIECE_HEADER: usize = 29;
+/// component and the number of arrays (each then 3 values: its index in the rank's shape, its
+/// cells and its offset within the rank's part).
+const PIECE_HEADER: usize = 4;
 
 /// Sends each piece of a rank's part of the state to rank 0 as its engine hands it over
 /// ([`Backend::write_state`]).
 struct Forward<'a> {
     world: &'a World,
+    /// The rank's own state shape, whose arrays the pieces' entries index.
+    shape: StateShape,
 }
 
 impl<T: Copy> StateSink<T> for Forward<'_> {
@@ -432,33 +419,17 @@ impl<T: Copy> StateSink<T> for Forward<'_> {
         h[0] = 1;
         h[1] = place.x0 as u64;
         h[2] = part.fields[0].len() as u64;
-        for (i, v) in part.psi.iter().flatten().enumerate() {
-            h[3 + i] = v.len() as u64;
+        h[3] = part.arrays.len() as u64;
+        let mut entries = Vec::with_capacity(3 * part.arrays.len());
+        for (a, &at) in part.arrays.iter().zip(&place.offsets) {
+            let index = self
+                .shape
+                .arrays
+                .iter()
+                .position(|s| s.name == a.name)
+                .ok_or_else(|| format!("a piece of `{}`, which the rank's shape lacks", a.name))?;
+            entries.extend([index as u64, a.cells() as u64, at as u64]);
         }
-        for (i, at) in place.psi.iter().flatten().enumerate() {
-            h[15 + i] = *at as u64;
-        }
-        h[27] = part
-            .incident
-            .as_ref()
-            .map_or(u64::MAX, |[e, _]| e.len() as u64);
-        h[28] = part.dispersive.len() as u64;
-        let entries: Vec<u64> = part
-            .dispersive
-            .iter()
-            .zip(&place.dispersive)
-            .flat_map(|(d, &at)| {
-                let n = d.e_prev.len();
-                let slots = d.state.len() / n.max(1);
-                [
-                    d.component as u64,
-                    d.material as u64,
-                    n as u64,
-                    slots as u64,
-                    at as u64,
-                ]
-            })
-            .collect();
         self.world.send(0, &h);
         if !entries.is_empty() {
             self.world.send(0, &entries);
@@ -506,7 +477,10 @@ fn export_parts<B: Backend>(
         ..
     } = rank;
     let Some((sink, flux, step)) = sink else {
-        let mut forward = Forward { world: &*world };
+        let mut forward = Forward {
+            world: &*world,
+            shape: own.clone().unwrap_or_default(),
+        };
         let done = local.write_state(steps, &mut forward);
         let mut end = [0u64; PIECE_HEADER];
         end[0] = if matches!(done, Ok(true)) { 0 } else { 2 };
@@ -537,37 +511,30 @@ fn export_parts<B: Backend>(
                 }
                 _ => {}
             }
-            let mut entries = vec![0u64; 5 * h[28] as usize];
+            let mut entries = vec![0u64; 3 * h[3] as usize];
             if !entries.is_empty() {
                 world.receive(r, &mut entries);
             }
-            let mut piece_shape = StateShape::default();
-            for i in 0..12 {
-                piece_shape.psi[i / 4][i % 4] = h[3 + i] as usize;
-            }
-            piece_shape.incident = (h[27] != u64::MAX).then_some(h[27] as usize);
+            let mut arrays = Vec::with_capacity(entries.len() / 3);
             let mut place = StatePlace {
                 x0: h[1] as usize,
-                psi: at.psi,
-                dispersive: Vec::new(),
+                offsets: Vec::with_capacity(arrays.capacity()),
             };
-            for i in 0..12 {
-                place.psi[i / 4][i % 4] += h[15 + i] as usize;
+            for e in entries.chunks_exact(3) {
+                let index = (e[0] as usize).min(shape.arrays.len().saturating_sub(1));
+                let a = &shape.arrays[index];
+                arrays.push(ArrayShape {
+                    cells: e[1] as usize,
+                    ..a.clone()
+                });
+                // The rank's own offset, moved to where its part lies in the whole.
+                let shift = match a.spread {
+                    Spread::Cells { .. } => at.offsets[index],
+                    Spread::Shared => 0,
+                };
+                place.offsets.push(shift + e[2] as usize);
             }
-            for e in entries.chunks_exact(5) {
-                let (c, m) = (e[0] as u8, e[1] as u8);
-                piece_shape
-                    .dispersive
-                    .push((c, m, e[2] as usize, e[3] as usize));
-                let rank_at = shape
-                    .dispersive
-                    .iter()
-                    .zip(&at.dispersive)
-                    .find(|(d, _)| d.0 == c && d.1 == m)
-                    .map_or(0, |(_, &a)| a);
-                place.dispersive.push(rank_at + e[4] as usize);
-            }
-            let piece = receive_part::<B::Real>(world, r, &piece_shape, h[2] as usize);
+            let piece = receive_part::<B::Real>(world, r, &arrays, h[2] as usize);
             if first_error.is_none() {
                 first_error = sink.part(&piece, &place).err();
             }
@@ -617,21 +584,6 @@ fn import_parts<B: Backend>(
             // the whole part at once. Its requests count its own arrays from 0: they move to
             // where this rank's part lies in the whole. The driver holds the surface DFTs
             // (rank 0's), the engine none.
-            let at = |c: u8, m: u8| {
-                shapes[me]
-                    .dispersive
-                    .iter()
-                    .zip(&place.dispersive)
-                    .find(|(d, _)| d.0 == c && d.1 == m)
-                    .map_or(0, |(_, &at)| at)
-            };
-            let total = |c: u8, m: u8| {
-                whole
-                    .dispersive
-                    .iter()
-                    .find(|d| d.0 == c && d.1 == m)
-                    .map_or(0, |d| d.2)
-            };
             let moved = |request: Option<&StateRequest>| {
                 let Some(request) = request else {
                     return Err("a rank reads its own part of the state".to_string());
@@ -640,16 +592,14 @@ fn import_parts<B: Backend>(
                     return read(Some(&StateRequest::fields(0..0)));
                 }
                 let mut r = request.clone();
-                for (a, arrays) in r.psi.iter_mut().enumerate() {
-                    for (k, run) in arrays.iter_mut().enumerate() {
-                        let shift = place.psi[a][k];
-                        *run = run.start + shift..run.end + shift;
-                    }
-                }
-                for d in &mut r.dispersive {
-                    let shift = at(d.0, d.1);
-                    d.2 = d.2.start + shift..d.2.end + shift;
-                    d.3 = total(d.0, d.1);
+                for a in &mut r.arrays {
+                    let shift = shapes[me]
+                        .arrays
+                        .iter()
+                        .zip(&place.offsets)
+                        .find(|(s, _)| s.name == a.name)
+                        .map_or(0, |(_, &at)| at);
+                    *a = a.shifted(shift, whole.cells(&a.name));
                 }
                 read(Some(&r))
             };

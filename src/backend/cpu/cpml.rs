@@ -365,3 +365,29 @@ pub(super) fn h_plane<'a, T: Real>(
         }
     }
 }
+
+impl<T> super::Slab<T> {
+    /// The CPML's registered state ([`crate::backend::pass::arrays::cpml_psi`]): the slab's
+    /// psi arrays, every axis's four.
+    pub(super) fn cpml_arrays(&self) -> Vec<(String, crate::backend::Spread, &Vec<T>)> {
+        let axes = [&self.psi_x, &self.psi_y, &self.psi_z];
+        (0..3)
+            .flat_map(|a| (0..4).map(move |k| (a, k)))
+            .map(|(a, k)| {
+                let (name, spread) = crate::backend::pass::arrays::cpml_psi(a, k);
+                (name, spread, &axes[a][k])
+            })
+            .collect()
+    }
+}
+
+/// [`super::Slab::cpml_arrays`] to write, by name, from the slab's psi arrays (x, y, z).
+pub(super) fn psi_arrays_mut<T>(axes: [&mut [Vec<T>; 4]; 3]) -> Vec<(String, &mut Vec<T>)> {
+    let mut out = Vec::new();
+    for (a, arrays) in axes.into_iter().enumerate() {
+        for (k, v) in arrays.iter_mut().enumerate() {
+            out.push((crate::backend::pass::arrays::cpml_psi(a, k).0, v));
+        }
+    }
+    out
+}

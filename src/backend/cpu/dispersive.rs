@@ -247,3 +247,33 @@ fn step_chunk<T: Real>(op: &crate::operator::DispersiveOp<T>, c: &mut Chunk<'_, 
 
 /// Cells per block of the dispersive pass (its r and drive arrays: 2 x 256 values, in L1).
 const BLOCK: usize = 256;
+
+impl<T> super::Slab<T> {
+    /// The dispersive pass's registered state ([`crate::backend::pass::arrays`]): per group,
+    /// its cells' E^n and its poles' state, `slots(material)` values per cell.
+    pub(super) fn dispersive_arrays(
+        &self,
+        slots: impl Fn(u8) -> usize,
+    ) -> Vec<(String, crate::backend::Spread, &Vec<T>)> {
+        use crate::backend::pass::arrays::{dispersive_e_prev, dispersive_poles};
+        let mut out = Vec::new();
+        for g in &self.dispersive {
+            let (name, spread) = dispersive_e_prev(g.component, g.material);
+            out.push((name, spread, &g.e_prev));
+            let (name, spread) = dispersive_poles(g.component, g.material, slots(g.material));
+            out.push((name, spread, &g.state));
+        }
+        out
+    }
+}
+
+/// [`super::Slab::dispersive_arrays`] to write, by name, from the slab's groups.
+pub(super) fn group_arrays_mut<T>(groups: &mut [Group<T>]) -> Vec<(String, &mut Vec<T>)> {
+    use crate::backend::pass::arrays::{dispersive_e_prev, dispersive_poles};
+    let mut out = Vec::new();
+    for g in groups {
+        out.push((dispersive_e_prev(g.component, g.material).0, &mut g.e_prev));
+        out.push((dispersive_poles(g.component, g.material, 0).0, &mut g.state));
+    }
+    out
+}

@@ -1,20 +1,47 @@
 //! The CPU backend's side of [`State`]: export and import of the whole run state.
 //!
-//! Every per-cell array of a slab is stored by owned x plane, so the global layout is the
-//! slabs' arrays concatenated in x order: fields (without halos), the y and z psi arrays
-//! ([owned plane][...]), the x psi arrays (the slab's x-layer planes in layer order, and the
-//! layers lie in increasing x). A dispersive group holds its cells sorted by index within the
-//! slab, so the cells of one (component, material) over the grid are the slabs' groups
-//! concatenated, slot by slot.
+//! Every per-cell array of a slab is stored by owned x plane (or, for a pass's compact cell
+//! list, by cell index within the slab), so the global layout is the slabs' arrays
+//! concatenated in x order. The arrays besides the fields are the ones the passes register
+//! ([`Slab::registered`]); this file names none of them.
 
 use super::{CpuBackend, Slab};
-use crate::backend::parts::{load_in_parts, planes_per_part, Assembler, Loaded, PartReader};
+use crate::backend::parts::{
+    load_in_parts, mismatch, planes_per_part, Assembler, Loaded, PartReader,
+};
 use crate::backend::Backend;
 use crate::backend::{
-    check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
+    check_len, Spread, State, StateArray, StateError, StatePlace, StateShape, StateSink,
 };
 use crate::decomp::HaloCopy;
 use crate::real::Real;
+
+impl<T: Real> Slab<T> {
+    /// Every array the passes register for this slab, by name: (name, spread, values).
+    fn registered(&self, slots: impl Fn(u8) -> usize) -> Vec<(String, Spread, &Vec<T>)> {
+        let mut all = self.cpml_arrays();
+        all.extend(self.dispersive_arrays(slots));
+        all.extend(self.tfsf_arrays());
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    /// [`Self::registered`] to write, by name.
+    fn registered_mut(&mut self) -> Vec<(String, &mut Vec<T>)> {
+        let Slab {
+            psi_x,
+            psi_y,
+            psi_z,
+            dispersive,
+            incident,
+            ..
+        } = self;
+        let mut all = super::cpml::psi_arrays_mut([psi_x, psi_y, psi_z]);
+        all.extend(super::dispersive::group_arrays_mut(dispersive));
+        all.extend(super::tfsf::incident_arrays_mut(incident));
+        all
+    }
+}
 
 impl<T: Real> CpuBackend<T> {
     /// The slabs in x order (the engine builds them from ranges that tile [0, nx), in order;
@@ -23,6 +50,18 @@ impl<T: Real> CpuBackend<T> {
         let mut order: Vec<usize> = (0..self.slabs.len()).collect();
         order.sort_by_key(|&i| self.slabs[i].range.x0);
         order
+    }
+
+    /// State values per dispersive cell of material `m`.
+    fn state_len(&self, m: u8) -> usize {
+        self.shared.dispersive[m as usize]
+            .as_ref()
+            .map_or(0, |d| d.state_len())
+    }
+
+    /// Slab `s`'s registered arrays, by name.
+    fn slab_arrays<'a>(&self, s: &'a Slab<T>) -> Vec<(String, Spread, &'a Vec<T>)> {
+        s.registered(|m| self.state_len(m))
     }
 
     /// The whole state ([`crate::backend::Backend::export_state`]): [`Self::write_parts`]
@@ -37,10 +76,8 @@ impl<T: Real> CpuBackend<T> {
     /// Hand the whole state after step `step` to `sink` part by part
     /// ([`crate::backend::Backend::write_state`]), slab by slab in x order: the fields in
     /// parts of at most [`planes_per_part`] planes (`checkpoint_part_bytes`), then the slab's
-    /// psi arrays, dispersive
-    /// state and (the first slab that holds it) the TF/SF incident grid, and last the surface
-    /// DFTs. The file is [`Self::export`]'s, while host memory holds one part at a time
-    /// instead of a second copy of the whole state.
+    /// registered arrays, and last the surface DFTs. The file is [`Self::export`]'s, while
+    /// host memory holds one part at a time instead of a second copy of the whole state.
     pub(super) fn write_parts(
         &mut self,
         step: usize,
@@ -50,7 +87,6 @@ impl<T: Real> CpuBackend<T> {
         sink.begin(&StateShape::whole(&shapes))?;
         let plane = self.shared.ny * self.shared.nz;
         let per_part = planes_per_part(plane, std::mem::size_of::<T>(), self.checkpoint_part_bytes);
-        let mut incident = true;
         for (j, &i) in order.iter().enumerate() {
             let s = &self.slabs[i];
             let n = s.range.len();
@@ -70,39 +106,19 @@ impl<T: Real> CpuBackend<T> {
                 };
                 sink.part(&part, &place)?;
             }
-            let mut part = State::<T> {
+            let part = State::<T> {
                 step,
+                arrays: self
+                    .slab_arrays(s)
+                    .into_iter()
+                    .map(|(name, spread, values)| StateArray {
+                        name,
+                        spread,
+                        values: values.clone(),
+                    })
+                    .collect(),
                 ..Default::default()
             };
-            for k in 0..4 {
-                part.psi[0][k] = s.psi_x[k].clone();
-                part.psi[1][k] = s.psi_y[k].clone();
-                part.psi[2][k] = s.psi_z[k].clone();
-            }
-            if incident {
-                if let Some(inc) = &s.incident {
-                    part.incident = Some([inc.e.clone(), inc.h.clone()]);
-                    incident = false;
-                }
-            }
-            // In the order of the slab's shape, which its place follows.
-            part.dispersive = shapes[j]
-                .dispersive
-                .iter()
-                .map(|&(c, m, _, _)| {
-                    let g = s
-                        .dispersive
-                        .iter()
-                        .find(|g| g.component as u8 == c && g.material == m)
-                        .expect("a slab's shape lists its own groups");
-                    DispersiveState {
-                        component: c,
-                        material: m,
-                        e_prev: g.e_prev.clone(),
-                        state: g.state.clone(),
-                    }
-                })
-                .collect();
             sink.part(&part, &StateShape::place(&shapes, j, s.range.x0))?;
         }
         if let Some(flux) = &mut self.monitors.flux {
@@ -126,37 +142,19 @@ impl<T: Real> CpuBackend<T> {
         let order = self.slab_order();
         let shapes = order
             .iter()
-            .map(|&i| self.slab_shape(&self.slabs[i]))
-            .collect();
-        (order, shapes)
-    }
-
-    /// The shape of slab `s`'s part of the state.
-    fn slab_shape(&self, s: &Slab<T>) -> StateShape {
-        let mut shape = StateShape::default();
-        for k in 0..4 {
-            shape.psi[0][k] = s.psi_x[k].len();
-            shape.psi[1][k] = s.psi_y[k].len();
-            shape.psi[2][k] = s.psi_z[k].len();
-        }
-        shape.dispersive = s
-            .dispersive
-            .iter()
-            .map(|g| {
-                let m = g.material;
-                (g.component as u8, m, g.cells.len(), self.state_len(m))
+            .map(|&i| StateShape {
+                arrays: self
+                    .slab_arrays(&self.slabs[i])
+                    .into_iter()
+                    .map(|(name, spread, values)| crate::backend::ArrayShape {
+                        name,
+                        spread,
+                        cells: values.len() / spread.slots().max(1),
+                    })
+                    .collect(),
             })
             .collect();
-        shape.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
-        shape.incident = s.incident.as_ref().map(|inc| inc.e.len());
-        shape
-    }
-
-    /// State values per dispersive cell of material `m`.
-    fn state_len(&self, m: u8) -> usize {
-        self.shared.dispersive[m as usize]
-            .as_ref()
-            .map_or(0, |d| d.state_len())
+        (order, shapes)
     }
 
     /// Replace the state ([`crate::backend::Backend::import_state`]). Checks every length
@@ -168,7 +166,6 @@ impl<T: Real> CpuBackend<T> {
     ) -> Result<(), StateError> {
         let plane = self.shared.ny * self.shared.nz;
         let nx: usize = self.slabs.iter().map(|s| s.range.len()).sum();
-        let total = |f: &dyn Fn(&Slab<T>) -> usize| self.slabs.iter().map(f).sum::<usize>();
         for (c, f) in st.fields.iter().enumerate() {
             check_len(
                 &format!("field {}", crate::model::Component::ALL[c].name()),
@@ -176,57 +173,8 @@ impl<T: Real> CpuBackend<T> {
                 nx * plane,
             )?;
         }
-        for k in 0..4 {
-            check_len("x psi", st.psi[0][k].len(), total(&|s| s.psi_x[k].len()))?;
-            check_len("y psi", st.psi[1][k].len(), total(&|s| s.psi_y[k].len()))?;
-            check_len("z psi", st.psi[2][k].len(), total(&|s| s.psi_z[k].len()))?;
-        }
-        // Dispersive: every key of the slabs is in the state with the cells of all slabs.
-        let mut need: Vec<(usize, u8, usize)> = Vec::new();
-        for s in &self.slabs {
-            for g in &s.dispersive {
-                match need
-                    .iter_mut()
-                    .find(|k| k.0 == g.component && k.1 == g.material)
-                {
-                    Some(k) => k.2 += g.cells.len(),
-                    None => need.push((g.component, g.material, g.cells.len())),
-                }
-            }
-        }
-        check_len(
-            "the dispersive state (groups)",
-            st.dispersive.len(),
-            need.len(),
-        )?;
-        for &(c, m, n) in &need {
-            let Some(i) = st.dispersive_index(c, m) else {
-                return Err(StateError(format!(
-                    "no dispersive state for component {c}, material {m}"
-                )));
-            };
-            let d = &st.dispersive[i];
-            check_len("dispersive E^n", d.e_prev.len(), n)?;
-            check_len(
-                "dispersive pole state",
-                d.state.len(),
-                n * self.state_len(m),
-            )?;
-        }
-        let nodes = self.shared.tfsf.as_ref().map(|t| t.nodes);
-        let any_incident = self.slabs.iter().any(|s| s.incident.is_some());
-        match (&st.incident, any_incident) {
-            (Some([e, h]), true) => {
-                let n = nodes.unwrap_or(0);
-                check_len("TF/SF incident e", e.len(), n)?;
-                check_len("TF/SF incident h", h.len(), n)?;
-            }
-            (None, false) => {}
-            (Some(_), false) | (None, true) => {
-                return Err(StateError(
-                    "the TF/SF incident grid is in one and not the other".into(),
-                ))
-            }
+        if let Some(why) = mismatch(&StateShape::of(st), &self.shape()) {
+            return Err(StateError(why));
         }
         let monitors = self.monitors.flux.as_ref().map_or(0, |f| f.len());
         check_len("surface DFT monitors", st.flux.len(), monitors)?;
@@ -248,9 +196,9 @@ impl<T: Real> CpuBackend<T> {
 
     /// Replace the state with what `read` gives part by part
     /// ([`crate::backend::Backend::import_state_from`], [`load_in_parts`]): each slab's
-    /// fields in parts of at most `checkpoint_part_bytes`, then its psi arrays, pole state
-    /// and TF/SF grid, then the surface DFTs; the halo planes last, from the planes they copy.
-    /// Host memory holds one part at a time besides the engine.
+    /// fields in parts of at most `checkpoint_part_bytes`, then its registered arrays, then
+    /// the surface DFTs; the halo planes last, from the planes they copy. Host memory holds
+    /// one part at a time besides the engine.
     pub(super) fn import_from(
         &mut self,
         read: &PartReader<'_, T>,
@@ -276,25 +224,12 @@ impl<T: Real> CpuBackend<T> {
                     }
                 }
                 Loaded::Rest(part) => {
-                    for k in 0..4 {
-                        s.psi_x[k].copy_from_slice(&part.psi[0][k]);
-                        s.psi_y[k].copy_from_slice(&part.psi[1][k]);
-                        s.psi_z[k].copy_from_slice(&part.psi[2][k]);
-                    }
-                    if let (Some(inc), Some([e, h])) = (&mut s.incident, &part.incident) {
-                        inc.e.copy_from_slice(e);
-                        inc.h.copy_from_slice(h);
-                    }
-                    for g in &mut s.dispersive {
-                        let d = part
-                            .dispersive
-                            .iter()
-                            .find(|d| {
-                                d.component as usize == g.component && d.material == g.material
-                            })
-                            .ok_or("the saved state lacks a dispersive group")?;
-                        g.e_prev.copy_from_slice(&d.e_prev);
-                        g.state.copy_from_slice(&d.state);
+                    // The part's arrays are the slab's, name for name (load_in_parts checked).
+                    for (name, values) in s.registered_mut() {
+                        let saved = part
+                            .array(&name)
+                            .ok_or_else(|| format!("the saved state lacks `{name}`"))?;
+                        values.copy_from_slice(&saved.values);
                     }
                 }
             }

@@ -136,3 +136,34 @@ impl<T: Real> Slab<T> {
         }
     }
 }
+
+impl<T> Slab<T> {
+    /// The TF/SF pass's registered state ([`crate::backend::pass::arrays::tfsf_incident`]):
+    /// the slab's copy of the 1-D incident grid, when it holds one.
+    pub(super) fn tfsf_arrays(&self) -> Vec<(String, crate::backend::Spread, &Vec<T>)> {
+        self.incident
+            .iter()
+            .flat_map(|inc| {
+                [&inc.e, &inc.h].into_iter().enumerate().map(|(k, v)| {
+                    let (name, spread) = crate::backend::pass::arrays::tfsf_incident(k);
+                    (name, spread, v)
+                })
+            })
+            .collect()
+    }
+}
+
+/// [`Slab::tfsf_arrays`] to write, by name, from the slab's incident grid.
+pub(super) fn incident_arrays_mut<T>(
+    incident: &mut Option<Incident<T>>,
+) -> Vec<(String, &mut Vec<T>)> {
+    incident
+        .iter_mut()
+        .flat_map(|inc| {
+            [&mut inc.e, &mut inc.h]
+                .into_iter()
+                .enumerate()
+                .map(|(k, v)| (crate::backend::pass::arrays::tfsf_incident(k).0, v))
+        })
+        .collect()
+}

@@ -417,3 +417,127 @@ impl<D: Device, T: Real> Engine<D, T> {
         Ok(())
     }
 }
+
+/// One array a pass registers for a slab, on the slab's GPU: its pieces (device pointer,
+/// cells), each stored `[slot][cell]`, back to back in the array's cell order (a slab may hold
+/// several groups of one dispersive array).
+pub(super) struct DeviceArray {
+    /// Its registered name ([`crate::backend::pass::arrays`]).
+    pub(super) name: String,
+    /// How it lies across the slabs.
+    pub(super) spread: crate::backend::Spread,
+    /// Its pieces on the slab's GPU.
+    pub(super) pieces: Vec<(Ptr, usize)>,
+    /// A CPML E psi array along this axis: its outer wall values are zeroed on export
+    /// ([`Engine::zero_wall`]).
+    pub(super) wall: Option<usize>,
+}
+
+impl<D: Device, T: Real> Engine<D, T> {
+    /// The arrays the passes keep for slab `s` ([`crate::backend::pass::arrays`]), by name:
+    /// the CPML's psi arrays, the dispersive groups' E^n and pole state, and the slab's copy
+    /// of the TF/SF incident grid.
+    pub(super) fn registered(&self, s: &Slab) -> Vec<DeviceArray> {
+        use crate::backend::pass::arrays::*;
+        let mut out = Vec::new();
+        let n = s.range.len();
+        let x_planes: usize = s.x_runs.iter().map(|r| r.p1 - r.p0).sum();
+        let ly = self.layers[1].0 + self.layers[1].1;
+        let lz = self.layers[2].0 + self.layers[2].1;
+        let lens = [x_planes * self.plane, n * ly * self.nz, n * self.ny * lz];
+        for (a, &len) in lens.iter().enumerate() {
+            for k in 0..4 {
+                let (name, spread) = cpml_psi(a, k);
+                out.push(DeviceArray {
+                    name,
+                    spread,
+                    pieces: if len > 0 {
+                        vec![(s.psi[a][k], len)]
+                    } else {
+                        vec![]
+                    },
+                    wall: (k < 2).then_some(a),
+                });
+            }
+        }
+        let mut keys: Vec<(usize, u8)> = s
+            .dispersive
+            .iter()
+            .map(|g| (g.component, g.material))
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        for (c, m) in keys {
+            let groups = s
+                .dispersive
+                .iter()
+                .filter(|g| g.component == c && g.material == m);
+            let (name, spread) = dispersive_e_prev(c, m);
+            out.push(DeviceArray {
+                name,
+                spread,
+                pieces: groups.clone().map(|g| (g.e_prev, g.n)).collect(),
+                wall: None,
+            });
+            let (name, spread) = dispersive_poles(c, m, self.state_len(m));
+            out.push(DeviceArray {
+                name,
+                spread,
+                pieces: groups.map(|g| (g.state, g.n)).collect(),
+                wall: None,
+            });
+        }
+        if let (Some(grid), Some((nodes, _, _))) = (s.incident, self.tfsf) {
+            for (k, ptr) in grid.into_iter().enumerate() {
+                let (name, spread) = tfsf_incident(k);
+                out.push(DeviceArray {
+                    name,
+                    spread,
+                    pieces: vec![(ptr, nodes)],
+                    wall: None,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.name.cmp(&b.name));
+        out
+    }
+
+    /// State values per dispersive cell of material `m` (J and P for a Lorentz pole, one
+    /// value for Drude and Debye).
+    pub(super) fn state_len(&self, m: u8) -> usize {
+        self.poles[m as usize].as_ref().map_or(0, |a| {
+            a.poles[..a.npoles as usize]
+                .iter()
+                .map(|p| if p.kind == POLE_LORENTZ { 2 } else { 1 })
+                .sum()
+        })
+    }
+
+    /// Zero the outer wall values of a CPML E psi array along `axis` (x plane 0, y row 0, z
+    /// cell 0 of the minimum layer) of a slab of `nx` planes, the first of which is x plane 0
+    /// where `from_x0`, as the CPU backend holds them: the kernels update psi there too, but E
+    /// on that PEC-backed wall is zeroed every step, so those values never reach a field, and
+    /// the CPU skips them. The exported state is then the same from both engines.
+    pub(super) fn zero_wall(&self, axis: usize, psi: &mut [T], nx: usize, from_x0: bool) {
+        let (ny, nz) = (self.ny, self.nz);
+        if self.layers[axis].0 == 0 || psi.is_empty() {
+            return;
+        }
+        match axis {
+            0 if from_x0 => psi[..self.plane].fill(T::ZERO),
+            1 => {
+                let ly = self.layers[1].0 + self.layers[1].1;
+                for p in 0..nx {
+                    psi[p * ly * nz..][..nz].fill(T::ZERO);
+                }
+            }
+            2 => {
+                let lz = self.layers[2].0 + self.layers[2].1;
+                for row in 0..nx * ny {
+                    psi[row * lz] = T::ZERO;
+                }
+            }
+            _ => {}
+        }
+    }
+}

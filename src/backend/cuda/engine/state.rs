@@ -2,17 +2,20 @@
 //! the backend-independent layout, through the [`Device`] trait (so the host-compiled engine
 //! of the tests does exactly what the CUDA driver does).
 //!
-//! A slab's device arrays are laid out as the CPU backend's (`kernels/cpml.cu` names the psi
-//! layouts; the dispersive groups are the CPU's, cells sorted), so the global arrays are the
-//! slabs' arrays concatenated in x order. The flux accumulators are `[8][frequency][cell]`
-//! per part (a patch's cells that lie in one slab, from cell `cell0` of the patch on).
+//! A slab's device arrays are laid out as the CPU backend's, so the global arrays are the
+//! slabs' arrays concatenated in x order. The arrays besides the fields are the ones the
+//! passes register ([`Engine::registered`]); this file names none of them. The flux
+//! accumulators are `[8][frequency][cell]` per part (a patch's cells that lie in one slab,
+//! from cell `cell0` of the patch on).
 
-use super::super::args::POLE_LORENTZ;
 use super::device::{bytes_of, Device, DeviceError};
+use super::passes::DeviceArray;
 use super::Engine;
-use crate::backend::parts::{load_in_parts, planes_per_part, Assembler, Loaded, PartReader};
+use crate::backend::parts::{
+    load_in_parts, mismatch, planes_per_part, Assembler, Loaded, PartReader,
+};
 use crate::backend::{
-    check_len, DispersiveState, State, StateError, StatePlace, StateShape, StateSink,
+    check_len, ArrayShape, State, StateArray, StateError, StatePlace, StateShape, StateSink,
 };
 use crate::decomp::{HaloCopy, HaloSide};
 use crate::real::Real;
@@ -46,26 +49,6 @@ impl<D: Device, T: Real> Engine<D, T> {
         order
     }
 
-    /// Values per psi array of slab `s` along each axis (the plan's `psi_len`).
-    fn psi_lens(&self, s: &super::slab::Slab) -> [usize; 3] {
-        let n = s.range.len();
-        let x_planes: usize = s.x_runs.iter().map(|r| r.p1 - r.p0).sum();
-        let ly = self.layers[1].0 + self.layers[1].1;
-        let lz = self.layers[2].0 + self.layers[2].1;
-        [x_planes * self.plane, n * ly * self.nz, n * self.ny * lz]
-    }
-
-    /// State values per dispersive cell of material `m` (J and P for a Lorentz pole, one
-    /// value for Drude and Debye).
-    fn state_len(&self, m: u8) -> usize {
-        self.poles[m as usize].as_ref().map_or(0, |a| {
-            a.poles[..a.npoles as usize]
-                .iter()
-                .map(|p| if p.kind == POLE_LORENTZ { 2 } else { 1 })
-                .sum()
-        })
-    }
-
     /// The whole state, downloaded from every GPU ([`crate::backend::Backend::export_state`]):
     /// [`Self::write_parts`] put together in memory.
     pub(super) fn export(&self) -> Result<State<T>, DeviceError> {
@@ -73,38 +56,6 @@ impl<D: Device, T: Real> Engine<D, T> {
         self.write_parts(self.step, &mut whole)?
             .expect("the engine's own pieces fit its own shape");
         Ok(whole.into_state(self.step))
-    }
-
-    /// Zero the E psi values of the outer wall cells of the minimum PML layers (x plane 0,
-    /// y row 0, z cell 0), as the CPU backend holds them, in the psi arrays `psi` of `nx` x
-    /// planes, the first of which is x plane 0 where `from_x0`: the kernels update psi there
-    /// too, but E on that PEC-backed wall is zeroed every step, so those values never reach a
-    /// field, and the CPU skips them. The exported state is then the same from both engines.
-    fn zero_wall_psi(&self, psi: &mut [[Vec<T>; 4]; 3], nx: usize, from_x0: bool) {
-        let (ny, nz) = (self.ny, self.nz);
-        // The first two arrays of each axis are E's.
-        let [x, y, z] = psi;
-        if self.layers[0].0 > 0 && from_x0 {
-            for e in x.iter_mut().take(2) {
-                e[..self.plane].fill(T::ZERO);
-            }
-        }
-        let ly = self.layers[1].0 + self.layers[1].1;
-        if self.layers[1].0 > 0 {
-            for e in y.iter_mut().take(2) {
-                for p in 0..nx {
-                    e[p * ly * nz..][..nz].fill(T::ZERO);
-                }
-            }
-        }
-        let lz = self.layers[2].0 + self.layers[2].1;
-        if self.layers[2].0 > 0 {
-            for e in z.iter_mut().take(2) {
-                for row in 0..nx * ny {
-                    e[row * lz] = T::ZERO;
-                }
-            }
-        }
     }
 
     /// The shape of [`Self::export`]'s state, from the slabs' sizes (nothing downloaded).
@@ -124,29 +75,67 @@ impl<D: Device, T: Real> Engine<D, T> {
 
     /// The shape of slab `s`'s part of the state.
     fn slab_shape(&self, s: &super::slab::Slab) -> StateShape {
-        let mut shape = StateShape::default();
-        for (a, len) in self.psi_lens(s).into_iter().enumerate() {
-            shape.psi[a] = [len; 4];
+        StateShape {
+            arrays: self
+                .registered(s)
+                .into_iter()
+                .map(|a| ArrayShape {
+                    cells: a.pieces.iter().map(|p| p.1).sum(),
+                    name: a.name,
+                    spread: a.spread,
+                })
+                .collect(),
         }
-        for g in &s.dispersive {
-            let (c, m) = (g.component as u8, g.material);
-            match shape.dispersive.iter_mut().find(|d| d.0 == c && d.1 == m) {
-                Some(d) => d.2 += g.n,
-                None => shape.dispersive.push((c, m, g.n, self.state_len(m))),
+    }
+
+    /// Download one registered array of slab `s` (of `n` planes): its pieces slot by slot.
+    fn download_array(
+        &self,
+        s: &super::slab::Slab,
+        a: &DeviceArray,
+    ) -> Result<Vec<T>, DeviceError> {
+        let slots = a.spread.slots();
+        let mut per_slot: Vec<Vec<T>> = vec![Vec::new(); slots];
+        for &(ptr, cells) in &a.pieces {
+            let values = download::<D, T>(&self.dev, s.gpu, ptr, cells * slots)?;
+            for (slot, out) in per_slot.iter_mut().enumerate() {
+                out.extend_from_slice(&values[slot * cells..(slot + 1) * cells]);
             }
         }
-        shape.dispersive.sort_unstable_by_key(|d| (d.0, d.1));
-        if let (Some(_), Some((nodes, _, _))) = (s.incident, self.tfsf) {
-            shape.incident = Some(nodes);
+        let mut values = per_slot.concat();
+        if let Some(axis) = a.wall {
+            self.zero_wall(axis, &mut values, s.range.len(), s.range.x0 == 0);
         }
-        shape
+        Ok(values)
+    }
+
+    /// Upload `values` (as [`Self::download_array`] gives them) into array `a` of slab `s`.
+    fn upload_array(
+        &self,
+        s: &super::slab::Slab,
+        a: &DeviceArray,
+        values: &[T],
+    ) -> Result<(), DeviceError> {
+        let slots = a.spread.slots();
+        let total: usize = a.pieces.iter().map(|p| p.1).sum();
+        let mut at = 0;
+        for &(ptr, cells) in &a.pieces {
+            let mut piece = Vec::with_capacity(cells * slots);
+            for slot in 0..slots {
+                piece.extend_from_slice(&values[slot * total + at..][..cells]);
+            }
+            if !piece.is_empty() {
+                self.dev.upload(s.gpu, ptr, bytes_of(&piece))?;
+            }
+            at += cells;
+        }
+        Ok(())
     }
 
     /// Hand the whole state after step `step` to `sink` part by part
     /// ([`crate::backend::Backend::write_state`]), downloaded slab by slab in x order: the
     /// fields in parts of at most [`planes_per_part`] planes (`checkpoint_part_bytes`), then
-    /// the slab's psi arrays,
-    /// dispersive state and (the first slab that holds it) the TF/SF incident grid, and last
+    /// the slab's registered arrays, and last
     /// the surface DFTs. The file is [`Self::export`]'s, while host memory holds one part at
     /// a time instead of the whole state (which may be larger than the host's memory). The
     /// outer error is the device's, the inner one the sink's.
@@ -162,7 +151,6 @@ impl<D: Device, T: Real> Engine<D, T> {
         if let Err(e) = sink.begin(&StateShape::whole(&shapes)) {
             return Ok(Err(e));
         }
-        let mut incident = true;
         for (j, &i) in order.iter().enumerate() {
             let s = &self.slabs[i];
             let n = s.range.len();
@@ -188,44 +176,13 @@ impl<D: Device, T: Real> Engine<D, T> {
                 step,
                 ..Default::default()
             };
-            for (a, &len) in self.psi_lens(s).iter().enumerate() {
-                for k in 0..4 {
-                    if len > 0 {
-                        part.psi[a][k] = download::<D, T>(&self.dev, s.gpu, s.psi[a][k], len)?;
-                    }
-                }
-            }
-            self.zero_wall_psi(&mut part.psi, n, s.range.x0 == 0);
-            if let (true, Some([e, h]), Some((nodes, _, _))) = (incident, s.incident, self.tfsf) {
-                part.incident = Some([
-                    download::<D, T>(&self.dev, s.gpu, e, nodes)?,
-                    download::<D, T>(&self.dev, s.gpu, h, nodes)?,
-                ]);
-                incident = false;
-            }
-            // One entry per (component, material), in the order of the slab's shape, which
-            // its place follows; a slab may hold several groups of one.
-            for &(c, m, _, slots) in &shapes[j].dispersive {
-                let mut d = DispersiveState {
-                    component: c,
-                    material: m,
-                    ..Default::default()
-                };
-                let mut per_slot: Vec<Vec<T>> = vec![Vec::new(); slots];
-                for g in s
-                    .dispersive
-                    .iter()
-                    .filter(|g| g.component as u8 == c && g.material == m)
-                {
-                    d.e_prev
-                        .extend_from_slice(&download::<D, T>(&self.dev, s.gpu, g.e_prev, g.n)?);
-                    let state = download::<D, T>(&self.dev, s.gpu, g.state, g.n * slots)?;
-                    for (slot, out) in per_slot.iter_mut().enumerate() {
-                        out.extend_from_slice(&state[slot * g.n..(slot + 1) * g.n]);
-                    }
-                }
-                d.state = per_slot.concat();
-                part.dispersive.push(d);
+            for a in self.registered(s) {
+                let values = self.download_array(s, &a)?;
+                part.arrays.push(StateArray {
+                    name: a.name,
+                    spread: a.spread,
+                    values,
+                });
             }
             let place = StateShape::place(&shapes, j, s.range.x0);
             if let Err(e) = sink.part(&part, &place) {
@@ -257,57 +214,8 @@ impl<D: Device, T: Real> Engine<D, T> {
                 nx * self.plane,
             )?;
         }
-        let mut psi = [0usize; 3];
-        for s in &self.slabs {
-            for (a, l) in self.psi_lens(s).into_iter().enumerate() {
-                psi[a] += l;
-            }
-        }
-        for (a, &len) in psi.iter().enumerate() {
-            for k in 0..4 {
-                check_len(&format!("psi {a}/{k}"), st.psi[a][k].len(), len)?;
-            }
-        }
-        let mut need: Vec<(usize, u8, usize)> = Vec::new();
-        for g in self.slabs.iter().flat_map(|s| &s.dispersive) {
-            match need
-                .iter_mut()
-                .find(|k| k.0 == g.component && k.1 == g.material)
-            {
-                Some(k) => k.2 += g.n,
-                None => need.push((g.component, g.material, g.n)),
-            }
-        }
-        check_len(
-            "the dispersive state (groups)",
-            st.dispersive.len(),
-            need.len(),
-        )?;
-        for &(c, m, n) in &need {
-            let i = st.dispersive_index(c, m).ok_or_else(|| {
-                StateError(format!(
-                    "no dispersive state for component {c}, material {m}"
-                ))
-            })?;
-            check_len("dispersive E^n", st.dispersive[i].e_prev.len(), n)?;
-            check_len(
-                "dispersive pole state",
-                st.dispersive[i].state.len(),
-                n * self.state_len(m),
-            )?;
-        }
-        let any_incident = self.slabs.iter().any(|s| s.incident.is_some());
-        match (&st.incident, any_incident, self.tfsf) {
-            (Some([e, h]), true, Some((nodes, _, _))) => {
-                check_len("TF/SF incident e", e.len(), nodes)?;
-                check_len("TF/SF incident h", h.len(), nodes)?;
-            }
-            (None, false, _) => {}
-            _ => {
-                return Err(StateError(
-                    "the TF/SF incident grid is in one and not the other".into(),
-                ))
-            }
+        if let Some(why) = mismatch(&StateShape::of(st), &self.shape()) {
+            return Err(StateError(why));
         }
         self.check_flux(&st.flux)
     }
@@ -448,38 +356,12 @@ impl<D: Device, T: Real> Engine<D, T> {
                 }
             }
             Loaded::Rest(part) => {
-                for (a, len) in self.psi_lens(s).into_iter().enumerate() {
-                    if len > 0 {
-                        for k in 0..4 {
-                            self.dev
-                                .upload(s.gpu, s.psi[a][k], bytes_of(&part.psi[a][k]))?;
-                        }
-                    }
-                }
-                if let (Some([e, h]), Some([pe, ph])) = (&part.incident, s.incident) {
-                    self.dev.upload(s.gpu, pe, bytes_of(e))?;
-                    self.dev.upload(s.gpu, ph, bytes_of(h))?;
-                }
-                // A slab may hold several groups of one (component, material): the part
-                // holds their cells back to back, slot by slot.
-                let mut offsets: Vec<usize> = vec![0; part.dispersive.len()];
-                for g in &s.dispersive {
-                    let Some(di) = part.dispersive_index(g.component, g.material) else {
-                        return Ok(Err("the saved state lacks a dispersive group".into()));
+                // The part's arrays are the slab's, name for name (load_in_parts checked).
+                for a in self.registered(s) {
+                    let Some(saved) = part.array(&a.name) else {
+                        return Ok(Err(format!("the saved state lacks `{}`", a.name)));
                     };
-                    let d = &part.dispersive[di];
-                    let (total, off) = (d.e_prev.len(), offsets[di]);
-                    self.dev
-                        .upload(s.gpu, g.e_prev, bytes_of(&d.e_prev[off..off + g.n]))?;
-                    let slots = self.state_len(g.material);
-                    let mut state = Vec::with_capacity(g.n * slots);
-                    for slot in 0..slots {
-                        state.extend_from_slice(&d.state[slot * total + off..][..g.n]);
-                    }
-                    if !state.is_empty() {
-                        self.dev.upload(s.gpu, g.state, bytes_of(&state))?;
-                    }
-                    offsets[di] += g.n;
+                    self.upload_array(s, &a, &saved.values)?;
                 }
             }
         }
