@@ -8,10 +8,14 @@
 //! on p reads each value while the planes around p are still in cache; E on p is written only
 //! after the last H update that reads it (H on p itself).
 //!
-//! Every pass the sweep applies is local to the plane: the curl and its CPML correction, the
-//! sources, the TF/SF face corrections (each plane's points in group order), the dispersive
-//! poles of the plane's cells and the PEC faces; the cell sees exactly the arithmetic of the
-//! two-pass step in the same order, so the fields are the same bits. The one pass that is not
+//! The sweep walks the pass lists ([`crate::backend::pass::H_PASSES`], `E_PASSES`) on each
+//! plane, calling each pass's per-plane form ([`Slab::pass_on_plane`], beside its whole-slab
+//! form [`Slab::run_pass`]): it restates no order of its own, so a pass added to a list runs in
+//! the sweep too once it has a per-plane form. Every pass today is local to the plane: the
+//! curl and its CPML correction, the sources, the TF/SF face corrections (each plane's points
+//! in group order), the dispersive poles of the plane's cells and the PEC faces; the cell sees
+//! exactly the arithmetic of the two-pass step in the same order, so the fields are the same
+//! bits. The one pass that is not
 //! plane-local, the TF/SF source's 1-D incident grid, advances for both half steps before the
 //! sweep: the H corrections read its E nodes, which the E half's advance does not touch.
 //!
@@ -30,7 +34,7 @@
 
 use super::tfsf::Incident;
 use super::{copy_plane_region, cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
-use crate::backend::{Backend, Half};
+use crate::backend::{Backend, Half, Pass};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::model::{Component, Region};
 use crate::real::Real;
@@ -587,9 +591,9 @@ impl<T: Real> CpuBackend<T> {
 }
 
 impl<T: Real> Slab<T> {
-    /// Every H pass on local plane `p`: the curl of E with the CPML correction, the magnetic
-    /// sheets, the TF/SF H corrections (the incident grid already advanced; `ahead` where
-    /// given, else the slab's own).
+    /// Every H pass on local plane `p`, walking [`crate::backend::pass::H_PASSES`] in its
+    /// per-plane form ([`Slab::pass_on_plane`]); the TF/SF corrections read the incident grid
+    /// `ahead` where given (already advanced), else the slab's own.
     fn fused_h(
         &mut self,
         sh: &Shared<T>,
@@ -598,38 +602,13 @@ impl<T: Real> Slab<T> {
         magnetic: &[f64],
         ahead: Option<&Incident<T>>,
     ) {
-        let plane = sh.ny * sh.nz;
-        let o = p * plane;
-        let psi = one_plane_psi(
-            sh,
-            &self.pml_x_planes,
-            [&mut self.psi_x, &mut self.psi_y, &mut self.psi_z],
-            2,
-            p,
-        );
-        let [hx, hy, hz] = &mut self.h;
-        h_curl_cpml(
-            sh,
-            self.range.x0,
-            p - 1,
-            &self.e,
-            rows.clone(),
-            (&self.hmat, &self.hrow_mat),
-            [
-                &mut hx[o..o + plane],
-                &mut hy[o..o + plane],
-                &mut hz[o..o + plane],
-            ],
-            psi,
-        );
-        self.inject_magnetic(sh, magnetic, p..p + 1, rows.clone());
-        self.tfsf(sh, Half::H, p..p + 1, rows, ahead);
+        for &pass in Half::H.passes() {
+            self.pass_on_plane(sh, Half::H, pass, p, rows.clone(), magnetic, ahead);
+        }
     }
 
-    /// Every E pass on local plane `p`, in the order of [`crate::backend::pass::E_PASSES`]:
-    /// the curl of H with the CPML correction, the sources, the TF/SF E corrections, the
-    /// dispersive poles of the plane's cells, the PEC faces; the TF/SF corrections read the
-    /// incident grid `ahead` where given, else the slab's own.
+    /// Every E pass on local plane `p`, walking [`crate::backend::pass::E_PASSES`] as
+    /// [`Slab::fused_h`] walks the H passes.
     fn fused_e(
         &mut self,
         sh: &Shared<T>,
@@ -638,38 +617,97 @@ impl<T: Real> Slab<T> {
         currents: &[f64],
         ahead: Option<&Incident<T>>,
     ) {
+        for &pass in Half::E.passes() {
+            self.pass_on_plane(sh, Half::E, pass, p, rows.clone(), currents, ahead);
+        }
+    }
+
+    /// The per-plane form of `pass` in `half` (what the fused sweeps run, plane by plane, in
+    /// the pass list's order; [`Slab::run_pass`] is its whole-slab form): over rows `rows` of
+    /// local plane `p`, with the half step's source `values`; the TF/SF corrections read the
+    /// incident grid `ahead` where given, else the slab's own, advanced once per half step
+    /// before the sweep reaches the plane.
+    #[allow(clippy::too_many_arguments)] // the sweep's plane, rows, values and grid
+    fn pass_on_plane(
+        &mut self,
+        sh: &Shared<T>,
+        half: Half,
+        pass: Pass,
+        p: usize,
+        rows: Range<usize>,
+        values: &[f64],
+        ahead: Option<&Incident<T>>,
+    ) {
+        match (half, pass) {
+            (_, Pass::CurlCpml) => self.curl_cpml_plane(sh, half, p, rows),
+            (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values, p..p + 1, rows),
+            (Half::E, Pass::Sources) => self.inject(sh, values, p..p + 1, rows),
+            (_, Pass::Tfsf) => self.tfsf(sh, half, p..p + 1, rows, ahead),
+            (Half::E, Pass::Dispersive) => {
+                let o = p * sh.ny * sh.nz;
+                let plane = sh.ny * sh.nz;
+                let (a, b) = (rows.start * sh.nz, rows.end * sh.nz);
+                for g in &mut self.dispersive {
+                    let e = &mut self.e[g.component][o + a..o + b];
+                    g.step_plane(sh, e, o - plane + a..o - plane + b);
+                }
+            }
+            (Half::E, Pass::PecFaces) => self.zero_pec_faces(sh, p..p + 1, rows),
+            (half, pass) => {
+                unreachable!("no {} pass in the {} half step", pass.name(), half.name())
+            }
+        }
+    }
+
+    /// The curl of the other field with the CPML correction on rows `rows` of local plane `p`
+    /// (the per-plane form of the `curl+cpml` pass).
+    fn curl_cpml_plane(&mut self, sh: &Shared<T>, half: Half, p: usize, rows: Range<usize>) {
         let plane = sh.ny * sh.nz;
         let o = p * plane;
+        let first = if half == Half::H { 2 } else { 0 };
         let psi = one_plane_psi(
             sh,
             &self.pml_x_planes,
             [&mut self.psi_x, &mut self.psi_y, &mut self.psi_z],
-            0,
+            first,
             p,
         );
-        let [ex, ey, ez] = &mut self.e;
-        e_curl_cpml(
-            sh,
-            self.range.x0,
-            p - 1,
-            &self.h,
-            rows.clone(),
-            (&self.mat, &self.row_mat),
-            [
-                &mut ex[o..o + plane],
-                &mut ey[o..o + plane],
-                &mut ez[o..o + plane],
-            ],
-            psi,
-        );
-        self.inject(sh, currents, p..p + 1, rows.clone());
-        self.tfsf(sh, Half::E, p..p + 1, rows.clone(), ahead);
-        let (a, b) = (rows.start * sh.nz, rows.end * sh.nz);
-        for g in &mut self.dispersive {
-            let e = &mut self.e[g.component][o + a..o + b];
-            g.step_plane(sh, e, o - plane + a..o - plane + b);
+        match half {
+            Half::H => {
+                let [hx, hy, hz] = &mut self.h;
+                h_curl_cpml(
+                    sh,
+                    self.range.x0,
+                    p - 1,
+                    &self.e,
+                    rows,
+                    (&self.hmat, &self.hrow_mat),
+                    [
+                        &mut hx[o..o + plane],
+                        &mut hy[o..o + plane],
+                        &mut hz[o..o + plane],
+                    ],
+                    psi,
+                );
+            }
+            Half::E => {
+                let [ex, ey, ez] = &mut self.e;
+                e_curl_cpml(
+                    sh,
+                    self.range.x0,
+                    p - 1,
+                    &self.h,
+                    rows,
+                    (&self.mat, &self.row_mat),
+                    [
+                        &mut ex[o..o + plane],
+                        &mut ey[o..o + plane],
+                        &mut ez[o..o + plane],
+                    ],
+                    psi,
+                );
+            }
         }
-        self.zero_pec_faces(sh, p..p + 1, rows);
     }
 }
 
