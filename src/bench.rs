@@ -215,6 +215,30 @@ pub const MIN_SIZE: usize = 24;
 /// The largest cube edge the benchmark accepts: 1e12 cells, a scene's limit.
 pub const MAX_SIZE: usize = 10_000;
 
+/// Why the counts `yee bench` was given cannot be used, if so: steps, slabs, threads and
+/// slabs per GPU at least 1, threads at most [`crate::run::MAX_THREADS`], the cube's edge
+/// from [`MIN_SIZE`] to [`MAX_SIZE`].
+pub fn refused(
+    size: Option<usize>,
+    steps: Option<usize>,
+    (threads, slabs, slabs_per_gpu): (Option<usize>, Option<usize>, usize),
+) -> Option<String> {
+    if steps == Some(0) || slabs == Some(0) || threads == Some(0) || slabs_per_gpu == 0 {
+        return Some("--steps, --slabs, --threads and --slabs-per-gpu must be at least 1".into());
+    }
+    if let Some(message) = crate::run::threads_refused(threads) {
+        return Some(message);
+    }
+    if let Some(n) = size.filter(|&n| n < MIN_SIZE) {
+        return Some(format!(
+            "--size {n} is too small: the cube needs at least {MIN_SIZE} cells along each edge (two 10-cell CPML layers and an interior)"
+        ));
+    }
+    size.filter(|&n| n > MAX_SIZE).map(|n| {
+        format!("--size {n} is too large: at most {MAX_SIZE} ({MAX_SIZE}^3 = 1e12 cells, the most a scene may have)")
+    })
+}
+
 /// Why the benchmark could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum BenchError {

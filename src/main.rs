@@ -5,10 +5,10 @@
 mod progress;
 mod signals;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use yee::run::{BackendChoice, RunError, RunOptions};
+use yee::run::{BackendChoice, EngineChoice, Refusal, RunError, RunOptions};
 use yee::scene::SceneError;
 
 #[derive(Parser)]
@@ -25,171 +25,25 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run a scene and write its results to HDF5.
-    Run {
-        /// The scene file (TOML).
-        scene: PathBuf,
-        /// Output file (default: <simulation.name>.h5 in the current directory).
-        #[arg(short, long)]
-        output: Option<PathBuf>,
-        /// Engine: auto picks CUDA when the grid fits on the GPUs, else the CPU.
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
-        backend: Backend,
-        /// Number of slabs the grid is split into along x (default: one per thread).
-        #[arg(long)]
-        slabs: Option<usize>,
-        /// Worker threads for the CPU backend (default: all cores).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// CUDA: the GPUs to use, by driver ordinal (e.g. 0,2; default: as the plan decides).
-        #[arg(long, value_name = "LIST", value_delimiter = ',')]
-        gpus: Option<Vec<usize>>,
-        /// CUDA: slabs on each GPU (default 1; several test the multi-GPU path on one GPU).
-        /// The same bits: hidden from --help (docs/cli.md, options for tuning and testing).
-        #[arg(long, value_name = "N", hide = true)]
-        slabs_per_gpu: Option<usize>,
-        /// No progress output, only errors.
-        #[arg(short, long)]
-        quiet: bool,
-        /// Replace the output file and its .xmf sidecar if they exist (without this, yee
-        /// refuses rather than overwrite earlier results).
-        #[arg(long)]
-        overwrite: bool,
-        /// Write the whole state to <output stem>.checkpoint.h5 this often (wall time: 90s,
-        /// 30m, 2h), and when stopped; `yee resume` continues from it. SIGTERM always writes one.
-        #[arg(long, value_name = "TIME", value_parser = parse_every)]
-        checkpoint_every: Option<std::time::Duration>,
-        /// Step with the two-pass reference update (H over the grid, then E, each pass timed)
-        /// instead of the fused H+E sweep; the fields are the same bits (hidden from --help).
-        #[arg(long, hide = true)]
-        two_pass: bool,
-        /// CPU: steps the fused sweep takes at once between the steps monitors read (temporal
-        /// blocking; 1 for one step per sweep); the fields are the same bits (hidden from
-        /// --help).
-        #[arg(long, value_name = "N", hide = true, default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
-        steps_per_sweep: u32,
-    },
+    Run(RunArgs),
     /// Continue a run stopped after a checkpoint (SIGTERM, or --checkpoint-every), appending to
     /// its result file, or a stopped scan at its first unfinished trace: the finished file
     /// equals an uninterrupted run's. Backend, slabs, threads and GPUs may differ from the
     /// first run's.
-    Resume {
-        /// The result file of the stopped run (its checkpoint is <stem>.checkpoint.h5 beside it).
-        output: PathBuf,
-        /// Engine: auto picks CUDA when the grid fits on the GPUs, else the CPU.
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
-        backend: Backend,
-        /// Number of slabs the grid is split into along x (default: one per thread).
-        #[arg(long)]
-        slabs: Option<usize>,
-        /// Worker threads for the CPU backend (default: all cores).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// CUDA: the GPUs to use, by driver ordinal (e.g. 0,2; default: as the plan decides).
-        #[arg(long, value_name = "LIST", value_delimiter = ',')]
-        gpus: Option<Vec<usize>>,
-        /// CUDA: slabs on each GPU (default 1; the same bits, hidden from --help).
-        #[arg(long, value_name = "N", hide = true)]
-        slabs_per_gpu: Option<usize>,
-        /// No progress output, only errors.
-        #[arg(short, long)]
-        quiet: bool,
-        /// Go on writing checkpoints this often (90s, 30m, 2h), as `yee run --checkpoint-every`.
-        #[arg(long, value_name = "TIME", value_parser = parse_every)]
-        checkpoint_every: Option<std::time::Duration>,
-    },
+    Resume(ResumeArgs),
     /// The CUDA driver, NVRTC and GPUs this machine has, or why CUDA cannot be used.
     Devices,
     /// Update throughput on a vacuum cube with a 10-cell CPML (or PEC walls), fused and
     /// two-pass side by side: Mcells/s and the fractions of the two-pass and fused rooflines
     /// at the memory bandwidth measured in the same run.
-    Bench {
-        /// Engine (auto: CUDA when usable, else the CPU).
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
-        backend: Backend,
-        /// Cells along each edge of the cube (default: 512 on CUDA, 128 on the CPU).
-        #[arg(long)]
-        size: Option<usize>,
-        /// Field precision.
-        #[arg(long, value_enum, default_value_t = PrecisionArg::F32)]
-        precision: PrecisionArg,
-        /// Timed steps (default: 100 on CUDA, 20 on the CPU).
-        #[arg(long)]
-        steps: Option<usize>,
-        /// CPU worker threads (default: all cores).
-        #[arg(long)]
-        threads: Option<usize>,
-        /// CPU slabs (default: one per thread).
-        #[arg(long)]
-        slabs: Option<usize>,
-        /// CUDA: the GPUs to use, by driver ordinal (default: 0).
-        #[arg(long, value_name = "LIST", value_delimiter = ',')]
-        gpus: Option<Vec<usize>>,
-        /// CUDA: slabs on each GPU.
-        #[arg(long, value_name = "N", default_value_t = 1)]
-        slabs_per_gpu: usize,
-        /// Fill half the cube with a two-pole Drude-Lorentz metal (the dispersive pass).
-        #[arg(long)]
-        metal: bool,
-        /// PEC walls instead of the 10-cell CPML.
-        #[arg(long)]
-        pec: bool,
-        /// Time the fused H+E sweep only (default: fused and two-pass side by side).
-        #[arg(long, conflicts_with = "two_pass")]
-        fused: bool,
-        /// Time the two-pass update only.
-        #[arg(long)]
-        two_pass: bool,
-        /// CPU: steps the fused mode sweeps at once (temporal blocking, as `yee run`; 1 for one
-        /// step per sweep).
-        #[arg(long, value_name = "N", default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
-        steps_per_sweep: u32,
-        /// Print the result as one JSON object.
-        #[arg(long)]
-        json: bool,
-    },
+    Bench(BenchArgs),
     /// Check a scene without running it: print the grid and any warnings.
     Check {
         /// The scene file (TOML).
         scene: PathBuf,
     },
     /// Dry run: the memory a scene needs, where it fits, the slab split and a time estimate.
-    Plan {
-        /// The scene file (TOML).
-        scene: PathBuf,
-        /// Print one JSON object (schema in docs/plan.md) instead of the report.
-        #[arg(long)]
-        json: bool,
-        /// GPUs to plan for instead of those present: COUNTxSIZE or COUNTxMODEL, comma-separated
-        /// (4x80GiB, 2xH100, 8xH200, 1xH100,1xA100-40GB).
-        #[arg(long, value_name = "SPEC", value_parser = parse_gpus_arg)]
-        gpus: Option<GpuSpec>,
-        /// Host memory to plan for instead of this machine's available memory (256GiB, 512GB).
-        #[arg(long, value_name = "SIZE", value_parser = yee::plan::parse_size)]
-        host_memory: Option<u64>,
-        /// Engine: auto picks CUDA when the grid fits on the GPUs, else the CPU.
-        #[arg(long, value_enum, default_value_t = Backend::Auto)]
-        backend: Backend,
-        /// Price of one GPU for one hour, for a cost estimate.
-        #[arg(long, value_name = "PER_GPU_HOUR", value_parser = parse_price)]
-        price: Option<f64>,
-        /// Slabs on each GPU, as `yee run --slabs-per-gpu` (default 1).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-        slabs_per_gpu: Option<u64>,
-        /// Plan one domain over R MPI ranks, one per node like this one (or --host-memory):
-        /// each rank's slabs and bytes, and the halo traffic over the network.
-        #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..))]
-        ranks: Option<u64>,
-        /// The interconnect between ranks, for the halo time (200Gbit/s, 25GB/s; default
-        /// 100Gbit/s).
-        #[arg(long, value_name = "BANDWIDTH", value_parser = yee::plan::ranks::parse_network, requires = "ranks")]
-        network: Option<f64>,
-        /// Worker threads of each rank, as `yee run --threads` (default: all cores).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-        threads: Option<u64>,
-        /// Slabs in all, as `yee run --slabs` (default: one per thread).
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-        slabs: Option<u64>,
-    },
+    Plan(PlanArgs),
     /// The material library: every fit a scene can name with `{ library = "..." }`, with its
     /// band, poles and source.
     Materials,
@@ -205,6 +59,179 @@ enum Command {
         #[arg(long, value_name = "MIN:MAX:COUNT", default_value = "0:360:73", value_parser = parse_phi)]
         phi: Angles,
     },
+}
+
+/// The engine options of `yee run` and `yee resume`.
+#[derive(Args)]
+struct EngineArgs {
+    /// Engine: auto picks CUDA when the grid fits on the GPUs, else the CPU.
+    #[arg(long, default_value = "auto", value_parser = backend_arg())]
+    backend: BackendChoice,
+    /// Number of slabs the grid is split into along x (default: one per thread).
+    #[arg(long)]
+    slabs: Option<usize>,
+    /// Worker threads for the CPU backend (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// CUDA: the GPUs to use, by driver ordinal (e.g. 0,2; default: as the plan decides).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    gpus: Option<Vec<usize>>,
+    /// CUDA: slabs on each GPU (default 1; several test the multi-GPU path on one GPU).
+    /// The same bits: hidden from --help (docs/cli.md, options for tuning and testing).
+    #[arg(long, value_name = "N", hide = true)]
+    slabs_per_gpu: Option<usize>,
+    /// No progress output, only errors.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+impl EngineArgs {
+    /// The options as the library takes them.
+    fn choice(&self) -> EngineChoice {
+        EngineChoice {
+            backend: self.backend,
+            slabs: self.slabs,
+            threads: self.threads,
+            gpus: self.gpus.clone(),
+            slabs_per_gpu: self.slabs_per_gpu,
+        }
+    }
+}
+
+/// `yee run`'s arguments.
+#[derive(Args)]
+struct RunArgs {
+    /// The scene file (TOML).
+    scene: PathBuf,
+    /// Output file (default: <simulation.name>.h5 in the current directory).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Replace the output file and its .xmf sidecar if they exist (without this, yee
+    /// refuses rather than overwrite earlier results).
+    #[arg(long)]
+    overwrite: bool,
+    /// Write the whole state to <output stem>.checkpoint.h5 this often (wall time: 90s,
+    /// 30m, 2h), and when stopped; `yee resume` continues from it. SIGTERM always writes one.
+    #[arg(long, value_name = "TIME", value_parser = parse_every)]
+    checkpoint_every: Option<std::time::Duration>,
+    /// Step with the two-pass reference update (H over the grid, then E, each pass timed)
+    /// instead of the fused H+E sweep; the fields are the same bits (hidden from --help).
+    #[arg(long, hide = true)]
+    two_pass: bool,
+    /// CPU: steps the fused sweep takes at once between the steps monitors read (temporal
+    /// blocking; 1 for one step per sweep); the fields are the same bits (hidden from
+    /// --help).
+    #[arg(long, value_name = "N", hide = true, default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
+    steps_per_sweep: u32,
+}
+
+/// `yee resume`'s arguments.
+#[derive(Args)]
+struct ResumeArgs {
+    /// The result file of the stopped run (its checkpoint is <stem>.checkpoint.h5 beside it).
+    output: PathBuf,
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Go on writing checkpoints this often (90s, 30m, 2h), as `yee run --checkpoint-every`.
+    #[arg(long, value_name = "TIME", value_parser = parse_every)]
+    checkpoint_every: Option<std::time::Duration>,
+}
+
+/// `yee bench`'s arguments.
+#[derive(Args)]
+struct BenchArgs {
+    /// Engine (auto: CUDA when usable, else the CPU).
+    #[arg(long, default_value = "auto", value_parser = backend_arg())]
+    backend: BackendChoice,
+    /// Cells along each edge of the cube (default: 512 on CUDA, 128 on the CPU).
+    #[arg(long)]
+    size: Option<usize>,
+    /// Field precision.
+    #[arg(long, value_enum, default_value_t = PrecisionArg::F32)]
+    precision: PrecisionArg,
+    /// Timed steps (default: 100 on CUDA, 20 on the CPU).
+    #[arg(long)]
+    steps: Option<usize>,
+    /// CPU worker threads (default: all cores).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// CPU slabs (default: one per thread).
+    #[arg(long)]
+    slabs: Option<usize>,
+    /// CUDA: the GPUs to use, by driver ordinal (default: 0).
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    gpus: Option<Vec<usize>>,
+    /// CUDA: slabs on each GPU.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    slabs_per_gpu: usize,
+    /// Fill half the cube with a two-pole Drude-Lorentz metal (the dispersive pass).
+    #[arg(long)]
+    metal: bool,
+    /// PEC walls instead of the 10-cell CPML.
+    #[arg(long)]
+    pec: bool,
+    /// Time the fused H+E sweep only (default: fused and two-pass side by side).
+    #[arg(long, conflicts_with = "two_pass")]
+    fused: bool,
+    /// Time the two-pass update only.
+    #[arg(long)]
+    two_pass: bool,
+    /// CPU: steps the fused mode sweeps at once (temporal blocking, as `yee run`; 1 for one
+    /// step per sweep).
+    #[arg(long, value_name = "N", default_value_t = yee::run::DEFAULT_STEPS_PER_SWEEP as u32, value_parser = clap::value_parser!(u32).range(1..=64))]
+    steps_per_sweep: u32,
+    /// Print the result as one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+/// `yee plan`'s arguments.
+#[derive(Args)]
+struct PlanArgs {
+    /// The scene file (TOML).
+    scene: PathBuf,
+    /// Print one JSON object (schema in docs/plan.md) instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// GPUs to plan for instead of those present: COUNTxSIZE or COUNTxMODEL, comma-separated
+    /// (4x80GiB, 2xH100, 8xH200, 1xH100,1xA100-40GB).
+    #[arg(long, value_name = "SPEC", value_parser = parse_gpus_arg)]
+    gpus: Option<GpuSpec>,
+    /// Host memory to plan for instead of this machine's available memory (256GiB, 512GB).
+    #[arg(long, value_name = "SIZE", value_parser = yee::plan::parse_size)]
+    host_memory: Option<u64>,
+    /// Engine: auto picks CUDA when the grid fits on the GPUs, else the CPU.
+    #[arg(long, default_value = "auto", value_parser = backend_arg())]
+    backend: BackendChoice,
+    /// Price of one GPU for one hour, for a cost estimate.
+    #[arg(long, value_name = "PER_GPU_HOUR", value_parser = parse_price)]
+    price: Option<f64>,
+    /// Slabs on each GPU, as `yee run --slabs-per-gpu` (default 1).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    slabs_per_gpu: Option<u64>,
+    /// Plan one domain over R MPI ranks, one per node like this one (or --host-memory):
+    /// each rank's slabs and bytes, and the halo traffic over the network.
+    #[arg(long, value_name = "R", value_parser = clap::value_parser!(u64).range(1..))]
+    ranks: Option<u64>,
+    /// The interconnect between ranks, for the halo time (200Gbit/s, 25GB/s; default
+    /// 100Gbit/s).
+    #[arg(long, value_name = "BANDWIDTH", value_parser = yee::plan::ranks::parse_network, requires = "ranks")]
+    network: Option<f64>,
+    /// Worker threads of each rank, as `yee run --threads` (default: all cores).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    threads: Option<u64>,
+    /// Slabs in all, as `yee run --slabs` (default: one per thread).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    slabs: Option<u64>,
+}
+
+/// The parser of `--backend`: its names listed in `--help`.
+fn backend_arg() -> impl clap::builder::TypedValueParser<Value = BackendChoice> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(BackendChoice::NAMES)
+        .map(|s| s.parse::<BackendChoice>().expect("one of the listed names"))
 }
 
 /// Evenly spaced angles from `--theta` or `--phi`.
@@ -330,13 +357,6 @@ fn parse_price(s: &str) -> Result<f64, String> {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-enum Backend {
-    Auto,
-    Cpu,
-    Cuda,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
 enum PrecisionArg {
     F32,
     F64,
@@ -353,128 +373,26 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     match cli.command {
-        Command::Run {
-            scene,
-            output,
-            backend,
-            slabs,
-            threads,
-            gpus,
-            slabs_per_gpu,
-            quiet,
-            overwrite,
-            checkpoint_every,
-            two_pass,
-            steps_per_sweep,
-        } => run(
-            scene,
-            output,
-            backend,
-            slabs,
-            threads,
-            (gpus, slabs_per_gpu),
-            (quiet, overwrite, two_pass),
-            (checkpoint_every, steps_per_sweep),
-        ),
-        Command::Resume {
-            output,
-            backend,
-            slabs,
-            threads,
-            gpus,
-            slabs_per_gpu,
-            quiet,
-            checkpoint_every,
-        } => resume(
-            output,
-            backend,
-            slabs,
-            threads,
-            (gpus, slabs_per_gpu),
-            quiet,
-            checkpoint_every,
-        ),
+        Command::Run(args) => run(args),
+        Command::Resume(args) => resume(args),
         Command::Devices => devices(),
-        Command::Bench {
-            backend,
-            size,
-            precision,
-            steps,
-            threads,
-            slabs,
-            gpus,
-            slabs_per_gpu,
-            metal,
-            pec,
-            fused,
-            two_pass,
-            steps_per_sweep,
-            json,
-        } => bench(
-            backend,
-            size,
-            precision,
-            steps,
-            threads,
-            slabs,
-            gpus,
-            slabs_per_gpu,
-            (metal, pec, json),
-            (fused, two_pass, steps_per_sweep),
-        ),
+        Command::Bench(args) => bench(args),
         Command::Check { scene } => check(scene),
         Command::Farfield { file, theta, phi } => farfield(file, theta, phi),
         Command::Materials => materials(),
-        Command::Plan {
-            scene,
-            json,
-            gpus,
-            host_memory,
-            backend,
-            price,
-            slabs_per_gpu,
-            ranks,
-            network,
-            threads,
-            slabs,
-        } => plan(
-            scene,
-            json,
-            gpus,
-            host_memory,
-            PlanArgs {
-                backend,
-                slabs_per_gpu: slabs_per_gpu.map(|n| n as usize),
-                ranks: ranks.map(|n| n as usize),
-                network,
-                threads: threads.map(|n| n as usize),
-                slabs: slabs.map(|n| n as usize),
-            },
-            price,
-        ),
+        Command::Plan(args) => plan(args),
     }
 }
 
-/// The options of `yee plan` that shape the split.
-struct PlanArgs {
-    backend: Backend,
-    slabs_per_gpu: Option<usize>,
-    ranks: Option<usize>,
-    network: Option<f64>,
-    threads: Option<usize>,
-    slabs: Option<usize>,
-}
-
-fn plan(
-    scene: PathBuf,
-    json: bool,
-    gpus: Option<GpuSpec>,
-    host_memory: Option<u64>,
-    args: PlanArgs,
-    price: Option<f64>,
-) -> ExitCode {
+/// `yee plan`: the plan of a scene (and over ranks), as a report or JSON.
+fn plan(args: PlanArgs) -> ExitCode {
     let PlanArgs {
+        scene,
+        json,
+        gpus,
+        host_memory,
         backend,
+        price,
         slabs_per_gpu,
         ranks,
         network,
@@ -491,20 +409,16 @@ fn plan(
         hardware.measure_host_bandwidth();
     }
     let options = yee::plan::PlanOptions {
-        backend: match backend {
-            Backend::Auto => BackendChoice::Auto,
-            Backend::Cpu => BackendChoice::Cpu,
-            Backend::Cuda => BackendChoice::Cuda,
-        },
+        backend,
         price_per_gpu_hour: price,
-        slabs_per_gpu,
-        threads,
-        slabs,
+        slabs_per_gpu: slabs_per_gpu.map(|n| n as usize),
+        threads: threads.map(|n| n as usize),
+        slabs: slabs.map(|n| n as usize),
         ..Default::default()
     };
     let p = yee::plan::plan(&model, &hardware, &options);
-    let over_ranks =
-        ranks.map(|r| yee::plan::ranks::plan_ranks(&model, &hardware, &options, r, network));
+    let over_ranks = ranks
+        .map(|r| yee::plan::ranks::plan_ranks(&model, &hardware, &options, r as usize, network));
     let checkpoint = yee::checkpoint::estimate_bytes(&model);
     let write_rate = yee::checkpoint::ASSUMED_WRITE_BYTES_PER_S;
     if json {
@@ -537,7 +451,7 @@ fn plan(
 
 /// Load a scene, printing warnings; on failure print the problems and return exit code 2.
 fn load(scene: &std::path::Path) -> Result<yee::model::Model, ExitCode> {
-    load_model(scene).map_err(Refusal::say)
+    load_model(scene).map_err(say)
 }
 
 /// The model of `scene` (warnings printed, by rank 0 alone over MPI ranks: every rank reads
@@ -558,64 +472,20 @@ fn load_model(scene: &std::path::Path) -> Result<yee::model::Model, Refusal> {
     }
 }
 
-/// Why a command cannot go on: the message (after "error: ") and the exit code.
-struct Refusal {
-    message: String,
-    code: u8,
+/// Print a refusal and give its exit code.
+fn say(refusal: Refusal) -> ExitCode {
+    eprintln!("error: {}", refusal.message);
+    ExitCode::from(refusal.code)
 }
 
-impl Refusal {
-    /// Bad input or a result that cannot be written: exit 2.
-    fn input(message: impl Into<String>) -> Self {
-        Refusal {
-            message: message.into(),
-            code: 2,
-        }
-    }
-
-    /// Print it and give its exit code.
-    fn say(self) -> ExitCode {
-        eprintln!("error: {}", self.message);
-        ExitCode::from(self.code)
-    }
-}
-
-/// The agreement of every rank to start a run that each has prepared (`prepared`), once they
-/// all have: over MPI ranks a rank that stopped alone would leave the others waiting for it
-/// forever in the run's first collective call. Rank 0 prints its own refusal and every other
-/// rank's that differs from it (naming the rank and host: one node may not see a file
-/// another does), and a rank that could start exits 2 with the others. One process: its own
-/// refusal, printed.
+/// [`yee::ranks::agree_to_start`], its refusal printed.
 fn agree_to_start<T>(prepared: Result<T, Refusal>) -> Result<T, ExitCode> {
-    let world = yee::ranks::world();
-    if world.size == 1 {
-        return prepared.map_err(Refusal::say);
-    }
-    let mine = match &prepared {
-        Ok(_) => String::new(),
-        Err(r) => format!("{}\t{}", yee::ranks::this_host(), r.message),
-    };
-    let all = yee::ranks::gather_strings(&mine);
-    let message = |m: &str| {
-        m.split_once('\t')
-            .map_or(String::new(), |(_, m)| m.to_string())
-    };
-    if world.is_root() {
-        let first = message(&all[0]);
-        for (r, m) in all.iter().enumerate().filter(|(_, m)| !m.is_empty()) {
-            let (host, text) = m.split_once('\t').unwrap_or(("", m));
-            if r == 0 {
-                eprintln!("error: {text}");
-            } else if text != first {
-                eprintln!("error: rank {r} on {host}: {text}");
-            }
+    yee::ranks::agree_to_start(prepared).map_err(|(code, lines)| {
+        for line in lines {
+            eprintln!("error: {line}");
         }
-    }
-    match prepared {
-        Err(r) => Err(ExitCode::from(r.code)),
-        Ok(_) if all.iter().any(|m| !m.is_empty()) => Err(ExitCode::from(2)),
-        Ok(t) => Ok(t),
-    }
+        ExitCode::from(code)
+    })
 }
 
 /// `yee materials`: the library's table.
@@ -655,20 +525,22 @@ fn check(scene: PathBuf) -> ExitCode {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
-    scene: PathBuf,
-    output: Option<PathBuf>,
-    backend: Backend,
-    slabs: Option<usize>,
-    threads: Option<usize>,
-    (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
-    (quiet, overwrite, two_pass): (bool, bool, bool),
-    (checkpoint_every, steps_per_sweep): (Option<std::time::Duration>, u32),
-) -> ExitCode {
+/// `yee run`: load the scene, check the options, claim the output, and run.
+fn run(args: RunArgs) -> ExitCode {
+    let RunArgs {
+        scene,
+        output,
+        engine,
+        overwrite,
+        checkpoint_every,
+        two_pass,
+        steps_per_sweep,
+    } = args;
     let prepared = (|| {
         let model = load_model(&scene)?;
-        check_counts(slabs, threads, slabs_per_gpu)?;
+        if let Some(why) = engine.choice().refused() {
+            return Err(Refusal::input(why));
+        }
         let output = output.unwrap_or_else(|| PathBuf::from(format!("{}.h5", model.name)));
         if output.is_dir() {
             // Before the claim, which refuses folders too: here the example names the scene's
@@ -679,13 +551,7 @@ fn run(
                 output.join(format!("{}.h5", model.name)).display()
             )));
         }
-        let (opts, claim) = start_run(
-            &model,
-            output,
-            (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
-            checkpoint_every,
-            overwrite,
-        )?;
+        let (opts, claim) = start_run(&model, output, &engine, checkpoint_every, overwrite)?;
         Ok((model, opts, claim))
     })();
     let (model, mut opts, _claim) = match agree_to_start(prepared) {
@@ -696,30 +562,22 @@ fn run(
         opts.step = yee::backend::StepMode::TwoPass;
     }
     opts.steps_per_sweep = steps_per_sweep as usize;
-    execute(
-        &model,
-        opts,
-        backend,
-        (slabs, threads),
-        (gpus, slabs_per_gpu),
-        quiet,
-    )
+    execute(&model, opts, &engine)
 }
 
 /// `yee resume`: rebuild the model from the checkpoint's scene, check the checkpoint, and
 /// continue the run into its result file. A scan's result file needs no checkpoint: the model
 /// is rebuilt from its `scene` and the remaining traces run into it.
-fn resume(
-    output: PathBuf,
-    backend: Backend,
-    slabs: Option<usize>,
-    threads: Option<usize>,
-    (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
-    quiet: bool,
-    checkpoint_every: Option<std::time::Duration>,
-) -> ExitCode {
+fn resume(args: ResumeArgs) -> ExitCode {
+    let ResumeArgs {
+        output,
+        engine,
+        checkpoint_every,
+    } = args;
     let prepared = (|| {
-        check_counts(slabs, threads, slabs_per_gpu)?;
+        if let Some(why) = engine.choice().refused() {
+            return Err(Refusal::input(why));
+        }
         let checkpoint = yee::checkpoint::path_for(&output);
         if !output.is_file() {
             return Err(Refusal::input(format!(
@@ -775,13 +633,7 @@ fn resume(
             (model, line)
         };
         // The result exists: take the lock without the overwrite check.
-        let (opts, claim) = start_run(
-            &model,
-            output,
-            (backend, slabs, threads, gpus.is_some(), slabs_per_gpu),
-            checkpoint_every,
-            true,
-        )?;
+        let (opts, claim) = start_run(&model, output, &engine, checkpoint_every, true)?;
         Ok((model, resuming, opts, claim))
     })();
     let (model, resuming, mut opts, _claim) = match agree_to_start(prepared) {
@@ -789,37 +641,20 @@ fn resume(
         Err(code) => return code,
     };
     opts.resume = true;
-    if !quiet && yee::ranks::world().is_root() {
+    if !engine.quiet && yee::ranks::world().is_root() {
         eprintln!("{resuming}");
     }
-    execute(
-        &model,
-        opts,
-        backend,
-        (slabs, threads),
-        (gpus, slabs_per_gpu),
-        quiet,
-    )
+    execute(&model, opts, &engine)
 }
 
 /// Run `model` with `opts` and the engine options, and map the outcome to an exit code.
-fn execute(
-    model: &yee::model::Model,
-    mut opts: RunOptions,
-    backend: Backend,
-    (slabs, threads): (Option<usize>, Option<usize>),
-    (gpus, slabs_per_gpu): (Option<Vec<usize>>, Option<usize>),
-    quiet: bool,
-) -> ExitCode {
-    opts.backend = match backend {
-        Backend::Auto => BackendChoice::Auto,
-        Backend::Cpu => BackendChoice::Cpu,
-        Backend::Cuda => BackendChoice::Cuda,
-    };
-    opts.slabs = slabs;
-    opts.threads = threads;
-    opts.gpus = gpus;
-    opts.slabs_per_gpu = slabs_per_gpu;
+fn execute(model: &yee::model::Model, mut opts: RunOptions, engine: &EngineArgs) -> ExitCode {
+    let quiet = engine.quiet;
+    opts.backend = engine.backend;
+    opts.slabs = engine.slabs;
+    opts.threads = engine.threads;
+    opts.gpus = engine.gpus.clone();
+    opts.slabs_per_gpu = engine.slabs_per_gpu;
     // SIGTERM (a scheduler taking the machine) always leaves a checkpoint to resume from.
     opts.checkpoint_on_stop = || signals::exit_code() == 143;
     for w in yee::checkpoint::space_warnings(model, &opts.output, opts.checkpoint_every.is_some()) {
@@ -888,24 +723,17 @@ fn execute(
 /// What `yee run` and `yee resume` do before the run: state the options that cannot be
 /// honoured as given, install the signal handlers (a stop from here on is orderly), and claim
 /// the output, held until the run ends so no other yee run writes this result meanwhile.
-/// `choice` is (backend, slabs, threads, whether --gpus was given, slabs per GPU).
 fn start_run(
     model: &yee::model::Model,
     output: PathBuf,
-    (backend, slabs, threads, gpus, slabs_per_gpu): (
-        Backend,
-        Option<usize>,
-        Option<usize>,
-        bool,
-        Option<usize>,
-    ),
+    engine: &EngineArgs,
     checkpoint_every: Option<std::time::Duration>,
     overwrite: bool,
 ) -> Result<(RunOptions, Option<yee::output::claim::OutputClaim>), Refusal> {
     // Over MPI ranks, rank 0 alone speaks and writes the output (the others only hold slabs).
     let root = yee::ranks::world().is_root();
     if root {
-        for note in option_notes(model, backend, slabs, threads, gpus, slabs_per_gpu) {
+        for note in engine.choice().notes(model) {
             eprintln!("note: {note}");
         }
     }
@@ -921,98 +749,6 @@ fn start_run(
         Ok(claim) => Ok((opts, Some(claim))),
         Err(e) => Err(Refusal::input(e.to_string())),
     }
-}
-
-/// The most worker threads a run takes. More threads than cores only share them (the run
-/// says so); thousands of them spend the run waking each other (5000 on 2 cores did not
-/// finish a 10-step run of 1728 cells, nor stop on SIGTERM between its steps).
-const MAX_THREADS: usize = 1024;
-
-/// Why `--threads` cannot be used, if so.
-fn threads_refused(threads: Option<usize>) -> Option<String> {
-    threads.filter(|&t| t > MAX_THREADS).map(|t| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        format!("--threads {t} is too many: at most {MAX_THREADS} (this machine has {cores} cores; the default is one thread per core)")
-    })
-}
-
-/// The counts of `yee run` and `yee resume` that must be at least 1 (and threads at most
-/// [`MAX_THREADS`]).
-fn check_counts(
-    slabs: Option<usize>,
-    threads: Option<usize>,
-    slabs_per_gpu: Option<usize>,
-) -> Result<(), Refusal> {
-    if slabs == Some(0) || threads == Some(0) || slabs_per_gpu == Some(0) {
-        return Err(Refusal::input(
-            "--slabs, --threads and --slabs-per-gpu must be at least 1",
-        ));
-    }
-    if let Some(message) = threads_refused(threads) {
-        return Err(Refusal::input(message));
-    }
-    Ok(())
-}
-
-/// The options of `yee run` that cannot be honoured as given, and what is done instead: each
-/// is said rather than silently clamped or ignored.
-fn option_notes(
-    model: &yee::model::Model,
-    backend: Backend,
-    slabs: Option<usize>,
-    threads: Option<usize>,
-    gpus: bool,
-    slabs_per_gpu: Option<usize>,
-) -> Vec<String> {
-    let mut notes = Vec::new();
-    let nx = model.grid.shape[0];
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let cuda_flags: Vec<&str> = [
-        (gpus, "--gpus"),
-        (slabs_per_gpu.is_some(), "--slabs-per-gpu"),
-    ]
-    .into_iter()
-    .filter_map(|(given, name)| given.then_some(name))
-    .collect();
-    let cuda_flags = cuda_flags.join(" and ");
-    match backend {
-        Backend::Cpu if !cuda_flags.is_empty() => notes.push(format!(
-            "{cuda_flags} apply to the CUDA backend only: ignored with --backend cpu"
-        )),
-        Backend::Auto if !cuda_flags.is_empty() => {
-            if let Err(e) = yee::backend::cuda::probe_gpus() {
-                notes.push(format!(
-                    "{cuda_flags} ignored: CUDA cannot be used here ({e}), so the run uses the CPU"
-                ));
-            }
-        }
-        Backend::Cuda if slabs.is_some() => notes.push(
-            "--slabs applies to the CPU backend (on CUDA, --slabs-per-gpu splits each GPU's share): ignored with --backend cuda"
-                .to_string(),
-        ),
-        _ => {}
-    }
-    if let Some(s) = slabs.filter(|&s| s > nx) {
-        notes.push(format!(
-            "--slabs {s} is more than the grid's {nx} x planes (a slab is at least one plane): the CPU backend uses {nx} slabs"
-        ));
-    }
-    if let Some(t) = threads {
-        if t > cores {
-            notes.push(format!(
-                "--threads {t} is more than this machine's {cores} cores: the threads share them"
-            ));
-        }
-        let k = yee::plan::cpu_slabs(nx, t, slabs);
-        if t > k {
-            notes.push(format!(
-                "the CPU backend splits the grid into {k} slab{} ({}), so at most {k} of the {t} threads work at once",
-                if k == 1 { "" } else { "s" },
-                if slabs.is_some() { "--slabs" } else { "each at least 8 x planes thick; --slabs to choose" }
-            ));
-        }
-    }
-    notes
 }
 
 fn devices() -> ExitCode {
@@ -1036,48 +772,34 @@ fn devices() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-#[allow(clippy::too_many_arguments)]
-fn bench(
-    backend: Backend,
-    size: Option<usize>,
-    precision: PrecisionArg,
-    steps: Option<usize>,
-    threads: Option<usize>,
-    slabs: Option<usize>,
-    gpus: Option<Vec<usize>>,
-    slabs_per_gpu: usize,
-    (metal, pec, json): (bool, bool, bool),
-    (fused, two_pass, steps_per_sweep): (bool, bool, u32),
-) -> ExitCode {
+/// `yee bench`: check the counts, time the cube, print the result.
+fn bench(args: BenchArgs) -> ExitCode {
     use yee::backend::StepMode;
     use yee::bench::{BenchBackend, BenchOptions};
-    if steps == Some(0) || slabs == Some(0) || threads == Some(0) || slabs_per_gpu == 0 {
-        eprintln!("error: --steps, --slabs, --threads and --slabs-per-gpu must be at least 1");
-        return ExitCode::from(2);
-    }
-    if let Some(message) = threads_refused(threads) {
-        eprintln!("error: {message}");
-        return ExitCode::from(2);
-    }
-    if let Some(n) = size.filter(|&n| n < yee::bench::MIN_SIZE) {
-        eprintln!(
-            "error: --size {n} is too small: the cube needs at least {} cells along each edge (two 10-cell CPML layers and an interior)",
-            yee::bench::MIN_SIZE
-        );
-        return ExitCode::from(2);
-    }
-    if let Some(n) = size.filter(|&n| n > yee::bench::MAX_SIZE) {
-        eprintln!(
-            "error: --size {n} is too large: at most {} ({}^3 = 1e12 cells, the most a scene may have)",
-            yee::bench::MAX_SIZE,
-            yee::bench::MAX_SIZE
-        );
+    let BenchArgs {
+        backend,
+        size,
+        precision,
+        steps,
+        threads,
+        slabs,
+        gpus,
+        slabs_per_gpu,
+        metal,
+        pec,
+        fused,
+        two_pass,
+        steps_per_sweep,
+        json,
+    } = args;
+    if let Some(why) = yee::bench::refused(size, steps, (threads, slabs, slabs_per_gpu)) {
+        eprintln!("error: {why}");
         return ExitCode::from(2);
     }
     let backend = match backend {
-        Backend::Cpu => BenchBackend::Cpu,
-        Backend::Cuda => BenchBackend::Cuda,
-        Backend::Auto => match yee::backend::cuda::probe_gpus() {
+        BackendChoice::Cpu => BenchBackend::Cpu,
+        BackendChoice::Cuda => BenchBackend::Cuda,
+        BackendChoice::Auto => match yee::backend::cuda::probe_gpus() {
             Ok(_) => BenchBackend::Cuda,
             Err(e) => {
                 eprintln!("note: benchmarking the CPU: {e}");

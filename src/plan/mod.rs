@@ -41,14 +41,37 @@ use crate::model::Model;
 use serde::Serialize;
 
 /// Which engine to run on: the user's `--backend`, which the plan decides under.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackendChoice {
     /// CUDA when the plan puts the grid on GPUs, else the CPU.
+    #[default]
     Auto,
     /// The rayon CPU engine.
     Cpu,
     /// CUDA GPUs; an error if none can be used.
     Cuda,
+}
+
+impl BackendChoice {
+    /// The names `--backend` takes, in this order.
+    pub const NAMES: [&'static str; 3] = ["auto", "cpu", "cuda"];
+}
+
+impl std::str::FromStr for BackendChoice {
+    type Err = String;
+
+    /// `auto`, `cpu` or `cuda`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "auto" => Ok(BackendChoice::Auto),
+            "cpu" => Ok(BackendChoice::Cpu),
+            "cuda" => Ok(BackendChoice::Cuda),
+            _ => Err(format!(
+                "expected one of {}, got `{s}`",
+                Self::NAMES.join(", ")
+            )),
+        }
+    }
 }
 
 /// The slab split over GPUs of `usable` bytes each (their memory less the context reserve),

@@ -170,6 +170,46 @@ pub fn ranks_on_host(hosts: &[String], rank: usize) -> usize {
     hosts.iter().filter(|h| **h == hosts[rank]).count().max(1)
 }
 
+/// The agreement of every rank to start a run that each has prepared (`prepared`), once they
+/// all have (collective): over MPI ranks a rank that stopped alone would leave the others
+/// waiting for it forever in the run's first collective call. On refusal, the exit code and
+/// the lines to print: rank 0's own refusal and every other rank's that differs from it
+/// (naming the rank and host: one node may not see a file another does); a rank that could
+/// start exits 2 with the others, and ranks other than 0 print nothing. One process: its own
+/// refusal.
+pub fn agree_to_start<T>(prepared: Result<T, crate::run::Refusal>) -> Result<T, (u8, Vec<String>)> {
+    let world = world();
+    if world.size == 1 {
+        return prepared.map_err(|r| (r.code, vec![r.message]));
+    }
+    let mine = match &prepared {
+        Ok(_) => String::new(),
+        Err(r) => format!("{}\t{}", this_host(), r.message),
+    };
+    let all = gather_strings(&mine);
+    let message = |m: &str| {
+        m.split_once('\t')
+            .map_or(String::new(), |(_, m)| m.to_string())
+    };
+    let mut lines = Vec::new();
+    if world.is_root() {
+        let first = message(&all[0]);
+        for (r, m) in all.iter().enumerate().filter(|(_, m)| !m.is_empty()) {
+            let (host, text) = m.split_once('\t').unwrap_or(("", m));
+            if r == 0 {
+                lines.push(text.to_string());
+            } else if text != first {
+                lines.push(format!("rank {r} on {host}: {text}"));
+            }
+        }
+    }
+    match prepared {
+        Err(r) => Err((r.code, lines)),
+        Ok(_) if all.iter().any(|m| !m.is_empty()) => Err((2, lines)),
+        Ok(t) => Ok(t),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@
 
 mod monitors;
 mod observer;
+mod options;
 #[cfg(feature = "mpi")]
 mod ranks;
 mod scan;
@@ -26,6 +27,7 @@ mod time_loop;
 
 pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo, ScanInfo};
+pub use options::{threads_refused, EngineChoice, Refusal, MAX_THREADS};
 pub use scan::run_scan;
 pub use select::{follow_plan, start_engine, Started};
 pub use step::{
