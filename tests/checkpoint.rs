@@ -615,7 +615,7 @@ phi = { min = 0.0, max = 90.0, count = 2 }
 
 fn round_trip<T: yee::real::Real>(precision: &str) {
     use yee::backend::cpu::CpuBackend;
-    use yee::backend::cuda::{Engine, EngineOptions};
+    use yee::backend::cuda::{CudaEngine, EngineOptions};
     use yee::backend::{Backend, State};
     use yee::decomp::split_even;
     use yee::run::Stepper;
@@ -669,7 +669,7 @@ fn round_trip<T: yee::real::Real>(precision: &str) {
     // The host-compiled CUDA engine, 3 slabs on 2 emulated GPUs, from step a to a + b.
     let three = split_even(nx, 3);
     let dev = HostDevice::new(model.precision, 2, true);
-    let mut gpu = Engine::<HostDevice, T>::new(
+    let mut gpu = CudaEngine::<HostDevice, T>::new(
         dev,
         &model,
         &three,
@@ -734,9 +734,15 @@ fn round_trip<T: yee::real::Real>(precision: &str) {
         "the CPU, loaded part by part",
     );
     let dev = HostDevice::new(model.precision, 2, true);
-    let mut gpu2 =
-        Engine::<HostDevice, T>::new(dev, &model, &two, &[0, 1], EngineOptions::default(), "host")
-            .unwrap();
+    let mut gpu2 = CudaEngine::<HostDevice, T>::new(
+        dev,
+        &model,
+        &two,
+        &[0, 1],
+        EngineOptions::default(),
+        "host",
+    )
+    .unwrap();
     gpu2.set_checkpoint_part_bytes(1);
     gpu2.import_state_from(&from_file(dir.join("cpu.h5")), &copies(&two))
         .unwrap();
@@ -935,7 +941,7 @@ fn a_blown_up_state_never_replaces_a_checkpoint() {
 fn the_state_goes_cpu_to_a_real_gpu_and_back_f32_and_f64() {
     fn on_gpu<T: yee::real::Real>(precision: &str) {
         use yee::backend::cpu::CpuBackend;
-        use yee::backend::cuda::{CudaDevice, Engine, EngineOptions};
+        use yee::backend::cuda::{CudaDevice, CudaEngine, EngineOptions};
         use yee::backend::Backend;
         use yee::decomp::split_even;
         use yee::run::Stepper;
@@ -965,7 +971,7 @@ fn the_state_goes_cpu_to_a_real_gpu_and_back_f32_and_f64() {
         let copies: Vec<_> = h.after_h.iter().chain(&h.after_e).cloned().collect();
         let dev =
             CudaDevice::new_logical(&[0, 0], model.precision).unwrap_or_else(|e| panic!("{e}"));
-        let mut gpu = Engine::<CudaDevice, T>::new(
+        let mut gpu = CudaEngine::<CudaDevice, T>::new(
             dev,
             &model,
             &two,

@@ -21,8 +21,8 @@
 mod cuda_support;
 
 use cuda_support::*;
-use yee::backend::cuda::select::{new_backend, Placement};
-use yee::backend::cuda::{CudaDevice, CudaError, Engine, EngineOptions};
+use yee::backend::cuda::placement::{new_backend, Placement};
+use yee::backend::cuda::{CudaDevice, CudaEngine, CudaError, EngineOptions};
 use yee::decomp::split_even;
 use yee::model::Model;
 use yee::real::Real;
@@ -44,7 +44,7 @@ fn cuda_trace_with<T: Real>(
         .collect();
     let dev = CudaDevice::new_logical(&vec![0; logical_gpus], T::PRECISION)
         .unwrap_or_else(|e| panic!("{e}"));
-    let mut b = Engine::<CudaDevice, T>::new(
+    let mut b = CudaEngine::<CudaDevice, T>::new(
         dev,
         model,
         &ranges,

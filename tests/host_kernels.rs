@@ -21,7 +21,7 @@ use cuda_support::*;
 use std::path::PathBuf;
 use yee::backend::cuda::args::{arg_sizes, rust_arg_sizes};
 use yee::backend::cuda::engine::{estimate, probe_ring_rows};
-use yee::backend::cuda::{Engine, EngineOptions};
+use yee::backend::cuda::{CudaEngine, EngineOptions};
 use yee::backend::{Backend, Half, Pass};
 use yee::decomp::split_even;
 use yee::flux::flux_cells;
@@ -64,7 +64,7 @@ fn host_trace<T: Real>(model: &Model, l: Layout) -> (Trace, Log) {
         .map(|s| s * l.gpus / ranges.len())
         .collect();
     let dev = HostDevice::new(T::PRECISION, l.gpus, l.peer).lagging(l.lag);
-    let mut b = Engine::<HostDevice, T>::new(
+    let mut b = CudaEngine::<HostDevice, T>::new(
         dev,
         model,
         &ranges,
@@ -317,7 +317,7 @@ fn host_engine_reports_allocations_by_category_like_the_cpu_backend() {
     let model = model(PML_SCENE, "f32", 1);
     let ranges = split_even(model.grid.shape[0], 3);
     let dev = HostDevice::new(Precision::F32, 1, false);
-    let b = Engine::<HostDevice, f32>::new(
+    let b = CudaEngine::<HostDevice, f32>::new(
         dev,
         &model,
         &ranges,
@@ -388,7 +388,7 @@ fn engine_bytes<T: Real>(model: &Model, l: Layout) -> (usize, yee::backend::Allo
         .map(|s| s * l.gpus / ranges.len())
         .collect();
     let dev = HostDevice::new(T::PRECISION, l.gpus, l.peer);
-    let b = Engine::<HostDevice, T>::new(
+    let b = CudaEngine::<HostDevice, T>::new(
         dev,
         model,
         &ranges,
@@ -490,7 +490,7 @@ fn host_kernels_without_the_load_pipeline_match_cpu_bit_for_bit() {
     let want = cpu_trace::<f32>(&model);
     let ranges = split_even(model.grid.shape[0], 3);
     let dev = HostDevice::with_kernels(host_kernels_variant(Precision::F32, false), 1, false);
-    let mut b = Engine::<HostDevice, f32>::new(
+    let mut b = CudaEngine::<HostDevice, f32>::new(
         dev,
         &model,
         &ranges,
@@ -565,7 +565,7 @@ fn host_face_patch_dfts_of_flux_and_far_field_boxes_match_cpu_bit_for_bit() {
     drive_with(&model, &mut cpu, &ranges, Reads::Immediate);
     let dev = HostDevice::new(Precision::F64, 1, false);
     let gpu_of = vec![0; 3];
-    let mut host = Engine::<HostDevice, f64>::new(
+    let mut host = CudaEngine::<HostDevice, f64>::new(
         dev,
         &model,
         &ranges,
@@ -640,7 +640,7 @@ components = ["Ez", "Hx"]
     let samples: Vec<_> = model.probes[0].samples.clone();
     let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(&model, &ranges);
     let dev = HostDevice::new(Precision::F32, 2, true).lagging(1);
-    let mut b = Engine::<HostDevice, f32>::new(
+    let mut b = CudaEngine::<HostDevice, f32>::new(
         dev,
         &model,
         &ranges,
@@ -672,11 +672,11 @@ components = ["Ez", "Hx"]
     assert_eq!(got, want);
 }
 
-fn host_engine<T: Real>(model: &Model, slabs: usize, dev: HostDevice) -> Engine<HostDevice, T> {
+fn host_engine<T: Real>(model: &Model, slabs: usize, dev: HostDevice) -> CudaEngine<HostDevice, T> {
     let ranges = split_even(model.grid.shape[0], slabs);
     let gpus = dev.gpus;
     let gpu_of: Vec<usize> = (0..slabs).map(|s| s * gpus / slabs).collect();
-    Engine::<HostDevice, T>::new(
+    CudaEngine::<HostDevice, T>::new(
         dev,
         model,
         &ranges,
@@ -1092,7 +1092,7 @@ fn host_engine_allocates_what_it_counts_with_dispersive_and_magnetic_materials()
         let m = model(&scene, "f32", 10);
         let ranges = split_even(m.grid.shape[0], 3);
         let dev = HostDevice::new(Precision::F32, 1, false);
-        let b = Engine::<HostDevice, f32>::new(
+        let b = CudaEngine::<HostDevice, f32>::new(
             dev,
             &m,
             &ranges,
@@ -1129,7 +1129,7 @@ fn host_engine_refuses_a_material_with_more_poles_than_the_kernel_takes() {
     let extra = m.materials.materials[water].poles[0];
     m.materials.materials[water].poles.push(extra);
     let ranges = split_even(m.grid.shape[0], 1);
-    let err = Engine::<HostDevice, f32>::new(
+    let err = CudaEngine::<HostDevice, f32>::new(
         HostDevice::new(Precision::F32, 1, false),
         &m,
         &ranges,
@@ -1441,7 +1441,7 @@ fn host_engine_reads_and_writes_halo_planes_as_the_cpu_backend() {
 fn engine_launches_per_step(model: &Model, slabs: usize, steps: usize) -> f64 {
     let ranges = split_even(model.grid.shape[0], slabs);
     let dev = HostDevice::new(model.precision, 1, false);
-    let mut b = Engine::<HostDevice, f32>::new(
+    let mut b = CudaEngine::<HostDevice, f32>::new(
         dev,
         model,
         &ranges,

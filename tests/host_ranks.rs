@@ -1,6 +1,6 @@
 //! The CUDA engine's part of a run over MPI ranks, checked without MPI and without a GPU: the
 //! host-compiled kernels behind the engine (as in `tests/host_kernels.rs`), one engine per
-//! rank in one process, each built as a rank builds it (`Engine::for_process` on its own
+//! rank in one process, each built as a rank builds it (`CudaEngine::for_process` on its own
 //! slabs, from its local model and its halos: `RankLayout::local_model`,
 //! `Exchange::process_halos`), stepped in the order the MPI driver steps a rank
 //! (`src/ranks/driver.rs`): the half step's passes; every plane another rank reads
@@ -22,7 +22,7 @@ use cuda_support::host::*;
 use cuda_support::*;
 use yee::backend::cpu::CpuBackend;
 use yee::backend::cuda::engine::estimate_for_process;
-use yee::backend::cuda::{Engine, EngineOptions};
+use yee::backend::cuda::{CudaEngine, EngineOptions};
 use yee::backend::{Backend, Half};
 use yee::decomp::{split_even, ProcessHalos, SlabRange};
 use yee::model::{Component, Model};
@@ -217,8 +217,8 @@ fn rank_engine<T: Real>(
     m: &Model,
     ranges: &[SlabRange],
     halos: ProcessHalos,
-) -> Engine<HostDevice, T> {
-    Engine::<HostDevice, T>::for_process(
+) -> CudaEngine<HostDevice, T> {
+    CudaEngine::<HostDevice, T>::for_process(
         HostDevice::new(T::PRECISION, 1, false),
         m,
         ranges,
@@ -262,7 +262,7 @@ fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
         // What it counts is what the device gave it: beside its count, the same uncounted
         // tables as an engine of the same slabs that exchanges with no other process, so the
         // pinned planes of its exchanges with the other ranks are counted to the byte.
-        let uncounted = |e: &Engine<HostDevice, T>| {
+        let uncounted = |e: &CudaEngine<HostDevice, T>| {
             let log = e.device().log.borrow().clone();
             (log.device_bytes + log.pinned_bytes) as u64 - e.allocation().total()
         };
@@ -369,7 +369,7 @@ fn a_rank_engine_runs_its_interior_after_the_planes_it_sends_are_read() {
     assert_eq!(sent.component, Component::Hy);
     // An interior plane of rank 0 near the dipole (the grid's centre), two planes in.
     let inner = sent.x - 2;
-    let read = |p: &mut RankPart<Engine<HostDevice, f32>>, x: usize| {
+    let read = |p: &mut RankPart<CudaEngine<HostDevice, f32>>, x: usize| {
         let mut v = vec![0f32; plane];
         p.local.read_plane(Component::Hy, 0, x, &mut v);
         v

@@ -10,8 +10,8 @@ use std::cell::RefCell;
 use yee::backend::cuda::args::{Dims, Kernel, Ptr};
 use yee::backend::cuda::engine::{Device, DeviceError, Event, KernelArgs, Stream};
 use yee::backend::cuda::nvrtc::NvrtcError;
-use yee::backend::cuda::select::Placement;
-use yee::backend::cuda::{CudaError, Engine, EngineOptions};
+use yee::backend::cuda::placement::Placement;
+use yee::backend::cuda::{CudaEngine, CudaError, EngineOptions};
 use yee::backend::Backend;
 use yee::model::Model;
 use yee::plan::{self, parse_gpus, BackendChoice, Hardware, Plan, PlanBackend, PlanOptions};
@@ -320,7 +320,7 @@ fn engine_allocates_the_plan_with(m: &Model, p: &Plan, peer: bool) {
         .collect();
     let ranges: Vec<_> = placement.iter().map(|&(r, _)| r).collect();
     let dev = Counting::new(used.len(), peer);
-    let engine = Engine::<Counting, f32>::new(
+    let engine = CudaEngine::<Counting, f32>::new(
         dev,
         m,
         &ranges,
@@ -572,7 +572,7 @@ impl yee::run::Observer for Said {
 }
 
 /// What following a plan on counting devices came to.
-type Followed = Result<yee::run::Started<Engine<Counting, f32>>, yee::run::StartError>;
+type Followed = Result<yee::run::Started<CudaEngine<Counting, f32>>, yee::run::StartError>;
 
 /// Follow `p` as a run does, starting each CUDA plan on a counting device whose GPUs listed
 /// in `full` (plan device indices, which are driver ordinals) run out of memory. Returns what
@@ -597,7 +597,7 @@ fn follow_with_full_gpus(
             let mut dev = Counting::new(devices.len(), true);
             dev.full = devices.iter().position(|d| full.contains(d));
             tried.push(devices);
-            Engine::<Counting, f32>::new(
+            CudaEngine::<Counting, f32>::new(
                 dev,
                 m,
                 &placement.ranges,
@@ -797,7 +797,7 @@ fn without_peer_access_the_staged_halo_planes_are_in_the_plan() {
         p.bytes.staged_halos
     );
     let placement = Placement::of(&p);
-    let engine = Engine::<Counting, f32>::new(
+    let engine = CudaEngine::<Counting, f32>::new(
         Counting::new(2, false),
         &m,
         &placement.ranges,

@@ -1,6 +1,6 @@
 //! Running a model: the engine the plan chose, the shared time loop over it, the output file.
 //!
-//! - `select`: builds the one [`Engine`] value (CPU or CUDA, f32 or f64) from the plan,
+//! - `start`: builds the one [`Engine`] value (CPU or CUDA, f32 or f64) from the plan,
 //!   re-planning without a GPU that runs out of memory ([`follow_plan`]); [`run`] makes the
 //!   one `match` over it and calls the shared loop in each arm.
 //! - `step`: one step as the algorithm, each half step a timed list of passes ([`Stepper`]).
@@ -21,7 +21,7 @@ mod ranks;
 mod scan;
 #[cfg(feature = "mpi")]
 mod scan_ranks;
-mod select;
+mod start;
 mod step;
 mod time_loop;
 
@@ -29,7 +29,7 @@ pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo, ScanInfo};
 pub use options::{threads_refused, EngineChoice, Refusal, MAX_THREADS};
 pub use scan::run_scan;
-pub use select::{follow_plan, start_engine, Started};
+pub use start::{follow_plan, start_engine, Started};
 pub use step::{
     magnetic_source_values, source_values, steps_per_sweep_for, PhaseTimes, Stepper,
     DEFAULT_STEPS_PER_SWEEP,
@@ -282,7 +282,7 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     let hardware = crate::plan::Hardware::detect(None, None);
     let plan = crate::plan::plan(model, &hardware, &plan_options);
     obs.message(&plan.reason);
-    let (engine, ranges) = select::start_engine(model, &hardware, &plan_options, &plan, &pool, obs)
+    let (engine, ranges) = start::start_engine(model, &hardware, &plan_options, &plan, &pool, obs)
         .map_err(RunError::Backend)?;
     // The one dispatch point: every arm runs the same generic loop on a concrete engine. The
     // CPU engines step on the run's worker pool.

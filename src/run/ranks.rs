@@ -134,7 +134,7 @@ impl CudaPart<'_> {
     fn start<T: crate::real::Real>(
         self,
     ) -> Result<(crate::backend::cuda::CudaBackend<T>, String), String> {
-        use crate::backend::cuda::{probe_gpus, CudaDevice, Engine, EngineOptions};
+        use crate::backend::cuda::{probe_gpus, CudaDevice, CudaEngine, EngineOptions};
         // Probing first: it finds out, without a panic, whether the driver library loads.
         let found = probe_gpus().map_err(|e| format!("CUDA cannot be used: {e}"))?;
         if found.is_empty() {
@@ -147,7 +147,7 @@ impl CudaPart<'_> {
         let dev =
             CudaDevice::new(&[ordinal], T::PRECISION).map_err(|e| format!("GPU {ordinal}: {e}"))?;
         let gpu_of = vec![0; self.ranges.len()];
-        let mut engine = Engine::for_process(
+        let mut engine = CudaEngine::for_process(
             dev,
             self.model,
             self.ranges,

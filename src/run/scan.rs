@@ -21,7 +21,7 @@
 //! have run, so the finished file equals an uninterrupted scan's bit for bit.
 
 use super::{
-    select, Observer, PhaseTimes, Progress, Quiet, RunError, RunInfo, RunOptions, ScanInfo,
+    start, Observer, PhaseTimes, Progress, Quiet, RunError, RunInfo, RunOptions, ScanInfo,
     StartError, Stepper, Summary,
 };
 use crate::backend::cpu::CpuBackend;
@@ -677,7 +677,7 @@ fn one_after_another(
         }
         let trace = scan.trace(model, k);
         // The plan's placement holds every trace (they share the grid); its reason was said.
-        let started = select::start_engine(&trace, hardware, options, plan, pool, &mut Quiet);
+        let started = start::start_engine(&trace, hardware, options, plan, pool, &mut Quiet);
         let (engine, ranges) = match started {
             Ok(e) => e,
             Err(e) if k == first => return Err(RunError::Backend(e)),

@@ -8,7 +8,7 @@
 //!   and is the same code whether the device is CUDA or the host-compiled kernels of the tests.
 //! - `nvrtc`, `driver` (feature `cuda`): NVRTC compilation and `CudaDevice`, the engine's
 //!   device on the CUDA driver through cudarc.
-//! - `select`: the plan's GPU placement (`select::Placement::of`) and building the engine
+//! - `placement`: the plan's GPU placement (`placement::Placement::of`) and building the engine
 //!   on it; the plan alone decides which GPUs a run uses.
 //!
 //! cudarc loads libcuda and libnvrtc at run time and panics when one is missing, so every
@@ -21,7 +21,7 @@
 #[allow(missing_docs)]
 pub mod args;
 pub mod engine;
-pub mod select;
+pub mod placement;
 pub mod source;
 
 #[cfg(feature = "cuda")]
@@ -31,11 +31,11 @@ pub mod nvrtc;
 
 #[cfg(feature = "cuda")]
 pub use driver::{driver_version, CudaDevice};
-pub use engine::{Device, DeviceError, Engine, EngineOptions};
+pub use engine::{CudaEngine, Device, DeviceError, EngineOptions};
 
 /// The CUDA backend: the slab engine on the CUDA driver.
 #[cfg(feature = "cuda")]
-pub type CudaBackend<T> = Engine<CudaDevice, T>;
+pub type CudaBackend<T> = CudaEngine<CudaDevice, T>;
 
 /// One GPU as the planner needs it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

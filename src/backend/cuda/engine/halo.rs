@@ -8,7 +8,7 @@
 use super::super::args::*;
 use super::device::{Device, DeviceError, Event, Stream};
 use super::slab::Slab;
-use super::{Engine, EngineOptions};
+use super::{CudaEngine, EngineOptions};
 use crate::backend::{Half, Pass, Phase};
 use crate::decomp::{HaloPlan, HaloSide};
 use crate::real::Real;
@@ -90,7 +90,7 @@ pub(super) fn routes<D: Device>(
     Ok(routes)
 }
 
-impl<D: Device, T: Real> Engine<D, T> {
+impl<D: Device, T: Real> CudaEngine<D, T> {
     /// Start half step `half`. With halo copies to make, mark the point the copies of this
     /// half step wait for (every earlier read of a halo plane is queued before it).
     pub(super) fn begin(&mut self, half: Half) -> Result<(), DeviceError> {
@@ -112,7 +112,7 @@ impl<D: Device, T: Real> Engine<D, T> {
 
     /// Pass `pass` of the half step under way. With halo copies to make, it runs now on the
     /// boundary planes (those a copy reads) and waits in `deferred` for the interior ones,
-    /// which [`Engine::issue_exchange`] launches after the copies so they overlap; without,
+    /// which [`CudaEngine::issue_exchange`] launches after the copies so they overlap; without,
     /// it runs on every plane now.
     pub(super) fn pass(&mut self, pass: Pass, values: &[f64]) -> Result<(), DeviceError> {
         let (half, pi) = (self.half, self.half.index());

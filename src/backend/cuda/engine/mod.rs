@@ -71,7 +71,7 @@ use slab::{Slab, XRun};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
-/// Engine options that are not in the model.
+/// The CUDA engine's options that are not in the model.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct EngineOptions {
     /// Send every halo plane through pinned host memory, even between slabs on one GPU or
@@ -109,7 +109,7 @@ pub fn estimate(model: &Model, ranges: &[SlabRange], real: usize) -> Allocation 
     )
 }
 
-/// [`estimate`] for one process's part of a run over several ([`Engine::for_process`]):
+/// [`estimate`] for one process's part of a run over several ([`CudaEngine::for_process`]):
 /// besides, in `halos`, the pinned host planes its planes for other processes are read
 /// through (one, when it sends any) and those it receives are written from (one per plane
 /// received in a half step), [`ProcessHalos::staging_planes`] of them.
@@ -133,7 +133,7 @@ pub fn estimate_for_process(
 }
 
 /// The slab engine over a device `D`, fields of type `T`.
-pub struct Engine<D: Device, T: Real> {
+pub struct CudaEngine<D: Device, T: Real> {
     dev: D,
     ny: usize,
     nz: usize,
@@ -210,7 +210,7 @@ pub struct Engine<D: Device, T: Real> {
     _t: PhantomData<T>,
 }
 
-impl<D: Device, T: Real> Engine<D, T> {
+impl<D: Device, T: Real> CudaEngine<D, T> {
     /// Allocate and initialise the slabs of `model` split as `ranges` (tiling [0, nx)), slab
     /// `s` on GPU `gpu_of[s]` of `dev`. Fails (freeing everything) if an allocation fails.
     pub fn new(
@@ -225,7 +225,7 @@ impl<D: Device, T: Real> Engine<D, T> {
         Self::for_process(dev, model, ranges, gpu_of, opts, name, halos)
     }
 
-    /// [`Engine::new`] for one process's part of a run over several (MPI ranks): `ranges` are
+    /// [`CudaEngine::new`] for one process's part of a run over several (MPI ranks): `ranges` are
     /// its own slabs (contiguous, inside [0, nx)), `model` the model its monitors were cut to
     /// ([`crate::decomp::ranks::RankLayout::local_model`]), and `halos` its copies between its own
     /// slabs and the planes it sends: those are updated with the boundary planes, before the
@@ -661,7 +661,7 @@ impl<D: Device, T: Real> Engine<D, T> {
         );
 
         let clock = RefCell::new(clock::Clock::new(ngpu, dev.has_marks()));
-        Ok(Engine {
+        Ok(CudaEngine {
             dev,
             ny,
             nz,
@@ -826,7 +826,7 @@ impl<D: Device, T: Real> Engine<D, T> {
     }
 }
 
-impl<D: Device, T: Real> Backend for Engine<D, T> {
+impl<D: Device, T: Real> Backend for CudaEngine<D, T> {
     type Real = T;
 
     fn begin_half(&mut self, half: Half) {

@@ -4,7 +4,7 @@
 use super::super::args::*;
 use super::device::{Device, DeviceError, Event, Stream};
 use super::slab::Slab;
-use super::Engine;
+use super::CudaEngine;
 use crate::model::{Component, Model, Region};
 use crate::real::Real;
 
@@ -133,7 +133,7 @@ pub(super) struct FluxMonitor {
     pub(super) patches: Vec<FluxPatch>,
 }
 
-impl<D: Device, T: Real> Engine<D, T> {
+impl<D: Device, T: Real> CudaEngine<D, T> {
     /// Write this step's probe samples into the next ring row (reading the ring first if it
     /// is full of rows not yet read).
     pub(super) fn queue_probe_row(&mut self) -> Result<(), DeviceError> {

@@ -4,11 +4,11 @@
 use super::super::args::*;
 use super::device::{Device, DeviceError, Stream};
 use super::slab::Slab;
-use super::Engine;
+use super::CudaEngine;
 use crate::backend::{Half, Pass};
 use crate::real::Real;
 
-impl<D: Device, T: Real> Engine<D, T> {
+impl<D: Device, T: Real> CudaEngine<D, T> {
     /// The main update's arguments for `half` on planes [p0, p1) of slab `s`: the H update
     /// takes the primal steps, the E update the dual ones. The x table's address is moved back
     /// by the slab's first global plane less one, so that local plane p reads global x0 + p - 1.
@@ -429,11 +429,11 @@ pub(super) struct DeviceArray {
     /// Its pieces on the slab's GPU.
     pub(super) pieces: Vec<(Ptr, usize)>,
     /// A CPML E psi array along this axis: its outer wall values are zeroed on export
-    /// ([`Engine::zero_wall`]).
+    /// ([`CudaEngine::zero_wall`]).
     pub(super) wall: Option<usize>,
 }
 
-impl<D: Device, T: Real> Engine<D, T> {
+impl<D: Device, T: Real> CudaEngine<D, T> {
     /// The arrays the passes keep for slab `s` ([`crate::backend::pass::arrays`]), by name:
     /// the CPML's psi arrays, the dispersive groups' E^n and pole state, and the slab's copy
     /// of the TF/SF incident grid.

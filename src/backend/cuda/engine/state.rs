@@ -4,13 +4,13 @@
 //!
 //! A slab's device arrays are laid out as the CPU backend's, so the global arrays are the
 //! slabs' arrays concatenated in x order. The arrays besides the fields are the ones the
-//! passes register ([`Engine::registered`]); this file names none of them. The flux
+//! passes register ([`CudaEngine::registered`]); this file names none of them. The flux
 //! accumulators are `[8][frequency][cell]` per part (a patch's cells that lie in one slab,
 //! from cell `cell0` of the patch on).
 
 use super::device::{bytes_of, Device, DeviceError};
 use super::passes::DeviceArray;
-use super::Engine;
+use super::CudaEngine;
 use crate::backend::parts::{
     load_in_parts, mismatch, planes_per_part, Assembler, Loaded, PartReader,
 };
@@ -41,7 +41,7 @@ fn download<D: Device, T: Real>(
     Ok(v)
 }
 
-impl<D: Device, T: Real> Engine<D, T> {
+impl<D: Device, T: Real> CudaEngine<D, T> {
     /// Slab indices in x order.
     fn slab_order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.slabs.len()).collect();

@@ -6,7 +6,7 @@
 
 use super::{Observer, StartError};
 use crate::backend::cpu::CpuBackend;
-use crate::backend::cuda::select::Placement;
+use crate::backend::cuda::placement::Placement;
 use crate::backend::cuda::CudaError;
 use crate::backend::Engine;
 use crate::decomp::SlabRange;
@@ -142,7 +142,7 @@ pub fn start_engine(
 /// The CUDA engine of `model` on `placement`, in the model's precision.
 #[cfg(feature = "cuda")]
 fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
-    use crate::backend::cuda::select::new_backend;
+    use crate::backend::cuda::placement::new_backend;
     use crate::backend::cuda::EngineOptions;
     let opts = EngineOptions::default();
     let mut engine = match model.precision {

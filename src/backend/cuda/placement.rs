@@ -79,7 +79,7 @@ pub fn new_backend<T: crate::real::Real>(
 ) -> Result<super::CudaBackend<T>, super::CudaError> {
     let (ordinals, gpu_of) = placement.devices();
     let dev = super::CudaDevice::new(&ordinals, T::PRECISION)?;
-    Ok(super::Engine::new(
+    Ok(super::CudaEngine::new(
         dev,
         model,
         &placement.ranges,
