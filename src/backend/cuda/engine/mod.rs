@@ -43,6 +43,7 @@
 //! A failed driver call never panics: the engine records the first failure, skips every later
 //! operation, and reports it through [`Backend::failure`].
 
+mod build;
 mod clock;
 mod device;
 mod halo;
@@ -61,13 +62,9 @@ use crate::decomp::{HaloCopy, HaloPlan, HaloSide, ProcessHalos, SlabRange};
 use crate::model::{Component, Model, Region};
 use crate::operator::{Beyond, Operator};
 use crate::real::Real;
-use device::bytes_of;
 use halo::Route;
-use monitors::{
-    flux_part, region_chunks, Chunk, FluxMonitor, FluxPart, FluxPatch, Probes, RingGpu, Slot,
-    Ticket,
-};
-use slab::{Slab, XRun};
+use monitors::{FluxMonitor, Probes, Slot, Ticket};
+use slab::Slab;
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
@@ -252,80 +249,10 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         let t = std::mem::size_of::<T>();
         let ngpu = dev.gpus();
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
-        // The dispersive kernel takes the poles of a material in its argument struct.
-        for m in &model.materials.materials {
-            if !m.pec && m.poles.len() > MAX_POLES {
-                return Err(DeviceError::Failed(format!(
-                    "material `{}` has {} poles; the CUDA engine takes at most {MAX_POLES} per material (lorentz, drude and debye together); use --backend cpu or fewer poles",
-                    m.name,
-                    m.poles.len()
-                )));
-            }
-        }
-
-        // Material tables (E, and H when some material is magnetic) in constant memory, CPML
-        // tables in device memory, on every GPU.
+        build::check_poles(model)?;
         let op = Operator::<T>::new(model);
-        let table = |coef: &[(T, T)]| {
-            let mut ca = vec![T::ZERO; crate::model::MAX_MATERIALS];
-            let mut cb = vec![T::ZERO; crate::model::MAX_MATERIALS];
-            for (i, &(a, b)) in coef.iter().enumerate() {
-                ca[i] = a;
-                cb[i] = b;
-            }
-            (ca, cb)
-        };
-        let (ca, cb) = table(&op.coef);
-        let (hca, hcb) = table(op.hcoef.as_deref().unwrap_or(&[]));
-        let magnetic_materials = op.hcoef.is_some();
-        // The dispersive kernel's arguments per material with poles, pointers left to the groups.
-        let poles: Vec<Option<DispersiveArgs<T>>> = op
-            .dispersive
-            .iter()
-            .map(|d| {
-                d.as_ref().map(|d| {
-                    let mut a = DispersiveArgs {
-                        npoles: d.poles.len() as i32,
-                        g: d.g,
-                        ..Default::default()
-                    };
-                    for (slot, p) in a.poles.iter_mut().zip(&d.poles) {
-                        *slot = PoleArgs::of(p);
-                    }
-                    a
-                })
-            })
-            .collect();
-        let mut pml_coef = Vec::with_capacity(ngpu);
-        let mut inv = Vec::with_capacity(ngpu);
-        let mut finite_flag = Vec::with_capacity(ngpu);
-        for gpu in 0..ngpu {
-            dev.set_constant(gpu, "c_ca", bytes_of(&ca))?;
-            dev.set_constant(gpu, "c_cb", bytes_of(&cb))?;
-            dev.set_constant(gpu, "c_hca", bytes_of(&hca))?;
-            dev.set_constant(gpu, "c_hcb", bytes_of(&hcb))?;
-            let mut axes = [[0; 2]; 3];
-            for (a, axis) in axes.iter_mut().enumerate() {
-                let p = &op.pml[a];
-                for (k, table) in [&p.e, &p.h].into_iter().enumerate() {
-                    if !table.is_empty() {
-                        let ptr = dev.alloc(gpu, table.len() * 4 * t)?;
-                        dev.upload(gpu, ptr, bytes_of(table))?;
-                        axis[k] = ptr;
-                    }
-                }
-            }
-            pml_coef.push(axes);
-            let mut steps = [[0; 3]; 2];
-            for (tables, arrays) in steps.iter_mut().zip([&op.inv_primal, &op.inv_dual]) {
-                for (ptr, values) in tables.iter_mut().zip(arrays) {
-                    *ptr = dev.alloc(gpu, values.len() * t)?;
-                    dev.upload(gpu, *ptr, bytes_of(values))?;
-                }
-            }
-            inv.push(steps);
-            finite_flag.push(dev.alloc(gpu, crate::plan::bytes::FINITE_FLAG_BYTES as usize)?);
-        }
+        let tables = build::tables(&dev, &op)?;
+        let magnetic_materials = tables.magnetic;
 
         let process_planes = halos.staging_planes();
         let ProcessHalos {
@@ -336,316 +263,30 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         let layout = crate::plan::Layout::of(model);
         let mut slabs = Vec::with_capacity(ranges.len());
         let mut allocation = Allocation::default();
-        for (s, &range) in ranges.iter().enumerate() {
-            let gpu = gpu_of[s];
-            let sizes = SlabSizes::of(&layout, range);
-            let mut f = [0; 6];
-            for p in f.iter_mut() {
-                *p = dev.alloc(gpu, sizes.field_len * t)?;
-            }
-            // Material ids of E (and of H when magnetic), as the CPU backend paints them; the
-            // dispersive groups come from the E ids.
-            let mut mat = [0; 3];
-            let mut hmat = [0; 3];
-            let mut ids = vec![0u8; sizes.mat_len];
-            let mut dispersive = Vec::new();
-            let mut dlen = slab::DispersiveLen::default();
-            for (c, m) in mat.iter_mut().enumerate() {
-                ids.fill(0);
-                model.paint_materials(Component::ALL[c], range.x0, range.x1, &mut ids);
-                *m = dev.alloc(gpu, ids.len())?;
-                dev.upload(gpu, *m, &ids)?;
-                for (material, cells) in model.dispersive_cells(Component::ALL[c], range.x0, &ids) {
-                    let state_len = op.dispersive[material as usize]
-                        .as_ref()
-                        .map_or(0, |d| d.state_len());
-                    let n = cells.len();
-                    let cells_ptr = dev.alloc(gpu, 4 * n)?;
-                    dev.upload(gpu, cells_ptr, bytes_of(&cells))?;
-                    let e_prev = dev.alloc(gpu, n * t)?;
-                    let state = dev.alloc(gpu, n * state_len * t)?;
-                    dlen.cells += n as u64;
-                    dlen.state += (n * state_len) as u64;
-                    let plane_start = (0..=range.len())
-                        .map(|i| cells.partition_point(|&q| (q as usize) < i * plane))
-                        .collect();
-                    dispersive.push(slab::DispersiveGroup {
-                        component: c,
-                        material,
-                        n,
-                        cells: cells_ptr,
-                        e_prev,
-                        state,
-                        plane_start,
-                    });
-                }
-            }
-            if magnetic_materials {
-                for (c, m) in hmat.iter_mut().enumerate() {
-                    ids.fill(0);
-                    model.paint_materials(Component::ALL[3 + c], range.x0, range.x1, &mut ids);
-                    *m = dev.alloc(gpu, ids.len())?;
-                    dev.upload(gpu, *m, &ids)?;
-                }
-            }
-            let mut psi = [[0; 4]; 3];
-            for (a, arrays) in psi.iter_mut().enumerate() {
-                for p in arrays.iter_mut() {
-                    if sizes.psi_len[a] > 0 {
-                        *p = dev.alloc(gpu, sizes.psi_len[a] * t)?;
-                    }
-                }
-            }
-            // The x-PML planes of this slab as runs of consecutive planes and layers.
-            let mut x_runs: Vec<XRun> = Vec::new();
-            let mut q = 0;
-            for (p, l) in op.x_layer_planes(range.x0, range.x1) {
-                match x_runs.last_mut() {
-                    Some(r) if r.p1 == p && r.l0 + (r.p1 - r.p0) == l => r.p1 += 1,
-                    _ => x_runs.push(XRun {
-                        p0: p,
-                        p1: p + 1,
-                        l0: l,
-                        q0: q,
-                    }),
-                }
-                q += 1;
-            }
-            debug_assert_eq!(q, sizes.x_planes);
-            let sources = model.sources_in(range.x0, range.x1);
-            let magnetic = model.magnetic_sources_in(range.x0, range.x1);
-            // The TF/SF points of this slab and, when it has any, its copy of the 1-D grid.
-            let mut tfsf = Vec::new();
-            let mut incident = None;
-            let mut tfsf_points = 0;
-            let top_nodes = op.tfsf.as_ref().map_or(0, |t| t.nodes as u64);
-            if let Some(top) = &op.tfsf {
-                for grp in top.slab_groups(range.x0, range.x1, ny, nz) {
-                    if grp.off.is_empty() {
-                        continue;
-                    }
-                    let up = |bytes: &[u8]| -> Result<Ptr, DeviceError> {
-                        let p = dev.alloc(gpu, bytes.len())?;
-                        dev.upload(gpu, p, bytes)?;
-                        Ok(p)
-                    };
-                    tfsf_points += grp.off.len() as u64;
-                    let group = slab::TfsfGroup {
-                        component: grp.component,
-                        off: up(bytes_of(&grp.off))?,
-                        node: up(bytes_of(&grp.node))?,
-                        w: up(bytes_of(&grp.w))?,
-                        fac: up(bytes_of(&grp.fac))?,
-                        plane_start: grp.plane_start.clone(),
-                    };
-                    tfsf.push(group);
-                }
-                if !tfsf.is_empty() {
-                    incident = Some([
-                        dev.alloc(gpu, top.nodes * t)?,
-                        dev.alloc(gpu, top.nodes * t)?,
-                    ]);
-                }
-            }
-            // What was allocated: the plan's lengths, with the dispersive groups as built (the
-            // estimate, from the plan's per-plane counts, is checked against it below).
-            let allocated = SlabSizes {
-                hmat_len: if magnetic_materials { sizes.mat_len } else { 0 },
-                dispersive: dlen,
-                tfsf: (tfsf_points, top_nodes),
-                ..sizes
-            };
-            allocation.add(&allocated.allocation(plane, t));
-            slabs.push(Slab {
-                range,
-                gpu,
-                f,
-                mat,
-                hmat,
-                dispersive,
-                tfsf,
-                incident,
-                psi,
-                x_runs,
-                sources,
-                magnetic,
-                boundary: [vec![], vec![]],
-                interior: [vec![], vec![]],
-            });
+        for (&range, &gpu) in ranges.iter().zip(gpu_of) {
+            let (slab, allocated) = build::slab(
+                &dev,
+                model,
+                (&op, &layout),
+                (range, gpu),
+                magnetic_materials,
+            )?;
+            allocation.add(&allocated);
+            slabs.push(slab);
         }
-
         slab::mark_boundaries(&mut slabs, &plan, &sent);
         let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
         let defers = [0, 1].map(|pi| !routes[pi].is_empty() || !sent[pi].is_empty());
-        // Planes exchanged with other processes pass through pinned memory: a plane's copy
-        // then runs at the full PCIe rate and queues on the compute stream behind the kernels
-        // that wrote it, without waiting for the other streams.
         let process_bytes = crate::plan::bytes::staged_halo_bytes(plane, t);
-        let process_out = if sent.iter().any(|s| !s.is_empty()) {
-            dev.alloc_pinned(0, process_bytes as usize)?
-        } else {
-            0
-        };
-        let mut process_in = [Vec::new(), Vec::new()];
-        for (planes, &n) in process_in.iter_mut().zip(&received) {
-            for _ in 0..n {
-                planes.push(dev.alloc_pinned(0, process_bytes as usize)?);
-            }
-        }
+        let (process_out, process_in) =
+            build::process_planes(&dev, &sent, &received, process_bytes)?;
         allocation.halos += process_planes as u64 * process_bytes;
 
-        // Probes: each model sample's address on its slab's GPU, and a ring of rows per GPU.
-        let slab_of = |x: usize| {
-            slabs
-                .iter()
-                .position(|s| s.range.x0 <= x && x < s.range.x1)
-                .expect("x inside the grid")
-        };
-        let rows = probe_ring_rows(model);
-        let mut probe_ptrs: Vec<Vec<u64>> = vec![Vec::new(); ngpu];
-        let mut column = Vec::new();
-        for p in &model.probes {
-            for &(c, idx) in &p.samples {
-                let s = &slabs[slab_of(idx[0])];
-                let off = ((idx[0] - s.range.x0 + 1) * plane + idx[1] * nz + idx[2]) * t;
-                column.push((s.gpu, probe_ptrs[s.gpu].len()));
-                probe_ptrs[s.gpu].push(s.f[c as usize] + off as u64);
-            }
-        }
-        let mut ring = vec![RingGpu::default(); ngpu];
-        for (gpu, r) in ring.iter_mut().enumerate() {
-            r.n = probe_ptrs[gpu].len();
-            if r.n > 0 {
-                let ptrs = &probe_ptrs[gpu];
-                r.src = dev.alloc(gpu, ptrs.len() * 8)?;
-                dev.upload(gpu, r.src, bytes_of(ptrs))?;
-                r.ring = dev.alloc(gpu, rows * r.n * t)?;
-                r.pinned = dev.alloc_pinned(
-                    gpu,
-                    crate::plan::bytes::probe_mirror_bytes(r.n, rows, t) as usize,
-                )?;
-            }
-            allocation.monitors += crate::plan::bytes::probe_ring_bytes(r.n, rows, t)
-                + crate::plan::bytes::probe_mirror_bytes(r.n, rows, t);
-        }
-        let probes = Probes {
-            gpus: ring,
-            column,
-            rows,
-            ..Default::default()
-        };
-
-        // Snapshots: each component's chunks gathered into device staging, copied to pinned.
-        let mut staging_len = vec![0usize; ngpu];
-        let mut slots = Vec::new();
-        let mut pinned_len = 0;
-        for snap in &model.snapshots {
-            for &(c, region) in &snap.regions {
-                let chunks: Vec<Chunk> = region_chunks(&slabs, plane, nz, c, &region)
-                    .into_iter()
-                    .map(|mut ch| {
-                        ch.staging = staging_len[ch.gpu];
-                        staging_len[ch.gpu] += ch.len;
-                        ch
-                    })
-                    .collect();
-                let mut gpus: Vec<usize> = chunks.iter().map(|ch| ch.gpu).collect();
-                gpus.dedup();
-                slots.push(Slot {
-                    component: c,
-                    region,
-                    chunks,
-                    gpus,
-                    pinned_off: pinned_len,
-                    len: region.len(),
-                    queued: false,
-                });
-                pinned_len += region.len();
-            }
-        }
-        let mut staging = vec![0; ngpu];
-        for (gpu, &len) in staging_len.iter().enumerate() {
-            if len > 0 {
-                staging[gpu] = dev.alloc(gpu, len * t)?;
-            }
-            allocation.monitors += crate::plan::bytes::snapshot_staging_bytes(len, t);
-        }
-        let pinned = if pinned_len > 0 {
-            dev.alloc_pinned(0, pinned_len * t)?
-        } else {
-            0
-        };
-        allocation.monitors += crate::plan::bytes::snapshot_staging_bytes(pinned_len, t);
-        for slot in &mut slots {
-            for ch in slot.chunks.iter_mut() {
-                ch.args.out = staging[ch.gpu];
-                ch.args.out0 = ch.staging as i64;
-            }
-        }
-
-        // Surface DFT monitors: per patch, DFT accumulators next to the fields they read.
-        let mut fluxes = Vec::new();
-        for f in &model.fluxes {
-            let nf = f.frequencies.len();
-            let mut patches = Vec::new();
-            for patch in &f.patches {
-                let h_weights = crate::flux::h_weights(&model.grid, patch);
-                let quadrature = crate::flux::patch_weights(model, patch);
-                let mut parts = Vec::new();
-                for s in &slabs {
-                    let Some((mut args, cell0, part_cells)) =
-                        flux_part(s, patch, nf, plane, [ny, nz], t, h_weights)
-                    else {
-                        continue;
-                    };
-                    args.acc = dev.alloc(
-                        s.gpu,
-                        crate::plan::bytes::flux_accumulator_bytes(nf, part_cells) as usize,
-                    )?;
-                    // The part's quadrature weights, [2][cells], and its row sums: a spectrum
-                    // reads back four values per row and frequency (flux_rows).
-                    let row = patch.count[1].max(1);
-                    let rows = part_cells / row;
-                    let mut w = quadrature[0][cell0..cell0 + part_cells].to_vec();
-                    w.extend_from_slice(&quadrature[1][cell0..cell0 + part_cells]);
-                    let wp = dev.alloc(s.gpu, 8 * w.len())?;
-                    dev.upload(s.gpu, wp, bytes_of(&w))?;
-                    let out = dev.alloc(s.gpu, 32 * nf * rows)?;
-                    parts.push(FluxPart {
-                        gpu: s.gpu,
-                        cell0,
-                        cells: part_cells,
-                        args,
-                        rows: FluxRowsArgs {
-                            acc: args.acc,
-                            w: wp,
-                            out,
-                            cells: args.cells,
-                            row: row as i32,
-                            nf: nf as i32,
-                            pad: 0,
-                        },
-                    });
-                }
-                debug_assert_eq!(parts.iter().map(|p| p.cells).sum::<usize>(), patch.cells());
-                allocation.monitors += parts
-                    .iter()
-                    .map(|p| crate::plan::bytes::flux_part_bytes(nf, p.cells, p.row_count()))
-                    .sum::<u64>();
-                patches.push(FluxPatch {
-                    patch: *patch,
-                    area: crate::flux::cell_area(model, patch),
-                    quadrature,
-                    parts,
-                });
-            }
-            fluxes.push(FluxMonitor {
-                nf,
-                frequencies: f.frequencies.clone(),
-                decimation: f.decimation.max(1),
-                patches,
-            });
-        }
+        let (probes, probe_bytes) = build::probes::<D, T>(&dev, model, &slabs)?;
+        let (slots, staging, pinned, snapshot_bytes) =
+            build::snapshots::<D, T>(&dev, model, &slabs)?;
+        let (fluxes, flux_bytes) = build::fluxes::<D, T>(&dev, model, &slabs)?;
+        allocation.monitors += probe_bytes + snapshot_bytes + flux_bytes;
         debug_assert_eq!(
             allocation,
             estimate_for_process(
@@ -666,10 +307,10 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             ny,
             nz,
             plane,
-            inv,
+            inv: tables.inv,
             ch: op.ch,
             magnetic: magnetic_materials,
-            poles,
+            poles: tables.poles,
             tfsf: op
                 .tfsf
                 .as_ref()
@@ -677,7 +318,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             faces: [op.faces.y_lo, op.faces.y_hi, op.faces.z_lo, op.faces.z_hi].map(Beyond::code),
             zero_min_face: op.faces.zero_min_face,
             layers: op.pml.each_ref().map(|p| (p.lo, p.hi, p.n)),
-            pml_coef,
+            pml_coef: tables.pml_coef,
             slabs,
             plan,
             routes,
@@ -690,7 +331,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             half: Half::E,
             deferred: Vec::new(),
             deferred_len: 0,
-            finite_flag,
+            finite_flag: tables.finite_flag,
             probes,
             slots,
             staging,
