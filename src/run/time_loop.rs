@@ -51,15 +51,30 @@ pub fn time_loop<B: Backend>(
 pub(super) fn time_loop_from<B: Backend>(
     model: &Model,
     backend: &mut B,
-    mut writer: Hdf5Writer,
+    writer: Hdf5Writer,
     ranges: &[SlabRange],
     threads: usize,
     opts: &RunOptions,
     obs: &mut dyn Observer,
     start: usize,
 ) -> Result<Summary, RunError> {
+    obs.start(&run_info(model, backend, ranges, threads));
+    let mut run = Loop::new(model, opts, writer, start);
+    let mut stepper = stepper(model, backend, ranges, threads, opts, obs);
+    stepper.resume_after(start);
+    let failure = run.steps(&mut stepper, obs);
+    run.finish(stepper.backend, failure, obs)
+}
+
+/// What the run tells its observer at the start.
+fn run_info<B: Backend>(
+    model: &Model,
+    backend: &B,
+    ranges: &[SlabRange],
+    threads: usize,
+) -> RunInfo {
     let g = &model.grid;
-    obs.start(&RunInfo {
+    RunInfo {
         backend: backend.name(),
         cells: g.cells(),
         steps: g.steps,
@@ -75,32 +90,28 @@ pub(super) fn time_loop_from<B: Backend>(
             a.monitors += backend.host_monitor_bytes(model);
             a
         },
-    });
+    }
+}
 
-    let mut phases = PhaseTimes::default();
-    let mut monitors = Monitors::new(model);
-    monitors.resume_after(start);
-    let started = Instant::now();
-    let mut last_report = started;
-    let mut last_flush = started;
-    let mut last_checkpoint = started;
-    let mut checkpoints = 0;
-    let mut steps_done = start;
-    let mut failure = None;
-    let checkpoint_path = opts.checkpoint_path();
-    let size_limit = SizeLimit::new(model, <B::Real as crate::real::Real>::PRECISION);
-
-    // The fused sweep runs one thread per slab: with fewer slabs than threads the two-pass
-    // update, parallel within a slab, is the faster one, and the run says so.
+/// The stepper of the run: the fused sweep runs one thread per slab, so with fewer slabs than
+/// threads the two-pass update, parallel within a slab, is the faster one, and the run says
+/// so; several steps per sweep need a thread per slab, and the run line says how many it takes.
+fn stepper<'b, B: Backend>(
+    model: &'b Model,
+    backend: &'b mut B,
+    ranges: &[SlabRange],
+    threads: usize,
+    opts: &RunOptions,
+    obs: &mut dyn Observer,
+) -> Stepper<'b, B> {
     let mode = if backend.fused_sweep_is_per_slab() {
         super::step::mode_for_split(opts.step, ranges.len(), threads)
     } else {
         opts.step
     };
     let fewer_slabs = mode != opts.step;
-    // Several steps per sweep need a thread per slab; the run line says how many it takes.
     let per_sweep = super::step::steps_per_sweep_for(opts.steps_per_sweep, ranges.len(), threads);
-    let mut stepper = Stepper::new(model, backend, ranges)
+    let stepper = Stepper::new(model, backend, ranges)
         .with_mode(mode)
         .with_steps_per_sweep(per_sweep);
     if fewer_slabs && stepper.backend.has_fused_step() {
@@ -112,260 +123,370 @@ pub(super) fn time_loop_from<B: Backend>(
     } else {
         obs.message(&stepper.mode_note());
     }
-    stepper.resume_after(start);
-    let per_sweep = stepper.steps_per_sweep();
-    let flux_in_sweep = stepper.flux_in_sweep();
-    let mut n = start;
-    while n < g.steps {
-        // The steps up to the next one whose fields a monitor or check reads, in one sweep
-        // where the engine can (the steps between are seen by nothing but the next step).
-        // Monitors see E^{n+1} and H^{n+1/2}: the probes are queued after each step (within
-        // a sweep as it passes them), a flux sample's planes within the sweep where the
-        // engine reads them there, the rest now; all written when their data is here.
-        let k =
-            super::step::steps_until_monitors(model, n, opts.check_every, per_sweep, flux_in_sweep);
-        stepper.step_many(k, &monitors.samples, &mut phases);
-        n += k;
-        let backend = &mut *stepper.backend;
-        let t4 = Instant::now();
-        let step = n;
-        let now = Instant::now();
-        // A failed write (a full disk) ends the run like an interrupt, after this step.
-        let written = (|| -> Result<(), OutputError> {
-            if let Some(limit) = &size_limit {
-                limit.check(model, step, &opts.output)?;
-            }
-            let mut wrote_snapshot = monitors.write_snapshots(&mut writer, backend, false)?;
-            for (s, snap) in model.snapshots.iter().enumerate() {
-                if step % snap.every == 0 {
-                    wrote_snapshot |= monitors.queue_snapshot(&mut writer, backend, s, step)?;
-                }
-            }
-            if !model.fluxes.is_empty() {
-                backend.accumulate_flux(step, g.dt);
-            }
-            let timed_flush = now.duration_since(last_flush) > Duration::from_secs(10);
-            if timed_flush {
-                // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
-                write_fluxes(&mut writer, backend, model, step, false)?;
-            }
-            if wrote_snapshot || timed_flush {
-                monitors.write_probes(&model.probes, &mut writer, backend, false);
-                writer.flush::<B::Real>(step)?;
-                last_flush = Instant::now();
-            }
-            Ok(())
-        })();
-        phases.monitors += t4.elapsed();
-        if let Err(e) = written {
-            steps_done = step;
-            failure = Some(Failure::Output(e));
-            break;
-        }
+    stepper
+}
 
-        if let Some(message) = backend.failure() {
-            failure = Some(Failure::Device { step, message });
-            break;
-        }
-        steps_done = step;
-        if step % opts.check_every == 0 || step == g.steps {
-            let c0 = Instant::now();
-            let finite = backend.all_finite();
-            phases.checks += c0.elapsed();
-            if let Some(message) = backend.failure() {
-                steps_done = step - 1;
-                failure = Some(Failure::Device { step, message });
-                break;
-            }
-            if !finite {
-                failure = Some(Failure::NonFinite(non_finite_message(
-                    model,
-                    step,
-                    opts.check_every,
-                )));
-                break;
-            }
-        }
-        if now.duration_since(last_report) > Duration::from_millis(200) {
-            last_report = now;
-            obs.progress(&progress_from(
-                g.cells(),
-                start,
-                step,
-                g.steps,
-                g.dt,
-                started.elapsed(),
-            ));
-        }
-        if opts.stop.load(Ordering::Relaxed) {
-            break;
-        }
-        if let Some(every) = opts.checkpoint_every {
-            if last_checkpoint.elapsed() >= every && step < g.steps {
-                // A blown-up state must not replace the last good checkpoint.
-                if !backend.all_finite() {
-                    failure = Some(Failure::NonFinite(non_finite_message(
-                        model,
-                        step,
-                        opts.check_every,
-                    )));
-                    break;
-                }
-                let c0 = Instant::now();
-                let r = checkpoint(
-                    model,
-                    backend,
-                    &mut writer,
-                    &mut monitors,
-                    step,
-                    &checkpoint_path,
-                );
-                phases.checkpoint += c0.elapsed();
-                last_checkpoint = Instant::now();
-                match r {
-                    Ok(true) => checkpoints += 1,
-                    Ok(false) => {}
-                    Err(e) => {
-                        failure = Some(Failure::Output(e));
-                        break;
-                    }
-                }
-                if let Some(message) = backend.failure() {
-                    failure = Some(Failure::Device { step, message });
-                    break;
-                }
-            }
-        }
-    }
+/// What the time loop keeps between steps: the file, the monitors, the clocks of the reports,
+/// flushes and checkpoints, and how far the run got.
+struct Loop<'a> {
+    model: &'a Model,
+    opts: &'a RunOptions,
+    writer: Hdf5Writer,
+    monitors: Monitors,
+    phases: PhaseTimes,
+    /// The step the run started after (a resumed run's checkpoint; 0 for a new run).
+    start: usize,
+    started: Instant,
+    last_report: Instant,
+    last_flush: Instant,
+    last_checkpoint: Instant,
+    checkpoints: usize,
+    /// Steps whose fields are written (or were, when the run started after them).
+    steps_done: usize,
+    checkpoint_path: std::path::PathBuf,
+    size_limit: Option<SizeLimit>,
+}
 
-    // Whatever is still queued: wait for it (after a device failure, keep what reached the host).
-    // After a failed write, still try to close the file cleanly: the first error is the one
-    // reported.
-    let t6 = Instant::now();
-    let tail = (|| -> Result<(), OutputError> {
-        monitors.write_snapshots(&mut writer, backend, true)?;
-        monitors.write_probes(&model.probes, &mut writer, backend, true);
-        write_fluxes(&mut writer, backend, model, steps_done, true)
-    })();
-    phases.monitors += t6.elapsed();
-    let complete = steps_done == g.steps && failure.is_none() && tail.is_ok();
-    let finished = writer.finish::<B::Real>(steps_done, complete);
-    let complete = complete && finished.is_ok();
-    if failure.is_none() {
-        if let Err(e) = tail.and(finished) {
-            failure = Some(Failure::Output(e));
-        }
-    }
-    // Stopped early by the stop flag with everything written: the checkpoint to resume from.
-    let mut left_checkpoint = None;
-    let stopped = !complete && failure.is_none() && steps_done < g.steps;
-    let want_checkpoint = opts.checkpoint_every.is_some() || (opts.checkpoint_on_stop)();
-    if stopped && want_checkpoint && !backend.all_finite() {
-        // A blown-up state must not replace the last good checkpoint.
-        failure = Some(Failure::NonFinite(non_finite_message(
+impl<'a> Loop<'a> {
+    fn new(model: &'a Model, opts: &'a RunOptions, writer: Hdf5Writer, start: usize) -> Self {
+        let mut monitors = Monitors::new(model);
+        monitors.resume_after(start);
+        let started = Instant::now();
+        Loop {
             model,
-            steps_done,
-            opts.check_every,
-        )));
-    } else if stopped && want_checkpoint {
+            opts,
+            writer,
+            monitors,
+            phases: PhaseTimes::default(),
+            start,
+            started,
+            last_report: started,
+            last_flush: started,
+            last_checkpoint: started,
+            checkpoints: 0,
+            steps_done: start,
+            checkpoint_path: opts.checkpoint_path(),
+            size_limit: SizeLimit::new(model, model.precision),
+        }
+    }
+
+    /// Step to the end, or until the stop flag or a failure: the failure, if any. Per sweep:
+    /// the steps up to the next one whose fields a monitor or check reads, in one sweep where
+    /// the engine can (the steps between are seen by nothing but the next step); then the
+    /// monitors, the checks, a progress report, the stop flag, a checkpoint when due.
+    fn steps<B: Backend>(
+        &mut self,
+        stepper: &mut Stepper<'_, B>,
+        obs: &mut dyn Observer,
+    ) -> Option<Failure> {
+        let steps = self.model.grid.steps;
+        let per_sweep = stepper.steps_per_sweep();
+        let flux_in_sweep = stepper.flux_in_sweep();
+        let mut n = self.start;
+        while n < steps {
+            // Monitors see E^{n+1} and H^{n+1/2}: the probes are queued after each step
+            // (within a sweep as it passes them), a flux sample's planes within the sweep
+            // where the engine reads them there, the rest now; all written when their data is
+            // here.
+            let k = super::step::steps_until_monitors(
+                self.model,
+                n,
+                self.opts.check_every,
+                per_sweep,
+                flux_in_sweep,
+            );
+            stepper.step_many(k, &self.monitors.samples, &mut self.phases);
+            n += k;
+            let backend = &mut *stepper.backend;
+            let now = Instant::now();
+            if let Some(failure) = self.monitors_after(backend, n, now) {
+                return Some(failure);
+            }
+            if let Some(failure) = self.checks_after(backend, n) {
+                return Some(failure);
+            }
+            if now.duration_since(self.last_report) > Duration::from_millis(200) {
+                self.last_report = now;
+                obs.progress(&self.progress(n, self.started.elapsed()));
+            }
+            if self.opts.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            if let Some(failure) = self.checkpoint_when_due(backend, n) {
+                return Some(failure);
+            }
+        }
+        None
+    }
+
+    /// The monitors of `step` (snapshots queued and written, flux DFTs accumulated, probes
+    /// and spectra written on the flushes, the size limit checked) and the device's health
+    /// after them. A failed write (a full disk) ends the run like an interrupt, after this
+    /// step.
+    fn monitors_after<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        step: usize,
+        now: Instant,
+    ) -> Option<Failure> {
+        let t = Instant::now();
+        let written = self.write_monitors(backend, step, now);
+        self.phases.monitors += t.elapsed();
+        if let Err(e) = written {
+            self.steps_done = step;
+            return Some(Failure::Output(e));
+        }
+        if let Some(message) = backend.failure() {
+            return Some(Failure::Device { step, message });
+        }
+        self.steps_done = step;
+        None
+    }
+
+    /// [`Self::monitors_after`]'s writes.
+    fn write_monitors<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        step: usize,
+        now: Instant,
+    ) -> Result<(), OutputError> {
+        let model = self.model;
+        if let Some(limit) = &self.size_limit {
+            limit.check(model, step, &self.opts.output)?;
+        }
+        let writer = &mut self.writer;
+        let mut wrote_snapshot = self.monitors.write_snapshots(writer, backend, false)?;
+        for (s, snap) in model.snapshots.iter().enumerate() {
+            if step % snap.every == 0 {
+                wrote_snapshot |= self.monitors.queue_snapshot(writer, backend, s, step)?;
+            }
+        }
+        if !model.fluxes.is_empty() {
+            backend.accumulate_flux(step, model.grid.dt);
+        }
+        let timed_flush = now.duration_since(self.last_flush) > Duration::from_secs(10);
+        if timed_flush {
+            // Flux spectra are cheap to form but not free: refresh them on the timed flushes.
+            write_fluxes(writer, backend, model, step, false)?;
+        }
+        if wrote_snapshot || timed_flush {
+            self.monitors
+                .write_probes(&model.probes, writer, backend, false);
+            writer.flush::<B::Real>(step)?;
+            self.last_flush = Instant::now();
+        }
+        Ok(())
+    }
+
+    /// The NaN/Inf check every `check_every` steps and at the last one.
+    fn checks_after<B: Backend>(&mut self, backend: &mut B, step: usize) -> Option<Failure> {
+        if step % self.opts.check_every != 0 && step != self.model.grid.steps {
+            return None;
+        }
+        let c0 = Instant::now();
+        let finite = backend.all_finite();
+        self.phases.checks += c0.elapsed();
+        if let Some(message) = backend.failure() {
+            self.steps_done = step - 1;
+            return Some(Failure::Device { step, message });
+        }
+        (!finite).then(|| {
+            Failure::NonFinite(non_finite_message(self.model, step, self.opts.check_every))
+        })
+    }
+
+    /// A checkpoint every `opts.checkpoint_every` of wall time, before the last step; never of
+    /// a blown-up state, which must not replace the last good checkpoint.
+    fn checkpoint_when_due<B: Backend>(&mut self, backend: &mut B, step: usize) -> Option<Failure> {
+        let every = self.opts.checkpoint_every?;
+        if self.last_checkpoint.elapsed() < every || step >= self.model.grid.steps {
+            return None;
+        }
+        if !backend.all_finite() {
+            return Some(Failure::NonFinite(non_finite_message(
+                self.model,
+                step,
+                self.opts.check_every,
+            )));
+        }
+        let written = self.checkpoint(backend, step);
+        self.last_checkpoint = Instant::now();
+        if let Err(e) = written {
+            return Some(Failure::Output(e));
+        }
+        backend
+            .failure()
+            .map(|message| Failure::Device { step, message })
+    }
+
+    /// Write the checkpoint after `step` steps, timed; counted when written.
+    fn checkpoint<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        step: usize,
+    ) -> Result<bool, OutputError> {
         let c0 = Instant::now();
         let r = checkpoint(
-            model,
+            self.model,
             backend,
-            &mut writer,
-            &mut monitors,
-            steps_done,
-            &checkpoint_path,
+            &mut self.writer,
+            &mut self.monitors,
+            step,
+            &self.checkpoint_path,
         );
-        phases.checkpoint += c0.elapsed();
-        match r {
-            Ok(true) => {
-                checkpoints += 1;
-                left_checkpoint = Some(checkpoint_path.clone());
-            }
-            Ok(false) => {}
-            Err(e) => failure = Some(Failure::Output(e)),
+        self.phases.checkpoint += c0.elapsed();
+        if let Ok(true) = r {
+            self.checkpoints += 1;
         }
-        if let (None, Some(message)) = (&failure, backend.failure()) {
-            failure = Some(Failure::Device {
+        r
+    }
+
+    /// The progress after `step` steps, `wall` into the run.
+    fn progress(&self, step: usize, wall: Duration) -> super::Progress {
+        let g = &self.model.grid;
+        progress_from(g.cells(), self.start, step, g.steps, g.dt, wall)
+    }
+
+    /// End the run after `failure` (None: it completed or was stopped): write whatever is
+    /// still queued (after a device failure, what reached the host), finish the file, leave a
+    /// checkpoint when a stop ended the run, remove it when the run completed, and report.
+    fn finish<B: Backend>(
+        mut self,
+        backend: &mut B,
+        mut failure: Option<Failure>,
+        obs: &mut dyn Observer,
+    ) -> Result<Summary, RunError> {
+        let model = self.model;
+        let g = &model.grid;
+        let steps_done = self.steps_done;
+        // After a failed write, still try to close the file cleanly: the first error is the
+        // one reported.
+        let t6 = Instant::now();
+        let tail = (|| -> Result<(), OutputError> {
+            self.monitors
+                .write_snapshots(&mut self.writer, backend, true)?;
+            self.monitors
+                .write_probes(&model.probes, &mut self.writer, backend, true);
+            write_fluxes(&mut self.writer, backend, model, steps_done, true)
+        })();
+        self.phases.monitors += t6.elapsed();
+        let complete = steps_done == g.steps && failure.is_none() && tail.is_ok();
+        let finished = self.writer.finish::<B::Real>(steps_done, complete);
+        let complete = complete && finished.is_ok();
+        if failure.is_none() {
+            if let Err(e) = tail.and(finished) {
+                failure = Some(Failure::Output(e));
+            }
+        }
+        let left_checkpoint = self.checkpoint_on_stop(backend, complete, &mut failure);
+        if complete {
+            // Nothing is left to resume; a checkpoint here would only be a stale copy of the
+            // run.
+            let _ = std::fs::remove_file(&self.checkpoint_path);
+        }
+        let wall = self.started.elapsed();
+        let summary = Summary {
+            backend: backend.name(),
+            cells: g.cells(),
+            steps_done,
+            steps: g.steps,
+            wall,
+            mcells_per_s: self.progress(steps_done, wall).mcells_per_s,
+            phases: self.phases,
+            device: backend.device_times(),
+            output: self.opts.output.clone(),
+            complete,
+            sidecar_warning: None,
+            first_step: self.start,
+            checkpoints: self.checkpoints,
+            checkpoint: left_checkpoint,
+        };
+        drop(self.writer);
+        obs.progress(&progress_from(
+            g.cells(),
+            self.start,
+            steps_done,
+            g.steps,
+            g.dt,
+            wall,
+        ));
+        if summary.checkpoints > 0 {
+            obs.message(&format!(
+                "checkpoints: {} written in {:.2} s ({:.0}% of the run){}",
+                summary.checkpoints,
+                summary.phases.checkpoint.as_secs_f64(),
+                100.0 * summary.phases.checkpoint.as_secs_f64() / wall.as_secs_f64().max(1e-9),
+                summary
+                    .checkpoint
+                    .as_ref()
+                    .map_or(String::new(), |p| format!(
+                        "; resume with `yee resume {}` ({})",
+                        self.opts.output.display(),
+                        p.display()
+                    ))
+            ));
+        }
+        obs.finish(&summary);
+        match failure {
+            Some(Failure::NonFinite(message)) => Err(RunError::NonFinite {
+                message,
+                summary: Box::new(summary),
+            }),
+            Some(Failure::Device { step, message }) => Err(RunError::Device {
+                step,
+                message,
+                summary: Box::new(summary),
+            }),
+            Some(Failure::Output(error)) => Err(RunError::Output {
+                error,
+                summary: Some(Box::new(summary)),
+            }),
+            None if !complete => Err(RunError::Interrupted(Box::new(summary))),
+            None => Ok(summary),
+        }
+    }
+
+    /// Stopped early by the stop flag with everything written: the checkpoint to resume from
+    /// (with `checkpoint_every`, or when `opts.checkpoint_on_stop` says so), unless the state
+    /// blew up; its path when written.
+    fn checkpoint_on_stop<B: Backend>(
+        &mut self,
+        backend: &mut B,
+        complete: bool,
+        failure: &mut Option<Failure>,
+    ) -> Option<std::path::PathBuf> {
+        let steps_done = self.steps_done;
+        let stopped = !complete && failure.is_none() && steps_done < self.model.grid.steps;
+        let want = self.opts.checkpoint_every.is_some() || (self.opts.checkpoint_on_stop)();
+        if !stopped || !want {
+            return None;
+        }
+        if !backend.all_finite() {
+            // A blown-up state must not replace the last good checkpoint.
+            *failure = Some(Failure::NonFinite(non_finite_message(
+                self.model,
+                steps_done,
+                self.opts.check_every,
+            )));
+            return None;
+        }
+        let written = self.checkpoint(backend, steps_done);
+        let left = match written {
+            Ok(true) => Some(self.checkpoint_path.clone()),
+            Ok(false) => None,
+            Err(e) => {
+                *failure = Some(Failure::Output(e));
+                None
+            }
+        };
+        if let (None, Some(message)) = (&*failure, backend.failure()) {
+            *failure = Some(Failure::Device {
                 step: steps_done,
                 message,
             });
         }
+        left
     }
-    if complete {
-        // Nothing is left to resume; a checkpoint here would only be a stale copy of the run.
-        let _ = std::fs::remove_file(&checkpoint_path);
-    }
-    let wall = started.elapsed();
-    drop(writer);
-    let device = backend.device_times();
-    let summary = Summary {
-        backend: backend.name(),
-        cells: g.cells(),
-        steps_done,
-        steps: g.steps,
-        wall,
-        mcells_per_s: progress_from(g.cells(), start, steps_done, g.steps, g.dt, wall).mcells_per_s,
-        phases,
-        device,
-        output: opts.output.clone(),
-        complete,
-        sidecar_warning: None,
-        first_step: start,
-        checkpoints,
-        checkpoint: left_checkpoint,
-    };
-    obs.progress(&progress_from(
-        g.cells(),
-        start,
-        steps_done,
-        g.steps,
-        g.dt,
-        wall,
-    ));
-    if checkpoints > 0 {
-        obs.message(&format!(
-            "checkpoints: {checkpoints} written in {:.2} s ({:.0}% of the run){}",
-            phases.checkpoint.as_secs_f64(),
-            100.0 * phases.checkpoint.as_secs_f64() / wall.as_secs_f64().max(1e-9),
-            summary
-                .checkpoint
-                .as_ref()
-                .map_or(String::new(), |p| format!(
-                    "; resume with `yee resume {}` ({})",
-                    opts.output.display(),
-                    p.display()
-                ))
-        ));
-    }
-    obs.finish(&summary);
-    match failure {
-        Some(Failure::NonFinite(message)) => {
-            return Err(RunError::NonFinite {
-                message,
-                summary: Box::new(summary),
-            })
-        }
-        Some(Failure::Device { step, message }) => {
-            return Err(RunError::Device {
-                step,
-                message,
-                summary: Box::new(summary),
-            })
-        }
-        Some(Failure::Output(error)) => {
-            return Err(RunError::Output {
-                error,
-                summary: Some(Box::new(summary)),
-            })
-        }
-        None => {}
-    }
-    if !complete {
-        return Err(RunError::Interrupted(Box::new(summary)));
-    }
-    Ok(summary)
 }
 
 /// Write the checkpoint of the run after `step` steps: every queued monitor written, the file
