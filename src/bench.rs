@@ -262,15 +262,8 @@ pub enum BenchError {
     /// The benchmark scene did not load (a bug: it is built here).
     #[error("{0}")]
     Scene(#[from] crate::scene::SceneError),
-    /// The CPU worker pool could not be created.
-    #[error("cannot start {threads} threads: {source}")]
-    Threads {
-        /// Threads asked for.
-        threads: usize,
-        /// What rayon said.
-        source: rayon::ThreadPoolBuildError,
-    },
-    /// The plan placed nothing, or the engine did not start (the plan's or the driver's words).
+    /// The plan placed nothing, the engine did not start (the plan's or the driver's words), or
+    /// the CPU worker pool could not be created.
     #[error("{0}")]
     Start(#[from] StartError),
     /// A GPU failed while the bandwidth was measured or the steps were timed.
@@ -416,14 +409,8 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
         opts.metal,
         opts.pec,
     )?;
-    let threads = opts
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
-        .build()
-        .map_err(|source| BenchError::Threads { threads, source })?;
+    let threads = opts.threads.unwrap_or_else(crate::run::all_cores);
+    let pool = crate::run::worker_pool(threads)?;
     let cuda = opts.backend == BenchBackend::Cuda;
     let options = PlanOptions {
         backend: if cuda {

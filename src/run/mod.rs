@@ -29,7 +29,7 @@ pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo, ScanInfo};
 pub use options::{threads_refused, EngineChoice, Refusal, MAX_THREADS};
 pub use scan::run_scan;
-pub use start::{follow_plan, start_engine, Started};
+pub use start::{all_cores, follow_plan, start_engine, worker_pool, Prepared, Started};
 pub use step::{
     magnetic_source_values, source_values, steps_per_sweep_for, PhaseTimes, Stepper,
     DEFAULT_STEPS_PER_SWEEP,
@@ -261,26 +261,14 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     if model.scan.is_some() {
         return scan::run_scan(model, opts, obs);
     }
-    let threads = opts
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
-        .build()
-        .map_err(|source| RunError::Backend(StartError::Threads { threads, source }))?;
     // The plan decides where the grid goes and how it is split; say why before allocating.
-    let plan_options = crate::plan::PlanOptions {
-        backend: opts.backend,
-        slabs: opts.slabs,
-        threads: Some(threads),
-        price_per_gpu_hour: None,
-        gpus: opts.gpus.clone(),
-        slabs_per_gpu: opts.slabs_per_gpu,
-        exclude_gpus: Vec::new(),
-    };
-    let hardware = crate::plan::Hardware::detect(None, None);
-    let plan = crate::plan::plan(model, &hardware, &plan_options);
+    let start::Prepared {
+        threads,
+        hardware,
+        options: plan_options,
+        plan,
+    } = start::Prepared::of(model, opts);
+    let pool = start::worker_pool(threads).map_err(RunError::Backend)?;
     obs.message(&plan.reason);
     let (engine, ranges) = start::start_engine(model, &hardware, &plan_options, &plan, &pool, obs)
         .map_err(RunError::Backend)?;

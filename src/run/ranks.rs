@@ -32,14 +32,9 @@ pub(super) fn run_ranks(
     }
     // The worker threads of a host are shared by the ranks on it.
     let threads = opts.threads.unwrap_or_else(|| {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        (cores / crate::ranks::ranks_on_host(&hosts, ranks.rank)).max(1)
+        (super::all_cores() / crate::ranks::ranks_on_host(&hosts, ranks.rank)).max(1)
     });
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
-        .build()
-        .map_err(|source| RunError::Backend(StartError::Threads { threads, source }))?;
+    let pool = super::worker_pool(threads).map_err(RunError::Backend)?;
     let nx = model.grid.shape[0];
     // On the CPU each rank splits its planes as one process of `threads` threads would; on
     // a GPU into `--slabs-per-gpu` slabs (one by default), as one process on one GPU.

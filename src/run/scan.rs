@@ -422,20 +422,12 @@ pub fn run_scan(
         .scan
         .as_ref()
         .expect("run_scan runs a model with a [scan]");
-    let threads = opts
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let plan_options = crate::plan::PlanOptions {
-        backend: opts.backend,
-        slabs: opts.slabs,
-        threads: Some(threads),
-        price_per_gpu_hour: None,
-        gpus: opts.gpus.clone(),
-        slabs_per_gpu: opts.slabs_per_gpu,
-        exclude_gpus: Vec::new(),
-    };
-    let hardware = crate::plan::Hardware::detect(None, None);
-    let plan = crate::plan::plan(model, &hardware, &plan_options);
+    let start::Prepared {
+        threads,
+        hardware,
+        options: plan_options,
+        plan,
+    } = start::Prepared::of(model, opts);
     let schedule = plan
         .scan
         .clone()
@@ -474,11 +466,7 @@ pub fn run_scan(
         },
         ScanSchedule::OneAfterAnother => {
             obs.message(&plan.reason);
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
-                .build()
-                .map_err(|source| RunError::Backend(StartError::Threads { threads, source }))?;
+            let pool = start::worker_pool(threads).map_err(RunError::Backend)?;
             one_after_another(
                 model,
                 scan,
@@ -604,17 +592,10 @@ impl<'a> Workers<'a> {
                     x1: model.grid.shape[0],
                 }];
                 // One thread per trace: the engine's own parallel loops run on it alone.
-                let pool = match rayon::ThreadPoolBuilder::new()
-                    .num_threads(1)
-                    .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
-                    .build()
-                {
+                let pool = match start::worker_pool(1) {
                     Ok(p) => p,
-                    Err(source) => {
-                        let _ = tx.send((
-                            0,
-                            TraceEnd::Start(StartError::Threads { threads: 1, source }),
-                        ));
+                    Err(e) => {
+                        let _ = tx.send((0, TraceEnd::Start(e)));
                         return;
                     }
                 };

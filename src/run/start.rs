@@ -168,3 +168,57 @@ fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
 fn cuda_on(_: &Model, _: &Placement) -> Result<Engine, CudaError> {
     Err(CudaError::NotBuilt)
 }
+
+/// A rayon pool of `threads` worker threads that flush subnormals to zero (as every thread
+/// that steps fields must: the bits then do not depend on the thread): the one way a run,
+/// a scan's worker, a rank or the benchmark makes its pool.
+pub fn worker_pool(threads: usize) -> Result<rayon::ThreadPool, StartError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .start_handler(|_| crate::fpu::flush_subnormals_to_zero())
+        .build()
+        .map_err(|source| StartError::Threads { threads, source })
+}
+
+/// One thread per core of this machine.
+pub fn all_cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// What a run on this process prepares before its engine: the worker threads (the user's, or
+/// one per core), the hardware here, the plan's options from the run's and the plan.
+pub struct Prepared {
+    /// Worker threads of the CPU engine.
+    pub threads: usize,
+    /// The hardware the plan saw.
+    pub hardware: crate::plan::Hardware,
+    /// The plan's options.
+    pub options: crate::plan::PlanOptions,
+    /// The plan.
+    pub plan: crate::plan::Plan,
+}
+
+impl Prepared {
+    /// Detect the hardware and plan `model` with the options of `opts` (the run and a scan
+    /// share this).
+    pub fn of(model: &Model, opts: &super::RunOptions) -> Prepared {
+        let threads = opts.threads.unwrap_or_else(all_cores);
+        let options = crate::plan::PlanOptions {
+            backend: opts.backend,
+            slabs: opts.slabs,
+            threads: Some(threads),
+            price_per_gpu_hour: None,
+            gpus: opts.gpus.clone(),
+            slabs_per_gpu: opts.slabs_per_gpu,
+            exclude_gpus: Vec::new(),
+        };
+        let hardware = crate::plan::Hardware::detect(None, None);
+        let plan = crate::plan::plan(model, &hardware, &options);
+        Prepared {
+            threads,
+            hardware,
+            options,
+            plan,
+        }
+    }
+}
