@@ -14,9 +14,16 @@ fn gib(b: u64) -> String {
     format!("{:.1} GiB", b as f64 / (1u64 << 30) as f64)
 }
 
-/// The `yee devices` report, and whether CUDA can be used.
-#[cfg(feature = "cuda")]
+/// The `yee devices` report: the driver, NVRTC and GPUs (or why CUDA cannot be used), then
+/// the tuning knobs in force ([`crate::tuning`]); and whether CUDA can be used.
 pub fn report() -> (String, bool) {
+    let (gpus, usable) = gpu_report();
+    (gpus + &crate::tuning::tuning().report(), usable)
+}
+
+/// The driver, NVRTC and GPUs part of [`report`], and whether CUDA can be used.
+#[cfg(feature = "cuda")]
+fn gpu_report() -> (String, bool) {
     use crate::backend::cuda::{self, nvrtc, CudaError};
     let mut out = String::new();
     let mut line = |s: String| {
@@ -149,7 +156,7 @@ pub fn report() -> (String, bool) {
 
 /// Without the `cuda` feature: say so.
 #[cfg(not(feature = "cuda"))]
-pub fn report() -> (String, bool) {
+fn gpu_report() -> (String, bool) {
     let _ = gib;
     ("CUDA cannot be used: this yee was built without CUDA support (the `cuda` feature); rebuild with default features\n".into(), false)
 }

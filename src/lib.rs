@@ -21,3 +21,4 @@ pub mod ranks;
 pub mod real;
 pub mod run;
 pub mod scene;
+pub mod tuning;

@@ -736,6 +736,13 @@ fn start_run(
         for note in engine.choice().notes(model) {
             eprintln!("note: {note}");
         }
+        let tuned = yee::tuning::tuning().set();
+        if !tuned.is_empty() {
+            eprintln!(
+                "note: tuning from the environment: {} (the same bits; yee devices lists every knob)",
+                tuned.join(", ")
+            );
+        }
     }
     let mut opts = RunOptions::new(output);
     opts.checkpoint_every = checkpoint_every;

@@ -33,7 +33,7 @@ impl Isa {
     /// another one that it has (`baseline` or `avx2`: for tuning and comparisons; an unknown
     /// or unavailable name is ignored).
     pub fn detect() -> Isa {
-        Isa::choose(std::env::var("YEE_CPU_ISA").ok().as_deref(), Isa::available)
+        Isa::choose(crate::tuning::tuning().cpu_isa.as_deref(), Isa::available)
     }
 
     /// The ISA named `asked` (by [`Isa::name`], spaces around it ignored) if `available`

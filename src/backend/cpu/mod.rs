@@ -173,9 +173,8 @@ impl<T: Real> CpuBackend<T> {
         CpuBackend {
             // Whole planes unless tuned (`fused::bands`).
             checkpoint_part_bytes: super::parts::FIELD_PART_BYTES,
-            band_values: std::env::var("YEE_FUSED_BAND")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
+            band_values: crate::tuning::tuning()
+                .fused_band_bytes
                 .map_or(usize::MAX, |bytes| bytes / std::mem::size_of::<T>()),
             shared,
             slabs,

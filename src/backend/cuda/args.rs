@@ -123,21 +123,11 @@ pub const TARGET_THREADS: u64 = 1 << 24;
 /// (threads per block, target threads) in force: the defaults, or the tuning variables
 /// `YEE_CUDA_BLOCK` (a multiple of 32 up to 1024) and `YEE_CUDA_TARGET_THREADS`.
 pub fn tuning() -> (u32, u64) {
-    static T: std::sync::OnceLock<(u32, u64)> = std::sync::OnceLock::new();
-    *T.get_or_init(|| {
-        let var = |k: &str| {
-            std::env::var(k)
-                .ok()
-                .and_then(|v| v.trim().parse::<u64>().ok())
-        };
-        let block = var("YEE_CUDA_BLOCK")
-            .filter(|b| b % 32 == 0 && (32..=1024).contains(b))
-            .unwrap_or(BLOCK as u64);
-        let target = var("YEE_CUDA_TARGET_THREADS")
-            .filter(|t| *t > 0)
-            .unwrap_or(TARGET_THREADS);
-        (block as u32, target)
-    })
+    let t = crate::tuning::tuning();
+    (
+        t.cuda_block.unwrap_or(BLOCK),
+        t.cuda_target_threads.unwrap_or(TARGET_THREADS),
+    )
 }
 
 impl Dims {

@@ -217,7 +217,7 @@ fn compile_with(
         "--std=c++17".into(),
     ];
     // Tuning: YEE_CUDA_PIPELINE=0 turns off the two-plane load pipeline of the main updates.
-    if std::env::var("YEE_CUDA_PIPELINE").is_ok_and(|v| v.trim() == "0") {
+    if crate::tuning::tuning().cuda_pipeline_off {
         options.push("-DYEE_PIPELINE=0".into());
     }
     options.extend(extra.iter().map(|o| o.to_string()));
