@@ -480,6 +480,7 @@ fn say(refusal: Refusal) -> ExitCode {
 
 /// [`yee::ranks::agree_to_start`], its refusal printed.
 fn agree_to_start<T>(prepared: Result<T, Refusal>) -> Result<T, ExitCode> {
+    let prepared = prepared.map_err(|r| (r.message, r.code));
     yee::ranks::agree_to_start(prepared).map_err(|(code, lines)| {
         for line in lines {
             eprintln!("error: {line}");

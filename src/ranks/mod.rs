@@ -170,21 +170,21 @@ pub fn ranks_on_host(hosts: &[String], rank: usize) -> usize {
     hosts.iter().filter(|h| **h == hosts[rank]).count().max(1)
 }
 
-/// The agreement of every rank to start a run that each has prepared (`prepared`), once they
-/// all have (collective): over MPI ranks a rank that stopped alone would leave the others
+/// The agreement of every rank to start a run that each has prepared (`prepared`, or why
+/// not: a message and an exit code), once they all have (collective): over MPI ranks a rank that stopped alone would leave the others
 /// waiting for it forever in the run's first collective call. On refusal, the exit code and
 /// the lines to print: rank 0's own refusal and every other rank's that differs from it
 /// (naming the rank and host: one node may not see a file another does); a rank that could
 /// start exits 2 with the others, and ranks other than 0 print nothing. One process: its own
 /// refusal.
-pub fn agree_to_start<T>(prepared: Result<T, crate::run::Refusal>) -> Result<T, (u8, Vec<String>)> {
+pub fn agree_to_start<T>(prepared: Result<T, (String, u8)>) -> Result<T, (u8, Vec<String>)> {
     let world = world();
     if world.size == 1 {
-        return prepared.map_err(|r| (r.code, vec![r.message]));
+        return prepared.map_err(|(message, code)| (code, vec![message]));
     }
     let mine = match &prepared {
         Ok(_) => String::new(),
-        Err(r) => format!("{}\t{}", this_host(), r.message),
+        Err((message, _)) => format!("{}\t{message}", this_host()),
     };
     let all = gather_strings(&mine);
     let message = |m: &str| {
@@ -204,7 +204,7 @@ pub fn agree_to_start<T>(prepared: Result<T, crate::run::Refusal>) -> Result<T, 
         }
     }
     match prepared {
-        Err(r) => Err((r.code, lines)),
+        Err((_, code)) => Err((code, lines)),
         Ok(_) if all.iter().any(|m| !m.is_empty()) => Err((2, lines)),
         Ok(t) => Ok(t),
     }
