@@ -89,8 +89,8 @@ if [ "$mode" = "--make-bundle" ]; then
     set -e
     # With Open MPI here (scripts/deps.sh), the `mpi` feature too, and Open MPI in the bundle:
     # the GPU machine has none. The same test, and one feature set for all, as the build below.
-    features="cuda"
-    if command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; then features="cuda,mpi"; fi
+    features="cuda,fault-injection" # the GPU failure test reads YEE_CUDA_FAIL_AT_STEP
+    if command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; then features="cuda,fault-injection,mpi"; fi
     cargo build --release --features "$features" --quiet
     rm -rf "$bundle" && mkdir -p "$bundle/bin" "$bundle/lib"
     cargo test --release --features "$features" --no-run --message-format=json 2>/dev/null | executables |
@@ -178,8 +178,8 @@ else
     echo "== build"
     # With Open MPI installed (scripts/deps.sh), the `mpi` feature too: the runs over ranks on
     # the GPU below. One feature set for the binary and the tests (a second would rebuild yee).
-    features="cuda"
-    if command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; then features="cuda,mpi"; fi
+    features="cuda,fault-injection" # the GPU failure test reads YEE_CUDA_FAIL_AT_STEP
+    if command -v mpirun >/dev/null && pkg-config --exists ompi-c 2>/dev/null; then features="cuda,fault-injection,mpi"; fi
     cargo build --release --features "$features" --quiet || exit 1
     bin="$root/target/release"
     scenes="$root/scenes"

@@ -22,11 +22,14 @@ export LD_LIBRARY_PATH="$nvrtc_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # With CI set, kernel compile tests fail (rather than skip) when NVRTC cannot be loaded.
 export YEE_REQUIRE_NVRTC=1
 
+# The test hooks (src/fault.rs) are read only with the `fault-injection` feature: every build
+# and test below has it, so the release crate is compiled once.
+hooks=fault-injection
 cargo fmt --check
-cargo clippy --release --all-targets --quiet -- -D warnings
+cargo clippy --release --features $hooks --all-targets --quiet -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
-cargo build --release --quiet
-cargo test --release
+cargo build --release --features $hooks --quiet
+cargo test --release --features $hooks
 # Debug assertions are compiled out of --release: the backends' allocation checks (CPU slabs
 # against the plan, the CUDA engine against its estimate), the engine's halo-plan check and the
 # overflow checks run here, in the test profile (opt-level 3, debug assertions on), over the
@@ -37,5 +40,5 @@ YEE_EXPECT_DEBUG_ASSERTIONS=1 cargo test --lib --test decomposition --test plan_
 YEE_BIN="$root/target/release/yee" .venv/bin/python -m pytest -q python/tests
 # The `mpi` feature (off by default): lint, and one domain over 2 and 3 ranks against one
 # process (mpirun as root with --oversubscribe). A second build of the crate with the feature.
-cargo clippy --release --features mpi --all-targets --quiet -- -D warnings
-cargo test --release --features mpi --test mpi
+cargo clippy --release --features mpi,$hooks --all-targets --quiet -- -D warnings
+cargo test --release --features mpi,$hooks --test mpi

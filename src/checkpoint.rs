@@ -415,9 +415,8 @@ impl<T: Real> StateSink<T> for Writer<T> {
 /// Test hook: `YEE_TEST_CHECKPOINT_PAUSE_MS` makes each checkpoint write pause that long after
 /// its fields, as a slow disk would, so a test can kill the process in the middle of one.
 fn pause_for_tests() {
-    if let Some(ms) = std::env::var("YEE_TEST_CHECKPOINT_PAUSE_MS")
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
+    if let Some(ms) =
+        crate::fault::hook("YEE_TEST_CHECKPOINT_PAUSE_MS").and_then(|v| v.parse::<u64>().ok())
     {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     }

@@ -11,6 +11,7 @@ pub mod checkpoint;
 pub mod decomp;
 pub mod devices;
 pub mod far_field;
+pub mod fault;
 pub mod flux;
 pub mod fpu;
 pub mod model;

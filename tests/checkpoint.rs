@@ -285,6 +285,10 @@ fn sigterm_midway_then_resume_on_three_slabs_then_two_equals_an_uninterrupted_ru
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "a test hook: needs --features fault-injection (scripts/test.sh)"
+)]
 fn a_kill_while_a_checkpoint_is_written_keeps_the_previous_one() {
     let dir = tmpdir("kill-writing");
     reference(&dir, &scene("f32", 2500), "full.h5");

@@ -219,6 +219,10 @@ fn two_and_three_ranks_write_the_single_process_file_bit_for_bit() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "a test hook: needs --features fault-injection (scripts/test.sh)"
+)]
 fn a_failing_rank_stops_every_rank_with_exit_1_and_a_valid_file() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = dir("fail");

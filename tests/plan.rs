@@ -694,6 +694,10 @@ fn planned_bandwidth(cache: &std::path::Path, load: &str) -> (f64, String) {
 /// A figure measured while other work runs (a load average of one per core) is used and not
 /// cached; once the machine is quiet the next plan measures and caches.
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "a test hook: needs --features fault-injection (scripts/test.sh)"
+)]
 fn a_host_bandwidth_measured_on_a_busy_machine_is_not_cached() {
     let cache = cache_dir("bandwidth-busy");
     let _ = std::fs::remove_dir_all(&cache);
@@ -714,6 +718,10 @@ fn a_host_bandwidth_measured_on_a_busy_machine_is_not_cached() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "fault-injection"),
+    ignore = "a test hook: needs --features fault-injection (scripts/test.sh)"
+)]
 fn the_host_bandwidth_is_measured_once_and_then_read_from_the_cache() {
     let cache = cache_dir("bandwidth");
     let _ = std::fs::remove_dir_all(&cache);

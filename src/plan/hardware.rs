@@ -494,10 +494,7 @@ struct BandwidthCache {
 /// other, say how busy the machine is to be taken as), else `/proc/loadavg`; None where there
 /// is neither.
 fn load_average() -> Option<f64> {
-    if let Some(v) = std::env::var("YEE_LOAD_AVERAGE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
+    if let Some(v) = crate::fault::hook("YEE_LOAD_AVERAGE").and_then(|v| v.parse().ok()) {
         return Some(v);
     }
     std::fs::read_to_string("/proc/loadavg")

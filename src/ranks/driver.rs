@@ -635,7 +635,7 @@ fn import_parts<B: Backend>(
 /// `YEE_RANK_FAIL_AT=RANK:STEP`: rank RANK reports a failure once it has done STEP steps (the
 /// test hook of a failing rank, as `YEE_CUDA_FAIL_AT_STEP` is for a failing GPU).
 fn injected_failure(rank: usize) -> Option<usize> {
-    let v = std::env::var("YEE_RANK_FAIL_AT").ok()?;
+    let v = crate::fault::hook("YEE_RANK_FAIL_AT")?;
     let (r, s) = v.split_once(':')?;
     (r.trim().parse::<usize>().ok()? == rank)
         .then(|| s.trim().parse::<usize>().ok())

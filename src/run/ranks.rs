@@ -153,9 +153,8 @@ impl CudaPart<'_> {
         )
         .map_err(|e| format!("GPU {ordinal}: {e}"))?;
         // Test hook (scripts/gpu-check.sh): a GPU that fails mid-run.
-        if let Some(step) = std::env::var("YEE_CUDA_FAIL_AT_STEP")
-            .ok()
-            .and_then(|v| v.trim().parse::<usize>().ok())
+        if let Some(step) =
+            crate::fault::hook("YEE_CUDA_FAIL_AT_STEP").and_then(|v| v.trim().parse::<usize>().ok())
         {
             engine.fail_at_step(step);
         }

@@ -150,9 +150,8 @@ fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
         Precision::F64 => Engine::CudaF64(new_backend(model, placement, opts)?),
     };
     // Test hook (scripts/gpu-check.sh, tests/cuda_backend.rs): a GPU that fails mid-run.
-    if let Some(step) = std::env::var("YEE_CUDA_FAIL_AT_STEP")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
+    if let Some(step) =
+        crate::fault::hook("YEE_CUDA_FAIL_AT_STEP").and_then(|v| v.trim().parse::<usize>().ok())
     {
         match &mut engine {
             Engine::CudaF32(b) => b.fail_at_step(step),
