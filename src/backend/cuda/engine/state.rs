@@ -255,8 +255,8 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     }
 
     /// Upload the state `read` gives part by part ([`load_in_parts`]): each slab's fields in
-    /// parts of at most `checkpoint_part_bytes`, then its psi arrays, pole state and TF/SF
-    /// grid, then the surface DFTs; the halo planes last, from the planes they copy. Host
+    /// parts of at most `checkpoint_part_bytes`, then its registered arrays, then the surface
+    /// DFTs; the halo planes last, from the planes they copy. Host
     /// memory holds one part at a time, never the whole state of the GPUs. The outer error is
     /// the device's, the inner one says why the state does not fit.
     pub(super) fn import_from(
