@@ -293,6 +293,12 @@ fn holds_nothing(
     subpixel: bool,
 ) -> Option<String> {
     const COUNT_LIMIT: u64 = 50_000_000;
+    // A sphere or cylinder at least two of the largest cells across every way holds a cube of
+    // a cell or more, and so a Yee point of every component: it cannot vanish, and is not
+    // counted (a plan answers in well under a second); a box is counted axis by axis at once.
+    if pieces.iter().any(|o| too_big_to_vanish(g, o)) {
+        return None;
+    }
     let held = pieces.iter().try_fold(0u64, |sum, o| {
         [Component::Ex, Component::Ey, Component::Ez]
             .iter()
@@ -334,6 +340,18 @@ fn holds_nothing(
         ))
     } else {
         None
+    }
+}
+
+/// Whether round object `o` is at least two of the grid's largest cells across in every
+/// direction (diameter and, for a cylinder, height), so that it contains a Yee point of each
+/// E component whatever its position.
+fn too_big_to_vanish(g: &Grid, o: &Object) -> bool {
+    let largest = g.cell.iter().copied().fold(0.0, f64::max);
+    match o.shape {
+        Shape::Box { .. } => false,
+        Shape::Sphere { radius } => radius >= largest,
+        Shape::Cylinder { radius, height, .. } => radius >= largest && height >= 2.0 * largest,
     }
 }
 
