@@ -86,8 +86,8 @@ fn a_pec_sheet_of_any_thickness_blocks_a_plane_wave_with_and_without_smoothing()
     }
 }
 
-/// The warnings `yee check` prints for a scene.
-fn check_warnings(name: &str, text: &str) -> String {
+/// `yee check` on scene `text`: its exit code and what it printed (stdout, then stderr).
+fn yee_check(name: &str, text: &str) -> (Option<i32>, String) {
     let dir = std::env::temp_dir().join(format!("yee-thin-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("s.toml"), text).unwrap();
@@ -97,8 +97,16 @@ fn check_warnings(name: &str, text: &str) -> String {
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    assert!(out.status.success(), "yee check {name} failed");
-    String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr)
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.code(), text)
+}
+
+/// The warnings `yee check` prints for a scene it accepts.
+fn check_warnings(name: &str, text: &str) -> String {
+    let (code, out) = yee_check(name, text);
+    assert_eq!(code, Some(0), "yee check {name} failed: {out}");
+    out
 }
 
 #[test]
@@ -308,17 +316,8 @@ material = "substrate"
 center = [0.0, 0.0, 0.0]
 size = [10.0, 10.0, 0.0]
 "#;
-    let dir = std::env::temp_dir().join(format!("yee-thin-{}-refused", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("s.toml"), &dielectric_sheet).unwrap();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_yee"))
-        .args(["check", "s.toml"])
-        .current_dir(&dir)
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
+    let (code, err) = yee_check("refused", &dielectric_sheet);
+    assert_eq!(code, Some(2), "{err}");
     assert!(
         err.contains("geometry[1].size") && err.contains("only a PEC material"),
         "{err}"

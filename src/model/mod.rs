@@ -31,7 +31,7 @@ pub use smoothing::Smoothing;
 pub use sources::{MagneticSheet, Source, Waveform};
 pub use space::{Axis, C0, EPS0, ETA0, MU0};
 pub use tfsf::{numerical_wavenumber, BoxRelation, Tfsf, TfsfGroup, TfsfPoint};
-pub use thin::{place_pec, points_inside, Move, Placed, ThinRegion};
+pub use thin::{e_points_inside, place_pec, points_inside, Move, Placed, ThinRegion};
 
 /// The length units a scene may use, with their size in metres: the one table of them.
 pub const LENGTH_UNITS: [(&str, f64); 4] = [("m", 1.0), ("mm", 1e-3), ("um", 1e-6), ("nm", 1e-9)];

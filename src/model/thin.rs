@@ -318,6 +318,17 @@ pub fn points_inside(g: &Grid, o: &Object, c: Component, limit: u64) -> Option<u
     Some(count)
 }
 
+/// How many Yee points of Ex, Ey and Ez the `pieces` of one `[[geometry]]` entry hold
+/// ([`points_inside`] summed), or None when one piece's index box has more than `limit`
+/// points.
+pub fn e_points_inside(g: &Grid, pieces: &[&Object], limit: u64) -> Option<u64> {
+    pieces.iter().try_fold(0u64, |sum, o| {
+        [Component::Ex, Component::Ey, Component::Ez]
+            .iter()
+            .try_fold(sum, |s, &c| points_inside(g, o, c, limit).map(|n| s + n))
+    })
+}
+
 /// The cells of one E component around a non-PEC object thinner than a cell, whose smoothing
 /// integrates along `axis` (the object's thinnest) instead of sampling points.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -13,7 +13,7 @@ pub mod schema;
 pub use diagnostics::{Diagnostic, SceneError};
 pub use resolve::{resolve, MAX_COURANT};
 
-use crate::model::{Component, Model};
+use crate::model::Model;
 use std::path::Path;
 
 /// The largest scene file read: far above any scene written by hand or by a script (a
@@ -163,13 +163,7 @@ pub fn object_lines(model: &Model) -> Vec<String> {
             .collect();
         at += pieces.len();
         let material = &model.materials.materials[pieces[0].material as usize];
-        let count = pieces.iter().try_fold(0u64, |sum, o| {
-            [Component::Ex, Component::Ey, Component::Ez]
-                .iter()
-                .try_fold(sum, |s, &c| {
-                    crate::model::points_inside(&model.grid, o, c, COUNT_LIMIT).map(|k| s + k)
-                })
-        });
+        let count = crate::model::e_points_inside(&model.grid, &pieces, COUNT_LIMIT);
         let verb = if material.pec { "holds" } else { "paints" };
         let what = match count {
             Some(k) => format!("{verb} {k} E component{}", if k == 1 { "" } else { "s" }),

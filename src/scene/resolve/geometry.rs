@@ -299,13 +299,7 @@ fn holds_nothing(
     if pieces.iter().any(|o| too_big_to_vanish(g, o)) {
         return None;
     }
-    let held = pieces.iter().try_fold(0u64, |sum, o| {
-        [Component::Ex, Component::Ey, Component::Ez]
-            .iter()
-            .try_fold(sum, |s, &c| {
-                points_inside(g, o, c, COUNT_LIMIT).map(|n| s + n)
-            })
-    });
+    let held = e_points_inside(g, &pieces.iter().collect::<Vec<_>>(), COUNT_LIMIT);
     // Uncounted (a large object) or holding some: it is there.
     if held != Some(0) {
         return None;
