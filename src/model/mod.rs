@@ -408,10 +408,11 @@ impl Model {
             }
             Some(axis) => {
                 let (t0, t1) = (sample(axis, -0.5), sample(axis, 0.5));
+                // The two other axes, in increasing order.
+                let others = [(axis == 0) as usize, 2 - (axis == 2) as usize];
                 for a in 0..N {
                     for b in 0..N {
                         let mut u = [0.0; 3];
-                        let others: Vec<usize> = (0..3).filter(|&x| x != axis).collect();
                         u[others[0]] = u_of(a);
                         u[others[1]] = u_of(b);
                         let q = [0, 1, 2].map(|x| sample(x, u[x]));

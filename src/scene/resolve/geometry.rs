@@ -276,7 +276,7 @@ pub(super) fn on_grid(
             }
             _ => {}
         }
-        if let Some(why) = holds_nothing(g, &pieces, material, subpixel) {
+        if let Some(why) = holds_nothing(g, &pieces, material, (entry.shape.get_ref(), subpixel)) {
             ck.warn(&entry.shape, &key, why);
         }
         placed.extend(pieces);
@@ -290,7 +290,7 @@ fn holds_nothing(
     g: &Grid,
     pieces: &[Object],
     material: &Material,
-    subpixel: bool,
+    (shape, subpixel): (&str, bool),
 ) -> Option<String> {
     const COUNT_LIMIT: u64 = 50_000_000;
     // A sphere or cylinder at least two of the largest cells across every way holds a cube of
@@ -318,18 +318,18 @@ fn holds_nothing(
     if material.pec {
         Some(format!(
             "the PEC {} holds no E component: it is smaller than a cell along every axis and contains no grid edge's midpoint, so it has no effect on this grid; make it larger, {refine}",
-            shape_name(&pieces[0].shape)
+            shape
         ))
     } else if material.is_dispersive() {
         Some(format!(
             "the {} of dispersive material `{}` paints no E component: it is thinner than a cell and lies between grid planes, and dispersive materials are not smoothed, so it has no effect on this grid; move it onto a grid plane, {refine}",
-            shape_name(&pieces[0].shape),
+            shape,
             material.name
         ))
     } else if !subpixel {
         Some(format!(
             "the {} of `{}` paints no E component: it is thinner than a cell and lies between grid planes, and smoothing is off (simulation.subpixel = false), so it has no effect; turn smoothing on, {refine}",
-            shape_name(&pieces[0].shape),
+            shape,
             material.name
         ))
     } else {
@@ -346,14 +346,6 @@ fn too_big_to_vanish(g: &Grid, o: &Object) -> bool {
         Shape::Box { .. } => false,
         Shape::Sphere { radius } => radius >= largest,
         Shape::Cylinder { radius, height, .. } => radius >= largest && height >= 2.0 * largest,
-    }
-}
-
-fn shape_name(shape: &Shape) -> &'static str {
-    match shape {
-        Shape::Box { .. } => "box",
-        Shape::Sphere { .. } => "sphere",
-        Shape::Cylinder { .. } => "cylinder",
     }
 }
 
