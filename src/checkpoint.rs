@@ -664,12 +664,19 @@ pub fn read_part<T: Real>(
 pub const ASSUMED_WRITE_BYTES_PER_S: f64 = 500e6;
 
 /// About how many bytes a checkpoint of `model` takes: the state ([`State`]: the owned fields,
-/// psi arrays, dispersive and TF/SF state, as the plan sizes them for one slab over the
+/// psi arrays, dispersive, TF/SF and cell-pass state, as the plan sizes them for one slab over the
 /// whole grid, and the surface DFTs: 8 f64 per cell and frequency), plus its metadata (the
 /// scene text and the HDF5 headers).
 pub fn estimate_bytes(model: &Model) -> u64 {
     let (a, flux) = state_bytes(model);
-    a.fields + a.pml + a.dispersive + a.sources + flux + 64 * 1024 + model.scene_text.len() as u64
+    a.fields
+        + a.pml
+        + a.dispersive
+        + a.sources
+        + a.passes
+        + flux
+        + 64 * 1024
+        + model.scene_text.len() as u64
 }
 
 /// The plan's bytes of `model`'s state on one slab over the whole grid, and of its surface
@@ -739,5 +746,5 @@ pub fn plan_line(model: &Model) -> String {
 pub fn host_bytes(model: &Model) -> u64 {
     let (a, flux) = state_bytes(model);
     let part = crate::backend::parts::FIELD_PART_BYTES as u64;
-    a.fields.min(part) + a.pml + a.dispersive + a.sources + flux
+    a.fields.min(part) + a.pml + a.dispersive + a.sources + a.passes + flux
 }

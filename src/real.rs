@@ -1,6 +1,6 @@
 //! The floating-point types a field can be stored in.
 
-use crate::model::Precision;
+use crate::model::{CellPlane, CellPlaneOf, Precision};
 use std::fmt::Debug;
 use std::ops::{Add, AddAssign, Mul, Neg, Sub, SubAssign};
 
@@ -33,6 +33,9 @@ pub trait Real:
     fn to_f64(self) -> f64;
     /// True unless NaN or infinite.
     fn is_finite(self) -> bool;
+    /// A cell pass's plane in this precision, as the pass takes it
+    /// ([`crate::model::CellPass::update_plane`]).
+    fn cell_plane(plane: CellPlane<'_, Self>) -> CellPlaneOf<'_>;
 }
 
 impl Real for f32 {
@@ -48,6 +51,9 @@ impl Real for f32 {
     fn is_finite(self) -> bool {
         f32::is_finite(self)
     }
+    fn cell_plane(plane: CellPlane<'_, Self>) -> CellPlaneOf<'_> {
+        CellPlaneOf::F32(plane)
+    }
 }
 
 impl Real for f64 {
@@ -62,6 +68,9 @@ impl Real for f64 {
     }
     fn is_finite(self) -> bool {
         f64::is_finite(self)
+    }
+    fn cell_plane(plane: CellPlane<'_, Self>) -> CellPlaneOf<'_> {
+        CellPlaneOf::F64(plane)
     }
 }
 

@@ -488,7 +488,7 @@ fn interrupt(
     signal: i32,
 ) -> (Option<i32>, String, std::time::Duration, PathBuf) {
     let long = SCENE.replace("steps = 120", "steps = 1000000");
-    interrupt_scene(name, &long, target, signal, &[])
+    interrupt_scene(name, &long, target, signal, &[], &[])
 }
 
 /// [`interrupt`] on the scene `text`.
@@ -498,6 +498,7 @@ fn interrupt_scene(
     target: impl Fn(u32, &[u32]) -> Vec<u32>,
     signal: i32,
     extra: &[&str],
+    env: &[(&str, &str)],
 ) -> (Option<i32>, String, std::time::Duration, PathBuf) {
     let d = dir(name);
     std::fs::write(d.join("s.toml"), text).unwrap();
@@ -515,6 +516,7 @@ fn interrupt_scene(
             "1",
         ])
         .args(extra)
+        .envs(env.iter().copied())
         .env("OMPI_MCA_rmaps_base_oversubscribe", "1")
         .current_dir(&d)
         .stdout(std::process::Stdio::piped())
@@ -620,10 +622,16 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
     // the machine: 2,000 steps ran out before it once the fused sweep ran over ranks.
     let steps = 20_000;
     let text = checkpoint_scene(steps);
+    // Every run also carries the test build's toy cell pass (`yee::fault::CounterPass`) on a
+    // box of Ez cells across every rank boundary: its state is split over the ranks, written
+    // into the checkpoint piece by piece and put back on 3 ranks and on one process, by the
+    // code that carries every registered array (without `fault-injection` the hook is off
+    // and the runs are plain).
+    let toy = [("YEE_TEST_COUNTER_PASS", "Ez:10,28,14,22,14,22")];
     // The uninterrupted run, one process.
     let one = dir("ck-ref");
     std::fs::write(one.join("s.toml"), &text).unwrap();
-    let o = yee(&one, None, &[], &[]);
+    let o = yee(&one, None, &[], &toy);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let want = datasets(&open_h5(one.join("out.h5")).unwrap());
     // Two ranks of two slabs each, stopped by SIGTERM to rank 0 (as a batch system's time
@@ -635,6 +643,7 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
         |_, pids| vec![pids[0]],
         libc::SIGTERM,
         &["--slabs", "4"],
+        &toy,
     );
     assert_eq!(code, Some(143), "{out}");
     assert_stopped_file(&d, "SIGTERM to rank 0");
@@ -646,6 +655,17 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
         step > 0 && step < steps as u64,
         "stopped midway: step {step}"
     );
+    if cfg!(feature = "fault-injection") {
+        let counter = open_h5(&ck)
+            .and_then(|f| f.dataset("state/arrays/counter.state")?.read_raw::<f64>())
+            .unwrap_or_else(|e| panic!("the toy pass's state in the checkpoint: {e}"));
+        let cells = 18 * 8 * 8;
+        assert_eq!(counter.len(), 2 * cells);
+        assert!(
+            counter[..cells].iter().all(|&n| n == step as f64),
+            "every cell counted every step"
+        );
+    }
     // A copy of the stopped run resumes as one process.
     let copy = dir("ck-copy");
     for f in ["s.toml", "out.h5", "out.checkpoint.h5"] {
@@ -668,7 +688,7 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
                     "--slabs",
                     "6",
                 ],
-                &[],
+                &toy,
             ),
             &d,
             "3 ranks",
@@ -678,7 +698,7 @@ fn a_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_b
                 &copy,
                 None,
                 &["resume", "out.h5", "--quiet", "--backend", "cpu"],
-                &[],
+                &toy,
             ),
             &copy,
             "1 process",
@@ -833,6 +853,7 @@ fn a_signal_to_one_rank_stops_a_scan_over_ranks_and_it_resumes_on_three_bit_for_
         &text,
         |_, pids| vec![pids[1]],
         libc::SIGINT,
+        &[],
         &[],
     );
     assert_eq!(code, Some(130), "{out}");

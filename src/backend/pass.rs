@@ -70,28 +70,40 @@ pub enum Pass {
     /// term of the field their curl reads across the face. In H after the magnetic sources;
     /// in E after the sources and before the dispersive pass (an additive correction of E).
     Tfsf,
+    /// The model's cell passes of the half step's components, in model order
+    /// ([`crate::model::CellPass`]): physics given to the model as objects, which the engine
+    /// runs, allocates and checkpoints from their declarations alone. After the additive
+    /// corrections (sources, TF/SF) and before the dispersive poles.
+    Cells,
 }
 
 /// The passes of the H half step, in order.
-pub const H_PASSES: &[Pass] = &[Pass::CurlCpml, Pass::MagneticSources, Pass::Tfsf];
+pub const H_PASSES: &[Pass] = &[
+    Pass::CurlCpml,
+    Pass::MagneticSources,
+    Pass::Tfsf,
+    Pass::Cells,
+];
 
 /// The passes of the E half step, in order.
 pub const E_PASSES: &[Pass] = &[
     Pass::CurlCpml,
     Pass::Sources,
     Pass::Tfsf,
+    Pass::Cells,
     Pass::Dispersive,
     Pass::PecFaces,
 ];
 
 /// Every pass, in the order of [`Pass::index`].
-pub const ALL_PASSES: [Pass; 6] = [
+pub const ALL_PASSES: [Pass; 7] = [
     Pass::CurlCpml,
     Pass::MagneticSources,
     Pass::Sources,
     Pass::Dispersive,
     Pass::PecFaces,
     Pass::Tfsf,
+    Pass::Cells,
 ];
 
 impl Half {
@@ -135,6 +147,7 @@ impl Pass {
             Pass::Dispersive => "dispersive",
             Pass::PecFaces => "pec faces",
             Pass::Tfsf => "tfsf",
+            Pass::Cells => "cells",
         }
     }
 }
@@ -181,6 +194,12 @@ pub mod arrays {
         )
     }
 
+    /// A cell pass's ([`crate::model::CellPass`]) state over its cells in the slab, `slots`
+    /// values per cell, `[slot][cell]`, the cells in x, y, z order.
+    pub fn cell_pass_state(pass: &str, slots: usize) -> (String, Spread) {
+        (format!("{pass}.state"), Spread::Cells { slots })
+    }
+
     /// `tfsf`: the 1-D incident grid's e (`k` = 0) and h (1), one copy shared by every slab
     /// that holds TF/SF points.
     pub fn tfsf_incident(k: usize) -> (String, Spread) {
@@ -213,5 +232,7 @@ mod tests {
         assert!(at(Pass::Sources) < at(Pass::Dispersive));
         // The TF/SF correction is additive too: before the poles see E^{n+1}.
         assert!(at(Pass::Tfsf) < at(Pass::Dispersive));
+        // A cell pass sees E after every additive correction, and the poles see its E.
+        assert!(at(Pass::Tfsf) < at(Pass::Cells) && at(Pass::Cells) < at(Pass::Dispersive));
     }
 }

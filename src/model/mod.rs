@@ -3,6 +3,7 @@
 //! A [`Model`] is built from a scene by [`crate::scene::resolve`] and never refers back to the
 //! file. Coefficients are computed here once; backends only copy them.
 
+mod cell_pass;
 mod dispersion;
 mod faces;
 mod geometry;
@@ -19,6 +20,7 @@ mod space;
 mod tfsf;
 mod thin;
 
+pub use cell_pass::{cells_within, CellPass, CellPlane, CellPlaneOf};
 pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_POLE_OMEGA_DT};
 pub use faces::{BoundaryKind, PmlParams};
 pub use geometry::{Object, Shape};
@@ -76,6 +78,8 @@ pub struct Model {
     pub dispersive_counts: std::sync::OnceLock<std::sync::Arc<Vec<(u64, u64)>>>,
     /// A `[scan]`: the traces' sources and probes (None: one run). This model is trace 0.
     pub scan: Option<std::sync::Arc<Scan>>,
+    /// Cell passes ([`CellPass`]), in the order they run within their half step.
+    pub cell_passes: Vec<std::sync::Arc<dyn CellPass>>,
 }
 
 /// The most cells [`Model::dispersive_plane_counts`] paints to count exactly (about a second

@@ -59,6 +59,7 @@ fn add(bytes: &mut Bytes, a: &Allocation) {
     bytes.pml += a.pml;
     bytes.dispersive += a.dispersive;
     bytes.sources += a.sources;
+    bytes.passes += a.passes;
     bytes.monitors += a.monitors;
     bytes.halos += a.halos;
 }
@@ -72,6 +73,7 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
         bytes.pml,
         bytes.dispersive,
         bytes.sources,
+        bytes.passes,
         bytes.monitors,
         bytes.device_monitors,
         bytes.pinned,
@@ -166,6 +168,7 @@ pub(super) fn gpu_candidate(
         + bytes.pml
         + bytes.dispersive
         + bytes.sources
+        + bytes.passes
         + bytes.halos
         + bytes.device_monitors
         + bytes.overhead;
@@ -474,13 +477,17 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         host_index,
         cpu_split_for(&layout, hw, options),
     );
-    let gpu = if options.backend == BackendChoice::Cpu {
+    let cpu_only = !layout.cell_passes.is_empty();
+    let gpu = if options.backend == BackendChoice::Cpu || cpu_only {
         None
     } else {
         let ask = GpuAsk::of(options, hw);
         choose_gpus(&layout, &hw.gpus, &hw.host, &ask)
     };
     let why_no_gpu = || {
+        if cpu_only {
+            return NoGpu::CellPasses;
+        }
         // With no GPU at all, why there is none (no driver, ...) says more than which
         // `--gpus` index is missing.
         options

@@ -35,6 +35,9 @@ pub struct Allocation {
     /// of the box for CUDA) and its correction points (per point a u32 cell offset, a u32
     /// 1-D node, the weight and the factor).
     pub sources: u64,
+    /// The state of the model's cell passes ([`crate::model::CellPass`]): per pass, its
+    /// slots per cell over its cells in the slab.
+    pub passes: u64,
 }
 
 impl Allocation {
@@ -47,6 +50,7 @@ impl Allocation {
             + self.dispersive
             + self.monitors
             + self.sources
+            + self.passes
     }
     /// Category-wise sum.
     pub fn add(&mut self, other: &Allocation) {
@@ -57,6 +61,7 @@ impl Allocation {
         self.dispersive += other.dispersive;
         self.monitors += other.monitors;
         self.sources += other.sources;
+        self.passes += other.passes;
     }
 }
 
@@ -428,6 +433,51 @@ pub struct Layout {
     /// What the CUDA engine's kernel launches per step depend on
     /// ([`Layout::gpu_launches_per_step`]).
     pub launches: std::sync::Arc<LaunchLayout>,
+    /// The model's cell passes, as their state and traffic depend on them.
+    pub cell_passes: std::sync::Arc<Vec<CellPassLayout>>,
+}
+
+/// What a cell pass ([`crate::model::CellPass`]) declares that the plan counts: the plan
+/// sums these, so a new cell pass needs no formula here.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellPassLayout {
+    /// Its cells, [start, end) along x, y, z.
+    pub cells: [[usize; 2]; 3],
+    /// State values per cell.
+    pub slots: usize,
+    /// Bytes it moves per cell and step besides its state, in f32 and in f64.
+    pub field_bytes: [u64; 2],
+}
+
+impl CellPassLayout {
+    /// The cell passes of `model`.
+    fn of(model: &Model) -> Vec<CellPassLayout> {
+        model
+            .cell_passes
+            .iter()
+            .map(|p| CellPassLayout {
+                cells: p.cells(),
+                slots: p.slots(),
+                field_bytes: [4, 8].map(|real| p.field_bytes_per_cell(real)),
+            })
+            .collect()
+    }
+
+    /// Its cells within global x `range`.
+    fn cells_in(&self, range: SlabRange) -> u64 {
+        let c = &self.cells;
+        let x = c[0][1].min(range.x1).saturating_sub(c[0][0].max(range.x0));
+        (x * c[1][1].saturating_sub(c[1][0]) * c[2][1].saturating_sub(c[2][0])) as u64
+    }
+
+    /// The same on a grid of `shape` cells where there were `from` (each axis scaled).
+    fn rescaled(&self, from: [usize; 3], shape: [usize; 3]) -> CellPassLayout {
+        let cells = [0, 1, 2].map(|a| self.cells[a].map(|v| v * shape[a] / from[a].max(1)));
+        CellPassLayout {
+            cells,
+            ..self.clone()
+        }
+    }
 }
 
 impl Layout {
@@ -457,6 +507,7 @@ impl Layout {
             ),
             tfsf_nodes: model.tfsf.as_ref().map_or(0, |t| t.nodes as u64),
             launches: std::sync::Arc::new(LaunchLayout::of(model)),
+            cell_passes: std::sync::Arc::new(CellPassLayout::of(model)),
         }
     }
 
@@ -503,6 +554,12 @@ impl Layout {
             launches: std::sync::Arc::new(self.launches.rescaled(self.shape[0], shape[0])),
             dispersive_planes: std::sync::Arc::new(dispersive_planes),
             tfsf_planes: std::sync::Arc::new(tfsf_planes),
+            cell_passes: std::sync::Arc::new(
+                self.cell_passes
+                    .iter()
+                    .map(|p| p.rescaled(self.shape, shape))
+                    .collect(),
+            ),
             ..self.clone()
         }
     }
@@ -542,7 +599,18 @@ impl Layout {
             dispersive: self.dispersive_bytes(range),
             monitors: 0,
             sources: self.tfsf_bytes(range),
+            passes: self.cell_pass_bytes(range),
         }
+    }
+
+    /// Bytes of the cell passes' state for the slab that owns `range`: per pass, its slots
+    /// per cell over its cells in the slab.
+    pub fn cell_pass_bytes(&self, range: SlabRange) -> u64 {
+        let p = self.precision.bytes() as u64;
+        self.cell_passes
+            .iter()
+            .map(|c| c.cells_in(range) * c.slots as u64 * p)
+            .sum()
     }
 
     /// Bytes of the TF/SF source's arrays for the slab that owns `range`: per correction
@@ -660,7 +728,8 @@ impl Layout {
     /// node (u32 each), weight and factor read, the field read and written and two incident
     /// values read; and the surface DFTs' (flux planes and boxes, far-field surfaces), per
     /// face cell and frequency eight f64 accumulators read and written, plus the six field
-    /// values each face cell samples.
+    /// values each face cell samples; and each cell pass's, per cell its declared field
+    /// bytes and its state read and written.
     pub fn pass_traffic_per_step(&self, range: SlabRange) -> f64 {
         let p = self.precision.bytes() as u64;
         let dispersive: u64 = self
@@ -680,7 +749,13 @@ impl Layout {
                 2 * flux_accumulator_bytes(nf, cells) + 6 * p * cells as u64
             })
             .sum();
-        (dispersive + tfsf + surface) as f64
+        let wide = (self.precision == Precision::F64) as usize;
+        let cells: u64 = self
+            .cell_passes
+            .iter()
+            .map(|c| c.cells_in(range) * (c.field_bytes[wide] + 2 * c.slots as u64 * p))
+            .sum();
+        (dispersive + tfsf + surface + cells) as f64
     }
 
     /// Bytes of the CPML psi arrays of the slab that owns `range` (four per axis, over the
@@ -977,6 +1052,7 @@ mod tests {
             tfsf_planes: Default::default(),
             tfsf_nodes: 0,
             launches: Default::default(),
+            cell_passes: Default::default(),
         }
     }
 

@@ -25,6 +25,8 @@ pub enum NoGpu {
         /// GPUs left out.
         count: usize,
     },
+    /// The model holds cell passes ([`crate::model::CellPass`]), which have no CUDA form yet.
+    CellPasses,
     /// None was found or given.
     NoneFound {
         /// The hardware's note on why (from the driver or the probe).

@@ -188,6 +188,8 @@ pub struct Bytes {
     /// Source tables: the TF/SF source's correction points and its 1-D incident grid (one
     /// copy per slab that holds points; [`Layout::tfsf_bytes`]).
     pub sources: u64,
+    /// The state of the scene's cell passes ([`Layout::cell_pass_bytes`]).
+    pub passes: u64,
     /// Monitor buffers in host memory: on the CPU the snapshot and flux-plane staging buffers
     /// and the flux DFT accumulators; on CUDA the host copy of the largest snapshot region.
     pub monitors: u64,

@@ -169,6 +169,9 @@ pub(super) fn render(p: &Plan) -> String {
             ),
         );
     }
+    if b.passes > 0 {
+        rows.insert(5, ("cell passes' state".to_string(), b.passes));
+    }
     for (name, v) in rows {
         let _ = writeln!(o, "  {name:<44} {:>21}  {:>9}", group(v), bytes_h(v));
     }

@@ -41,7 +41,7 @@ use std::time::Instant;
 pub(super) enum TraceEnd {
     /// Every step ran: the trace, the host's time per phase, and the device's where the
     /// engine measures it ([`Backend::device_times`]).
-    Done(Box<TraceRecord>, PhaseTimes, Option<Box<PhaseTimes>>),
+    Done(Box<TraceRecord>, Box<PhaseTimes>, Option<Box<PhaseTimes>>),
     /// The stop flag was set (Ctrl-C, or another trace failed).
     Stopped,
     /// The fields became NaN or infinite by this step.
@@ -160,7 +160,7 @@ fn run_trace<B: Backend>(
             power,
             incident,
         }),
-        phases,
+        Box::new(phases),
         device,
     )
 }

@@ -148,7 +148,7 @@ fn end_of(
 ) -> Option<TraceEnd> {
     Some(match kind {
         kind::DONE => match unflatten(model, values) {
-            Some(r) => TraceEnd::Done(Box::new(r), Default::default(), None),
+            Some(r) => TraceEnd::Done(Box::new(r), Box::default(), None),
             None => TraceEnd::Start(StartError::Refused(format!(
                 "rank {from} sent a trace of {} values, which does not fit the scan's monitors",
                 values.len()

@@ -643,6 +643,7 @@ impl<T: Real> Slab<T> {
             (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values, p..p + 1, rows),
             (Half::E, Pass::Sources) => self.inject(sh, values, p..p + 1, rows),
             (_, Pass::Tfsf) => self.tfsf(sh, half, p..p + 1, rows, ahead),
+            (_, Pass::Cells) => self.cells_on_plane(sh, half, p, rows),
             (Half::E, Pass::Dispersive) => {
                 let o = p * sh.ny * sh.nz;
                 let plane = sh.ny * sh.nz;

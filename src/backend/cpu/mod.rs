@@ -7,6 +7,7 @@
 //! right after its curl, and sources and PEC faces are applied last. Every cell is computed by the same arithmetic in
 //! the same order whatever the slab count, so decomposition does not change a single bit.
 
+mod cells;
 mod cpml;
 mod dispersive;
 mod fused;
@@ -58,6 +59,8 @@ struct Shared<T> {
     isa: Isa,
     op: Operator<T>,
     zeros: Vec<T>,
+    /// The model's cell passes ([`crate::model::CellPass`]).
+    cell_passes: Vec<std::sync::Arc<dyn crate::model::CellPass>>,
 }
 
 impl<T> std::ops::Deref for Shared<T> {
@@ -102,6 +105,8 @@ struct Slab<T> {
     /// such slab advances its own copy, identically (as each GPU does), so that a slab's
     /// bytes are the plan's per-slab count.
     incident: Option<tfsf::Incident<T>>,
+    /// Per model cell pass, its state over its cells in this slab (`cells`).
+    cell_state: Vec<Vec<T>>,
 }
 
 /// The rayon engine over all slabs.
@@ -158,6 +163,7 @@ impl<T: Real> CpuBackend<T> {
             isa: Isa::detect(),
             op: Operator::new(model),
             zeros: vec![T::ZERO; nz.max(ny)],
+            cell_passes: model.cell_passes.clone(),
         };
         let slabs: Vec<Slab<T>> = ranges
             .par_iter()
@@ -308,6 +314,7 @@ impl<T: Real> Slab<T> {
             magnetic,
             tfsf,
             incident,
+            cell_state: cells::states(model, range.x0..range.x1),
         }
     }
 
@@ -343,6 +350,7 @@ impl<T: Real> Slab<T> {
             monitors: 0,
             sources: self.tfsf.iter().map(|g| g.bytes()).sum::<u64>()
                 + self.incident.as_ref().map_or(0, |i| i.bytes()),
+            passes: self.cell_state.iter().map(len).sum(),
         }
     }
 
@@ -365,6 +373,11 @@ impl<T: Real> Slab<T> {
             (_, Pass::Tfsf) => {
                 self.advance_incident(sh, half, values);
                 self.tfsf(sh, half, all, rows, None);
+            }
+            (_, Pass::Cells) => {
+                for p in all {
+                    self.cells_on_plane(sh, half, p, rows.clone());
+                }
             }
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())

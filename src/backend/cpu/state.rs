@@ -18,27 +18,37 @@ use crate::real::Real;
 
 impl<T: Real> Slab<T> {
     /// Every array the passes register for this slab, by name: (name, spread, values).
-    fn registered(&self, slots: impl Fn(u8) -> usize) -> Vec<(String, Spread, &Vec<T>)> {
+    fn registered<'a>(
+        &'a self,
+        slots: impl Fn(u8) -> usize,
+        cell_passes: &[std::sync::Arc<dyn crate::model::CellPass>],
+    ) -> Vec<(String, Spread, &'a Vec<T>)> {
         let mut all = self.cpml_arrays();
         all.extend(self.dispersive_arrays(slots));
         all.extend(self.tfsf_arrays());
+        all.extend(self.cell_arrays(cell_passes));
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
     }
 
     /// [`Self::registered`] to write, by name.
-    fn registered_mut(&mut self) -> Vec<(String, &mut Vec<T>)> {
+    fn registered_mut(
+        &mut self,
+        cell_passes: &[std::sync::Arc<dyn crate::model::CellPass>],
+    ) -> Vec<(String, &mut Vec<T>)> {
         let Slab {
             psi_x,
             psi_y,
             psi_z,
             dispersive,
             incident,
+            cell_state,
             ..
         } = self;
         let mut all = super::cpml::psi_arrays_mut([psi_x, psi_y, psi_z]);
         all.extend(super::dispersive::group_arrays_mut(dispersive));
         all.extend(super::tfsf::incident_arrays_mut(incident));
+        all.extend(super::cells::cell_arrays_mut(cell_passes, cell_state));
         all
     }
 }
@@ -61,7 +71,7 @@ impl<T: Real> CpuBackend<T> {
 
     /// Slab `s`'s registered arrays, by name.
     fn slab_arrays<'a>(&self, s: &'a Slab<T>) -> Vec<(String, Spread, &'a Vec<T>)> {
-        s.registered(|m| self.state_len(m))
+        s.registered(|m| self.state_len(m), &self.shared.cell_passes)
     }
 
     /// The whole state ([`crate::backend::Backend::export_state`]): [`Self::write_parts`]
@@ -213,6 +223,7 @@ impl<T: Real> CpuBackend<T> {
             .collect();
         let per_part = planes_per_part(plane, std::mem::size_of::<T>(), self.checkpoint_part_bytes);
         let engine_slabs = &mut self.slabs;
+        let cell_passes = &self.shared.cell_passes;
         let last = load_in_parts(&slabs, plane, per_part, read, &mut |j, loaded| {
             let s = &mut engine_slabs[order[j]];
             match loaded {
@@ -225,7 +236,7 @@ impl<T: Real> CpuBackend<T> {
                 }
                 Loaded::Rest(part) => {
                     // The part's arrays are the slab's, name for name (load_in_parts checked).
-                    for (name, values) in s.registered_mut() {
+                    for (name, values) in s.registered_mut(cell_passes) {
                         let saved = part
                             .array(&name)
                             .ok_or_else(|| format!("the saved state lacks `{name}`"))?;

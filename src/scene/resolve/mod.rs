@@ -369,6 +369,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         fluxes,
         dispersive_counts: Default::default(),
         scan: scan.map(std::sync::Arc::new),
+        cell_passes: crate::fault::cell_passes(),
     })
 }
 

@@ -47,6 +47,18 @@ pub(super) fn check_poles(model: &Model) -> Result<(), DeviceError> {
     Ok(())
 }
 
+/// Refuse a model holding cell passes ([`crate::model::CellPass`]): they have a CPU form only
+/// (the plan runs such a model on the CPU).
+pub(super) fn check_cell_passes(model: &Model) -> Result<(), DeviceError> {
+    match model.cell_passes.first() {
+        Some(p) => Err(DeviceError::Failed(format!(
+            "the cell pass `{}` has no CUDA form; use --backend cpu",
+            p.name()
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// Upload the coefficient tables of `op` to every GPU of `dev` ([`Tables`]).
 pub(super) fn tables<D: Device, T: Real>(
     dev: &D,

@@ -250,6 +250,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         let ngpu = dev.gpus();
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
         build::check_poles(model)?;
+        build::check_cell_passes(model)?;
         let op = Operator::<T>::new(model);
         let tables = build::tables(&dev, &op)?;
         let magnetic_materials = tables.magnetic;

@@ -85,6 +85,8 @@ impl SlabSizes {
             dispersive: 4 * d.cells + t * (d.cells + d.state),
             monitors: 0,
             sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real),
+            // The engine refuses models with cell passes (`build`): none has a kernel yet.
+            passes: 0,
         }
     }
 }
