@@ -1,5 +1,10 @@
 //! Geometric objects, in metres, and point-in-shape tests used to rasterise materials.
 
+use super::prism::Prism;
+use super::trimesh::TriMesh;
+use super::voxels::VoxelGrid;
+use std::sync::Arc;
+
 /// A shape.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Shape {
@@ -22,6 +27,19 @@ pub enum Shape {
         /// Unit axis vector.
         axis: [f64; 3],
     },
+    /// Polygons extruded along an axis (`polygon`, a `gds` layer), in absolute coordinates.
+    Prism(Arc<Prism>),
+    /// A closed triangle mesh (`mesh`), in absolute coordinates.
+    Mesh(Arc<TriMesh>),
+    /// The voxels of a material grid (`voxels`) that hold `value`.
+    Voxels {
+        /// The grid.
+        grid: Arc<VoxelGrid>,
+        /// The value this object paints.
+        value: u16,
+        /// The bounding box of its voxels (min, max).
+        bounds: ([f64; 3], [f64; 3]),
+    },
 }
 
 /// A shape filled with a material.
@@ -39,6 +57,20 @@ pub struct Object {
 }
 
 impl Object {
+    /// An object of `shape` (one held in absolute coordinates: a prism, a mesh, voxels),
+    /// centred on its bounding box, from `[[geometry]]` entry `geometry`.
+    pub fn at_bounds(shape: Shape, material: u8, geometry: usize) -> Object {
+        let mut o = Object {
+            shape,
+            center: [0.0; 3],
+            material,
+            geometry,
+        };
+        let (lo, hi) = o.bounds();
+        o.center = [0, 1, 2].map(|a| 0.5 * (lo[a] + hi[a]));
+        o
+    }
+
     /// Whether point `p` (m) lies inside (boundary included, with a relative tolerance of
     /// 1e-9 of the object size so that grid points exactly on a face are inside). A zero
     /// extent (a PEC sheet or line, a disc) holds the points within 1e-9 of the object's
@@ -65,6 +97,9 @@ impl Object {
                 let radial2 = dot(d, d) - along * along;
                 within(along, *height) && radial2 <= radius * radius * (1.0 + 1e-9)
             }
+            Shape::Prism(prism) => prism.contains(p),
+            Shape::Mesh(mesh) => mesh.contains(p),
+            Shape::Voxels { grid, value, .. } => grid.value_at(p) == Some(*value),
         }
     }
 
@@ -74,6 +109,8 @@ impl Object {
             Shape::Box { size } => size.iter().all(|&s| s > 0.0),
             Shape::Sphere { radius } => *radius > 0.0,
             Shape::Cylinder { radius, height, .. } => *radius > 0.0 && *height > 0.0,
+            Shape::Prism(prism) => prism.has_volume(),
+            Shape::Mesh(_) | Shape::Voxels { .. } => true,
         }
     }
 
@@ -86,10 +123,17 @@ impl Object {
     /// Where the line `p + t e_axis` runs inside the object for `t` in `[t0, t1]` (m), as the
     /// interval `(ta, tb)` of `t`, or None when it misses it (or only touches it). The exact
     /// chord the smoothing integrates across cells that thin objects cross.
-    /// An object of no volume (a sheet, a line) has no chord.
+    /// An object of no volume (a sheet, a line) has no chord. A shape that may hold several
+    /// (a prism, a mesh, voxels) gives its first; [`Object::chords`] gives them all.
     pub fn chord(&self, p: [f64; 3], axis: usize, t0: f64, t1: f64) -> Option<(f64, f64)> {
         if !self.has_volume() {
             return None;
+        }
+        if matches!(
+            self.shape,
+            Shape::Prism(_) | Shape::Mesh(_) | Shape::Voxels { .. }
+        ) {
+            return self.chords(p, axis, t0, t1).first().copied();
         }
         let d = [0, 1, 2].map(|a| p[a] - self.center[a]);
         let (ta, tb) = match &self.shape {
@@ -114,14 +158,40 @@ impl Object {
                 height,
                 axis: u,
             } => cylinder_chord(d, axis, *radius, *height, *u)?,
+            Shape::Prism(_) | Shape::Mesh(_) | Shape::Voxels { .. } => unreachable!(),
         };
         let (ta, tb) = (ta.max(t0), tb.min(t1));
         (tb > ta).then_some((ta, tb))
     }
 
+    /// Every interval of `t` in `[t0, t1]` where the line `p + t e_axis` runs inside, in
+    /// order (the chords the smoothing integrates across thin objects).
+    pub fn chords(&self, p: [f64; 3], axis: usize, t0: f64, t1: f64) -> Vec<(f64, f64)> {
+        if !self.has_volume() {
+            return Vec::new();
+        }
+        let clip = |v: Vec<(f64, f64)>| {
+            v.into_iter()
+                .filter_map(|(a, b)| {
+                    let (a, b) = (a.max(t0), b.min(t1));
+                    (b > a).then_some((a, b))
+                })
+                .collect()
+        };
+        match &self.shape {
+            Shape::Prism(prism) => prism.chords(p, axis, t0, t1),
+            Shape::Mesh(mesh) => clip(mesh.spans(p, axis)),
+            Shape::Voxels { grid, value, .. } => clip(voxel_runs(grid, *value, p, axis, t0, t1)),
+            _ => self.chord(p, axis, t0, t1).into_iter().collect(),
+        }
+    }
+
     /// Axis-aligned bounding box (min, max) in metres.
     pub fn bounds(&self) -> ([f64; 3], [f64; 3]) {
         let half = match &self.shape {
+            Shape::Prism(prism) => return prism.bounds(),
+            Shape::Mesh(mesh) => return mesh.bounds(),
+            Shape::Voxels { bounds, .. } => return *bounds,
             Shape::Box { size } => size.map(|s| 0.5 * s),
             Shape::Sphere { radius } => [*radius; 3],
             Shape::Cylinder {
@@ -180,6 +250,43 @@ fn cylinder_chord(
         hi = hi.min(e0.max(e1));
     }
     (hi > lo).then_some((lo, hi))
+}
+
+/// The runs of the line `p + t e_axis`, `t` in `[t0, t1]`, through voxels holding `value`:
+/// the line crosses voxel faces at known places, so each run is exact.
+fn voxel_runs(
+    grid: &VoxelGrid,
+    value: u16,
+    p: [f64; 3],
+    axis: usize,
+    t0: f64,
+    t1: f64,
+) -> Vec<(f64, f64)> {
+    let (lo, hi) = (grid.lo[axis], grid.hi[axis]);
+    let n = grid.shape[axis];
+    let step = (hi - lo) / n as f64;
+    let (a, b) = (t0.max(lo), t1.min(hi));
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    if b <= a {
+        return out;
+    }
+    let first = (((a - lo) / step).floor().max(0.0) as usize).min(n - 1);
+    let last = (((b - lo) / step).ceil() as usize).clamp(first + 1, n);
+    for i in first..last {
+        let (s, e) = (
+            (lo + step * i as f64).max(a),
+            (lo + step * (i + 1) as f64).min(b),
+        );
+        let mut q = p;
+        q[axis] = 0.5 * (s + e);
+        if e > s && grid.value_at(q) == Some(value) {
+            match out.last_mut() {
+                Some(run) if run.1 >= s => run.1 = e,
+                _ => out.push((s, e)),
+            }
+        }
+    }
+    out
 }
 
 fn dot(a: [f64; 3], b: [f64; 3]) -> f64 {

@@ -13,12 +13,15 @@ mod materials;
 pub mod mesh;
 mod monitors;
 mod pml;
+pub mod prism;
 mod scan;
 mod smoothing;
 mod sources;
 mod space;
 mod tfsf;
 mod thin;
+pub mod trimesh;
+pub mod voxels;
 
 pub use cell_pass::{cells_within, CellPass, CellPlane, CellPlaneOf};
 pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_POLE_OMEGA_DT};
@@ -130,31 +133,63 @@ impl Model {
     /// (C order, `(x1 - x0) * ny * nz` ids, vacuum where no object is): objects in paint
     /// order, each only over the index box its bounds cover.
     pub fn paint_materials(&self, c: Component, x0: usize, x1: usize, out: &mut [u8]) {
+        use rayon::prelude::*;
         let g = &self.grid;
         let [_, ny, nz] = g.shape;
         let off = c.offset();
-        for obj in &self.objects {
-            let (lo, hi) = obj.bounds();
-            let idx = |a: usize, x: f64| g.fractional_index(a, x) - off[a];
-            // Widen by 1e-6 of a cell so that nodes exactly on a face are tested, not skipped.
-            let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
-            let last = |a: usize, n: usize| {
-                ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, n as f64) as usize
-            };
-            let (i0, i1) = (first(0).max(x0), last(0, g.shape[0]).min(x1));
-            let (j0, j1) = (first(1), last(1, ny));
-            let (k0, k1) = (first(2), last(2, nz));
-            for i in i0..i1 {
-                for j in j0..j1 {
-                    for k in k0..k1 {
-                        let p = g.position(c, [i as f64, j as f64, k as f64]);
-                        if obj.contains(p) {
-                            out[((i - x0) * ny + j) * nz + k] = obj.material;
+        // Each object's index box: its bounds, widened by 1e-6 of a cell so that nodes exactly
+        // on a face are tested, not skipped.
+        let boxes: Vec<[[usize; 2]; 3]> = self
+            .objects
+            .iter()
+            .map(|obj| {
+                let (lo, hi) = obj.bounds();
+                let idx = |a: usize, x: f64| g.fractional_index(a, x) - off[a];
+                let first = |a: usize| (idx(a, lo[a]) - 1e-6).ceil().max(0.0) as usize;
+                let last = |a: usize| {
+                    ((idx(a, hi[a]) + 1e-6).floor() + 1.0).clamp(0.0, g.shape[a] as f64) as usize
+                };
+                [0, 1, 2].map(|a| [first(a), last(a)])
+            })
+            .collect();
+        // Planes in parallel, objects in paint order on each.
+        out.par_chunks_mut(ny * nz)
+            .enumerate()
+            .for_each(|(di, plane)| {
+                let i = x0 + di;
+                for (obj, b) in self.objects.iter().zip(&boxes) {
+                    if !(b[0][0]..b[0][1]).contains(&i) {
+                        continue;
+                    }
+                    let [j0, j1] = b[1];
+                    let [k0, k1] = b[2];
+                    if let Shape::Mesh(mesh) = &obj.shape {
+                        // A whole column from one ray's crossings.
+                        for j in j0..j1 {
+                            let p = g.position(c, [i as f64, j as f64, k0 as f64]);
+                            let spans = mesh.spans(p, 2);
+                            if spans.is_empty() {
+                                continue;
+                            }
+                            for k in k0..k1 {
+                                let z = g.position(c, [i as f64, j as f64, k as f64])[2];
+                                if spans.iter().any(|&(a, b)| a <= z && z <= b) {
+                                    plane[j * nz + k] = obj.material;
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    for j in j0..j1 {
+                        for k in k0..k1 {
+                            let p = g.position(c, [i as f64, j as f64, k as f64]);
+                            if obj.contains(p) {
+                                plane[j * nz + k] = obj.material;
+                            }
                         }
                     }
                 }
-            }
-        }
+            });
         // Only E components are smoothed: the mixtures average permittivities, and the H
         // components, which carry mu, keep their materials staircased.
         if let (Some(smoothing), true) = (&self.smoothing, c.is_electric()) {
@@ -297,6 +332,18 @@ impl Model {
             .filter(|o| !table[o.material as usize].staircased())
             .filter_map(|o| ThinRegion::of(g, o, c))
             .collect();
+        let meshes: Vec<([f64; 3], [f64; 3])> = self
+            .objects
+            .iter()
+            .filter(|o| matches!(o.shape, Shape::Mesh(_)))
+            .map(|o| o.bounds())
+            .collect();
+        let near_mesh = |cell: [usize; 3]| {
+            let p = g.position(c, cell.map(|v| v as f64));
+            meshes.iter().any(|(lo, hi)| {
+                (0..3).all(|a| p[a] >= lo[a] - g.cell[a] && p[a] <= hi[a] + g.cell[a])
+            })
+        };
         let at = |i: usize, j: usize, k: usize| ((i - x0) * ny + j) * nz + k;
         let center = |out: &[u8], i: usize, j: usize, k: usize| {
             if (x0..x1).contains(&i) {
@@ -319,11 +366,14 @@ impl Model {
                             continue;
                         }
                         // The thinnest film whose cells these are integrates along its normal.
+                        // Near a mesh, exact chords along z too: 16 rays of the mesh's own
+                        // painting instead of 64 point tests, each a ray of its own.
                         let across = thin
                             .iter()
                             .filter(|r| r.holds([i, j, k]))
                             .min_by(|a, b| a.thickness.total_cmp(&b.thickness))
-                            .map(|r| r.axis);
+                            .map(|r| r.axis)
+                            .or_else(|| near_mesh([i, j, k]).then_some(2));
                         let differs = (i > 0 && center(ids, i - 1, j, k) != m)
                             || (i + 1 < nx && center(ids, i + 1, j, k) != m)
                             || (j > 0 && ids[at(i, j - 1, k)] != m)
@@ -461,10 +511,11 @@ impl Model {
             o[axis] = 0.0;
             o
         };
-        for o in &self.objects {
-            let Some((ta, tb)) = o.chord(origin, axis, t0, t1) else {
-                continue;
-            };
+        for (o, (ta, tb)) in self.objects.iter().flat_map(|o| {
+            o.chords(origin, axis, t0, t1)
+                .into_iter()
+                .map(move |c| (o, c))
+        }) {
             let mut next = Vec::with_capacity(pieces.len() + 2);
             for &(m, a, b) in &pieces {
                 if a < ta {

@@ -127,7 +127,32 @@ pub fn place_pec(g: &Grid, object: &Object, periodic: [bool; 3]) -> (Vec<Object>
                 }
             }
         }
-        Shape::Sphere { .. } => (vec![object.clone()], Placed::AsDrawn),
+        Shape::Prism(prism) => {
+            // Thinner than a cell along its axis: a sheet on the nearest node plane.
+            let a = prism.axis;
+            let middle = 0.5 * (prism.span[0] + prism.span[1]);
+            if prism.span[1] - prism.span[0] >= cell_at(g, a, middle) {
+                return (vec![object.clone()], Placed::AsDrawn);
+            }
+            let mut at = object.center;
+            at[a] = middle;
+            let (center, moves) = snap(g, at, &[a], periodic);
+            let sheet = Object {
+                shape: Shape::Prism(std::sync::Arc::new(prism.with_span([center[a], center[a]]))),
+                center,
+                ..object.clone()
+            };
+            (
+                vec![sheet],
+                Placed::OnGrid {
+                    thin: vec![a],
+                    moves,
+                },
+            )
+        }
+        Shape::Sphere { .. } | Shape::Mesh(_) | Shape::Voxels { .. } => {
+            (vec![object.clone()], Placed::AsDrawn)
+        }
     }
 }
 

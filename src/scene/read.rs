@@ -101,7 +101,11 @@ fn scene_node() -> Node {
                     _ => None,
                 },
             })),
-            "geometry" => Some(Child::Tables(leaf::<GeometrySpec>())),
+            "geometry" => Some(Child::Tables(Node {
+                fields: fields::<GeometrySpec>,
+                required: GeometrySpec::REQUIRED,
+                child: |k| (k == "box").then(|| Child::Table(leaf::<BoxSpec>())),
+            })),
             "source" => Some(Child::Tables(Node {
                 fields: fields::<SourceSpec>,
                 required: SourceSpec::REQUIRED,

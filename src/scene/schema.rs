@@ -45,7 +45,7 @@ required! {
     LorentzSpec => ["delta_epsilon", "frequency"],
     DrudeSpec => ["frequency"],
     DebyeSpec => ["delta_epsilon", "relaxation_time"],
-    GeometrySpec => ["shape", "material", "center"],
+    GeometrySpec => ["shape"],
     SourceSpec => ["type", "waveform"],
     WaveformSpec => ["type", "frequency"],
     MonitorSpec => ["type", "name"],
@@ -247,20 +247,46 @@ pub struct DebyeSpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GeometrySpec {
-    /// box | sphere | cylinder.
+    /// box | sphere | cylinder | polygon | gds | mesh | voxels.
     pub shape: Spanned<String>,
-    /// Name from `[materials]`, or the built-ins `vacuum` and `pec`.
-    pub material: Spanned<String>,
-    /// Centre.
-    pub center: Spanned<Vec<f64>>,
+    /// Name from `[materials]`, or the built-ins `vacuum` and `pec` (every shape but voxels).
+    pub material: Option<Spanned<String>>,
+    /// Centre (box, sphere, cylinder).
+    pub center: Option<Spanned<Vec<f64>>>,
     /// Box edge lengths.
     pub size: Option<Spanned<Vec<f64>>>,
     /// Sphere or cylinder radius.
     pub radius: Option<Spanned<f64>>,
     /// Cylinder length along its axis.
     pub height: Option<Spanned<f64>>,
-    /// Cylinder axis: "x", "y", "z" or a vector `[ax, ay, az]`.
+    /// Cylinder axis: "x", "y", "z" or a vector `[ax, ay, az]`; polygon and gds: the axis
+    /// they are extruded along, "x", "y" or "z".
     pub axis: Option<Spanned<toml::Value>>,
+    /// Polygon: its vertices `[[u, v], ...]` in the plane normal to `axis`.
+    pub vertices: Option<Spanned<Vec<Vec<f64>>>>,
+    /// Polygon, gds: the extent `[from, to]` along `axis`.
+    pub span: Option<Spanned<Vec<f64>>>,
+    /// Polygon, gds: the walls' angle from the axis in degrees (positive narrows towards
+    /// `span[1]`; default 0).
+    pub sidewall_angle: Option<Spanned<f64>>,
+    /// gds, mesh, voxels: the file, relative to the scene file.
+    pub file: Option<Spanned<String>>,
+    /// gds: the cell (optional when the library has one top cell).
+    pub cell: Option<Spanned<String>>,
+    /// gds: `[layer, datatype]`.
+    pub layer: Option<Spanned<Vec<i64>>>,
+    /// gds: user units to length_unit (default: the file's unit); mesh: file units to
+    /// length_unit (default 1).
+    pub scale: Option<Spanned<f64>>,
+    /// mesh: added to every vertex after scaling, in length_unit.
+    pub translate: Option<Spanned<Vec<f64>>>,
+    /// voxels: the HDF5 dataset (an `.npy` file has one array).
+    pub dataset: Option<Spanned<String>>,
+    /// voxels: the material of each value (value i is `materials[i]`).
+    pub materials: Option<Spanned<Vec<String>>>,
+    /// voxels: the box the grid fills, `{ center = [...], size = [...] }`.
+    #[serde(rename = "box")]
+    pub region: Option<Spanned<BoxSpec>>,
 }
 
 /// One `[[source]]`.

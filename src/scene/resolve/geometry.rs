@@ -7,6 +7,101 @@ use crate::scene::diagnostics::closest;
 use crate::scene::schema::*;
 use toml::Spanned;
 
+/// The shapes a `[[geometry]]` entry may take, in the order of [`KEYS`].
+const SHAPES: [&str; 7] = [
+    "box", "sphere", "cylinder", "polygon", "gds", "mesh", "voxels",
+];
+
+/// The keys each shape takes besides `shape` (and `material`, which every shape but voxels
+/// needs, and `center`, which the first three need).
+const KEYS: [&[&str]; 7] = [
+    &["size"],
+    &["radius"],
+    &["radius", "height", "axis"],
+    &["vertices", "axis", "span", "sidewall_angle"],
+    &[
+        "file",
+        "cell",
+        "layer",
+        "axis",
+        "span",
+        "sidewall_angle",
+        "scale",
+    ],
+    &["file", "scale", "translate"],
+    &["file", "dataset", "materials", "box"],
+];
+
+/// Where each optional key of entry `g` was written (its byte offset), by name.
+fn given_keys(g: &GeometrySpec) -> Vec<(&'static str, usize)> {
+    fn at<T>(v: &Option<Spanned<T>>) -> Option<usize> {
+        v.as_ref().map(|v| v.span().start)
+    }
+    [
+        ("material", at(&g.material)),
+        ("center", at(&g.center)),
+        ("size", at(&g.size)),
+        ("radius", at(&g.radius)),
+        ("height", at(&g.height)),
+        ("axis", at(&g.axis)),
+        ("vertices", at(&g.vertices)),
+        ("span", at(&g.span)),
+        ("sidewall_angle", at(&g.sidewall_angle)),
+        ("file", at(&g.file)),
+        ("cell", at(&g.cell)),
+        ("layer", at(&g.layer)),
+        ("scale", at(&g.scale)),
+        ("translate", at(&g.translate)),
+        ("dataset", at(&g.dataset)),
+        ("materials", at(&g.materials)),
+        ("box", at(&g.region)),
+    ]
+    .into_iter()
+    .filter_map(|(k, a)| a.map(|a| (k, a)))
+    .collect()
+}
+
+/// The id of material `name` (written at `at`, for key `key`), or None with the problem
+/// reported: an unknown name gets the defined ones and the closest; a material defined but not
+/// readable was reported where it is defined.
+pub(super) fn material_id(
+    scene: &SceneFile,
+    ck: &mut Checker,
+    table: &MaterialTable,
+    dropped: &[String],
+    name: &Spanned<String>,
+    key: &str,
+) -> Option<u8> {
+    if let Some(id) = table.id(name.get_ref()) {
+        return Some(id);
+    }
+    if scene.unread_materials.contains(name.get_ref()) || dropped.contains(name.get_ref()) {
+        return None;
+    }
+    let names: Vec<&str> = table.materials.iter().map(|m| m.name.as_str()).collect();
+    let hint = closest(name.get_ref(), &names)
+        .map(|c| format!("; did you mean `{c}`?"))
+        .unwrap_or_default();
+    ck.error(
+        name,
+        key,
+        format!(
+            "unknown material `{}`: defined are {}{hint}",
+            name.get_ref(),
+            list(&names)
+        ),
+    );
+    None
+}
+
+/// What every shape's resolver is given: the scene, the material table and the length unit.
+pub(super) struct Ctx<'a> {
+    pub scene: &'a SceneFile,
+    pub table: &'a MaterialTable,
+    pub dropped: &'a [String],
+    pub unit_m: f64,
+}
+
 pub(super) fn geometry(
     scene: &SceneFile,
     ck: &mut Checker,
@@ -14,6 +109,12 @@ pub(super) fn geometry(
     dropped: &[String],
     unit_m: f64,
 ) -> Vec<Object> {
+    let cx = Ctx {
+        scene,
+        table,
+        dropped,
+        unit_m,
+    };
     let mut objects = Vec::new();
     // Half the domain's size along each axis (m), where it can be read: the domain is centred
     // on the origin.
@@ -23,170 +124,205 @@ pub(super) fn geometry(
     for (n, g) in scene.geometry.iter() {
         let key = format!("geometry[{n}]");
         let g = g.get_ref();
-        let material = match table.id(g.material.get_ref()) {
-            Some(id) => Some(id),
-            // Defined, but not readable or not kept: reported there.
-            None if scene.unread_materials.contains(g.material.get_ref())
-                || dropped.contains(g.material.get_ref()) =>
-            {
-                None
-            }
-            None => {
-                let names: Vec<&str> = table.materials.iter().map(|m| m.name.as_str()).collect();
-                let hint = closest(g.material.get_ref(), &names)
-                    .map(|c| format!("; did you mean `{c}`?"))
-                    .unwrap_or_default();
-                ck.error(
-                    &g.material,
-                    &format!("{key}.material"),
-                    format!(
-                        "unknown material `{}`: defined are {}{hint}",
-                        g.material.get_ref(),
-                        list(&names)
-                    ),
-                );
-                None
-            }
+        let Some(kind) = ck.one_of(&g.shape, &format!("{key}.shape"), &SHAPES) else {
+            continue;
         };
-        let center = ck
-            .vec3(&g.center, &format!("{key}.center"))
-            .map(|c| c.map(|x| x * unit_m));
-        let shape_kind = ck.one_of(
-            &g.shape,
-            &format!("{key}.shape"),
-            &["box", "sphere", "cylinder"],
-        );
         // A key of another shape is a mistake (a box given a radius is not a sphere): said,
         // as for sources, rather than ignored.
-        if let Some(kind) = shape_kind {
-            let takes: [&[&str]; 3] = [&["size"], &["radius"], &["radius", "height", "axis"]];
-            let given = [
-                ("size", g.size.as_ref().map(|v| v.span().start)),
-                ("radius", g.radius.as_ref().map(|v| v.span().start)),
-                ("height", g.height.as_ref().map(|v| v.span().start)),
-                ("axis", g.axis.as_ref().map(|v| v.span().start)),
-            ];
-            for (name, at) in given {
-                if let Some(at) = at.filter(|_| !takes[kind].contains(&name)) {
-                    ck.error_at(
-                        at,
-                        &format!("{key}.{name}"),
-                        format!(
-                            "a {} takes `center` and {}, not `{name}`",
-                            ["box", "sphere", "cylinder"][kind],
-                            list(takes[kind])
-                        ),
-                    );
-                }
+        for (name, at) in given_keys(g) {
+            let takes = KEYS[kind].contains(&name)
+                || (name == "material" && kind != 6)
+                || (name == "center" && kind <= 2);
+            if !takes {
+                let center = if kind <= 2 { "`center` and " } else { "" };
+                ck.error_at(
+                    at,
+                    &format!("{key}.{name}"),
+                    format!(
+                        "a {} takes {center}{}, not `{name}`",
+                        SHAPES[kind],
+                        list(KEYS[kind])
+                    ),
+                );
             }
         }
-        // A PEC may be drawn with no thickness: a sheet (one zero extent) or a line (two).
-        let pec = material.is_some_and(|m| table.materials[m as usize].pec);
-        let shape = match shape_kind {
-            Some(0) => match &g.size {
-                Some(s) => ck.vec3(s, &format!("{key}.size")).and_then(|s| {
-                    let zero = s.iter().filter(|x| **x == 0.0).count();
-                    let problem = if s.iter().any(|x| *x < 0.0) {
-                        Some("box edges must be positive (zero is allowed for a PEC sheet or line)")
-                    } else if zero == 3 {
-                        Some("a box needs at least one edge longer than zero")
-                    } else if zero > 0 && !pec && material.is_some() {
-                        Some("a box with a zero edge is a sheet or a line, and only a PEC material (`pec = true`) can be one: give it a thickness")
-                    } else {
-                        None
-                    };
-                    match problem {
-                        None => Some(Shape::Box {
-                            size: s.map(|x| x * unit_m),
-                        }),
-                        Some(message) => {
-                            ck.error(g.size.as_ref().unwrap(), &format!("{key}.size"), message);
-                            None
-                        }
-                    }
-                }),
+        let material = if kind == 6 {
+            None
+        } else {
+            match &g.material {
+                Some(m) => material_id(scene, ck, table, dropped, m, &format!("{key}.material")),
                 None => {
-                    ck.error(&g.shape, &key, "a box needs `size = [sx, sy, sz]`");
+                    ck.error(&g.shape, &key, "missing the required key `material`");
                     None
-                }
-            },
-            Some(1) => match &g.radius {
-                Some(r) => ck
-                    .positive(r, &format!("{key}.radius"))
-                    .map(|r| Shape::Sphere { radius: r * unit_m }),
-                None => {
-                    ck.error(&g.shape, &key, "a sphere needs `radius`");
-                    None
-                }
-            },
-            Some(2) => {
-                // A PEC cylinder of zero radius is a wire, of zero height a disc.
-                let mut extent = |v: &Option<Spanned<f64>>, name: &str| match v {
-                    Some(v) if pec && *v.get_ref() == 0.0 => Some(0.0),
-                    Some(v) => ck.positive(v, &format!("{key}.{name}")),
-                    None => {
-                        ck.error(&g.shape, &key, format!("a cylinder needs `{name}`"));
-                        None
-                    }
-                };
-                let radius = extent(&g.radius, "radius");
-                let height = extent(&g.height, "height");
-                if radius == Some(0.0) && height == Some(0.0) {
-                    ck.error(
-                        g.radius.as_ref().unwrap(),
-                        &format!("{key}.radius"),
-                        "a cylinder needs a radius or a height longer than zero",
-                    );
-                }
-                let axis = match &g.axis {
-                    None => Some([0.0, 0.0, 1.0]),
-                    Some(a) => cylinder_axis(a.get_ref()).or_else(|| {
-                        ck.error(a, &format!("{key}.axis"), format!("expected \"x\", \"y\", \"z\" or a non-zero vector [ax, ay, az], got {}", a.get_ref()));
-                        None
-                    }),
-                };
-                match (radius, height, axis) {
-                    (Some(r), Some(h), Some(a)) => Some(Shape::Cylinder {
-                        radius: r * unit_m,
-                        height: h * unit_m,
-                        axis: a,
-                    }),
-                    _ => None,
                 }
             }
-            _ => None,
         };
-        if let (Some(material), Some(center), Some(shape)) = (material, center, shape) {
-            let object = Object {
-                shape,
-                center,
-                material,
-                geometry: n,
-            };
-            // An object wholly outside the domain changes nothing: most likely a position in
-            // the wrong unit or a sign slip, so said rather than silently dropped.
-            if let Some(half) = half_domain {
-                let (lo, hi) = object.bounds();
-                if let Some(a) = (0..3).find(|&a| hi[a] <= -half[a] || lo[a] >= half[a]) {
-                    ck.warn(
-                        &g.center,
-                        &format!("{key}.center"),
-                        format!(
-                            "the {} lies wholly outside the domain along {} ({} to {}, the domain {} to {}): it changes nothing; check its center, size and simulation.length_unit",
-                            g.shape.get_ref(),
-                            crate::model::Axis::ALL[a].name(),
-                            super::placement::num(lo[a] / unit_m),
-                            super::placement::num(hi[a] / unit_m),
-                            super::placement::num(-half[a] / unit_m),
-                            super::placement::num(half[a] / unit_m)
-                        ),
-                    );
+        let made: Vec<Object> = match kind {
+            0..=2 => primitive(ck, g, &key, kind, material, &cx)
+                .map(|o| Object { geometry: n, ..o })
+                .into_iter()
+                .collect(),
+            3 => super::import::polygon(ck, g, &key, &cx)
+                .zip(material)
+                .map(|(shape, material)| Object::at_bounds(shape, material, n))
+                .into_iter()
+                .collect(),
+            4 => super::import::gds(ck, g, &key, &cx)
+                .zip(material)
+                .map(|(shape, material)| Object::at_bounds(shape, material, n))
+                .into_iter()
+                .collect(),
+            5 => super::import::mesh(ck, g, &key, &cx)
+                .zip(material)
+                .map(|(shape, material)| Object::at_bounds(shape, material, n))
+                .into_iter()
+                .collect(),
+            _ => super::import::voxels(ck, g, &key, &cx)
+                .into_iter()
+                .map(|(shape, material)| Object::at_bounds(shape, material, n))
+                .collect(),
+        };
+        // An object wholly outside the domain changes nothing: most likely a position in the
+        // wrong unit or a sign slip, so said rather than silently dropped.
+        if let (Some(half), Some(first)) = (half_domain, made.first()) {
+            let (mut lo, mut hi) = first.bounds();
+            for o in &made[1..] {
+                let (l, h) = o.bounds();
+                for a in 0..3 {
+                    lo[a] = lo[a].min(l[a]);
+                    hi[a] = hi[a].max(h[a]);
                 }
             }
-            objects.push(object);
+            if let Some(a) = (0..3).find(|&a| hi[a] <= -half[a] || lo[a] >= half[a]) {
+                let what = if kind <= 2 {
+                    "center, size"
+                } else {
+                    "coordinates"
+                };
+                let (at, which) = match &g.center {
+                    Some(c) => (c.span().start, "center"),
+                    None => (g.shape.span().start, "shape"),
+                };
+                ck.warn_at(
+                    at,
+                    &format!("{key}.{which}"),
+                    format!(
+                        "the {} lies wholly outside the domain along {} ({} to {}, the domain {} to {}): it changes nothing; check its {what} and simulation.length_unit",
+                        g.shape.get_ref(),
+                        crate::model::Axis::ALL[a].name(),
+                        super::placement::num(lo[a] / unit_m),
+                        super::placement::num(hi[a] / unit_m),
+                        super::placement::num(-half[a] / unit_m),
+                        super::placement::num(half[a] / unit_m)
+                    ),
+                );
+            }
         }
+        objects.extend(made);
     }
     objects
+}
+
+/// A box, sphere or cylinder (`kind` 0, 1, 2) of `material`.
+fn primitive(
+    ck: &mut Checker,
+    g: &GeometrySpec,
+    key: &str,
+    kind: usize,
+    material: Option<u8>,
+    cx: &Ctx,
+) -> Option<Object> {
+    let unit_m = cx.unit_m;
+    let center = match &g.center {
+        Some(c) => ck
+            .vec3(c, &format!("{key}.center"))
+            .map(|c| c.map(|x| x * unit_m)),
+        None => {
+            ck.error(&g.shape, key, "missing the required key `center`");
+            None
+        }
+    };
+    // A PEC may be drawn with no thickness: a sheet (one zero extent) or a line (two).
+    let pec = material.is_some_and(|m| cx.table.materials[m as usize].pec);
+    let shape = match kind {
+        0 => match &g.size {
+            Some(s) => ck.vec3(s, &format!("{key}.size")).and_then(|s| {
+                let zero = s.iter().filter(|x| **x == 0.0).count();
+                let problem = if s.iter().any(|x| *x < 0.0) {
+                    Some("box edges must be positive (zero is allowed for a PEC sheet or line)")
+                } else if zero == 3 {
+                    Some("a box needs at least one edge longer than zero")
+                } else if zero > 0 && !pec && material.is_some() {
+                    Some("a box with a zero edge is a sheet or a line, and only a PEC material (`pec = true`) can be one: give it a thickness")
+                } else {
+                    None
+                };
+                match problem {
+                    None => Some(Shape::Box {
+                        size: s.map(|x| x * unit_m),
+                    }),
+                    Some(message) => {
+                        ck.error(g.size.as_ref().unwrap(), &format!("{key}.size"), message);
+                        None
+                    }
+                }
+            }),
+            None => {
+                ck.error(&g.shape, key, "a box needs `size = [sx, sy, sz]`");
+                None
+            }
+        },
+        1 => match &g.radius {
+            Some(r) => ck
+                .positive(r, &format!("{key}.radius"))
+                .map(|r| Shape::Sphere { radius: r * unit_m }),
+            None => {
+                ck.error(&g.shape, key, "a sphere needs `radius`");
+                None
+            }
+        },
+        _ => {
+            // A PEC cylinder of zero radius is a wire, of zero height a disc.
+            let mut extent = |v: &Option<Spanned<f64>>, name: &str| match v {
+                Some(v) if pec && *v.get_ref() == 0.0 => Some(0.0),
+                Some(v) => ck.positive(v, &format!("{key}.{name}")),
+                None => {
+                    ck.error(&g.shape, key, format!("a cylinder needs `{name}`"));
+                    None
+                }
+            };
+            let radius = extent(&g.radius, "radius");
+            let height = extent(&g.height, "height");
+            if radius == Some(0.0) && height == Some(0.0) {
+                ck.error(
+                    g.radius.as_ref().unwrap(),
+                    &format!("{key}.radius"),
+                    "a cylinder needs a radius or a height longer than zero",
+                );
+            }
+            let axis = match &g.axis {
+                None => Some([0.0, 0.0, 1.0]),
+                Some(a) => cylinder_axis(a.get_ref()).or_else(|| {
+                    ck.error(a, &format!("{key}.axis"), format!("expected \"x\", \"y\", \"z\" or a non-zero vector [ax, ay, az], got {}", a.get_ref()));
+                    None
+                }),
+            };
+            match (radius, height, axis) {
+                (Some(r), Some(h), Some(a)) => Some(Shape::Cylinder {
+                    radius: r * unit_m,
+                    height: h * unit_m,
+                    axis: a,
+                }),
+                _ => None,
+            }
+        }
+    };
+    Some(Object {
+        shape: shape?,
+        center: center?,
+        material: material?,
+        geometry: 0,
+    })
 }
 
 /// The objects as the grid holds them: each PEC object thinner than a cell put on the grid
@@ -216,6 +352,12 @@ pub(super) fn on_grid(
         let key = format!("geometry[{n}]");
         let material = &table.materials[object.material as usize];
         let what = format!("the PEC {}", entry.shape.get_ref());
+        // Where the warnings point: the centre, or for shapes without one, the span or shape.
+        let (where_at, where_key) = match (&entry.center, &entry.span) {
+            (Some(c), _) => (c.span().start, "center"),
+            (None, Some(s)) => (s.span().start, "span"),
+            _ => (entry.shape.span().start, "shape"),
+        };
         let (pieces, how) = if material.pec {
             place_pec(g, &object, periodic)
         } else {
@@ -245,9 +387,9 @@ pub(super) fn on_grid(
                         )
                     })
                     .collect();
-                ck.warn(
-                    &entry.center,
-                    &format!("{key}.center"),
+                ck.warn_at(
+                    where_at,
+                    &format!("{key}.{where_key}"),
                     format!(
                         "{what} is thinner than a cell along {}, so it is held as {held}: moved {}",
                         axes.join(" and "),
@@ -264,9 +406,9 @@ pub(super) fn on_grid(
                         num(p[2] / unit_m)
                     )
                 };
-                ck.warn(
-                    &entry.center,
-                    &format!("{key}.center"),
+                ck.warn_at(
+                    where_at,
+                    &format!("{key}.{where_key}"),
                     format!(
                         "{what} is thinner than a cell and slanted, so it is held on the {edges} grid edges nearest to its axis, a staircase from {} to {} {unit}",
                         point(ends[0]),
@@ -343,7 +485,7 @@ fn holds_nothing(
 fn too_big_to_vanish(g: &Grid, o: &Object) -> bool {
     let largest = g.cell.iter().copied().fold(0.0, f64::max);
     match o.shape {
-        Shape::Box { .. } => false,
+        Shape::Box { .. } | Shape::Prism(_) | Shape::Mesh(_) | Shape::Voxels { .. } => false,
         Shape::Sphere { radius } => radius >= largest,
         Shape::Cylinder { radius, height, .. } => radius >= largest && height >= 2.0 * largest,
     }

@@ -3,6 +3,7 @@
 
 mod boundaries;
 mod geometry;
+mod import;
 mod materials;
 mod monitors;
 mod placement;
