@@ -103,6 +103,40 @@ impl Object {
         }
     }
 
+    /// Which points of the 4 x 4 x 4 grid `xyz[0] x xyz[1] x xyz[2]` (m) are inside: bit
+    /// `(a * 4 + b) * 4 + d` for point (x_a, y_b, z_d), each as [`Object::contains`] finds
+    /// it. What the smoothing samples a cell with; a prism tests each column once.
+    pub fn sample_mask(&self, xyz: [[f64; 4]; 3]) -> u64 {
+        let (lo, hi) = self.bounds();
+        // Outside the bounds by more than the faces' tolerance: none of them.
+        let slack = 1e-6 * self.largest_extent();
+        let apart = (0..3).any(|a| {
+            let (mn, mx) = xyz[a]
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(m, n), &v| {
+                    (m.min(v), n.max(v))
+                });
+            mx < lo[a] - slack || mn > hi[a] + slack
+        });
+        if apart {
+            return 0;
+        }
+        if let Shape::Prism(prism) = &self.shape {
+            return prism.sample_mask(xyz);
+        }
+        let mut mask = 0;
+        for a in 0..4 {
+            for b in 0..4 {
+                for d in 0..4 {
+                    if self.contains([xyz[0][a], xyz[1][b], xyz[2][d]]) {
+                        mask |= 1 << ((a * 4 + b) * 4 + d);
+                    }
+                }
+            }
+        }
+        mask
+    }
+
     /// Whether the object encloses a volume: false for a sheet, a line or a disc.
     pub fn has_volume(&self) -> bool {
         match &self.shape {

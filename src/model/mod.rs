@@ -163,6 +163,24 @@ impl Model {
                     }
                     let [j0, j1] = b[1];
                     let [k0, k1] = b[2];
+                    if let Shape::Prism(prism) = &obj.shape {
+                        if prism.axis == 2 && prism.taper == 0.0 {
+                            // Vertical walls along z: one in-plane test a column.
+                            for j in j0..j1 {
+                                let p = g.position(c, [i as f64, j as f64, k0 as f64]);
+                                if !prism.in_base([p[0], p[1]]) {
+                                    continue;
+                                }
+                                for k in k0..k1 {
+                                    let z = g.position(c, [i as f64, j as f64, k as f64])[2];
+                                    if prism.holds_height(z) {
+                                        plane[j * nz + k] = obj.material;
+                                    }
+                                }
+                            }
+                            continue;
+                        }
+                    }
                     if let Shape::Mesh(mesh) = &obj.shape {
                         // A whole column from one ray's crossings.
                         for j in j0..j1 {
@@ -366,20 +384,21 @@ impl Model {
                             continue;
                         }
                         // The thinnest film whose cells these are integrates along its normal.
-                        // Near a mesh, exact chords along z too: 16 rays of the mesh's own
-                        // painting instead of 64 point tests, each a ray of its own.
-                        let across = thin
+                        let thin_axis = thin
                             .iter()
                             .filter(|r| r.holds([i, j, k]))
                             .min_by(|a, b| a.thickness.total_cmp(&b.thickness))
-                            .map(|r| r.axis)
-                            .or_else(|| near_mesh([i, j, k]).then_some(2));
+                            .map(|r| r.axis);
                         let differs = (i > 0 && center(ids, i - 1, j, k) != m)
                             || (i + 1 < nx && center(ids, i + 1, j, k) != m)
                             || (j > 0 && ids[at(i, j - 1, k)] != m)
                             || (j + 1 < ny && ids[at(i, j + 1, k)] != m)
                             || (k > 0 && ids[at(i, j, k - 1)] != m)
                             || (k + 1 < nz && ids[at(i, j, k + 1)] != m);
+                        // Near a mesh, exact chords along z too: 16 rays of the mesh's own
+                        // painting instead of 64 point tests, each a ray of its own.
+                        let across =
+                            thin_axis.or_else(|| (differs && near_mesh([i, j, k])).then_some(2));
                         if differs || across.is_some() {
                             if let Some(id) = self.mixture_at(smoothing, c, [i, j, k], across) {
                                 if id != m {
@@ -441,17 +460,28 @@ impl Model {
         let u_of = |s: usize| (s as f64 + 0.5) / N as f64 - 0.5;
         match across {
             None => {
+                // The samples form a grid: each object finds which of them it holds at once
+                // (the last object, in paint order, holding a sample gives its material).
+                let xyz = [0, 1, 2].map(|x| [0, 1, 2, 3].map(|s| sample(x, u_of(s))));
+                let mut owner = [0u8; N * N * N];
+                let mut left = u64::MAX;
+                for o in self.objects.iter().rev() {
+                    if left == 0 {
+                        break;
+                    }
+                    let mut held = o.sample_mask(xyz) & left;
+                    left &= !held;
+                    while held != 0 {
+                        owner[held.trailing_zeros() as usize] = o.material;
+                        held &= held - 1;
+                    }
+                }
                 for a in 0..N {
                     for b in 0..N {
                         for d in 0..N {
                             let u = [a, b, d].map(u_of);
-                            let q = [0, 1, 2].map(|x| sample(x, u[x]));
-                            let m = self
-                                .objects
-                                .iter()
-                                .rev()
-                                .find(|o| o.contains(q))
-                                .map_or(0, |o| o.material);
+                            let q = [xyz[0][a], xyz[1][b], xyz[2][d]];
+                            let m = owner[(a * N + b) * N + d];
                             if self.materials.materials[m as usize].staircased() {
                                 return None;
                             }

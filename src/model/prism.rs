@@ -17,7 +17,7 @@
 const TOLERANCE: f64 = 1e-9;
 
 /// A polygon prism (see the module documentation).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Prism {
     /// The axis the polygons are extruded along (0, 1, 2).
     pub axis: usize,
@@ -28,8 +28,122 @@ pub struct Prism {
     /// The polygons' vertices (u, v) in metres, counter-clockwise, not closed (the last vertex
     /// joins the first).
     pub polygons: Vec<Vec<[f64; 2]>>,
-    bins: Bins,
+    bins: Layer,
     bounds: ([f64; 3], [f64; 3]),
+    /// Unique to the polygons (copies share it): the key of the per-thread memo of
+    /// [`Prism::plane_mask`].
+    id: u64,
+}
+
+impl PartialEq for Prism {
+    fn eq(&self, other: &Self) -> bool {
+        (self.axis, self.span, self.taper) == (other.axis, other.span, other.taper)
+            && self.polygons == other.polygons
+    }
+}
+
+/// The polygons of a prism, each with its own [`Bins`], and a grid over the plane listing the
+/// polygons whose bounding box meets each cell: a query looks at the few polygons near it.
+#[derive(Debug, Clone, PartialEq)]
+struct Layer {
+    polygons: Vec<Bins>,
+    lo: [f64; 2],
+    hi: [f64; 2],
+    step: [f64; 2],
+    n: [usize; 2],
+    cells: Vec<Vec<u32>>,
+    /// The largest extent of the polygons together (the scale of the tolerance).
+    size: f64,
+}
+
+impl Layer {
+    fn new(polygons: &[Vec<[f64; 2]>]) -> Layer {
+        let bins: Vec<Bins> = polygons
+            .iter()
+            .map(|p| Bins::new(std::slice::from_ref(p)))
+            .collect();
+        let mut lo = [f64::INFINITY; 2];
+        let mut hi = [f64::NEG_INFINITY; 2];
+        for b in &bins {
+            for d in 0..2 {
+                lo[d] = lo[d].min(b.lo[d]);
+                hi[d] = hi[d].max(b.lo[d] + b.step[d] * b.n[d] as f64);
+            }
+        }
+        let size = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
+        let per_axis = ((bins.len() as f64).sqrt().ceil() as usize).clamp(1, 1024);
+        let n = [per_axis; 2];
+        let step = [0, 1].map(|d| ((hi[d] - lo[d]) / n[d] as f64).max(size * 1e-6));
+        let mut layer = Layer {
+            polygons: Vec::new(),
+            lo,
+            hi,
+            step,
+            n,
+            cells: vec![Vec::new(); n[0] * n[1]],
+            size,
+        };
+        for (k, b) in bins.iter().enumerate() {
+            let top = [0, 1].map(|d| b.lo[d] + b.step[d] * b.n[d] as f64);
+            for j in layer.index(1, b.lo[1])..=layer.index(1, top[1]) {
+                for i in layer.index(0, b.lo[0])..=layer.index(0, top[0]) {
+                    layer.cells[j * n[0] + i].push(k as u32);
+                }
+            }
+        }
+        layer.polygons = bins;
+        layer
+    }
+
+    fn index(&self, d: usize, x: f64) -> usize {
+        let i = ((x - self.lo[d]) / self.step[d]).floor();
+        i.clamp(0.0, (self.n[d] - 1) as f64) as usize
+    }
+
+    /// Call `f` on each polygon whose bins may hold a point within `reach` of `p`, once
+    /// each (a point and its reach almost always fall in one cell, which needs no list).
+    fn each_near(&self, p: [f64; 2], reach: f64, mut f: impl FnMut(&Bins)) {
+        if (0..2).any(|d| p[d] < self.lo[d] - reach || p[d] > self.hi[d] + reach) {
+            return;
+        }
+        let (i0, i1) = (self.index(0, p[0] - reach), self.index(0, p[0] + reach));
+        let (j0, j1) = (self.index(1, p[1] - reach), self.index(1, p[1] + reach));
+        if i0 == i1 && j0 == j1 {
+            for &k in &self.cells[j0 * self.n[0] + i0] {
+                f(&self.polygons[k as usize]);
+            }
+            return;
+        }
+        let mut all: Vec<u32> = Vec::new();
+        for j in j0..=j1 {
+            for i in i0..=i1 {
+                all.extend(&self.cells[j * self.n[0] + i]);
+            }
+        }
+        all.sort_unstable();
+        all.dedup();
+        for k in all {
+            f(&self.polygons[k as usize]);
+        }
+    }
+
+    /// How many polygons hold `p` (each counter-clockwise, so its winding is 0 or 1).
+    fn winding(&self, p: [f64; 2]) -> i32 {
+        let mut w = 0;
+        self.each_near(p, 0.0, |b| w += b.winding(p));
+        w
+    }
+
+    /// The distance from `p` to the nearest edge of any polygon, if within `reach`.
+    fn distance_within(&self, p: [f64; 2], reach: f64) -> Option<f64> {
+        let mut best: Option<f64> = None;
+        self.each_near(p, reach, |b| {
+            if let Some(d) = b.distance_within(p, reach) {
+                best = Some(best.map_or(d, |x: f64| x.min(d)));
+            }
+        });
+        best
+    }
 }
 
 /// One edge of a polygon: its ends.
@@ -65,23 +179,14 @@ pub fn signed_area2(p: &[[f64; 2]]) -> f64 {
         .sum()
 }
 
-/// Whether segments `p1 q1` and `p2 q2` cross or touch (a proper or improper intersection).
-fn segments_meet(p1: [f64; 2], q1: [f64; 2], p2: [f64; 2], q2: [f64; 2]) -> bool {
+/// Whether segments `p1 q1` and `p2 q2` cross properly: each one's ends lie strictly on
+/// either side of the other's line. Touching and overlapping along a line are not crossings:
+/// a layout's polygon with a hole is drawn as one outline joined to the hole's by a cut whose
+/// two edges run along each other ("keyhole"), which is a valid polygon.
+fn segments_cross(p1: [f64; 2], q1: [f64; 2], p2: [f64; 2], q2: [f64; 2]) -> bool {
     let orient = |a: [f64; 2], b: [f64; 2], c: [f64; 2]| {
         let v = (b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]);
-        if v > 0.0 {
-            1
-        } else if v < 0.0 {
-            -1
-        } else {
-            0
-        }
-    };
-    let on = |a: [f64; 2], b: [f64; 2], c: [f64; 2]| {
-        c[0] >= a[0].min(b[0])
-            && c[0] <= a[0].max(b[0])
-            && c[1] >= a[1].min(b[1])
-            && c[1] <= a[1].max(b[1])
+        v.partial_cmp(&0.0).map_or(0, |o| o as i32)
     };
     let (o1, o2, o3, o4) = (
         orient(p1, q1, p2),
@@ -89,40 +194,31 @@ fn segments_meet(p1: [f64; 2], q1: [f64; 2], p2: [f64; 2], q2: [f64; 2]) -> bool
         orient(p2, q2, p1),
         orient(p2, q2, q1),
     );
-    if o1 != o2 && o3 != o4 {
-        return true;
-    }
-    (o1 == 0 && on(p1, q1, p2))
-        || (o2 == 0 && on(p1, q1, q2))
-        || (o3 == 0 && on(p2, q2, p1))
-        || (o4 == 0 && on(p2, q2, q1))
+    o1 * o2 < 0 && o3 * o4 < 0
 }
 
-/// Where a polygon crosses itself: the indices of two edges that meet other than at their
-/// shared vertex, or None for a simple polygon. Quadratic: polygons from scenes and layouts
-/// have few vertices each.
+/// Where a polygon crosses itself: the indices of two edges that cross properly (see
+/// [`segments_cross`]), or of two adjacent edges that fold back along each other; None for a
+/// valid outline. Edges are compared only with those in the same bins.
 pub fn self_intersection(p: &[[f64; 2]]) -> Option<(usize, usize)> {
     let n = p.len();
     for i in 0..n {
-        for j in i + 1..n {
-            let adjacent = j == i + 1 || (i == 0 && j == n - 1);
-            if adjacent {
-                // Adjacent edges meet at their shared vertex; they overlap only when they
-                // fold back along each other.
-                let (a, b, c) = if j == i + 1 {
-                    (p[i], p[j], p[(j + 1) % n])
-                } else {
-                    (p[j], p[0], p[1])
-                };
-                let cross = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]);
-                let dot = (b[0] - a[0]) * (c[0] - b[0]) + (b[1] - a[1]) * (c[1] - b[1]);
-                if cross == 0.0 && dot < 0.0 && n > 3 {
+        let (a, b, c) = (p[i], p[(i + 1) % n], p[(i + 2) % n]);
+        let cross = (b[0] - a[0]) * (c[1] - b[1]) - (b[1] - a[1]) * (c[0] - b[0]);
+        let dot = (b[0] - a[0]) * (c[0] - b[0]) + (b[1] - a[1]) * (c[1] - b[1]);
+        if n > 3 && cross == 0.0 && dot < 0.0 {
+            return Some((i, (i + 1) % n));
+        }
+    }
+    let bins = Bins::new(&[p.to_vec()]);
+    for cell in &bins.cells {
+        for (x, &i) in cell.iter().enumerate() {
+            for &j in &cell[x + 1..] {
+                let (i, j) = (i.min(j) as usize, i.max(j) as usize);
+                let (ei, ej) = (bins.edges[i], bins.edges[j]);
+                if segments_cross(ei.a, ei.b, ej.a, ej.b) {
                     return Some((i, j));
                 }
-                continue;
-            }
-            if segments_meet(p[i], p[(i + 1) % n], p[j], p[(j + 1) % n]) {
-                return Some((i, j));
             }
         }
     }
@@ -151,9 +247,10 @@ impl Bins {
             }
         }
         let size = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
-        // About one edge per bin along each axis: sqrt(edges) bins per axis.
+        // About one edge per bin along each axis: sqrt(edges) bins per axis; and a row per
+        // edge, so that the ray of an inside test meets only the few edges at its height.
         let per_axis = ((edges.len() as f64).sqrt().ceil() as usize).clamp(1, 1024);
-        let n = [per_axis; 2];
+        let n = [per_axis, edges.len().clamp(1, 1 << 16)];
         let step = [0, 1].map(|d| ((hi[d] - lo[d]) / n[d] as f64).max(size * 1e-6));
         let mut bins = Bins {
             lo,
@@ -257,7 +354,7 @@ impl Prism {
                 p
             })
             .collect();
-        let bins = Bins::new(&polygons);
+        let bins = Layer::new(&polygons);
         let mut p = Prism {
             axis,
             span,
@@ -265,6 +362,10 @@ impl Prism {
             polygons,
             bins,
             bounds: ([0.0; 3], [0.0; 3]),
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         };
         p.bounds = p.compute_bounds();
         p
@@ -298,12 +399,113 @@ impl Prism {
         }
     }
 
+    /// How many of the points at in-plane place `q` and heights `heights` (along the axis)
+    /// are inside: the points [`Prism::contains`] holds, with the in-plane test done once
+    /// when the walls are vertical.
+    pub fn column_count(&self, q: [f64; 2], heights: &[f64]) -> usize {
+        let [s0, s1] = self.span;
+        let within = |h: &&f64| self.holds_height(**h);
+        if self.taper == 0.0 {
+            if !self.in_section(q, 0.0) {
+                return 0;
+            }
+            return heights.iter().filter(within).count();
+        }
+        heights
+            .iter()
+            .filter(within)
+            .filter(|h| self.in_section(q, self.inset(h.clamp(s0, s1))))
+            .count()
+    }
+
+    /// Whether the in-plane point `q` lies in the base section (the whole section, with
+    /// vertical walls), faces included: with [`Prism::holds_height`], [`Prism::contains`].
+    pub fn in_base(&self, q: [f64; 2]) -> bool {
+        self.in_section(q, 0.0)
+    }
+
+    /// Whether height `h` along the axis lies within the span, faces included.
+    pub fn holds_height(&self, h: f64) -> bool {
+        let [s0, s1] = self.span;
+        let slack = TOLERANCE * (s1 - s0).max(self.bins.size);
+        h >= s0 - slack && h <= s1 + slack
+    }
+
+    /// Which points of the grid `xs` x `ys` x `zs` (m) are inside: bit `(a * 4 + b) * 4 + d`
+    /// for point (xs[a], ys[b], zs[d]), each as [`Prism::contains`] finds it, with one in-plane
+    /// test per column along the axis when the walls are vertical.
+    pub fn sample_mask(&self, xyz: [[f64; 4]; 3]) -> u64 {
+        let [u, v] = Self::plane_axes(self.axis);
+        let bit = |idx: [usize; 3]| 1u64 << ((idx[0] * 4 + idx[1]) * 4 + idx[2]);
+        let heights = &xyz[self.axis];
+        let mut mask = 0;
+        if self.taper == 0.0 {
+            // The in-plane tests, once per column; the cells of a smoothing sweep along the
+            // axis share them, so the last set is kept (per thread) and reused.
+            let plane = self.plane_mask(xyz[u], xyz[v]);
+            for a in 0..4 {
+                for b in 0..4 {
+                    if plane & (1 << (a * 4 + b)) == 0 {
+                        continue;
+                    }
+                    let mut idx = [0; 3];
+                    idx[u] = a;
+                    idx[v] = b;
+                    for (d, h) in heights.iter().enumerate() {
+                        idx[self.axis] = d;
+                        if self.holds_height(*h) {
+                            mask |= bit(idx);
+                        }
+                    }
+                }
+            }
+            return mask;
+        }
+        for a in 0..4 {
+            for b in 0..4 {
+                for (d, h) in heights.iter().enumerate() {
+                    let mut idx = [0; 3];
+                    let mut p = [0.0; 3];
+                    (idx[u], idx[v], idx[self.axis]) = (a, b, d);
+                    (p[u], p[v], p[self.axis]) = (xyz[u][a], xyz[v][b], *h);
+                    if self.contains(p) {
+                        mask |= bit(idx);
+                    }
+                }
+            }
+        }
+        mask
+    }
+
+    /// Which in-plane points `us` x `vs` lie in the base section: bit `a * 4 + b`.
+    fn plane_mask(&self, us: [f64; 4], vs: [f64; 4]) -> u16 {
+        thread_local! {
+            static LAST: std::cell::Cell<Option<(u64, [f64; 4], [f64; 4], u16)>> =
+                const { std::cell::Cell::new(None) };
+        }
+        let me = self.id;
+        if let Some((who, lu, lv, m)) = LAST.get() {
+            if who == me && lu == us && lv == vs {
+                return m;
+            }
+        }
+        let mut m = 0u16;
+        for a in 0..4 {
+            for b in 0..4 {
+                if self.in_section([us[a], vs[b]], 0.0) {
+                    m |= 1 << (a * 4 + b);
+                }
+            }
+        }
+        LAST.set(Some((me, us, vs, m)));
+        m
+    }
+
     /// Whether point `p` (m) is inside, faces included (see [`TOLERANCE`]).
     pub fn contains(&self, p: [f64; 3]) -> bool {
         let [s0, s1] = self.span;
         let h = p[self.axis];
-        let slack = TOLERANCE * (s1 - s0).max(self.bins.size);
-        if h < s0 - slack || h > s1 + slack {
+        if !self.holds_height(h) {
             return false;
         }
         let [u, v] = Self::plane_axes(self.axis);
@@ -362,7 +564,7 @@ impl Prism {
     /// prism.
     pub fn closing_inset(&self) -> f64 {
         let b = &self.bins;
-        let (lo, hi) = (b.lo, [0, 1].map(|d| b.lo[d] + b.step[d] * b.n[d] as f64));
+        let (lo, hi) = (b.lo, b.hi);
         let depth = |q: [f64; 2]| {
             if b.winding(q) > 0 {
                 b.distance_within(q, b.size).unwrap_or(b.size)

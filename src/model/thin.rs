@@ -328,18 +328,63 @@ pub fn points_inside(g: &Grid, o: &Object, c: Component, limit: u64) -> Option<u
         });
         return Some(per_axis.iter().product());
     }
+    use rayon::prelude::*;
+    let along =
+        |a: usize| -> Vec<f64> { (ranges[a].0..ranges[a].1).map(|i| position(a, i)).collect() };
+    // A mesh and a prism count whole columns at once (one ray, one in-plane test each): any
+    // size, as a box.
+    match &o.shape {
+        Shape::Mesh(mesh) => {
+            let zs = along(2);
+            let count = (ranges[0].0..ranges[0].1)
+                .into_par_iter()
+                .map(|i| {
+                    (ranges[1].0..ranges[1].1)
+                        .map(|j| {
+                            let spans = mesh.spans([position(0, i), position(1, j), 0.0], 2);
+                            zs.iter()
+                                .filter(|&&z| spans.iter().any(|&(a, b)| a <= z && z <= b))
+                                .count() as u64
+                        })
+                        .sum::<u64>()
+                })
+                .sum();
+            return Some(count);
+        }
+        Shape::Prism(prism) => {
+            let a = prism.axis;
+            let [u, v] = super::prism::Prism::plane_axes(a);
+            let heights = along(a);
+            let vs = along(v);
+            let count = (ranges[u].0..ranges[u].1)
+                .into_par_iter()
+                .map(|i| {
+                    let pu = position(u, i);
+                    vs.iter()
+                        .map(|&pv| prism.column_count([pu, pv], &heights) as u64)
+                        .sum::<u64>()
+                })
+                .sum();
+            return Some(count);
+        }
+        _ => {}
+    }
     let total: u64 = ranges.iter().map(|r| (r.1 - r.0) as u64).product();
     if total > limit {
         return None;
     }
-    let mut count = 0;
-    for i in ranges[0].0..ranges[0].1 {
-        for j in ranges[1].0..ranges[1].1 {
-            for k in ranges[2].0..ranges[2].1 {
-                count += o.contains([position(0, i), position(1, j), position(2, k)]) as u64;
+    let count = (ranges[0].0..ranges[0].1)
+        .into_par_iter()
+        .map(|i| {
+            let mut count = 0;
+            for j in ranges[1].0..ranges[1].1 {
+                for k in ranges[2].0..ranges[2].1 {
+                    count += o.contains([position(0, i), position(1, j), position(2, k)]) as u64;
+                }
             }
-        }
-    }
+            count
+        })
+        .sum();
     Some(count)
 }
 

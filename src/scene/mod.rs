@@ -148,24 +148,45 @@ pub fn material_lines(model: &Model) -> Vec<String> {
 
 /// One line per `[[geometry]]` entry saying how many E components it holds (a PEC) or paints
 /// (a material), for `yee check`, so that an object too thin or too small for the grid shows
-/// as 0: `geometry[2] (pec): holds 1240 E components`. Counted before later objects paint
-/// over it; a non-box whose bounds span more than 1e8 grid points is not counted.
+/// as 0: `geometry[2] (pec): holds 1240 E components`. An imported shape says what it is
+/// (polygons and vertices, triangles, voxels) and its bounding box; a voxel grid counts each of
+/// its materials. Counted before later objects paint over it; a sphere, cylinder or voxel
+/// material whose bounds span more than 1e8 grid points is not counted (boxes, polygons and
+/// meshes are counted a line of points at a time, any size).
 pub fn object_lines(model: &Model) -> Vec<String> {
     const COUNT_LIMIT: u64 = 100_000_000;
     let mut out: Vec<String> = Vec::new();
     let mut at = 0;
     while at < model.objects.len() {
         let n = model.objects[at].geometry;
-        // A thin slanted wire is several objects from one entry.
+        // A thin slanted wire is several objects from one entry, a voxel grid one per value.
         let pieces: Vec<&crate::model::Object> = model.objects[at..]
             .iter()
             .take_while(|o| o.geometry == n)
             .collect();
         at += pieces.len();
+        let what = imported_shape(model, &pieces);
+        if matches!(pieces[0].shape, crate::model::Shape::Voxels { .. }) {
+            let each: Vec<String> = pieces
+                .iter()
+                .map(|o| {
+                    let name = &model.materials.materials[o.material as usize].name;
+                    match crate::model::e_points_inside(&model.grid, &[o], COUNT_LIMIT) {
+                        Some(k) => format!("`{name}` paints {k}"),
+                        None => format!("`{name}` paints more than {COUNT_LIMIT} (not counted)"),
+                    }
+                })
+                .collect();
+            out.push(format!(
+                "geometry[{n}] ({what}): E components: {}",
+                each.join(", ")
+            ));
+            continue;
+        }
         let material = &model.materials.materials[pieces[0].material as usize];
         let count = crate::model::e_points_inside(&model.grid, &pieces, COUNT_LIMIT);
         let verb = if material.pec { "holds" } else { "paints" };
-        let what = match count {
+        let counted = match count {
             Some(k) => format!("{verb} {k} E component{}", if k == 1 { "" } else { "s" }),
             None => format!(
                 "{verb} E components over more than {COUNT_LIMIT} grid points (not counted)"
@@ -180,9 +201,71 @@ pub fn object_lines(model: &Model) -> Vec<String> {
         } else {
             ""
         };
-        out.push(format!("geometry[{n}] (`{}`): {what}{note}", material.name));
+        let what = if what.is_empty() {
+            format!("`{}`", material.name)
+        } else {
+            format!("`{}`, {what}", material.name)
+        };
+        out.push(format!("geometry[{n}] ({what}): {counted}{note}"));
     }
     out
+}
+
+/// What an imported shape is, for [`object_lines`]: "3 polygons, 14 vertices, x -2 to 2 um,
+/// ..."; empty for a box, sphere or cylinder.
+fn imported_shape(model: &Model, pieces: &[&crate::model::Object]) -> String {
+    use crate::model::Shape;
+    let unit = crate::model::length_unit_metres(&model.length_unit).unwrap_or(1.0);
+    let (mut lo, mut hi) = pieces[0].bounds();
+    for o in &pieces[1..] {
+        let (l, h) = o.bounds();
+        for a in 0..3 {
+            lo[a] = lo[a].min(l[a]);
+            hi[a] = hi[a].max(h[a]);
+        }
+    }
+    let bbox = (0..3)
+        .map(|a| {
+            format!(
+                "{} {} to {}",
+                ["x", "y", "z"][a],
+                shorter(lo[a] / unit),
+                shorter(hi[a] / unit)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(", ");
+    let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    match &pieces[0].shape {
+        Shape::Prism(p) => format!(
+            "{}, {}, {bbox} {}",
+            plural(p.polygons.len(), "polygon"),
+            plural(p.polygons.iter().map(|v| v.len()).sum(), "vertex")
+                .replace("vertexs", "vertices"),
+            model.length_unit
+        ),
+        Shape::Mesh(m) => format!(
+            "{}, {bbox} {}",
+            plural(m.triangles.len(), "triangle"),
+            model.length_unit
+        ),
+        Shape::Voxels { grid, .. } => format!(
+            "{} x {} x {} voxels, {bbox} {}",
+            grid.shape[0], grid.shape[1], grid.shape[2], model.length_unit
+        ),
+        _ => String::new(),
+    }
+}
+
+/// `x` with at most 6 significant digits and no trailing zeros.
+fn shorter(x: f64) -> String {
+    let s = format!("{:.6}", x);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".into()
+    } else {
+        s.into()
+    }
 }
 
 /// A frequency with an SI prefix: "200 THz".

@@ -119,27 +119,23 @@ pub(super) fn request(
         }
         let lo = [0, 1, 2].map(|a| (c[a] - 0.5 * s[a]) * unit_m);
         let hi = [0, 1, 2].map(|a| (c[a] + 0.5 * s[a]) * unit_m);
-        let mut inside = true;
-        for a in 0..3 {
-            let (dlo, dhi) = (origin[a], origin[a] + shape[a] as f64 * cell[a]);
-            let tol = 1e-9 * cell[a];
-            if lo[a] < dlo - tol || hi[a] > dhi + tol {
-                ck.error(
-                    &r.region,
-                    &format!("{key}.box"),
-                    format!(
-                        "the box reaches outside the domain along {}: it spans {} to {}, the domain {} to {}",
-                        Axis::ALL[a].name(),
-                        placement::num(lo[a] / unit_m),
-                        placement::num(hi[a] / unit_m),
-                        placement::num(dlo / unit_m),
-                        placement::num(dhi / unit_m)
-                    ),
-                );
-                inside = false;
-            }
-        }
-        if !inside {
+        // A box may reach past the domain, as geometry may: it is clipped. Wholly outside,
+        // it refines nothing, which is a mistake.
+        let domain = |a: usize| (origin[a], origin[a] + shape[a] as f64 * cell[a]);
+        if let Some(a) = (0..3).find(|&a| hi[a] <= domain(a).0 || lo[a] >= domain(a).1) {
+            let (dlo, dhi) = domain(a);
+            ck.error(
+                &r.region,
+                &format!("{key}.box"),
+                format!(
+                    "the box lies wholly outside the domain along {}: it spans {} to {}, the domain {} to {}",
+                    Axis::ALL[a].name(),
+                    placement::num(lo[a] / unit_m),
+                    placement::num(hi[a] / unit_m),
+                    placement::num(dlo / unit_m),
+                    placement::num(dhi / unit_m)
+                ),
+            );
             ok = false;
             continue;
         }
@@ -163,7 +159,10 @@ pub(super) fn request(
                 ok = false;
                 continue;
             }
-            if zlo > lo[a] + 1e-9 * cell[a] || zhi < hi[a] - 1e-9 * cell[a] {
+            // Into the PML (not merely past a domain face without one): said.
+            let (dlo, dhi) = domain(a);
+            let tol = 1e-9 * cell[a];
+            if zlo > lo[a].max(dlo) + tol || zhi < hi[a].min(dhi) - tol {
                 ck.warn(
                     &r.region,
                     &format!("{key}.box"),
