@@ -764,7 +764,10 @@ waveform = {{ type = "gaussian", frequency = 3.0e14 }}
         e.contains("refine[0].box") && e.contains("wholly outside the domain"),
         "{e}"
     );
-    let past = refine("{ center = [0.35, 0.0, 0.0], size = [0.6, 0.2, 0.2] }", "0.01");
+    let past = refine(
+        "{ center = [0.35, 0.0, 0.0], size = [0.6, 0.2, 0.2] }",
+        "0.01",
+    );
     if let Err(e) = yee::scene::load_str(&base(&past, ""), "t.toml") {
         panic!("a box reaching past the domain is clipped, not refused: {e}");
     }

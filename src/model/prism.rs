@@ -198,7 +198,7 @@ fn segments_cross(p1: [f64; 2], q1: [f64; 2], p2: [f64; 2], q2: [f64; 2]) -> boo
 }
 
 /// Where a polygon crosses itself: the indices of two edges that cross properly (see
-/// [`segments_cross`]), or of two adjacent edges that fold back along each other; None for a
+/// `segments_cross`), or of two adjacent edges that fold back along each other; None for a
 /// valid outline. Edges are compared only with those in the same bins.
 pub fn self_intersection(p: &[[f64; 2]]) -> Option<(usize, usize)> {
     let n = p.len();
@@ -432,7 +432,7 @@ impl Prism {
     }
 
     /// Which points of the grid `xs` x `ys` x `zs` (m) are inside: bit `(a * 4 + b) * 4 + d`
-    /// for point (xs[a], ys[b], zs[d]), each as [`Prism::contains`] finds it, with one in-plane
+    /// for point (`xyz[0][a]`, `xyz[1][b]`, `xyz[2][d]`), each as [`Prism::contains`] finds it, with one in-plane
     /// test per column along the axis when the walls are vertical.
     pub fn sample_mask(&self, xyz: [[f64; 4]; 3]) -> u64 {
         let [u, v] = Self::plane_axes(self.axis);
@@ -479,9 +479,10 @@ impl Prism {
 
     /// Which in-plane points `us` x `vs` lie in the base section: bit `a * 4 + b`.
     fn plane_mask(&self, us: [f64; 4], vs: [f64; 4]) -> u16 {
+        /// (prism id, us, vs, mask) of the last call on this thread.
+        type Memo = Option<(u64, [f64; 4], [f64; 4], u16)>;
         thread_local! {
-            static LAST: std::cell::Cell<Option<(u64, [f64; 4], [f64; 4], u16)>> =
-                const { std::cell::Cell::new(None) };
+            static LAST: std::cell::Cell<Memo> = const { std::cell::Cell::new(None) };
         }
         let me = self.id;
         if let Some((who, lu, lv, m)) = LAST.get() {
@@ -490,9 +491,9 @@ impl Prism {
             }
         }
         let mut m = 0u16;
-        for a in 0..4 {
-            for b in 0..4 {
-                if self.in_section([us[a], vs[b]], 0.0) {
+        for (a, &pu) in us.iter().enumerate() {
+            for (b, &pv) in vs.iter().enumerate() {
+                if self.in_section([pu, pv], 0.0) {
                     m |= 1 << (a * 4 + b);
                 }
             }
@@ -501,7 +502,7 @@ impl Prism {
         m
     }
 
-    /// Whether point `p` (m) is inside, faces included (see [`TOLERANCE`]).
+    /// Whether point `p` (m) is inside, faces included (to 1e-9 of the prism's size).
     pub fn contains(&self, p: [f64; 3]) -> bool {
         let [s0, s1] = self.span;
         let h = p[self.axis];
