@@ -384,6 +384,111 @@ fn magnetic_slabs_match_the_transfer_matrix_and_a_matched_slab_does_not_reflect(
     }
 }
 
+/// Dispersive films at their drawn thickness wherever their faces lie: a Drude film 18 nm
+/// thick on 1.5 nm cells, a two-pole Lorentz slab 300 nm on 5 nm cells and a Debye soil slab
+/// 50 mm on 1 mm cells, each with its faces ON grid lines (an E node on each face) and a
+/// quarter of a cell off them. Staircased, both face nodes counted as inside and every film
+/// came out one cell too thick: the Drude film transmitted 19 % less than the transfer
+/// matrix said, the others 5 and 7 % off (the geometry issue's measurements). Smoothed, the face cells take the poles weighted by
+/// their fill fraction (`src/model/smoothing.rs`), and R and T come within 0.005 of the
+/// transfer matrix at every frequency, the geometry issue's bound. For the Drude film the
+/// transfer matrix itself moves T by up to 0.005 (at 900 THz) for a film a tenth of a cell
+/// (0.15 nm) thicker, and by 10 to 17 % for one a whole cell thicker; the runs come within
+/// 1e-4 (Drude) to 7e-4 (Lorentz), printed. (The mixtures' fractions are quantised to 1/16
+/// of a cell.)
+#[test]
+fn dispersive_films_keep_their_drawn_thickness_on_and_off_grid_lines() {
+    let ag = silver();
+    let drude = |z: [f64; 2]| Stack {
+        unit: "nm",
+        cell: 1.5,
+        length: 1800.0,
+        pml: 40,
+        materials:
+            "silver = { epsilon = 1.0, drude = [{ frequency = 2.18e15, damping = 4.35e12 }] }",
+        layers: vec![Layer {
+            material: "silver",
+            z,
+        }],
+        planes: [-300.0, 400.0],
+        source_z: -600.0,
+        pulse: [6.0e14, 6.0e14],
+        band: [3.0e14, 9.0e14],
+        count: 13,
+        steps: 12000,
+    };
+    drude([0.0, 18.0]).assert_slab_matches("drude-on-grid", &ag, 18e-9, 5e-3);
+    drude([0.375, 18.375]).assert_slab_matches("drude-quarter-off", &ag, 18e-9, 5e-3);
+
+    let lorentz = material(
+        2.0,
+        0.0,
+        vec![
+            Pole::Lorentz {
+                delta_epsilon: 1.0,
+                frequency: 3.0e14,
+                damping: 2.0e13,
+            },
+            Pole::Lorentz {
+                delta_epsilon: 0.5,
+                frequency: 4.5e14,
+                damping: 3.0e13,
+            },
+        ],
+    );
+    let slab = |z: [f64; 2]| {
+        Stack {
+        unit: "nm",
+        cell: 5.0,
+        length: 6000.0,
+        pml: 40,
+        materials: "glass = { epsilon = 2.0, lorentz = [{ delta_epsilon = 1.0, frequency = 3.0e14, damping = 2.0e13 }, { delta_epsilon = 0.5, frequency = 4.5e14, damping = 3.0e13 }] }",
+        layers: vec![Layer {
+            material: "glass",
+            z,
+        }],
+        planes: [-1200.0, 1500.0],
+        source_z: -2000.0,
+        pulse: [4.0e14, 6.0e14],
+        band: [2.0e14, 6.0e14],
+        count: 21,
+        steps: 20000,
+    }
+    };
+    slab([0.0, 300.0]).assert_slab_matches("lorentz-on-grid", &lorentz, 300e-9, 5e-3);
+    slab([1.25, 301.25]).assert_slab_matches("lorentz-quarter-off", &lorentz, 300e-9, 5e-3);
+
+    let soil = material(
+        5.0,
+        0.01,
+        vec![Pole::Debye {
+            delta_epsilon: 15.0,
+            relaxation_time: 3.0e-10,
+        }],
+    );
+    let ground = |z: [f64; 2]| {
+        Stack {
+        unit: "mm",
+        cell: 1.0,
+        length: 2000.0,
+        pml: 40,
+        materials: "soil = { epsilon = 5.0, conductivity = 0.01, debye = [{ delta_epsilon = 15.0, relaxation_time = 3.0e-10 }] }",
+        layers: vec![Layer {
+            material: "soil",
+            z,
+        }],
+        planes: [-400.0, 500.0],
+        source_z: -700.0,
+        pulse: [1.5e9, 2.5e9],
+        band: [3.0e8, 2.5e9],
+        count: 12,
+        steps: 12000,
+    }
+    };
+    ground([0.0, 50.0]).assert_slab_matches("debye-on-grid", &soil, 50e-3, 5e-3);
+    ground([0.25, 50.25]).assert_slab_matches("debye-quarter-off", &soil, 50e-3, 5e-3);
+}
+
 /// Energy: a lossless Lorentz medium filling a PEC cavity, excited by a short dipole pulse,
 /// keeps `W = eps_inf eps0 |E^n|^2 / 2 + mu0 H^{n-1/2} . H^{n+1/2} / 2 +
 /// eps0 (|J|^2 + w0^2 |P|^2) / (2 d_eps w0^2)` constant once the pulse is over. The discrete

@@ -1474,9 +1474,9 @@ fn the_plans_kernel_launches_per_step_are_the_engines() {
     // count per slab must be what the engine launches, on scenes with every kind of pass, one
     // slab and several (a pass then runs on the planes the halo copies read and on the rest
     // apart). Exact on one slab (periodic and PMC x faces included); on several it may count
-    // up to a quarter more, never fewer: it takes a dispersive material's groups over its
-    // objects' bounds and a TF/SF group over every plane of the slab with points (the x faces'
-    // groups lie on one plane each), so it errs on the slow side.
+    // up to a quarter more, never fewer: it takes a dispersive group over every plane from its
+    // first cell to its last and a TF/SF group over every plane of the slab with points (the x
+    // faces' groups lie on one plane each), so it errs on the slow side.
     let tfsf = TFSF_SCENE
         .replace("DIRECTION", "[1.0, 2.0, 3.0]")
         .replace("POLARIZATION", "[-2.0, 1.0, 0.0]");

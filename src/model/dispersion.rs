@@ -81,6 +81,34 @@ impl Pole {
         }
     }
 
+    /// The pole with its strength scaled by `fraction` (its susceptibility times `fraction`
+    /// at every frequency): a Lorentz or Debye `delta_epsilon`, a Drude plasma frequency's
+    /// square.
+    pub fn scaled(&self, fraction: f64) -> Pole {
+        match *self {
+            Pole::Lorentz {
+                delta_epsilon,
+                frequency,
+                damping,
+            } => Pole::Lorentz {
+                delta_epsilon: delta_epsilon * fraction,
+                frequency,
+                damping,
+            },
+            Pole::Drude { frequency, damping } => Pole::Drude {
+                frequency: frequency * fraction.sqrt(),
+                damping,
+            },
+            Pole::Debye {
+                delta_epsilon,
+                relaxation_time,
+            } => Pole::Debye {
+                delta_epsilon: delta_epsilon * fraction,
+                relaxation_time,
+            },
+        }
+    }
+
     /// The pole's susceptibility at frequency `f` (Hz): its term of eps(f).
     pub fn susceptibility(&self, f: f64) -> Complex64 {
         let w = 2.0 * PI * f;

@@ -56,11 +56,10 @@ impl Material {
     }
 
     /// True when subpixel smoothing leaves the material's interfaces staircased: a PEC (it has
-    /// no permittivity to average) and a dispersive material (an average of two permittivities
-    /// that depend on frequency differently is no pole model the update can run: the cells
-    /// keep the material at their centre, as Meep's staircased default does for them).
+    /// no permittivity to average; conformal PEC is another scheme). Dispersive materials are
+    /// smoothed: their poles weighted by the fill fraction ([`super::Smoothing`]).
     pub fn staircased(&self) -> bool {
-        self.pec || self.is_dispersive()
+        self.pec
     }
 
     /// True when the material changes the H update (mu != 1 or a magnetic conductivity).

@@ -77,15 +77,25 @@ pub struct Model {
     pub snapshots: Vec<Snapshot>,
     /// Flux monitors.
     pub fluxes: Vec<Flux>,
-    /// [`Model::dispersive_plane_counts`], computed once on first use (it paints).
-    pub dispersive_counts: std::sync::OnceLock<std::sync::Arc<Vec<(u64, u64)>>>,
+    /// [`Model::dispersive_counts`], computed once on first use (it paints).
+    pub dispersive_counts: std::sync::OnceLock<std::sync::Arc<DispersiveCounts>>,
     /// A `[scan]`: the traces' sources and probes (None: one run). This model is trace 0.
     pub scan: Option<std::sync::Arc<Scan>>,
     /// Cell passes ([`CellPass`]), in the order they run within their half step.
     pub cell_passes: Vec<std::sync::Arc<dyn CellPass>>,
 }
 
-/// The most cells [`Model::dispersive_plane_counts`] paints to count exactly (about a second
+/// Where the dispersive pass's cells lie ([`Model::dispersive_counts`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct DispersiveCounts {
+    /// Per global x plane: (cells, state values) over the three E components.
+    pub planes: Vec<(u64, u64)>,
+    /// Per group of the pass (E component 0..3, material id): the global x planes
+    /// [first, last) that hold its cells.
+    pub groups: Vec<(usize, u8, [usize; 2])>,
+}
+
+/// The most cells [`Model::dispersive_counts`] paints to count exactly (about a second
 /// of painting on two cores).
 pub const EXACT_DISPERSIVE_CELLS: u64 = 50_000_000;
 
@@ -265,7 +275,7 @@ impl Model {
     /// Exact while those planes hold at most [`EXACT_DISPERSIVE_CELLS`] cells; beyond, every
     /// k-th plane is painted and stands for the k planes from it (the plan of a huge grid must
     /// answer in well under a second; the backends count their own slabs exactly).
-    pub fn dispersive_plane_counts(&self) -> std::sync::Arc<Vec<(u64, u64)>> {
+    pub fn dispersive_counts(&self) -> std::sync::Arc<DispersiveCounts> {
         self.dispersive_counts
             .get_or_init(|| std::sync::Arc::new(self.count_dispersive_planes()))
             .clone()
@@ -282,9 +292,9 @@ impl Model {
         (first.min(nx), last.min(nx))
     }
 
-    fn count_dispersive_planes(&self) -> Vec<(u64, u64)> {
+    fn count_dispersive_planes(&self) -> DispersiveCounts {
         if !self.materials.any_dispersive() {
-            return Vec::new();
+            return DispersiveCounts::default();
         }
         let g = &self.grid;
         let [nx, ny, nz] = g.shape;
@@ -306,14 +316,20 @@ impl Model {
         let every = ((hi - lo) as u64 * plane as u64)
             .div_ceil(EXACT_DISPERSIVE_CELLS)
             .max(1) as usize;
-        let per: Vec<(usize, (u64, u64))> = (lo..hi)
+        // Per plane painted: its counts and the groups (component, material) it holds.
+        type Painted = (usize, (u64, u64), Vec<(usize, u8)>);
+        let per: Vec<Painted> = (lo..hi)
             .step_by(every)
             .collect::<Vec<_>>()
             .into_par_iter()
             .map(|i| {
                 let mut ids = vec![0u8; plane];
                 let mut n = (0u64, 0u64);
-                for c in [Component::Ex, Component::Ey, Component::Ez] {
+                let mut groups = Vec::new();
+                for (k, c) in [Component::Ex, Component::Ey, Component::Ez]
+                    .into_iter()
+                    .enumerate()
+                {
                     ids.fill(0);
                     self.paint_materials(c, i, i + 1, &mut ids);
                     for (id, cells) in self.dispersive_cells(c, i, &ids) {
@@ -321,25 +337,36 @@ impl Model {
                             table[id as usize].poles.iter().map(|p| p.state_len()).sum();
                         n.0 += cells.len() as u64;
                         n.1 += cells.len() as u64 * (1 + state) as u64;
+                        groups.push((k, id));
                     }
                 }
-                (i, n)
+                (i, n, groups)
             })
             .collect();
-        for (i, n) in per {
-            for c in &mut counts[i..(i + every).min(hi)] {
+        let mut spans: std::collections::BTreeMap<(usize, u8), [usize; 2]> = Default::default();
+        for (i, n, groups) in per {
+            let end = (i + every).min(hi);
+            for c in &mut counts[i..end] {
                 *c = n;
             }
+            for key in groups {
+                let span = spans.entry(key).or_insert([i, end]);
+                span[0] = span[0].min(i);
+                span[1] = span[1].max(end);
+            }
         }
-        counts
+        DispersiveCounts {
+            planes: counts,
+            groups: spans.into_iter().map(|((c, m), s)| (c, m, s)).collect(),
+        }
     }
 
     /// Replace the ids of cells that straddle an interface by mixture ids (see [`Smoothing`]).
     /// A cell straddles one when a face neighbour has another id, or when it lies where a
     /// dielectric thinner than a cell crosses (such a film may paint no Yee point at all, so
     /// no neighbour differs); neighbours beyond the slab are looked up directly, so every slab
-    /// split gives the same ids. A cell held by PEC, or painted with a dispersive material,
-    /// keeps it: smoothing never erases a conductor, however thin.
+    /// split gives the same ids. A cell held by PEC keeps it: smoothing never erases a
+    /// conductor, however thin.
     fn smooth(&self, smoothing: &Smoothing, c: Component, x0: usize, x1: usize, out: &mut [u8]) {
         let g = &self.grid;
         let [nx, ny, nz] = g.shape;
@@ -417,7 +444,7 @@ impl Model {
     }
 
     /// The mixture id of the cell of component `c` at `cell`, or None to keep the centre's
-    /// material (a PEC or a dispersive material is involved: see [`Material::staircased`]).
+    /// material (a PEC is involved, see [`Material::staircased`], or the pair has no mixtures).
     /// The materials' shares and centroids come from 4 x 4 x 4 point samples over the cell,
     /// or, with `across` an axis (a film thinner than a cell crosses the cell), from the exact
     /// chords of 4 x 4 lines along that axis: point samples may all miss such a film.

@@ -9,6 +9,16 @@
 //! so a component parallel to the interface sees the mean permittivity and a component normal
 //! to it the mean of the inverse. Conductivity is averaged by fraction. PEC is never smoothed.
 //!
+//! Dispersive materials are smoothed too. Their `epsilon` (eps_inf) is averaged as above, and
+//! each material's poles enter the mixture with their strength times its fraction, for every
+//! component: the arithmetic mean of the susceptibilities, which is exact for a component
+//! parallel to the interface. For a component normal to it the exact average (the harmonic
+//! mean of eps(w)) is no sum of poles at the materials' own frequencies, so the update could
+//! not run it; the fraction-weighted poles keep the cell's polarisable content right, and so a
+//! film its true thickness, at first order for that component (Meep leaves dispersive
+//! interfaces staircased; openEMS averages conductivities only). A pair whose poles together
+//! exceed [`super::MAX_POLES`] has no mixtures: its cells keep their centre's material.
+//!
 //! Mixtures live in the same one-byte material table as the scene's materials: fractions and
 //! orientations are quantised, and every (pair, fraction, orientation) gets an entry when the
 //! model is resolved, so both backends keep their u8 ids and coefficient tables unchanged.
@@ -28,8 +38,9 @@ pub struct Smoothing {
 }
 
 impl Smoothing {
-    /// Add mixture entries for every pair of the non-PEC materials in `used` to `table`, as
-    /// finely as the one-byte table allows; None when even the coarsest levels do not fit.
+    /// Add mixture entries for every pair of the non-PEC materials in `used` to `table` (but
+    /// pairs with more poles together than a material takes), as finely as the one-byte table
+    /// allows; None when even the coarsest levels do not fit.
     pub fn build(table: &mut MaterialTable, used: &[u8]) -> Option<Smoothing> {
         let mut ids: Vec<u8> = used
             .iter()
@@ -42,6 +53,10 @@ impl Smoothing {
             .iter()
             .enumerate()
             .flat_map(|(i, &a)| ids[i + 1..].iter().map(move |&b| (a, b)))
+            .filter(|&(a, b)| {
+                let poles = |m: u8| table.materials[m as usize].poles.len();
+                poles(a) + poles(b) <= super::MAX_POLES
+            })
             .collect();
         if pairs.is_empty() {
             return None;
@@ -65,8 +80,15 @@ impl Smoothing {
                     let mean = f * ma.epsilon + (1.0 - f) * mb.epsilon;
                     let mean_inv = f / ma.epsilon + (1.0 - f) / mb.epsilon;
                     // Only E components are ever given a mixture id, so mu does not enter.
+                    let poles = ma
+                        .poles
+                        .iter()
+                        .map(|p| p.scaled(f))
+                        .chain(mb.poles.iter().map(|p| p.scaled(1.0 - f)))
+                        .collect();
                     table.push(Material {
                         mixture: true,
+                        poles,
                         ..Material::dielectric(
                             &format!("{}|{} f={f:.3} w={w:.2}", ma.name, mb.name),
                             1.0 / (w * mean_inv + (1.0 - w) / mean),

@@ -339,8 +339,8 @@ pub struct LaunchLayout {
     pub sheets: Vec<(usize, usize)>,
     /// Likewise for the magnetic sheets of one-way plane waves (H half step).
     pub magnetic_sheets: Vec<(usize, usize)>,
-    /// Per dispersive material, the x planes its objects may touch (one group, and launch, per
-    /// E component in a slab).
+    /// Per group of the dispersive pass (E component, material with poles), the x planes that
+    /// hold its cells (one launch per slab part they meet).
     pub dispersive: Vec<(usize, usize)>,
     /// The TF/SF source's correction groups, E and H (one launch each in a slab with points).
     pub tfsf_groups: [usize; 2],
@@ -354,17 +354,15 @@ pub struct LaunchLayout {
 impl LaunchLayout {
     /// The launch layout of `model`.
     pub fn of(model: &Model) -> LaunchLayout {
-        let table = &model.materials.materials;
         let x_span = |cells: &[[usize; 2]; 3]| (cells[0][0], cells[0][1]);
-        let dispersive = (0..table.len())
-            .filter(|&m| table[m].is_dispersive())
-            .filter_map(|m| {
-                let (lo, hi) = (0..model.objects.len())
-                    .filter(|&i| model.objects[i].material as usize == m)
-                    .map(|i| model.object_x_planes(i))
-                    .fold((usize::MAX, 0), |(lo, hi), (a, b)| (lo.min(a), hi.max(b)));
-                (lo < hi).then_some((lo, hi))
-            })
+        // Where each group of the dispersive pass (E component, material with poles, the
+        // smoothing's mixtures with poles among them) has cells: one launch per group and
+        // slab part it meets.
+        let dispersive = model
+            .dispersive_counts()
+            .groups
+            .iter()
+            .map(|&(_, _, [a, b])| (a, b))
             .collect();
         LaunchLayout {
             sheets: model.sources.iter().map(|s| x_span(&s.cells)).collect(),
@@ -423,7 +421,7 @@ pub struct Layout {
     /// Some material is magnetic: H components get material ids too.
     pub magnetic: bool,
     /// Per global x plane, the dispersive pass's (cells, state values) (empty without
-    /// dispersive materials; see [`Model::dispersive_plane_counts`]).
+    /// dispersive materials; see [`Model::dispersive_counts`]).
     pub dispersive_planes: std::sync::Arc<Vec<(u64, u64)>>,
     /// Per global x plane, the TF/SF correction points (empty without a TF/SF source; see
     /// [`crate::model::Tfsf::plane_counts`]).
@@ -498,7 +496,7 @@ impl Layout {
                     == crate::model::BoundaryKind::Periodic
             }),
             magnetic: model.materials.any_magnetic(),
-            dispersive_planes: model.dispersive_plane_counts(),
+            dispersive_planes: std::sync::Arc::new(model.dispersive_counts().planes.clone()),
             tfsf_planes: std::sync::Arc::new(
                 model
                     .tfsf
@@ -716,7 +714,7 @@ impl Layout {
             + all(&l.sheets, &after_e)
             + tfsf
             + groups(e_groups, &after_e)
-            + 3 * all(&l.dispersive, &after_e)
+            + all(&l.dispersive, &after_e)
             + pec;
         let probes = (self.monitors.probe_samples(range) > 0) as u64;
         h_half + e_half + probes

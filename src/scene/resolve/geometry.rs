@@ -462,12 +462,6 @@ fn holds_nothing(
             "the PEC {} holds no E component: it is smaller than a cell along every axis and contains no grid edge's midpoint, so it has no effect on this grid; make it larger, {refine}",
             shape
         ))
-    } else if material.is_dispersive() {
-        Some(format!(
-            "the {} of dispersive material `{}` paints no E component: it is thinner than a cell and lies between grid planes, and dispersive materials are not smoothed, so it has no effect on this grid; move it onto a grid plane, {refine}",
-            shape,
-            material.name
-        ))
     } else if !subpixel {
         Some(format!(
             "the {} of `{}` paints no E component: it is thinner than a cell and lies between grid planes, and smoothing is off (simulation.subpixel = false), so it has no effect; turn smoothing on, {refine}",
