@@ -118,6 +118,51 @@ fn dielectric_sphere_scattering_matches_mie() {
     eprintln!("dielectric sphere: worst relative error {worst:.2e}");
 }
 
+/// The same glass sphere as an STL mesh: an icosphere of 5,120 triangles (about 5,000 faces,
+/// as the geometry issue asks) written as binary STL and read by `shape = "mesh"`. Its facets
+/// lie up to 0.3 % of the radius inside the sphere (the vertices are on it), which moves the
+/// cross-section by less than a percent; the mesh is painted and smoothed from rays through it
+/// (`docs/geometry.md`). Q_sca within 2 % of the Mie series of the sphere over ka 1.3 to 4, the
+/// issue's bound; the worst error is printed (0.44 % when this was written, against 0.30 %
+/// for the `sphere` shape on the same grid).
+#[test]
+fn stl_icosphere_scattering_matches_mie() {
+    let (radius, cell) = (0.4, 0.02);
+    let band = [1.5e14, 4.8e14];
+    let dir = std::env::temp_dir().join(format!("yee-stl-mie-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let stl = dir.join("ball.stl");
+    let (v, f) = yee::model::trimesh::icosphere(radius, 4);
+    let triangles: Vec<stl_io::Triangle> = f
+        .iter()
+        .map(|t| stl_io::Triangle {
+            normal: stl_io::Normal::new([0.0; 3]),
+            vertices: t.map(|i| stl_io::Vertex::new(v[i].map(|x| x as f32))),
+        })
+        .collect();
+    stl_io::write_stl(&mut std::fs::File::create(&stl).unwrap(), triangles.iter()).unwrap();
+    let text = scene(cell, radius, "sphere = { epsilon = 2.25 }", band, 12, false).replace(
+        &format!("shape = \"sphere\"\nmaterial = \"sphere\"\ncenter = [0.0, 0.0, 0.0]\nradius = {radius}"),
+        &format!("shape = \"mesh\"\nmaterial = \"sphere\"\nfile = \"{}\"", stl.display()),
+    );
+    assert!(text.contains("shape = \"mesh\""));
+    let run = common::BinaryRun::new("mie-stl", &text);
+    let f = run.read("flux/scat/frequency");
+    let sigma = run.read("flux/scat/cross_section");
+    let area = PI * (radius * 1e-6).powi(2);
+    let mut worst = 0.0f64;
+    for (i, &f) in f.iter().enumerate() {
+        let x = 2.0 * PI * f / C0 * radius * 1e-6;
+        let (q_sca, _, _) = efficiencies(Sphere::Index(Complex64::new(1.5, 0.0)), x);
+        let q = sigma[i] / area;
+        eprintln!("f = {f:.3e} (x = {x:.2}): Q_sca {q:.4} vs Mie {q_sca:.4}");
+        worst = worst.max((q / q_sca - 1.0).abs());
+        assert!((q / q_sca - 1.0).abs() < 0.02, "x = {x:.2}: {q} vs {q_sca}");
+    }
+    eprintln!("STL icosphere: worst relative error {worst:.2e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// An absorbing sphere (eps 2.25 and 5,000 S/m: eps'' = 0.5 to 0.2 over the band, a loss
 /// tangent a conductor-free dielectric fit cannot fake) at 20 nm cells: scattering and
 /// absorption efficiencies within 5 % of Mie with m(f) = sqrt(2.25 + i sigma / (w eps0)) (the
