@@ -516,3 +516,31 @@ fn bad_geometry_is_refused_naming_the_key_and_what_is_wrong() {
     }
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn check_lists_imported_objects_and_plan_times_their_painting() {
+    let d = dir("listing");
+    write_gds(&d.join("wg.gds"));
+    write_npy(&d.join("grid.npy"), VOXEL_SHAPE, &voxel_values());
+    let voxels = "[[geometry]]\nshape = \"voxels\"\nfile = \"grid.npy\"\nmaterials = [\"vacuum\", \"si\", \"oxide\"]\nbox = { center = [0.0, 0.0, 0.05], size = [0.8, 0.6, 0.4] }\n";
+    let (code, out) = check(&d, &(GDS.to_string() + voxels));
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.contains("geometry[0] (`si`, 1 polygon, 4 vertices, x -0.2 to 0.4, y -0.15 to 0.15, z -0.05 to 0.15 um): paints"),
+        "{out}"
+    );
+    assert!(
+        out.contains("geometry[1] (4 x 3 x 2 voxels, x -0.4 to 0.4, y -0.3 to 0.3, z -0.15 to 0.25 um): E components: `vacuum` paints"),
+        "{out}"
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_yee"))
+        .args(["plan", "s.toml", "--json"])
+        .current_dir(&d)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let t = plan["painting_seconds"].as_f64().expect("painting_seconds");
+    assert!(t > 0.0 && t < 10.0, "{t}");
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -281,6 +281,37 @@ impl Model {
             .clone()
     }
 
+    /// About how long painting the three E components' ids (with their smoothing, which looks
+    /// at every cell) takes when a run starts on `cores` cores, seconds; None without objects.
+    /// Blocks of consecutive planes (up to 8, at most 2e6 cells) spread over the grid are
+    /// painted and timed, for about a quarter of a second at most, and the time scaled to
+    /// every plane: an estimate (the planes painted may hold more or less geometry than the
+    /// rest, and a block's end planes look up their outer neighbours one by one).
+    pub fn painting_seconds(&self, cores: usize) -> Option<f64> {
+        if self.objects.is_empty() {
+            return None;
+        }
+        let [nx, ny, nz] = self.grid.shape;
+        let per_block = (2_000_000 / (ny * nz).max(1)).clamp(1, 8).min(nx);
+        let blocks = 4.min(nx / per_block).max(1);
+        let mut ids = vec![0u8; per_block * ny * nz];
+        let start = std::time::Instant::now();
+        let mut planes = 0;
+        for b in 0..blocks {
+            let x0 = ((2 * b + 1) * nx / (2 * blocks)).min(nx - per_block);
+            for c in [Component::Ex, Component::Ey, Component::Ez] {
+                ids.fill(0);
+                self.paint_materials(c, x0, x0 + per_block, &mut ids);
+            }
+            planes += per_block;
+            if start.elapsed().as_secs_f64() > 0.25 {
+                break;
+            }
+        }
+        let per_plane = start.elapsed().as_secs_f64() / planes as f64;
+        Some(per_plane * nx as f64 / cores as f64)
+    }
+
     /// The global x planes [first, last) object `i` may paint: its bounds widened by a cell
     /// each way (a component's offset and the smoothing reach that far), within the grid.
     pub fn object_x_planes(&self, i: usize) -> (usize, usize) {

@@ -685,6 +685,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         host_note: hw.host_note.clone(),
         // Filled in by `plan::plan` for a model with a [scan].
         scan: None,
+        painting_seconds: None,
     };
     (plan, cpu_fit)
 }

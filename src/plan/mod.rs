@@ -400,6 +400,9 @@ pub struct Plan {
     /// for one trace). Left out of the JSON without a scan.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<scan::ScanPlan>,
+    /// About how long painting the geometry takes when the run starts, seconds
+    /// ([`Model::painting_seconds`]); None without objects.
+    pub painting_seconds: Option<f64>,
 }
 
 impl Plan {
@@ -515,5 +518,7 @@ pub fn plan(model: &Model, hardware: &Hardware, options: &PlanOptions) -> Plan {
         let threads = options.threads.unwrap_or(hardware.cores).max(1);
         plan.scan = Some(scan::schedule(&plan, s.traces, threads));
     }
+    let cores = options.threads.unwrap_or(hardware.cores).max(1);
+    plan.painting_seconds = model.painting_seconds(cores);
     plan
 }

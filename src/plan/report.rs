@@ -281,6 +281,13 @@ pub(super) fn render(p: &Plan) -> String {
             }
         }
     }
+    if let Some(t) = p.painting_seconds.filter(|&t| t >= 0.05) {
+        let _ = writeln!(
+            o,
+            "painting  about {} to paint the geometry when the run starts",
+            duration_h(t)
+        );
+    }
     if let Some(s) = &p.scan {
         let _ = writeln!(
             o,
