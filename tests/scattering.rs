@@ -163,6 +163,95 @@ fn stl_icosphere_scattering_matches_mie() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// A gold nanosphere (`library = "Au"`, radius 40 nm) at 2 nm cells (20 per radius), lit over
+/// 400-800 nm: the extinction efficiency (scattering plus absorption boxes) against the Mie
+/// series with the same eps(f) (the library's Drude-Lorentz fit, as the model holds it). The
+/// plasmon peak's wavelength within 1 % of Mie's, the geometry issue's bound (each from a
+/// parabola through its three highest samples, Mie on a grid ten times finer; 505.0 against
+/// 503.0 nm, 0.4 %, when this was written). Q_ext within 20 %: a curved metal surface is
+/// staircased (`src/model/smoothing.rs` says why its poles are not averaged), which leaves
+/// the extinction up to 16 % high on the red flank (582 nm); the 5 % waits for a
+/// scheme that places a metal's curved surface, as conformal PEC will for PEC. The bound
+/// still catches what it is for: averaging the metal's poles at the curved surface made
+/// Q_ext 2.4 times Mie's at 800 nm. The run lasts 60 fs, six decay times of the plasmon
+/// (gold's damping is about 1e14 /s), against the 11 fs of the dielectric spheres' runs.
+#[test]
+fn gold_nanosphere_extinction_matches_mie() {
+    let (radius, cell) = (0.04, 0.002);
+    let band = [C0 / 800e-9, C0 / 400e-9];
+    let count = 41;
+    let text = scene(
+        cell,
+        radius,
+        "sphere = { library = \"Au\" }",
+        band,
+        count,
+        false,
+    );
+    let text = regex_duration(&text, 6.0e-14);
+    let (model, _) = yee::scene::load_str(&text, "au.toml").unwrap();
+    let au = &model.materials.materials[model.materials.id("sphere").unwrap() as usize];
+    let run = common::BinaryRun::new("mie-gold", &text);
+    let f = run.read("flux/scat/frequency");
+    let sca = run.read("flux/scat/cross_section");
+    let abs = run.read("flux/abs/cross_section");
+    let area = PI * (radius * 1e-6).powi(2);
+    let mie = |f: f64| {
+        let m = au.epsilon_at(f).sqrt();
+        let m = if m.im < 0.0 { -m } else { m };
+        efficiencies(Sphere::Index(m), 2.0 * PI * f / C0 * radius * 1e-6).1
+    };
+    let mut worst = 0.0f64;
+    let mut q_ext = Vec::new();
+    for (i, &fi) in f.iter().enumerate() {
+        // The absorption box's cross-section is the net power into it: absorption.
+        let q = (sca[i] + abs[i]) / area;
+        let want = mie(fi);
+        eprintln!("{:.1} nm: Q_ext {q:.4} vs Mie {want:.4}", C0 / fi * 1e9);
+        worst = worst.max((q / want - 1.0).abs());
+        assert!(
+            (q / want - 1.0).abs() < 0.2,
+            "{} nm: {q} vs {want}",
+            C0 / fi * 1e9
+        );
+        q_ext.push(q);
+    }
+    // The peak's wavelength: a parabola through the highest sample and its neighbours.
+    let top = |y: &[f64]| {
+        let k = (1..y.len() - 1)
+            .max_by(|&a, &b| y[a].total_cmp(&y[b]))
+            .unwrap();
+        let (a, b, c) = (y[k - 1], y[k], y[k + 1]);
+        k as f64 + 0.5 * (a - c) / (a - 2.0 * b + c)
+    };
+    let at = |x: f64, lo: f64, hi: f64, n: usize| lo + (hi - lo) * x / (n - 1) as f64;
+    let got = C0 / at(top(&q_ext), f[0], f[f.len() - 1], f.len());
+    let fine: Vec<f64> = (0..10 * count)
+        .map(|i| mie(at(i as f64, band[0], band[1], 10 * count)))
+        .collect();
+    let want = C0 / at(top(&fine), band[0], band[1], 10 * count);
+    eprintln!(
+        "gold sphere: peak at {:.2} nm vs Mie {:.2} nm; worst Q_ext error {worst:.2e}",
+        got * 1e9,
+        want * 1e9
+    );
+    assert!((got / want - 1.0).abs() < 0.01, "peak {got} vs {want}");
+}
+
+/// `text` with its `duration` set to `seconds`.
+fn regex_duration(text: &str, seconds: f64) -> String {
+    text.lines()
+        .map(|l| {
+            if l.starts_with("duration = ") {
+                format!("duration = {seconds:e}")
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// An absorbing sphere (eps 2.25 and 5,000 S/m: eps'' = 0.5 to 0.2 over the band, a loss
 /// tangent a conductor-free dielectric fit cannot fake) at 20 nm cells: scattering and
 /// absorption efficiencies within 5 % of Mie with m(f) = sqrt(2.25 + i sigma / (w eps0)) (the

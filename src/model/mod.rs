@@ -581,12 +581,16 @@ impl Model {
         // The offset of material a's centroid is along the interface normal.
         let len = centroid.iter().map(|v| v * v).sum::<f64>().sqrt();
         let axis = c.axis() as usize;
-        let w = if len > 1e-12 * g.cell.iter().sum::<f64>() {
+        let found = len > 1e-12 * g.cell.iter().sum::<f64>();
+        let w = if found {
             (centroid[axis] / len).powi(2)
         } else {
             1.0 / 3.0
         };
-        smoothing.mixture(a, b, fa, w)
+        // A plane interface along a grid plane: the normal along one axis (within about 8
+        // degrees), which a dispersive pair's mixtures need (see `Smoothing::mixture`).
+        let planar = found && centroid.iter().any(|v| v.abs() > 0.99 * len);
+        smoothing.mixture(a, b, fa, w, planar)
     }
 
     /// The materials along the line `q + t e_axis` for `t` from `t0` to `t1` (coordinates

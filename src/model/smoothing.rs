@@ -9,14 +9,19 @@
 //! so a component parallel to the interface sees the mean permittivity and a component normal
 //! to it the mean of the inverse. Conductivity is averaged by fraction. PEC is never smoothed.
 //!
-//! Dispersive materials are smoothed too. Their `epsilon` (eps_inf) is averaged as above, and
-//! each material's poles enter the mixture with their strength times its fraction, for every
-//! component: the arithmetic mean of the susceptibilities, which is exact for a component
-//! parallel to the interface. For a component normal to it the exact average (the harmonic
-//! mean of eps(w)) is no sum of poles at the materials' own frequencies, so the update could
-//! not run it; the fraction-weighted poles keep the cell's polarisable content right, and so a
-//! film its true thickness, at first order for that component (Meep leaves dispersive
-//! interfaces staircased; openEMS averages conductivities only). A pair whose poles together
+//! Dispersive materials are smoothed where the average is known to be right: at an interface
+//! along a grid plane (a film, a layer, a box's face), for the components parallel to it.
+//! There a cell's `epsilon` (eps_inf) is averaged as above and each material's poles enter the
+//! mixture with their strength times its fraction, which is the exact average of the
+//! permittivities for a parallel component, and a film keeps its true thickness. Elsewhere
+//! (a component normal to the interface, or a curved or slanted interface) the cell keeps its
+//! centre's material, as a staircase. The reason is metals: the exact normal average, the
+//! harmonic mean of eps(w), is no sum of poles the update could run, and a linear mean of a
+//! metal (eps of -25) and a dielectric passes through eps near zero at some frequency, a
+//! resonant, absorbing cell. On a gold nanosphere such cells made the extinction 2.4 times
+//! Mie's at 800 nm with every component mixed, and 1.4 times with the parallel components of
+//! curved surfaces mixed, against 1.05 staircased. Meep leaves every dispersive interface
+//! staircased and Tidy3D does not smooth metals. A pair whose poles together
 //! exceed [`super::MAX_POLES`] has no mixtures: its cells keep their centre's material.
 //!
 //! Mixtures live in the same one-byte material table as the scene's materials: fractions and
@@ -35,6 +40,9 @@ pub struct Smoothing {
     pub orientation_levels: usize,
     /// First table index of each (lower id, higher id) pair's mixtures.
     pub pairs: HashMap<(u8, u8), usize>,
+    /// The pairs of which a material has poles: their mixtures serve only components nearer
+    /// parallel than normal to the interface (see the module documentation).
+    pub dispersive_pairs: std::collections::HashSet<(u8, u8)>,
 }
 
 impl Smoothing {
@@ -67,7 +75,12 @@ impl Smoothing {
             .into_iter()
             .find(|(lf, lw)| pairs.len() * (lf - 1) * (lw + 1) <= room)?;
         let mut starts = HashMap::new();
+        let mut dispersive_pairs = std::collections::HashSet::new();
         for (a, b) in pairs {
+            let poles = |m: u8| table.materials[m as usize].is_dispersive();
+            if poles(a) || poles(b) {
+                dispersive_pairs.insert((a, b));
+            }
             starts.insert((a, b), table.materials.len());
             let (ma, mb) = (
                 table.materials[a as usize].clone(),
@@ -102,12 +115,15 @@ impl Smoothing {
             fraction_levels: lf,
             orientation_levels: lw,
             pairs: starts,
+            dispersive_pairs,
         })
     }
 
     /// The table id of the mixture of `a` (fraction `fa` of the cell) and `b`, for a component
-    /// with `w` = (normal . component axis)^2; None when the pair has no mixtures (PEC).
-    pub fn mixture(&self, a: u8, b: u8, fa: f64, w: f64) -> Option<u8> {
+    /// with `w` = (normal . component axis)^2 at an interface that lies along a grid plane or
+    /// not (`planar`); None when the pair has no mixtures (PEC) or, for a pair with a dispersive
+    /// side, unless the interface is planar and the component parallel to it.
+    pub fn mixture(&self, a: u8, b: u8, fa: f64, w: f64, planar: bool) -> Option<u8> {
         let (lo, hi, f) = if a < b { (a, b, fa) } else { (b, a, 1.0 - fa) };
         let start = *self.pairs.get(&(lo, hi))?;
         let lf = self.fraction_levels;
@@ -120,6 +136,11 @@ impl Smoothing {
             return Some(lo);
         }
         let qw = (w.clamp(0.0, 1.0) * lw as f64).round() as usize;
+        if (qw > 0 || !planar) && self.dispersive_pairs.contains(&(lo, hi)) {
+            // Not parallel to a plane interface with a dispersive side: staircased (the
+            // centre's material), see the module documentation.
+            return None;
+        }
         Some((start + (qf - 1) * (lw + 1) + qw) as u8)
     }
 }
@@ -133,11 +154,11 @@ mod tests {
         let mut t = MaterialTable::vacuum();
         let glass = t.push(Material::dielectric("glass", 4.0, 0.0));
         let s = Smoothing::build(&mut t, &[0, glass]).unwrap();
-        let parallel = s.mixture(glass, 0, 0.5, 0.0).unwrap();
-        let normal = s.mixture(0, glass, 0.5, 1.0).unwrap();
+        let parallel = s.mixture(glass, 0, 0.5, 0.0, true).unwrap();
+        let normal = s.mixture(0, glass, 0.5, 1.0, true).unwrap();
         assert!((t.materials[parallel as usize].epsilon - 2.5).abs() < 1e-12);
         assert!((t.materials[normal as usize].epsilon - 1.6).abs() < 1e-12);
-        assert_eq!(s.mixture(glass, 0, 0.99, 0.0), Some(glass));
-        assert_eq!(s.mixture(glass, 0, 0.01, 0.0), Some(0));
+        assert_eq!(s.mixture(glass, 0, 0.99, 0.0, true), Some(glass));
+        assert_eq!(s.mixture(glass, 0, 0.01, 0.0, true), Some(0));
     }
 }
