@@ -255,6 +255,11 @@ fn drude_film_and_half_space_match_the_transfer_matrix() {
 /// issue's bound), and the measured error is printed.
 #[test]
 fn lorentz_slab_across_its_absorption_lines_matches_the_transfer_matrix() {
+    lorentz_slab([2.5, 302.5]).assert_slab_matches("lorentz", &lorentz_glass(), 300e-9, 0.01);
+}
+
+/// The two-pole Lorentz medium of the Lorentz tests (eps_inf 2, lines at 300 and 450 THz).
+fn lorentz_glass() -> Material {
     let poles = vec![
         Pole::Lorentz {
             delta_epsilon: 1.0,
@@ -267,8 +272,12 @@ fn lorentz_slab_across_its_absorption_lines_matches_the_transfer_matrix() {
             damping: 3.0e13,
         },
     ];
-    let m = material(2.0, 0.0, poles);
-    let stack = Stack {
+    material(2.0, 0.0, poles)
+}
+
+/// A slab of [`lorentz_glass`] over `z` (nm) at 5 nm cells, 200-600 THz.
+fn lorentz_slab(z: [f64; 2]) -> Stack<'static> {
+    Stack {
         unit: "nm",
         cell: 5.0,
         length: 6000.0,
@@ -276,7 +285,7 @@ fn lorentz_slab_across_its_absorption_lines_matches_the_transfer_matrix() {
         materials: "glass = { epsilon = 2.0, lorentz = [{ delta_epsilon = 1.0, frequency = 3.0e14, damping = 2.0e13 }, { delta_epsilon = 0.5, frequency = 4.5e14, damping = 3.0e13 }] }",
         layers: vec![Layer {
             material: "glass",
-            z: [2.5, 302.5],
+            z,
         }],
         planes: [-1200.0, 1500.0],
         source_z: -2000.0,
@@ -284,8 +293,7 @@ fn lorentz_slab_across_its_absorption_lines_matches_the_transfer_matrix() {
         band: [2.0e14, 6.0e14],
         count: 21,
         steps: 20000,
-    };
-    stack.assert_slab_matches("lorentz", &m, 300e-9, 0.01);
+    }
 }
 
 /// A 4 mm slab of water (one Debye pole, eps_s = 79.9, tau = 9.4 ps) over 1-10 GHz at 0.125 mm
@@ -420,43 +428,9 @@ fn dispersive_films_keep_their_drawn_thickness_on_and_off_grid_lines() {
     drude([0.0, 18.0]).assert_slab_matches("drude-on-grid", &ag, 18e-9, 5e-3);
     drude([0.375, 18.375]).assert_slab_matches("drude-quarter-off", &ag, 18e-9, 5e-3);
 
-    let lorentz = material(
-        2.0,
-        0.0,
-        vec![
-            Pole::Lorentz {
-                delta_epsilon: 1.0,
-                frequency: 3.0e14,
-                damping: 2.0e13,
-            },
-            Pole::Lorentz {
-                delta_epsilon: 0.5,
-                frequency: 4.5e14,
-                damping: 3.0e13,
-            },
-        ],
-    );
-    let slab = |z: [f64; 2]| {
-        Stack {
-        unit: "nm",
-        cell: 5.0,
-        length: 6000.0,
-        pml: 40,
-        materials: "glass = { epsilon = 2.0, lorentz = [{ delta_epsilon = 1.0, frequency = 3.0e14, damping = 2.0e13 }, { delta_epsilon = 0.5, frequency = 4.5e14, damping = 3.0e13 }] }",
-        layers: vec![Layer {
-            material: "glass",
-            z,
-        }],
-        planes: [-1200.0, 1500.0],
-        source_z: -2000.0,
-        pulse: [4.0e14, 6.0e14],
-        band: [2.0e14, 6.0e14],
-        count: 21,
-        steps: 20000,
-    }
-    };
-    slab([0.0, 300.0]).assert_slab_matches("lorentz-on-grid", &lorentz, 300e-9, 5e-3);
-    slab([1.25, 301.25]).assert_slab_matches("lorentz-quarter-off", &lorentz, 300e-9, 5e-3);
+    let glass = lorentz_glass();
+    lorentz_slab([0.0, 300.0]).assert_slab_matches("lorentz-on-grid", &glass, 300e-9, 5e-3);
+    lorentz_slab([1.25, 301.25]).assert_slab_matches("lorentz-quarter-off", &glass, 300e-9, 5e-3);
 
     let soil = material(
         5.0,

@@ -103,6 +103,12 @@ fn dielectric_sphere_scattering_matches_mie() {
     let band = [1.5e14, 4.8e14];
     let text = scene(cell, radius, "sphere = { epsilon = 2.25 }", band, 12, false);
     let run = common::BinaryRun::new("mie-dielectric", &text);
+    assert_glass_sphere_scatters_as_mie(&run, radius, 0.03, "dielectric sphere");
+}
+
+/// Q_sca of `run` (a glass sphere of `radius` um, n = 1.5) within `tol` of Mie at every
+/// frequency; prints each and the worst relative error.
+fn assert_glass_sphere_scatters_as_mie(run: &common::BinaryRun, radius: f64, tol: f64, what: &str) {
     let f = run.read("flux/scat/frequency");
     let sigma = run.read("flux/scat/cross_section");
     let area = PI * (radius * 1e-6).powi(2);
@@ -113,9 +119,12 @@ fn dielectric_sphere_scattering_matches_mie() {
         let q = sigma[i] / area;
         eprintln!("f = {f:.3e} (x = {x:.2}): Q_sca {q:.4} vs Mie {q_sca:.4}");
         worst = worst.max((q / q_sca - 1.0).abs());
-        assert!((q / q_sca - 1.0).abs() < 0.03, "x = {x:.2}: {q} vs {q_sca}");
+        assert!(
+            (q / q_sca - 1.0).abs() < tol,
+            "{what}, x = {x:.2}: {q} vs {q_sca}"
+        );
     }
-    eprintln!("dielectric sphere: worst relative error {worst:.2e}");
+    eprintln!("{what}: worst relative error {worst:.2e}");
 }
 
 /// The same glass sphere as an STL mesh: an icosphere of 5,120 triangles (about 5,000 faces,
@@ -147,19 +156,7 @@ fn stl_icosphere_scattering_matches_mie() {
     );
     assert!(text.contains("shape = \"mesh\""));
     let run = common::BinaryRun::new("mie-stl", &text);
-    let f = run.read("flux/scat/frequency");
-    let sigma = run.read("flux/scat/cross_section");
-    let area = PI * (radius * 1e-6).powi(2);
-    let mut worst = 0.0f64;
-    for (i, &f) in f.iter().enumerate() {
-        let x = 2.0 * PI * f / C0 * radius * 1e-6;
-        let (q_sca, _, _) = efficiencies(Sphere::Index(Complex64::new(1.5, 0.0)), x);
-        let q = sigma[i] / area;
-        eprintln!("f = {f:.3e} (x = {x:.2}): Q_sca {q:.4} vs Mie {q_sca:.4}");
-        worst = worst.max((q / q_sca - 1.0).abs());
-        assert!((q / q_sca - 1.0).abs() < 0.02, "x = {x:.2}: {q} vs {q_sca}");
-    }
-    eprintln!("STL icosphere: worst relative error {worst:.2e}");
+    assert_glass_sphere_scatters_as_mie(&run, radius, 0.02, "STL icosphere");
     let _ = std::fs::remove_dir_all(&dir);
 }
 
