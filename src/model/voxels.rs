@@ -37,32 +37,38 @@ impl VoxelGrid {
         Some(self.values[(idx[0] * self.shape[1] + idx[1]) * self.shape[2] + idx[2]])
     }
 
-    /// The bounding box of the voxels holding `value`: the box where the grid holds it
-    /// (min, max), or None where no voxel does.
-    pub fn bounds_of(&self, value: u16) -> Option<([f64; 3], [f64; 3])> {
+    /// The bounding box (min, max) of the voxels holding each value below `values`, or None
+    /// for a value no voxel holds: one pass over the grid.
+    pub fn bounds_by_value(&self, values: usize) -> Vec<Option<([f64; 3], [f64; 3])>> {
         let [nx, ny, nz] = self.shape;
-        let mut lo = [usize::MAX; 3];
-        let mut hi = [0usize; 3];
+        let mut lo = vec![[usize::MAX; 3]; values];
+        let mut hi = vec![[0usize; 3]; values];
         for i in 0..nx {
             for j in 0..ny {
                 for k in 0..nz {
-                    if self.values[(i * ny + j) * nz + k] == value {
-                        for (a, x) in [i, j, k].into_iter().enumerate() {
-                            lo[a] = lo[a].min(x);
-                            hi[a] = hi[a].max(x + 1);
-                        }
+                    let v = self.values[(i * ny + j) * nz + k] as usize;
+                    if v >= values {
+                        continue;
+                    }
+                    for (a, x) in [i, j, k].into_iter().enumerate() {
+                        lo[v][a] = lo[v][a].min(x);
+                        hi[v][a] = hi[v][a].max(x + 1);
                     }
                 }
             }
         }
-        (lo[0] != usize::MAX).then(|| {
-            let at = |a: usize, x: usize| {
-                self.lo[a] + (self.hi[a] - self.lo[a]) * x as f64 / self.shape[a] as f64
-            };
-            (
-                [0, 1, 2].map(|a| at(a, lo[a])),
-                [0, 1, 2].map(|a| at(a, hi[a])),
-            )
-        })
+        let at = |a: usize, x: usize| {
+            self.lo[a] + (self.hi[a] - self.lo[a]) * x as f64 / self.shape[a] as f64
+        };
+        (0..values)
+            .map(|v| {
+                (lo[v][0] != usize::MAX).then(|| {
+                    (
+                        [0, 1, 2].map(|a| at(a, lo[v][a])),
+                        [0, 1, 2].map(|a| at(a, hi[v][a])),
+                    )
+                })
+            })
+            .collect()
     }
 }

@@ -802,16 +802,18 @@ pub(super) fn voxels(ck: &mut Checker, g: &GeometrySpec, key: &str, cx: &Ctx) ->
         shape: [shape[0], shape[1], shape[2]],
         values: values.iter().map(|&v| v as u16).collect(),
     });
-    (0..materials.len() as u16)
-        .filter_map(|value| {
-            grid.bounds_of(value).map(|bounds| {
+    grid.bounds_by_value(materials.len())
+        .into_iter()
+        .enumerate()
+        .filter_map(|(value, bounds)| {
+            bounds.map(|bounds| {
                 (
                     Shape::Voxels {
                         grid: grid.clone(),
-                        value,
+                        value: value as u16,
                         bounds,
                     },
-                    materials[value as usize],
+                    materials[value],
                 )
             })
         })
