@@ -2,7 +2,7 @@
 //! meshes (`mesh`) and material grids (`voxels`). Files are read relative to the scene file;
 //! every problem names the key, and for a file what in it is wrong.
 
-use super::geometry::{material_id, Ctx};
+use super::shape_context::{material_id, Ctx};
 use super::Checker;
 use crate::model::prism::{self_intersection, signed_area2, Prism};
 use crate::model::trimesh::{closed_problem, TriMesh};

@@ -9,6 +9,7 @@ mod monitors;
 mod placement;
 mod refine;
 mod scan;
+mod shape_context;
 mod simulation;
 mod sources;
 mod tfsf;
