@@ -416,7 +416,8 @@ fn plan(args: PlanArgs) -> ExitCode {
         slabs: slabs.map(|n| n as usize),
         ..Default::default()
     };
-    let p = yee::plan::plan(&model, &hardware, &options);
+    let p = yee::plan::plan(&model, &hardware, &options)
+        .with_painting_time(&model, &hardware, &options);
     let over_ranks = ranks
         .map(|r| yee::plan::ranks::plan_ranks(&model, &hardware, &options, r as usize, network));
     let checkpoint = yee::checkpoint::estimate_bytes(&model);

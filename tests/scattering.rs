@@ -185,7 +185,7 @@ fn gold_nanosphere_extinction_matches_mie() {
         count,
         false,
     );
-    let text = regex_duration(&text, 6.0e-14);
+    let text = with_duration(&text, 6.0e-14);
     let (model, _) = yee::scene::load_str(&text, "au.toml").unwrap();
     let au = &model.materials.materials[model.materials.id("sphere").unwrap() as usize];
     let run = common::BinaryRun::new("mie-gold", &text);
@@ -236,7 +236,7 @@ fn gold_nanosphere_extinction_matches_mie() {
 }
 
 /// `text` with its `duration` set to `seconds`.
-fn regex_duration(text: &str, seconds: f64) -> String {
+fn with_duration(text: &str, seconds: f64) -> String {
     text.lines()
         .map(|l| {
             if l.starts_with("duration = ") {

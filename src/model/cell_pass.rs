@@ -82,13 +82,15 @@ pub trait CellPass: std::fmt::Debug + Send + Sync {
     fn update_plane(&self, plane: CellPlaneOf<'_>);
 }
 
-/// The cells of `pass` within global x planes [x0, x1): (the count, the x range).
-pub fn cells_within(pass: &dyn CellPass, x0: usize, x1: usize) -> (usize, [usize; 2]) {
-    let c = pass.cells();
-    let (a, b) = (c[0][0].max(x0), c[0][1].min(x1));
+/// The cells of the box `cells` (global [start, end) along x, y, z) within global x planes
+/// [x0, x1): (the count, the x range). What a slab holds of a cell pass's box, for the backend
+/// that allocates its state and the plan that counts it.
+pub fn cells_within(cells: [[usize; 2]; 3], x0: usize, x1: usize) -> (usize, [usize; 2]) {
+    let (a, b) = (cells[0][0].max(x0), cells[0][1].min(x1));
     if a >= b {
         return (0, [a, a]);
     }
-    let per_plane = c[1][1].saturating_sub(c[1][0]) * c[2][1].saturating_sub(c[2][0]);
+    let per_plane =
+        cells[1][1].saturating_sub(cells[1][0]) * cells[2][1].saturating_sub(cells[2][0]);
     ((b - a) * per_plane, [a, b])
 }

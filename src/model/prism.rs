@@ -58,16 +58,13 @@ struct Layer {
 
 impl Layer {
     fn new(polygons: &[Vec<[f64; 2]>]) -> Layer {
-        let bins: Vec<Bins> = polygons
-            .iter()
-            .map(|p| Bins::new(std::slice::from_ref(p)))
-            .collect();
+        let bins: Vec<Bins> = polygons.iter().map(|p| Bins::new(p)).collect();
         let mut lo = [f64::INFINITY; 2];
         let mut hi = [f64::NEG_INFINITY; 2];
         for b in &bins {
             for d in 0..2 {
                 lo[d] = lo[d].min(b.lo[d]);
-                hi[d] = hi[d].max(b.lo[d] + b.step[d] * b.n[d] as f64);
+                hi[d] = hi[d].max(b.hi[d]);
             }
         }
         let size = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
@@ -84,7 +81,7 @@ impl Layer {
             size,
         };
         for (k, b) in bins.iter().enumerate() {
-            let top = [0, 1].map(|d| b.lo[d] + b.step[d] * b.n[d] as f64);
+            let top = b.hi;
             for j in layer.index(1, b.lo[1])..=layer.index(1, top[1]) {
                 for i in layer.index(0, b.lo[0])..=layer.index(0, top[0]) {
                     layer.cells[j * n[0] + i].push(k as u32);
@@ -153,20 +150,23 @@ struct Edge {
     b: [f64; 2],
 }
 
-/// A uniform grid of bins over the base polygons' bounding box, each listing the edges whose
-/// bounding box meets it, and per row of bins the edges whose v range meets the row.
+/// One polygon's edges in two grids over its bounding box: square cells listing the edges
+/// whose bounding box meets each (for distances), and thin rows along v listing the edges
+/// whose v range meets each (for the ray of an inside test, which then meets only the few
+/// edges at its height).
 #[derive(Debug, Clone, PartialEq)]
 struct Bins {
     lo: [f64; 2],
-    step: [f64; 2],
-    n: [usize; 2],
+    hi: [f64; 2],
     edges: Vec<Edge>,
-    /// Per bin (row-major, v outer): edge indices.
+    /// Cells per axis (about the square root of the edges).
+    n: usize,
+    step: [f64; 2],
+    /// Per cell (row-major, v outer): edge indices.
     cells: Vec<Vec<u32>>,
-    /// Per row of bins: edge indices whose v range meets the row.
+    /// Rows along v (about one per edge), and per row its edge indices.
+    row_step: f64,
     rows: Vec<Vec<u32>>,
-    /// The largest extent of the base polygons (the scale of the tolerance).
-    size: f64,
 }
 
 /// Twice the signed area of a polygon (positive counter-clockwise).
@@ -210,7 +210,7 @@ pub fn self_intersection(p: &[[f64; 2]]) -> Option<(usize, usize)> {
             return Some((i, (i + 1) % n));
         }
     }
-    let bins = Bins::new(&[p.to_vec()]);
+    let bins = Bins::new(p);
     for cell in &bins.cells {
         for (x, &i) in cell.iter().enumerate() {
             for &j in &cell[x + 1..] {
@@ -226,71 +226,72 @@ pub fn self_intersection(p: &[[f64; 2]]) -> Option<(usize, usize)> {
 }
 
 impl Bins {
-    fn new(polygons: &[Vec<[f64; 2]>]) -> Bins {
-        let edges: Vec<Edge> = polygons
-            .iter()
-            .flat_map(|p| {
-                (0..p.len()).map(move |i| Edge {
-                    a: p[i],
-                    b: p[(i + 1) % p.len()],
-                })
+    fn new(polygon: &[[f64; 2]]) -> Bins {
+        let edges: Vec<Edge> = (0..polygon.len())
+            .map(|i| Edge {
+                a: polygon[i],
+                b: polygon[(i + 1) % polygon.len()],
             })
             .collect();
         let mut lo = [f64::INFINITY; 2];
         let mut hi = [f64::NEG_INFINITY; 2];
-        for e in &edges {
-            for q in [e.a, e.b] {
-                for d in 0..2 {
-                    lo[d] = lo[d].min(q[d]);
-                    hi[d] = hi[d].max(q[d]);
-                }
+        for q in polygon {
+            for d in 0..2 {
+                lo[d] = lo[d].min(q[d]);
+                hi[d] = hi[d].max(q[d]);
             }
         }
         let size = (hi[0] - lo[0]).max(hi[1] - lo[1]).max(f64::MIN_POSITIVE);
-        // About one edge per bin along each axis: sqrt(edges) bins per axis; and a row per
-        // edge, so that the ray of an inside test meets only the few edges at its height.
-        let per_axis = ((edges.len() as f64).sqrt().ceil() as usize).clamp(1, 1024);
-        let n = [per_axis, edges.len().clamp(1, 1 << 16)];
-        let step = [0, 1].map(|d| ((hi[d] - lo[d]) / n[d] as f64).max(size * 1e-6));
+        let n = ((edges.len() as f64).sqrt().ceil() as usize).clamp(1, 1024);
+        let step = [0, 1].map(|d| ((hi[d] - lo[d]) / n as f64).max(size * 1e-6));
+        let n_rows = edges.len().clamp(1, 1 << 16);
+        let row_step = ((hi[1] - lo[1]) / n_rows as f64).max(size * 1e-9);
         let mut bins = Bins {
             lo,
-            step,
-            n,
+            hi,
             edges,
-            cells: vec![Vec::new(); n[0] * n[1]],
-            rows: vec![Vec::new(); n[1]],
-            size,
+            n,
+            step,
+            cells: vec![Vec::new(); n * n],
+            row_step,
+            rows: vec![Vec::new(); n_rows],
         };
         for (k, e) in bins.edges.iter().enumerate() {
             let (u0, u1) = (e.a[0].min(e.b[0]), e.a[0].max(e.b[0]));
             let (v0, v1) = (e.a[1].min(e.b[1]), e.a[1].max(e.b[1]));
-            let (i0, i1) = (bins.index(0, u0), bins.index(0, u1));
-            let (j0, j1) = (bins.index(1, v0), bins.index(1, v1));
-            for j in j0..=j1 {
-                bins.rows[j].push(k as u32);
-                for i in i0..=i1 {
-                    bins.cells[j * n[0] + i].push(k as u32);
+            for j in bins.cell(1, v0)..=bins.cell(1, v1) {
+                for i in bins.cell(0, u0)..=bins.cell(0, u1) {
+                    bins.cells[j * n + i].push(k as u32);
                 }
+            }
+            for r in bins.row(v0)..=bins.row(v1) {
+                bins.rows[r].push(k as u32);
             }
         }
         bins
     }
 
-    /// The bin index along `d` of coordinate `x`, clamped into the grid.
-    fn index(&self, d: usize, x: f64) -> usize {
+    /// The cell index along `d` of coordinate `x`, clamped into the grid.
+    fn cell(&self, d: usize, x: f64) -> usize {
         let i = ((x - self.lo[d]) / self.step[d]).floor();
-        i.clamp(0.0, (self.n[d] - 1) as f64) as usize
+        i.clamp(0.0, (self.n - 1) as f64) as usize
+    }
+
+    /// The row of v coordinate `v`, clamped into the grid.
+    fn row(&self, v: f64) -> usize {
+        let r = ((v - self.lo[1]) / self.row_step).floor();
+        r.clamp(0.0, (self.rows.len() - 1) as f64) as usize
     }
 
     /// The winding number of `p` about the polygons: crossings of the ray to +u with the
     /// edges of p's row, upward ones counted +1 and downward -1 (half-open in v, so a ray
     /// through a vertex counts it once).
     fn winding(&self, p: [f64; 2]) -> i32 {
-        if p[1] < self.lo[1] || p[1] > self.lo[1] + self.step[1] * self.n[1] as f64 {
+        if p[1] < self.lo[1] || p[1] > self.hi[1] {
             return 0;
         }
         let mut w = 0;
-        for &k in &self.rows[self.index(1, p[1])] {
+        for &k in &self.rows[self.row(p[1])] {
             let e = self.edges[k as usize];
             let up = e.a[1] <= p[1] && e.b[1] > p[1];
             let down = e.b[1] <= p[1] && e.a[1] > p[1];
@@ -309,12 +310,12 @@ impl Bins {
     /// The distance from `p` to the nearest edge, if one lies within `reach`; the bins within
     /// `reach` of p are searched.
     fn distance_within(&self, p: [f64; 2], reach: f64) -> Option<f64> {
-        let (i0, i1) = (self.index(0, p[0] - reach), self.index(0, p[0] + reach));
-        let (j0, j1) = (self.index(1, p[1] - reach), self.index(1, p[1] + reach));
+        let (i0, i1) = (self.cell(0, p[0] - reach), self.cell(0, p[0] + reach));
+        let (j0, j1) = (self.cell(1, p[1] - reach), self.cell(1, p[1] + reach));
         let mut best = f64::INFINITY;
         for j in j0..=j1 {
             for i in i0..=i1 {
-                for &k in &self.cells[j * self.n[0] + i] {
+                for &k in &self.cells[j * self.n + i] {
                     best = best.min(point_segment_distance(p, self.edges[k as usize]));
                 }
             }

@@ -463,9 +463,7 @@ impl CellPassLayout {
 
     /// Its cells within global x `range`.
     fn cells_in(&self, range: SlabRange) -> u64 {
-        let c = &self.cells;
-        let x = c[0][1].min(range.x1).saturating_sub(c[0][0].max(range.x0));
-        (x * c[1][1].saturating_sub(c[1][0]) * c[2][1].saturating_sub(c[2][0])) as u64
+        crate::model::cells_within(self.cells, range.x0, range.x1).0 as u64
     }
 
     /// The same on a grid of `shape` cells where there were `from` (each axis scaled).

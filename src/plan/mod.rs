@@ -401,11 +401,26 @@ pub struct Plan {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan: Option<scan::ScanPlan>,
     /// About how long painting the geometry takes when the run starts, seconds
-    /// ([`Model::painting_seconds`]); None without objects.
+    /// ([`Plan::with_painting_time`], which `yee plan` calls; a run does not spend the time
+    /// measuring it); None without objects or when not measured.
     pub painting_seconds: Option<f64>,
 }
 
 impl Plan {
+    /// The plan with [`Plan::painting_seconds`] measured on `model` (a few blocks of planes
+    /// painted and timed, about a quarter of a second: [`Model::painting_seconds`]), for the
+    /// cores the plan's CPU split uses.
+    pub fn with_painting_time(
+        mut self,
+        model: &Model,
+        hardware: &Hardware,
+        options: &PlanOptions,
+    ) -> Plan {
+        let cores = options.threads.unwrap_or(hardware.cores).max(1);
+        self.painting_seconds = model.painting_seconds(cores);
+        self
+    }
+
     /// The slabs' x ranges.
     pub fn ranges(&self) -> Vec<SlabRange> {
         self.slabs
@@ -518,7 +533,5 @@ pub fn plan(model: &Model, hardware: &Hardware, options: &PlanOptions) -> Plan {
         let threads = options.threads.unwrap_or(hardware.cores).max(1);
         plan.scan = Some(scan::schedule(&plan, s.traces, threads));
     }
-    let cores = options.threads.unwrap_or(hardware.cores).max(1);
-    plan.painting_seconds = model.painting_seconds(cores);
     plan
 }

@@ -15,7 +15,7 @@ pub(super) fn states<T: Real>(model: &Model, range: Range<usize>) -> Vec<Vec<T>>
     model
         .cell_passes
         .iter()
-        .map(|p| written_zeros(cells_within(p.as_ref(), range.start, range.end).0 * p.slots()))
+        .map(|p| written_zeros(cells_within(p.cells(), range.start, range.end).0 * p.slots()))
         .collect()
 }
 
@@ -35,7 +35,7 @@ impl<T: Real> Slab<T> {
             if c.is_electric() != (half == Half::E) {
                 continue;
             }
-            let (cells, [xa, xb]) = cells_within(pass.as_ref(), self.range.x0, self.range.x1);
+            let (cells, [xa, xb]) = cells_within(pass.cells(), self.range.x0, self.range.x1);
             if !(xa..xb).contains(&x) {
                 continue;
             }

@@ -236,8 +236,8 @@ impl Transform {
     }
 }
 
-/// A path's outline: each segment a rectangle of its width (extended by half the width at the
-/// ends for path types 2 and 1), their union the path.
+/// A path's outline: each segment a rectangle of its width, extended by half the width at
+/// joints and, for path types 1 and 2, at the path's ends; their union is the path.
 fn path_polygons(xy: &[[f64; 2]], width: f64, extend: bool) -> Vec<Vec<[f64; 2]>> {
     let h = 0.5 * width.abs();
     let mut out = Vec::new();
@@ -250,16 +250,10 @@ fn path_polygons(xy: &[[f64; 2]], width: f64, extend: bool) -> Vec<Vec<[f64; 2]>
         }
         let t = [d[0] / len, d[1] / len];
         let n = [-t[1] * h, t[0] * h];
-        let (ea, eb) = if extend || (k > 0) {
-            (h, 0.0)
-        } else {
-            (0.0, 0.0)
-        };
-        let eb = if extend || k + 2 < xy.len() {
-            h.max(eb)
-        } else {
-            eb
-        };
+        // Each end reaches half the width on: at a joint (so that the rectangles of two
+        // segments cover the corner between them), and at the path's ends for types 1 and 2.
+        let ea = if extend || k > 0 { h } else { 0.0 };
+        let eb = if extend || k + 2 < xy.len() { h } else { 0.0 };
         let a = [a[0] - t[0] * ea, a[1] - t[1] * ea];
         let b = [b[0] + t[0] * eb, b[1] + t[1] * eb];
         out.push(vec![
