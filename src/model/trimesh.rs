@@ -20,6 +20,9 @@ pub struct TriMesh {
     hi: [f64; 3],
     /// Per ray axis, the bins over the other two axes (built on first use).
     bins: [OnceLock<Bins>; 3],
+    /// Unique to this mesh (a clone gets its own): the key of the per-thread memo of
+    /// [`TriMesh::spans`].
+    id: u64,
 }
 
 impl Clone for TriMesh {
@@ -33,6 +36,10 @@ impl PartialEq for TriMesh {
         self.triangles == other.triangles
     }
 }
+
+/// How many lines' spans each thread remembers (see [`TriMesh::spans`]): the 4 x 4 lines of
+/// one cell's smoothing, twice over.
+const SPAN_MEMO: usize = 32;
 
 /// Triangle ids by bin of one projection plane.
 #[derive(Debug)]
@@ -76,6 +83,10 @@ impl TriMesh {
             lo,
             hi,
             bins: Default::default(),
+            id: {
+                static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            },
         }
     }
 
@@ -192,7 +203,38 @@ impl TriMesh {
     /// The intervals along `axis` of the line through `p` that lie inside, in order: where
     /// the running sum of [`Self::crossings`] (entering -1, leaving +1, taken as the count of
     /// the crossings still ahead) is non-zero.
+    ///
+    /// The last [`SPAN_MEMO`] lines asked for on each thread are remembered: the smoothing
+    /// asks the same 16 lines along z for every cell of a column that meets the surface.
     pub fn spans(&self, p: [f64; 3], axis: usize) -> Vec<(f64, f64)> {
+        /// (mesh id, axis, the line's two other coordinates' bits, its spans), newest last.
+        type Memo = Vec<(u64, usize, [u64; 2], Vec<(f64, f64)>)>;
+        thread_local! {
+            static LAST: std::cell::RefCell<Memo> = const { std::cell::RefCell::new(Vec::new()) };
+        }
+        let line = [(axis + 1) % 3, (axis + 2) % 3].map(|a| p[a].to_bits());
+        let key = (self.id, axis, line);
+        let hit = LAST.with_borrow(|memo| {
+            memo.iter()
+                .rev()
+                .find(|e| (e.0, e.1, e.2) == key)
+                .map(|e| e.3.clone())
+        });
+        if let Some(spans) = hit {
+            return spans;
+        }
+        let spans = self.line_spans(p, axis);
+        LAST.with_borrow_mut(|memo| {
+            if memo.len() == SPAN_MEMO {
+                memo.remove(0);
+            }
+            memo.push((key.0, key.1, key.2, spans.clone()));
+        });
+        spans
+    }
+
+    /// [`TriMesh::spans`] without the memo.
+    fn line_spans(&self, p: [f64; 3], axis: usize) -> Vec<(f64, f64)> {
         let c = self.crossings(p, axis);
         let mut ahead: i32 = c.iter().map(|x| x.1).sum();
         let mut out = Vec::new();
