@@ -247,6 +247,21 @@ struct TfsfArgs {
 };
 static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
 
+// The conformal PEC pass on one slab (kernels/conformal.cu conformal_h): the slab's cut faces
+// of Hx, then Hy, then Hz in one table, faces [q0[c], q1[c]) of component c on this launch's
+// planes.
+struct ConformalArgs {
+    const real *ex, *ey, *ez;
+    real *hx, *hy, *hz;
+    const unsigned* off;  // per face: the cell's offset among the owned cells
+    const real* w;        // per face: w0, w1, w2, w3
+    i64 plane;
+    i64 q0[3], q1[3];
+    int nz;
+    int pad_;
+};
+static_assert(sizeof(ConformalArgs) == 128, "ConformalArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -267,7 +282,8 @@ static_assert(sizeof(TfsfArgs) == 88 + 2 * sizeof(real), "TfsfArgs layout");
     K(flux_rows, FluxRowsArgs)     \
     K(dispersive, DispersiveArgs) \
     K(tfsf_incident, TfsfIncidentArgs) \
-    K(tfsf_correct, TfsfArgs)
+    K(tfsf_correct, TfsfArgs) \
+    K(conformal_h, ConformalArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

@@ -55,6 +55,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 10: return sizeof(TfsfIncidentArgs);
         case 11: return sizeof(TfsfArgs);
         case 12: return sizeof(FluxRowsArgs);
+        case 13: return sizeof(ConformalArgs);
         default: return sizeof(real);
     }
 }

@@ -521,6 +521,9 @@ fn check(scene: PathBuf) -> ExitCode {
             for line in yee::scene::object_lines(&m) {
                 println!("  {line}");
             }
+            if let Some(c) = m.conformal_summary() {
+                println!("  {}", c.line());
+            }
             ExitCode::SUCCESS
         }
         Err(code) => code,

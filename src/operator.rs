@@ -13,7 +13,7 @@
 //! that change as the run steps belong to the backend's slabs (the Operator/Engine split of
 //! openEMS, the structure/fields split of Meep).
 
-use crate::model::{AdeMaterial, AdePole, Axis, BoundaryKind, Model, EPS0, MU0};
+use crate::model::{AdeMaterial, AdePole, Axis, BoundaryKind, Component, Model, EPS0, MU0};
 use crate::real::Real;
 
 /// What a y or z neighbour beyond the grid's end reads as. The discriminants are the face
@@ -202,6 +202,141 @@ pub struct Operator<T> {
     pub faces: Faces,
     /// The TF/SF source's tables, if the model has one.
     pub tfsf: Option<TfsfOp<T>>,
+    /// The conformal PEC pass's cut faces (empty without a conformal PEC object).
+    pub conformal: ConformalOp<T>,
+}
+
+/// The conformal PEC pass's tables ([`crate::model::Conformal`]): per H component `c`, the
+/// cut faces' cells in (x, y, z) order and their four weights. With `(a, b) = (c + 1, c + 2)
+/// mod 3`, the pass adds to the face's H, after the curl,
+///
+/// ```text
+///     H += ((w0 E_b[cell] + w1 E_b[cell + e_a]) + w2 E_a[cell]) + w3 E_a[cell + e_b]
+/// ```
+///
+/// (in that order, each product and sum rounded), the Dey-Mittra update's difference from the
+/// plain one: with free edge fractions `r`, the area fraction `A` the update uses, cell sizes
+/// `L_a`, `L_b` and the face's curl coefficient `k` (dt/mu0, or the H material's when some
+/// material is magnetic), `w0 = k (r0/A - 1)/L_a`, `w1 = -k (r1/A - 1)/L_a`,
+/// `w2 = -k (r2/A - 1)/L_b`, `w3 = k (r3/A - 1)/L_b` (0 for an edge wholly inside).
+#[derive(Debug, Clone, Default)]
+pub struct ConformalOp<T> {
+    /// Per H component, the faces' cells.
+    pub cells: [Vec<[usize; 3]>; 3],
+    /// Per H component, the faces' weights.
+    pub w: [Vec<[T; 4]>; 3],
+}
+
+/// One H component's cut faces within one slab.
+#[derive(Debug, Clone, Default)]
+pub struct ConformalSlabFaces<T> {
+    /// The H component (0..3 for Hx, Hy, Hz).
+    pub component: usize,
+    /// Per local plane p (1..=n), `plane_start[p - 1]..plane_start[p]` indexes its faces.
+    pub plane_start: Vec<usize>,
+    /// Each face's offset within the slab's owned planes (`((x - x0) ny + y) nz + z`).
+    pub off: Vec<u32>,
+    /// Each face's weights ([`ConformalOp`]).
+    pub w: Vec<[T; 4]>,
+}
+
+impl<T: Copy> ConformalSlabFaces<T> {
+    /// Bytes of the per-face arrays (what the plan counts; `plane_start` is host bookkeeping).
+    pub fn bytes(&self) -> u64 {
+        (self.off.len() * (4 + 4 * std::mem::size_of::<T>())) as u64
+    }
+}
+
+impl<T: Real> ConformalOp<T> {
+    /// The tables of `model` ([`crate::model::Model::conformal`]) in precision `T`.
+    pub fn new(model: &Model) -> Self {
+        let conformal = model.conformal();
+        let g = &model.grid;
+        let table = &model.materials;
+        let magnetic = table
+            .any_magnetic()
+            .then(|| table.magnetic_coefficients(g.dt));
+        let flat = model.flat_axes();
+        let mut out = ConformalOp::default();
+        for c in 0..3 {
+            let (a, b) = ((c + 1) % 3, (c + 2) % 3);
+            let component = Component::ALL[3 + c];
+            for f in &conformal.faces[c] {
+                let k = match &magnetic {
+                    Some(m) => {
+                        m[model.material_at(component, f.cell[0], f.cell[1], f.cell[2]) as usize].cb
+                    }
+                    None => g.dt / MU0,
+                };
+                let la = g.primal(a, f.cell[a] as isize);
+                let lb = g.primal(b, f.cell[b] as isize);
+                let term = |r: f64, l: f64, sign: f64| {
+                    if r == 0.0 {
+                        0.0
+                    } else {
+                        sign * k * (r / f.used - 1.0) / l
+                    }
+                };
+                // Across a flat axis (one periodic cell) the plain update's difference is
+                // zero and so is the conformal one (the two edges are one): no weights, and the
+                // pass reads nothing across it.
+                let (wa, wb) = (f64::from(!flat[a] as u8), f64::from(!flat[b] as u8));
+                out.cells[c].push(f.cell);
+                out.w[c].push(
+                    [
+                        wa * term(f.free[0], la, 1.0),
+                        wa * term(f.free[1], la, -1.0),
+                        wb * term(f.free[2], lb, -1.0),
+                        wb * term(f.free[3], lb, 1.0),
+                    ]
+                    .map(T::from_f64),
+                );
+            }
+        }
+        out
+    }
+
+    /// The faces in global x planes [x0, x1) of a grid of ny x nz, as one slab holds them: one
+    /// entry per H component (possibly empty).
+    pub fn slab_faces(
+        &self,
+        x0: usize,
+        x1: usize,
+        ny: usize,
+        nz: usize,
+    ) -> Vec<ConformalSlabFaces<T>> {
+        (0..3)
+            .map(|c| {
+                let cells = &self.cells[c];
+                let first = cells.partition_point(|q| q[0] < x0);
+                let last = cells.partition_point(|q| q[0] < x1);
+                ConformalSlabFaces {
+                    component: c,
+                    plane_start: (x0..=x1)
+                        .map(|x| cells.partition_point(|q| q[0] < x) - first)
+                        .collect(),
+                    off: cells[first..last]
+                        .iter()
+                        .map(|q| {
+                            u32::try_from(((q[0] - x0) * ny + q[1]) * nz + q[2])
+                                .expect("a slab with cut faces holds fewer than 2^32 cells")
+                        })
+                        .collect(),
+                    w: self.w[c][first..last].to_vec(),
+                }
+            })
+            .collect()
+    }
+
+    /// Cut faces in all.
+    pub fn len(&self) -> usize {
+        self.cells.iter().map(Vec::len).sum()
+    }
+
+    /// True without cut faces.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
 }
 
 /// The TF/SF pass's tables ([`crate::model::Tfsf`]): the 1-D incident grid's constants and
@@ -419,6 +554,7 @@ impl<T: Real> Operator<T> {
         });
         Operator {
             tfsf,
+            conformal: ConformalOp::new(model),
             hcoef,
             dispersive,
             shape: g.shape,

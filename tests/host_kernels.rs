@@ -8,11 +8,12 @@
 //! Every comparison is with the CPU backend and bit for bit (`assert_identical`: fields,
 //! probes, snapshots and flux spectra; the kernels are built without floating-point
 //! contraction and the flux weights use the host's libm, as the CPU backend does), on scenes
-//! with PML, dielectrics, conductors (lossy and PEC) and dipole and plane-wave sources, on 1 and 3 slabs. Monitors are read the way the time loop
-//! reads them (queued on the device, collected later, flux DFTs accumulated by `flux_dft`),
-//! also on a device whose events lag (the copies land a few queries after they are queued),
-//! and the whole time loop's HDF5 file is compared with the CPU's. A device that fails mid-run
-//! stops the loop with `RunError::Device` and leaves a valid file with `complete = false`.
+//! with PML, dielectrics, conductors (lossy, PEC and conformal PEC) and dipole and plane-wave
+//! sources, on 1 and 3 slabs. Monitors are read the way the time loop reads them (queued on
+//! the device, collected later, flux DFTs accumulated by `flux_dft`), also on a device whose
+//! events lag (the copies land a few queries after they are queued), and the whole time
+//! loop's HDF5 file is compared with the CPU's. A device that fails mid-run stops the loop
+//! with `RunError::Device` and leaves a valid file with `complete = false`.
 
 mod cuda_support;
 
@@ -330,10 +331,13 @@ fn host_engine_reports_allocations_by_category_like_the_cpu_backend() {
     let (a, c) = (b.allocation(), cpu.allocation());
     assert_eq!((a.fields, a.halos, a.pml), (c.fields, c.halos, c.pml));
     let [nx, ny, nz] = model.grid.shape;
+    // The PEC box is conformal: its cut faces' tables are material bytes too.
+    let faces = model.conformal().face_count() as u64;
+    assert!(faces > 0);
     assert_eq!(
         a.materials,
-        3 * (nx * ny * nz) as u64,
-        "one byte per E component per cell, no row summaries"
+        3 * (nx * ny * nz) as u64 + faces * yee::plan::bytes::conformal_face_bytes(4),
+        "one byte per E component per cell, no row summaries; the cut faces"
     );
     // One probe (an address per stencil point, and a ring of one row per step, here one
     // step), and a strided plane of two components, device and pinned.
@@ -1286,6 +1290,110 @@ fn host_kernels_match_cpu_bit_for_bit_with_a_tfsf_box_across_slabs() {
     }
 }
 
+/// The conformal PEC pass on the host kernels (`conformal_h`, one launch per plane range over
+/// the cut faces of Hx, Hy and Hz together) gives the CPU backend's fields and probe series
+/// bit for bit: [`CONFORMAL_SCENE`], a cylinder cavity whose wall, off the grid lines, cuts
+/// faces of all three H components, 300 steps, f32 and f64, on 1 and 3 slabs (the slab
+/// boundaries cross the wall, so the pass runs on the planes the halo copies read and on the
+/// rest apart).
+#[test]
+fn host_kernels_match_cpu_bit_for_bit_with_conformal_pec_cut_faces() {
+    {
+        let _guard = serial();
+        let m = model(CONFORMAL_SCENE, "f32", 1);
+        let c = m.conformal();
+        assert!(c.face_count() > 0, "the cylinder cuts faces");
+        assert!(
+            c.faces.iter().all(|f| !f.is_empty()),
+            "faces of Hx, Hy and Hz are cut"
+        );
+    }
+    for layout in [ONE, THREE_ON_ONE] {
+        let log = compare::<f32>(CONFORMAL_SCENE, 300, layout);
+        if layout.slabs == 1 {
+            // One slab between PEC x faces: no halo copies, one launch a step.
+            assert_eq!(log.launches["conformal_h"], 300);
+        } else {
+            assert!(log.launches["conformal_h"] > 300);
+        }
+        compare::<f64>(CONFORMAL_SCENE, 300, layout);
+    }
+    // Blocks and threads in reverse order change nothing: no face reads what another writes.
+    let _guard = serial();
+    let m = model(CONFORMAL_SCENE, "f32", 300);
+    let want = cpu_trace::<f32>(&m);
+    let ranges = split_even(m.grid.shape[0], 3);
+    let dev = HostDevice::with_kernels(host_kernels_reversed(Precision::F32), 1, false);
+    let mut b = CudaEngine::<HostDevice, f32>::new(
+        dev,
+        &m,
+        &ranges,
+        &[0, 0, 0],
+        EngineOptions::default(),
+        "host",
+    )
+    .unwrap();
+    assert_identical(&drive(&m, &mut b, &ranges), &want, "threads reversed");
+}
+
+/// The conformal pass changes the fields: the cavity with conformal walls and with staircased
+/// ones (`conformal = false`) differ after the same steps (so the comparisons above see the
+/// pass's arithmetic, not two engines that both skip it), and stays finite.
+#[test]
+fn host_conformal_pass_changes_the_fields() {
+    let _guard = serial();
+    let staircase = CONFORMAL_SCENE.replace(
+        "metal = { pec = true }",
+        "metal = { pec = true, conformal = false }",
+    );
+    assert_ne!(staircase, CONFORMAL_SCENE);
+    let with = model(CONFORMAL_SCENE, "f64", 100);
+    let without = model(&staircase, "f64", 100);
+    assert_eq!(without.conformal().face_count(), 0);
+    let (a, _) = host_trace::<f64>(&with, THREE_ON_ONE);
+    let (b, _) = host_trace::<f64>(&without, THREE_ON_ONE);
+    assert!(a.fields.iter().flatten().all(|v| v.is_finite()));
+    assert_ne!(a.fields, b.fields);
+}
+
+/// The engine allocates the cut faces' tables (a u32 offset and four weights per face, once
+/// per slab) as it counts them, under `materials` as the plan does, on 1 and 3 slabs and
+/// across two GPUs.
+#[test]
+fn host_engine_allocates_the_conformal_faces_as_the_plan_counts_them() {
+    let _guard = serial();
+    let across = Layout {
+        slabs: 3,
+        gpus: 2,
+        peer: false,
+        staged: false,
+        reads: Reads::Queued,
+        lag: 0,
+    };
+    for l in [ONE, THREE_ON_ONE, across] {
+        check_engine_allocation::<f32>(CONFORMAL_SCENE, l);
+        check_engine_allocation::<f64>(CONFORMAL_SCENE, l);
+    }
+    let m = model(CONFORMAL_SCENE, "f64", 10);
+    let faces = m.conformal().face_count() as u64;
+    let ranges = split_even(m.grid.shape[0], 3);
+    let b = CudaEngine::<HostDevice, f64>::new(
+        HostDevice::new(Precision::F64, 1, false),
+        &m,
+        &ranges,
+        &[0, 0, 0],
+        EngineOptions::default(),
+        "host",
+    )
+    .unwrap();
+    let [nx, ny, nz] = m.grid.shape;
+    assert_eq!(
+        b.allocation().materials,
+        3 * (nx * ny * nz) as u64 + faces * (4 + 4 * 8),
+        "ids, and per cut face its offset and weights"
+    );
+}
+
 /// [`graded_pml_scene`], and [`PERIODIC_SCENE`] refined along z only around its
 /// slab (the plane wave's sheets and the PMC mirror on a graded axis).
 fn graded_scenes() -> [String; 2] {
@@ -1482,7 +1590,14 @@ fn the_plans_kernel_launches_per_step_are_the_engines() {
         .replace("POLARIZATION", "[-2.0, 1.0, 0.0]");
     let steps = 6;
     let _guard = serial();
-    for scene in [PML_SCENE, MATERIALS_SCENE, PERIODIC_SCENE, PMC_SCENE, &tfsf] {
+    for scene in [
+        PML_SCENE,
+        MATERIALS_SCENE,
+        PERIODIC_SCENE,
+        PMC_SCENE,
+        &tfsf,
+        CONFORMAL_SCENE,
+    ] {
         let m = model(scene, "f32", steps);
         let layout = yee::plan::Layout::of(&m);
         for slabs in [1, 3] {

@@ -185,6 +185,29 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
         has_op(correct, "ld.global.u32") || has_op(correct, "ld.global.nc.u32"),
         "tfsf_correct reads u32 offsets and nodes"
     );
+    // The conformal PEC pass: its products and sums in the precision asked for, none fused
+    // (the CPU rounds each), reading u32 face offsets.
+    let conformal = entry_body(&text, Kernel::ConformalH.name());
+    for op in ["mul.rn", "add.rn"] {
+        assert!(
+            has_op(conformal, &format!("{op}.{real_op}")),
+            "conformal_h has no {op}.{real_op}"
+        );
+        for o in &other_ops {
+            assert!(
+                !has_op(conformal, &format!("{op}.{o}")),
+                "conformal_h computes in {other}"
+            );
+        }
+    }
+    assert!(
+        !conformal.contains("fma."),
+        "conformal_h contracts into FMA"
+    );
+    assert!(
+        has_op(conformal, "ld.global.u32") || has_op(conformal, "ld.global.nc.u32"),
+        "conformal_h reads u32 face offsets"
+    );
     assert!(
         cubin.log.is_empty() || !cubin.log.contains("error"),
         "compile log: {}",

@@ -172,6 +172,15 @@ polarization = [0.0, 0.0, 1.0]"#
 /// Scenes covering PML on all faces, uneven PML, periodic and PEC x faces, snapshots, flux
 /// planes, flux and far-field boxes, both and none, f32 and f64, and dispersive and magnetic
 /// materials, and TF/SF boxes.
+/// A PEC sphere inside the PML: its surface's cut faces are the conformal pass's tables.
+const PEC_SPHERE: &str = r#"
+[[geometry]]
+shape = "sphere"
+material = "pec"
+center = [-0.25, 0.05, 0.1]
+radius = 0.15
+"#;
+
 fn scenes() -> Vec<(&'static str, Model)> {
     let pml = r#"default = { type = "pml", cells = 6 }"#;
     let uneven = r#"default = { type = "pml", cells = 4 }
@@ -216,6 +225,14 @@ x_max = { type = "periodic" }"#;
         (
             "tfsf oblique f64 uneven pml",
             model(&tfsf_scene("f64", uneven, "", "[1.0, 2.0, 0.0]")),
+        ),
+        (
+            "conformal pec f32 snapshots",
+            model(&scene("f32", pml, &format!("{SNAPSHOTS}{PEC_SPHERE}"))),
+        ),
+        (
+            "conformal pec f64 uneven pml",
+            model(&scene("f64", uneven, PEC_SPHERE)),
         ),
     ]
 }

@@ -75,11 +75,16 @@ pub enum Pass {
     /// runs, allocates and checkpoints from their declarations alone. After the additive
     /// corrections (sources, TF/SF) and before the dispersive poles.
     Cells,
+    /// The conformal PEC surfaces' cut faces ([`crate::operator::ConformalOp`]): H += the
+    /// Dey-Mittra update's difference from the plain curl, from the free edges and areas of
+    /// the faces a PEC surface cuts (H half step, right after the curl).
+    Conformal,
 }
 
 /// The passes of the H half step, in order.
 pub const H_PASSES: &[Pass] = &[
     Pass::CurlCpml,
+    Pass::Conformal,
     Pass::MagneticSources,
     Pass::Tfsf,
     Pass::Cells,
@@ -96,7 +101,7 @@ pub const E_PASSES: &[Pass] = &[
 ];
 
 /// Every pass, in the order of [`Pass::index`].
-pub const ALL_PASSES: [Pass; 7] = [
+pub const ALL_PASSES: [Pass; 8] = [
     Pass::CurlCpml,
     Pass::MagneticSources,
     Pass::Sources,
@@ -104,6 +109,7 @@ pub const ALL_PASSES: [Pass; 7] = [
     Pass::PecFaces,
     Pass::Tfsf,
     Pass::Cells,
+    Pass::Conformal,
 ];
 
 impl Half {
@@ -148,6 +154,7 @@ impl Pass {
             Pass::PecFaces => "pec faces",
             Pass::Tfsf => "tfsf",
             Pass::Cells => "cells",
+            Pass::Conformal => "conformal pec",
         }
     }
 }

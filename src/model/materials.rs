@@ -22,6 +22,9 @@ pub struct Material {
     pub conductivity: f64,
     /// Perfect electric conductor: E is held at zero.
     pub pec: bool,
+    /// For a PEC: its surfaces are conformal (cut faces, [`super::Conformal`]) rather than
+    /// staircased. False for every other material.
+    pub conformal: bool,
     /// Relative permeability.
     pub mu: f64,
     /// Magnetic conductivity in ohm/m (magnetic loss on the H update).
@@ -42,6 +45,7 @@ impl Material {
             epsilon,
             conductivity,
             pec: false,
+            conformal: false,
             mu: 1.0,
             magnetic_conductivity: 0.0,
             poles: Vec::new(),

@@ -204,7 +204,7 @@ impl TriMesh {
     /// the running sum of [`Self::crossings`] (entering -1, leaving +1, taken as the count of
     /// the crossings still ahead) is non-zero.
     ///
-    /// The last [`SPAN_MEMO`] lines asked for on each thread are remembered: the smoothing
+    /// The last 32 lines asked for on each thread are remembered: the smoothing
     /// asks the same 16 lines along z for every cell of a column that meets the surface.
     pub fn spans(&self, p: [f64; 3], axis: usize) -> Vec<(f64, f64)> {
         /// (mesh id, axis, the line's two other coordinates' bits, its spans), newest last.

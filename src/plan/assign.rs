@@ -686,6 +686,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         // Filled in by `plan::plan` for a model with a [scan].
         scan: None,
         painting_seconds: None,
+        conformal: model.conformal_summary(),
     };
     (plan, cpu_fit)
 }

@@ -428,11 +428,33 @@ pub struct Layout {
     pub tfsf_planes: std::sync::Arc<Vec<u64>>,
     /// Nodes of the TF/SF source's 1-D incident grid (0 without one).
     pub tfsf_nodes: u64,
+    /// Per global x plane, the conformal PEC pass's cut faces (empty without any; see
+    /// [`Model::conformal`]).
+    pub conformal_planes: std::sync::Arc<Vec<u64>>,
     /// What the CUDA engine's kernel launches per step depend on
     /// ([`Layout::gpu_launches_per_step`]).
     pub launches: std::sync::Arc<LaunchLayout>,
     /// The model's cell passes, as their state and traffic depend on them.
     pub cell_passes: std::sync::Arc<Vec<CellPassLayout>>,
+}
+
+/// Bytes a backend holds per conformal PEC cut face: a u32 cell offset and four weights.
+pub fn conformal_face_bytes(real: usize) -> u64 {
+    4 + 4 * real as u64
+}
+
+/// The conformal PEC pass's cut faces per global x plane, all three H components together
+/// (empty without any).
+fn conformal_planes(model: &Model) -> Vec<u64> {
+    let c = model.conformal();
+    if c.face_count() == 0 {
+        return Vec::new();
+    }
+    let mut planes = vec![0u64; model.grid.shape[0]];
+    for f in c.faces.iter().flatten() {
+        planes[f.cell[0]] += 1;
+    }
+    planes
 }
 
 /// What a cell pass ([`crate::model::CellPass`]) declares that the plan counts: the plan
@@ -502,6 +524,7 @@ impl Layout {
                     .map_or(Vec::new(), |t| t.plane_counts(&model.grid)),
             ),
             tfsf_nodes: model.tfsf.as_ref().map_or(0, |t| t.nodes as u64),
+            conformal_planes: std::sync::Arc::new(conformal_planes(model)),
             launches: std::sync::Arc::new(LaunchLayout::of(model)),
             cell_passes: std::sync::Arc::new(CellPassLayout::of(model)),
         }
@@ -543,9 +566,21 @@ impl Layout {
                 })
                 .collect()
         };
+        // The cut faces likewise (they scale with the surfaces, taken as the cross-section).
+        let old = &self.conformal_planes;
+        let conformal_planes = if old.is_empty() {
+            Vec::new()
+        } else {
+            (0..shape[0])
+                .map(|i| {
+                    (old[(i * self.shape[0] / shape[0]).min(old.len() - 1)] as f64 * area) as u64
+                })
+                .collect()
+        };
         Layout {
             shape,
             steps,
+            conformal_planes: std::sync::Arc::new(conformal_planes),
             monitors: std::sync::Arc::new(self.monitors.rescaled(self.shape[0], shape[0])),
             launches: std::sync::Arc::new(self.launches.rescaled(self.shape[0], shape[0])),
             dispersive_planes: std::sync::Arc::new(dispersive_planes),
@@ -578,7 +613,8 @@ impl Layout {
     /// - materials: a u8 index per owned cell per E component, and a u16 per owned (plane, y)
     ///   row per E component saying whether the row is uniform;
     /// - pml: four psi arrays per axis, over the owned cells inside that axis's layers;
-    /// - materials, when some material is magnetic: the same again for the H components;
+    /// - materials, when some material is magnetic: the same again for the H components; and
+    ///   the conformal PEC pass's cut faces ([`conformal_face_bytes`] each);
     /// - dispersive: per dispersive cell a u32 index, E^n and the poles' state;
     /// - sources: the TF/SF correction points of the slab ([`Layout::tfsf_bytes`]).
     pub fn slab_bytes(&self, range: SlabRange) -> Allocation {
@@ -590,7 +626,8 @@ impl Layout {
         Allocation {
             fields: 6 * (l.field_len as u64 - 2 * plane) * p,
             halos: 6 * 2 * plane * p,
-            materials: (1 + self.magnetic as u64) * (3 * l.mat_len as u64 + 3 * 2 * n * ny),
+            materials: (1 + self.magnetic as u64) * (3 * l.mat_len as u64 + 3 * 2 * n * ny)
+                + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes()),
             pml: self.psi_bytes(range),
             dispersive: self.dispersive_bytes(range),
             monitors: 0,
@@ -621,6 +658,15 @@ impl Layout {
         )
     }
 
+    /// The conformal PEC pass's cut faces in the slab that owns `range`.
+    pub fn conformal_faces(&self, range: SlabRange) -> u64 {
+        self.conformal_planes
+            .get(range.x0..range.x1.min(self.conformal_planes.len()))
+            .unwrap_or(&[])
+            .iter()
+            .sum()
+    }
+
     /// The TF/SF correction points in the slab that owns `range`.
     pub fn tfsf_points(&self, range: SlabRange) -> u64 {
         self.tfsf_planes
@@ -647,10 +693,11 @@ impl Layout {
     /// (src/backend/cuda/engine/passes.rs): per half step the main update, the CPML
     /// corrections (one per x-layer run in the slab, one along y and along z where those axes
     /// have layers), one per current sheet, TF/SF correction group and dispersive group in the
-    /// slab, the TF/SF 1-D grid and the PEC faces, and the probe gather when the slab holds
-    /// probe samples. Where a half step's halo copies read planes of the slab (another slab
-    /// beyond its face, or a periodic or PMC x face), each pass runs on those planes first and
-    /// on the rest after: one launch for each of the two that the pass's planes meet.
+    /// slab, the TF/SF 1-D grid and the PEC faces, one for the conformal PEC pass's cut faces
+    /// of all three H components, and the probe gather when the slab holds probe samples.
+    /// Where a half step's halo copies read planes of the slab (another slab beyond its face,
+    /// or a periodic or PMC x face), each pass runs on those planes first and on the rest
+    /// after: one launch for each of the two that the pass's planes meet.
     /// Snapshot gathers, flux DFTs and NaN checks, every few steps, are not counted; a TF/SF
     /// group is taken to span every plane of the slab that holds points.
     pub fn gpu_launches_per_step(&self, range: SlabRange) -> u64 {
@@ -701,8 +748,18 @@ impl Layout {
         let groups =
             |g: usize, copied: &[usize]| tfsf_span.map_or(0, |s| g as u64 * launches(s, copied));
         let [e_groups, h_groups] = l.tfsf_groups;
-        let h_half =
-            curl(&after_h) + all(&l.magnetic_sheets, &after_h) + tfsf + groups(h_groups, &after_h);
+        // The conformal PEC pass: a launch on each copied plane that holds cut faces, and one
+        // on the rest when they hold any (per plane, as the engine picks the faces).
+        let cut = &self.conformal_planes;
+        let cut = cut.get(range.x0..range.x1.min(cut.len())).unwrap_or(&[]);
+        let on = |x: usize| cut.get(x - range.x0).is_some_and(|&n| n > 0);
+        let rest = (range.x0..range.x0 + cut.len()).any(|x| on(x) && !after_h.contains(&x));
+        let conformal = after_h.iter().filter(|&&p| on(p)).count() as u64 + rest as u64;
+        let h_half = curl(&after_h)
+            + conformal
+            + all(&l.magnetic_sheets, &after_h)
+            + tfsf
+            + groups(h_groups, &after_h);
         let pec = if l.zero_min_face[1] || l.zero_min_face[2] {
             launches(slab, &after_e)
         } else {
@@ -751,7 +808,9 @@ impl Layout {
             .iter()
             .map(|c| c.cells_in(range) * (c.field_bytes[wide] + 2 * c.slots as u64 * p))
             .sum();
-        (dispersive + tfsf + surface + cells) as f64
+        // A cut face: its offset and four weights, four E values read, its H read and written.
+        let conformal = self.conformal_faces(range) * (conformal_face_bytes(p as usize) + 6 * p);
+        (dispersive + tfsf + surface + cells + conformal) as f64
     }
 
     /// Bytes of the CPML psi arrays of the slab that owns `range` (four per axis, over the
@@ -807,7 +866,8 @@ impl Layout {
                 * 3
                 * range.len() as u64
                 * self.shape[1] as u64
-                * self.shape[2] as u64,
+                * self.shape[2] as u64
+                + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes()),
             ..a
         }
     }
@@ -1047,6 +1107,7 @@ mod tests {
             dispersive_planes: Default::default(),
             tfsf_planes: Default::default(),
             tfsf_nodes: 0,
+            conformal_planes: Default::default(),
             launches: Default::default(),
             cell_passes: Default::default(),
         }

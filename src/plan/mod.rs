@@ -404,6 +404,9 @@ pub struct Plan {
     /// ([`Plan::with_painting_time`], which `yee plan` calls; a run does not spend the time
     /// measuring it); None without objects or when not measured.
     pub painting_seconds: Option<f64>,
+    /// The conformal PEC surfaces: cut faces, what the stability rule did, the courant and
+    /// whether the default time step was reduced for them; None (null) without cut faces.
+    pub conformal: Option<crate::model::ConformalSummary>,
 }
 
 impl Plan {

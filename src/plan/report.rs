@@ -288,6 +288,9 @@ pub(super) fn render(p: &Plan) -> String {
             duration_h(t)
         );
     }
+    if let Some(c) = &p.conformal {
+        let _ = writeln!(o, "surfaces  {}", c.line());
+    }
     if let Some(s) = &p.scan {
         let _ = writeln!(
             o,

@@ -193,8 +193,11 @@ pub struct MaterialSpec {
     pub epsilon: Option<Spanned<f64>>,
     /// Electric conductivity in S/m (>= 0).
     pub conductivity: Option<Spanned<f64>>,
-    /// A perfect electric conductor (excludes every other key).
+    /// A perfect electric conductor (excludes every other key but `conformal`).
     pub pec: Option<Spanned<bool>>,
+    /// With `pec = true`: whether its surfaces are conformal (Dey-Mittra cut faces, the
+    /// default) or staircased (`false`).
+    pub conformal: Option<Spanned<bool>>,
     /// Relative permeability (> 0, default 1).
     pub mu: Option<Spanned<f64>>,
     /// Magnetic conductivity in ohm/m (>= 0).

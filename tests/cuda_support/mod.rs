@@ -909,3 +909,49 @@ name = "scattered"
 position = [0.0, 0.0, 6.0]
 components = ["Ex", "Ey", "Hz"]
 "#;
+
+/// A PEC cylinder cavity with conformal walls (Dey-Mittra cut faces, the conformal PEC pass):
+/// a vacuum cylinder of radius 10 mm along z, its axis off the grid lines, cut out of a PEC
+/// block that fills the domain, the caps being the domain's PEC z faces; rung by an Ez dipole
+/// off the axis. Uniform 1 mm cells, 24 x 24 x 10.
+pub const CONFORMAL_SCENE: &str = r#"
+[simulation]
+name = "conformal"
+length_unit = "mm"
+cell_size = 1.0
+size = [24.0, 24.0, 10.0]
+steps = STEPS
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "pec" }
+
+[materials]
+metal = { pec = true }
+
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [0.0, 0.0, 0.0]
+size = [30.0, 30.0, 30.0]
+
+[[geometry]]
+shape = "cylinder"
+material = "vacuum"
+center = [0.37, 0.21, 0.0]
+radius = 10.0
+height = 20.0
+axis = [0.0, 0.0, 1.0]
+
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [1.67, 0.91, 0.3]
+waveform = { type = "gaussian", frequency = 1.15e10, bandwidth = 1.0e10 }
+
+[[monitor]]
+type = "probe"
+name = "p"
+position = [-0.23, 0.61, -0.2]
+components = ["Ez", "Hx", "Hy"]
+"#;

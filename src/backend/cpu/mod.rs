@@ -8,6 +8,7 @@
 //! the same order whatever the slab count, so decomposition does not change a single bit.
 
 mod cells;
+mod conformal;
 mod cpml;
 mod dispersive;
 mod fused;
@@ -107,6 +108,8 @@ struct Slab<T> {
     incident: Option<tfsf::Incident<T>>,
     /// Per model cell pass, its state over its cells in this slab (`cells`).
     cell_state: Vec<Vec<T>>,
+    /// The conformal PEC pass's cut faces in this slab, one entry per H component.
+    conformal: Vec<crate::operator::ConformalSlabFaces<T>>,
 }
 
 /// The rayon engine over all slabs.
@@ -315,6 +318,7 @@ impl<T: Real> Slab<T> {
             tfsf,
             incident,
             cell_state: cells::states(model, range.x0..range.x1),
+            conformal: sh.conformal.slab_faces(range.x0, range.x1, ny, nz),
         }
     }
 
@@ -338,7 +342,8 @@ impl<T: Real> Slab<T> {
                     .iter()
                     .chain(&self.hrow_mat)
                     .map(|m| 2 * m.len() as u64)
-                    .sum::<u64>(),
+                    .sum::<u64>()
+                + self.conformal.iter().map(|f| f.bytes()).sum::<u64>(),
             dispersive: self.dispersive.iter().map(|g| g.bytes()).sum(),
             pml: self
                 .psi_x
@@ -360,6 +365,7 @@ impl<T: Real> Slab<T> {
         let rows = 0..sh.ny;
         match (half, pass) {
             (Half::H, Pass::CurlCpml) => self.curl_cpml_h(sh),
+            (Half::H, Pass::Conformal) => self.conformal(sh, all, rows),
             (Half::E, Pass::CurlCpml) => self.curl_cpml_e(sh),
             (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values, all, rows),
             (Half::E, Pass::Sources) => self.inject(sh, values, all, rows),

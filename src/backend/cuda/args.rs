@@ -50,11 +50,13 @@ pub enum Kernel {
     TfsfIncident,
     /// One TF/SF correction group's points (kernels/tfsf.cu).
     TfsfCorrect,
+    /// The conformal PEC pass: the cut faces' H after the curl (kernels/conformal.cu).
+    ConformalH,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 19] = [
+    pub const ALL: [Kernel; 20] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -74,6 +76,7 @@ impl Kernel {
         Kernel::Dispersive,
         Kernel::TfsfIncident,
         Kernel::TfsfCorrect,
+        Kernel::ConformalH,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -98,6 +101,7 @@ impl Kernel {
             Kernel::Dispersive => "dispersive",
             Kernel::TfsfIncident => "tfsf_incident",
             Kernel::TfsfCorrect => "tfsf_correct",
+            Kernel::ConformalH => "conformal_h",
         }
     }
 }
@@ -477,9 +481,31 @@ pub struct TfsfArgs<T> {
     pub pad: T,
 }
 
+/// Arguments of `conformal_h`: one slab's cut faces of Hx, then Hy, then Hz in one table,
+/// faces `q0[c]..q1[c]` of component c on the launch's planes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConformalArgs {
+    pub ex: Ptr,
+    pub ey: Ptr,
+    pub ez: Ptr,
+    pub hx: Ptr,
+    pub hy: Ptr,
+    pub hz: Ptr,
+    /// u32 cell offsets among the owned cells, one per face.
+    pub off: Ptr,
+    /// The faces' four weights each ([`crate::operator::ConformalOp`]).
+    pub w: Ptr,
+    pub plane: i64,
+    pub q0: [i64; 3],
+    pub q1: [i64; 3],
+    pub nz: i32,
+    pub pad: i32,
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -494,11 +520,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 13] {
         32 + 2 * real_bytes,
         88 + 2 * real_bytes,
         40,
+        128,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 13] {
+pub fn rust_arg_sizes<T>() -> [usize; 14] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -514,6 +541,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 13] {
         size_of::<TfsfIncidentArgs<T>>(),
         size_of::<TfsfArgs<T>>(),
         size_of::<FluxRowsArgs>(),
+        size_of::<ConformalArgs>(),
     ]
 }
 

@@ -7,7 +7,7 @@
 use crate::model::Precision;
 
 /// Every kernel source file: (name, text), in include order.
-pub const FILES: [(&str, &str); 9] = [
+pub const FILES: [(&str, &str); 10] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("update.cu", include_str!("../../../kernels/update.cu")),
     ("cpml.cu", include_str!("../../../kernels/cpml.cu")),
@@ -20,6 +20,10 @@ pub const FILES: [(&str, &str); 9] = [
         include_str!("../../../kernels/dispersive.cu"),
     ),
     ("tfsf.cu", include_str!("../../../kernels/tfsf.cu")),
+    (
+        "conformal.cu",
+        include_str!("../../../kernels/conformal.cu"),
+    ),
 ];
 
 /// The host shim and launcher (host-kernel tests only).

@@ -32,6 +32,7 @@ pub(super) fn materials(
     let mut table = MaterialTable::vacuum();
     table.push(Material {
         pec: true,
+        conformal: true,
         ..Material::dielectric("pec", 1.0, 0.0)
     });
     for (key, spec) in &scene.materials {
@@ -180,8 +181,16 @@ fn material(
             );
         }
     }
+    if let (Some(c), false) = (&m.conformal, pec) {
+        ck.error(
+            c,
+            &format!("{path}.conformal"),
+            "`conformal` applies to PEC materials only (`pec = true`); remove it",
+        );
+    }
     let mut out = Material::dielectric(name, 1.0, 0.0);
     out.pec = pec;
+    out.conformal = pec && m.conformal.as_ref().is_none_or(|c| *c.get_ref());
     // A library fit's own conductivity (the soils'); a scene's `conductivity` adds to it.
     let mut library_conductivity = 0.0;
     if let Some(lib) = &m.library {

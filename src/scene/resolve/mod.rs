@@ -181,7 +181,23 @@ pub fn resolve(
         warnings: Vec::new(),
         file,
     };
-    let model = build(scene, text, &mut ck);
+    let mut model = build(scene, text, &mut ck, crate::model::DEFAULT_COURANT);
+    // Conformal PEC surfaces the default time step cannot keep exact: the scene again at the
+    // shorter default (a scene that gives `courant` keeps it, and the check says what it costs).
+    let given = scene.simulation.get_ref().courant.is_some();
+    if ck.problems.is_empty() && !given && model.as_ref().is_some_and(|m| m.conformal().stiff > 0) {
+        let mut again = Checker {
+            text,
+            problems: Vec::new(),
+            warnings: Vec::new(),
+            file,
+        };
+        model = build(scene, text, &mut again, crate::model::CONFORMAL_COURANT);
+        if let Some(m) = &mut model {
+            m.conformal_reduced = true;
+        }
+        ck = again;
+    }
     match model {
         // A model is built only when every part it needs was read and checked: the reader
         // reports any part it could not read.
@@ -190,7 +206,7 @@ pub fn resolve(
     }
 }
 
-fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
+fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) -> Option<Model> {
     let sim = scene.simulation.get_ref();
 
     let Simulation {
@@ -204,7 +220,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         steps,
         precision,
         name,
-    } = simulation::simulation(scene, ck);
+    } = simulation::simulation(scene, ck, default_courant);
 
     // Boundaries.
     let faces = boundaries::boundaries(scene, ck, shape);
@@ -370,6 +386,8 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker) -> Option<Model> {
         snapshots,
         fluxes,
         dispersive_counts: Default::default(),
+        conformal: Default::default(),
+        conformal_reduced: false,
         scan: scan.map(std::sync::Arc::new),
         cell_passes: crate::fault::cell_passes(),
     })

@@ -53,7 +53,8 @@ pub(super) fn flat_axes(scene: &SceneFile, shape: Option<[usize; 3]>) -> [bool; 
     Grid::flat_axes_of(shape, periodic)
 }
 
-pub(super) fn simulation(scene: &SceneFile, ck: &mut Checker) -> Simulation {
+/// `[simulation]`, with `default_courant` where the scene gives no `courant`.
+pub(super) fn simulation(scene: &SceneFile, ck: &mut Checker, default_courant: f64) -> Simulation {
     let sim = scene.simulation.get_ref();
 
     // Units.
@@ -158,7 +159,7 @@ pub(super) fn simulation(scene: &SceneFile, ck: &mut Checker) -> Simulation {
 
     // Time step.
     let courant = match &sim.courant {
-        None => Some(0.99),
+        None => Some(default_courant),
         Some(c) => {
             let x = *c.get_ref();
             if x > 0.0 && x <= MAX_COURANT {

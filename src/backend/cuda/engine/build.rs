@@ -137,8 +137,8 @@ pub(super) fn tables<D: Device, T: Real>(
 }
 
 /// Allocate and fill the slab of `model` over x `range` on GPU `gpu` (fields, material ids,
-/// dispersive groups, psi arrays, TF/SF points and grid) sized by the plan's `layout`, with
-/// what it allocated.
+/// dispersive groups, psi arrays, TF/SF points and grid, conformal cut faces) sized by the
+/// plan's `layout`, with what it allocated.
 pub(super) fn slab<D: Device, T: Real>(
     dev: &D,
     model: &Model,
@@ -258,12 +258,15 @@ pub(super) fn slab<D: Device, T: Real>(
             ]);
         }
     }
-    // What was allocated: the plan's lengths, with the dispersive groups as built (the
-    // estimate, from the plan's per-plane counts, is checked against it below).
+    let (conformal, conformal_faces) = conformal_faces(dev, op, range, gpu, [ny, nz])?;
+    // What was allocated: the plan's lengths, with the dispersive groups, TF/SF points and cut
+    // faces as built (the estimate, from the plan's per-plane counts, is checked against it
+    // in `CudaEngine::for_process`).
     let allocated = SlabSizes {
         hmat_len: if magnetic_materials { sizes.mat_len } else { 0 },
         dispersive: dlen,
         tfsf: (tfsf_points, top_nodes),
+        conformal_faces,
         ..sizes
     };
     let slab = Slab {
@@ -275,6 +278,7 @@ pub(super) fn slab<D: Device, T: Real>(
         dispersive,
         tfsf,
         incident,
+        conformal,
         psi,
         x_runs,
         sources,
@@ -283,6 +287,43 @@ pub(super) fn slab<D: Device, T: Real>(
         interior: [vec![], vec![]],
     };
     Ok((slab, allocated.allocation(plane, t)))
+}
+
+/// The conformal PEC pass's cut faces of the slab over x `range` on GPU `gpu`, Hx's, Hy's and
+/// Hz's one after the other in one offset table and one weight table (two allocations per
+/// slab, none without faces), with the count of faces.
+fn conformal_faces<D: Device, T: Real>(
+    dev: &D,
+    op: &Operator<T>,
+    range: SlabRange,
+    gpu: usize,
+    [ny, nz]: [usize; 2],
+) -> Result<(Option<slab::ConformalFaces>, u64), DeviceError> {
+    let faces = op.conformal.slab_faces(range.x0, range.x1, ny, nz);
+    let n: usize = faces.iter().map(|f| f.off.len()).sum();
+    if n == 0 {
+        return Ok((None, 0));
+    }
+    let mut off = Vec::with_capacity(n);
+    let mut w = Vec::with_capacity(n);
+    let mut base = [0; 3];
+    for f in &faces {
+        base[f.component] = off.len();
+        off.extend_from_slice(&f.off);
+        w.extend_from_slice(&f.w);
+    }
+    let up = |bytes: &[u8]| -> Result<Ptr, DeviceError> {
+        let p = dev.alloc(gpu, bytes.len())?;
+        dev.upload(gpu, p, bytes)?;
+        Ok(p)
+    };
+    let table = slab::ConformalFaces {
+        off: up(bytes_of(&off))?,
+        w: up(bytes_of(&w))?,
+        base,
+        plane_start: [0, 1, 2].map(|c| faces[c].plane_start.clone()),
+    };
+    Ok((Some(table), n as u64))
 }
 
 /// The pinned planes of the halos exchanged with other processes (MPI ranks): one the planes

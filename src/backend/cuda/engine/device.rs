@@ -95,6 +95,7 @@ unsafe impl<T: Copy> KernelArgs for TfsfIncidentArgs<T> {}
 // SAFETY: as above.
 unsafe impl<T: Copy> KernelArgs for TfsfArgs<T> {}
 // SAFETY: as above.
+unsafe impl KernelArgs for ConformalArgs {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

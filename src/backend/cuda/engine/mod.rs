@@ -87,11 +87,12 @@ fn doing(half: Half) -> &'static str {
 /// What the engine allocates on the GPUs and in pinned host memory for `model` split as
 /// `ranges` (the CUDA backend's memory plan): the same categories as the CPU backend, with
 /// `materials` = 3 one-byte ids per owned cell, 6 when some material is magnetic (no per-row
-/// summaries on the GPU), `dispersive` = a u32 index, E^n and the pole state per dispersive
-/// cell (from the plan's per-plane counts) and
-/// `monitors` = every slab's monitor buffers on its GPU plus their pinned mirrors, as the plan
-/// counts them ([`crate::plan::bytes::MonitorLayout`]). Counted by the plan apart from these
-/// categories: the CPML coefficient tables and the NaN flag of every GPU
+/// summaries on the GPU), and a u32 offset and four weights per conformal PEC cut face
+/// ([`crate::plan::bytes::conformal_face_bytes`]), `dispersive` = a u32 index, E^n and the
+/// pole state per dispersive cell (from the plan's per-plane counts) and `monitors` = every
+/// slab's monitor buffers on its GPU plus their pinned mirrors, as the plan counts them
+/// ([`crate::plan::bytes::MonitorLayout`]). Counted by the plan apart from these categories:
+/// the CPML coefficient tables and the NaN flag of every GPU
 /// ([`crate::plan::Layout::gpu_table_bytes`], within the context reserve) and, between GPUs
 /// without peer access (or with [`EngineOptions::staged_halos`]), one pinned plane per staged
 /// halo copy ([`crate::plan::Layout::staged_halo_total`]). Not counted: the device and pinned

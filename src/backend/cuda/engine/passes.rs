@@ -101,8 +101,9 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     }
 
     /// Pass `pass` of half step `half` on planes [p0, p1) of slab `s`, as the CPU backend
-    /// does it: the curl pass is the main update then CPML x, y, z; the source passes take
-    /// the sources in model order.
+    /// does it: the curl pass is the main update then CPML x, y, z; the conformal PEC pass
+    /// one launch over the planes' cut faces; the source passes take the sources in model
+    /// order.
     pub(super) fn run_planes(
         &self,
         s: &Slab,
@@ -117,6 +118,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         }
         match (half, pass) {
             (_, Pass::CurlCpml) => self.curl_cpml(s, half, p0, p1),
+            (Half::H, Pass::Conformal) => self.conformal(s, p0, p1),
             (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
                 self.sources(s, half, p0, p1, values)
             }
@@ -334,6 +336,48 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             )?;
         }
         Ok(())
+    }
+
+    /// The conformal PEC pass on planes [p0, p1): one `conformal_h` launch over the cut faces
+    /// of all three H components there (each component's faces of a plane range being one
+    /// contiguous range of its sorted table), none where the planes hold no face. A face reads
+    /// E on its plane and the next, as the curl does, and writes only its own H.
+    pub(super) fn conformal(&self, s: &Slab, p0: usize, p1: usize) -> Result<(), DeviceError> {
+        let Some(faces) = &s.conformal else {
+            return Ok(());
+        };
+        let range = |c: usize| {
+            let start = &faces.plane_start[c];
+            let base = faces.base[c];
+            (base + start[p0 - 1], base + start[p1 - 1])
+        };
+        let ranges = [0, 1, 2].map(range);
+        let n: usize = ranges.iter().map(|(a, b)| b - a).sum();
+        if n == 0 {
+            return Ok(());
+        }
+        let args = ConformalArgs {
+            ex: s.f[0],
+            ey: s.f[1],
+            ez: s.f[2],
+            hx: s.f[3],
+            hy: s.f[4],
+            hz: s.f[5],
+            off: faces.off,
+            w: faces.w,
+            plane: self.plane as i64,
+            q0: ranges.map(|(a, _)| a as i64),
+            q1: ranges.map(|(_, b)| b as i64),
+            nz: self.nz as i32,
+            pad: 0,
+        };
+        self.launch(
+            s.gpu,
+            Stream::Compute,
+            Kernel::ConformalH,
+            Dims::elements(n as u64, 1),
+            &args,
+        )
     }
 
     /// The TF/SF source's 1-D grid, one half step, on every slab's copy (a slab that holds

@@ -25,6 +25,9 @@ pub struct SlabSizes {
     /// TF/SF correction points of the slab and nodes of the 1-D grid
     /// ([`crate::plan::bytes::tfsf_bytes`]).
     pub tfsf: (u64, u64),
+    /// The conformal PEC pass's cut faces in the slab, three H components together
+    /// ([`crate::plan::bytes::conformal_face_bytes`] each).
+    pub conformal_faces: u64,
 }
 
 /// The lengths of a slab's dispersive arrays.
@@ -68,6 +71,7 @@ impl SlabSizes {
             psi_len: l.psi_len,
             dispersive,
             tfsf: (layout.tfsf_points(range), layout.tfsf_nodes),
+            conformal_faces: layout.conformal_faces(range),
         }
     }
 
@@ -80,7 +84,9 @@ impl SlabSizes {
         Allocation {
             fields: fields_with_halos - halos,
             halos,
-            materials: 3 * (self.mat_len + self.hmat_len) as u64,
+            // The cut faces' tables are material data, as the plan counts them.
+            materials: 3 * (self.mat_len + self.hmat_len) as u64
+                + self.conformal_faces * crate::plan::bytes::conformal_face_bytes(real),
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
             dispersive: 4 * d.cells + t * (d.cells + d.state),
             monitors: 0,
@@ -128,6 +134,22 @@ pub(super) struct TfsfGroup {
     pub(super) plane_start: Vec<usize>,
 }
 
+/// The conformal PEC pass's cut faces of a slab on its GPU: the arrays of
+/// [`crate::operator::ConformalSlabFaces`] of Hx, Hy and Hz, one after the other in one table.
+#[derive(Debug, Clone)]
+pub(super) struct ConformalFaces {
+    /// u32 cell offsets among the owned cells, one per face.
+    pub(super) off: Ptr,
+    /// Four weights per face.
+    pub(super) w: Ptr,
+    /// Per H component: where its faces begin in the table.
+    pub(super) base: [usize; 3],
+    /// Per H component, `plane_start[i]`: its first face at or beyond owned plane i (0-based),
+    /// i in 0..=n, counted from `base`: local planes [p0, p1) hold its faces
+    /// [plane_start[p0 - 1], plane_start[p1 - 1]).
+    pub(super) plane_start: [Vec<usize>; 3],
+}
+
 /// A run of consecutive x-PML planes in one slab: local planes [p0, p1), layer l0 at p0,
 /// psi plane q0 at p0.
 #[derive(Debug, Clone, Copy)]
@@ -155,6 +177,8 @@ pub(super) struct Slab {
     pub(super) tfsf: Vec<TfsfGroup>,
     /// This slab's copy of the TF/SF 1-D incident grid (e, h), when it holds points.
     pub(super) incident: Option<[Ptr; 2]>,
+    /// The conformal PEC pass's cut faces, when the slab holds any.
+    pub(super) conformal: Option<ConformalFaces>,
     /// psi arrays: x for Ey, Ez, Hy, Hz; y for Ex, Ez, Hx, Hz; z for Ex, Ey, Hx, Hy.
     pub(super) psi: [[Ptr; 4]; 3],
     pub(super) x_runs: Vec<XRun>,

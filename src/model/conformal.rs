@@ -1,0 +1,661 @@
+//! Conformal PEC surfaces: the cut faces of the H update (Dey and Mittra, 1997).
+//!
+//! A staircased PEC holds every E component whose Yee point lies inside it at zero, so a curved
+//! or slanted surface moves by up to half a cell and a cavity or a scatterer is not its drawn
+//! size. The Dey-Mittra scheme keeps the surface where it is drawn by changing only the H
+//! update of the faces the surface cuts: Faraday's law over the part of the face outside the
+//! conductor,
+//!
+//! ```text
+//!     mu A_f dH/dt = - sum over the face's edges of (+-) E_e l_e,
+//! ```
+//!
+//! with `l_e` the length of each edge outside the conductor and `A_f` the free area of the
+//! face. An E edge partly outside the conductor is updated as usual (it carries the field on
+//! its free part); only an edge wholly inside is held at zero. The E update does not change.
+//!
+//! **Stability** ([`stabilize`]). A face with a small free area but a long free edge has a
+//! large coefficient (`l_e / A_f`): the E next to it would need a shorter time step. The rule
+//! bounds each E edge's diagonal in the update (the sum over its four faces of
+//! `r_e / (A_f d^2)`) by its plain value over `courant^2`; around an edge beyond that it either
+//! raises the faces' areas just enough or holds the edge at zero, whichever moves the surface
+//! less. It is derived from the diagonal, not proven for every geometry, and checked by long
+//! runs of lossless cavities (`tests/conformal.rs`). At the default courant 0.99 it would move
+//! much of a curved surface, so a scene that gives no `courant` runs at [`CONFORMAL_COURANT`]
+//! when its surfaces need it (the resolver decides from [`Conformal::stiff`]); `yee check`
+//! and `yee plan` say so.
+//!
+//! Faces are cut only by PEC objects with volume whose material is conformal (`pec = true`,
+//! not `conformal = false`); sheets and wires thinner than a cell stay on grid planes and
+//! edges ([`super::place_pec`]). Faces inside a CPML layer, and faces whose edges lie on a
+//! non-PEC maximum face of the domain, keep the staircase (their update has terms this
+//! correction does not carry). Fractions come from the objects' exact chords along the edges;
+//! a face's area from 32 chords across it (midpoint rule: error below 1e-3 of a face for a
+//! smooth surface). The painter's E ids follow the fractions ([`Conformal::opened`],
+//! [`Conformal::closed`]).
+
+use super::{Component, Model};
+use rayon::prelude::*;
+
+/// Free fractions below this are zero, above `1 - FRACTION_TOLERANCE` one: a Yee point on a
+/// drawn surface is inside it, as the painter decides.
+const FRACTION_TOLERANCE: f64 = 1e-9;
+
+/// The `courant` a scene that gives none runs at.
+pub const DEFAULT_COURANT: f64 = 0.99;
+
+/// The `courant` a scene that gives none runs at when its conformal PEC surfaces need a
+/// shorter time step to stay exact ([`Conformal::stiff`]): 0.7, where a cylinder
+/// cavity's TM010 and a sphere's TM101 agree with the analytic values to the grid's own
+/// dispersion (`tests/conformal.rs`); at 0.99 the stability rule moves enough of the surface
+/// to cost up to 1.6 %. Tidy3D reduces its conformal PEC's time step by 0.3 likewise.
+pub const CONFORMAL_COURANT: f64 = 0.7;
+
+/// A fraction with rounding noise at its ends snapped to 0 or 1.
+fn snap(r: f64) -> f64 {
+    if r < FRACTION_TOLERANCE {
+        0.0
+    } else if r > 1.0 - FRACTION_TOLERANCE {
+        1.0
+    } else {
+        r
+    }
+}
+
+/// What one plane of one H component's normal holds: its cut faces, and the E_a points of the
+/// plane the painter reopens and closes ([`Conformal::opened`], [`Conformal::closed`]).
+struct PlaneCuts {
+    faces: Vec<CutFace>,
+    opened: Vec<([usize; 3], u8)>,
+    closed: Vec<[usize; 3]>,
+}
+
+/// Chords across a face for its free area.
+const AREA_LINES: usize = 32;
+
+/// A face of an H component that a conformal PEC surface cuts, with its update's fractions.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CutFace {
+    /// The H component's cell.
+    pub cell: [usize; 3],
+    /// Free fractions of the face's four edges. With `c` the H component's axis and
+    /// `(a, b) = (c + 1, c + 2) mod 3`: E_b at the cell, E_b one cell along a, E_a at the cell,
+    /// E_a one cell along b.
+    pub free: [f64; 4],
+    /// The free fraction of the face's area.
+    pub area: f64,
+    /// The area fraction the update divides by: `area`, or enlarged for stability.
+    pub used: f64,
+}
+
+impl CutFace {
+    /// True when the stability rule enlarged the face's area.
+    pub fn enlarged(&self) -> bool {
+        self.used > self.area
+    }
+}
+
+/// Every cut face of the model and the E points its conformal surfaces reopen.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Conformal {
+    /// By H component (Hx, Hy, Hz), the cut faces in (x, y, z) order.
+    pub faces: [Vec<CutFace>; 3],
+    /// By E component, the cells whose Yee point lies inside a conformal PEC but whose edge
+    /// is partly free, with the material of its free part, in (x, y, z) order: the painter
+    /// gives them that material instead of the PEC.
+    pub opened: [Vec<([usize; 3], u8)>; 3],
+    /// By E component, the cells the stability rule closes: held at zero like the conductor
+    /// (the painter gives them `pec_id`), in (x, y, z) order.
+    pub closed: [Vec<[usize; 3]>; 3],
+    /// The id of a conformal PEC material (what closed cells are painted with).
+    pub pec_id: u8,
+    /// The run's `courant`: time step over the stability limit.
+    pub courant: f64,
+    /// E edges whose faces the time step made the stability rule close or enlarge (surface
+    /// lines, closed at any time step, not counted): none means the surfaces are exact.
+    pub stiff: usize,
+}
+
+impl Conformal {
+    /// Cut faces in all.
+    pub fn face_count(&self) -> usize {
+        self.faces.iter().map(Vec::len).sum()
+    }
+
+    /// Cut faces whose area the stability rule enlarged at the run's time step.
+    pub fn enlarged_count(&self) -> usize {
+        self.faces.iter().flatten().filter(|f| f.enlarged()).count()
+    }
+
+    /// E edges the stability rule closed.
+    pub fn closed_count(&self) -> usize {
+        self.closed.iter().map(Vec::len).sum()
+    }
+}
+
+/// What `yee check` and `yee plan` say about the conformal PEC surfaces.
+#[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
+pub struct ConformalSummary {
+    /// Cut faces the pass corrects.
+    pub cut_faces: usize,
+    /// E edges the stability rule held at zero (surface lines included).
+    pub closed_edges: usize,
+    /// Faces whose area the stability rule enlarged.
+    pub enlarged_faces: usize,
+    /// The run's courant.
+    pub courant: f64,
+    /// True when the default time step was reduced for the surfaces (the scene gave none).
+    pub reduced: bool,
+}
+
+impl ConformalSummary {
+    /// One line for `yee check` and `yee plan`.
+    pub fn line(&self) -> String {
+        let step = if self.reduced {
+            format!(
+                " (the default time step, reduced from courant {} so that the surfaces stay where they are drawn; `courant` in [simulation] chooses another)",
+                DEFAULT_COURANT
+            )
+        } else {
+            String::new()
+        };
+        format!(
+            "conformal PEC: {} cut faces at courant {}{step}; for stability {} E edges are held at zero and {} faces enlarged",
+            self.cut_faces,
+            (self.courant * 1e4).round() / 1e4,
+            self.closed_edges,
+            self.enlarged_faces
+        )
+    }
+}
+
+impl Model {
+    /// The conformal PEC summary; None without cut faces.
+    pub fn conformal_summary(&self) -> Option<ConformalSummary> {
+        let c = self.conformal();
+        (c.face_count() > 0).then(|| ConformalSummary {
+            cut_faces: c.face_count(),
+            closed_edges: c.closed_count(),
+            enlarged_faces: c.enlarged_count(),
+            courant: c.courant,
+            reduced: self.conformal_reduced,
+        })
+    }
+
+    /// The conformal PEC surfaces' cut faces (computed once per model; empty without a
+    /// conformal PEC object).
+    pub fn conformal(&self) -> std::sync::Arc<Conformal> {
+        self.conformal
+            .get_or_init(|| std::sync::Arc::new(self.cut_faces()))
+            .clone()
+    }
+
+    /// The index box (node indices `[lo, hi]` per axis, within the grid) around every
+    /// conformal PEC object, a cell wider each way; None when there is none.
+    fn conformal_box(&self) -> Option<[[usize; 2]; 3]> {
+        let g = &self.grid;
+        let table = &self.materials.materials;
+        let mut out: Option<[[usize; 2]; 3]> = None;
+        for o in &self.objects {
+            let m = &table[o.material as usize];
+            if !(m.pec && m.conformal && o.has_volume()) {
+                continue;
+            }
+            let (lo, hi) = o.bounds();
+            let b = [0, 1, 2].map(|a| {
+                let first = g.fractional_index(a, lo[a]).floor() - 1.0;
+                let last = g.fractional_index(a, hi[a]).ceil() + 1.0;
+                let n = g.shape[a] as f64;
+                [first.clamp(0.0, n) as usize, last.clamp(0.0, n) as usize]
+            });
+            out = Some(match out {
+                None => b,
+                Some(o) => [0, 1, 2].map(|a| [o[a][0].min(b[a][0]), o[a][1].max(b[a][1])]),
+            });
+        }
+        out
+    }
+
+    /// Every cut face and reopened E point, plane by plane of each H component's normal.
+    fn cut_faces(&self) -> Conformal {
+        let g = &self.grid;
+        let flat = self.flat_axes();
+        let limit = super::Grid::courant_limit_of(g.min_cell(), flat);
+        let courant = g.dt / limit;
+        let mut out = Conformal {
+            courant,
+            ..Default::default()
+        };
+        let Some(bx) = self.conformal_box() else {
+            return out;
+        };
+        for c in 0..3 {
+            let planes: Vec<PlaneCuts> = (bx[c][0]..bx[c][1])
+                .into_par_iter()
+                .map(|k| self.cut_faces_of_plane(c, k, bx))
+                .collect();
+            for p in planes {
+                out.faces[c].extend(p.faces);
+                out.opened[(c + 1) % 3].extend(p.opened);
+                out.closed[(c + 1) % 3].extend(p.closed);
+            }
+        }
+        for list in &mut out.faces {
+            list.sort_by_key(|f| f.cell);
+        }
+        let primal = |axis: usize, i: usize| g.primal(axis, i as isize);
+        let across = Across {
+            primal: &primal,
+            flat,
+        };
+        let (closed, stiff) = stabilize(&mut out.faces, courant, &across);
+        out.stiff = stiff;
+        let pec = self
+            .materials
+            .materials
+            .iter()
+            .position(|m| m.pec && m.conformal);
+        for (e, cell) in closed {
+            out.opened[e].retain(|o| o.0 != cell);
+            out.closed[e].push(cell);
+        }
+        for list in &mut out.closed {
+            list.sort();
+            list.dedup();
+        }
+        // Faces whose every edge the conductor holds change nothing.
+        for list in &mut out.faces {
+            list.retain(|f| f.free.iter().any(|&r| r > 0.0));
+        }
+        out.pec_id = pec.map_or(0, |p| p as u8);
+        for list in &mut out.opened {
+            list.sort_by_key(|e| e.0);
+        }
+        out
+    }
+
+    /// The cut faces of H component `c` in node plane `k` of axis `c`, and the E_a points of
+    /// that plane that are reopened (`a = c + 1`; each E point is reported from one plane).
+    fn cut_faces_of_plane(&self, c: usize, k: usize, bx: [[usize; 2]; 3]) -> PlaneCuts {
+        let g = &self.grid;
+        let (a, b) = ((c + 1) % 3, (c + 2) % 3);
+        let node = |axis: usize, i: usize| g.coordinate(axis, i as f64);
+        let point = |ia: f64, ib: f64| {
+            let mut p = [0.0; 3];
+            p[a] = g.coordinate(a, ia);
+            p[b] = g.coordinate(b, ib);
+            p[c] = node(c, k);
+            p
+        };
+        let [a0, a1] = bx[a];
+        let [b0, b1] = bx[b];
+        // Free fractions of the E_a edges (along a, at b node j) and E_b edges (along b, at a
+        // node i) of the plane, over the box.
+        let width_a = a1 - a0;
+        let width_b = b1 - b0;
+        // Free fractions (and free materials) of the E_a edges along a at b node j, and of
+        // the E_b edges along b at a node i, over the box: one line of chords each.
+        let rows_b = b1.min(g.shape[b] - 1) + 1 - b0;
+        let ea: Vec<(Vec<f64>, Vec<Option<u8>>)> = (b0..b0 + rows_b)
+            .map(|j| self.line_fractions(point(0.0, j as f64), a, a0, a1))
+            .collect();
+        let cols_a = a1.min(g.shape[a] - 1) + 1 - a0;
+        let eb: Vec<Vec<f64>> = (a0..a0 + cols_a)
+            .map(|i| self.line_fractions(point(i as f64, 0.0), b, b0, b1).0)
+            .collect();
+        let r_a = |i: usize, j: usize| ea[j - b0].0[i - a0];
+        // The painter and the fractions must agree on which E_a points the conductor holds:
+        // near the surface (a fraction strictly between 0 and 1, or unlike an in-plane
+        // neighbour's) a point painted conformal PEC with a free part is reopened, and one
+        // painted free with none is closed (a line on the surface, as a tangent point gives).
+        let pec_at = |p: [f64; 3]| {
+            self.objects
+                .iter()
+                .rev()
+                .find(|o| o.contains(p))
+                .is_some_and(|o| {
+                    let m = &self.materials.materials[o.material as usize];
+                    m.pec && m.conformal && o.has_volume()
+                })
+        };
+        let mut opened = Vec::new();
+        let mut closed = Vec::new();
+        for j in b0..b0 + rows_b {
+            for i in a0..a1 {
+                let r = r_a(i, j);
+                let unlike = |jj: usize| (b0..b0 + rows_b).contains(&jj) && r_a(i, jj) != r;
+                let near = (r > 0.0 && r < 1.0) || unlike(j + 1) || (j > 0 && unlike(j - 1));
+                if !near {
+                    continue;
+                }
+                let pec = pec_at(point(i as f64 + 0.5, j as f64));
+                let mut cell = [0; 3];
+                (cell[a], cell[b], cell[c]) = (i, j, k);
+                if r > 0.0 && pec {
+                    opened.push((cell, ea[j - b0].1[i - a0].unwrap_or(0)));
+                } else if r == 0.0 && !pec {
+                    closed.push(cell);
+                }
+            }
+        }
+        let ea: Vec<f64> = (0..=width_b)
+            .flat_map(|dj| {
+                let row = ea.get(dj).map(|l| l.0.clone());
+                row.unwrap_or_else(|| vec![1.0; width_a])
+            })
+            .collect();
+        let eb: Vec<f64> = (0..=width_a)
+            .flat_map(|di| eb.get(di).cloned().unwrap_or_else(|| vec![1.0; width_b]))
+            .collect();
+        let layers = |axis: usize, i: usize| {
+            let p = &self.boundaries.profiles[axis];
+            i < p.lo || i + p.hi >= p.n
+        };
+        let mut faces = Vec::new();
+        // A face in the last cell along a or b has an edge on the domain's maximum face, which
+        // the arrays do not hold: a PEC face there holds its E at zero (a free fraction of 0);
+        // on a flat axis (one periodic cell: a 2-D grid) that edge is the first one again,
+        // and the derivative across the axis vanishes (the weights across it are zero,
+        // [`crate::operator::ConformalOp`]); beyond any other kind the face keeps the
+        // staircase.
+        let flat = self.flat_axes();
+        let pec_max = |axis: usize| self.boundaries.faces[axis][1].zeroes_tangential_e();
+        let last = |axis: usize, hi: usize| {
+            let n = g.shape[axis];
+            hi.min(if pec_max(axis) || flat[axis] {
+                n
+            } else {
+                n - 1
+            })
+        };
+        // Edge `node` (relative to the box's first) along `axis`, stored at `index(node)`.
+        let edge = |v: &[f64], axis: usize, node: usize, index: &dyn Fn(usize) -> usize| match (
+            node == g.shape[axis],
+            flat[axis],
+        ) {
+            (false, _) => v[index(node)],
+            (true, true) => v[index(0)],
+            (true, false) => 0.0,
+        };
+        for i in a0..last(a, a1) {
+            for j in b0..last(b, b1) {
+                if layers(a, i) || layers(b, j) || layers(c, k) {
+                    continue;
+                }
+                let free = [
+                    eb[(i - a0) * width_b + (j - b0)],
+                    edge(&eb, a, i + 1, &|n| (n - a0) * width_b + (j - b0)),
+                    ea[(j - b0) * width_a + (i - a0)],
+                    edge(&ea, b, j + 1, &|n| (n - b0) * width_a + (i - a0)),
+                ];
+                let longest = free.iter().copied().fold(0.0, f64::max);
+                // Wholly inside, or every edge free (a surface that cuts a face's inside
+                // without crossing an edge is a feature smaller than the cell: not seen).
+                if longest == 0.0 || free.iter().all(|&r| r == 1.0) {
+                    continue;
+                }
+                // Edges wholly in or out next to a surface on a grid plane: a face wholly free
+                // to a coarse look keeps the plain update (its free edges weigh 1). One that
+                // looks wholly inside has its free edges on the surface: it is cut (area 0),
+                // and the stability rule closes those edges, as a conductor's surface holds
+                // its tangential E.
+                let whole = free.iter().all(|&r| r == 0.0 || r == 1.0);
+                if whole && self.free_area_of(c, k, i, j, 4) == 1.0 {
+                    continue;
+                }
+                let area = self.free_area_of(c, k, i, j, AREA_LINES);
+                // Nothing to correct when every free edge's weight is the plain one.
+                if free.iter().all(|&r| r == 0.0 || r == area) {
+                    continue;
+                }
+                let mut cell = [0; 3];
+                (cell[a], cell[b], cell[c]) = (i, j, k);
+                faces.push(CutFace {
+                    cell,
+                    free,
+                    area,
+                    used: area,
+                });
+            }
+        }
+        PlaneCuts {
+            faces,
+            opened,
+            closed,
+        }
+    }
+
+    /// The free fractions of the edges `[i0, i1)` along `axis` of the grid line through `q`
+    /// (its coordinate along `axis` unused), and each edge's free material (that of its
+    /// longest free piece; None when none is free), from one line of chords.
+    fn line_fractions(
+        &self,
+        q: [f64; 3],
+        axis: usize,
+        i0: usize,
+        i1: usize,
+    ) -> (Vec<f64>, Vec<Option<u8>>) {
+        let g = &self.grid;
+        let table = &self.materials.materials;
+        let node = |i: usize| g.coordinate(axis, i as f64);
+        let pieces = self.chords(q, axis, node(i0), node(i1));
+        let mut fractions = Vec::with_capacity(i1 - i0);
+        let mut materials = Vec::with_capacity(i1 - i0);
+        let mut first = 0;
+        for i in i0..i1 {
+            let (t0, t1) = (node(i), node(i + 1));
+            while first < pieces.len() && pieces[first].2 <= t0 {
+                first += 1;
+            }
+            let mut free = 0.0;
+            let mut longest: Option<(f64, u8)> = None;
+            for &(m, pa, pb) in pieces[first..].iter().take_while(|p| p.1 < t1) {
+                let mat = &table[m as usize];
+                let len = pb.min(t1) - pa.max(t0);
+                if len <= 0.0 || (mat.pec && mat.conformal) {
+                    continue;
+                }
+                free += len;
+                if longest.is_none_or(|(l, _)| len > l) {
+                    longest = Some((len, m));
+                }
+            }
+            fractions.push(snap(free / (t1 - t0)));
+            materials.push(longest.map(|l| l.1));
+        }
+        (fractions, materials)
+    }
+
+    /// The free fraction of the face of H component `c` at a-cell `i`, b-cell `j` in node
+    /// plane `k`: the mean free fraction of `lines` chords along a across it.
+    fn free_area_of(&self, c: usize, k: usize, i: usize, j: usize, lines: usize) -> f64 {
+        let g = &self.grid;
+        let (a, b) = ((c + 1) % 3, (c + 2) % 3);
+        let sum: f64 = (0..lines)
+            .map(|s| {
+                let mut q = [0.0; 3];
+                q[b] = g.coordinate(b, j as f64 + (s as f64 + 0.5) / lines as f64);
+                q[c] = g.coordinate(c, k as f64);
+                self.line_fractions(q, a, i, i + 1).0[0]
+            })
+            .sum();
+        let r = sum / lines as f64;
+        if r < FRACTION_TOLERANCE {
+            0.0
+        } else if r > 1.0 - FRACTION_TOLERANCE {
+            1.0
+        } else {
+            r
+        }
+    }
+
+    /// Give the reopened E points of component `c` in global x planes `[x0, x1)` the material
+    /// of their free part (`ids` as [`Model::paint_materials`] writes them).
+    pub(super) fn reopen_conformal(&self, c: Component, x0: usize, x1: usize, ids: &mut [u8]) {
+        let conformal = self.conformal();
+        let [_, ny, nz] = self.grid.shape;
+        let list = &conformal.opened[c as usize];
+        let first = list.partition_point(|e| e.0[0] < x0);
+        for &(cell, m) in list[first..].iter().take_while(|e| e.0[0] < x1) {
+            ids[((cell[0] - x0) * ny + cell[1]) * nz + cell[2]] = m;
+        }
+        let list = &conformal.closed[c as usize];
+        let first = list.partition_point(|cell| cell[0] < x0);
+        for cell in list[first..].iter().take_while(|cell| cell[0] < x1) {
+            ids[((cell[0] - x0) * ny + cell[1]) * nz + cell[2]] = conformal.pec_id;
+        }
+    }
+}
+
+/// The E edges of a cut face of H component `c` at `cell`, in [`CutFace::free`] order: (E
+/// component, its cell, the axis across the face from it).
+fn face_edges(c: usize, cell: [usize; 3]) -> [(usize, [usize; 3], usize); 4] {
+    let (a, b) = ((c + 1) % 3, (c + 2) % 3);
+    let step = |axis: usize| {
+        let mut q = cell;
+        q[axis] += 1;
+        q
+    };
+    [(b, cell, a), (b, step(a), a), (a, cell, b), (a, step(b), b)]
+}
+
+/// The grid as the stability rule sees it: cell sizes and flat axes (one periodic cell),
+/// across which no derivative is taken.
+struct Across<'a> {
+    primal: &'a dyn Fn(usize, usize) -> f64,
+    flat: [bool; 3],
+}
+
+/// Per E edge touched by a cut face: `(r_e, A_used, d)` of each of its cut faces (d the cell
+/// size across the face) and how many of its faces of each normal are cut.
+type EdgeFaces = std::collections::HashMap<(usize, [usize; 3]), (Vec<(f64, f64, f64)>, [u8; 3])>;
+
+/// The cut faces around each E edge ([`EdgeFaces`]).
+fn edge_faces(faces: &[Vec<CutFace>; 3], grid: &Across) -> EdgeFaces {
+    let mut out = EdgeFaces::new();
+    for (c, list) in faces.iter().enumerate() {
+        for f in list {
+            for (k, (e, cell, across)) in face_edges(c, f.cell).into_iter().enumerate() {
+                let r = f.free[k];
+                if r > 0.0 && !grid.flat[across] {
+                    let entry = out.entry((e, cell)).or_default();
+                    entry
+                        .0
+                        .push((r, f.used, (grid.primal)(across, f.cell[across])));
+                    entry.1[c] += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The smallest `x` in (0, 1] such that edge `(e, cell)`'s diagonal, with each cut face's
+/// area raised to at least `r_e x`, is within its plain value over `bound = courant^2`; None
+/// when the exact areas already are. The diagonal is the cut faces' `r_e / (A d^2)` plus
+/// `1/d^2` for each plain face (two faces of each normal n around an edge along e, across axis
+/// 3 - e - n); its plain value is `sum 1/d^2` over all four.
+fn needed(
+    around: &(Vec<(f64, f64, f64)>, [u8; 3]),
+    e: usize,
+    cell: [usize; 3],
+    bound: f64,
+    grid: &Across,
+) -> Option<f64> {
+    let (cut, counts) = around;
+    let (mut rest, mut plain) = (0.0, 0.0);
+    for n in (0..3).filter(|&n| n != e && !grid.flat[3 - e - n]) {
+        let d = (grid.primal)(3 - e - n, cell[3 - e - n]);
+        rest += f64::from(2 - counts[n].min(2)) / (d * d);
+        plain += 2.0 / (d * d);
+    }
+    let diagonal = |x: f64| {
+        rest + cut
+            .iter()
+            .map(|&(r, a, d)| r / (a.max(r * x) * d * d))
+            .sum::<f64>()
+    };
+    if diagonal(0.0) * bound <= plain {
+        return None;
+    }
+    // At x = 1 every term is at most its plain value: always within the bound.
+    let (mut lo, mut hi) = (0.0, 1.0);
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        if diagonal(mid) * bound <= plain {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
+/// Make the faces stable at `courant` (the module's stability rule), returning the E edges it
+/// closes and how many edges the time step limited (beyond the bound with no face of zero
+/// area). An E edge's diagonal (see [`needed`]) may be at most its plain value over
+/// `courant^2`. Around an edge beyond that, the cheaper of two remedies, as a 1-D cavity shows
+/// (a wall `delta` of a cell past the last E node, whose face has area `delta`): the cut faces'
+/// areas are raised to at least `r_e x`, the least `x` that brings the edge within the bound
+/// (the surface moves out by the area added), or, when its smallest face's `A / r_e` is below
+/// `x / 2`, the edge is closed, held at zero like the conductor (the surface moves in by that
+/// smaller amount). Faces next to no such edge keep their exact area. `primal(axis, i)` is the
+/// grid's cell size; flat axes take no part.
+fn stabilize(
+    faces: &mut [Vec<CutFace>; 3],
+    courant: f64,
+    grid: &Across,
+) -> (std::collections::BTreeSet<(usize, [usize; 3])>, usize) {
+    let bound = courant * courant;
+    let around = edge_faces(faces, grid);
+    // Edges the time step limits: beyond the bound, with no face of zero area (a line on the
+    // surface is closed at any time step).
+    let stiff = around
+        .iter()
+        .filter(|&(&(e, cell), faces)| {
+            faces.0.iter().all(|&(_, a, _)| a > 0.0)
+                && needed(faces, e, cell, bound, grid).is_some()
+        })
+        .count();
+    let closed: std::collections::BTreeSet<(usize, [usize; 3])> = around
+        .iter()
+        .filter(|&(&(e, cell), faces)| {
+            needed(faces, e, cell, bound, grid).is_some_and(|x| {
+                let smallest = faces
+                    .0
+                    .iter()
+                    .map(|&(r, a, _)| a / r)
+                    .fold(f64::INFINITY, f64::min);
+                smallest < 0.5 * x
+            })
+        })
+        .map(|(&key, _)| key)
+        .collect();
+    for (c, list) in faces.iter_mut().enumerate() {
+        for f in list.iter_mut() {
+            for (k, key) in face_edges(c, f.cell).into_iter().enumerate() {
+                if closed.contains(&(key.0, key.1)) {
+                    f.free[k] = 0.0;
+                }
+            }
+        }
+    }
+    // Closing only lowers the other edges' diagonals; raise what is still beyond the bound.
+    let around = edge_faces(faces, grid);
+    let raise: std::collections::HashMap<(usize, [usize; 3]), f64> = around
+        .iter()
+        .filter_map(|(&(e, cell), faces)| {
+            needed(faces, e, cell, bound, grid).map(|x| ((e, cell), x))
+        })
+        .collect();
+    for (c, list) in faces.iter_mut().enumerate() {
+        for f in list.iter_mut() {
+            for (k, (e, cell, _)) in face_edges(c, f.cell).into_iter().enumerate() {
+                if let (true, Some(x)) = (f.free[k] > 0.0, raise.get(&(e, cell))) {
+                    f.used = f.used.max(f.free[k] * x);
+                }
+            }
+        }
+    }
+    (closed, stiff)
+}
