@@ -115,6 +115,9 @@ fn the_default_time_step_is_reduced_only_for_cut_surfaces() {
         "{}",
         summary.line()
     );
+    // The second build reuses the first's cuts: the same faces as cutting afresh at 0.7.
+    let fresh = model(&cavity(true, 10, Some(0.7), [0.37, 0.21]));
+    assert_eq!(*reduced.conformal(), *fresh.conformal());
     let given = model(&cavity(true, 10, Some(0.9), [0.37, 0.21]));
     assert!(!given.conformal_reduced);
     assert!((courant(&given) - 0.9).abs() < 1e-12);

@@ -114,6 +114,19 @@ pub struct Conformal {
     /// E edges whose faces the time step made the stability rule close or enlarge (surface
     /// lines, closed at any time step, not counted): none means the surfaces are exact.
     pub stiff: usize,
+    /// What the surfaces cut before the stability rule, which does not depend on the time
+    /// step: a model rebuilt at another time step on the same grid reuses it
+    /// ([`Model::reuse_conformal_cuts`]).
+    cuts: std::sync::Arc<Cuts>,
+}
+
+/// The cut faces and the E points the painter must reopen or close to agree with the
+/// fractions, before the stability rule: a pure function of the geometry and the grid lines.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Cuts {
+    faces: [Vec<CutFace>; 3],
+    opened: [Vec<([usize; 3], u8)>; 3],
+    closed: [Vec<[usize; 3]>; 3],
 }
 
 impl Conformal {
@@ -218,14 +231,12 @@ impl Model {
 
     /// Every cut face and reopened E point, plane by plane of each H component's normal.
     fn cut_faces(&self) -> Conformal {
-        let g = &self.grid;
-        let flat = self.flat_axes();
-        let limit = super::Grid::courant_limit_of(g.min_cell(), flat);
-        let courant = g.dt / limit;
-        let mut out = Conformal {
-            courant,
-            ..Default::default()
-        };
+        self.stabilized(std::sync::Arc::new(self.cuts()))
+    }
+
+    /// What the conformal surfaces cut, plane by plane of each H component's normal.
+    fn cuts(&self) -> Cuts {
+        let mut out = Cuts::default();
         let Some(bx) = self.conformal_box() else {
             return out;
         };
@@ -243,35 +254,66 @@ impl Model {
         for list in &mut out.faces {
             list.sort_by_key(|f| f.cell);
         }
+        out
+    }
+
+    /// `cuts` made stable at this model's time step ([`stabilize`]), with the painter's lists
+    /// in (x, y, z) order.
+    fn stabilized(&self, cuts: std::sync::Arc<Cuts>) -> Conformal {
+        let g = &self.grid;
+        let flat = self.flat_axes();
+        let courant = g.dt / super::Grid::courant_limit_of(g.min_cell(), flat);
         let primal = |axis: usize, i: usize| g.primal(axis, i as isize);
         let across = Across {
             primal: &primal,
             flat,
         };
-        let (closed, stiff) = stabilize(&mut out.faces, courant, &across);
-        out.stiff = stiff;
-        let pec = self
-            .materials
-            .materials
-            .iter()
-            .position(|m| m.pec && m.conformal);
-        for (e, cell) in closed {
-            out.opened[e].retain(|o| o.0 != cell);
-            out.closed[e].push(cell);
+        let mut faces = cuts.faces.clone();
+        let (shut, stiff) = stabilize(&mut faces, courant, &across);
+        // Faces whose every edge the conductor holds change nothing.
+        for list in &mut faces {
+            list.retain(|f| f.free.iter().any(|&r| r > 0.0));
         }
-        for list in &mut out.closed {
+        let mut opened = cuts.opened.clone();
+        let mut closed = cuts.closed.clone();
+        for (e, list) in opened.iter_mut().enumerate() {
+            list.retain(|o| !shut.contains(&(e, o.0)));
+            list.sort_by_key(|o| o.0);
+        }
+        for (e, cell) in shut {
+            closed[e].push(cell);
+        }
+        for list in &mut closed {
             list.sort();
             list.dedup();
         }
-        // Faces whose every edge the conductor holds change nothing.
-        for list in &mut out.faces {
-            list.retain(|f| f.free.iter().any(|&r| r > 0.0));
+        let pec = self.materials.materials.iter().position(|m| m.pec && m.conformal);
+        Conformal {
+            faces,
+            opened,
+            closed,
+            pec_id: pec.map_or(0, |p| p as u8),
+            courant,
+            stiff,
+            cuts,
         }
-        out.pec_id = pec.map_or(0, |p| p as u8);
-        for list in &mut out.opened {
-            list.sort_by_key(|e| e.0);
+    }
+
+    /// Take `old`'s cuts, stabilized at this model's time step, when `old` is this model at
+    /// another time step (the same grid lines and objects): the resolver's second build at
+    /// the shorter default time step need not cut the surfaces again.
+    pub fn reuse_conformal_cuts(&mut self, old: &Model) {
+        let (a, b) = (&self.grid, &old.grid);
+        let same = (a.shape, a.cell, a.origin, &a.lines) == (b.shape, b.cell, b.origin, &b.lines)
+            && self.objects == old.objects
+            && self.materials == old.materials
+            && self.boundaries.faces == old.boundaries.faces
+            && [0, 1, 2].map(|i| (self.boundaries.profiles[i].lo, self.boundaries.profiles[i].hi))
+                == [0, 1, 2].map(|i| (old.boundaries.profiles[i].lo, old.boundaries.profiles[i].hi));
+        if same {
+            let conformal = self.stabilized(old.conformal().cuts.clone());
+            self.conformal = std::sync::OnceLock::from(std::sync::Arc::new(conformal));
         }
-        out
     }
 
     /// The cut faces of H component `c` in node plane `k` of axis `c`, and the E_a points of

@@ -192,9 +192,11 @@ pub fn resolve(
             warnings: Vec::new(),
             file,
         };
+        let first = model.take();
         model = build(scene, text, &mut again, crate::model::CONFORMAL_COURANT);
-        if let Some(m) = &mut model {
+        if let (Some(m), Some(first)) = (&mut model, &first) {
             m.conformal_reduced = true;
+            m.reuse_conformal_cuts(first);
         }
         ck = again;
     }
