@@ -287,7 +287,11 @@ impl Model {
             list.sort();
             list.dedup();
         }
-        let pec = self.materials.materials.iter().position(|m| m.pec && m.conformal);
+        let pec = self
+            .materials
+            .materials
+            .iter()
+            .position(|m| m.pec && m.conformal);
         Conformal {
             faces,
             opened,
@@ -308,8 +312,13 @@ impl Model {
             && self.objects == old.objects
             && self.materials == old.materials
             && self.boundaries.faces == old.boundaries.faces
-            && [0, 1, 2].map(|i| (self.boundaries.profiles[i].lo, self.boundaries.profiles[i].hi))
-                == [0, 1, 2].map(|i| (old.boundaries.profiles[i].lo, old.boundaries.profiles[i].hi));
+            && [0, 1, 2].map(|i| {
+                (
+                    self.boundaries.profiles[i].lo,
+                    self.boundaries.profiles[i].hi,
+                )
+            }) == [0, 1, 2]
+                .map(|i| (old.boundaries.profiles[i].lo, old.boundaries.profiles[i].hi));
         if same {
             let conformal = self.stabilized(old.conformal().cuts.clone());
             self.conformal = std::sync::OnceLock::from(std::sync::Arc::new(conformal));
