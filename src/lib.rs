@@ -15,6 +15,7 @@ pub mod fault;
 pub mod flux;
 pub mod fpu;
 pub mod model;
+pub mod modes;
 pub mod operator;
 pub mod output;
 pub mod plan;

@@ -1,0 +1,262 @@
+//! Waveguide modes on the FDTD's own cross-section: a finite-difference eigenproblem on the
+//! Yee positions of a plane normal to the propagation axis, with the same difference stencils
+//! as the update, so that a mode found here is a mode of the 3-D grid.
+//!
+//! With propagation along x as `e^{i beta x}`, e^{-iwt}, mu = 1 and k0 = w/c, the transverse E
+//! field (E_u, E_v) of a mode satisfies (Fallahkhair, Li and Murphy, J. Lightwave Technol. 26,
+//! 2008; the longitudinal E eliminated by Gauss's law, div(eps E) = 0)
+//!
+//! ```text
+//!   beta^2 E_u = k0^2 eps_u E_u - d_v (d_u E_v - d_v E_u) + d_u [ (1/eps_x) (d_u eps_u E_u + d_v eps_v E_v) ]
+//!   beta^2 E_v = k0^2 eps_v E_v + d_u (d_u E_v - d_v E_u) + d_v [ (1/eps_x) (d_u eps_u E_u + d_v eps_v E_v) ]
+//! ```
+//!
+//! (u, v) = (y, z) for a plane normal to x, and cyclically. On the Yee plane E_u sits at
+//! (j + 1/2, k), E_v at (j, k + 1/2), E_x and the divergence at the node (j, k), H_x (the curl
+//! term) at (j + 1/2, k + 1/2): every derivative is the update's own difference between
+//! neighbouring Yee positions, over the primal step between nodes or the dual step between
+//! cell centres. Walls: a PEC wall holds the E tangential to it (E_v on a u wall, E_u on a v
+//! wall) and the node quantity there at zero; a periodic wall wraps. [`solve`] finds the modes
+//! of largest beta^2 (highest n_eff) by shift-invert Arnoldi on a sparse LU (faer).
+
+mod eigen;
+
+use faer::sparse::{SparseColMat, Triplet};
+
+/// What lies at both ends of one in-plane axis of a cross-section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wall {
+    /// A perfect electric conductor at both ends (the nodes at index 0 and n).
+    Pec,
+    /// The axis wraps: node n is node 0.
+    Periodic,
+}
+
+/// A cross-section: permittivities on the Yee positions of a plane, cell sizes and walls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CrossSection {
+    /// Cells along the plane's two axes (u, v).
+    pub n: [usize; 2],
+    /// Primal cell sizes (m) along u (`n[0]` values) and v (`n[1]`).
+    pub cells: [Vec<f64>; 2],
+    /// Relative permittivity at the normal component's node (j, k), at E_u (j + 1/2, k) and at
+    /// E_v (j, k + 1/2), each `n[0] * n[1]` values indexed `j * n[1] + k`.
+    pub eps: [Vec<f64>; 3],
+    /// The walls of u and v.
+    pub walls: [Wall; 2],
+}
+
+/// A mode of a cross-section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mode {
+    /// The eigenvalue beta^2 (1/m^2).
+    pub beta2: f64,
+    /// E_u at (j + 1/2, k) and E_v at (j, k + 1/2), `j * n[1] + k`, scaled so the largest
+    /// transverse value is 1.
+    pub e: [Vec<f64>; 2],
+}
+
+impl Mode {
+    /// The effective index beta / k0 at free-space wavenumber `k0` (1/m); 0 below cutoff.
+    pub fn neff(&self, k0: f64) -> f64 {
+        self.beta2.max(0.0).sqrt() / k0
+    }
+
+    /// The fraction of the transverse E energy in E_v (the TE fraction of a slab whose
+    /// normal is u).
+    pub fn v_fraction(&self) -> f64 {
+        let sum = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>();
+        let (u, v) = (sum(&self.e[0]), sum(&self.e[1]));
+        v / (u + v)
+    }
+}
+
+/// Why a mode solve failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ModeError {
+    /// The shifted operator is singular (the shift sits on an eigenvalue).
+    #[error("the mode operator could not be factorised near n_eff = {0}: move the shift")]
+    Singular(f64),
+    /// Fewer modes converged than asked for.
+    #[error("{found} of {asked} modes converged")]
+    Unconverged {
+        /// Modes asked for.
+        asked: usize,
+        /// Modes found.
+        found: usize,
+    },
+}
+
+impl CrossSection {
+    /// Unknowns: E_u then E_v over the plane.
+    fn unknowns(&self) -> usize {
+        2 * self.n[0] * self.n[1]
+    }
+
+    /// The dual step (m) at node `i` along `axis`: from the centre of cell i - 1 to that of
+    /// cell i (wrapping on a periodic axis; at a PEC wall's node nothing is read).
+    fn dual(&self, axis: usize, i: usize) -> f64 {
+        let d = &self.cells[axis];
+        let before = if i == 0 { d[d.len() - 1] } else { d[i - 1] };
+        0.5 * (before + d[i % d.len()])
+    }
+
+    /// Index `i + step` along `axis` (step -1 or +1), wrapped on a periodic axis; None beyond
+    /// a PEC wall (the value there is held at zero).
+    fn step(&self, axis: usize, i: usize, step: isize) -> Option<usize> {
+        let n = self.n[axis] as isize;
+        let j = i as isize + step;
+        match self.walls[axis] {
+            Wall::Periodic => Some(j.rem_euclid(n) as usize),
+            Wall::Pec => (0..n).contains(&j).then_some(j as usize),
+        }
+    }
+
+    /// E_u at (j, k) as an unknown, None where a PEC v wall holds it.
+    fn eu(&self, j: usize, k: usize) -> Option<usize> {
+        (self.walls[1] == Wall::Periodic || k > 0).then_some(j * self.n[1] + k)
+    }
+
+    /// E_v at (j, k) as an unknown, None where a PEC u wall holds it.
+    fn ev(&self, j: usize, k: usize) -> Option<usize> {
+        let n = self.n[0] * self.n[1];
+        (self.walls[0] == Wall::Periodic || j > 0).then_some(n + j * self.n[1] + k)
+    }
+
+    /// The node quantity (1/eps_x)(d_u eps_u E_u + d_v eps_v E_v) at node (j, k) as a
+    /// combination of unknowns; empty on a PEC wall's node.
+    fn divergence(&self, j: usize, k: usize) -> Vec<(usize, f64)> {
+        let pec_node =
+            (self.walls[0] == Wall::Pec && j == 0) || (self.walls[1] == Wall::Pec && k == 0);
+        if pec_node {
+            return Vec::new();
+        }
+        let at = |j: usize, k: usize| j * self.n[1] + k;
+        let inv = 1.0 / self.eps[0][at(j, k)];
+        let mut out = Vec::with_capacity(4);
+        let (du, dv) = (self.dual(0, j), self.dual(1, k));
+        if let Some(u) = self.eu(j, k) {
+            out.push((u, inv * self.eps[1][at(j, k)] / du));
+        }
+        if let Some(jm) = self.step(0, j, -1) {
+            if let Some(u) = self.eu(jm, k) {
+                out.push((u, -inv * self.eps[1][at(jm, k)] / du));
+            }
+        }
+        if let Some(v) = self.ev(j, k) {
+            out.push((v, inv * self.eps[2][at(j, k)] / dv));
+        }
+        if let Some(km) = self.step(1, k, -1) {
+            if let Some(v) = self.ev(j, km) {
+                out.push((v, -inv * self.eps[2][at(j, km)] / dv));
+            }
+        }
+        out
+    }
+
+    /// The curl term d_u E_v - d_v E_u at (j + 1/2, k + 1/2) as a combination of unknowns.
+    fn curl(&self, j: usize, k: usize) -> Vec<(usize, f64)> {
+        let (hu, hv) = (self.cells[0][j], self.cells[1][k]);
+        let mut out = Vec::with_capacity(4);
+        if let Some(v) = self.step(0, j, 1).and_then(|jp| self.ev(jp, k)) {
+            out.push((v, 1.0 / hu));
+        }
+        if let Some(v) = self.ev(j, k) {
+            out.push((v, -1.0 / hu));
+        }
+        if let Some(u) = self.step(1, k, 1).and_then(|kp| self.eu(j, kp)) {
+            out.push((u, -1.0 / hv));
+        }
+        if let Some(u) = self.eu(j, k) {
+            out.push((u, 1.0 / hv));
+        }
+        out
+    }
+
+    /// The operator `A - shift I` (A the module's eigenproblem at `k0`), as triplets. Rows of
+    /// the unknowns a PEC wall holds are zero in A.
+    fn shifted(&self, k0: f64, shift: f64) -> Vec<Triplet<usize, usize, f64>> {
+        let [nu, nv] = self.n;
+        let mut t = Vec::with_capacity(self.unknowns() * 12);
+        let mut add = |row: usize, terms: &[(usize, f64)], scale: f64| {
+            for &(col, c) in terms {
+                t.push(Triplet::new(row, col, scale * c));
+            }
+        };
+        for j in 0..nu {
+            for k in 0..nv {
+                let at = j * nv + k;
+                if let Some(row) = self.eu(j, k) {
+                    add(row, &[(row, k0 * k0 * self.eps[1][at])], 1.0);
+                    // - d_v (curl): from (j+1/2, k-1/2) to (j+1/2, k+1/2) across node k.
+                    let dv = self.dual(1, k);
+                    add(row, &self.curl(j, k), -1.0 / dv);
+                    if let Some(km) = self.step(1, k, -1) {
+                        add(row, &self.curl(j, km), 1.0 / dv);
+                    }
+                    // + d_u (divergence): from node j to node j + 1.
+                    let hu = self.cells[0][j];
+                    if let Some(jp) = self.step(0, j, 1) {
+                        add(row, &self.divergence(jp, k), 1.0 / hu);
+                    }
+                    add(row, &self.divergence(j, k), -1.0 / hu);
+                }
+                if let Some(row) = self.ev(j, k) {
+                    add(row, &[(row, k0 * k0 * self.eps[2][at])], 1.0);
+                    let du = self.dual(0, j);
+                    add(row, &self.curl(j, k), 1.0 / du);
+                    if let Some(jm) = self.step(0, j, -1) {
+                        add(row, &self.curl(jm, k), -1.0 / du);
+                    }
+                    let hv = self.cells[1][k];
+                    if let Some(kp) = self.step(1, k, 1) {
+                        add(row, &self.divergence(j, kp), 1.0 / hv);
+                    }
+                    add(row, &self.divergence(j, k), -1.0 / hv);
+                }
+            }
+        }
+        for i in 0..self.unknowns() {
+            t.push(Triplet::new(i, i, -shift));
+        }
+        t
+    }
+}
+
+/// The `count` modes of `cs` with the largest beta^2 at free-space wavenumber `k0` (1/m), in
+/// decreasing beta^2: shift-invert Arnoldi around beta^2 = (k0 n_max)^2 (n_max the largest
+/// index in the plane, which bounds every guided mode's n_eff), factorised once by a sparse LU.
+pub fn solve(cs: &CrossSection, k0: f64, count: usize) -> Result<Vec<Mode>, ModeError> {
+    let n_max = cs.eps[1..]
+        .iter()
+        .flatten()
+        .fold(1.0f64, |m, &e| m.max(e))
+        .sqrt();
+    // Just above the largest possible beta^2: the nearest eigenvalues are the most guided.
+    let shift = (k0 * n_max).powi(2) * 1.0001;
+    let n = cs.unknowns();
+    let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &cs.shifted(k0, shift))
+        .expect("the triplets index the operator");
+    let lu = a.sp_lu().map_err(|_| ModeError::Singular(n_max))?;
+    let found = eigen::largest_inverse(&lu, n, count)?;
+    let half = n / 2;
+    let mut modes: Vec<Mode> = found
+        .into_iter()
+        .map(|(mu, v)| {
+            let scale = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let e = [
+                v[..half].iter().map(|x| x / scale).collect(),
+                v[half..].iter().map(|x| x / scale).collect(),
+            ];
+            Mode {
+                beta2: shift + 1.0 / mu,
+                e,
+            }
+        })
+        .collect();
+    modes.sort_by(|a, b| b.beta2.total_cmp(&a.beta2));
+    Ok(modes)
+}
+
+#[cfg(test)]
+mod tests;
