@@ -44,6 +44,9 @@ enum Command {
     },
     /// Dry run: the memory a scene needs, where it fits, the slab split and a time estimate.
     Plan(PlanArgs),
+    /// Waveguide modes of a grid plane, without running FDTD: n_eff (as the 3-D grid
+    /// propagates it) and how the transverse E divides between the plane's two axes.
+    Modes(ModesArgs),
     /// The material library: every fit a scene can name with `{ library = "..." }`, with its
     /// band, poles and source.
     Materials,
@@ -59,6 +62,23 @@ enum Command {
         #[arg(long, value_name = "MIN:MAX:COUNT", default_value = "0:360:73", value_parser = parse_phi)]
         phi: Angles,
     },
+}
+
+/// `yee modes`: the plane, the frequency and how many modes.
+#[derive(Args)]
+struct ModesArgs {
+    /// The scene file (TOML).
+    scene: PathBuf,
+    /// The plane: AXIS=COORDINATE in the scene's length unit, e.g. x=-3.0 (the node plane
+    /// nearest it).
+    #[arg(long, value_name = "AXIS=COORDINATE")]
+    plane: String,
+    /// The frequency in Hz.
+    #[arg(long)]
+    frequency: f64,
+    /// How many modes, highest n_eff first.
+    #[arg(long, default_value_t = 2)]
+    modes: usize,
 }
 
 /// The engine options of `yee run` and `yee resume`.
@@ -380,6 +400,7 @@ fn main() -> ExitCode {
         Command::Check { scene } => check(scene),
         Command::Farfield { file, theta, phi } => farfield(file, theta, phi),
         Command::Materials => materials(),
+        Command::Modes(args) => modes(args),
         Command::Plan(args) => plan(args),
     }
 }
@@ -527,6 +548,64 @@ fn check(scene: PathBuf) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(code) => code,
+    }
+}
+
+/// `yee modes`: solve the plane the command line names and print its modes.
+fn modes(args: ModesArgs) -> ExitCode {
+    let model = match load(&args.scene) {
+        Ok(m) => m,
+        Err(code) => return code,
+    };
+    let bad = |why: String| {
+        eprintln!("error: {why}");
+        ExitCode::from(2)
+    };
+    let Some((axis, at)) = args.plane.split_once('=') else {
+        return bad(format!(
+            "--plane {}: write AXIS=COORDINATE, e.g. x=-3.0",
+            args.plane
+        ));
+    };
+    let Some(axis) = ["x", "y", "z"].iter().position(|a| *a == axis.trim()) else {
+        return bad(format!("--plane {}: the axis is x, y or z", args.plane));
+    };
+    let Ok(at) = at.trim().parse::<f64>() else {
+        return bad(format!(
+            "--plane {}: the coordinate is a number",
+            args.plane
+        ));
+    };
+    if !(args.frequency.is_finite() && args.frequency > 0.0) || args.modes == 0 {
+        return bad("--frequency must be a positive number of Hz and --modes at least 1".into());
+    }
+    let unit = yee::model::length_unit_metres(&model.length_unit).unwrap_or(1.0);
+    let solved = yee::modes::Plane::nearest(&model, axis, at * unit)
+        .and_then(|p| p.modes(&model, args.frequency, args.modes).map(|m| (p, m)));
+    match solved {
+        Ok((plane, found)) => {
+            let names = ["x", "y", "z"];
+            let [u, v] = plane.in_plane();
+            let place = model.grid.coordinate(axis, plane.index as f64) / unit;
+            println!(
+                "{}: plane {} = {place} {} at {:.6e} Hz",
+                args.scene.display(),
+                names[axis],
+                model.length_unit,
+                args.frequency
+            );
+            for (i, (m, n)) in found.modes.iter().zip(&found.neff).enumerate() {
+                println!(
+                    "  mode {i}: n_eff {n:.6}, E{} fraction {:.3}, E{} fraction {:.3}",
+                    names[u],
+                    1.0 - m.v_fraction(),
+                    names[v],
+                    m.v_fraction()
+                );
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => bad(e.to_string()),
     }
 }
 

@@ -20,6 +20,9 @@
 //! of largest beta^2 (highest n_eff) by shift-invert Arnoldi on a sparse LU (faer).
 
 mod eigen;
+mod plane;
+
+pub use plane::{Plane, PlaneError, PlaneModes};
 
 use faer::sparse::{SparseColMat, Triplet};
 

@@ -1,0 +1,161 @@
+//! A model's cross-section as the mode solver sees it: the painted (and smoothed) permittivity
+//! at the Yee positions of a grid plane, its cells, its walls, and the grid's own time and
+//! space steps, so that a mode's n_eff is the one it has in the 3-D run.
+
+use super::{solve, CrossSection, Mode, ModeError, Wall};
+use crate::model::{BoundaryKind, Component, Model, C0};
+
+/// A plane of a model: the node plane `index` normal to `axis`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Plane {
+    /// The normal (0, 1, 2 for x, y, z): the propagation axis.
+    pub axis: usize,
+    /// The node index along it.
+    pub index: usize,
+}
+
+/// Why a model's plane cannot be solved.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlaneError {
+    /// The plane lies outside the grid.
+    #[error("the plane {axis} = {at} m lies outside the grid ({lo} to {hi} m)")]
+    Outside {
+        /// x, y or z.
+        axis: &'static str,
+        /// Where it was asked for (m).
+        at: f64,
+        /// The grid's extent along the axis (m).
+        lo: f64,
+        /// The grid's extent along the axis (m).
+        hi: f64,
+    },
+    /// A PEC crosses the plane (not yet supported by the solver).
+    #[error("a PEC crosses the plane; the mode solver takes dielectrics only for now")]
+    Pec,
+    /// The solve failed.
+    #[error(transparent)]
+    Solve(#[from] ModeError),
+}
+
+/// The modes of a plane: each with its n_eff in the 3-D grid.
+#[derive(Debug, Clone)]
+pub struct PlaneModes {
+    /// The frequency (Hz).
+    pub frequency: f64,
+    /// The modes, highest n_eff first.
+    pub modes: Vec<Mode>,
+    /// Their effective indices in the 3-D grid: beta (from the discrete eigenvalue through
+    /// the grid's difference along the axis) over w / c.
+    pub neff: Vec<f64>,
+}
+
+impl Plane {
+    /// The node plane nearest coordinate `at` (m) along `axis`.
+    pub fn nearest(model: &Model, axis: usize, at: f64) -> Result<Plane, PlaneError> {
+        let g = &model.grid;
+        let n = g.shape[axis];
+        let (lo, hi) = (g.coordinate(axis, 0.0), g.coordinate(axis, n as f64));
+        if !(lo..=hi).contains(&at) {
+            return Err(PlaneError::Outside {
+                axis: ["x", "y", "z"][axis],
+                at,
+                lo,
+                hi,
+            });
+        }
+        let index = (g.fractional_index(axis, at).round() as usize).min(n - 1);
+        Ok(Plane { axis, index })
+    }
+
+    /// The in-plane axes (u, v) = (axis + 1, axis + 2) mod 3.
+    pub fn in_plane(&self) -> [usize; 2] {
+        [(self.axis + 1) % 3, (self.axis + 2) % 3]
+    }
+
+    /// The model's cross-section at frequency `f` (Hz): each Yee position's material, painted
+    /// and smoothed as the run paints it, its permittivity's real part at `f`. The plane's
+    /// walls: periodic where the domain's faces are, else PEC (a guided mode has decayed at a
+    /// PML, whose inner face the plane's edge stands for).
+    pub fn cross_section(&self, model: &Model, f: f64) -> Result<CrossSection, PlaneError> {
+        let g = &model.grid;
+        let [u, v] = self.in_plane();
+        let n = [g.shape[u], g.shape[v]];
+        let table = &model.materials.materials;
+        // Ids of E component `c` over the plane, painted over the x planes it spans.
+        let ids = |c: usize| -> Vec<u8> {
+            let [nx, ny, nz] = g.shape;
+            let (x0, x1) = if self.axis == 0 {
+                (self.index, self.index + 1)
+            } else {
+                (0, nx)
+            };
+            let mut all = vec![0u8; (x1 - x0) * ny * nz];
+            model.paint_materials(Component::ALL[c], x0, x1, &mut all);
+            let mut out = Vec::with_capacity(n[0] * n[1]);
+            for j in 0..n[0] {
+                for k in 0..n[1] {
+                    let mut cell = [0; 3];
+                    (cell[self.axis], cell[u], cell[v]) = (self.index, j, k);
+                    out.push(all[((cell[0] - x0) * ny + cell[1]) * nz + cell[2]]);
+                }
+            }
+            out
+        };
+        let eps = [self.axis, u, v].map(ids);
+        let mut pec = false;
+        let values = eps.each_ref().map(|list| {
+            list.iter()
+                .map(|&m| {
+                    let mat = &table[m as usize];
+                    pec |= mat.pec;
+                    mat.epsilon_at(f).re
+                })
+                .collect::<Vec<f64>>()
+        });
+        if pec {
+            return Err(PlaneError::Pec);
+        }
+        let wall = |a: usize| {
+            if model.boundaries.faces[a]
+                .iter()
+                .all(|f| *f == BoundaryKind::Periodic)
+            {
+                Wall::Periodic
+            } else {
+                Wall::Pec
+            }
+        };
+        Ok(CrossSection {
+            n,
+            cells: [u, v].map(|a| (0..g.shape[a]).map(|i| g.primal(a, i as isize)).collect()),
+            eps: values,
+            walls: [wall(u), wall(v)],
+        })
+    }
+
+    /// The `count` modes of the plane at `f` (Hz), with the 3-D grid's wavenumbers: the
+    /// eigenproblem at the discrete-time k0 = (2 / (c dt)) sin(w dt / 2), and beta from its
+    /// eigenvalue through the grid's difference along the axis, beta = (2 / d) asin(b d / 2)
+    /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c).
+    pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
+        let g = &model.grid;
+        let cs = self.cross_section(model, f)?;
+        let w = 2.0 * std::f64::consts::PI * f;
+        let k0 = 2.0 / (C0 * g.dt) * (w * g.dt / 2.0).sin();
+        let modes = solve(&cs, k0, count)?;
+        let d = g.primal(self.axis, self.index as isize);
+        let neff = modes
+            .iter()
+            .map(|m| {
+                let b = m.beta2.max(0.0).sqrt();
+                let beta = 2.0 / d * (b * d / 2.0).min(1.0).asin();
+                beta / (w / C0)
+            })
+            .collect();
+        Ok(PlaneModes {
+            frequency: f,
+            modes,
+            neff,
+        })
+    }
+}
