@@ -79,6 +79,10 @@ struct ModesArgs {
     /// How many modes, highest n_eff first.
     #[arg(long, default_value_t = 2)]
     modes: usize,
+    /// Write the modes (n_eff, group index, E profiles) to this HDF5 file as
+    /// /modes/plane/ (replacing the file).
+    #[arg(short, long)]
+    output: Option<PathBuf>,
 }
 
 /// The engine options of `yee run` and `yee resume`.
@@ -594,14 +598,25 @@ fn modes(args: ModesArgs) -> ExitCode {
                 model.length_unit,
                 args.frequency
             );
-            for (i, (m, n)) in found.modes.iter().zip(&found.neff).enumerate() {
+            for (i, m) in found.modes.iter().enumerate() {
                 println!(
-                    "  mode {i}: n_eff {n:.6}, E{} fraction {:.3}, E{} fraction {:.3}",
+                    "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}",
+                    found.neff[i],
+                    found.group_index[i],
                     names[u],
                     1.0 - m.v_fraction(),
                     names[v],
                     m.v_fraction()
                 );
+            }
+            if let Some(out) = &args.output {
+                let written =
+                    yee::output::modes::write_plane_modes(out, "plane", &model, plane, &found);
+                if let Err(e) = written {
+                    eprintln!("error: could not write {}: {e}", out.display());
+                    return ExitCode::from(1);
+                }
+                println!("  written to {} (/modes/plane/)", out.display());
             }
             ExitCode::SUCCESS
         }

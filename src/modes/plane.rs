@@ -47,6 +47,10 @@ pub struct PlaneModes {
     /// Their effective indices in the 3-D grid: beta (from the discrete eigenvalue through
     /// the grid's difference along the axis) over w / c.
     pub neff: Vec<f64>,
+    /// Their group indices c / v_g = n_eff + f dn_eff/df, from solves at f (1 +- 1e-3)
+    /// (central difference); NaN for a mode whose neighbours did not pair up (two modes
+    /// crossing within 1e-3 of f).
+    pub group_index: Vec<f64>,
 }
 
 impl Plane {
@@ -138,6 +142,35 @@ impl Plane {
     /// eigenvalue through the grid's difference along the axis, beta = (2 / d) asin(b d / 2)
     /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c).
     pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
+        let (modes, neff) = self.solve_at(model, f, count)?;
+        const STEP: f64 = 1e-3;
+        let (_, above) = self.solve_at(model, f * (1.0 + STEP), count)?;
+        let (_, below) = self.solve_at(model, f * (1.0 - STEP), count)?;
+        let group_index = (0..neff.len())
+            .map(|i| match (above.get(i), below.get(i)) {
+                // Over +-0.1 % of f a mode's n_eff moves by (n_g - n_eff) 2e-3, under 0.01
+                // for any group index within 5 of n_eff: a larger jump is two modes
+                // swapping order, not one mode's dispersion.
+                (Some(a), Some(b)) if (a - b).abs() < 0.01 => neff[i] + (a - b) / (2.0 * STEP),
+                _ => f64::NAN,
+            })
+            .collect();
+        Ok(PlaneModes {
+            frequency: f,
+            modes,
+            neff,
+            group_index,
+        })
+    }
+
+    /// The modes at `f` and their n_eff in the 3-D grid ([`Plane::modes`] without the group
+    /// index).
+    fn solve_at(
+        &self,
+        model: &Model,
+        f: f64,
+        count: usize,
+    ) -> Result<(Vec<Mode>, Vec<f64>), PlaneError> {
         let g = &model.grid;
         let cs = self.cross_section(model, f)?;
         let w = 2.0 * std::f64::consts::PI * f;
@@ -152,10 +185,6 @@ impl Plane {
                 beta / (w / C0)
             })
             .collect();
-        Ok(PlaneModes {
-            frequency: f,
-            modes,
-            neff,
-        })
+        Ok((modes, neff))
     }
 }

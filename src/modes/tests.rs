@@ -150,3 +150,61 @@ fn a_silicon_strip_has_the_published_te0() {
         "{fine} {coarse}"
     );
 }
+
+/// Through a model's plane (a 2-D scene: the slab across y, one periodic cell along z, 5 nm
+/// cells): TE0's n_eff and group index against the dispersion relation's, n_g = n + f dn/df
+/// by the same central difference of the exact n_eff. Bounds: 1e-3 for n_eff (as the
+/// cross-section alone, the grid's dispersion along x adding 1e-5 at 5 nm), 3e-3 for n_g (the
+/// cross-section's error in n_eff, 1.6e-4, varies by about a percent over the band, and the
+/// difference magnifies that by 1 / (2e-3)).
+#[test]
+fn a_slab_plane_has_the_exact_group_index() {
+    let text = r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.005
+size = [0.1, 2.2, 0.005]
+steps = 10
+precision = "f64"
+[boundaries]
+default = { type = "pml", cells = 8 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+si = { epsilon = 12.082576 }
+oxide = { epsilon = 2.085136 }
+[[geometry]]
+shape = "box"
+material = "oxide"
+center = [0.0, 0.0, 0.0]
+size = [10.0, 10.0, 10.0]
+[[geometry]]
+shape = "box"
+material = "si"
+center = [0.0, 0.0, 0.0]
+size = [10.0, 0.22, 10.0]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
+"#;
+    let (model, _) = crate::scene::load_str(text, "slab.toml").expect("a valid scene");
+    let f = crate::model::C0 / LAMBDA;
+    let plane = Plane::nearest(&model, 0, 0.0).expect("in the grid");
+    let found = plane.modes(&model, f, 1).expect("modes");
+    let k0 = 2.0 * std::f64::consts::PI / LAMBDA;
+    let n = slab_neff(k0, N_SI, N_OX, THICK, false);
+    let step = 1e-3;
+    let ng = n
+        + (slab_neff(k0 * (1.0 + step), N_SI, N_OX, THICK, false)
+            - slab_neff(k0 * (1.0 - step), N_SI, N_OX, THICK, false))
+            / (2.0 * step);
+    eprintln!(
+        "slab TE0: n_eff {:.5} vs {n:.5}, n_g {:.4} vs {ng:.4}",
+        found.neff[0], found.group_index[0]
+    );
+    assert!(found.modes[0].v_fraction() > 0.999);
+    assert!((found.neff[0] - n).abs() < 1e-3);
+    assert!((found.group_index[0] - ng).abs() < 3e-3);
+}

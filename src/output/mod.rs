@@ -16,6 +16,7 @@
 pub mod claim;
 pub mod far_field;
 pub mod mesh;
+pub mod modes;
 pub mod resume;
 pub mod scan;
 pub mod xdmf;
