@@ -252,3 +252,34 @@ fn conformal_on_a_dielectric_is_refused() {
         "{said}"
     );
 }
+
+/// `yee check` and `yee plan` (text and JSON) say what the surfaces did to the time step.
+#[test]
+fn check_and_plan_report_the_surfaces() {
+    let dir = std::env::temp_dir().join(format!("yee-conformal-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scene = dir.join("cavity.toml");
+    std::fs::write(&scene, cavity(true, 100, None, [0.37, 0.21])).unwrap();
+    let yee = |args: &[&str]| {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_yee"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let s = scene.to_str().unwrap();
+    let check = yee(&["check", s]);
+    assert!(
+        check.contains("conformal PEC:") && check.contains("reduced from courant 0.99"),
+        "{check}"
+    );
+    let plan = yee(&["plan", s]);
+    assert!(plan.contains("surfaces  conformal PEC:"), "{plan}");
+    let json: serde_json::Value = serde_json::from_str(yee(&["plan", s, "--json"]).trim()).unwrap();
+    let c = &json["conformal"];
+    assert_eq!(c["reduced"], true);
+    assert!((c["courant"].as_f64().unwrap() - 0.7).abs() < 1e-12);
+    assert!(c["cut_faces"].as_u64().unwrap() > 500 && c["stiff_edges"].as_u64().unwrap() > 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

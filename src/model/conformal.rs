@@ -159,6 +159,8 @@ pub struct ConformalSummary {
     pub courant: f64,
     /// True when the default time step was reduced for the surfaces (the scene gave none).
     pub reduced: bool,
+    /// E edges the time step made the rule act on ([`Conformal::stiff`]).
+    pub stiff_edges: usize,
 }
 
 impl ConformalSummary {
@@ -168,6 +170,10 @@ impl ConformalSummary {
             format!(
                 " (the default time step, reduced from courant {} so that the surfaces stay where they are drawn; `courant` in [simulation] chooses another)",
                 DEFAULT_COURANT
+            )
+        } else if self.stiff_edges > 0 && self.courant > CONFORMAL_COURANT {
+            format!(
+                " (the scene's: at {CONFORMAL_COURANT}, the default for such surfaces, fewer faces would need the rule)"
             )
         } else {
             String::new()
@@ -192,6 +198,7 @@ impl Model {
             enlarged_faces: c.enlarged_count(),
             courant: c.courant,
             reduced: self.conformal_reduced,
+            stiff_edges: c.stiff,
         })
     }
 
