@@ -70,6 +70,45 @@ struct PlaneCuts {
     closed: Vec<[usize; 3]>,
 }
 
+/// The edge fractions of one node plane (normal `c`, node `k`) over the conformal box.
+struct PlaneEdges {
+    c: usize,
+    k: usize,
+    a: usize,
+    b: usize,
+    /// The box's cells along a and b.
+    box_a: [usize; 2],
+    box_b: [usize; 2],
+    /// Per b node from `box_b[0]` (up to the last node the arrays hold): the E_a edges' free
+    /// fractions and free materials, per a cell from `box_a[0]`.
+    ea: Vec<(Vec<f64>, Vec<Option<u8>>)>,
+    /// Per a node from `box_a[0]`: the E_b edges' free fractions, per b cell from `box_b[0]`.
+    eb: Vec<Vec<f64>>,
+}
+
+impl PlaneEdges {
+    /// E_a's free fraction at a-cell `i`, b-node `j` (1 outside the box: nothing there).
+    fn r_a(&self, i: usize, j: usize) -> f64 {
+        self.ea
+            .get(j - self.box_b[0])
+            .map_or(1.0, |row| row.0[i - self.box_a[0]])
+    }
+
+    /// E_b's free fraction at a-node `i`, b-cell `j` (1 outside the box).
+    fn r_b(&self, i: usize, j: usize) -> f64 {
+        self.eb
+            .get(i - self.box_a[0])
+            .map_or(1.0, |col| col[j - self.box_b[0]])
+    }
+
+    /// The grid cell of in-plane indices (i, j).
+    fn cell(&self, i: usize, j: usize) -> [usize; 3] {
+        let mut cell = [0; 3];
+        (cell[self.a], cell[self.b], cell[self.c]) = (i, j, self.k);
+        cell
+    }
+}
+
 /// Chords across a face for its free area.
 const AREA_LINES: usize = 32;
 
@@ -333,39 +372,66 @@ impl Model {
     }
 
     /// The cut faces of H component `c` in node plane `k` of axis `c`, and the E_a points of
-    /// that plane that are reopened (`a = c + 1`; each E point is reported from one plane).
+    /// that plane the painter reopens or closes (`a = c + 1`; each E point is reported from
+    /// one plane).
     fn cut_faces_of_plane(&self, c: usize, k: usize, bx: [[usize; 2]; 3]) -> PlaneCuts {
+        let edges = self.plane_edges(c, k, bx);
+        let (opened, closed) = self.painter_agreement(&edges);
+        PlaneCuts {
+            faces: self.plane_faces(&edges),
+            opened,
+            closed,
+        }
+    }
+
+    /// The point of plane `e` at fractional node indices `ia` along a, `ib` along b.
+    fn plane_point(&self, e: &PlaneEdges, ia: f64, ib: f64) -> [f64; 3] {
+        let g = &self.grid;
+        let mut p = [0.0; 3];
+        p[e.a] = g.coordinate(e.a, ia);
+        p[e.b] = g.coordinate(e.b, ib);
+        p[e.c] = g.coordinate(e.c, e.k as f64);
+        p
+    }
+
+    /// The free fractions (and free materials) of the E_a edges along a at each b node, and
+    /// of the E_b edges along b at each a node, of node plane `k` of axis `c` over the box:
+    /// one line of chords each.
+    fn plane_edges(&self, c: usize, k: usize, bx: [[usize; 2]; 3]) -> PlaneEdges {
         let g = &self.grid;
         let (a, b) = ((c + 1) % 3, (c + 2) % 3);
-        let node = |axis: usize, i: usize| g.coordinate(axis, i as f64);
-        let point = |ia: f64, ib: f64| {
-            let mut p = [0.0; 3];
-            p[a] = g.coordinate(a, ia);
-            p[b] = g.coordinate(b, ib);
-            p[c] = node(c, k);
-            p
+        let mut e = PlaneEdges {
+            c,
+            k,
+            a,
+            b,
+            box_a: bx[a],
+            box_b: bx[b],
+            ea: Vec::new(),
+            eb: Vec::new(),
         };
-        let [a0, a1] = bx[a];
-        let [b0, b1] = bx[b];
-        // Free fractions of the E_a edges (along a, at b node j) and E_b edges (along b, at a
-        // node i) of the plane, over the box.
-        let width_a = a1 - a0;
-        let width_b = b1 - b0;
-        // Free fractions (and free materials) of the E_a edges along a at b node j, and of
-        // the E_b edges along b at a node i, over the box: one line of chords each.
-        let rows_b = b1.min(g.shape[b] - 1) + 1 - b0;
-        let ea: Vec<(Vec<f64>, Vec<Option<u8>>)> = (b0..b0 + rows_b)
-            .map(|j| self.line_fractions(point(0.0, j as f64), a, a0, a1))
+        let rows = bx[b][1].min(g.shape[b] - 1) + 1 - bx[b][0];
+        e.ea = (bx[b][0]..bx[b][0] + rows)
+            .map(|j| {
+                self.line_fractions(self.plane_point(&e, 0.0, j as f64), a, bx[a][0], bx[a][1])
+            })
             .collect();
-        let cols_a = a1.min(g.shape[a] - 1) + 1 - a0;
-        let eb: Vec<Vec<f64>> = (a0..a0 + cols_a)
-            .map(|i| self.line_fractions(point(i as f64, 0.0), b, b0, b1).0)
+        let cols = bx[a][1].min(g.shape[a] - 1) + 1 - bx[a][0];
+        e.eb = (bx[a][0]..bx[a][0] + cols)
+            .map(|i| {
+                let q = self.plane_point(&e, i as f64, 0.0);
+                self.line_fractions(q, b, bx[b][0], bx[b][1]).0
+            })
             .collect();
-        let r_a = |i: usize, j: usize| ea[j - b0].0[i - a0];
-        // The painter and the fractions must agree on which E_a points the conductor holds:
-        // near the surface (a fraction strictly between 0 and 1, or unlike an in-plane
-        // neighbour's) a point painted conformal PEC with a free part is reopened, and one
-        // painted free with none is closed (a line on the surface, as a tangent point gives).
+        e
+    }
+
+    /// The E_a points of plane `e` the painter must change to agree with the fractions: near
+    /// the surface (a fraction strictly between 0 and 1, or unlike an in-plane neighbour's)
+    /// a point painted conformal PEC with a free part is reopened (with its free material),
+    /// and one painted free with none is closed (a line on the surface, as a tangent point
+    /// gives).
+    fn painter_agreement(&self, e: &PlaneEdges) -> (Vec<([usize; 3], u8)>, Vec<[usize; 3]>) {
         let pec_at = |p: [f64; 3]| {
             self.objects
                 .iter()
@@ -376,40 +442,37 @@ impl Model {
                     m.pec && m.conformal && o.has_volume()
                 })
         };
-        let mut opened = Vec::new();
-        let mut closed = Vec::new();
-        for j in b0..b0 + rows_b {
-            for i in a0..a1 {
-                let r = r_a(i, j);
-                let unlike = |jj: usize| (b0..b0 + rows_b).contains(&jj) && r_a(i, jj) != r;
+        let (mut opened, mut closed) = (Vec::new(), Vec::new());
+        let rows = e.box_b[0]..e.box_b[0] + e.ea.len();
+        for j in rows.clone() {
+            for i in e.box_a[0]..e.box_a[1] {
+                let r = e.r_a(i, j);
+                let unlike = |jj: usize| rows.contains(&jj) && e.r_a(i, jj) != r;
                 let near = (r > 0.0 && r < 1.0) || unlike(j + 1) || (j > 0 && unlike(j - 1));
                 if !near {
                     continue;
                 }
-                let pec = pec_at(point(i as f64 + 0.5, j as f64));
-                let mut cell = [0; 3];
-                (cell[a], cell[b], cell[c]) = (i, j, k);
+                let pec = pec_at(self.plane_point(e, i as f64 + 0.5, j as f64));
+                let cell = e.cell(i, j);
                 if r > 0.0 && pec {
-                    opened.push((cell, ea[j - b0].1[i - a0].unwrap_or(0)));
+                    let free = e.ea[j - e.box_b[0]].1[i - e.box_a[0]];
+                    opened.push((cell, free.unwrap_or(0)));
                 } else if r == 0.0 && !pec {
                     closed.push(cell);
                 }
             }
         }
-        let ea: Vec<f64> = (0..=width_b)
-            .flat_map(|dj| {
-                let row = ea.get(dj).map(|l| l.0.clone());
-                row.unwrap_or_else(|| vec![1.0; width_a])
-            })
-            .collect();
-        let eb: Vec<f64> = (0..=width_a)
-            .flat_map(|di| eb.get(di).cloned().unwrap_or_else(|| vec![1.0; width_b]))
-            .collect();
+        (opened, closed)
+    }
+
+    /// The cut faces of plane `e`: every face with a free edge and an edge not wholly free
+    /// whose update differs from the plain one, with its free area.
+    fn plane_faces(&self, e: &PlaneEdges) -> Vec<CutFace> {
+        let g = &self.grid;
         let layers = |axis: usize, i: usize| {
             let p = &self.boundaries.profiles[axis];
             i < p.lo || i + p.hi >= p.n
         };
-        let mut faces = Vec::new();
         // A face in the last cell along a or b has an edge on the domain's maximum face, which
         // the arrays do not hold: a PEC face there holds its E at zero (a free fraction of 0);
         // on a flat axis (one periodic cell: a 2-D grid) that edge is the first one again,
@@ -417,70 +480,68 @@ impl Model {
         // [`crate::operator::ConformalOp`]); beyond any other kind the face keeps the
         // staircase.
         let flat = self.flat_axes();
-        let pec_max = |axis: usize| self.boundaries.faces[axis][1].zeroes_tangential_e();
         let last = |axis: usize, hi: usize| {
             let n = g.shape[axis];
-            hi.min(if pec_max(axis) || flat[axis] {
-                n
+            let open = self.boundaries.faces[axis][1].zeroes_tangential_e() || flat[axis];
+            hi.min(if open { n } else { n - 1 })
+        };
+        // Edge `node` along `axis`: past the last node, the first again on a flat axis, else
+        // held at zero.
+        let wrap = |axis: usize, node: usize| {
+            if node < g.shape[axis] {
+                Some(node)
             } else {
-                n - 1
-            })
+                flat[axis].then_some(0)
+            }
         };
-        // Edge `node` (relative to the box's first) along `axis`, stored at `index(node)`.
-        let edge = |v: &[f64], axis: usize, node: usize, index: &dyn Fn(usize) -> usize| match (
-            node == g.shape[axis],
-            flat[axis],
-        ) {
-            (false, _) => v[index(node)],
-            (true, true) => v[index(0)],
-            (true, false) => 0.0,
-        };
-        for i in a0..last(a, a1) {
-            for j in b0..last(b, b1) {
-                if layers(a, i) || layers(b, j) || layers(c, k) {
+        let mut faces = Vec::new();
+        for i in e.box_a[0]..last(e.a, e.box_a[1]) {
+            for j in e.box_b[0]..last(e.b, e.box_b[1]) {
+                if layers(e.a, i) || layers(e.b, j) || layers(e.c, e.k) {
                     continue;
                 }
                 let free = [
-                    eb[(i - a0) * width_b + (j - b0)],
-                    edge(&eb, a, i + 1, &|n| (n - a0) * width_b + (j - b0)),
-                    ea[(j - b0) * width_a + (i - a0)],
-                    edge(&ea, b, j + 1, &|n| (n - b0) * width_a + (i - a0)),
+                    e.r_b(i, j),
+                    wrap(e.a, i + 1).map_or(0.0, |n| e.r_b(n, j)),
+                    e.r_a(i, j),
+                    wrap(e.b, j + 1).map_or(0.0, |n| e.r_a(i, n)),
                 ];
-                let longest = free.iter().copied().fold(0.0, f64::max);
-                // Wholly inside, or every edge free (a surface that cuts a face's inside
-                // without crossing an edge is a feature smaller than the cell: not seen).
-                if longest == 0.0 || free.iter().all(|&r| r == 1.0) {
-                    continue;
+                if let Some(face) = self.cut_face(e, i, j, free) {
+                    faces.push(face);
                 }
-                // Edges wholly in or out next to a surface on a grid plane: a face wholly free
-                // to a coarse look keeps the plain update (its free edges weigh 1). One that
-                // looks wholly inside has its free edges on the surface: it is cut (area 0),
-                // and the stability rule closes those edges, as a conductor's surface holds
-                // its tangential E.
-                let whole = free.iter().all(|&r| r == 0.0 || r == 1.0);
-                if whole && self.free_area_of(c, k, i, j, 4) == 1.0 {
-                    continue;
-                }
-                let area = self.free_area_of(c, k, i, j, AREA_LINES);
-                // Nothing to correct when every free edge's weight is the plain one.
-                if free.iter().all(|&r| r == 0.0 || r == area) {
-                    continue;
-                }
-                let mut cell = [0; 3];
-                (cell[a], cell[b], cell[c]) = (i, j, k);
-                faces.push(CutFace {
-                    cell,
-                    free,
-                    area,
-                    used: area,
-                });
             }
         }
-        PlaneCuts {
-            faces,
-            opened,
-            closed,
+        faces
+    }
+
+    /// The face at a-cell `i`, b-cell `j` of plane `e` with edge fractions `free`, if the
+    /// surface cuts it.
+    fn cut_face(&self, e: &PlaneEdges, i: usize, j: usize, free: [f64; 4]) -> Option<CutFace> {
+        let longest = free.iter().copied().fold(0.0, f64::max);
+        // Wholly inside, or every edge free (a surface that cuts a face's inside without
+        // crossing an edge is a feature smaller than the cell: not seen).
+        if longest == 0.0 || free.iter().all(|&r| r == 1.0) {
+            return None;
         }
+        // Edges wholly in or out next to a surface on a grid plane: a face wholly free to a
+        // coarse look keeps the plain update (its free edges weigh 1). One that looks wholly
+        // inside has its free edges on the surface: it is cut (area 0), and the stability
+        // rule closes those edges, as a conductor's surface holds its tangential E.
+        let whole = free.iter().all(|&r| r == 0.0 || r == 1.0);
+        if whole && self.free_area_of(e.c, e.k, i, j, 4) == 1.0 {
+            return None;
+        }
+        let area = self.free_area_of(e.c, e.k, i, j, AREA_LINES);
+        // Nothing to correct when every free edge's weight is the plain one.
+        if free.iter().all(|&r| r == 0.0 || r == area) {
+            return None;
+        }
+        Some(CutFace {
+            cell: e.cell(i, j),
+            free,
+            area,
+            used: area,
+        })
     }
 
     /// The free fractions of the edges `[i0, i1)` along `axis` of the grid line through `q`
