@@ -51,6 +51,9 @@ pub const DEFAULT_COURANT: f64 = 0.99;
 /// to cost up to 1.6 %. Tidy3D reduces its conformal PEC's time step by 0.3 likewise.
 pub const CONFORMAL_COURANT: f64 = 0.7;
 
+/// An E point the painter reopens: its cell and the material of its free part.
+pub type Reopened = ([usize; 3], u8);
+
 /// A fraction with rounding noise at its ends snapped to 0 or 1.
 fn snap(r: f64) -> f64 {
     if r < FRACTION_TOLERANCE {
@@ -66,7 +69,7 @@ fn snap(r: f64) -> f64 {
 /// plane the painter reopens and closes ([`Conformal::opened`], [`Conformal::closed`]).
 struct PlaneCuts {
     faces: Vec<CutFace>,
-    opened: Vec<([usize; 3], u8)>,
+    opened: Vec<Reopened>,
     closed: Vec<[usize; 3]>,
 }
 
@@ -142,7 +145,7 @@ pub struct Conformal {
     /// By E component, the cells whose Yee point lies inside a conformal PEC but whose edge
     /// is partly free, with the material of its free part, in (x, y, z) order: the painter
     /// gives them that material instead of the PEC.
-    pub opened: [Vec<([usize; 3], u8)>; 3],
+    pub opened: [Vec<Reopened>; 3],
     /// By E component, the cells the stability rule closes: held at zero like the conductor
     /// (the painter gives them `pec_id`), in (x, y, z) order.
     pub closed: [Vec<[usize; 3]>; 3],
@@ -164,7 +167,7 @@ pub struct Conformal {
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Cuts {
     faces: [Vec<CutFace>; 3],
-    opened: [Vec<([usize; 3], u8)>; 3],
+    opened: [Vec<Reopened>; 3],
     closed: [Vec<[usize; 3]>; 3],
 }
 
@@ -431,7 +434,7 @@ impl Model {
     /// a point painted conformal PEC with a free part is reopened (with its free material),
     /// and one painted free with none is closed (a line on the surface, as a tangent point
     /// gives).
-    fn painter_agreement(&self, e: &PlaneEdges) -> (Vec<([usize; 3], u8)>, Vec<[usize; 3]>) {
+    fn painter_agreement(&self, e: &PlaneEdges) -> (Vec<Reopened>, Vec<[usize; 3]>) {
         let pec_at = |p: [f64; 3]| {
             self.objects
                 .iter()

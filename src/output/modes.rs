@@ -1,8 +1,8 @@
 //! `yee modes -o OUT.h5`: a plane's modes as `/modes/<name>/` (design.md section 11):
-//! `frequency` [1], `neff` and `group_index` [1, modes], `profile/<E_u>` and `profile/<E_v>`
-//! [modes, n_u, n_v] (E_u at (j + 1/2, k), E_v at (j, k + 1/2) of the plane's nodes, the
-//! largest value 1), `grid/<u>` and `grid/<v>` (the plane's node coordinates, m); attributes
-//! `axis` (the normal), `coordinate` (its position, m).
+//! `frequency` (one value), `neff` and `group_index` (`[1, modes]`), `profile/<E_u>` and
+//! `profile/<E_v>` (`[modes, n_u, n_v]`: E_u at (j + 1/2, k), E_v at (j, k + 1/2) of the
+//! plane's nodes, the largest value 1), `grid/<u>` and `grid/<v>` (the plane's node
+//! coordinates, m); attributes `axis` (the normal), `coordinate` (its position, m).
 
 use super::{scalar_attr, str_attr};
 use crate::model::Model;
