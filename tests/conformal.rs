@@ -280,6 +280,7 @@ fn check_and_plan_report_the_surfaces() {
     let c = &json["conformal"];
     assert_eq!(c["reduced"], true);
     assert!((c["courant"].as_f64().unwrap() - 0.7).abs() < 1e-12);
-    assert!(c["cut_faces"].as_u64().unwrap() > 500 && c["stiff_edges"].as_u64().unwrap() > 0);
+    assert!(c["cut_faces"].as_u64().unwrap() > 500 && c["stiff"] == true && c["exact"] == true);
+    assert!(c["closed_edges"].as_u64().is_some());
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -191,18 +191,22 @@ impl Conformal {
 /// What `yee check` and `yee plan` say about the conformal PEC surfaces.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct ConformalSummary {
-    /// Cut faces the pass corrects.
-    pub cut_faces: usize,
-    /// E edges the stability rule held at zero (surface lines included).
-    pub closed_edges: usize,
-    /// Faces whose area the stability rule enlarged.
-    pub enlarged_faces: usize,
+    /// Cut faces the pass corrects (an estimate when `exact` is false).
+    pub cut_faces: u64,
+    /// False when the surfaces span more than [`EXACT_CONFORMAL_CELLS`]: the faces were cut on
+    /// sampled planes only, and what the stability rule does is not counted.
+    pub exact: bool,
+    /// E edges the stability rule held at zero (surface lines included); None when not exact.
+    pub closed_edges: Option<usize>,
+    /// Faces whose area the stability rule enlarged; None when not exact.
+    pub enlarged_faces: Option<usize>,
     /// The run's courant.
     pub courant: f64,
     /// True when the default time step was reduced for the surfaces (the scene gave none).
     pub reduced: bool,
-    /// E edges the time step made the rule act on ([`Conformal::stiff`]).
-    pub stiff_edges: usize,
+    /// True when the default courant would make the stability rule move much of the surface
+    /// ([`ConformalEstimate::stiff`]).
+    pub stiff: bool,
 }
 
 impl ConformalSummary {
@@ -210,38 +214,155 @@ impl ConformalSummary {
     pub fn line(&self) -> String {
         let step = if self.reduced {
             format!(
-                " (the default time step, reduced from courant {} so that the surfaces stay where they are drawn; `courant` in [simulation] chooses another)",
-                DEFAULT_COURANT
+                " (the default time step, reduced from courant {DEFAULT_COURANT} so that the surfaces stay where they are drawn; `courant` in [simulation] chooses another)"
             )
-        } else if self.stiff_edges > 0 && self.courant > CONFORMAL_COURANT {
+        } else if self.stiff && self.courant > CONFORMAL_COURANT {
             format!(
                 " (the scene's: at {CONFORMAL_COURANT}, the default for such surfaces, fewer faces would need the rule)"
             )
         } else {
             String::new()
         };
+        let rule = match (self.closed_edges, self.enlarged_faces) {
+            (Some(c), Some(e)) => {
+                format!("; for stability {c} E edges are held at zero and {e} faces enlarged")
+            }
+            _ => String::new(),
+        };
         format!(
-            "conformal PEC: {} cut faces at courant {}{step}; for stability {} E edges are held at zero and {} faces enlarged",
+            "conformal PEC: {}{} cut faces at courant {}{step}{rule}",
+            if self.exact { "" } else { "about " },
             self.cut_faces,
             (self.courant * 1e4).round() / 1e4,
-            self.closed_edges,
-            self.enlarged_faces
         )
     }
+}
+
+/// Above this many cells in the conformal surfaces' box, [`Model::conformal_estimate`] cuts
+/// sampled planes only, so that `yee plan` answers in well under a second on any grid.
+pub const EXACT_CONFORMAL_CELLS: u64 = 1_000_000;
+
+/// The conformal surfaces as quick decisions need them: the resolver's time step and the
+/// plan's bytes. Exact while the surfaces' box holds at most [`EXACT_CONFORMAL_CELLS`]; beyond,
+/// every k-th plane of each normal is cut and stands for the k planes from it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ConformalEstimate {
+    /// Cut faces per global x plane (all three H components).
+    pub x_planes: Vec<u64>,
+    /// Cut faces in all.
+    pub faces: u64,
+    /// Whether the default courant would make the stability rule act on much of the surface:
+    /// some face's area, not zero, below 0.9 of its longest free edge's fraction (next to
+    /// plain faces, an edge is beyond the rule's bound at courant 0.99 below 0.93; a face of
+    /// no area lies along the surface, whose edges are held at any time step).
+    pub stiff: bool,
+    /// Whether every plane was cut.
+    pub exact: bool,
+    /// One plane in this many was cut (1 when exact).
+    pub sampling: usize,
+    /// How long making the estimate took (s).
+    pub seconds: f64,
 }
 
 impl Model {
     /// The conformal PEC summary; None without cut faces.
     pub fn conformal_summary(&self) -> Option<ConformalSummary> {
-        let c = self.conformal();
-        (c.face_count() > 0).then(|| ConformalSummary {
-            cut_faces: c.face_count(),
-            closed_edges: c.closed_count(),
-            enlarged_faces: c.enlarged_count(),
-            courant: c.courant,
+        let est = self.conformal_estimate();
+        if est.faces == 0 {
+            return None;
+        }
+        let g = &self.grid;
+        let courant = g.dt / super::Grid::courant_limit_of(g.min_cell(), self.flat_axes());
+        let full = est.exact.then(|| self.conformal());
+        Some(ConformalSummary {
+            cut_faces: est.faces,
+            exact: est.exact,
+            closed_edges: full.as_ref().map(|c| c.closed_count()),
+            enlarged_faces: full.as_ref().map(|c| c.enlarged_count()),
+            courant,
             reduced: self.conformal_reduced,
-            stiff_edges: c.stiff,
+            stiff: est.stiff,
         })
+    }
+
+    /// The conformal surfaces' estimate ([`ConformalEstimate`]), made once per model.
+    pub fn conformal_estimate(&self) -> std::sync::Arc<ConformalEstimate> {
+        self.conformal_estimate
+            .get_or_init(|| {
+                let started = std::time::Instant::now();
+                let mut e = self.estimate_conformal();
+                e.seconds = started.elapsed().as_secs_f64();
+                std::sync::Arc::new(e)
+            })
+            .clone()
+    }
+
+    /// [`Model::conformal_estimate`], made.
+    fn estimate_conformal(&self) -> ConformalEstimate {
+        let mut out = ConformalEstimate {
+            x_planes: vec![0; self.grid.shape[0]],
+            exact: true,
+            sampling: 1,
+            ..Default::default()
+        };
+        let Some(bx) = self.conformal_box() else {
+            return ConformalEstimate {
+                exact: true,
+                sampling: 1,
+                ..Default::default()
+            };
+        };
+        let volume: u64 = bx.iter().map(|r| (r[1] - r[0]) as u64).product();
+        let stride = (volume as f64 / EXACT_CONFORMAL_CELLS as f64)
+            .ceil()
+            .max(1.0) as usize;
+        // A face of no area has its free edges on the surface: held at any time step.
+        let stiff =
+            |f: &CutFace| f.area > 0.0 && f.area < 0.9 * f.free.iter().copied().fold(0.0, f64::max);
+        if stride == 1 {
+            // Small enough to cut whole: the faces the pass will have (after the rule).
+            let full = self.conformal();
+            out.stiff = full.cuts.faces.iter().flatten().any(stiff);
+            for f in full.faces.iter().flatten() {
+                out.x_planes[f.cell[0]] += 1;
+            }
+            out.faces = out.x_planes.iter().sum();
+            if out.faces == 0 {
+                out.x_planes.clear();
+            }
+            return out;
+        }
+        out.exact = false;
+        out.sampling = stride;
+        for c in 0..3 {
+            let ks: Vec<usize> = (bx[c][0]..bx[c][1]).step_by(stride).collect();
+            let planes: Vec<(usize, Vec<CutFace>)> = ks
+                .par_iter()
+                .map(|&k| (k, self.cut_faces_of_plane(c, k, bx).faces))
+                .collect();
+            for (k, faces) in planes {
+                let weight = stride.min(bx[c][1] - k);
+                for f in &faces {
+                    out.stiff |= stiff(f);
+                    // A sampled plane stands for the `weight` planes from it: along x, those
+                    // planes; across, the same x.
+                    let xs = if c == 0 {
+                        k..k + weight
+                    } else {
+                        f.cell[0]..f.cell[0] + 1
+                    };
+                    let each = if c == 0 { 1 } else { weight as u64 };
+                    for x in xs {
+                        out.x_planes[x] += each;
+                    }
+                }
+            }
+        }
+        out.faces = out.x_planes.iter().sum();
+        if out.faces == 0 {
+            out.x_planes.clear();
+        }
+        out
     }
 
     /// The conformal PEC surfaces' cut faces (computed once per model; empty without a
@@ -353,8 +474,8 @@ impl Model {
     }
 
     /// Take `old`'s cuts, stabilized at this model's time step, when `old` is this model at
-    /// another time step (the same grid lines and objects): the resolver's second build at
-    /// the shorter default time step need not cut the surfaces again.
+    /// another time step (the same grid lines and objects) and has made them: the resolver's
+    /// second build at the shorter default time step need not cut the surfaces again.
     pub fn reuse_conformal_cuts(&mut self, old: &Model) {
         let (a, b) = (&self.grid, &old.grid);
         let same = (a.shape, a.cell, a.origin, &a.lines) == (b.shape, b.cell, b.origin, &b.lines)
@@ -368,8 +489,9 @@ impl Model {
                 )
             }) == [0, 1, 2]
                 .map(|i| (old.boundaries.profiles[i].lo, old.boundaries.profiles[i].hi));
-        if same {
-            let conformal = self.stabilized(old.conformal().cuts.clone());
+        // Only cuts already made: a large model's are made when the run first needs them.
+        if let (true, Some(done)) = (same, old.conformal.get()) {
+            let conformal = self.stabilized(done.cuts.clone());
             self.conformal = std::sync::OnceLock::from(std::sync::Arc::new(conformal));
         }
     }

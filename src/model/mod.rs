@@ -25,7 +25,10 @@ pub mod trimesh;
 pub mod voxels;
 
 pub use cell_pass::{cells_within, CellPass, CellPlane, CellPlaneOf};
-pub use conformal::{Conformal, ConformalSummary, CutFace, CONFORMAL_COURANT, DEFAULT_COURANT};
+pub use conformal::{
+    Conformal, ConformalEstimate, ConformalSummary, CutFace, CONFORMAL_COURANT, DEFAULT_COURANT,
+    EXACT_CONFORMAL_CELLS,
+};
 pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_POLE_OMEGA_DT};
 pub use faces::{BoundaryKind, PmlParams};
 pub use geometry::{Object, Shape};
@@ -83,6 +86,8 @@ pub struct Model {
     pub dispersive_counts: std::sync::OnceLock<std::sync::Arc<DispersiveCounts>>,
     /// The conformal PEC surfaces' cut faces, computed on first use ([`Model::conformal`]).
     pub conformal: std::sync::OnceLock<std::sync::Arc<Conformal>>,
+    /// Their quick estimate, made on first use ([`Model::conformal_estimate`]).
+    pub conformal_estimate: std::sync::OnceLock<std::sync::Arc<ConformalEstimate>>,
     /// True when the scene gave no `courant` and its conformal PEC surfaces made the default
     /// time step the shorter one (`yee check` and `yee plan` say so).
     pub conformal_reduced: bool,
@@ -150,6 +155,15 @@ impl Model {
     /// (C order, `(x1 - x0) * ny * nz` ids, vacuum where no object is): objects in paint
     /// order, each only over the index box its bounds cover.
     pub fn paint_materials(&self, c: Component, x0: usize, x1: usize, out: &mut [u8]) {
+        self.paint_objects(c, x0, x1, out);
+        if c.is_electric() {
+            self.reopen_conformal(c, x0, x1, out);
+        }
+    }
+
+    /// [`Model::paint_materials`] but for the conformal surfaces' reopened and closed points
+    /// (which need every cut face: [`Model::conformal`]).
+    fn paint_objects(&self, c: Component, x0: usize, x1: usize, out: &mut [u8]) {
         use rayon::prelude::*;
         let g = &self.grid;
         let [_, ny, nz] = g.shape;
@@ -230,9 +244,6 @@ impl Model {
         if let (Some(smoothing), true) = (&self.smoothing, c.is_electric()) {
             self.smooth(smoothing, c, x0, x1, out);
         }
-        if c.is_electric() {
-            self.reopen_conformal(c, x0, x1, out);
-        }
     }
 
     /// The cells of E component `c` that the dispersive pass updates, from the painted ids of
@@ -301,6 +312,10 @@ impl Model {
         if self.objects.is_empty() {
             return None;
         }
+        // Cutting the conformal surfaces' faces, which the painter needs first: the sampled
+        // estimate timed and scaled by its sampling (it runs on every core already).
+        let estimate = self.conformal_estimate();
+        let cutting = estimate.seconds * estimate.sampling as f64;
         let [nx, ny, nz] = self.grid.shape;
         let per_block = (2_000_000 / (ny * nz).max(1)).clamp(1, 8).min(nx);
         let blocks = 4.min(nx / per_block).max(1);
@@ -311,7 +326,7 @@ impl Model {
             let x0 = ((2 * b + 1) * nx / (2 * blocks)).min(nx - per_block);
             for c in [Component::Ex, Component::Ey, Component::Ez] {
                 ids.fill(0);
-                self.paint_materials(c, x0, x0 + per_block, &mut ids);
+                self.paint_objects(c, x0, x0 + per_block, &mut ids);
             }
             planes += per_block;
             if start.elapsed().as_secs_f64() > 0.25 {
@@ -319,7 +334,7 @@ impl Model {
             }
         }
         let per_plane = start.elapsed().as_secs_f64() / planes as f64;
-        Some(per_plane * nx as f64 / cores as f64)
+        Some(per_plane * nx as f64 / cores as f64 + cutting)
     }
 
     /// The global x planes [first, last) object `i` may paint: its bounds widened by a cell

@@ -444,17 +444,10 @@ pub fn conformal_face_bytes(real: usize) -> u64 {
 }
 
 /// The conformal PEC pass's cut faces per global x plane, all three H components together
-/// (empty without any).
+/// (empty without any): exact while the surfaces' box is small, else from sampled planes
+/// ([`Model::conformal_estimate`]).
 fn conformal_planes(model: &Model) -> Vec<u64> {
-    let c = model.conformal();
-    if c.face_count() == 0 {
-        return Vec::new();
-    }
-    let mut planes = vec![0u64; model.grid.shape[0]];
-    for f in c.faces.iter().flatten() {
-        planes[f.cell[0]] += 1;
-    }
-    planes
+    model.conformal_estimate().x_planes.clone()
 }
 
 /// What a cell pass ([`crate::model::CellPass`]) declares that the plan counts: the plan

@@ -185,7 +185,10 @@ pub fn resolve(
     // Conformal PEC surfaces the default time step cannot keep exact: the scene again at the
     // shorter default (a scene that gives `courant` keeps it, and the check says what it costs).
     let given = scene.simulation.get_ref().courant.is_some();
-    if ck.problems.is_empty() && !given && model.as_ref().is_some_and(|m| m.conformal().stiff > 0) {
+    if ck.problems.is_empty()
+        && !given
+        && model.as_ref().is_some_and(|m| m.conformal_estimate().stiff)
+    {
         let mut again = Checker {
             text,
             problems: Vec::new(),
@@ -389,6 +392,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         fluxes,
         dispersive_counts: Default::default(),
         conformal: Default::default(),
+        conformal_estimate: Default::default(),
         conformal_reduced: false,
         scan: scan.map(std::sync::Arc::new),
         cell_passes: crate::fault::cell_passes(),
