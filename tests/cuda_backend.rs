@@ -120,6 +120,13 @@ fn cuda_matches_cpu_with_a_tfsf_box_axial_and_oblique_f32_and_f64() {
 
 #[test]
 #[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_conformal_pec_cut_faces_f32_and_f64() {
+    against_cpu::<f32>(CONFORMAL_SCENE, 60, 3, 1, false);
+    against_cpu::<f64>(CONFORMAL_SCENE, 60, 1, 1, false);
+}
+
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
 fn cuda_matches_cpu_with_periodic_pmc_plane_wave_f32_and_f64() {
     against_cpu::<f32>(PERIODIC_SCENE, 40, 3, 1, false);
     against_cpu::<f64>(PERIODIC_SCENE, 40, 3, 1, false);
