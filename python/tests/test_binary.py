@@ -516,3 +516,66 @@ def test_materials_are_stored_so_a_reader_recomputes_epsilon(yee_bin, tmp_path):
         np.testing.assert_allclose(r.epsilon("metal", f), expected, rtol=1e-12)
         water = r.epsilon("water", 1e9)
         np.testing.assert_allclose(water, 4.9 + 75 / (1 - 1j * 2 * np.pi * 1e9 * 9.4e-12), rtol=1e-12)
+
+
+STRIP = """
+[simulation]
+length_unit = "um"
+cell_size = 0.04
+size = [0.8, 2.5, 2.0]
+steps = 10
+precision = "f64"
+[boundaries]
+default = { type = "pml", cells = 8 }
+[materials]
+si = { epsilon = 12.082576 }
+oxide = { epsilon = 2.085136 }
+[[geometry]]
+shape = "box"
+material = "oxide"
+center = [0.0, 0.0, 0.0]
+size = [10.0, 10.0, 10.0]
+[[geometry]]
+shape = "box"
+material = "si"
+center = [0.0, 0.0, 0.0]
+size = [10.0, 0.5, 0.22]
+[[source]]
+type = "dipole"
+component = "Ey"
+position = [0.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
+"""
+
+
+def test_yee_modes_file_reads_back_and_plots(yee_bin, tmp_path):
+    """``yee modes -o``'s file: two modes of a Si strip, TE0 first (its E along the width,
+    y), profiles on the plane's Yee positions, drawn by plot_mode."""
+    from yee_post import plot_mode, read_modes
+
+    scene = tmp_path / "strip.toml"
+    scene.write_text(STRIP)
+    out = tmp_path / "modes.h5"
+    proc = subprocess.run(
+        [str(yee_bin), "modes", str(scene), "--plane", "x=0", "--frequency", "1.934e14", "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    m = read_modes(out)
+    assert m.axis == "x" and m.axes() == ("y", "z")
+    assert m.neff.shape == (2,) and m.neff[0] > m.neff[1] > 1.444
+    assert 2.3 < m.neff[0] < 2.6 and m.group_index[0] > m.neff[0]
+    ey, ez = m.profiles["Ey"], m.profiles["Ez"]
+    assert ey.shape == ez.shape == (2, 62, 50)
+    # TE0: E along the width dominates, peaked at the strip's centre.
+    assert np.abs(ey[0]).max() == pytest.approx(1.0) and np.abs(ez[0]).max() < 0.5
+    cu, cv = m.positions("Ey")
+    j, k = np.unravel_index(np.abs(ey[0]).argmax(), ey[0].shape)
+    assert abs(cu[j]) < 0.1e-6 and abs(cv[k]) < 0.1e-6
+    ax = plot_mode(m, 0)
+    path = tmp_path / "te0.png"
+    ax.figure.savefig(path, dpi=50)
+    plt.close(ax.figure)
+    assert path.stat().st_size > 1000

@@ -23,12 +23,16 @@ from .plot import (
     plot_slice,
     plot_spectrum,
 )
+from .modes import Modes, plot_mode, read_modes
 from .result import COMPONENTS, STAGGER, FarField, Field, FluxField, Result, spectrum
 from .scan import BScan, apply_gain, first_break, remove_background, time_zero
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Modes",
+    "read_modes",
+    "plot_mode",
     "Result",
     "Field",
     "FluxField",
