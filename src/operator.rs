@@ -327,16 +327,6 @@ impl<T: Real> ConformalOp<T> {
             })
             .collect()
     }
-
-    /// Cut faces in all.
-    pub fn len(&self) -> usize {
-        self.cells.iter().map(Vec::len).sum()
-    }
-
-    /// True without cut faces.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// The TF/SF pass's tables ([`crate::model::Tfsf`]): the 1-D incident grid's constants and
