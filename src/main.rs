@@ -801,7 +801,8 @@ fn execute(model: &yee::model::Model, mut opts: RunOptions, engine: &EngineArgs)
             eprintln!("{e}");
             ExitCode::from(signals::exit_code())
         }
-        Err(e @ RunError::Resume(_)) => {
+        Err(e @ RunError::Resume(_))
+        | Err(e @ RunError::Backend(yee::run::StartError::Modes(_))) => {
             eprintln!("error: {e}");
             ExitCode::from(2)
         }

@@ -12,6 +12,7 @@ mod grid;
 pub mod library;
 mod materials;
 pub mod mesh;
+mod modes;
 mod monitors;
 mod pml;
 pub mod prism;
@@ -34,6 +35,9 @@ pub use faces::{BoundaryKind, PmlParams};
 pub use geometry::{Object, Shape};
 pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
+pub use modes::{
+    BasisMode, ModeChoice, ModeMonitor, ModePlane, ModeSheet, PlaneBasis, SolvedSheet,
+};
 pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries};
 pub use scan::Scan;
@@ -149,6 +153,44 @@ impl Model {
             .enumerate()
             .filter_map(|(k, s)| s.magnetic.as_ref().map(|m| (k, m.component, m.cells)));
         clip_sheets(sheets, x0, x1)
+    }
+
+    /// A mode source's weights ([`Source::profiles`]) of model source `k` on global x planes
+    /// `[x0, x1)`: of its electric sheet, or with `magnetic` of its magnetic one, over the
+    /// sheet's cells there in C order (the slab's part of [`Model::sources_in`]'s ranges); None
+    /// for a uniform sheet or one outside the planes.
+    pub fn sheet_weights(
+        &self,
+        k: usize,
+        magnetic: bool,
+        x0: usize,
+        x1: usize,
+    ) -> Option<Vec<f64>> {
+        let s = &self.sources[k];
+        let weights = s.profiles()?[magnetic as usize];
+        let cells = match (&s.magnetic, magnetic) {
+            (Some(m), true) => m.cells,
+            _ => s.cells,
+        };
+        let (a, b) = (cells[0][0].max(x0), cells[0][1].min(x1));
+        let per_plane = (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0]);
+        (a < b)
+            .then(|| weights[(a - cells[0][0]) * per_plane..(b - cells[0][0]) * per_plane].to_vec())
+    }
+
+    /// Values of the mode sources' weights on global x planes `[x0, x1)` (electric and
+    /// magnetic sheets), which a slab holds in the run's precision (the plan counts them from
+    /// the cells alone, before any mode is solved).
+    pub fn sheet_weight_values(&self, x0: usize, x1: usize) -> u64 {
+        let in_planes = |cells: &[[usize; 2]; 3]| {
+            let (a, b) = (cells[0][0].max(x0), cells[0][1].min(x1));
+            (b.saturating_sub(a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64
+        };
+        self.sources
+            .iter()
+            .filter(|s| s.mode.is_some())
+            .map(|s| in_planes(&s.cells) + s.magnetic.as_ref().map_or(0, |m| in_planes(&m.cells)))
+            .sum()
     }
 
     /// Paint the material ids of component `c` (E, or H when some material is magnetic) over global x planes `[x0, x1)` into `out`

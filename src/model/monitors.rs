@@ -169,6 +169,9 @@ pub struct Flux {
     /// `decimation dt` ([`crate::flux`]): within the Nyquist limit of the sources' band, the
     /// spectrum is the same to the DFT's accuracy.
     pub decimation: usize,
+    /// A mode monitor's decomposition (`type = "mode"`, one plane patch): its DFTs are read
+    /// back like `fields` and split into mode amplitudes ([`crate::modes::decompose`]).
+    pub mode: Option<std::sync::Arc<super::ModeMonitor>>,
 }
 
 impl Flux {

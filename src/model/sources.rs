@@ -165,6 +165,10 @@ pub struct Source {
     pub advance: f64,
     /// The magnetic current sheet of a one-way (Huygens) plane wave, or None.
     pub magnetic: Option<MagneticSheet>,
+    /// A mode source's sheet and this source's role in it (0: J on E_u with M on H_v, 1: J on
+    /// E_v with M on H_u): J and M then vary over their cells by the solved profile's weights
+    /// ([`Source::profiles`]) and the advance is the mode's; None for a uniform sheet.
+    pub mode: Option<(std::sync::Arc<super::ModeSheet>, usize)>,
 }
 
 /// The magnetic half of a Huygens source: M on a sheet of H-component cells half a cell behind
@@ -183,9 +187,33 @@ pub struct MagneticSheet {
 }
 
 impl Source {
-    /// J (A/m^2) at time `t`.
+    /// J (A/m^2) at time `t` (for a mode source, times the weight of each cell, [`Source::profiles`]).
     pub fn current(&self, t: f64) -> f64 {
-        self.amplitude * self.waveform.value(t + self.advance)
+        self.amplitude * self.waveform.value(t + self.lead())
+    }
+
+    /// How far J runs ahead of the waveform (s): [`Source::advance`], or a mode source's
+    /// solved advance.
+    pub fn lead(&self) -> f64 {
+        match &self.mode {
+            Some((sheet, _)) => sheet.solved.get().map_or(0.0, |s| s.advance),
+            None => self.advance,
+        }
+    }
+
+    /// A mode source's per-cell weights of J (over `cells`) and M (over the magnetic sheet's
+    /// cells), C order; None for a uniform sheet.
+    ///
+    /// # Panics
+    /// If the mode source was not solved ([`crate::modes::prepare`] runs at run start).
+    pub fn profiles(&self) -> Option<[&[f64]; 2]> {
+        self.mode.as_ref().map(|(sheet, role)| {
+            let s = sheet
+                .solved
+                .get()
+                .expect("mode sources are solved before a backend is built");
+            [&s.weights[*role][0][..], &s.weights[*role][1][..]]
+        })
     }
     /// M (V/m^2) of the magnetic sheet at time `t` (0 without one).
     pub fn magnetic_current(&self, t: f64) -> f64 {

@@ -19,10 +19,16 @@
 //! wall) and the node quantity there at zero; a periodic wall wraps. [`solve`] finds the modes
 //! of largest beta^2 (highest n_eff) by shift-invert Arnoldi on a sparse LU (faer).
 
+mod basis;
 mod eigen;
+mod fields;
 mod plane;
+mod prepare;
 
-pub use plane::{Plane, PlaneError, PlaneModes};
+pub use crate::model::ModePlane as Plane;
+pub use basis::{decompose, Amplitude};
+pub use plane::{PlaneError, PlaneModes};
+pub use prepare::prepare;
 
 use faer::sparse::{SparseColMat, Triplet};
 

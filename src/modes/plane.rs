@@ -2,17 +2,8 @@
 //! at the Yee positions of a grid plane, its cells, its walls, and the grid's own time and
 //! space steps, so that a mode's n_eff is the one it has in the 3-D run.
 
-use super::{solve, CrossSection, Mode, ModeError, Wall};
+use super::{solve, CrossSection, Mode, ModeError, Plane, Wall};
 use crate::model::{BoundaryKind, Component, Model, C0};
-
-/// A plane of a model: the node plane `index` normal to `axis`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plane {
-    /// The normal (0, 1, 2 for x, y, z): the propagation axis.
-    pub axis: usize,
-    /// The node index along it.
-    pub index: usize,
-}
 
 /// Why a model's plane cannot be solved.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -68,22 +59,24 @@ impl Plane {
             });
         }
         let index = (g.fractional_index(axis, at).round() as usize).min(n - 1);
-        Ok(Plane { axis, index })
-    }
-
-    /// The in-plane axes (u, v) = (axis + 1, axis + 2) mod 3.
-    pub fn in_plane(&self) -> [usize; 2] {
-        [(self.axis + 1) % 3, (self.axis + 2) % 3]
+        let [u, v] = [(axis + 1) % 3, (axis + 2) % 3];
+        Ok(Plane {
+            axis,
+            index,
+            ranges: [[0, g.shape[u]], [0, g.shape[v]]],
+        })
     }
 
     /// The model's cross-section at frequency `f` (Hz): each Yee position's material, painted
     /// and smoothed as the run paints it, its permittivity's real part at `f`. The plane's
-    /// walls: periodic where the domain's faces are, else PEC (a guided mode has decayed at a
-    /// PML, whose inner face the plane's edge stands for).
+    /// walls: periodic where the plane spans a periodic axis of the domain, else PEC (a guided
+    /// mode has decayed at a PML, whose inner face the plane's edge stands for, and at the edge
+    /// of a mode plane drawn smaller than the domain).
     pub fn cross_section(&self, model: &Model, f: f64) -> Result<CrossSection, PlaneError> {
         let g = &model.grid;
         let [u, v] = self.in_plane();
-        let n = [g.shape[u], g.shape[v]];
+        let [ru, rv] = self.ranges;
+        let n = [ru[1] - ru[0], rv[1] - rv[0]];
         let table = &model.materials.materials;
         // Ids of E component `c` over the plane, painted over the x planes it spans.
         let ids = |c: usize| -> Vec<u8> {
@@ -96,8 +89,8 @@ impl Plane {
             let mut all = vec![0u8; (x1 - x0) * ny * nz];
             model.paint_materials(Component::ALL[c], x0, x1, &mut all);
             let mut out = Vec::with_capacity(n[0] * n[1]);
-            for j in 0..n[0] {
-                for k in 0..n[1] {
+            for j in ru[0]..ru[1] {
+                for k in rv[0]..rv[1] {
                     let mut cell = [0; 3];
                     (cell[self.axis], cell[u], cell[v]) = (self.index, j, k);
                     out.push(all[((cell[0] - x0) * ny + cell[1]) * nz + cell[2]]);
@@ -119,10 +112,12 @@ impl Plane {
         if pec {
             return Err(PlaneError::Pec);
         }
-        let wall = |a: usize| {
-            if model.boundaries.faces[a]
-                .iter()
-                .all(|f| *f == BoundaryKind::Periodic)
+        let wall = |a: usize, r: [usize; 2]| {
+            let whole = r == [0, g.shape[a]];
+            if whole
+                && model.boundaries.faces[a]
+                    .iter()
+                    .all(|f| *f == BoundaryKind::Periodic)
             {
                 Wall::Periodic
             } else {
@@ -131,9 +126,10 @@ impl Plane {
         };
         Ok(CrossSection {
             n,
-            cells: [u, v].map(|a| (0..g.shape[a]).map(|i| g.primal(a, i as isize)).collect()),
+            cells: [(u, ru), (v, rv)]
+                .map(|(a, r)| (r[0]..r[1]).map(|i| g.primal(a, i as isize)).collect()),
             eps: values,
-            walls: [wall(u), wall(v)],
+            walls: [wall(u, ru), wall(v, rv)],
         })
     }
 
@@ -171,20 +167,52 @@ impl Plane {
         f: f64,
         count: usize,
     ) -> Result<(Vec<Mode>, Vec<f64>), PlaneError> {
+        let s = self.solved(model, f, count)?;
+        Ok((s.modes, s.neff))
+    }
+
+    /// The cross-section at `f`, its modes, the discrete k0 they were solved at and their
+    /// n_eff in the 3-D grid.
+    pub(super) fn solved(&self, model: &Model, f: f64, count: usize) -> Result<Solved, PlaneError> {
         let g = &model.grid;
         let cs = self.cross_section(model, f)?;
         let w = 2.0 * std::f64::consts::PI * f;
         let k0 = 2.0 / (C0 * g.dt) * (w * g.dt / 2.0).sin();
         let modes = solve(&cs, k0, count)?;
-        let d = g.primal(self.axis, self.index as isize);
-        let neff = modes
+        let d = self.step(model);
+        let beta: Vec<f64> = modes
             .iter()
             .map(|m| {
                 let b = m.beta2.max(0.0).sqrt();
-                let beta = 2.0 / d * (b * d / 2.0).min(1.0).asin();
-                beta / (w / C0)
+                2.0 / d * (b * d / 2.0).min(1.0).asin()
             })
             .collect();
-        Ok((modes, neff))
+        let neff = beta.iter().map(|b| b / (w / C0)).collect();
+        Ok(Solved {
+            cs,
+            k0,
+            modes,
+            beta,
+            neff,
+        })
     }
+
+    /// The cell along the normal whose difference turns the eigenvalue into beta.
+    pub(super) fn step(&self, model: &Model) -> f64 {
+        model.grid.primal(self.axis, self.index as isize)
+    }
+}
+
+/// One solve of a plane ([`Plane::solved`]).
+pub(super) struct Solved {
+    /// The cross-section solved.
+    pub cs: CrossSection,
+    /// The discrete-time free-space wavenumber (1/m).
+    pub k0: f64,
+    /// The modes, highest n_eff first.
+    pub modes: Vec<Mode>,
+    /// Their wavenumbers along the normal in the 3-D grid (1/m).
+    pub beta: Vec<f64>,
+    /// Their effective indices in the 3-D grid.
+    pub neff: Vec<f64>,
 }

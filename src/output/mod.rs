@@ -258,6 +258,8 @@ struct FluxSet {
     /// With a TF/SF source: `incident_intensity`, and for a closed box around or inside the
     /// TF/SF box `cross_section` (its `kind` attribute says which).
     cross: Option<(Dataset, Option<(crate::model::BoxRelation, Dataset)>)>,
+    /// A mode monitor's `forward` and `backward` amplitudes ([`modes::ModeSet`]).
+    modes: Option<modes::ModeSet>,
 }
 
 struct SnapshotSet {
@@ -515,7 +517,15 @@ impl Hdf5Writer {
             }
         }
         let mut fluxes = Vec::new();
-        let plain = model.fluxes.iter().any(|f| f.far_field.is_none());
+        let plain = model
+            .fluxes
+            .iter()
+            .any(|f| f.far_field.is_none() && f.mode.is_none());
+        let modes_root = if model.fluxes.iter().any(|f| f.mode.is_some()) {
+            Some(file.create_group("modes")?)
+        } else {
+            None
+        };
         let flux_root = if plain {
             Some(file.create_group("flux")?)
         } else {
@@ -527,9 +537,10 @@ impl Hdf5Writer {
             None
         };
         for f in &model.fluxes {
-            let root = match f.far_field {
-                None => flux_root.as_ref(),
-                Some(_) => far_root.as_ref(),
+            let root = match (&f.far_field, &f.mode) {
+                (_, Some(_)) => modes_root.as_ref(),
+                (None, None) => flux_root.as_ref(),
+                (Some(_), None) => far_root.as_ref(),
             }
             .expect("the group of each kind was created");
             let grp = root.create_group(&f.name)?;
@@ -626,12 +637,17 @@ impl Hdf5Writer {
                 }
                 None => None,
             };
+            let modes = match &f.mode {
+                Some(m) => Some(modes::ModeSet::create(&grp, g, f, m)?),
+                None => None,
+            };
             fluxes.push(FluxSet {
                 group: grp,
                 power,
                 fields,
                 far,
                 cross,
+                modes,
             });
         }
         file.flush()?;
@@ -751,6 +767,20 @@ impl Hdf5Writer {
                 .write_scalar(&(steps as u64))
         })()
         .map_err(err(&self.path, self.expected))
+    }
+
+    /// Write mode monitor `index`'s amplitudes: per frequency, per mode, forward then backward.
+    pub fn write_mode_amplitudes(
+        &mut self,
+        index: usize,
+        amplitudes: &[Vec<(crate::modes::Amplitude, crate::modes::Amplitude)>],
+    ) -> Result<(), OutputError> {
+        let set = self.fluxes[index]
+            .modes
+            .as_ref()
+            .expect("a mode monitor's datasets");
+        set.write(amplitudes)
+            .map_err(err(&self.path, self.expected))
     }
 
     /// With a TF/SF source: write monitor `index`'s incident intensity (W/m^2, per frequency)

@@ -220,10 +220,10 @@ impl Hdf5Writer {
         }
         let mut fluxes = Vec::new();
         for f in &model.fluxes {
-            let root = if f.far_field.is_some() {
-                "far_field"
-            } else {
-                "flux"
+            let root = match (&f.far_field, &f.mode) {
+                (_, Some(_)) => "modes",
+                (Some(_), None) => "far_field",
+                (None, None) => "flux",
             };
             let grp = file.group(&format!("{root}/{}", f.name))?;
             let open4 =
@@ -269,12 +269,17 @@ impl Hdf5Writer {
             } else {
                 None
             };
+            let modes = match &f.mode {
+                Some(m) => Some(super::modes::ModeSet::open(&grp, m.count)?),
+                None => None,
+            };
             fluxes.push(super::FluxSet {
                 power: grp.dataset("power")?,
                 group: grp,
                 fields,
                 far,
                 cross,
+                modes,
             });
         }
         Ok(Hdf5Writer {

@@ -431,6 +431,9 @@ pub struct Layout {
     /// Per global x plane, the conformal PEC pass's cut faces (empty without any; see
     /// [`Model::conformal`]).
     pub conformal_planes: std::sync::Arc<Vec<u64>>,
+    /// Per global x plane, the mode sources' weights there (values, electric and magnetic
+    /// sheets: [`Model::sheet_weight_values`]; empty without mode sources).
+    pub sheet_weight_planes: std::sync::Arc<Vec<u64>>,
     /// What the CUDA engine's kernel launches per step depend on
     /// ([`Layout::gpu_launches_per_step`]).
     pub launches: std::sync::Arc<LaunchLayout>,
@@ -448,6 +451,16 @@ pub fn conformal_face_bytes(real: usize) -> u64 {
 /// ([`Model::conformal_estimate`]).
 fn conformal_planes(model: &Model) -> Vec<u64> {
     model.conformal_estimate().x_planes.clone()
+}
+
+/// Per global x plane, the values of the mode sources' weights ([`Layout::sheet_weight_planes`]).
+fn sheet_weight_planes(model: &Model) -> Vec<u64> {
+    if model.sources.iter().all(|s| s.mode.is_none()) {
+        return Vec::new();
+    }
+    (0..model.grid.shape[0])
+        .map(|x| model.sheet_weight_values(x, x + 1))
+        .collect()
 }
 
 /// What a cell pass ([`crate::model::CellPass`]) declares that the plan counts: the plan
@@ -518,6 +531,7 @@ impl Layout {
             ),
             tfsf_nodes: model.tfsf.as_ref().map_or(0, |t| t.nodes as u64),
             conformal_planes: std::sync::Arc::new(conformal_planes(model)),
+            sheet_weight_planes: std::sync::Arc::new(sheet_weight_planes(model)),
             launches: std::sync::Arc::new(LaunchLayout::of(model)),
             cell_passes: std::sync::Arc::new(CellPassLayout::of(model)),
         }
@@ -609,7 +623,8 @@ impl Layout {
     /// - materials, when some material is magnetic: the same again for the H components; and
     ///   the conformal PEC pass's cut faces ([`conformal_face_bytes`] each);
     /// - dispersive: per dispersive cell a u32 index, E^n and the poles' state;
-    /// - sources: the TF/SF correction points of the slab ([`Layout::tfsf_bytes`]).
+    /// - sources: the TF/SF correction points of the slab ([`Layout::tfsf_bytes`]) and the mode
+    ///   sources' weights there ([`Layout::sheet_weight_bytes`]).
     pub fn slab_bytes(&self, range: SlabRange) -> Allocation {
         let ny = self.shape[1] as u64;
         let p = self.precision.bytes() as u64;
@@ -624,7 +639,7 @@ impl Layout {
             pml: self.psi_bytes(range),
             dispersive: self.dispersive_bytes(range),
             monitors: 0,
-            sources: self.tfsf_bytes(range),
+            sources: self.tfsf_bytes(range) + self.sheet_weight_bytes(range),
             passes: self.cell_pass_bytes(range),
         }
     }
@@ -649,6 +664,17 @@ impl Layout {
             self.tfsf_nodes,
             self.precision.bytes(),
         )
+    }
+
+    /// Bytes of the mode sources' weights in the slab that owns `range`.
+    pub fn sheet_weight_bytes(&self, range: SlabRange) -> u64 {
+        let planes = &self.sheet_weight_planes;
+        let values: u64 = planes
+            .get(range.x0..range.x1.min(planes.len()))
+            .unwrap_or(&[])
+            .iter()
+            .sum();
+        values * self.precision.bytes() as u64
     }
 
     /// The conformal PEC pass's cut faces in the slab that owns `range`.
@@ -1101,6 +1127,7 @@ mod tests {
             tfsf_planes: Default::default(),
             tfsf_nodes: 0,
             conformal_planes: Default::default(),
+            sheet_weight_planes: Default::default(),
             launches: Default::default(),
             cell_passes: Default::default(),
         }

@@ -211,6 +211,9 @@ pub enum StartError {
     /// `--backend cuda` was asked for, but CUDA cannot be used here (the plan found no GPU).
     #[error("{0}")]
     Refused(String),
+    /// A mode source or monitor could not be solved (bad input: each line names its scene key).
+    #[error("{0}")]
+    Modes(String),
     /// The GPUs ran out of memory while the engine was allocated, and no plan without the
     /// GPUs that failed holds the grid (`--backend cuda`).
     #[error("{0}: the grid does not fit on the GPUs; use --backend cpu, more GPUs, or a coarser cell size")]
@@ -245,6 +248,9 @@ impl RunError {
 
 /// Run `model` to completion (or interruption), writing `opts.output`.
 pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<Summary, RunError> {
+    // Mode sources and monitors are solved once, before anything is allocated (every rank
+    // solves its own copy: the solve is deterministic, so they agree to the bit).
+    crate::modes::prepare(model).map_err(|e| RunError::Backend(StartError::Modes(e)))?;
     // Over several MPI ranks, the rank split and the driver (`ranks`); one process as below.
     #[cfg(feature = "mpi")]
     {

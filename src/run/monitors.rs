@@ -19,6 +19,22 @@ pub(super) fn write_fluxes<B: Backend>(
     for (i, f) in model.fluxes.iter().enumerate() {
         // A monitor whose DFTs the file keeps reads them back; the others only their spectrum,
         // formed where the DFTs are (on a GPU, a few values per row read back).
+        if let Some(mode) = &f.mode {
+            // A mode monitor reads its DFTs back and splits them into the plane's modes.
+            let Some(dft) = backend.flux_dft(i) else {
+                continue;
+            };
+            writer.write_flux(i, &dft.power(), None, steps_done)?;
+            if let Some(basis) = mode.basis.get() {
+                let amplitudes: Vec<_> = basis
+                    .iter()
+                    .enumerate()
+                    .map(|(k, b)| crate::modes::decompose(b, &dft.patches[0], k))
+                    .collect();
+                writer.write_mode_amplitudes(i, &amplitudes)?;
+            }
+            continue;
+        }
         let (power, dft) = if f.fields || f.far_field.is_some() {
             let Some(dft) = backend.flux_dft(i) else {
                 continue;

@@ -296,9 +296,14 @@ pub struct GeometrySpec {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
-    /// dipole | plane_wave | tfsf.
+    /// dipole | plane_wave | tfsf | mode.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
+    /// Mode source: its name, also its port name in `[sparameters]` (default `source<i>`).
+    pub name: Option<Spanned<String>>,
+    /// Mode source: which mode, an index from 0 by decreasing n_eff (default 0), or
+    /// `{ neff = 2.4 }` for the mode nearest that n_eff.
+    pub mode: Option<Spanned<toml::Value>>,
     /// Dipole: the E component driven (Ex, Ey, Ez).
     pub component: Option<Spanned<String>>,
     /// Dipole: position `[x, y, z]`; plane wave: coordinate of the sheet along its direction.
@@ -308,7 +313,8 @@ pub struct SourceSpec {
     /// Plane wave: the E component driven, transverse to the direction; TF/SF: a component
     /// or a vector `[ex, ey, ez]` perpendicular to the direction.
     pub polarization: Option<Spanned<toml::Value>>,
-    /// TF/SF: the total-field box `{ center = [...], size = [...] }`.
+    /// TF/SF: the total-field box `{ center = [...], size = [...] }`; mode source: its plane,
+    /// a box with one zero extent.
     #[serde(rename = "box")]
     pub region: Option<Spanned<BoxSpec>>,
     /// Time dependence.
@@ -372,6 +378,8 @@ pub struct MonitorSpec {
     /// Flux and far field: sample the running DFTs every `decimation` steps (default: the
     /// largest period the sources' band and the highest frequency allow; 1: every step).
     pub decimation: Option<Spanned<i64>>,
+    /// Mode monitor: decompose onto the plane's first `modes` modes (default 1).
+    pub modes: Option<Spanned<i64>>,
     /// Far field: polar angles in degrees from +z, `{ min, max, count }` within [0, 180].
     pub theta: Option<Spanned<AngleSpec>>,
     /// Far field: azimuths in degrees from +x towards +y, `{ min, max, count }`.

@@ -71,6 +71,13 @@ impl<T> std::ops::Deref for Shared<T> {
     }
 }
 
+/// The index of cell (local plane `p`, `y`, `z`) in the C-order weights of a sheet over the
+/// slab's local cell ranges `cells`.
+fn sheet_cell(cells: &[[usize; 2]; 3], p: usize, y: usize, z: usize) -> usize {
+    let (cy, cz) = (cells[1][1] - cells[1][0], cells[2][1] - cells[2][0]);
+    ((p - cells[0][0]) * cy + (y - cells[1][0])) * cz + (z - cells[2][0])
+}
+
 /// One slab's arrays.
 struct Slab<T> {
     range: SlabRange,
@@ -100,6 +107,9 @@ struct Slab<T> {
     sources: Vec<(usize, Component, [[usize; 2]; 3])>,
     /// Magnetic sheets that touch this slab, likewise (H components).
     magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// Per entry of `sources`, then of `magnetic`: a mode source's weights over its cells in
+    /// this slab ([`Model::sheet_weights`]), None for a uniform sheet.
+    weights: [Vec<Option<Vec<T>>>; 2],
     /// The TF/SF correction points in this slab, one entry per group in pass order.
     tfsf: Vec<crate::operator::TfsfSlabGroup<T>>,
     /// The TF/SF source's 1-D incident grid, when this slab holds correction points: each
@@ -291,6 +301,15 @@ impl<T: Real> Slab<T> {
         let lz = sh.pml[2].layers();
         let sources = model.sources_in(range.x0, range.x1);
         let magnetic = model.magnetic_sources_in(range.x0, range.x1);
+        let weights = [&sources, &magnetic].map(|list| {
+            list.iter()
+                .map(|&(k, c, _)| {
+                    model
+                        .sheet_weights(k, !c.is_electric(), range.x0, range.x1)
+                        .map(|w| w.into_iter().map(T::from_f64).collect())
+                })
+                .collect()
+        });
         let tfsf = sh
             .tfsf
             .as_ref()
@@ -315,6 +334,7 @@ impl<T: Real> Slab<T> {
             psi_z: [0; 4].map(|_| written_zeros(n * ny * lz)),
             sources,
             magnetic,
+            weights,
             tfsf,
             incident,
             cell_state: cells::states(model, range.x0..range.x1),
@@ -354,7 +374,14 @@ impl<T: Real> Slab<T> {
                 .sum(),
             monitors: 0,
             sources: self.tfsf.iter().map(|g| g.bytes()).sum::<u64>()
-                + self.incident.as_ref().map_or(0, |i| i.bytes()),
+                + self.incident.as_ref().map_or(0, |i| i.bytes())
+                + self
+                    .weights
+                    .iter()
+                    .flatten()
+                    .flatten()
+                    .map(len)
+                    .sum::<u64>(),
             passes: self.cell_state.iter().map(len).sum(),
         }
     }
@@ -461,7 +488,7 @@ impl<T: Real> Slab<T> {
         rows: Range<usize>,
     ) {
         let plane = sh.ny * sh.nz;
-        for &(s, c, cells) in &self.sources {
+        for (&(s, c, cells), weights) in self.sources.iter().zip(&self.weights[0]) {
             let j = source_values[s];
             let ci = c as usize;
             for p in cells[0][0].max(planes.start)..cells[0][1].min(planes.end) {
@@ -469,7 +496,11 @@ impl<T: Real> Slab<T> {
                     for z in cells[2][0]..cells[2][1] {
                         let local = (p - 1) * plane + y * sh.nz + z;
                         let cb = sh.coef[self.mat[ci][local] as usize].1;
-                        self.e[ci][p * plane + y * sh.nz + z] -= cb * T::from_f64(j);
+                        let current = match weights {
+                            None => T::from_f64(j),
+                            Some(w) => T::from_f64(j) * w[sheet_cell(&cells, p, y, z)],
+                        };
+                        self.e[ci][p * plane + y * sh.nz + z] -= cb * current;
                     }
                 }
             }
@@ -487,13 +518,17 @@ impl<T: Real> Slab<T> {
         rows: Range<usize>,
     ) {
         let plane = sh.ny * sh.nz;
-        for &(s, c, cells) in &self.magnetic {
+        for (&(s, c, cells), weights) in self.magnetic.iter().zip(&self.weights[1]) {
             let m = T::from_f64(magnetic_values[s]);
             let ci = c as usize % 3;
             for p in cells[0][0].max(planes.start)..cells[0][1].min(planes.end) {
                 for y in cells[1][0].max(rows.start)..cells[1][1].min(rows.end) {
                     for z in cells[2][0]..cells[2][1] {
-                        self.h[ci][p * plane + y * sh.nz + z] -= sh.ch * m;
+                        let current = match weights {
+                            None => m,
+                            Some(w) => m * w[sheet_cell(&cells, p, y, z)],
+                        };
+                        self.h[ci][p * plane + y * sh.nz + z] -= sh.ch * current;
                     }
                 }
             }

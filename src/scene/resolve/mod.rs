@@ -5,6 +5,7 @@ mod boundaries;
 mod geometry;
 mod import;
 mod materials;
+mod modes;
 mod monitors;
 mod placement;
 mod refine;

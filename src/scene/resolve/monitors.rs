@@ -46,12 +46,28 @@ pub(super) fn monitors(
         let Some(kind) = ck.one_of(
             &m.kind,
             &format!("{key}.type"),
-            &["probe", "snapshot", "flux", "far_field"],
+            &["probe", "snapshot", "flux", "far_field", "mode"],
         ) else {
             continue;
         };
+        if kind != 4 {
+            if let Some(c) = &m.modes {
+                ck.error(
+                    c,
+                    &format!("{key}.modes"),
+                    "`modes` belongs to mode monitors",
+                );
+            }
+        }
         if kind >= 2 {
-            if let Some(f) = flux(m, mon, &key, ck, grid, unit_m, faces, kind == 3) {
+            let mut found = flux(m, mon, &key, ck, grid, unit_m, faces, kind == 3, kind == 4);
+            if let (Some(f), true) = (&mut found, kind == 4) {
+                f.mode = super::modes::mode_monitor(m, mon, &key, ck);
+                if f.mode.is_none() {
+                    found = None;
+                }
+            }
+            if let Some(f) = found {
                 if let (Some(g), Some(b), true) = (grid, &m.region, f.far_field.is_some()) {
                     vacuum_outside(ck, g, b, &key, &f.patches, objects, unit_m);
                 }
@@ -403,9 +419,12 @@ fn flux(
     unit_m: f64,
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     far: bool,
+    mode: bool,
 ) -> Option<Flux> {
     let what = if far {
         "a far_field monitor takes `box`, `frequencies`, `theta` and `phi`"
+    } else if mode {
+        "a mode monitor takes `box` (a plane: one zero extent) or `plane`, `modes`, `frequencies` and `decimation`"
     } else {
         "a flux monitor takes `plane` or `box`, `frequencies` and `fields`"
     };
@@ -416,13 +435,14 @@ fn flux(
         ("position", m.position.is_some()),
         ("interpolate", m.interpolate.is_some()),
         ("plane", far && m.plane.is_some()),
-        ("fields", far && m.fields.is_some()),
+        ("fields", (far || mode) && m.fields.is_some()),
         ("theta", !far && m.theta.is_some()),
         ("phi", !far && m.phi.is_some()),
     ] {
         if present {
             let why = match field {
                 "plane" => "; the projection needs a closed surface: give `box = { center, size }`",
+                "fields" if mode => "",
                 "fields" => "; the surface DFTs are always stored, under `surface`",
                 "theta" | "phi" => "; angles belong to far_field monitors",
                 _ => "",
@@ -434,7 +454,11 @@ fn flux(
             );
         }
     }
-    let kind = if far { "a far_field" } else { "a flux" };
+    let kind = match (far, mode) {
+        (true, _) => "a far_field",
+        (_, true) => "a mode",
+        _ => "a flux",
+    };
     let far_field = if far {
         let theta = angles(ck, m.theta.as_ref(), mon, key, "theta", Some((0.0, 180.0)));
         let phi = angles(ck, m.phi.as_ref(), mon, key, "phi", None);
@@ -536,6 +560,9 @@ fn flux(
             ck.error(mon, key, need);
             return None;
         }
+        (None, Some(b)) if mode => {
+            vec![super::modes::mode_plane(b, key, ck, grid, unit_m, faces)?.patch()]
+        }
         (None, Some(b)) => closed_box(b, key, ck, grid, unit_m, faces)?,
         (Some(plane), None) => vec![flux_plane(plane, key, ck, grid, unit_m, faces)?],
     };
@@ -570,6 +597,7 @@ fn flux(
         fields,
         far_field,
         decimation,
+        mode: None,
     })
 }
 

@@ -111,7 +111,7 @@ pub(super) fn sources(
         let kind = ck.one_of(
             &s.kind,
             &format!("{key}.type"),
-            &["dipole", "plane_wave", "tfsf"],
+            &["dipole", "plane_wave", "tfsf", "mode"],
         );
         let wave = waveform(&s.waveform, &format!("{key}.waveform"), ck);
         let amplitude = match &s.amplitude {
@@ -227,9 +227,31 @@ pub(super) fn sources(
             }
         }
         let two_way = s.two_way.as_ref().is_some_and(|t| *t.get_ref());
+        if kind == Some(3) {
+            match super::modes::mode_source(
+                s, src, n, &key, ck, grid, unit_m, faces, amplitude, wave,
+            ) {
+                Some(pair) => out.extend(pair),
+                None => ok = false,
+            }
+            continue;
+        }
+        for (given, name) in [(s.name.is_some(), "name"), (s.mode.is_some(), "mode")] {
+            if given {
+                ck.error(
+                    src,
+                    &format!("{key}.{name}"),
+                    format!("`{name}` belongs to mode sources"),
+                );
+            }
+        }
         if kind != Some(2) {
             if let Some(b) = &s.region {
-                ck.error(b, &format!("{key}.box"), "`box` belongs to tfsf sources");
+                ck.error(
+                    b,
+                    &format!("{key}.box"),
+                    "`box` belongs to tfsf and mode sources",
+                );
             }
         }
         if kind == Some(2) {
@@ -273,6 +295,7 @@ pub(super) fn sources(
                 waveform,
                 advance: 0.0,
                 magnetic: None,
+                mode: None,
             }),
             (None, Some(sheet), Some(waveform)) if two_way => out.push(Source {
                 component: sheet.component,
@@ -281,6 +304,7 @@ pub(super) fn sources(
                 waveform,
                 advance: 0.0,
                 magnetic: None,
+                mode: None,
             }),
             (None, Some(sheet), Some(waveform)) => {
                 let g = grid.expect("a sheet is placed only on a grid");
@@ -550,5 +574,6 @@ fn one_way(
             cells: h_cells,
             amplitude: -levi * sheet.sign as f64 * amplitude / d,
         }),
+        mode: None,
     }
 }

@@ -1,0 +1,153 @@
+//! Solving a model's mode sources and mode monitors at run start, once: the sources' sheet
+//! weights and the monitors' unit-power bases, into the model's `OnceLock`s.
+//!
+//! A mode source is a one-way Huygens pair, the plane wave's ([`crate::scene`]'s `one_way`)
+//! with a profile: with the mode's transverse E and H (H from [`CrossSection::magnetic`]), the
+//! electric sheet on the E plane carries J_u = -H_v / d_e and J_v = H_u / d_e, the magnetic sheet
+//! half a cell upstream M_v = -s E_u / d and M_u = s E_v / d (s = +1 along +axis), J leading M
+//! by the mode's travel time over that half cell, beta d / (2 w). On the grid these are the
+//! discrete TF/SF corrections of the mode itself, so the backward waves of the two sheets cancel
+//! exactly at the centre frequency, for any cross-section (the cell's own cb scales J).
+
+use super::{CrossSection, Plane, PlaneError};
+use crate::model::{ModeChoice, ModeMonitor, ModeSheet, Model, PlaneBasis, SolvedSheet};
+use rayon::prelude::*;
+
+/// Solve every mode source and mode monitor of `model` that is not solved yet. The error
+/// lists every problem, each naming the scene key it comes from.
+pub fn prepare(model: &Model) -> Result<(), String> {
+    let mut problems = Vec::new();
+    let mut seen: Vec<*const ModeSheet> = Vec::new();
+    for s in &model.sources {
+        let Some((sheet, _)) = &s.mode else { continue };
+        if seen.contains(&std::sync::Arc::as_ptr(sheet)) || sheet.solved.get().is_some() {
+            continue;
+        }
+        seen.push(std::sync::Arc::as_ptr(sheet));
+        match solve_sheet(model, sheet) {
+            Ok(solved) => {
+                let _ = sheet.solved.set(solved);
+            }
+            Err(e) => problems.push(format!("{}: {e}", sheet.place)),
+        }
+    }
+    for f in &model.fluxes {
+        let Some(monitor) = &f.mode else { continue };
+        if monitor.basis.get().is_some() {
+            continue;
+        }
+        let plane = Plane::of_patch(&f.patches[0]);
+        match solve_monitor(model, plane, monitor, &f.frequencies) {
+            Ok(basis) => {
+                let _ = monitor.basis.set(basis);
+            }
+            Err(e) => problems.push(format!("{}: {e}", monitor.place)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n"))
+    }
+}
+
+/// A mode monitor's basis at each of its frequencies (solved in parallel).
+fn solve_monitor(
+    model: &Model,
+    plane: Plane,
+    monitor: &ModeMonitor,
+    frequencies: &[f64],
+) -> Result<Vec<PlaneBasis>, PlaneError> {
+    frequencies
+        .par_iter()
+        .map(|&f| plane.basis(model, f, monitor.count))
+        .collect()
+}
+
+/// The n_eff of the modes that carry power (beta^2 > 0), for messages.
+fn listed(neff: &[f64], beta2: impl Iterator<Item = f64>) -> String {
+    let list: Vec<String> = neff
+        .iter()
+        .zip(beta2)
+        .filter(|(_, b)| *b > 0.0)
+        .map(|(n, _)| format!("{n:.4}"))
+        .collect();
+    if list.is_empty() {
+        "none".into()
+    } else {
+        list.join(", ")
+    }
+}
+
+/// A mode source's weights: the chosen mode at the centre frequency, checked to carry power
+/// down to the lowest frequency of the source's band.
+fn solve_sheet(model: &Model, sheet: &ModeSheet) -> Result<SolvedSheet, String> {
+    let plane = sheet.plane;
+    let f = sheet.frequency;
+    let count = match sheet.choice {
+        ModeChoice::Index(i) => i + 1,
+        ModeChoice::Neff(_) => 6,
+    };
+    let s = plane.solved(model, f, count).map_err(|e| e.to_string())?;
+    let index = match sheet.choice {
+        ModeChoice::Index(i) => i,
+        ModeChoice::Neff(target) => (0..s.neff.len())
+            .min_by(|&a, &b| {
+                (s.neff[a] - target)
+                    .abs()
+                    .total_cmp(&(s.neff[b] - target).abs())
+            })
+            .unwrap_or(0),
+    };
+    let carrying = s.modes.iter().filter(|m| m.beta2 > 0.0).count();
+    if index >= s.modes.len() || s.modes[index].beta2 <= 0.0 {
+        return Err(format!(
+            "mode {index} does not propagate at {f:.6e} Hz: the plane carries {carrying} mode(s) there (n_eff {}); choose a lower index or a wider plane",
+            listed(&s.neff, s.modes.iter().map(|m| m.beta2))
+        ));
+    }
+    // The band's low edge: the mode must still carry real power there (not just have an n_eff).
+    let low = plane
+        .solved(model, sheet.band_low, index + 1)
+        .map_err(|e| e.to_string())?;
+    if low.modes.get(index).is_none_or(|m| m.beta2 <= 0.0) {
+        return Err(format!(
+            "mode {index} is cut off at {:.6e} Hz, the low edge of the source's band (it carries no power there; modes that do: n_eff {}): raise the band or narrow it",
+            sheet.band_low,
+            listed(&low.neff, low.modes.iter().map(|m| m.beta2))
+        ));
+    }
+    let mode = &s.modes[index];
+    let h = s.cs.magnetic(mode, s.k0);
+    let g = &model.grid;
+    let a = plane.axis;
+    let d_e = g.dual(a, plane.index, false);
+    let d = g.primal(a, sheet.behind as isize);
+    let sign = sheet.sign as f64;
+    let w = 2.0 * std::f64::consts::PI * f;
+    let order = |values: &[f64], scale: f64| box_order(&plane, &s.cs, values, scale);
+    Ok(SolvedSheet {
+        index,
+        neff: s.neff[index],
+        advance: s.beta[index] * d / (2.0 * w),
+        weights: [
+            [order(&h[1], -1.0 / d_e), order(&mode.e[0], -sign / d)],
+            [order(&h[0], 1.0 / d_e), order(&mode.e[1], sign / d)],
+        ],
+    })
+}
+
+/// `values` (`j * n_v + k` over the plane) times `scale`, in the C order of the sheet's cell
+/// box (x, y, z; the plane's normal one cell thick).
+pub(super) fn box_order(plane: &Plane, cs: &CrossSection, values: &[f64], scale: f64) -> Vec<f64> {
+    let [nu, nv] = cs.n;
+    let [u, v] = plane.in_plane();
+    let mut out = vec![0.0; nu * nv];
+    for j in 0..nu {
+        for k in 0..nv {
+            let at = if u < v { j * nv + k } else { k * nu + j };
+            out[at] = values[j * nv + k] * scale;
+        }
+    }
+    out
+}

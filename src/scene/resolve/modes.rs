@@ -1,0 +1,311 @@
+//! Mode sources and mode monitors (`type = "mode"`): their plane (a box with one zero extent),
+//! direction and mode choice. The modes themselves are solved at run start
+//! ([`crate::modes::prepare`]); here only what can be checked without solving.
+
+use super::placement::num;
+use super::{line_col, text, vec3_plain, Checker};
+use crate::model::*;
+use crate::scene::schema::*;
+use std::sync::{Arc, OnceLock};
+use toml::Spanned;
+
+/// `file:line: `key`` of a scene entry, for messages given when its mode is solved.
+fn place<T>(ck: &Checker, at: &Spanned<T>, key: &str) -> String {
+    let (line, _) = line_col(ck.text, at.span().start);
+    format!("{}:{line}: `{key}`", ck.file)
+}
+
+/// The plane of a mode source or monitor: `box` with exactly one zero extent, its normal's
+/// node plane at least one cell inside the domain and outside the PML along the normal, its
+/// in-plane cells the box's (snapped to nodes; the whole axis where the box reaches both ends
+/// of the domain).
+pub(super) fn mode_plane(
+    b: &Spanned<BoxSpec>,
+    key: &str,
+    ck: &mut Checker,
+    grid: Option<&Grid>,
+    unit_m: f64,
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
+) -> Option<ModePlane> {
+    let bs = b.get_ref();
+    let bkey = format!("{key}.box");
+    let (Some(center), Some(size)) = (vec3_plain(&bs.center), vec3_plain(&bs.size)) else {
+        ck.error(
+            b,
+            &bkey,
+            "expected `{ center = [x, y, z], size = [sx, sy, sz] }`",
+        );
+        return None;
+    };
+    let zero: Vec<usize> = (0..3).filter(|&a| size[a] == 0.0).collect();
+    let [axis] = zero[..] else {
+        ck.error(
+            b,
+            &format!("{bkey}.size"),
+            format!(
+                "a mode plane is a box with exactly one zero extent (its normal, the direction of propagation); size = [{}, {}, {}] has {}",
+                num(size[0]), num(size[1]), num(size[2]), zero.len()
+            ),
+        );
+        return None;
+    };
+    if let Some(a) = (0..3).find(|&a| size[a] < 0.0) {
+        ck.error(
+            b,
+            &format!("{bkey}.size"),
+            format!("size along {} is negative", Axis::ALL[a].name()),
+        );
+        return None;
+    }
+    let g = grid?;
+    let name = Axis::ALL[axis].name();
+    let index = g.fractional_index(axis, center[axis] * unit_m).round();
+    let n = g.shape[axis];
+    if index < 1.0 || index > (n - 1) as f64 {
+        ck.error(
+            b,
+            &format!("{bkey}.center"),
+            format!(
+                "the mode plane {name} = {} must lie at least one cell inside the domain, which spans [{}, {}]",
+                num(center[axis]),
+                num(g.origin[axis] / unit_m),
+                num((g.origin[axis] + g.size()[axis]) / unit_m)
+            ),
+        );
+        return None;
+    }
+    let index = index as usize;
+    if let Some(f) = faces {
+        let (lo, hi) = (f[axis][0].pml_cells(), f[axis][1].pml_cells());
+        if (lo > 0 && index < lo) || (hi > 0 && index > n - hi) {
+            ck.error(
+                b,
+                &format!("{bkey}.center"),
+                format!(
+                    "the mode plane {name} = {} lies inside the PML along {name} ({lo} + {hi} cells), where the fields are absorbed: move it into the interior",
+                    num(center[axis])
+                ),
+            );
+            return None;
+        }
+    }
+    let [u, v] = [(axis + 1) % 3, (axis + 2) % 3];
+    let range = |a: usize| -> Option<[usize; 2]> {
+        let node = |x: f64| {
+            g.fractional_index(a, x * unit_m)
+                .round()
+                .clamp(0.0, g.shape[a] as f64)
+        };
+        let r = [
+            node(center[a] - 0.5 * size[a]) as usize,
+            node(center[a] + 0.5 * size[a]) as usize,
+        ];
+        (r[1] >= r[0] + 2 || r == [0, g.shape[a]]).then_some(r)
+    };
+    match (range(u), range(v)) {
+        (Some(ru), Some(rv)) => Some(ModePlane {
+            axis,
+            index,
+            ranges: [ru, rv],
+        }),
+        _ => {
+            ck.error(
+                b,
+                &format!("{bkey}.size"),
+                "the mode plane must span at least two cells along each of its in-plane axes inside the domain",
+            );
+            None
+        }
+    }
+}
+
+/// The mode choice `mode`: an index (default 0) or `{ neff = ... }`.
+fn choice(s: &SourceSpec, key: &str, ck: &mut Checker) -> Option<ModeChoice> {
+    let Some(m) = &s.mode else {
+        return Some(ModeChoice::Index(0));
+    };
+    let bad = "is a mode index from 0 (by decreasing n_eff) or `{ neff = 2.4 }`";
+    match m.get_ref() {
+        toml::Value::Integer(i) if *i >= 0 => Some(ModeChoice::Index(*i as usize)),
+        toml::Value::Table(t) if t.len() == 1 => {
+            match t
+                .get("neff")
+                .and_then(|v| v.as_float().or(v.as_integer().map(|i| i as f64)))
+            {
+                Some(n) if n.is_finite() && n > 0.0 => Some(ModeChoice::Neff(n)),
+                _ => {
+                    ck.error(m, &format!("{key}.mode"), format!("`mode` {bad}"));
+                    None
+                }
+            }
+        }
+        _ => {
+            ck.error(m, &format!("{key}.mode"), format!("`mode` {bad}"));
+            None
+        }
+    }
+}
+
+/// A mode source: two sheets (J on E_u with M on H_v, J on E_v with M on H_u) sharing one
+/// [`ModeSheet`], whose weights are solved at run start.
+#[allow(clippy::too_many_arguments)] // the scene entry, its key, what placing it needs
+pub(super) fn mode_source(
+    s: &SourceSpec,
+    src: &Spanned<SourceSpec>,
+    n: usize,
+    key: &str,
+    ck: &mut Checker,
+    grid: Option<&Grid>,
+    unit_m: f64,
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
+    amplitude: f64,
+    waveform: Option<Waveform>,
+) -> Option<[Source; 2]> {
+    for (given, name) in [
+        (s.component.is_some(), "component"),
+        (s.position.is_some(), "position"),
+        (s.polarization.is_some(), "polarization"),
+        (s.two_way.is_some(), "two_way"),
+        (s.scan_step.is_some(), "scan_step"),
+    ] {
+        if given {
+            ck.error(
+                src,
+                &format!("{key}.{name}"),
+                "a mode source takes `name`, `box`, `direction`, `mode`, `waveform` and `amplitude`",
+            );
+        }
+    }
+    let choice = choice(s, key, ck);
+    let Some(b) = &s.region else {
+        ck.error(
+            src,
+            key,
+            "a mode source needs `box = { center = [x, y, z], size = [sx, sy, sz] }` with one zero extent: its plane",
+        );
+        return None;
+    };
+    let plane = mode_plane(b, key, ck, grid, unit_m, faces);
+    let dirs = ["+x", "-x", "+y", "-y", "+z", "-z"];
+    let dir = match s.direction.as_ref() {
+        Some(d) => match text(d) {
+            Some(t) => ck.one_of(&t, &format!("{key}.direction"), &dirs),
+            None => {
+                ck.error(
+                    d,
+                    &format!("{key}.direction"),
+                    "one of +x, -x, +y, -y, +z, -z",
+                );
+                None
+            }
+        },
+        None => {
+            ck.error(
+                src,
+                key,
+                "a mode source needs `direction`, along its plane's normal (e.g. \"+x\")",
+            );
+            None
+        }
+    };
+    let (plane, dir, choice, waveform) = (plane?, dir?, choice?, waveform?);
+    if dir / 2 != plane.axis {
+        ck.error(
+            s.direction.as_ref().expect("given"),
+            &format!("{key}.direction"),
+            format!(
+                "{} does not cross the plane, whose normal is {}: give +{1} or -{1}",
+                dirs[dir],
+                Axis::ALL[plane.axis].name()
+            ),
+        );
+        return None;
+    }
+    let sign = if dir % 2 == 0 { 1 } else { -1 };
+    let behind = if sign > 0 {
+        plane.index - 1
+    } else {
+        plane.index
+    };
+    let name = match &s.name {
+        Some(nm) if nm.get_ref().is_empty() || nm.get_ref().contains('/') => {
+            ck.error(
+                nm,
+                &format!("{key}.name"),
+                "must be a non-empty name without `/`",
+            );
+            return None;
+        }
+        Some(nm) => nm.get_ref().clone(),
+        None => format!("source{n}"),
+    };
+    let f0 = waveform.centre_frequency();
+    // The band's low edge, as far below the centre as its highest significant frequency is above.
+    let band_low = (2.0 * f0 - waveform.max_frequency()).max(0.05 * f0);
+    let sheet = Arc::new(ModeSheet {
+        name,
+        place: match &s.mode {
+            Some(m) => place(ck, m, &format!("{key}.mode")),
+            None => place(ck, src, key),
+        },
+        plane,
+        sign,
+        behind,
+        choice,
+        frequency: f0,
+        band_low,
+        solved: OnceLock::new(),
+    });
+    let [u, v] = plane.in_plane();
+    let cells_at = |along: usize| {
+        let mut c = [[0, 0]; 3];
+        c[plane.axis] = [along, along + 1];
+        c[u] = plane.ranges[0];
+        c[v] = plane.ranges[1];
+        c
+    };
+    // Role 0: J on E_u, M on H_v; role 1: J on E_v, M on H_u.
+    let pairs = [(u, v), (v, u)];
+    Some([0, 1].map(|role| {
+        let (e, h) = pairs[role];
+        Source {
+            component: Component::ALL[e],
+            cells: cells_at(plane.index),
+            amplitude,
+            waveform,
+            advance: 0.0,
+            magnetic: Some(MagneticSheet {
+                component: Component::ALL[3 + h],
+                cells: cells_at(behind),
+                amplitude,
+            }),
+            mode: Some((sheet.clone(), role)),
+        }
+    }))
+}
+
+/// A mode monitor's decomposition: `modes` (default 1, at most 100).
+pub(super) fn mode_monitor(
+    m: &MonitorSpec,
+    mon: &Spanned<MonitorSpec>,
+    key: &str,
+    ck: &mut Checker,
+) -> Option<Arc<ModeMonitor>> {
+    let count = match &m.modes {
+        None => 1,
+        Some(c) if (1..=100).contains(c.get_ref()) => *c.get_ref() as usize,
+        Some(c) => {
+            ck.error(
+                c,
+                &format!("{key}.modes"),
+                format!("decompose onto 1 to 100 modes, got {}", c.get_ref()),
+            );
+            return None;
+        }
+    };
+    Some(Arc::new(ModeMonitor {
+        place: place(ck, mon, key),
+        count,
+        basis: OnceLock::new(),
+    }))
+}
