@@ -92,6 +92,9 @@ __device__ __forceinline__ real h_factor(const CpmlArgs& a, const u8* m, i64 o) 
 struct SourceArgs {
     real* f;
     const u8* mat;
+    // A mode source's weights from the launch's first cell on, one per cell in the launch's
+    // C order; null for a uniform sheet.
+    const real* w;
     i64 plane;
     int nz;
     int p0, p1, y0, y1, z0, z1;
@@ -99,7 +102,7 @@ struct SourceArgs {
     real j;
     real ch;  // dt / mu0
 };
-static_assert(sizeof(SourceArgs) == 56 + 2 * sizeof(real), "SourceArgs layout");
+static_assert(sizeof(SourceArgs) == 64 + 2 * sizeof(real), "SourceArgs layout");
 
 // Tangential E zeroed on PEC minimum faces.
 struct PecArgs {

@@ -5,8 +5,10 @@
 
 // E -= cb J over the source's box of owned cells, cb from the cell's material: the discrete
 // dE/dt = (curl H - J) / eps, after the E update's CPML pass. Or, for the magnetic sheet of a
-// one-way plane wave, H -= ch M (dH/dt = -(curl E + M) / mu0) after the H update's CPML pass.
-// One launch per sheet, in model order (cpu/mod.rs inject, inject_magnetic).
+// one-way plane wave or mode source, H -= ch M (dH/dt = -(curl E + M) / mu0) after the H
+// update's CPML pass. A mode source's sheet carries a weight per cell: J = j w (M = m w), the
+// product rounded before the coefficient's, as the CPU's cb * (j * w). One launch per sheet,
+// in model order (cpu/mod.rs inject, inject_magnetic).
 extern "C" __global__ void inject_source(const SourceArgs a) {
     const int cy = a.y1 - a.y0, cz = a.z1 - a.z0;
     const i64 t = thread_index();
@@ -17,7 +19,8 @@ extern "C" __global__ void inject_source(const SourceArgs a) {
     const int p = a.p0 + (int)(r / cy);
     const i64 o = (i64)p * a.plane + (i64)y * a.nz + z;
     const real c = a.magnetic ? a.ch : c_cb[a.mat[o - a.plane]];
-    a.f[o] -= c * a.j;
+    // The launch covers the weights' cells from a.w on in their own C order: weight t.
+    a.f[o] -= a.w ? c * (a.j * a.w[t]) : c * a.j;
 }
 
 // Tangential E = 0 on PEC (and PML-backing) minimum faces, within owned planes [p0, p1):

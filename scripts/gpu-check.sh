@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The GPU check (design.md section 8): on a machine with an NVIDIA GPU, build with CUDA, run the
-# GPU tests (the CUDA backend against the CPU backend on the comparison scenes; 1, 2 and 4 slabs
+# GPU tests (the CUDA backend against the CPU backend on the comparison scenes, the conformal
+# PEC cut faces and mode sources among them; 1, 2 and 4 slabs
 # on one GPU giving identical fields; f32 and f64; the peer and the staged-through-host halo
 # paths; queued monitors and the device flux DFT; a GPU failure mid-run exiting 1), `yee run
 # --backend cuda` end to end, a checkpoint's state from the CPU into the GPU and back, `yee run
@@ -214,6 +215,8 @@ run_tests() { # name, label, extra args
 export YEE_REQUIRE_NVRTC=1
 export YEE_BIN="$yee"  # the binary the GPU tests run (cuda_backend's failure test)
 run_tests nvrtc_kernels "NVRTC compiles every kernel (sm_80, sm_90)"
+# Every ignored test of tests/cuda_backend.rs (a new GPU test, as the mode sources', runs here
+# with no line of its own).
 run_tests cuda_backend "CUDA vs CPU; 1/2/4 slabs; peer, staged halos" --ignored --test-threads=1
 if command -v c++ >/dev/null; then
     run_tests host_kernels "host-compiled kernels vs CPU"

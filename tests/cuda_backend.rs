@@ -4,7 +4,7 @@
 //! - the scenes of the host-kernel tests (PML, dielectrics, conductors, dipole and plane-wave
 //!   sources, periodic / PMC / PEC faces, Drude, Lorentz, Debye and magnetic materials) in f32
 //!   and f64, within 1e-6 / 1e-12 of each
-//!   quantity's largest magnitude;
+//!   quantity's largest magnitude; mode sources (weighted sheets) in f32 bit for bit;
 //! - 1, 2 and 4 slabs on one GPU giving the same fields bit for bit (a race in the halo
 //!   exchange or its overlap with the interior update would show here);
 //! - the multi-GPU paths on one card: two logical GPUs on one device (cross-GPU events and
@@ -123,6 +123,75 @@ fn cuda_matches_cpu_with_a_tfsf_box_axial_and_oblique_f32_and_f64() {
 fn cuda_matches_cpu_with_conformal_pec_cut_faces_f32_and_f64() {
     against_cpu::<f32>(CONFORMAL_SCENE, 60, 3, 1, false);
     against_cpu::<f64>(CONFORMAL_SCENE, 60, 1, 1, false);
+}
+
+/// Mode sources on a 2-D grid, the scene of `tests/host_kernels.rs`'s mode-source tests: the
+/// fundamental +x mode of a silicon guide along x (sheets inside the first of three slabs) and
+/// the second -y mode of a guide along y (sheets normal to y across every slab).
+const MODE_SCENE: &str = r#"
+[simulation]
+name = "mode_src"
+length_unit = "um"
+cell_size = 0.05
+size = [2.0, 1.5, 0.05]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+default = { type = "pml", cells = 8 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+si = { epsilon = 12.0 }
+[[geometry]]
+shape = "box"
+material = "si"
+center = [0.0, 0.0, 0.0]
+size = [20.0, 0.3, 20.0]
+[[geometry]]
+shape = "box"
+material = "si"
+center = [0.3, 0.0, 0.0]
+size = [0.3, 20.0, 20.0]
+[[source]]
+type = "mode"
+box = { center = [-0.5, 0.0, 0.0], size = [0.0, 1.5, 0.05] }
+direction = "+x"
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 4.0e13 }
+[[source]]
+type = "mode"
+box = { center = [0.0, 0.35, 0.0], size = [1.9, 0.0, 0.05] }
+direction = "-y"
+mode = 1
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 4.0e13 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [0.4, -0.1, 0.0]
+components = ["Ex", "Ey", "Ez", "Hz"]
+"#;
+
+/// Mode sources (`inject_source` with a weight per cell) on the GPU against the CPU on 1 and 3
+/// slabs: f32 bit for bit (the GPU flushes f32 subnormals as the CPU's threads do), f64 within
+/// the tolerance (subnormals may differ there).
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_mode_sources_f32_bit_for_bit_and_f64() {
+    let m32 = model(MODE_SCENE, "f32", 60);
+    yee::modes::prepare(&m32).unwrap();
+    let m64 = model(MODE_SCENE, "f64", 60);
+    yee::modes::prepare(&m64).unwrap();
+    let (want32, want64) = (cpu_trace::<f32>(&m32), cpu_trace::<f64>(&m64));
+    for slabs in [1, 3] {
+        let what = format!("mode sources on {slabs} slab(s)");
+        assert_identical(
+            &cuda_trace::<f32>(&m32, slabs, 1, false),
+            &want32,
+            &format!("{what}, f32"),
+        );
+        let got64 = cuda_trace::<f64>(&m64, slabs, 1, false);
+        let worst = assert_close(&got64, &want64, tolerance::<f64>(), &format!("{what}, f64"));
+        eprintln!("{what}, f64: largest relative difference from the CPU {worst:e}");
+    }
 }
 
 #[test]

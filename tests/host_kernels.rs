@@ -1623,3 +1623,145 @@ fn the_plans_kernel_launches_per_step_are_the_engines() {
         }
     }
 }
+
+/// Mode sources on a 2-D grid (one periodic cell along z): the fundamental +x mode of a silicon
+/// guide along x (E along z), whose sheets lie inside one slab of three, and the second -y mode
+/// of a guide along y (E in the plane), whose sheets (normal to y) span every slab, so that each
+/// slab holds a part of their weights and every field component is driven. PML elsewhere.
+const MODE_SCENE: &str = r#"
+[simulation]
+name = "mode_src"
+length_unit = "um"
+cell_size = 0.05
+size = [2.0, 1.5, 0.05]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+default = { type = "pml", cells = 8 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+si = { epsilon = 12.0 }
+[[geometry]]
+shape = "box"
+material = "si"
+center = [0.0, 0.0, 0.0]
+size = [20.0, 0.3, 20.0]
+[[geometry]]
+shape = "box"
+material = "si"
+center = [0.3, 0.0, 0.0]
+size = [0.3, 20.0, 20.0]
+[[source]]
+type = "mode"
+box = { center = [-0.5, 0.0, 0.0], size = [0.0, 1.5, 0.05] }
+direction = "+x"
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 4.0e13 }
+[[source]]
+type = "mode"
+box = { center = [0.0, 0.35, 0.0], size = [1.9, 0.0, 0.05] }
+direction = "-y"
+mode = 1
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 4.0e13 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [0.4, -0.1, 0.0]
+components = ["Ex", "Ey", "Ez", "Hz"]
+"#;
+
+/// [`MODE_SCENE`] in `precision` over `steps`, its modes solved (the sources' weights).
+fn mode_model(precision: &str, steps: usize) -> Model {
+    let m = model(MODE_SCENE, precision, steps);
+    yee::modes::prepare(&m).unwrap();
+    m
+}
+
+/// Mode sources on the host kernels (`inject_source` with a weight per cell, electric and
+/// magnetic sheets) give the CPU backend's fields and probe series bit for bit, f32 and f64, on
+/// 1 and 3 slabs: [`MODE_SCENE`], whose -y sheets cross both slab boundaries (each slab's
+/// launches start at their own weight) and whose +x sheets sit inside the first slab.
+#[test]
+fn host_kernels_match_cpu_bit_for_bit_with_mode_sources_across_slabs() {
+    let _guard = serial();
+    for precision in [Precision::F32, Precision::F64] {
+        let m = mode_model(precision.name(), 60);
+        let nx = m.grid.shape[0];
+        let ranges = split_even(nx, 3);
+        let across = m
+            .sources
+            .iter()
+            .position(|s| s.mode.is_some() && s.cells[1][1] - s.cells[1][0] == 1)
+            .expect("a sheet normal to y");
+        let cells = m.sources[across].cells;
+        assert!(
+            cells[0][0] < ranges[0].x1 && ranges[2].x0 < cells[0][1],
+            "spans 3 slabs"
+        );
+        // The weights are a profile, not a constant (so a uniform injection would differ).
+        let w = m.sheet_weights(across, false, 0, nx).unwrap();
+        assert!(w.iter().any(|v| *v != w[0]), "a uniform sheet");
+        let sheets = m.sources.len() + m.magnetic_sources_in(0, nx).len();
+        for layout in [ONE, THREE_ON_ONE] {
+            let log = match precision {
+                Precision::F32 => mode_against_cpu::<f32>(&m, layout),
+                Precision::F64 => mode_against_cpu::<f64>(&m, layout),
+            };
+            // Every sheet, electric and magnetic, launched at least once per step.
+            assert!(log.launches["inject_source"] >= sheets * 60);
+        }
+    }
+}
+
+/// The host engine's trace of `m` (modes solved) on `layout` against the CPU backend's, bit for
+/// bit; the engine's launch log.
+fn mode_against_cpu<T: Real>(m: &Model, layout: Layout) -> Log {
+    let want = cpu_trace::<T>(m);
+    let (got, log) = host_trace::<T>(m, layout);
+    let what = format!("{} {} {layout:?}", m.name, T::PRECISION.name());
+    assert_identical(&got, &want, &what);
+    log
+}
+
+/// The engine allocates each slab's part of the mode sources' weights (one table per sheet in
+/// the slab, in the run's precision) as the plan counts them, under `sources`: the device's own
+/// count of its allocations, the engine's categories and the plan's GPU slabs agree, on 1 and 3
+/// slabs and across two GPUs.
+#[test]
+fn host_engine_allocates_the_mode_sources_weights_as_the_plan_counts_them() {
+    let _guard = serial();
+    let across = Layout {
+        gpus: 2,
+        ..THREE_ON_ONE
+    };
+    for l in [ONE, THREE_ON_ONE, across] {
+        mode_allocation::<f32>(l);
+        mode_allocation::<f64>(l);
+    }
+}
+
+fn mode_allocation<T: Real>(l: Layout) {
+    let real = std::mem::size_of::<T>();
+    let m = mode_model(T::PRECISION.name(), 10);
+    let what = format!("{} {l:?}", T::PRECISION.name());
+    let (got, a) = engine_bytes::<T>(&m, l);
+    assert_eq!(
+        (got - uncounted_bytes(&m, l, real)) as u64,
+        a.total(),
+        "{what}: the engine's count of its allocations"
+    );
+    let ranges = split_even(m.grid.shape[0], l.slabs);
+    let layout = yee::plan::Layout::of(&m).with_precision(T::PRECISION);
+    let mut planned = yee::backend::Allocation::default();
+    for r in &ranges {
+        planned.add(&layout.gpu_slab_bytes(*r));
+    }
+    // (The probe's ring and mirror are monitor bytes, which the plan counts apart.)
+    let slabs = yee::backend::Allocation { monitors: 0, ..a };
+    assert_eq!(slabs, planned, "{what}: the plan's GPU slabs");
+    assert_eq!(a, estimate(&m, &ranges, real), "{what}: the estimate");
+    // No TF/SF source: the sources are the weights alone, every sheet's cells once.
+    let values = m.sheet_weight_values(0, m.grid.shape[0]);
+    assert!(values > 0);
+    assert_eq!(a.sources, values * real as u64, "{what}: the weights");
+}

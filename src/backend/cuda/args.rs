@@ -245,6 +245,9 @@ pub struct CpmlArgs<T> {
 pub struct SourceArgs<T> {
     pub f: Ptr,
     pub mat: Ptr,
+    /// A mode source's weights from the launch's first cell on (one per cell of the launch, in
+    /// its C order: `f -= c (j w[t])`); 0 for a uniform sheet (`f -= c j`).
+    pub w: Ptr,
     pub plane: i64,
     pub nz: i32,
     pub p0: i32,
@@ -509,7 +512,7 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
-        56 + 2 * real_bytes,
+        64 + 2 * real_bytes,
         64,
         24,
         72,

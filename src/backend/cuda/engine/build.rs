@@ -137,8 +137,8 @@ pub(super) fn tables<D: Device, T: Real>(
 }
 
 /// Allocate and fill the slab of `model` over x `range` on GPU `gpu` (fields, material ids,
-/// dispersive groups, psi arrays, TF/SF points and grid, conformal cut faces) sized by the
-/// plan's `layout`, with what it allocated.
+/// dispersive groups, psi arrays, TF/SF points and grid, conformal cut faces, mode sources'
+/// weights) sized by the plan's `layout`, with what it allocated.
 pub(super) fn slab<D: Device, T: Real>(
     dev: &D,
     model: &Model,
@@ -225,6 +225,8 @@ pub(super) fn slab<D: Device, T: Real>(
     debug_assert_eq!(q, sizes.x_planes);
     let sources = model.sources_in(range.x0, range.x1);
     let magnetic = model.magnetic_sources_in(range.x0, range.x1);
+    let (weights, sheet_weights) =
+        sheet_weights::<D, T>(dev, model, (range, gpu), [&sources, &magnetic])?;
     // The TF/SF points of this slab and, when it has any, its copy of the 1-D grid.
     let mut tfsf = Vec::new();
     let mut incident = None;
@@ -267,6 +269,7 @@ pub(super) fn slab<D: Device, T: Real>(
         dispersive: dlen,
         tfsf: (tfsf_points, top_nodes),
         conformal_faces,
+        sheet_weights,
         ..sizes
     };
     let slab = Slab {
@@ -283,6 +286,7 @@ pub(super) fn slab<D: Device, T: Real>(
         x_runs,
         sources,
         magnetic,
+        weights,
         boundary: [vec![], vec![]],
         interior: [vec![], vec![]],
     };
@@ -324,6 +328,36 @@ fn conformal_faces<D: Device, T: Real>(
         plane_start: [0, 1, 2].map(|c| faces[c].plane_start.clone()),
     };
     Ok((Some(table), n as u64))
+}
+
+/// The mode sources' weights of the slab over x `range` on GPU `gpu`: per sheet of its
+/// electric and magnetic lists `sheets`, one table of the sheet's cells there in the run's
+/// precision ([`Model::sheet_weights`], the CPU backend's values), 0 for a uniform sheet; with
+/// the count of values.
+fn sheet_weights<D: Device, T: Real>(
+    dev: &D,
+    model: &Model,
+    (range, gpu): (SlabRange, usize),
+    sheets: [&[crate::model::SlabSource]; 2],
+) -> Result<([Vec<Ptr>; 2], u64), DeviceError> {
+    let mut values = 0;
+    let mut tables = [Vec::new(), Vec::new()];
+    for (magnetic, (list, ptrs)) in sheets.into_iter().zip(&mut tables).enumerate() {
+        for &(k, _, _) in list {
+            let ptr = match model.sheet_weights(k, magnetic == 1, range.x0, range.x1) {
+                Some(w) => {
+                    let w: Vec<T> = w.into_iter().map(T::from_f64).collect();
+                    let p = dev.alloc(gpu, w.len() * std::mem::size_of::<T>())?;
+                    dev.upload(gpu, p, bytes_of(&w))?;
+                    values += w.len() as u64;
+                    p
+                }
+                None => 0,
+            };
+            ptrs.push(ptr);
+        }
+    }
+    Ok((tables, values))
 }
 
 /// The pinned planes of the halos exchanged with other processes (MPI ranks): one the planes

@@ -8,6 +8,16 @@ use super::CudaEngine;
 use crate::backend::{Half, Pass};
 use crate::real::Real;
 
+/// The address of weight `first` of a sheet's weight table `w` of `real`-byte values, 0 (a
+/// uniform sheet) where `w` is.
+fn sheet_weights_from(w: Ptr, first: usize, real: usize) -> Ptr {
+    if w == 0 {
+        0
+    } else {
+        w + (first * real) as u64
+    }
+}
+
 impl<D: Device, T: Real> CudaEngine<D, T> {
     /// The main update's arguments for `half` on planes [p0, p1) of slab `s`: the H update
     /// takes the primal steps, the E update the dual ones. The x table's address is moved back
@@ -212,7 +222,8 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         Ok(())
     }
 
-    /// The source pass of `half` on planes [p0, p1): each sheet's cells there.
+    /// The source pass of `half` on planes [p0, p1): each sheet's cells there, a mode source's
+    /// with its weights from the first of those cells on.
     pub(super) fn sources(
         &self,
         s: &Slab,
@@ -223,15 +234,16 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     ) -> Result<(), DeviceError> {
         let gpu = s.gpu;
         // H: the magnetic sheets (H -= ch M); E: the electric ones (E -= cb J).
-        let sheets = match half {
-            Half::H => &s.magnetic,
-            Half::E => &s.sources,
+        let (sheets, weights) = match half {
+            Half::H => (&s.magnetic, &s.weights[1]),
+            Half::E => (&s.sources, &s.weights[0]),
         };
-        for &(k, c, cells) in sheets {
+        for (&(k, c, cells), &w) in sheets.iter().zip(weights) {
             let (a, b) = (cells[0][0].max(p0), cells[0][1].min(p1));
             if a >= b {
                 continue;
             }
+            let per_plane = (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0]);
             let (fi, mat, magnetic) = match half {
                 Half::H => (3 + c as usize % 3, Ptr::default(), 1),
                 Half::E => (c as usize, s.mat[c as usize], 0),
@@ -239,6 +251,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             let args = SourceArgs {
                 f: s.f[fi],
                 mat,
+                w: sheet_weights_from(w, (a - cells[0][0]) * per_plane, std::mem::size_of::<T>()),
                 plane: self.plane as i64,
                 nz: self.nz as i32,
                 p0: a as i32,
@@ -251,7 +264,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 j: T::from_f64(values[k]),
                 ch: self.ch,
             };
-            let n = ((b - a) * (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0])) as u64;
+            let n = ((b - a) * per_plane) as u64;
             self.launch(
                 gpu,
                 Stream::Compute,

@@ -28,6 +28,20 @@ pub struct SlabSizes {
     /// The conformal PEC pass's cut faces in the slab, three H components together
     /// ([`crate::plan::bytes::conformal_face_bytes`] each).
     pub conformal_faces: u64,
+    /// The mode sources' weights in the slab, electric and magnetic sheets together (values,
+    /// [`crate::plan::Layout::sheet_weight_bytes`]).
+    pub sheet_weights: u64,
+}
+
+/// The values of the mode sources' weights on the slab's planes, as the plan counts them
+/// ([`crate::plan::Layout::sheet_weight_planes`]).
+fn sheet_weight_values(layout: &crate::plan::Layout, range: SlabRange) -> u64 {
+    let planes = &layout.sheet_weight_planes;
+    planes
+        .get(range.x0..range.x1.min(planes.len()))
+        .unwrap_or(&[])
+        .iter()
+        .sum()
 }
 
 /// The lengths of a slab's dispersive arrays.
@@ -72,6 +86,7 @@ impl SlabSizes {
             dispersive,
             tfsf: (layout.tfsf_points(range), layout.tfsf_nodes),
             conformal_faces: layout.conformal_faces(range),
+            sheet_weights: sheet_weight_values(layout, range),
         }
     }
 
@@ -90,7 +105,8 @@ impl SlabSizes {
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
             dispersive: 4 * d.cells + t * (d.cells + d.state),
             monitors: 0,
-            sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real),
+            sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real)
+                + self.sheet_weights * t,
             // The engine refuses models with cell passes (`build`): none has a kernel yet.
             passes: 0,
         }
@@ -186,6 +202,10 @@ pub(super) struct Slab {
     pub(super) sources: Vec<(usize, Component, [[usize; 2]; 3])>,
     /// Magnetic sheets touching this slab, likewise (H components).
     pub(super) magnetic: Vec<(usize, Component, [[usize; 2]; 3])>,
+    /// Per entry of `sources`, then of `magnetic`: a mode source's weights over its cells in
+    /// this slab (C order over the local cell ranges, [`Model::sheet_weights`]), 0 for a
+    /// uniform sheet.
+    pub(super) weights: [Vec<Ptr>; 2],
     /// Plane ranges [p0, p1) updated before (boundary) and after (interior) the halo copies
     /// start, per phase.
     pub(super) boundary: [Vec<(usize, usize)>; 2],
