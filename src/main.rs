@@ -44,8 +44,9 @@ enum Command {
     },
     /// Dry run: the memory a scene needs, where it fits, the slab split and a time estimate.
     Plan(PlanArgs),
-    /// Waveguide modes of a grid plane, without running FDTD: n_eff (as the 3-D grid
-    /// propagates it) and how the transverse E divides between the plane's two axes.
+    /// Waveguide modes without running FDTD: of every mode source and mode monitor plane of
+    /// the scene, or of the plane `--plane` names: n_eff (as the 3-D grid propagates it),
+    /// group index and how the transverse E divides between the plane's two axes.
     Modes(ModesArgs),
     /// The material library: every fit a scene can name with `{ library = "..." }`, with its
     /// band, poles and source.
@@ -69,18 +70,20 @@ enum Command {
 struct ModesArgs {
     /// The scene file (TOML).
     scene: PathBuf,
-    /// The plane: AXIS=COORDINATE in the scene's length unit, e.g. x=-3.0 (the node plane
-    /// nearest it).
+    /// A plane instead of the scene's mode sources and monitors: AXIS=COORDINATE in the
+    /// scene's length unit, e.g. x=-3.0 (the whole node plane nearest it); needs --frequency.
     #[arg(long, value_name = "AXIS=COORDINATE")]
-    plane: String,
-    /// The frequency in Hz.
+    plane: Option<String>,
+    /// The frequency in Hz (default: a mode source's centre frequency, a mode monitor's
+    /// middle frequency).
     #[arg(long)]
-    frequency: f64,
-    /// How many modes, highest n_eff first.
+    frequency: Option<f64>,
+    /// How many modes, highest n_eff first (at least as many as a source's mode index needs
+    /// and a monitor decomposes onto).
     #[arg(long, default_value_t = 2)]
     modes: usize,
     /// Write the modes (n_eff, group index, E profiles) to this HDF5 file as
-    /// /modes/plane/ (replacing the file).
+    /// /modes/<name>/ per plane (`plane` for --plane), replacing the file.
     #[arg(short, long)]
     output: Option<PathBuf>,
 }
@@ -555,72 +558,156 @@ fn check(scene: PathBuf) -> ExitCode {
     }
 }
 
-/// `yee modes`: solve the plane the command line names and print its modes.
+/// One plane `yee modes` solves: its name, where it lies, at which frequency, how many modes.
+struct ModeJob {
+    name: String,
+    plane: yee::modes::Plane,
+    frequency: f64,
+    count: usize,
+}
+
+/// The planes `yee modes` solves: the one `--plane` names, or every mode source's and mode
+/// monitor's.
+fn mode_jobs(args: &ModesArgs, model: &yee::model::Model) -> Result<Vec<ModeJob>, String> {
+    if args.frequency.is_some_and(|f| !(f.is_finite() && f > 0.0)) || args.modes == 0 {
+        return Err("--frequency must be a positive number of Hz and --modes at least 1".into());
+    }
+    if let Some(plane) = &args.plane {
+        let Some((axis, at)) = plane.split_once('=') else {
+            return Err(format!(
+                "--plane {plane}: write AXIS=COORDINATE, e.g. x=-3.0"
+            ));
+        };
+        let Some(axis) = ["x", "y", "z"].iter().position(|a| *a == axis.trim()) else {
+            return Err(format!("--plane {plane}: the axis is x, y or z"));
+        };
+        let Ok(at) = at.trim().parse::<f64>() else {
+            return Err(format!("--plane {plane}: the coordinate is a number"));
+        };
+        let Some(frequency) = args.frequency else {
+            return Err("--plane needs --frequency (Hz)".into());
+        };
+        let unit = yee::model::length_unit_metres(&model.length_unit).unwrap_or(1.0);
+        let plane =
+            yee::modes::Plane::nearest(model, axis, at * unit).map_err(|e| e.to_string())?;
+        return Ok(vec![ModeJob {
+            name: "plane".into(),
+            plane,
+            frequency,
+            count: args.modes,
+        }]);
+    }
+    let mut jobs: Vec<ModeJob> = Vec::new();
+    for s in &model.sources {
+        let Some((sheet, _)) = &s.mode else { continue };
+        if jobs.iter().any(|j| j.name == sheet.name) {
+            continue;
+        }
+        let needs = match sheet.choice {
+            yee::model::ModeChoice::Index(i) => i + 1,
+            yee::model::ModeChoice::Neff(_) => 1,
+        };
+        jobs.push(ModeJob {
+            name: sheet.name.clone(),
+            plane: sheet.plane,
+            frequency: args.frequency.unwrap_or(sheet.frequency),
+            count: args.modes.max(needs),
+        });
+    }
+    for f in &model.fluxes {
+        let Some(m) = &f.mode else { continue };
+        jobs.push(ModeJob {
+            name: f.name.clone(),
+            plane: yee::modes::Plane::of_patch(&f.patches[0]),
+            frequency: args
+                .frequency
+                .unwrap_or(f.frequencies[f.frequencies.len() / 2]),
+            count: args.modes.max(m.count),
+        });
+    }
+    if jobs.is_empty() {
+        return Err(
+            "the scene has no mode source or mode monitor: give a plane with --plane AXIS=COORDINATE and --frequency".into(),
+        );
+    }
+    Ok(jobs)
+}
+
+/// `yee modes`: solve the planes of the scene (or the one the command line names) and print
+/// their modes.
 fn modes(args: ModesArgs) -> ExitCode {
     let model = match load(&args.scene) {
         Ok(m) => m,
         Err(code) => return code,
     };
-    let bad = |why: String| {
-        eprintln!("error: {why}");
-        ExitCode::from(2)
-    };
-    let Some((axis, at)) = args.plane.split_once('=') else {
-        return bad(format!(
-            "--plane {}: write AXIS=COORDINATE, e.g. x=-3.0",
-            args.plane
-        ));
-    };
-    let Some(axis) = ["x", "y", "z"].iter().position(|a| *a == axis.trim()) else {
-        return bad(format!("--plane {}: the axis is x, y or z", args.plane));
-    };
-    let Ok(at) = at.trim().parse::<f64>() else {
-        return bad(format!(
-            "--plane {}: the coordinate is a number",
-            args.plane
-        ));
-    };
-    if !(args.frequency.is_finite() && args.frequency > 0.0) || args.modes == 0 {
-        return bad("--frequency must be a positive number of Hz and --modes at least 1".into());
-    }
-    let unit = yee::model::length_unit_metres(&model.length_unit).unwrap_or(1.0);
-    let solved = yee::modes::Plane::nearest(&model, axis, at * unit)
-        .and_then(|p| p.modes(&model, args.frequency, args.modes).map(|m| (p, m)));
-    match solved {
-        Ok((plane, found)) => {
-            let names = ["x", "y", "z"];
-            let [u, v] = plane.in_plane();
-            let place = model.grid.coordinate(axis, plane.index as f64) / unit;
-            println!(
-                "{}: plane {} = {place} {} at {:.6e} Hz",
-                args.scene.display(),
-                names[axis],
-                model.length_unit,
-                args.frequency
-            );
-            for (i, m) in found.modes.iter().enumerate() {
-                println!(
-                    "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}",
-                    found.neff[i],
-                    found.group_index[i],
-                    names[u],
-                    1.0 - m.v_fraction(),
-                    names[v],
-                    m.v_fraction()
-                );
-            }
-            if let Some(out) = &args.output {
-                let written =
-                    yee::output::modes::write_plane_modes(out, "plane", &model, plane, &found);
-                if let Err(e) = written {
-                    eprintln!("error: could not write {}: {e}", out.display());
-                    return ExitCode::from(1);
-                }
-                println!("  written to {} (/modes/plane/)", out.display());
-            }
-            ExitCode::SUCCESS
+    let jobs = match mode_jobs(&args, &model) {
+        Ok(j) => j,
+        Err(why) => {
+            eprintln!("error: {why}");
+            return ExitCode::from(2);
         }
-        Err(e) => bad(e.to_string()),
+    };
+    let file = match &args.output {
+        Some(out) => match hdf5::File::create(out) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                eprintln!("error: could not write {}: {e}", out.display());
+                return ExitCode::from(1);
+            }
+        },
+        None => None,
+    };
+    let names = ["x", "y", "z"];
+    let unit = yee::model::length_unit_metres(&model.length_unit).unwrap_or(1.0);
+    let mut failed = false;
+    for job in &jobs {
+        let plane = job.plane;
+        let [u, v] = plane.in_plane();
+        let place = format!(
+            "{:.6}",
+            model.grid.coordinate(plane.axis, plane.index as f64) / unit
+        );
+        println!(
+            "{}: `{}`: plane {} = {place} {} at {:.6e} Hz",
+            args.scene.display(),
+            job.name,
+            names[plane.axis],
+            model.length_unit,
+            job.frequency
+        );
+        let found = match plane.modes(&model, job.frequency, job.count) {
+            Ok(found) => found,
+            Err(e) => {
+                eprintln!("error: `{}`: {e}", job.name);
+                failed = true;
+                continue;
+            }
+        };
+        for (i, m) in found.modes.iter().enumerate() {
+            println!(
+                "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}",
+                found.neff[i],
+                found.group_index[i],
+                names[u],
+                1.0 - m.v_fraction(),
+                names[v],
+                m.v_fraction()
+            );
+        }
+        if let (Some(file), Some(out)) = (&file, &args.output) {
+            let written =
+                yee::output::modes::write_plane_modes(file, &job.name, &model, plane, &found);
+            if let Err(e) = written {
+                eprintln!("error: could not write {}: {e}", out.display());
+                return ExitCode::from(1);
+            }
+            println!("  written to {} (/modes/{}/)", out.display(), job.name);
+        }
+    }
+    if failed {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

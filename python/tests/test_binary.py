@@ -579,3 +579,21 @@ def test_yee_modes_file_reads_back_and_plots(yee_bin, tmp_path):
     ax.figure.savefig(path, dpi=50)
     plt.close(ax.figure)
     assert path.stat().st_size > 1000
+
+
+def test_mode_monitors_read_a_mode_source(yee_bin, tmp_path):
+    """scenes/slab_waveguide_2d.toml: TE0 launched one way; Result.mode_amplitudes reads the
+    monitors. |S21|^2 between the two downstream monitors is 1 within 0.005 (a lossless straight
+    guide; the Rust test bounds the rest), the leak behind the source below -40 dB, and the
+    mode power equals the plane's flux to 1e-3 (one mode carries it all)."""
+    scene = Path(__file__).resolve().parents[2] / "scenes" / "slab_waveguide_2d.toml"
+    out = run_scene(yee_bin, tmp_path, "slab", scene.read_text())
+    with Result(out) as r:
+        a, b, back = (r.mode_amplitudes(n) for n in ("a", "b", "back"))
+    assert a["forward"].dtype == complex and a["forward"].shape == (18, 2)
+    s21 = np.abs(b["forward"][:, 0] / a["forward"][:, 0]) ** 2
+    assert np.all(np.abs(s21 - 1) < 0.005), s21
+    leak = np.abs(back["backward"][:, 0]) ** 2 / np.abs(a["forward"][:, 0]) ** 2
+    assert np.all(10 * np.log10(leak) < -40), leak
+    assert np.allclose(np.abs(a["forward"][:, 0]) ** 2, a["power"], rtol=1e-3)
+    assert np.all(np.diff(a["neff"][:, 0]) > 0)  # normal dispersion across the band

@@ -482,6 +482,18 @@ class Result:
         group = self._group("flux", name)
         return {k: _to_complex(v[()]) for k, v in group.items() if isinstance(v, h5py.Dataset)}
 
+    def mode_amplitudes(self, name: str) -> Dict[str, np.ndarray]:
+        """Mode monitor ``name``'s decomposition: ``frequency`` (Hz), ``power`` (the plane's
+        flux), ``neff`` [frequency, mode], and the complex amplitudes ``forward`` and
+        ``backward`` [frequency, mode], in the square root of the flux unit: ``abs(forward)**2``
+        is the power a mode carries along +axis, in the units of ``power``. Ratios of amplitudes
+        between monitors are S-parameters, e.g. ``out["forward"][:, 0] / inp["forward"][:, 0]``."""
+        group = self._group("modes", name)
+        return {
+            k: _to_complex(group[k][()])
+            for k in ("frequency", "power", "neff", "forward", "backward")
+        }
+
     def cross_sections(self, name: str) -> Dict[str, object]:
         """The cross-section of closed flux box ``name`` in a run with a TF/SF source:
         ``frequency`` (Hz), ``cross_section`` (m^2), ``incident_intensity`` (W/m^2, the DFT

@@ -86,7 +86,7 @@ impl ModePlane {
 pub struct ModeSheet {
     /// The source's (port) name.
     pub name: String,
-    /// Where the scene asked for it, for messages: `file:line: `source[i].mode``.
+    /// Where the scene asked for it, for messages: `FILE:LINE: source[i].mode` (quoted).
     pub place: String,
     /// The E plane of the electric sheet.
     pub plane: ModePlane,

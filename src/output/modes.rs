@@ -7,18 +7,20 @@
 use super::{scalar_attr, str_attr};
 use crate::model::Model;
 use crate::modes::{Plane, PlaneModes};
-use std::path::Path;
 
-/// Write `found` (the modes of `plane` of `model`) to a new file `path` as `/modes/<name>/`.
+/// Write `found` (the modes of `plane` of `model`) to `file` as `/modes/<name>/`.
 pub fn write_plane_modes(
-    path: &Path,
+    file: &hdf5::File,
     name: &str,
     model: &Model,
     plane: Plane,
     found: &PlaneModes,
 ) -> hdf5::Result<()> {
-    let file = hdf5::File::create(path)?;
-    let g = file.create_group("modes")?.create_group(name)?;
+    let root = match file.group("modes") {
+        Ok(g) => g,
+        Err(_) => file.create_group("modes")?,
+    };
+    let g = root.create_group(name)?;
     let names = ["x", "y", "z"];
     let [u, v] = plane.in_plane();
     let grid = &model.grid;
