@@ -36,7 +36,7 @@ pub use geometry::{Object, Shape};
 pub use grid::{Component, Face, Grid, Precision};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use modes::{
-    BasisMode, ModeChoice, ModeMonitor, ModePlane, ModeSheet, PlaneBasis, SolvedSheet,
+    BasisMode, ModeChoice, ModeMonitor, ModePlane, ModeSheet, PlaneBasis, SParameters, SolvedSheet,
 };
 pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries};
@@ -97,6 +97,8 @@ pub struct Model {
     pub conformal_reduced: bool,
     /// A `[scan]`: the traces' sources and probes (None: one run). This model is trace 0.
     pub scan: Option<std::sync::Arc<Scan>>,
+    /// `[sparameters]`: one run per port, then the S-matrix (None: one run).
+    pub sparameters: Option<SParameters>,
     /// Cell passes ([`CellPass`]), in the order they run within their half step.
     pub cell_passes: Vec<std::sync::Arc<dyn CellPass>>,
 }

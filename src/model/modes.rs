@@ -152,3 +152,13 @@ pub struct PlaneBasis {
     /// The modes, highest n_eff first.
     pub modes: Vec<BasisMode>,
 }
+
+/// `[sparameters]`: the ports of the device's S-matrix, one run per port.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SParameters {
+    /// The port names, in the matrix's order: each a mode source (its excitation) and a mode
+    /// monitor (what goes in and out there) of that name.
+    pub ports: Vec<String>,
+    /// The Touchstone file's reference impedance (ohm).
+    pub reference_impedance: f64,
+}

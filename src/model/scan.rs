@@ -39,6 +39,7 @@ impl Scan {
             sources: self.sources[k].clone(),
             probes: self.probes[k].clone(),
             scan: None,
+            sparameters: None,
             ..base.clone()
         }
     }

@@ -19,6 +19,7 @@ pub mod mesh;
 pub mod modes;
 pub mod resume;
 pub mod scan;
+pub mod sparameters;
 pub mod xdmf;
 
 use crate::model::{Component, Model};

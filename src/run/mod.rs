@@ -21,6 +21,7 @@ mod ranks;
 mod scan;
 #[cfg(feature = "mpi")]
 mod scan_ranks;
+pub mod sparameters;
 mod start;
 mod step;
 mod time_loop;
@@ -251,6 +252,10 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     // Mode sources and monitors are solved once, before anything is allocated (every rank
     // solves its own copy: the solve is deterministic, so they agree to the bit).
     crate::modes::prepare(model).map_err(|e| RunError::Backend(StartError::Modes(e)))?;
+    // An S-parameter sweep runs one excitation per port, each through here.
+    if model.sparameters.is_some() {
+        return sparameters::run_sweep(model, opts, obs);
+    }
     // Over several MPI ranks, the rank split and the driver (`ranks`); one process as below.
     #[cfg(feature = "mpi")]
     {

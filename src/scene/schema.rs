@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use toml::Spanned;
 
 /// The top-level keys of a scene file.
-pub const SCENE_KEYS: [&str; 8] = [
+pub const SCENE_KEYS: [&str; 9] = [
     "simulation",
     "boundaries",
     "materials",
@@ -19,6 +19,7 @@ pub const SCENE_KEYS: [&str; 8] = [
     "monitor",
     "scan",
     "refine",
+    "sparameters",
 ];
 
 /// The keys a table of the scene must have: the fields of its struct that are not `Option`
@@ -53,6 +54,7 @@ required! {
     BoxSpec => ["center", "size"],
     AngleSpec => ["min", "max", "count"],
     ScanSection => ["traces"],
+    SParametersSection => ["ports"],
     RefineSpec => ["box", "cell_size"],
 }
 
@@ -398,6 +400,17 @@ pub struct ScanSection {
     /// Number of traces (>= 1); trace k has every moving source and probe at its position
     /// plus k times its `scan_step`.
     pub traces: Spanned<i64>,
+}
+
+/// `[sparameters]`: the ports of an S-matrix, one run per port; read and checked by the
+/// resolver (`resolve::sparameters`).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SParametersSection {
+    /// The port names: each a mode source and a mode monitor of that name.
+    pub ports: Spanned<Vec<Spanned<String>>>,
+    /// The Touchstone file's reference impedance (ohm, default 50).
+    pub reference_impedance: Option<Spanned<f64>>,
 }
 
 /// Evenly spaced angles `{ min = ..., max = ..., count = ... }` in degrees.

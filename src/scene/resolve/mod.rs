@@ -13,6 +13,7 @@ mod scan;
 mod shape_context;
 mod simulation;
 mod sources;
+mod sparameters;
 mod tfsf;
 
 use simulation::Simulation;
@@ -303,6 +304,13 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
     if let Some(g) = &grid {
         sources_above_nyquist(scene, ck, g);
     }
+    let sparameters = match &sources {
+        Some((list, _)) => sparameters::sparameters(ck, text, list, &fluxes),
+        None => None,
+    };
+    if sparameters.is_some() && scan.is_some() {
+        ck.error_at(0, "sparameters", "`[sparameters]` and `[scan]` cannot be combined: an S-parameter sweep already runs once per port");
+    }
     if let (Some(g), Some((sources, tfsf))) = (&grid, &sources) {
         // Every source's time dependence, the TF/SF source's too.
         let waveforms: Vec<Waveform> = sources
@@ -396,6 +404,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         conformal_estimate: Default::default(),
         conformal_reduced: false,
         scan: scan.map(std::sync::Arc::new),
+        sparameters,
         cell_passes: crate::fault::cell_passes(),
     })
 }
