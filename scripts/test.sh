@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: system packages, a Python venv (h5py, numpy,
-# matplotlib, pytest, the yee_post package and the NVRTC wheel the kernel compile tests use),
+# matplotlib, pytest, scikit-rf (reads the Touchstone files back), the yee_post package and
+# the NVRTC wheel the kernel compile tests use),
 # formatting and lint checks, the Rust tests and the Python tests.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -13,7 +14,8 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/pip install --quiet --disable-pip-version-check \
-    "h5py>=3.8" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" "nvidia-cuda-nvrtc-cu12==12.9.86"
+    "h5py>=3.8" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" "scikit-rf>=1.0" \
+    "nvidia-cuda-nvrtc-cu12==12.9.86"
 .venv/bin/pip install --quiet --disable-pip-version-check ./python
 
 # NVRTC from the wheel: cudarc loads it through the dynamic loader's path.

@@ -597,3 +597,88 @@ def test_mode_monitors_read_a_mode_source(yee_bin, tmp_path):
     assert np.all(10 * np.log10(leak) < -40), leak
     assert np.allclose(np.abs(a["forward"][:, 0]) ** 2, a["power"], rtol=1e-3)
     assert np.all(np.diff(a["neff"][:, 0]) > 0)  # normal dispersion across the band
+
+
+TWO_PORT = """
+[simulation]
+length_unit = "um"
+cell_size = 0.025
+size = [6.0, 3.0, 0.025]
+duration = 7.0e-13
+[boundaries]
+default = { type = "pml", cells = 12 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+si = { epsilon = 12.082576 }
+oxide = { epsilon = 2.085136 }
+[[geometry]]
+shape = "box"
+material = "oxide"
+center = [0.0, 0.0, 0.0]
+size = [20.0, 20.0, 20.0]
+[[geometry]]
+shape = "box"
+material = "si"
+center = [-5.0, 0.0, 0.0]
+size = [10.0, 0.22, 20.0]
+[[geometry]]
+shape = "box"
+material = "si"
+center = [5.0, 0.1, 0.0]
+size = [10.0, 0.5, 20.0]
+[[source]]
+type = "mode"
+name = "in"
+box = { center = [-2.2, 0.0, 0.0], size = [0.0, 3.0, 0.025] }
+direction = "+x"
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
+[[monitor]]
+type = "mode"
+name = "in"
+box = { center = [-1.8, 0.0, 0.0], size = [0.0, 3.0, 0.025] }
+frequencies = { min = 1.85e14, max = 2.02e14, count = 5 }
+[[source]]
+type = "mode"
+name = "out"
+box = { center = [2.2, 0.0, 0.0], size = [0.0, 3.0, 0.025] }
+direction = "-x"
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
+[[monitor]]
+type = "mode"
+name = "out"
+box = { center = [1.8, 0.0, 0.0], size = [0.0, 3.0, 0.025] }
+frequencies = { min = 1.85e14, max = 2.02e14, count = 5 }
+[sparameters]
+ports = ["in", "out"]
+"""
+
+
+def test_sparameters_read_plot_and_touchstone(yee_bin, tmp_path):
+    """A width step's S-matrix: read_sparameters matches the Touchstone file yee writes beside
+    the result, plot_sparameters draws it, and scikit-rf (where installed) reads both the same."""
+    from yee_post import plot_sparameters, read_sparameters
+
+    out = run_scene(yee_bin, tmp_path, "step", TWO_PORT)
+    sp = read_sparameters(out)
+    assert sp.ports == ["in", "out"] and sp.S.shape == (5, 2, 2)
+    assert sp.reference_impedance == 50.0
+    # Reciprocal (the Rust test bounds it); passive.
+    assert np.all(np.abs(sp.s("out", "in") - sp.s("in", "out")) < 5e-4)
+    assert np.all(np.abs(sp.S[:, 0, 0]) ** 2 + np.abs(sp.S[:, 1, 0]) ** 2 <= 1)
+    touchstone = out.with_suffix(".s2p")
+    rows = np.array(
+        [[float(x) for x in line.split()] for line in touchstone.read_text().splitlines() if line[0] not in "!#"]
+    )
+    assert np.allclose(rows[:, 0], sp.frequency)
+    s21 = rows[:, 3] * np.exp(1j * np.radians(rows[:, 4]))
+    assert np.allclose(s21, sp.s("out", "in"), rtol=1e-7, atol=1e-9)
+    axes = plot_sparameters(sp)
+    path = tmp_path / "s.png"
+    axes[0].figure.savefig(path, dpi=50)
+    plt.close(axes[0].figure)
+    assert path.stat().st_size > 1000
+    skrf = pytest.importorskip("skrf")
+    net = skrf.Network(str(touchstone))
+    assert np.allclose(net.s, sp.S, rtol=1e-6, atol=1e-9)
+    assert np.allclose(sp.to_skrf().s, sp.S)

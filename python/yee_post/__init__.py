@@ -23,7 +23,7 @@ from .plot import (
     plot_slice,
     plot_spectrum,
 )
-from .modes import Modes, plot_mode, read_modes
+from .modes import Modes, SParameters, plot_mode, plot_sparameters, read_modes, read_sparameters
 from .result import COMPONENTS, STAGGER, FarField, Field, FluxField, Result, spectrum
 from .scan import BScan, apply_gain, first_break, remove_background, time_zero
 
@@ -33,6 +33,9 @@ __all__ = [
     "Modes",
     "read_modes",
     "plot_mode",
+    "SParameters",
+    "read_sparameters",
+    "plot_sparameters",
     "Result",
     "Field",
     "FluxField",

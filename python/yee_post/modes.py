@@ -1,4 +1,6 @@
-"""Waveguide modes written by ``yee modes SCENE --plane ... -o OUT.h5``.
+"""Waveguide modes written by ``yee modes SCENE [--plane ...] -o OUT.h5``, and the S-matrix of
+an ``[sparameters]`` sweep (:func:`read_sparameters`, :func:`plot_sparameters`,
+:meth:`SParameters.to_skrf`).
 
 :func:`read_modes` returns a :class:`Modes` with each mode's effective and group index and its
 transverse E profiles on the plane's Yee positions; :func:`plot_mode` draws one profile::
@@ -89,3 +91,66 @@ def plot_mode(modes: Modes, index: int = 0, component: Optional[str] = None, ax=
     ax.set_aspect("equal")
     ax.set_title(f"mode {index}: n_eff {modes.neff[index]:.4f}, n_g {modes.group_index[index]:.3f}")
     return ax
+
+
+@dataclass
+class SParameters:
+    """The S-matrix of an ``[sparameters]`` sweep (``/sparameters/`` of its result file)."""
+
+    #: Frequencies (Hz).
+    frequency: np.ndarray
+    #: Complex [frequency, out port, in port]: S[f, j, k] = b_j / a_k.
+    S: np.ndarray
+    #: Port names, in the matrix's order.
+    ports: list
+    #: The Touchstone reference impedance (ohm).
+    reference_impedance: float
+
+    def s(self, out_port: str, in_port: str) -> np.ndarray:
+        """S[out, in] over frequency, by port names (``s("out", "in")`` is S21)."""
+        return self.S[:, self.ports.index(out_port), self.ports.index(in_port)]
+
+    def to_skrf(self):
+        """A ``skrf.Network`` of the matrix (needs scikit-rf)."""
+        import skrf  # optional: only this method needs it
+
+        f = skrf.Frequency.from_f(self.frequency, unit="hz")
+        return skrf.Network(frequency=f, s=self.S, z0=self.reference_impedance, name="yee")
+
+
+def read_sparameters(path) -> SParameters:
+    """The S-matrix in the result file of an ``[sparameters]`` sweep."""
+    with h5py.File(path, "r") as f:
+        g = f["sparameters"]
+        s = g["S"][()]
+        if not np.iscomplexobj(s):
+            s = s["r"] + 1j * s["i"]
+        ports = [p.decode() if isinstance(p, bytes) else str(p) for p in g["ports"][()]]
+        return SParameters(
+            frequency=g["frequency"][()],
+            S=s,
+            ports=ports,
+            reference_impedance=float(g.attrs["reference_impedance"]),
+        )
+
+
+def plot_sparameters(sp: SParameters, pairs=None, axes=None):
+    """|S| in dB and the phase (degrees) of each (out, in) port pair against frequency (THz
+    above 1 THz, else GHz); every pair by default. Returns the two axes."""
+    import matplotlib.pyplot as plt
+
+    if axes is None:
+        _, axes = plt.subplots(2, 1, sharex=True, figsize=(6, 5))
+    pairs = pairs or [(j, k) for k in sp.ports for j in sp.ports]
+    scale, unit = (1e12, "THz") if sp.frequency.max() > 1e12 else (1e9, "GHz")
+    for out_port, in_port in pairs:
+        s = sp.s(out_port, in_port)
+        j, k = sp.ports.index(out_port) + 1, sp.ports.index(in_port) + 1
+        label = f"S{j}{k} ({out_port} <- {in_port})"
+        axes[0].plot(sp.frequency / scale, 20 * np.log10(np.maximum(np.abs(s), 1e-30)), label=label)
+        axes[1].plot(sp.frequency / scale, np.degrees(np.angle(s)), label=label)
+    axes[0].set_ylabel("|S| (dB)")
+    axes[1].set_ylabel("phase (degrees)")
+    axes[1].set_xlabel(f"frequency ({unit})")
+    axes[0].legend(fontsize="small")
+    return axes
