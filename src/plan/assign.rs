@@ -687,6 +687,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         scan: None,
         painting_seconds: None,
         conformal: model.conformal_summary(),
+        modes: super::ModesPlan::of(model),
     };
     (plan, cpu_fit)
 }

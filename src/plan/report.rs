@@ -291,6 +291,32 @@ pub(super) fn render(p: &Plan) -> String {
     if let Some(c) = &p.conformal {
         let _ = writeln!(o, "surfaces  {}", c.line());
     }
+    if let Some(m) = &p.modes {
+        let _ = writeln!(
+            o,
+            "modes     {} plane{} solved at run start: {} solve{} of up to {} unknowns, about {}",
+            m.planes,
+            if m.planes == 1 { "" } else { "s" },
+            m.solves,
+            if m.solves == 1 { "" } else { "s" },
+            group(m.largest_unknowns),
+            duration_h(m.seconds)
+        );
+        if !m.ports.is_empty() {
+            let each = p.estimate.seconds.map(|s| s + m.seconds);
+            let _ = writeln!(
+                o,
+                "sweep     S-parameters of {} port{} ({}): one run each{}",
+                m.ports.len(),
+                if m.ports.len() == 1 { "" } else { "s" },
+                m.ports.join(", "),
+                each.map_or(String::new(), |s| format!(
+                    ", about {} in all",
+                    duration_h(s * m.ports.len() as f64)
+                ))
+            );
+        }
+    }
     if let Some(s) = &p.scan {
         let _ = writeln!(
             o,
