@@ -552,10 +552,32 @@ fn check(scene: PathBuf) -> ExitCode {
             if let Some(c) = m.conformal_summary() {
                 println!("  {}", c.line());
             }
-            ExitCode::SUCCESS
+            mode_source_lines(&m)
         }
         Err(code) => code,
     }
+}
+
+/// `yee check`'s lines for the mode sources: each one's mode and how purely its one profile
+/// launches it at the band's edges (three solves of each plane); exit 2 when a
+/// source's mode cannot be launched.
+fn mode_source_lines(model: &yee::model::Model) -> ExitCode {
+    let mut seen: Vec<&str> = Vec::new();
+    for s in &model.sources {
+        let Some((sheet, _)) = &s.mode else { continue };
+        if seen.contains(&sheet.name.as_str()) {
+            continue;
+        }
+        seen.push(&sheet.name);
+        match yee::modes::purity(model, sheet) {
+            Ok(p) => println!("  {}", p.line(&sheet.name)),
+            Err(e) => {
+                eprintln!("error: {}: {e}", sheet.place);
+                return ExitCode::from(2);
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// One plane `yee modes` solves: its name, where it lies, at which frequency, how many modes.

@@ -107,3 +107,13 @@ pub fn decompose(basis: &PlaneBasis, dft: &PatchDft, f: usize) -> Vec<(Amplitude
         })
         .collect()
 }
+
+/// The coupling of two unit-power modes of one plane, `(<a, b> + <b, a>) / 2` under the
+/// monitor's quadrature ([`decompose`]): the forward amplitude in mode `b` of a field that is
+/// mode `a`, so its square is the fraction of `a`'s power that `b` carries.
+pub fn coupling(model: &Model, plane: &Plane, a: &BasisMode, b: &BasisMode) -> f64 {
+    let patch = plane.patch();
+    let w = patch_weights(model, &patch);
+    let area = cell_area(model, &patch);
+    0.5 * (overlap(&a.e, &b.h, &w, area) + overlap(&b.e, &a.h, &w, area))
+}

@@ -26,9 +26,9 @@ mod plane;
 mod prepare;
 
 pub use crate::model::ModePlane as Plane;
-pub use basis::{decompose, Amplitude};
+pub use basis::{coupling, decompose, Amplitude};
 pub use plane::{PlaneError, PlaneModes};
-pub use prepare::prepare;
+pub use prepare::{prepare, purity, Purity};
 
 use faer::sparse::{SparseColMat, Triplet};
 

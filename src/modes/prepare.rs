@@ -151,3 +151,62 @@ pub(super) fn box_order(plane: &Plane, cs: &CrossSection, values: &[f64], scale:
     }
     out
 }
+
+/// How well a mode source's one profile (solved at its centre frequency) launches its mode
+/// across its band ([`purity`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Purity {
+    /// The mode's index and n_eff at the centre frequency.
+    pub index: usize,
+    /// Its n_eff there.
+    pub neff: f64,
+    /// At the band's low and high edge (Hz): the fraction of the launched power that goes
+    /// into the mode there (1 at the centre frequency; the rest goes into other modes and
+    /// radiation, and leaks backwards).
+    pub edges: [(f64, f64); 2],
+}
+
+impl Purity {
+    /// `yee check`'s line for source `name`.
+    pub fn line(&self, name: &str) -> String {
+        format!(
+            "mode source `{name}`: mode {} (n_eff {:.4}); its centre-frequency profile puts {:.3} % of the power into the mode at {:.4e} Hz and {:.3} % at {:.4e} Hz, the band's edges",
+            self.index,
+            self.neff,
+            100.0 * self.edges[0].1,
+            self.edges[0].0,
+            100.0 * self.edges[1].1,
+            self.edges[1].0
+        )
+    }
+}
+
+/// The purity of mode source `sheet` of `model` over its band: the centre frequency's mode
+/// projected on the mode at each edge of the band (the error a single profile implies).
+pub fn purity(model: &Model, sheet: &ModeSheet) -> Result<Purity, String> {
+    let solved = match sheet.solved.get() {
+        Some(s) => s.clone(),
+        None => solve_sheet(model, sheet)?,
+    };
+    let count = solved.index + 1;
+    let plane = sheet.plane;
+    let basis = |f: f64| plane.basis(model, f, count).map_err(|e| e.to_string());
+    let centre = basis(sheet.frequency)?;
+    let own = &centre.modes[solved.index];
+    let high = 2.0 * sheet.frequency - sheet.band_low;
+    let mut edges = [(sheet.band_low, 0.0), (high, 0.0)];
+    for edge in &mut edges {
+        let b = basis(edge.0)?;
+        // The same mode at the edge: the one the centre's couples to most.
+        edge.1 = b
+            .modes
+            .iter()
+            .map(|m| super::basis::coupling(model, &plane, own, m).powi(2))
+            .fold(0.0, f64::max);
+    }
+    Ok(Purity {
+        index: solved.index,
+        neff: solved.neff,
+        edges,
+    })
+}
