@@ -569,6 +569,22 @@ fn mode_source_lines(model: &yee::model::Model) -> ExitCode {
             continue;
         }
         seen.push(&sheet.name);
+        let nodes = model
+            .sources
+            .iter()
+            .filter(|s| {
+                s.mode
+                    .as_ref()
+                    .is_some_and(|(m, role)| m.name == sheet.name && *role == 0)
+            })
+            .count();
+        if nodes > 1 {
+            println!(
+                "  mode source `{}`: its profile is solved at {nodes} frequencies across its band and interpolated (exact at each)",
+                sheet.name
+            );
+            continue;
+        }
         match yee::modes::purity(model, sheet) {
             Ok(p) => println!("  {}", p.line(&sheet.name)),
             Err(e) => {
@@ -632,7 +648,7 @@ fn mode_jobs(args: &ModesArgs, model: &yee::model::Model) -> Result<Vec<ModeJob>
         jobs.push(ModeJob {
             name: sheet.name.clone(),
             plane: sheet.plane,
-            frequency: args.frequency.unwrap_or(sheet.frequency),
+            frequency: args.frequency.unwrap_or(sheet.centre),
             count: args.modes.max(needs),
         });
     }

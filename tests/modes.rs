@@ -204,15 +204,20 @@ fn power((r, i): (f64, f64)) -> f64 {
 ///   at every frequency (both are the 3-D grid's: the solve uses the grid's discrete k0 and
 ///   difference along the guide; measured agreement ~1e-8);
 /// - the power leaking backwards (at `back`, behind the source) is below -40 dB of the
-///   forward power (measured about -49 dB over the band: the two sheets' backward waves cancel
-///   exactly at the centre frequency only);
+///   forward power (measured -50 to -96 dB over the band: the two sheets' backward waves
+///   cancel exactly at the centre frequency only), and with `profiles = 3` (the profile solved
+///   at three frequencies and interpolated) below -70 dB (measured -73 to -88 dB);
 /// - the power in the other modes is below -30 dB of TE0's (measured far below: they are
 ///   excited only by the profile's mismatch with the grid, and both come from one solve);
 /// - |S21|^2 = |a_b / a_a|^2 is within 0.005 of 1 (lossless straight guide; measured 1e-7).
 #[test]
 fn a_mode_source_launches_its_mode_one_way_and_monitors_read_it() {
-    for (axis, sign) in [("x", 1.0), ("x", -1.0), ("y", -1.0)] {
-        let run = common::BinaryRun::new(&format!("mode-{axis}{sign}"), &slab_guide(axis, sign));
+    for (axis, sign, profiles) in [("x", 1.0, 1), ("x", -1.0, 1), ("y", -1.0, 1), ("x", 1.0, 3)] {
+        let text = slab_guide(axis, sign).replace(
+            "name = \"in\"\n",
+            &format!("name = \"in\"\nprofiles = {profiles}\n"),
+        );
+        let run = common::BinaryRun::new(&format!("mode-{axis}{sign}-{profiles}"), &text);
         let (fwd, bwd) = if sign > 0.0 {
             ("forward", "backward")
         } else {
@@ -247,7 +252,11 @@ fn a_mode_source_launches_its_mode_one_way_and_monitors_read_it() {
             let s21 = power(ratio);
             assert!((s21 - 1.0).abs() < 0.005, "{case}: |S21|^2 {s21}");
             let back_db = 10.0 * (power(leak[k][0]) / forward).log10();
-            assert!(back_db < -40.0, "{case}: backward {back_db:.1} dB");
+            let bound = if profiles == 1 { -40.0 } else { -70.0 };
+            assert!(
+                back_db < bound,
+                "{case}, {profiles} profiles: backward {back_db:.1} dB"
+            );
             for (m, &amplitude) in b[k].iter().enumerate().skip(1) {
                 let other = 10.0 * (power(amplitude) / forward).log10();
                 assert!(other < -30.0, "{case}: mode {m} at {other:.1} dB");
@@ -333,7 +342,7 @@ fn two_port(straight: bool) -> String {
     };
     let port = |name: &str, at: f64, dir: &str| {
         format!(
-            "[[source]]\ntype = \"mode\"\nname = \"{name}\"\nbox = {{ center = [{at}, 0.0, 0.0], size = [0.0, 3.0, 0.025] }}\ndirection = \"{dir}\"\nwaveform = {{ type = \"gaussian\", frequency = 1.934e14, bandwidth = 2.0e13 }}\n\
+            "[[source]]\ntype = \"mode\"\nname = \"{name}\"\nprofiles = 3\nbox = {{ center = [{at}, 0.0, 0.0], size = [0.0, 3.0, 0.025] }}\ndirection = \"{dir}\"\nwaveform = {{ type = \"gaussian\", frequency = 1.934e14, bandwidth = 2.0e13 }}\n\
              [[monitor]]\ntype = \"mode\"\nname = \"{name}\"\nbox = {{ center = [{}, 0.0, 0.0], size = [0.0, 3.0, 0.025] }}\nfrequencies = {{ min = 1.85e14, max = 2.02e14, count = 5 }}\n",
             at * 1.8 / 2.2
         )
@@ -396,11 +405,11 @@ fn s_matrix(path: &std::path::Path) -> Vec<[[(f64, f64); 2]; 2]> {
 /// `[sparameters]` runs one excitation per port and writes S and a Touchstone file:
 /// - a straight guide: |S21|^2 within 0.005 of 1 and |S11|^2 below -40 dB over the band (the
 ///   issue's bounds; measured |S21|^2 - 1 ~ 1e-7, S11 at the mode source's backward leak);
-/// - a width step (asymmetric): reciprocal, |S21 - S12| below 3e-5 at the centre frequency
-///   (measured 9e-6) and below 5e-4 over the +-4.4 % band (measured 2.6e-4 at the low edge:
-///   it grows with the distance from the centre frequency, where the sources' profile is
-///   solved, so the issue's 1e-4 holds only near the centre; see the closing note), and
-///   passive (|S11|^2 + |S21|^2 <= 1; the abrupt step radiates about 23 %);
+/// - a width step (asymmetric): reciprocal, |S21 - S12| below 1e-4 over the +-4.4 % band (the
+///   issue's bound; measured 7e-6 to 1.9e-5 with the sources' profiles solved at three
+///   frequencies; with the centre frequency's alone it grows to 2.6e-4 at the band's edge,
+///   what the profile's mismatch there launches besides the mode), and passive (|S11|^2 +
+///   |S21|^2 <= 1; the abrupt step radiates about 23 %);
 /// - the Touchstone file holds the same numbers (S11 S21 S12 S22 per line);
 /// - a sweep run again reuses the finished excitations, and one whose excitation file is gone
 ///   (as after an interruption) runs it again and gets the same S to the bit.
@@ -433,8 +442,7 @@ fn sparameters_of_a_straight_guide_and_a_reciprocal_width_step() {
     let s = s_matrix(&step);
     for (k, m) in s.iter().enumerate() {
         let gap = (m[1][0].0 - m[0][1].0).hypot(m[1][0].1 - m[0][1].1);
-        let bound = if k == 2 { 3e-5 } else { 5e-4 };
-        assert!(gap < bound, "frequency {k}: |S21 - S12| = {gap:e}");
+        assert!(gap < 1e-4, "frequency {k}: |S21 - S12| = {gap:e}");
         let passive = power(m[0][0]) + power(m[1][0]);
         assert!(passive <= 1.0 && passive > 0.5, "frequency {k}: {passive}");
     }

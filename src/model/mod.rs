@@ -42,7 +42,7 @@ pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapsho
 pub use pml::{AxisProfile, Boundaries};
 pub use scan::Scan;
 pub use smoothing::Smoothing;
-pub use sources::{MagneticSheet, Source, Waveform};
+pub use sources::{lagrange_filters, MagneticSheet, Source, Waveform};
 pub use space::{Axis, C0, EPS0, ETA0, MU0};
 pub use tfsf::{numerical_wavenumber, BoxRelation, Tfsf, TfsfGroup, TfsfPoint};
 pub use thin::{e_points_inside, place_pec, points_inside, Move, Placed, ThinRegion};

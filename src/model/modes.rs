@@ -96,8 +96,12 @@ pub struct ModeSheet {
     pub behind: usize,
     /// Which mode.
     pub choice: ModeChoice,
-    /// The frequency (Hz) the profile is solved at: the waveform's centre.
+    /// The frequency (Hz) the profile is solved at: the waveform's centre, or one of a
+    /// broadband source's interpolation nodes.
     pub frequency: f64,
+    /// The waveform's centre frequency (Hz): a broadband source's profiles at its nodes take
+    /// the sign that couples them positively to the mode there, so they interpolate smoothly.
+    pub centre: f64,
     /// The lowest frequency (Hz) of the source's band, where the mode must still carry power.
     pub band_low: f64,
     /// The solved profile, filled once at run start.

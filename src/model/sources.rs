@@ -109,6 +109,47 @@ impl Waveform {
         }
     }
 
+    /// The `n`-th time derivative at `t` (s^-n), exact: a Gaussian pulse is Im exp(p(u)) and a
+    /// Ricker wavelet a second derivative of exp(-k u^2), u = t - peak, and the derivatives of
+    /// exp(a u + b u^2) follow y_n = (a + 2 b u) y_{n-1} + 2 b (n - 1) y_{n-2}. None for a
+    /// continuous wave (its switch-on is not smooth enough to differentiate freely).
+    pub fn derivative(&self, n: usize, t: f64) -> Option<f64> {
+        let u = t - self.peak_time();
+        // Derivative n of exp(a u + b u^2) at u, (re, im), with a = (ar, ai) and b real.
+        let exp_quadratic = |ar: f64, ai: f64, b: f64, n: usize| -> (f64, f64) {
+            let e = (ar * u + b * u * u).exp();
+            let (s, c) = (ai * u).sin_cos();
+            let y0 = (e * c, e * s);
+            let slope = (ar + 2.0 * b * u, ai);
+            let mul = |x: (f64, f64), y: (f64, f64)| (x.0 * y.0 - x.1 * y.1, x.0 * y.1 + x.1 * y.0);
+            let (mut prev, mut cur) = ((0.0, 0.0), y0);
+            for k in 1..=n {
+                let next = mul(slope, cur);
+                let back = 2.0 * b * (k - 1) as f64;
+                let next = (next.0 + back * prev.0, next.1 + back * prev.1);
+                prev = cur;
+                cur = next;
+            }
+            cur
+        };
+        match *self {
+            Waveform::Gaussian {
+                frequency,
+                bandwidth,
+                ..
+            } => {
+                let s = Self::gaussian_sigma(bandwidth);
+                let w = 2.0 * PI * frequency;
+                Some(exp_quadratic(0.0, w, -0.5 / (s * s), n).1)
+            }
+            Waveform::Ricker { frequency, .. } => {
+                let k = (PI * frequency).powi(2);
+                Some(-exp_quadratic(0.0, 0.0, -k, n + 2).0 / (2.0 * k))
+            }
+            Waveform::Continuous { .. } => None,
+        }
+    }
+
     /// Value at time `t` (s).
     pub fn value(&self, t: f64) -> f64 {
         match *self {
@@ -169,6 +210,11 @@ pub struct Source {
     /// E_v with M on H_u): J and M then vary over their cells by the solved profile's weights
     /// ([`Source::profiles`]) and the advance is the mode's; None for a uniform sheet.
     pub mode: Option<(std::sync::Arc<super::ModeSheet>, usize)>,
+    /// A filter on the waveform: J and M follow sum_m filter[m] d^(2m)/dt^(2m) of it, a
+    /// polynomial in w^2 over the spectrum (with w^2 <-> -d^2/dt^2); empty for the waveform
+    /// itself. A broadband mode source's profile at each of its frequencies weighs the
+    /// waveform by that frequency's Lagrange polynomial ([`crate::model::lagrange_filters`]).
+    pub filter: Vec<f64>,
 }
 
 /// The magnetic half of a Huygens source: M on a sheet of H-component cells half a cell behind
@@ -189,7 +235,24 @@ pub struct MagneticSheet {
 impl Source {
     /// J (A/m^2) at time `t` (for a mode source, times the weight of each cell, [`Source::profiles`]).
     pub fn current(&self, t: f64) -> f64 {
-        self.amplitude * self.waveform.value(t + self.lead())
+        self.amplitude * self.shaped(t + self.lead())
+    }
+
+    /// The waveform through [`Source::filter`] at `t`.
+    fn shaped(&self, t: f64) -> f64 {
+        if self.filter.is_empty() {
+            return self.waveform.value(t);
+        }
+        self.filter
+            .iter()
+            .enumerate()
+            .map(|(m, a)| {
+                a * self
+                    .waveform
+                    .derivative(2 * m, t)
+                    .expect("a filtered waveform has derivatives")
+            })
+            .sum()
     }
 
     /// How far J runs ahead of the waveform (s): [`Source::advance`], or a mode source's
@@ -219,8 +282,41 @@ impl Source {
     pub fn magnetic_current(&self, t: f64) -> f64 {
         self.magnetic
             .as_ref()
-            .map_or(0.0, |m| m.amplitude * self.waveform.value(t))
+            .map_or(0.0, |m| m.amplitude * self.shaped(t))
     }
+}
+
+/// The filters ([`Source::filter`]) that interpolate a quantity known at the frequencies
+/// `nodes` (Hz) across the band: filter i is the Lagrange polynomial of node i in w^2 (1 at its
+/// node, 0 at the others), written as sum_m a_m d^(2m)/dt^(2m) (w^2 <-> -d^2/dt^2). A sum of
+/// sources, each with its node's profile and its filter, carries at every node exactly that
+/// node's profile, and between the nodes their polynomial interpolation in w^2 (even in w,
+/// so the sources stay real).
+pub fn lagrange_filters(nodes: &[f64]) -> Vec<Vec<f64>> {
+    let u: Vec<f64> = nodes.iter().map(|f| (2.0 * PI * f).powi(2)).collect();
+    (0..u.len())
+        .map(|i| {
+            // The polynomial in w^2, coefficients by power, built factor by factor.
+            let mut poly = vec![1.0];
+            for (j, &uj) in u.iter().enumerate() {
+                if j == i {
+                    continue;
+                }
+                let scale = 1.0 / (u[i] - uj);
+                let mut next = vec![0.0; poly.len() + 1];
+                for (p, c) in poly.iter().enumerate() {
+                    next[p + 1] += c * scale;
+                    next[p] -= c * uj * scale;
+                }
+                poly = next;
+            }
+            // (w^2)^p <-> (-1)^p d^(2p)/dt^(2p).
+            poly.iter()
+                .enumerate()
+                .map(|(p, c)| if p % 2 == 0 { *c } else { -c })
+                .collect()
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -241,6 +337,60 @@ mod tests {
             .fold(0.0, f64::max);
         // The carrier's crest sits a quarter period off the envelope peak: exp(-(T/4)^2 / (2 s^2)) = 0.94.
         assert!(peak > 0.93 && peak <= 1.0, "{peak}");
+    }
+
+    /// The analytic derivatives match central differences of the values (to 1e-5 of the
+    /// derivative's scale, (2 pi f)^n, the differences' own error at this step).
+    #[test]
+    fn derivatives_match_differences() {
+        let waves = [
+            Waveform::Gaussian {
+                frequency: 2e14,
+                bandwidth: 5e13,
+                delay: 0.0,
+            },
+            Waveform::Ricker {
+                frequency: 1e9,
+                delay: 0.0,
+            },
+        ];
+        for w in waves {
+            let f = w.centre_frequency();
+            let h = 1e-4 / f;
+            let t = w.peak_time() + 0.13 / f;
+            for n in 1..4 {
+                let d = |t: f64| w.derivative(n - 1, t).unwrap();
+                let numeric = (d(t + h) - d(t - h)) / (2.0 * h);
+                let exact = w.derivative(n, t).unwrap();
+                let scale = (2.0 * PI * f).powi(n as i32);
+                assert!(
+                    (numeric - exact).abs() < 1e-5 * scale,
+                    "{w:?} n {n}: {numeric} vs {exact}"
+                );
+            }
+            // The 0th derivative is the value (to rounding: exp and sin are taken apart).
+            assert!((w.derivative(0, t).unwrap() - w.value(t)).abs() < 1e-14);
+        }
+    }
+
+    /// Lagrange filters are 1 at their node and 0 at the others, as polynomials in w^2.
+    #[test]
+    fn lagrange_filters_interpolate() {
+        let nodes = [1.8e14, 1.934e14, 2.1e14];
+        let filters = lagrange_filters(&nodes);
+        for (i, filter) in filters.iter().enumerate() {
+            for (j, f) in nodes.iter().enumerate() {
+                let u = (2.0 * PI * f).powi(2);
+                // The operator's value on exp(-i w t): (-1)^m a_m (-w^2)^m... = sum a_m (-u)^m.
+                let v: f64 = filter
+                    .iter()
+                    .enumerate()
+                    .map(|(m, a)| a * (-u).powi(m as i32))
+                    .sum();
+                let want = if i == j { 1.0 } else { 0.0 };
+                assert!((v - want).abs() < 1e-9, "{i} at {j}: {v}");
+            }
+        }
     }
 
     #[test]

@@ -125,7 +125,32 @@ fn solve_sheet(model: &Model, sheet: &ModeSheet) -> Result<SolvedSheet, String> 
     let d = g.primal(a, sheet.behind as isize);
     let sign = sheet.sign as f64;
     let w = 2.0 * std::f64::consts::PI * f;
-    let order = |values: &[f64], scale: f64| box_order(&plane, &s.cs, values, scale);
+    // A broadband source's node takes the sign that couples it positively to the centre's mode.
+    let flip = if sheet.frequency != sheet.centre {
+        let node = plane.basis(model, f, count).map_err(|e| e.to_string())?;
+        let centre = plane
+            .basis(model, sheet.centre, count)
+            .map_err(|e| e.to_string())?;
+        let pick = |b: &crate::model::PlaneBasis| match sheet.choice {
+            ModeChoice::Index(i) => i,
+            ModeChoice::Neff(target) => (0..b.modes.len())
+                .min_by(|&x, &y| {
+                    (b.modes[x].neff - target)
+                        .abs()
+                        .total_cmp(&(b.modes[y].neff - target).abs())
+                })
+                .unwrap_or(0),
+        };
+        let (a, b) = (&centre.modes[pick(&centre)], &node.modes[index]);
+        if super::basis::coupling(model, &plane, a, b) < 0.0 {
+            -1.0
+        } else {
+            1.0
+        }
+    } else {
+        1.0
+    };
+    let order = |values: &[f64], scale: f64| box_order(&plane, &s.cs, values, flip * scale);
     Ok(SolvedSheet {
         index,
         neff: s.neff[index],

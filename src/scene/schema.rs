@@ -306,6 +306,9 @@ pub struct SourceSpec {
     /// Mode source: which mode, an index from 0 by decreasing n_eff (default 0), or
     /// `{ neff = 2.4 }` for the mode nearest that n_eff.
     pub mode: Option<Spanned<toml::Value>>,
+    /// Mode source: solve the profile at this many frequencies across the band and interpolate
+    /// between them (default 1: the centre frequency's profile for the whole band).
+    pub profiles: Option<Spanned<i64>>,
     /// Dipole: the E component driven (Ex, Ey, Ez).
     pub component: Option<Spanned<String>>,
     /// Dipole: position `[x, y, z]`; plane wave: coordinate of the sheet along its direction.

@@ -160,7 +160,7 @@ pub(super) fn mode_source(
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     amplitude: f64,
     waveform: Option<Waveform>,
-) -> Option<[Source; 2]> {
+) -> Option<Vec<Source>> {
     for (given, name) in [
         (s.component.is_some(), "component"),
         (s.position.is_some(), "position"),
@@ -172,7 +172,7 @@ pub(super) fn mode_source(
             ck.error(
                 src,
                 &format!("{key}.{name}"),
-                "a mode source takes `name`, `box`, `direction`, `mode`, `waveform` and `amplitude`",
+                "a mode source takes `name`, `box`, `direction`, `mode`, `profiles`, `waveform` and `amplitude`",
             );
         }
     }
@@ -242,20 +242,16 @@ pub(super) fn mode_source(
     let f0 = waveform.centre_frequency();
     // The band's low edge, as far below the centre as its highest significant frequency is above.
     let band_low = (2.0 * f0 - waveform.max_frequency()).max(0.05 * f0);
-    let sheet = Arc::new(ModeSheet {
-        name,
-        place: match &s.mode {
-            Some(m) => place(ck, m, &format!("{key}.mode")),
-            None => place(ck, src, key),
-        },
-        plane,
-        sign,
-        behind,
-        choice,
-        frequency: f0,
-        band_low,
-        solved: OnceLock::new(),
-    });
+    let nodes = profile_nodes(s, key, ck, &waveform, band_low)?;
+    let place = match &s.mode {
+        Some(m) => place(ck, m, &format!("{key}.mode")),
+        None => place(ck, src, key),
+    };
+    let filters = if nodes.len() > 1 {
+        lagrange_filters(&nodes)
+    } else {
+        vec![Vec::new()]
+    };
     let [u, v] = plane.in_plane();
     let cells_at = |along: usize| {
         let mut c = [[0, 0]; 3];
@@ -264,24 +260,87 @@ pub(super) fn mode_source(
         c[v] = plane.ranges[1];
         c
     };
-    // Role 0: J on E_u, M on H_v; role 1: J on E_v, M on H_u.
-    let pairs = [(u, v), (v, u)];
-    Some([0, 1].map(|role| {
-        let (e, h) = pairs[role];
-        Source {
-            component: Component::ALL[e],
-            cells: cells_at(plane.index),
-            amplitude,
-            waveform,
-            advance: 0.0,
-            magnetic: Some(MagneticSheet {
-                component: Component::ALL[3 + h],
-                cells: cells_at(behind),
+    // Per node, two sheets: role 0 drives J on E_u and M on H_v, role 1 J on E_v and M on H_u.
+    let mut out = Vec::with_capacity(2 * nodes.len());
+    for (&frequency, filter) in nodes.iter().zip(filters) {
+        let sheet = Arc::new(ModeSheet {
+            name: name.clone(),
+            place: place.clone(),
+            plane,
+            sign,
+            behind,
+            choice,
+            frequency,
+            centre: f0,
+            band_low,
+            solved: OnceLock::new(),
+        });
+        for (role, (e, h)) in [(u, v), (v, u)].into_iter().enumerate() {
+            out.push(Source {
+                component: Component::ALL[e],
+                cells: cells_at(plane.index),
                 amplitude,
-            }),
-            mode: Some((sheet.clone(), role)),
+                waveform,
+                advance: 0.0,
+                magnetic: Some(MagneticSheet {
+                    component: Component::ALL[3 + h],
+                    cells: cells_at(behind),
+                    amplitude,
+                }),
+                mode: Some((sheet.clone(), role)),
+                filter: filter.clone(),
+            });
         }
-    }))
+    }
+    Some(out)
+}
+
+/// The frequencies a mode source solves its profile at: the centre alone, or with `profiles =
+/// K` the K Chebyshev nodes of its band (from `band_low` to as far above the centre), which
+/// keep the interpolation between them close to the best polynomial's.
+fn profile_nodes(
+    s: &SourceSpec,
+    key: &str,
+    ck: &mut Checker,
+    waveform: &Waveform,
+    band_low: f64,
+) -> Option<Vec<f64>> {
+    let f0 = waveform.centre_frequency();
+    let k = match &s.profiles {
+        None => return Some(vec![f0]),
+        Some(p) if (1..=9).contains(p.get_ref()) => *p.get_ref() as usize,
+        Some(p) => {
+            ck.error(
+                p,
+                &format!("{key}.profiles"),
+                format!(
+                    "solve the profile at 1 to 9 frequencies across the band, got {}",
+                    p.get_ref()
+                ),
+            );
+            return None;
+        }
+    };
+    if k > 1 && waveform.derivative(0, 0.0).is_none() {
+        ck.error(
+            s.profiles.as_ref().expect("given"),
+            &format!("{key}.profiles"),
+            "a continuous wave has one frequency: its profile is solved there (leave `profiles` out)",
+        );
+        return None;
+    }
+    if k == 1 {
+        return Some(vec![f0]);
+    }
+    let half = f0 - band_low;
+    Some(
+        (0..k)
+            .map(|i| {
+                let x = ((2 * i + 1) as f64 * std::f64::consts::PI / (2 * k) as f64).cos();
+                f0 + half * x
+            })
+            .collect(),
+    )
 }
 
 /// A mode monitor's decomposition: `modes` (default 1, at most 100).

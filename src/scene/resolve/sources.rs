@@ -236,7 +236,11 @@ pub(super) fn sources(
             }
             continue;
         }
-        for (given, name) in [(s.name.is_some(), "name"), (s.mode.is_some(), "mode")] {
+        for (given, name) in [
+            (s.name.is_some(), "name"),
+            (s.mode.is_some(), "mode"),
+            (s.profiles.is_some(), "profiles"),
+        ] {
             if given {
                 ck.error(
                     src,
@@ -296,6 +300,7 @@ pub(super) fn sources(
                 advance: 0.0,
                 magnetic: None,
                 mode: None,
+                filter: Vec::new(),
             }),
             (None, Some(sheet), Some(waveform)) if two_way => out.push(Source {
                 component: sheet.component,
@@ -305,6 +310,7 @@ pub(super) fn sources(
                 advance: 0.0,
                 magnetic: None,
                 mode: None,
+                filter: Vec::new(),
             }),
             (None, Some(sheet), Some(waveform)) => {
                 let g = grid.expect("a sheet is placed only on a grid");
@@ -575,5 +581,6 @@ fn one_way(
             amplitude: -levi * sheet.sign as f64 * amplitude / d,
         }),
         mode: None,
+        filter: Vec::new(),
     }
 }
