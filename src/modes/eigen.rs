@@ -8,7 +8,7 @@ use faer::sparse::linalg::solvers::Lu;
 use faer::Mat;
 
 /// Ritz pairs are accepted when their Arnoldi residual is below this, relative to the value.
-const TOLERANCE: f64 = 1e-10;
+const TOLERANCE: f64 = 1e-8;
 
 /// Restarts before giving up.
 const RESTARTS: usize = 40;
