@@ -7,8 +7,9 @@
 //! file; a mismatched checkpoint or a changed result file is refused (exit 2).
 //!
 //! The scene has a CPML, a dielectric, a lossy conductor, a PEC box, a Drude metal, a probe,
-//! snapshots, a flux plane keeping its DFT fields and a far-field box: every kind of state a
-//! checkpoint carries except the TF/SF grid, which the library-level round trip covers.
+//! snapshots, a flux plane keeping its DFT fields and a far-field box (and, in the SIGTERM
+//! test, a mode monitor, whose amplitudes are reopened and rewritten on resume): every kind of
+//! state a checkpoint carries except the TF/SF grid, which the library-level round trip covers.
 
 mod cuda_support;
 
@@ -237,7 +238,13 @@ fn sigterm_midway_then_resume_on_three_slabs_then_two_equals_an_uninterrupted_ru
     for precision in ["f32", "f64"] {
         let dir = tmpdir(&format!("term-{precision}"));
         let steps = 3000;
-        reference(&dir, &scene(precision, steps), "full.h5");
+        let text = scene(precision, steps).replace(
+            "[[monitor]]\ntype = \"far_field\"",
+            "[[monitor]]\ntype = \"mode\"\nname = \"m\"\nplane = { x = 60.0 }\nmodes = 2\n\
+             frequencies = { min = 8.0e14, max = 9.0e14, count = 3 }\n[[monitor]]\ntype = \"far_field\"",
+        );
+        assert!(text.contains("type = \"mode\""));
+        reference(&dir, &text, "full.h5");
         let mut child = spawn_run(&dir, "part.h5", &[], &[]);
         wait_for_steps(&mut child, &dir.join("part.h5"), 200);
         signal(&child, libc::SIGTERM);
