@@ -25,7 +25,7 @@
 //! flux, and the flux is sum |a_m|^2 - |b_m|^2 when only these modes are present.
 
 use super::prepare::box_order;
-use super::{Plane, PlaneError};
+use super::{Mode, Plane, PlaneError};
 use crate::flux::{cell_area, patch_weights, PatchDft};
 use crate::model::{BasisMode, Model, PlaneBasis};
 
@@ -33,7 +33,19 @@ impl Plane {
     /// The first `count` modes of the plane at `f` (Hz) as its monitor sees them, each at unit
     /// power under the monitor's quadrature.
     pub fn basis(&self, model: &Model, f: f64, count: usize) -> Result<PlaneBasis, PlaneError> {
-        let s = self.solved(model, f, count)?;
+        Ok(self.basis_near(model, f, count, &[])?.0)
+    }
+
+    /// [`Plane::basis`] started from `warm` (the plane's modes at a nearby frequency), with the
+    /// modes as solved, to start the next frequency from.
+    pub fn basis_near(
+        &self,
+        model: &Model,
+        f: f64,
+        count: usize,
+        warm: &[Mode],
+    ) -> Result<(PlaneBasis, Vec<Mode>), PlaneError> {
+        let s = self.solved_near(model, f, count, warm)?;
         let patch = self.patch();
         let weights = patch_weights(model, &patch);
         let area = cell_area(model, &patch);
@@ -59,10 +71,13 @@ impl Plane {
                 }
             })
             .collect();
-        Ok(PlaneBasis {
-            frequency: f,
-            modes,
-        })
+        Ok((
+            PlaneBasis {
+                frequency: f,
+                modes,
+            },
+            s.modes,
+        ))
     }
 }
 

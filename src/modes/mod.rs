@@ -236,6 +236,18 @@ impl CrossSection {
 /// decreasing beta^2: shift-invert Arnoldi around beta^2 = (k0 n_max)^2 (n_max the largest
 /// index in the plane, which bounds every guided mode's n_eff), factorised once by a sparse LU.
 pub fn solve(cs: &CrossSection, k0: f64, count: usize) -> Result<Vec<Mode>, ModeError> {
+    solve_near(cs, k0, count, &[])
+}
+
+/// [`solve`] started from `warm` (modes of the same cross-section at a nearby frequency, whose
+/// transverse E are close to the wanted ones): a frequency sweep converges in about one
+/// Arnoldi cycle per frequency instead of several.
+pub fn solve_near(
+    cs: &CrossSection,
+    k0: f64,
+    count: usize,
+    warm: &[Mode],
+) -> Result<Vec<Mode>, ModeError> {
     let n_max = cs.eps[1..]
         .iter()
         .flatten()
@@ -247,12 +259,25 @@ pub fn solve(cs: &CrossSection, k0: f64, count: usize) -> Result<Vec<Mode>, Mode
     let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &cs.shifted(k0, shift))
         .expect("the triplets index the operator");
     let lu = a.sp_lu().map_err(|_| ModeError::Singular(n_max))?;
-    let found = eigen::largest_inverse(&lu, n, count)?;
+    let joined: Vec<Vec<f64>> = warm
+        .iter()
+        .map(|m| [&m.e[0][..], &m.e[1][..]].concat())
+        .collect();
+    let warm: Vec<&[f64]> = joined.iter().map(|v| &v[..]).collect();
+    let found = eigen::largest_inverse(&lu, n, count, &warm)?;
     let half = n / 2;
     let mut modes: Vec<Mode> = found
         .into_iter()
         .map(|(mu, v)| {
-            let scale = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            // The largest value 1 in magnitude, the sign fixed by a fixed pseudo-random
+            // functional (positive), so a mode has the same sign however it was found (from a
+            // cold or a warm start) and from one frequency to the next.
+            let magnitude = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let scale = if eigen::probe(&v) < 0.0 {
+                -magnitude
+            } else {
+                magnitude
+            };
             let e = [
                 v[..half].iter().map(|x| x / scale).collect(),
                 v[half..].iter().map(|x| x / scale).collect(),

@@ -2,7 +2,7 @@
 //! at the Yee positions of a grid plane, its cells, its walls, and the grid's own time and
 //! space steps, so that a mode's n_eff is the one it has in the 3-D run.
 
-use super::{solve, CrossSection, Mode, ModeError, Plane, Wall};
+use super::{solve_near, CrossSection, Mode, ModeError, Plane, Wall};
 use crate::model::{BoundaryKind, Component, Model, C0};
 
 /// Why a model's plane cannot be solved.
@@ -138,10 +138,15 @@ impl Plane {
     /// eigenvalue through the grid's difference along the axis, beta = (2 / d) asin(b d / 2)
     /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c).
     pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
-        let (modes, neff) = self.solve_at(model, f, count)?;
+        let Solved { modes, neff, .. } = self.solved(model, f, count)?;
         const STEP: f64 = 1e-3;
-        let (_, above) = self.solve_at(model, f * (1.0 + STEP), count)?;
-        let (_, below) = self.solve_at(model, f * (1.0 - STEP), count)?;
+        // The neighbours start from these modes: about one Arnoldi cycle each.
+        let above = self
+            .solved_near(model, f * (1.0 + STEP), count, &modes)?
+            .neff;
+        let below = self
+            .solved_near(model, f * (1.0 - STEP), count, &modes)?
+            .neff;
         let group_index = (0..neff.len())
             .map(|i| match (above.get(i), below.get(i)) {
                 // Over +-0.1 % of f a mode's n_eff moves by (n_g - n_eff) 2e-3, under 0.01
@@ -159,26 +164,26 @@ impl Plane {
         })
     }
 
-    /// The modes at `f` and their n_eff in the 3-D grid ([`Plane::modes`] without the group
-    /// index).
-    fn solve_at(
+    /// The cross-section at `f`, its modes, the discrete k0 they were solved at and their
+    /// n_eff in the 3-D grid.
+    pub(super) fn solved(&self, model: &Model, f: f64, count: usize) -> Result<Solved, PlaneError> {
+        self.solved_near(model, f, count, &[])
+    }
+
+    /// [`Plane::solved`] started from `warm`, the plane's modes at a nearby frequency
+    /// ([`super::solve_near`]).
+    pub(super) fn solved_near(
         &self,
         model: &Model,
         f: f64,
         count: usize,
-    ) -> Result<(Vec<Mode>, Vec<f64>), PlaneError> {
-        let s = self.solved(model, f, count)?;
-        Ok((s.modes, s.neff))
-    }
-
-    /// The cross-section at `f`, its modes, the discrete k0 they were solved at and their
-    /// n_eff in the 3-D grid.
-    pub(super) fn solved(&self, model: &Model, f: f64, count: usize) -> Result<Solved, PlaneError> {
+        warm: &[Mode],
+    ) -> Result<Solved, PlaneError> {
         let g = &model.grid;
         let cs = self.cross_section(model, f)?;
         let w = 2.0 * std::f64::consts::PI * f;
         let k0 = 2.0 / (C0 * g.dt) * (w * g.dt / 2.0).sin();
-        let modes = solve(&cs, k0, count)?;
+        let modes = solve_near(&cs, k0, count, warm)?;
         let d = self.step(model);
         let beta: Vec<f64> = modes
             .iter()

@@ -13,6 +13,10 @@ use super::{CrossSection, Plane, PlaneError};
 use crate::model::{ModeChoice, ModeMonitor, ModeSheet, Model, PlaneBasis, SolvedSheet};
 use rayon::prelude::*;
 
+/// Frequencies a mode monitor solves one after another, each from the last one's modes
+/// ([`solve_monitor`]).
+const FREQUENCIES_PER_RUN: usize = 8;
+
 /// Solve every mode source and mode monitor of `model` that is not solved yet. The error
 /// lists every problem, each naming the scene key it comes from.
 pub fn prepare(model: &Model) -> Result<(), String> {
@@ -51,17 +55,31 @@ pub fn prepare(model: &Model) -> Result<(), String> {
     }
 }
 
-/// A mode monitor's basis at each of its frequencies (solved in parallel).
+/// A mode monitor's basis at each of its frequencies: in runs of [`FREQUENCIES_PER_RUN`]
+/// neighbouring frequencies (in parallel), each frequency of a run started from the previous
+/// one's modes (about one Arnoldi cycle each instead of several). The runs are fixed by the
+/// frequencies alone, not the threads, so every thread count gives the same bits.
 fn solve_monitor(
     model: &Model,
     plane: Plane,
     monitor: &ModeMonitor,
     frequencies: &[f64],
 ) -> Result<Vec<PlaneBasis>, PlaneError> {
-    frequencies
-        .par_iter()
-        .map(|&f| plane.basis(model, f, monitor.count))
-        .collect()
+    let parts: Vec<Vec<PlaneBasis>> = frequencies
+        .par_chunks(FREQUENCIES_PER_RUN)
+        .map(|chunk| {
+            let mut warm: Vec<crate::modes::Mode> = Vec::new();
+            chunk
+                .iter()
+                .map(|&f| {
+                    let (basis, modes) = plane.basis_near(model, f, monitor.count, &warm)?;
+                    warm = modes;
+                    Ok(basis)
+                })
+                .collect::<Result<Vec<_>, PlaneError>>()
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 /// The n_eff of the modes that carry power (beta^2 > 0), for messages.
