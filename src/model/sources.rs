@@ -210,7 +210,7 @@ pub struct Source {
     /// E_v with M on H_u): J and M then vary over their cells by the solved profile's weights
     /// ([`Source::profiles`]) and the advance is the mode's; None for a uniform sheet.
     pub mode: Option<(std::sync::Arc<super::ModeSheet>, usize)>,
-    /// A filter on the waveform: J and M follow sum_m filter[m] d^(2m)/dt^(2m) of it, a
+    /// A filter on the waveform: J and M follow `sum_m filter[m] d^(2m)/dt^(2m)` of it, a
     /// polynomial in w^2 over the spectrum (with w^2 <-> -d^2/dt^2); empty for the waveform
     /// itself. A broadband mode source's profile at each of its frequencies weighs the
     /// waveform by that frequency's Lagrange polynomial ([`crate::model::lagrange_filters`]).
