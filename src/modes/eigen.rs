@@ -30,12 +30,16 @@ const EXTRA: usize = 4;
 /// starting over.
 ///
 /// `warm`: vectors near the wanted eigenvectors (a nearby frequency's modes), whose sum starts
-/// the iteration instead of the fixed pseudo-random vector.
+/// the iteration instead of the fixed pseudo-random vector. `held`: the unknowns a wall or a
+/// PEC holds at zero, kept out of the start (their rows are `-shift` alone, so the iteration
+/// then never reaches them: otherwise their many exact eigenvectors, beta^2 = 0, crowd the
+/// wanted modes out).
 pub(super) fn largest_inverse(
     lu: &Lu<usize, f64>,
     n: usize,
     count: usize,
     warm: &[&[f64]],
+    held: &[bool],
 ) -> Result<Vec<(f64, Vec<f64>)>, ModeError> {
     let m = n.min((6 * count).max(40));
     let keep = (count + EXTRA).min(m / 2).max(count.min(m - 1));
@@ -63,6 +67,11 @@ pub(super) fn largest_inverse(
         for v in warm {
             let len = norm(v);
             start.iter_mut().zip(*v).for_each(|(a, b)| *a += b / len);
+        }
+    }
+    for (x, h) in start.iter_mut().zip(held) {
+        if *h {
+            *x = 0.0;
         }
     }
     let s = norm(&start);

@@ -16,7 +16,9 @@
 //! term) at (j + 1/2, k + 1/2): every derivative is the update's own difference between
 //! neighbouring Yee positions, over the primal step between nodes or the dual step between
 //! cell centres. Walls: a PEC wall holds the E tangential to it (E_v on a u wall, E_u on a v
-//! wall) and the node quantity there at zero; a periodic wall wraps. [`solve`] finds the modes
+//! wall) and the node quantity there at zero; a periodic wall wraps. A PEC painted in the
+//! plane holds every E position it covers (and the node quantity, the normal E, there) at zero,
+//! as the run's update does. [`solve`] finds the modes
 //! of largest beta^2 (highest n_eff) by shift-invert Arnoldi on a sparse LU (faer).
 
 mod basis;
@@ -53,6 +55,9 @@ pub struct CrossSection {
     pub eps: [Vec<f64>; 3],
     /// The walls of u and v.
     pub walls: [Wall; 2],
+    /// Where a perfect conductor holds the field at zero, at the same positions as `eps` (the
+    /// normal component's node, E_u, E_v); empty vectors where there is none.
+    pub pec: [Vec<bool>; 3],
 }
 
 /// A mode of a cross-section.
@@ -121,22 +126,31 @@ impl CrossSection {
         }
     }
 
-    /// E_u at (j, k) as an unknown, None where a PEC v wall holds it.
-    fn eu(&self, j: usize, k: usize) -> Option<usize> {
-        (self.walls[1] == Wall::Periodic || k > 0).then_some(j * self.n[1] + k)
+    /// True where a PEC in the plane holds quantity `q` (0: the node, 1: E_u, 2: E_v) at cell
+    /// `at`.
+    fn held(&self, q: usize, at: usize) -> bool {
+        self.pec[q].get(at).copied().unwrap_or(false)
     }
 
-    /// E_v at (j, k) as an unknown, None where a PEC u wall holds it.
+    /// E_u at (j, k) as an unknown, None where a PEC v wall or a PEC in the plane holds it.
+    fn eu(&self, j: usize, k: usize) -> Option<usize> {
+        let at = j * self.n[1] + k;
+        ((self.walls[1] == Wall::Periodic || k > 0) && !self.held(1, at)).then_some(at)
+    }
+
+    /// E_v at (j, k) as an unknown, None where a PEC u wall or a PEC in the plane holds it.
     fn ev(&self, j: usize, k: usize) -> Option<usize> {
         let n = self.n[0] * self.n[1];
-        (self.walls[0] == Wall::Periodic || j > 0).then_some(n + j * self.n[1] + k)
+        let at = j * self.n[1] + k;
+        ((self.walls[0] == Wall::Periodic || j > 0) && !self.held(2, at)).then_some(n + at)
     }
 
     /// The node quantity (1/eps_x)(d_u eps_u E_u + d_v eps_v E_v) at node (j, k) as a
     /// combination of unknowns; empty on a PEC wall's node.
     fn divergence(&self, j: usize, k: usize) -> Vec<(usize, f64)> {
-        let pec_node =
-            (self.walls[0] == Wall::Pec && j == 0) || (self.walls[1] == Wall::Pec && k == 0);
+        let pec_node = (self.walls[0] == Wall::Pec && j == 0)
+            || (self.walls[1] == Wall::Pec && k == 0)
+            || self.held(0, j * self.n[1] + k);
         if pec_node {
             return Vec::new();
         }
@@ -180,6 +194,25 @@ impl CrossSection {
             out.push((u, 1.0 / hv));
         }
         out
+    }
+
+    /// Per unknown (E_u then E_v), true where a wall or a PEC holds it at zero: its row of the
+    /// operator is zero, so it is an eigenvector of its own (beta^2 = 0) that the solver keeps
+    /// out of its Krylov space.
+    fn held_unknowns(&self) -> Vec<bool> {
+        let [nu, nv] = self.n;
+        let mut held = vec![true; self.unknowns()];
+        for j in 0..nu {
+            for k in 0..nv {
+                if let Some(i) = self.eu(j, k) {
+                    held[i] = false;
+                }
+                if let Some(i) = self.ev(j, k) {
+                    held[i] = false;
+                }
+            }
+        }
+        held
     }
 
     /// The operator `A - shift I` (A the module's eigenproblem at `k0`), as triplets. Rows of
@@ -264,7 +297,8 @@ pub fn solve_near(
         .map(|m| [&m.e[0][..], &m.e[1][..]].concat())
         .collect();
     let warm: Vec<&[f64]> = joined.iter().map(|v| &v[..]).collect();
-    let found = eigen::largest_inverse(&lu, n, count, &warm)?;
+    let held = cs.held_unknowns();
+    let found = eigen::largest_inverse(&lu, n, count, &warm, &held)?;
     let half = n / 2;
     let mut modes: Vec<Mode> = found
         .into_iter()

@@ -20,9 +20,6 @@ pub enum PlaneError {
         /// The grid's extent along the axis (m).
         hi: f64,
     },
-    /// A PEC crosses the plane (not yet supported by the solver).
-    #[error("a PEC crosses the plane; the mode solver takes dielectrics only for now")]
-    Pec,
     /// The solve failed.
     #[error(transparent)]
     Solve(#[from] ModeError),
@@ -99,19 +96,26 @@ impl Plane {
             out
         };
         let eps = [self.axis, u, v].map(ids);
-        let mut pec = false;
+        // A PEC's positions are held at zero (their permittivity is never read: 1).
         let values = eps.each_ref().map(|list| {
             list.iter()
                 .map(|&m| {
                     let mat = &table[m as usize];
-                    pec |= mat.pec;
-                    mat.epsilon_at(f).re
+                    if mat.pec {
+                        1.0
+                    } else {
+                        mat.epsilon_at(f).re
+                    }
                 })
                 .collect::<Vec<f64>>()
         });
-        if pec {
-            return Err(PlaneError::Pec);
-        }
+        let pec = eps.each_ref().map(|list| {
+            if list.iter().any(|&m| table[m as usize].pec) {
+                list.iter().map(|&m| table[m as usize].pec).collect()
+            } else {
+                Vec::new()
+            }
+        });
         let wall = |a: usize, r: [usize; 2]| {
             let whole = r == [0, g.shape[a]];
             if whole
@@ -130,6 +134,7 @@ impl Plane {
                 .map(|(a, r)| (r[0]..r[1]).map(|i| g.primal(a, i as isize)).collect()),
             eps: values,
             walls: [wall(u, ru), wall(v, rv)],
+            pec,
         })
     }
 

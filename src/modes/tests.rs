@@ -55,6 +55,7 @@ fn slab(h: f64) -> CrossSection {
         cells: [vec![h; nu], vec![h]],
         eps: [node.clone(), centre, node],
         walls: [Wall::Pec, Wall::Periodic],
+        pec: Default::default(),
     }
 }
 
@@ -124,6 +125,7 @@ fn strip(h: f64, w: f64, t: f64, size: [f64; 2]) -> CrossSection {
         cells: [vec![h; n[0]], vec![h; n[1]]],
         eps: [grid(0.0, 0.0), grid(0.5, 0.0), grid(0.0, 0.5)],
         walls: [Wall::Pec, Wall::Pec],
+        pec: Default::default(),
     }
 }
 
