@@ -24,8 +24,7 @@
 //! Meep's convention; |a_m|^2 is the power the mode carries forward in the units of the plane's
 //! flux, and the flux is sum |a_m|^2 - |b_m|^2 when only these modes are present.
 
-use super::prepare::box_order;
-use super::{Mode, Plane, PlaneError};
+use super::{CrossSection, Mode, Plane, PlaneError};
 use crate::flux::{cell_area, patch_weights, PatchDft};
 use crate::model::{BasisMode, Model, PlaneBasis};
 
@@ -131,4 +130,19 @@ pub fn coupling(model: &Model, plane: &Plane, a: &BasisMode, b: &BasisMode) -> f
     let w = patch_weights(model, &patch);
     let area = cell_area(model, &patch);
     0.5 * (overlap(&a.e, &b.h, &w, area) + overlap(&b.e, &a.h, &w, area))
+}
+
+/// `values` (`j * n_v + k` over the plane) times `scale`, in the C order of the sheet's cell
+/// box (x, y, z; the plane's normal one cell thick).
+pub(super) fn box_order(plane: &Plane, cs: &CrossSection, values: &[f64], scale: f64) -> Vec<f64> {
+    let [nu, nv] = cs.n;
+    let [u, v] = plane.in_plane();
+    let mut out = vec![0.0; nu * nv];
+    for j in 0..nu {
+        for k in 0..nv {
+            let at = if u < v { j * nv + k } else { k * nu + j };
+            out[at] = values[j * nv + k] * scale;
+        }
+    }
+    out
 }

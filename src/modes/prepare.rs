@@ -9,7 +9,8 @@
 //! discrete TF/SF corrections of the mode itself, so the backward waves of the two sheets cancel
 //! exactly at the centre frequency, for any cross-section (the cell's own cb scales J).
 
-use super::{CrossSection, Plane, PlaneError};
+use super::basis::box_order;
+use super::{Plane, PlaneError};
 use crate::model::{ModeChoice, ModeMonitor, ModeSheet, Model, PlaneBasis, SolvedSheet};
 use rayon::prelude::*;
 
@@ -178,21 +179,6 @@ fn solve_sheet(model: &Model, sheet: &ModeSheet) -> Result<SolvedSheet, String> 
             [order(&h[0], 1.0 / d_e), order(&mode.e[1], sign / d)],
         ],
     })
-}
-
-/// `values` (`j * n_v + k` over the plane) times `scale`, in the C order of the sheet's cell
-/// box (x, y, z; the plane's normal one cell thick).
-pub(super) fn box_order(plane: &Plane, cs: &CrossSection, values: &[f64], scale: f64) -> Vec<f64> {
-    let [nu, nv] = cs.n;
-    let [u, v] = plane.in_plane();
-    let mut out = vec![0.0; nu * nv];
-    for j in 0..nu {
-        for k in 0..nv {
-            let at = if u < v { j * nv + k } else { k * nu + j };
-            out[at] = values[j * nv + k] * scale;
-        }
-    }
-    out
 }
 
 /// How well a mode source's one profile (solved at its centre frequency) launches its mode
