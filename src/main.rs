@@ -723,13 +723,15 @@ fn modes(args: ModesArgs) -> ExitCode {
         };
         for (i, m) in found.modes.iter().enumerate() {
             println!(
-                "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}",
+                "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}, effective area {:.4e} {}^2",
                 found.neff[i],
                 found.group_index[i],
                 names[u],
                 1.0 - m.v_fraction(),
                 names[v],
-                m.v_fraction()
+                m.v_fraction(),
+                found.effective_area[i] / (unit * unit),
+                model.length_unit
             );
         }
         if let (Some(file), Some(out)) = (&file, &args.output) {

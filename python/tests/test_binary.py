@@ -567,6 +567,8 @@ def test_yee_modes_file_reads_back_and_plots(yee_bin, tmp_path):
     assert m.axis == "x" and m.axes() == ("y", "z")
     assert m.neff.shape == (2,) and m.neff[0] > m.neff[1] > 1.444
     assert 2.3 < m.neff[0] < 2.6 and m.group_index[0] > m.neff[0]
+    # TE0 confined to about the strip's 0.11 um^2 and its evanescent skirt: well under 1 um^2.
+    assert 0.05e-12 < m.effective_area[0] < 0.5e-12
     ey, ez = m.profiles["Ey"], m.profiles["Ez"]
     assert ey.shape == ez.shape == (2, 62, 50)
     # TE0: E along the width dominates, peaked at the strip's centre.

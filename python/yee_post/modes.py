@@ -36,6 +36,8 @@ class Modes:
     profiles: Dict[str, np.ndarray]
     #: Node coordinates of the plane's two axes, keyed by axis name.
     nodes: Dict[str, np.ndarray]
+    #: Effective areas (m^2), (sum |E|^2 dA)^2 / sum |E|^4 dA; None in files written before it.
+    effective_area: Optional[np.ndarray] = None
 
     def axes(self):
         """The plane's two axes (u, v) in the order the profiles' last two dimensions use."""
@@ -65,6 +67,7 @@ def read_modes(path, name: str = "plane") -> Modes:
             frequency=float(g["frequency"][0]),
             neff=g["neff"][0, :],
             group_index=g["group_index"][0, :],
+            effective_area=g["effective_area"][0, :] if "effective_area" in g else None,
             profiles={k: g["profile"][k][()] for k in g["profile"]},
             nodes={k: g["grid"][k][()] for k in g["grid"]},
         )

@@ -39,6 +39,9 @@ pub struct PlaneModes {
     /// (central difference); NaN for a mode whose neighbours did not pair up (two modes
     /// crossing within 1e-3 of f).
     pub group_index: Vec<f64>,
+    /// Their effective areas (m^2): (sum |E_t|^2 dA)^2 / sum |E_t|^4 dA over the plane, with
+    /// each cell's E_u and E_v (the transverse field; a mode's longitudinal E is left out).
+    pub effective_area: Vec<f64>,
 }
 
 impl Plane {
@@ -143,7 +146,9 @@ impl Plane {
     /// eigenvalue through the grid's difference along the axis, beta = (2 / d) asin(b d / 2)
     /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c).
     pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
-        let Solved { modes, neff, .. } = self.solved(model, f, count)?;
+        let Solved {
+            modes, neff, cs, ..
+        } = self.solved(model, f, count)?;
         const STEP: f64 = 1e-3;
         // The neighbours start from these modes: about one Arnoldi cycle each.
         let above = self
@@ -161,11 +166,13 @@ impl Plane {
                 _ => f64::NAN,
             })
             .collect();
+        let effective_area = modes.iter().map(|m| effective_area(&cs, m)).collect();
         Ok(PlaneModes {
             frequency: f,
             modes,
             neff,
             group_index,
+            effective_area,
         })
     }
 
@@ -225,4 +232,26 @@ pub(super) struct Solved {
     pub beta: Vec<f64>,
     /// Their effective indices in the 3-D grid.
     pub neff: Vec<f64>,
+}
+
+/// A mode's effective area (m^2) on its cross-section: (sum |E|^2 dA)^2 / sum |E|^4 dA, with
+/// |E|^2 = E_u^2 + E_v^2 of each cell (the two components half a cell apart, as the Yee plane
+/// holds them) and dA the cell's area.
+fn effective_area(cs: &CrossSection, mode: &Mode) -> f64 {
+    let [nu, nv] = cs.n;
+    let (mut second, mut fourth) = (0.0, 0.0);
+    for j in 0..nu {
+        for k in 0..nv {
+            let at = j * nv + k;
+            let e2 = mode.e[0][at].powi(2) + mode.e[1][at].powi(2);
+            let da = cs.cells[0][j] * cs.cells[1][k];
+            second += e2 * da;
+            fourth += e2 * e2 * da;
+        }
+    }
+    if fourth > 0.0 {
+        second * second / fourth
+    } else {
+        0.0
+    }
 }
