@@ -193,6 +193,20 @@ fn amplitudes(run: &common::BinaryRun, monitor: &str, which: &str) -> Vec<Vec<(f
         .collect()
 }
 
+/// Between a mode's amplitudes `a` and `b` at frequency `f` (Hz), `b` a distance `length` (m)
+/// downstream: the ratio b / a = exp(-i beta L) and the n_eff its phase gives, on the branch
+/// (whole turns of 2 pi) nearest `near`, the solver's.
+fn phase_neff(a: (f64, f64), b: (f64, f64), f: f64, length: f64, near: f64) -> ((f64, f64), f64) {
+    use std::f64::consts::PI;
+    let ((ar, ai), (br, bi)) = (a, b);
+    let d = ar * ar + ai * ai;
+    let ratio = ((br * ar + bi * ai) / d, (bi * ar - br * ai) / d);
+    let k0 = 2.0 * PI * f / 299_792_458.0;
+    let phase = -ratio.1.atan2(ratio.0);
+    let turns = ((near * k0 * length - phase) / (2.0 * PI)).round();
+    (ratio, (phase + 2.0 * PI * turns) / (k0 * length))
+}
+
 fn power((r, i): (f64, f64)) -> f64 {
     r * r + i * i
 }
@@ -228,22 +242,10 @@ fn a_mode_source_launches_its_mode_one_way_and_monitors_read_it() {
         let leak = amplitudes(&run, "back", bwd);
         let neff = run.read("modes/a/neff");
         let freq = run.read("modes/a/frequency");
-        let c = 299_792_458.0;
         for (k, &f) in freq.iter().enumerate() {
             let case = format!("{sign:+}{axis} at {f:.4e} Hz");
             let n = neff[3 * k];
-            let k0 = 2.0 * std::f64::consts::PI * f / c;
-            // b / a = exp(-i beta L): the measured phase, on the branch nearest the solver's.
-            let ratio = {
-                let (ar, ai) = a[k][0];
-                let (br, bi) = b[k][0];
-                let d = ar * ar + ai * ai;
-                ((br * ar + bi * ai) / d, (bi * ar - br * ai) / d)
-            };
-            let phase = -ratio.1.atan2(ratio.0);
-            let length = 2.0e-6;
-            let turns = ((n * k0 * length - phase) / (2.0 * std::f64::consts::PI)).round();
-            let measured = (phase + 2.0 * std::f64::consts::PI * turns) / (k0 * length);
+            let (ratio, measured) = phase_neff(a[k][0], b[k][0], f, 2.0e-6, n);
             assert!(
                 (measured - n).abs() < 1e-4,
                 "{case}: n_eff {measured} vs {n}"
@@ -313,22 +315,36 @@ fn bad_mode_sources_and_monitors_are_refused() {
             "decompose onto 1 to 100 modes",
         ),
     ];
+    assert_refused(
+        &dir,
+        &good,
+        &cases,
+        &["run", "SCENE", "-o", "OUT", "--quiet"],
+    );
+}
+
+/// Each of `cases` (a variant of the scene `good` and what its error must say), written into
+/// `dir`, makes the command `args` (SCENE and OUT standing for its scene and result file) exit 2
+/// with that message; `dir` is removed after.
+fn assert_refused(dir: &std::path::Path, good: &str, cases: &[(String, &str)], args: &[&str]) {
     for (i, (text, says)) in cases.iter().enumerate() {
-        assert_ne!(text, &good, "case {i} changed nothing");
+        assert_ne!(text, good, "case {i} changed nothing");
         let scene = dir.join(format!("bad{i}.toml"));
         std::fs::write(&scene, text).unwrap();
         let out = dir.join(format!("bad{i}.h5"));
-        let (code, _, err) = yee(&[
-            "run",
-            scene.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--quiet",
-        ]);
+        let args: Vec<&str> = args
+            .iter()
+            .map(|a| match *a {
+                "SCENE" => scene.to_str().unwrap(),
+                "OUT" => out.to_str().unwrap(),
+                other => other,
+            })
+            .collect();
+        let (code, _, err) = yee(&args);
         assert_eq!(code, Some(2), "case {i}: {err}");
         assert!(err.contains(says), "case {i}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// A 2-D two-port: a 220 nm silicon slab (x < 0) meeting a 500 nm one offset by 100 nm (x > 0),
@@ -500,15 +516,7 @@ fn bad_sparameters_are_refused() {
             "sparameters",
         ),
     ];
-    for (i, (text, says)) in cases.iter().enumerate() {
-        assert_ne!(text, &good, "case {i} changed nothing");
-        let scene = dir.join(format!("bad{i}.toml"));
-        std::fs::write(&scene, text).unwrap();
-        let (code, _, err) = yee(&["check", scene.to_str().unwrap()]);
-        assert_eq!(code, Some(2), "case {i}: {err}");
-        assert!(err.contains(says), "case {i}: {err}");
-    }
-    let _ = std::fs::remove_dir_all(&dir);
+    assert_refused(&dir, &good, &cases, &["check", "SCENE"]);
 }
 
 /// `yee check` reports how purely a mode source's one (centre-frequency) profile launches its
@@ -654,15 +662,7 @@ fn a_3d_strip_fed_by_its_te0_mode_carries_it_alone() {
     let freq = run.read("modes/a/frequency");
     for (k, &f) in freq.iter().enumerate() {
         let n = neff[2 * k];
-        let k0 = 2.0 * std::f64::consts::PI * f / 299_792_458.0;
-        let (ar, ai) = a[k][0];
-        let (br, bi) = b[k][0];
-        let d = ar * ar + ai * ai;
-        let ratio = ((br * ar + bi * ai) / d, (bi * ar - br * ai) / d);
-        let phase = -ratio.1.atan2(ratio.0);
-        let length = 1.5e-6;
-        let turns = ((n * k0 * length - phase) / (2.0 * std::f64::consts::PI)).round();
-        let measured = (phase + 2.0 * std::f64::consts::PI * turns) / (k0 * length);
+        let (ratio, measured) = phase_neff(a[k][0], b[k][0], f, 1.5e-6, n);
         assert!(
             (measured - n).abs() < 1e-4,
             "{f:e}: n_eff {measured} vs {n}"
@@ -711,15 +711,7 @@ fn a_metal_waveguide_plane_crosses_pec_and_carries_te10() {
     let neff = run.read("modes/a/neff");
     for (k, &f) in run.read("modes/a/frequency").iter().enumerate() {
         let n = neff[2 * k];
-        let k0 = 2.0 * std::f64::consts::PI * f / 299_792_458.0;
-        let (ar, ai) = a[k][0];
-        let (br, bi) = b[k][0];
-        let d = ar * ar + ai * ai;
-        let ratio = ((br * ar + bi * ai) / d, (bi * ar - br * ai) / d);
-        let phase = -ratio.1.atan2(ratio.0);
-        let length = 1.25e-3;
-        let turns = ((n * k0 * length - phase) / (2.0 * std::f64::consts::PI)).round();
-        let measured = (phase + 2.0 * std::f64::consts::PI * turns) / (k0 * length);
+        let (ratio, measured) = phase_neff(a[k][0], b[k][0], f, 1.25e-3, n);
         assert!(
             (measured - n).abs() < 1e-4,
             "{f:e}: n_eff {measured} vs {n}"

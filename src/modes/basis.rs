@@ -24,6 +24,7 @@
 //! Meep's convention; |a_m|^2 is the power the mode carries forward in the units of the plane's
 //! flux, and the flux is sum |a_m|^2 - |b_m|^2 when only these modes are present.
 
+use super::plane::Solved;
 use super::{CrossSection, Mode, Plane, PlaneError};
 use crate::flux::{cell_area, patch_weights, PatchDft};
 use crate::model::{BasisMode, Model, PlaneBasis};
@@ -45,6 +46,11 @@ impl Plane {
         warm: &[Mode],
     ) -> Result<(PlaneBasis, Vec<Mode>), PlaneError> {
         let s = self.solved_near(model, f, count, warm)?;
+        Ok((self.basis_of(model, f, &s), s.modes))
+    }
+
+    /// The unit-power basis, as this plane's monitor sees it, of the solve `s` at `f` (Hz).
+    pub(super) fn basis_of(&self, model: &Model, f: f64, s: &Solved) -> PlaneBasis {
         let patch = self.patch();
         let weights = patch_weights(model, &patch);
         let area = cell_area(model, &patch);
@@ -70,13 +76,10 @@ impl Plane {
                 }
             })
             .collect();
-        Ok((
-            PlaneBasis {
-                frequency: f,
-                modes,
-            },
-            s.modes,
-        ))
+        PlaneBasis {
+            frequency: f,
+            modes,
+        }
     }
 }
 

@@ -83,6 +83,20 @@ fn solve_monitor(
     Ok(parts.into_iter().flatten().collect())
 }
 
+/// The index of the mode `choice` asks for among modes of effective indices `neff`.
+fn chosen(choice: ModeChoice, neff: &[f64]) -> usize {
+    match choice {
+        ModeChoice::Index(i) => i,
+        ModeChoice::Neff(target) => (0..neff.len())
+            .min_by(|&a, &b| {
+                (neff[a] - target)
+                    .abs()
+                    .total_cmp(&(neff[b] - target).abs())
+            })
+            .unwrap_or(0),
+    }
+}
+
 /// The n_eff of the modes that carry power (beta^2 > 0), for messages.
 fn listed(neff: &[f64], beta2: impl Iterator<Item = f64>) -> String {
     let list: Vec<String> = neff
@@ -108,16 +122,7 @@ fn solve_sheet(model: &Model, sheet: &ModeSheet) -> Result<SolvedSheet, String> 
         ModeChoice::Neff(_) => 6,
     };
     let s = plane.solved(model, f, count).map_err(|e| e.to_string())?;
-    let index = match sheet.choice {
-        ModeChoice::Index(i) => i,
-        ModeChoice::Neff(target) => (0..s.neff.len())
-            .min_by(|&a, &b| {
-                (s.neff[a] - target)
-                    .abs()
-                    .total_cmp(&(s.neff[b] - target).abs())
-            })
-            .unwrap_or(0),
-    };
+    let index = chosen(sheet.choice, &s.neff);
     let carrying = s.modes.iter().filter(|m| m.beta2 > 0.0).count();
     if index >= s.modes.len() || s.modes[index].beta2 <= 0.0 {
         return Err(format!(
@@ -146,21 +151,16 @@ fn solve_sheet(model: &Model, sheet: &ModeSheet) -> Result<SolvedSheet, String> 
     let w = 2.0 * std::f64::consts::PI * f;
     // A broadband source's node takes the sign that couples it positively to the centre's mode.
     let flip = if sheet.frequency != sheet.centre {
-        let node = plane.basis(model, f, count).map_err(|e| e.to_string())?;
+        // The node's basis from this solve; the centre's needs its own.
+        let node = plane.basis_of(model, f, &s);
         let centre = plane
             .basis(model, sheet.centre, count)
             .map_err(|e| e.to_string())?;
-        let pick = |b: &crate::model::PlaneBasis| match sheet.choice {
-            ModeChoice::Index(i) => i,
-            ModeChoice::Neff(target) => (0..b.modes.len())
-                .min_by(|&x, &y| {
-                    (b.modes[x].neff - target)
-                        .abs()
-                        .total_cmp(&(b.modes[y].neff - target).abs())
-                })
-                .unwrap_or(0),
-        };
-        let (a, b) = (&centre.modes[pick(&centre)], &node.modes[index]);
+        let neff: Vec<f64> = centre.modes.iter().map(|m| m.neff).collect();
+        let (a, b) = (
+            &centre.modes[chosen(sheet.choice, &neff)],
+            &node.modes[index],
+        );
         if super::basis::coupling(model, &plane, a, b) < 0.0 {
             -1.0
         } else {
