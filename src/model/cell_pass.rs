@@ -27,6 +27,8 @@ pub struct CellPlane<'a, T> {
     pub field: &'a mut [T],
     /// The slab's state array.
     pub state: &'a mut [T],
+    /// The plane's global x index.
+    pub x: usize,
     /// The rows (y) to update now: within the box, and within the rows the sweep is on.
     pub rows: std::ops::Range<usize>,
     /// The box's cells along z.

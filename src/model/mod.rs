@@ -10,6 +10,7 @@ mod faces;
 mod geometry;
 mod grid;
 pub mod library;
+mod lumped;
 mod materials;
 pub mod mesh;
 mod modes;
@@ -34,6 +35,9 @@ pub use dispersion::{pole_omega_dt, AdeMaterial, AdePole, Pole, MAX_POLES, MAX_P
 pub use faces::{BoundaryKind, PmlParams};
 pub use geometry::{Object, Shape};
 pub use grid::{Component, Face, Grid, Precision};
+pub use lumped::{
+    transverse, EdgeBox, LumpedElement, Rlc, Spectra, Terminal, TerminalKind, Topology,
+};
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use modes::{
     BasisMode, ModeChoice, ModeMonitor, ModePlane, ModeSheet, PlaneBasis, SParameters, SolvedSheet,
@@ -99,6 +103,9 @@ pub struct Model {
     pub scan: Option<std::sync::Arc<Scan>>,
     /// `[sparameters]`: one run per port, then the S-matrix (None: one run).
     pub sparameters: Option<SParameters>,
+    /// Lumped ports' and elements' terminals ([`Terminal`]): their voltage and current are
+    /// read every step, after the probes.
+    pub terminals: Vec<Terminal>,
     /// Cell passes ([`CellPass`]), in the order they run within their half step.
     pub cell_passes: Vec<std::sync::Arc<dyn CellPass>>,
 }

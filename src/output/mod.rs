@@ -17,6 +17,7 @@ pub mod claim;
 pub mod far_field;
 pub mod mesh;
 pub mod modes;
+mod ports;
 pub mod resume;
 pub mod scan;
 pub mod sparameters;
@@ -474,6 +475,7 @@ impl Hdf5Writer {
                 });
             }
         }
+        probes.extend(ports::create::<T>(&file, model, chunk)?);
         let mut snapshots = Vec::new();
         if !model.snapshots.is_empty() {
             let root = file.create_group("snapshots")?;

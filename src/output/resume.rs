@@ -202,6 +202,7 @@ impl Hdf5Writer {
                 written: 0,
             });
         }
+        probes.extend(super::ports::open(&file, model)?);
         let mut snapshots = Vec::new();
         for snap in &model.snapshots {
             let grp = file.group(&format!("snapshots/{}", snap.name))?;

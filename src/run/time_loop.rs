@@ -271,7 +271,7 @@ impl<'a> Loop<'a> {
         }
         if wrote_snapshot || timed_flush {
             self.monitors
-                .write_probes(&model.probes, writer, backend, false);
+                .write_probes(model, writer, backend, false);
             writer.flush::<B::Real>(step)?;
             self.last_flush = Instant::now();
         }
@@ -366,7 +366,8 @@ impl<'a> Loop<'a> {
             self.monitors
                 .write_snapshots(&mut self.writer, backend, true)?;
             self.monitors
-                .write_probes(&model.probes, &mut self.writer, backend, true);
+                .write_probes(model, &mut self.writer, backend, true);
+            self.writer.write_terminal_spectra(model)?;
             write_fluxes(&mut self.writer, backend, model, steps_done, true)
         })();
         self.phases.monitors += t6.elapsed();
@@ -501,7 +502,8 @@ fn checkpoint<B: Backend>(
     path: &std::path::Path,
 ) -> Result<bool, OutputError> {
     monitors.write_snapshots(writer, backend, true)?;
-    monitors.write_probes(&model.probes, writer, backend, true);
+    monitors.write_probes(model, writer, backend, true);
+    writer.write_terminal_spectra(model)?;
     writer.flush::<B::Real>(step)?;
     let result = writer.fingerprint()?;
     let name = backend.name();

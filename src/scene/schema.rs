@@ -292,13 +292,15 @@ pub struct GeometrySpec {
     /// voxels: the box the grid fills, `{ center = [...], size = [...] }`.
     #[serde(rename = "box")]
     pub region: Option<Spanned<BoxSpec>>,
+    /// A lumped RLC element across the box instead of a material ([`ElementSpec`]).
+    pub element: Option<Spanned<ElementSpec>>,
 }
 
 /// One `[[source]]`.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SourceSpec {
-    /// dipole | plane_wave | tfsf | mode.
+    /// dipole | plane_wave | tfsf | mode | lumped_port.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
     /// Mode source: its name, also its port name in `[sparameters]` (default `source<i>`).
@@ -333,6 +335,30 @@ pub struct SourceSpec {
     /// Dipole in a `[scan]`: `[dx, dy, dz]`, how far the source moves from one trace to the
     /// next (gprMax's `#src_steps`).
     pub scan_step: Option<Spanned<Vec<f64>>>,
+    /// Lumped port: its reference impedance in ohm, a number or `[re, im]` (default 50); the
+    /// real part is the source's internal resistance.
+    pub impedance: Option<Spanned<toml::Value>>,
+    /// Lumped port: where its impedance, S11 and powers are reported.
+    pub frequencies: Option<Spanned<FrequencySpec>>,
+}
+
+/// A lumped RLC element across a `[[geometry]]` box: `element = { resistance = 50.0,
+/// direction = "z" }`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElementSpec {
+    /// Resistance (ohm; 0 or absent: none).
+    pub resistance: Option<Spanned<f64>>,
+    /// Inductance (H; 0 or absent: none).
+    pub inductance: Option<Spanned<f64>>,
+    /// Capacitance (F; 0 or absent: none).
+    pub capacitance: Option<Spanned<f64>>,
+    /// The axis its current flows along: x, y or z.
+    pub direction: Spanned<String>,
+    /// series (default) or parallel.
+    pub topology: Option<Spanned<String>>,
+    /// Its name, its group under `/elements/` (default `element<i>`, i its geometry index).
+    pub name: Option<Spanned<String>>,
 }
 
 /// A source's time dependence.

@@ -53,6 +53,7 @@ impl<T: Real> Slab<T> {
             let view = CellPlane {
                 field: &mut field[p * plane..(p + 1) * plane],
                 state: &mut self.cell_state[i],
+                x,
                 rows: y,
                 z: b[2][0]..b[2][1],
                 nz: sh.nz,

@@ -83,6 +83,10 @@ pub(super) fn geometry(
     for (n, g) in scene.geometry.iter() {
         let key = format!("geometry[{n}]");
         let g = g.get_ref();
+        if g.element.is_some() {
+            // A lumped element paints nothing: `super::lumped` places it on the grid.
+            continue;
+        }
         let Some(kind) = ck.one_of(&g.shape, &format!("{key}.shape"), &SHAPES) else {
             continue;
         };

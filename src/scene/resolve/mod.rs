@@ -13,6 +13,7 @@ mod scan;
 mod shape_context;
 mod simulation;
 mod sources;
+mod lumped;
 mod sparameters;
 mod tfsf;
 
@@ -384,7 +385,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
     } else {
         None
     };
-    Some(Model {
+    let mut model = Model {
         name,
         scene_text: text.to_string(),
         length_unit: unit_name,
@@ -405,8 +406,11 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         conformal_reduced: false,
         scan: scan.map(std::sync::Arc::new),
         sparameters,
+        terminals: Vec::new(),
         cell_passes: crate::fault::cell_passes(),
-    })
+    };
+    lumped::attach(scene, ck, &mut model, unit_m);
+    Some(model)
 }
 
 /// The automatic DFT sampling period (steps) of a surface monitor at `frequencies` in a run of

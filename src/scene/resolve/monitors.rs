@@ -478,50 +478,7 @@ fn flux(
             );
             None
         }
-        Some(f) => {
-            let s = f.get_ref();
-            if !(s.min > 0.0 && s.max >= s.min && s.max.is_finite())
-                || s.count < 1
-                || s.count > 100_000
-            {
-                ck.error(f, &format!("{key}.frequencies"), format!(
-                    "need 0 < min <= max and 1 <= count <= 100000, got min = {}, max = {}, count = {}",
-                    num(s.min), num(s.max), s.count
-                ));
-                None
-            } else if let Some(g) = grid.filter(|g| s.max > 0.5 / g.dt) {
-                // Above 1 / (2 dt) the running DFT aliases: the spectrum would be wrong.
-                ck.error(f, &format!("{key}.frequencies.max"), format!(
-                    "max = {} Hz is above the Nyquist frequency of the time step, 1 / (2 dt) = {} Hz: the DFT there aliases a lower frequency; lower max (the grid resolves far less anyway)",
-                    num(s.max), super::placement::num4(0.5 / g.dt)
-                ));
-                None
-            } else {
-                if s.count == 1 && s.max != s.min {
-                    ck.warn(
-                        f,
-                        &format!("{key}.frequencies.count"),
-                        format!(
-                            "count = 1 records min = {} Hz only; max = {} Hz is ignored",
-                            num(s.min),
-                            num(s.max)
-                        ),
-                    );
-                }
-                let n = s.count as usize;
-                Some(
-                    (0..n)
-                        .map(|i| {
-                            if n == 1 {
-                                s.min
-                            } else {
-                                s.min + (s.max - s.min) * i as f64 / (n - 1) as f64
-                            }
-                        })
-                        .collect::<Vec<f64>>(),
-                )
-            }
-        }
+        Some(f) => frequency_list(f, &key, ck, grid),
     };
     let fields = m.fields.as_ref().is_some_and(|f| *f.get_ref());
     // 0: chosen by the resolver once the sources are known (super::flux_decimation).
@@ -847,4 +804,56 @@ fn flux_plane(
         count: [g.shape[p], g.shape[q]],
         closed: false,
     })
+}
+
+/// The evenly spaced frequencies of `f` (key `KEY.frequencies`), checked: 0 < min <= max,
+/// 1 <= count <= 100000 and max below the time step's Nyquist frequency.
+pub(super) fn frequency_list(
+    f: &Spanned<FrequencySpec>,
+    key: &str,
+    ck: &mut Checker,
+    grid: Option<&Grid>,
+) -> Option<Vec<f64>> {
+    let s = f.get_ref();
+    if !(s.min > 0.0 && s.max >= s.min && s.max.is_finite())
+        || s.count < 1
+        || s.count > 100_000
+    {
+        ck.error(f, &format!("{key}.frequencies"), format!(
+            "need 0 < min <= max and 1 <= count <= 100000, got min = {}, max = {}, count = {}",
+            num(s.min), num(s.max), s.count
+        ));
+        None
+    } else if let Some(g) = grid.filter(|g| s.max > 0.5 / g.dt) {
+        // Above 1 / (2 dt) the running DFT aliases: the spectrum would be wrong.
+        ck.error(f, &format!("{key}.frequencies.max"), format!(
+            "max = {} Hz is above the Nyquist frequency of the time step, 1 / (2 dt) = {} Hz: the DFT there aliases a lower frequency; lower max (the grid resolves far less anyway)",
+            num(s.max), super::placement::num4(0.5 / g.dt)
+        ));
+        None
+    } else {
+        if s.count == 1 && s.max != s.min {
+            ck.warn(
+                f,
+                &format!("{key}.frequencies.count"),
+                format!(
+                    "count = 1 records min = {} Hz only; max = {} Hz is ignored",
+                    num(s.min),
+                    num(s.max)
+                ),
+            );
+        }
+        let n = s.count as usize;
+        Some(
+            (0..n)
+                .map(|i| {
+                    if n == 1 {
+                        s.min
+                    } else {
+                        s.min + (s.max - s.min) * i as f64 / (n - 1) as f64
+                    }
+                })
+                .collect::<Vec<f64>>(),
+        )
+    }
 }

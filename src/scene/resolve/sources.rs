@@ -111,7 +111,7 @@ pub(super) fn sources(
         let kind = ck.one_of(
             &s.kind,
             &format!("{key}.type"),
-            &["dipole", "plane_wave", "tfsf", "mode"],
+            &["dipole", "plane_wave", "tfsf", "mode", "lumped_port"],
         );
         let wave = waveform(&s.waveform, &format!("{key}.waveform"), ck);
         let amplitude = match &s.amplitude {
@@ -235,6 +235,22 @@ pub(super) fn sources(
                 None => ok = false,
             }
             continue;
+        }
+        if kind == Some(4) {
+            // Placed on the built model by `super::lumped`, which reads the host materials.
+            continue;
+        }
+        for (given, name) in [
+            (s.impedance.is_some(), "impedance"),
+            (s.frequencies.is_some(), "frequencies"),
+        ] {
+            if given {
+                ck.error(
+                    src,
+                    &format!("{key}.{name}"),
+                    format!("`{name}` belongs to lumped ports"),
+                );
+            }
         }
         for (given, name) in [
             (s.name.is_some(), "name"),

@@ -1,0 +1,122 @@
+//! `/ports/<name>/` and `/elements/<name>/`: the voltage and current of lumped ports and
+//! elements, per step, and their spectra at the end of the run.
+//!
+//! The series are probe series ([`super::ProbeSet`], after the model's probes), so they grow,
+//! flush, resume and survive a killed run as probes do. The spectra (`frequency`, `impedance`,
+//! and for a port `S11`, `incident_power`, `accepted_power`; for an element `power`) are
+//! formed from the whole series ([`Terminal::spectra`]) at the end and at each checkpoint.
+
+use super::{arr_attr, growable, scalar_attr, str_attr, Complex, Hdf5Writer, ProbeSet};
+use crate::model::{Model, Terminal, TerminalKind};
+use crate::real::Real;
+use hdf5::{File, Group};
+
+/// The group of terminal `t`: `ports/<name>` or `elements/<name>`.
+fn group_path(t: &Terminal) -> String {
+    match t.kind {
+        TerminalKind::Port { .. } => format!("ports/{}", t.name),
+        TerminalKind::Element => format!("elements/{}", t.name),
+    }
+}
+
+/// The series datasets of every terminal of `model` in a new file, as probe sets in model
+/// order: `time`, `voltage` (at t = n dt) and `current` (at (n - 1/2) dt, its `time_offset`).
+pub(super) fn create<T: Real>(
+    file: &File,
+    model: &Model,
+    chunk: usize,
+) -> hdf5::Result<Vec<ProbeSet>> {
+    let dt = model.grid.dt;
+    let mut sets = Vec::new();
+    for t in &model.terminals {
+        let grp = file.create_group(&group_path(t))?;
+        arr_attr(&grp, "position", &t.probe.position)?;
+        let time = growable::<f64>(&grp, "time", chunk)?;
+        let voltage = growable::<T>(&grp, "voltage", chunk)?;
+        scalar_attr(&voltage, "time_offset", 0.0)?;
+        let current = growable::<T>(&grp, "current", chunk)?;
+        scalar_attr(&current, "time_offset", -0.5 * dt)?;
+        match t.kind {
+            TerminalKind::Port {
+                impedance,
+                amplitude,
+                ..
+            } => {
+                str_attr(&voltage, "definition", "the potential of the gap's end in `direction` over its start (V)")?;
+                str_attr(&current, "definition", "the current along `direction` across the gap, into the device at the gap's end (A): the loop integral of H around the gap")?;
+                arr_attr(&grp, "impedance", &impedance)?;
+                scalar_attr(&grp, "amplitude", amplitude)?;
+            }
+            TerminalKind::Element => {
+                str_attr(&voltage, "definition", "the voltage drop along the element's axis (V)")?;
+                str_attr(&current, "definition", "the current along the element's axis (A): the loop integral of H around its box")?;
+            }
+        }
+        sets.push(ProbeSet {
+            datasets: vec![voltage, current],
+            time,
+            values: vec![Vec::new(), Vec::new()],
+            written: 0,
+        });
+    }
+    Ok(sets)
+}
+
+/// The series datasets [`create`] made in `file`, reopened to continue a run.
+pub(super) fn open(file: &File, model: &Model) -> hdf5::Result<Vec<ProbeSet>> {
+    model
+        .terminals
+        .iter()
+        .map(|t| {
+            let grp = file.group(&group_path(t))?;
+            Ok(ProbeSet {
+                datasets: vec![grp.dataset("voltage")?, grp.dataset("current")?],
+                time: grp.dataset("time")?,
+                values: vec![Vec::new(), Vec::new()],
+                written: 0,
+            })
+        })
+        .collect()
+}
+
+/// Write (or rewrite) `name` in `grp` as `data`.
+fn put<T: hdf5::H5Type>(grp: &Group, name: &str, data: &[T]) -> hdf5::Result<()> {
+    if grp.link_exists(name) {
+        grp.unlink(name)?;
+    }
+    grp.new_dataset_builder().with_data(data).create(name)?;
+    Ok(())
+}
+
+impl Hdf5Writer {
+    /// Write every terminal's spectra from its series so far (model order, after the probes).
+    pub fn write_terminal_spectra(&mut self, model: &Model) -> Result<(), super::OutputError> {
+        let path = self.path.clone();
+        let expected = self.expected;
+        let first = model.probes.len();
+        (|| -> hdf5::Result<()> {
+            for (t, set) in model.terminals.iter().zip(&self.probes[first..]) {
+                if t.frequencies.is_empty() {
+                    continue;
+                }
+                let s = t.spectra(&set.values[0], &set.values[1], model.grid.dt);
+                let grp = self.file.group(&group_path(t))?;
+                let complex = |v: &[num_complex::Complex64]| -> Vec<Complex> {
+                    v.iter().map(|z| Complex { r: z.re, i: z.im }).collect()
+                };
+                put(&grp, "frequency", &t.frequencies)?;
+                put(&grp, "impedance", &complex(&s.impedance))?;
+                match t.kind {
+                    TerminalKind::Port { .. } => {
+                        put(&grp, "S11", &complex(&s.s11))?;
+                        put(&grp, "incident_power", &s.incident_power)?;
+                        put(&grp, "accepted_power", &s.power)?;
+                    }
+                    TerminalKind::Element => put(&grp, "power", &s.power)?,
+                }
+            }
+            Ok(())
+        })()
+        .map_err(super::err(&path, expected))
+    }
+}
