@@ -244,6 +244,16 @@ fn sigterm_midway_then_resume_on_three_slabs_then_two_equals_an_uninterrupted_ru
              frequencies = { min = 8.0e14, max = 9.0e14, count = 3 }\n[[monitor]]\ntype = \"far_field\"",
         );
         assert!(text.contains("type = \"mode\""));
+        // A lumped port and a series RLC: their cell passes' state and their series resume.
+        let text = text.replace(
+            "[[source]]",
+            "[[geometry]]\nshape = \"box\"\ncenter = [-60.0, -40.0, 0.0]\nsize = [0.0, 0.0, 20.0]\n\
+             element = { resistance = 100.0, inductance = 1.0e-15, capacitance = 1.0e-18, direction = \"z\" }\n\
+             [[source]]\ntype = \"lumped_port\"\nname = \"feed\"\n\
+             box = { center = [55.0, -40.0, 0.0], size = [0.0, 0.0, 20.0] }\ndirection = \"+z\"\n\
+             waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }\n\
+             frequencies = { min = 4.0e14, max = 6.0e14, count = 3 }\n[[source]]",
+        );
         reference(&dir, &text, "full.h5");
         let mut child = spawn_run(&dir, "part.h5", &[], &[]);
         wait_for_steps(&mut child, &dir.join("part.h5"), 200);

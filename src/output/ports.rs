@@ -89,8 +89,13 @@ fn put<T: hdf5::H5Type>(grp: &Group, name: &str, data: &[T]) -> hdf5::Result<()>
 }
 
 impl Hdf5Writer {
-    /// Write every terminal's spectra from its series so far (model order, after the probes).
-    pub fn write_terminal_spectra(&mut self, model: &Model) -> Result<(), super::OutputError> {
+    /// Write every terminal's spectra from its series so far (model order, after the probes),
+    /// as the file stores them in precision `T` (so a resumed run, which reads them back,
+    /// forms the same spectra as an uninterrupted one).
+    pub fn write_terminal_spectra<T: Real>(
+        &mut self,
+        model: &Model,
+    ) -> Result<(), super::OutputError> {
         let path = self.path.clone();
         let expected = self.expected;
         let first = model.probes.len();
@@ -99,7 +104,11 @@ impl Hdf5Writer {
                 if t.frequencies.is_empty() {
                     continue;
                 }
-                let s = t.spectra(&set.values[0], &set.values[1], model.grid.dt);
+                let stored = |v: &[f64]| -> Vec<f64> {
+                    v.iter().map(|&x| T::from_f64(x).to_f64()).collect()
+                };
+                let (v, i) = (stored(&set.values[0]), stored(&set.values[1]));
+                let s = t.spectra(&v, &i, model.grid.dt);
                 let grp = self.file.group(&group_path(t))?;
                 let complex = |v: &[num_complex::Complex64]| -> Vec<Complex> {
                     v.iter().map(|z| Complex { r: z.re, i: z.im }).collect()

@@ -367,7 +367,7 @@ impl<'a> Loop<'a> {
                 .write_snapshots(&mut self.writer, backend, true)?;
             self.monitors
                 .write_probes(model, &mut self.writer, backend, true);
-            self.writer.write_terminal_spectra(model)?;
+            self.writer.write_terminal_spectra::<B::Real>(model)?;
             write_fluxes(&mut self.writer, backend, model, steps_done, true)
         })();
         self.phases.monitors += t6.elapsed();
@@ -503,7 +503,7 @@ fn checkpoint<B: Backend>(
 ) -> Result<bool, OutputError> {
     monitors.write_snapshots(writer, backend, true)?;
     monitors.write_probes(model, writer, backend, true);
-    writer.write_terminal_spectra(model)?;
+    writer.write_terminal_spectra::<B::Real>(model)?;
     writer.flush::<B::Real>(step)?;
     let result = writer.fingerprint()?;
     let name = backend.name();
