@@ -178,7 +178,11 @@ frequencies = {{ min = 1.0e9, max = 4.0e9, count = 4 }}
     let z = complex(&run, "ports/p1/impedance");
     let s11 = complex(&run, "ports/p1/S11");
     for (z, s) in z.iter().zip(&s11) {
-        assert!((z.re / (z0 / 2.0) - 1.0).abs() < 2e-3, "Z = {z}, Z0 / 2 = {}", z0 / 2.0);
+        assert!(
+            (z.re / (z0 / 2.0) - 1.0).abs() < 2e-3,
+            "Z = {z}, Z0 / 2 = {}",
+            z0 / 2.0
+        );
         assert!(20.0 * s.norm().log10() < -30.0, "S11 = {s}");
     }
 }
@@ -208,7 +212,11 @@ fn lumped_circuits_give_the_same_bits_on_any_split() {
     for cuts in [vec![10], vec![6, 14], vec![10, 11]] {
         for mode in [StepMode::TwoPass, StepMode::Fused] {
             let many = common::run_ranges_mode::<f64>(&model, &ranges(&cuts), mode);
-            assert!(one.1 == many.1, "fields differ cut at {cuts:?}, {}", mode.name());
+            assert!(
+                one.1 == many.1,
+                "fields differ cut at {cuts:?}, {}",
+                mode.name()
+            );
         }
     }
 }
@@ -227,19 +235,31 @@ fn bad_ports_and_elements_are_refused() {
             "an impedance of zero would short the port",
         ),
         (
-            good.replace("[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]", "[0.0, 0.0, -4.5], size = [0.0, 0.0, 0.2]"),
+            good.replace(
+                "[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]",
+                "[0.0, 0.0, -4.5], size = [0.0, 0.0, 0.2]",
+            ),
             "the gap spans no cell",
         ),
         (
-            good.replace("[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]", "[0.0, 0.0, -4.0], size = [0.0, 0.0, 1.0]"),
+            good.replace(
+                "[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]",
+                "[0.0, 0.0, -4.0], size = [0.0, 0.0, 1.0]",
+            ),
             "shorts it",
         ),
         (
-            good.replace("[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]", "[0.0, 0.0, -5.0], size = [0.0, 0.0, 1.0]"),
+            good.replace(
+                "[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]",
+                "[0.0, 0.0, -5.0], size = [0.0, 0.0, 1.0]",
+            ),
             "outside the domain",
         ),
         (
-            good.replace("[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]", "[-5.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]"),
+            good.replace(
+                "[0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]",
+                "[-5.0, 0.0, -4.75], size = [0.0, 0.0, 0.5]",
+            ),
             "x_min wall",
         ),
         (
@@ -251,7 +271,14 @@ fn bad_ports_and_elements_are_refused() {
             "source[0].direction",
         ),
         (
-            good.replace("material = \"pec\"\ncenter = [0.0, 0.0, 0.0]", "material = \"pec\"\ncenter = [0.0, 0.0, 0.25]").replace("size = [0.0, 0.0, 0.5]\nelement", "size = [0.0, 0.0, 0.5]\nmaterial = \"pec\"\nelement"),
+            good.replace(
+                "material = \"pec\"\ncenter = [0.0, 0.0, 0.0]",
+                "material = \"pec\"\ncenter = [0.0, 0.0, 0.25]",
+            )
+            .replace(
+                "size = [0.0, 0.0, 0.5]\nelement",
+                "size = [0.0, 0.0, 0.5]\nmaterial = \"pec\"\nelement",
+            ),
             "paints no material",
         ),
     ];

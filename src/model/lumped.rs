@@ -104,7 +104,10 @@ impl EdgeBox {
                 for k in cells[2][0]..cells[2][1] {
                     let idx = [i, j, k];
                     let length = grid.primal(u, idx[u] as isize);
-                    let area: f64 = (0..3).filter(|&a| a != u).map(|a| dual(a, idx[a])).product();
+                    let area: f64 = (0..3)
+                        .filter(|&a| a != u)
+                        .map(|a| dual(a, idx[a]))
+                        .product();
                     edges.push((length, area));
                 }
             }
@@ -113,9 +116,7 @@ impl EdgeBox {
             .map(|i| grid.primal(u, i as isize))
             .sum();
         let (v, w) = transverse(u);
-        let area = (cells[v][0]..cells[v][1])
-            .map(|i| dual(v, i))
-            .sum::<f64>()
+        let area = (cells[v][0]..cells[v][1]).map(|i| dual(v, i)).sum::<f64>()
             * (cells[w][0]..cells[w][1]).map(|i| dual(w, i)).sum::<f64>();
         EdgeBox {
             component,
@@ -372,10 +373,7 @@ impl Terminal {
             first,
             weights,
         };
-        let center = grid.position(
-            c,
-            [0, 1, 2].map(|a| 0.5 * (b[a][0] + b[a][1]) as f64 - 0.5),
-        );
+        let center = grid.position(c, [0, 1, 2].map(|a| 0.5 * (b[a][0] + b[a][1]) as f64 - 0.5));
         Terminal {
             name: name.to_string(),
             kind,

@@ -129,6 +129,14 @@ pub const EXACT_DISPERSIVE_CELLS: u64 = 50_000_000;
 pub type SlabSource = (usize, Component, [[usize; 2]; 3]);
 
 impl Model {
+    /// The probes, then the lumped terminals' ([`Terminal::probe`]: their voltage and current):
+    /// the order of the samples read each step and of the result file's series.
+    pub fn every_probe(&self) -> impl Iterator<Item = &Probe> {
+        self.probes
+            .iter()
+            .chain(self.terminals.iter().map(|t| &t.probe))
+    }
+
     /// The axes of one cell between periodic faces, along which every derivative vanishes (the
     /// grid is 2-D or 1-D; its time step is a fraction of that stability limit). All false
     /// when every axis is such (nothing would move).

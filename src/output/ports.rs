@@ -42,13 +42,21 @@ pub(super) fn create<T: Real>(
                 amplitude,
                 ..
             } => {
-                str_attr(&voltage, "definition", "the potential of the gap's end in `direction` over its start (V)")?;
+                str_attr(
+                    &voltage,
+                    "definition",
+                    "the potential of the gap's end in `direction` over its start (V)",
+                )?;
                 str_attr(&current, "definition", "the current along `direction` across the gap, into the device at the gap's end (A): the loop integral of H around the gap")?;
                 arr_attr(&grp, "impedance", &impedance)?;
                 scalar_attr(&grp, "amplitude", amplitude)?;
             }
             TerminalKind::Element => {
-                str_attr(&voltage, "definition", "the voltage drop along the element's axis (V)")?;
+                str_attr(
+                    &voltage,
+                    "definition",
+                    "the voltage drop along the element's axis (V)",
+                )?;
                 str_attr(&current, "definition", "the current along the element's axis (A): the loop integral of H around its box")?;
             }
         }

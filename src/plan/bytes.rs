@@ -178,8 +178,7 @@ impl MonitorLayout {
     pub fn of(model: &Model) -> MonitorLayout {
         MonitorLayout {
             probe_x: model
-                .probes
-                .iter()
+                .every_probe()
                 .flat_map(|p| p.samples.iter().map(|(_, idx)| idx[0]))
                 .collect(),
             probe_rows: probe_ring_rows(model.grid.steps),
@@ -1006,8 +1005,8 @@ pub fn flux_bytes(model: &Model) -> u64 {
 }
 
 fn probe_values_per_step(model: &Model) -> u64 {
-    let samples: usize = model.probes.iter().map(|p| p.components.len()).sum();
-    if model.probes.is_empty() {
+    let samples: usize = model.every_probe().map(|p| p.components.len()).sum();
+    if samples == 0 {
         0
     } else {
         samples as u64 + 1
@@ -1029,7 +1028,8 @@ pub fn probe_series_bytes(model: &Model) -> u64 {
 pub struct OutputBytes {
     /// `/snapshots`: every snapshot of every component, with its time and step.
     pub snapshots: u64,
-    /// `/probes`: one value per probe component per step, and each probe's time axis.
+    /// `/probes`, `/ports` and `/elements`: one value per probe component (a terminal's voltage
+    /// and current) per step, and each series' time axis.
     pub probes: u64,
     /// `/flux` and `/far_field`: frequencies and power, the DFT fields of monitors with `fields
     /// = true`; far-field patterns and their surface DFTs.
@@ -1057,8 +1057,7 @@ pub fn output_bytes(model: &Model) -> OutputBytes {
         })
         .fold(0, u64::saturating_add);
     let probes = model
-        .probes
-        .iter()
+        .every_probe()
         .map(|pr| chunked(steps, 4096).saturating_mul(pr.components.len() as u64 * p + 8))
         .fold(0, u64::saturating_add);
     let flux = model

@@ -65,15 +65,6 @@ pub(super) fn write_fluxes<B: Backend>(
     Ok(())
 }
 
-/// The model's probes, then its lumped terminals' (their voltage and current series): the
-/// order of the samples each step and of the writer's probe sets.
-fn every_probe(model: &Model) -> impl Iterator<Item = &crate::model::Probe> {
-    model
-        .probes
-        .iter()
-        .chain(model.terminals.iter().map(|t| &t.probe))
-}
-
 /// The time loop's side of the queued monitors: what is queued and how far the file has got.
 pub(super) struct Monitors {
     /// Every probe sample in model order: one row of values per step.
@@ -94,7 +85,8 @@ pub(super) struct Monitors {
 impl Monitors {
     pub(super) fn new(model: &Model) -> Self {
         Monitors {
-            samples: every_probe(model)
+            samples: model
+                .every_probe()
                 .flat_map(|p| p.samples.iter().copied())
                 .collect(),
             snapshots: model.snapshots.iter().map(|s| s.regions.clone()).collect(),
@@ -197,7 +189,7 @@ impl Monitors {
             // Each probe's stencil values, in order, become one value per component.
             self.combined.clear();
             let mut first = 0;
-            for p in every_probe(model) {
+            for p in model.every_probe() {
                 p.combine(&row[first..first + p.samples.len()], &mut self.combined);
                 first += p.samples.len();
             }

@@ -270,8 +270,7 @@ impl<'a> Loop<'a> {
             write_fluxes(writer, backend, model, step, false)?;
         }
         if wrote_snapshot || timed_flush {
-            self.monitors
-                .write_probes(model, writer, backend, false);
+            self.monitors.write_probes(model, writer, backend, false);
             writer.flush::<B::Real>(step)?;
             self.last_flush = Instant::now();
         }

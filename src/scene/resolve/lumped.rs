@@ -126,7 +126,15 @@ fn port(
     let sign = if dir % 2 == 0 { 1.0 } else { -1.0 };
     let cells = edge_box(region, &format!("{key}.box"), u, ck, model, unit_m)?;
     let component = Component::ALL[u];
-    let cb = host(model, component, cells, ck, region, &format!("{key}.box"), "port")?;
+    let cb = host(
+        model,
+        component,
+        cells,
+        ck,
+        region,
+        &format!("{key}.box"),
+        "port",
+    )?;
     overlap(taken, component, cells, ck, region, &format!("{key}.box"))?;
     let edges = EdgeBox::new(&model.grid, &model.boundaries.faces, component, cells);
     let resistance = impedance[0];
@@ -182,7 +190,8 @@ fn port_impedance(s: &SourceSpec, key: &str, ck: &mut Checker) -> Option<[f64; 2
         return Some([DEFAULT_PORT_IMPEDANCE, 0.0]);
     };
     let value = match z.get_ref() {
-        toml::Value::Array(a) if a.len() == 2 => match (super::as_f64(&a[0]), super::as_f64(&a[1])) {
+        toml::Value::Array(a) if a.len() == 2 => match (super::as_f64(&a[0]), super::as_f64(&a[1]))
+        {
             (Some(r), Some(i)) => Some([r, i]),
             _ => None,
         },
@@ -233,7 +242,11 @@ fn element(
     if let Some(m) = &gs.material {
         ck.error(m, &format!("{key}.material"), "a lumped element paints no material (it sits in whatever is there): remove `material`, or give the material its own geometry entry");
     }
-    let axis = ck.one_of(&es.direction, &format!("{ekey}.direction"), &["x", "y", "z"]);
+    let axis = ck.one_of(
+        &es.direction,
+        &format!("{ekey}.direction"),
+        &["x", "y", "z"],
+    );
     let topology = match &es.topology {
         None => Some(Topology::Series),
         Some(t) => ck
@@ -249,7 +262,10 @@ fn element(
                 ck.error(
                     x,
                     &format!("{ekey}.{name}"),
-                    format!("must be a positive number of {unit} (0 leaves it out), got {}", num(*x.get_ref())),
+                    format!(
+                        "must be a positive number of {unit} (0 leaves it out), got {}",
+                        num(*x.get_ref())
+                    ),
                 );
                 None
             }
@@ -274,7 +290,11 @@ fn element(
         return None;
     }
     let (Some(center), Some(size)) = (&gs.center, &gs.size) else {
-        ck.error(g, key, "a lumped element needs the box's `center` and `size`");
+        ck.error(
+            g,
+            key,
+            "a lumped element needs the box's `center` and `size`",
+        );
         return None;
     };
     let region = Spanned::new(
@@ -330,11 +350,19 @@ fn edge_box(
 ) -> Option<[[usize; 2]; 3]> {
     let bs = b.get_ref();
     let (Some(center), Some(size)) = (vec3_plain(&bs.center), vec3_plain(&bs.size)) else {
-        ck.error(b, key, "expected `{ center = [x, y, z], size = [sx, sy, sz] }`");
+        ck.error(
+            b,
+            key,
+            "expected `{ center = [x, y, z], size = [sx, sy, sz] }`",
+        );
         return None;
     };
     if let Some(a) = (0..3).find(|&a| size[a] < 0.0) {
-        ck.error(b, &format!("{key}.size"), format!("size along {} is negative", Axis::ALL[a].name()));
+        ck.error(
+            b,
+            &format!("{key}.size"),
+            format!("size along {} is negative", Axis::ALL[a].name()),
+        );
         return None;
     }
     let g = &model.grid;
@@ -444,7 +472,13 @@ fn overlap(
     for (name, other, b) in taken {
         let meets = (0..3).all(|a| cells[a][0] < b[a][1] && b[a][0] < cells[a][1]);
         if *other == c && meets {
-            ck.error(at, key, format!("its edges overlap those of `{name}`: two lumped circuits cannot share an edge"));
+            ck.error(
+                at,
+                key,
+                format!(
+                    "its edges overlap those of `{name}`: two lumped circuits cannot share an edge"
+                ),
+            );
             return None;
         }
     }

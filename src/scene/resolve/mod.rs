@@ -4,6 +4,7 @@
 mod boundaries;
 mod geometry;
 mod import;
+mod lumped;
 mod materials;
 mod modes;
 mod monitors;
@@ -13,7 +14,6 @@ mod scan;
 mod shape_context;
 mod simulation;
 mod sources;
-mod lumped;
 mod sparameters;
 mod tfsf;
 

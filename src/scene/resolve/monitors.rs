@@ -815,14 +815,17 @@ pub(super) fn frequency_list(
     grid: Option<&Grid>,
 ) -> Option<Vec<f64>> {
     let s = f.get_ref();
-    if !(s.min > 0.0 && s.max >= s.min && s.max.is_finite())
-        || s.count < 1
-        || s.count > 100_000
-    {
-        ck.error(f, &format!("{key}.frequencies"), format!(
-            "need 0 < min <= max and 1 <= count <= 100000, got min = {}, max = {}, count = {}",
-            num(s.min), num(s.max), s.count
-        ));
+    if !(s.min > 0.0 && s.max >= s.min && s.max.is_finite()) || s.count < 1 || s.count > 100_000 {
+        ck.error(
+            f,
+            &format!("{key}.frequencies"),
+            format!(
+                "need 0 < min <= max and 1 <= count <= 100000, got min = {}, max = {}, count = {}",
+                num(s.min),
+                num(s.max),
+                s.count
+            ),
+        );
         None
     } else if let Some(g) = grid.filter(|g| s.max > 0.5 / g.dt) {
         // Above 1 / (2 dt) the running DFT aliases: the spectrum would be wrong.
