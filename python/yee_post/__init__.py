@@ -20,6 +20,7 @@ from .plot import (
     plot_bscan,
     plot_flux,
     plot_pattern,
+    plot_port,
     plot_slice,
     plot_spectrum,
 )
@@ -37,6 +38,7 @@ __all__ = [
     "read_sparameters",
     "plot_sparameters",
     "Result",
+    "plot_port",
     "Field",
     "FluxField",
     "FarField",

@@ -465,3 +465,42 @@ def plot_bscan(result: ResultLike, name: str, component: str, ax=None,
     ax.set_title(f"{name}: {component}, {b.traces} traces", fontsize="medium")
     ax.figure.colorbar(im, ax=ax, label=component)
     return ax
+
+
+def plot_port(result, name: str, axes=None):
+    """Lumped port ``name`` of ``result`` (a :class:`~yee_post.Result`) in three panels: abs(S11)
+    in dB, S11 on a Smith chart (circles of constant normalised resistance 0, 0.5, 1, 2 and
+    reactance arcs +-0.5, 1, 2) and the input impedance's real and imaginary parts (ohm), all
+    against frequency (GHz). Returns the three axes."""
+    import matplotlib.pyplot as plt
+
+    port = result.port(name)
+    f = port["frequency"] / 1e9
+    s11 = port["S11"]
+    z = port["impedance"]
+    if axes is None:
+        _, axes = plt.subplots(1, 3, figsize=(13, 4))
+    ax_db, ax_smith, ax_z = axes
+    ax_db.plot(f, 20 * np.log10(np.maximum(np.abs(s11), 1e-30)))
+    ax_db.set_xlabel("frequency (GHz)")
+    ax_db.set_ylabel("|S11| (dB)")
+    t = np.linspace(0, 2 * np.pi, 361)
+    for r in (0.0, 0.5, 1.0, 2.0):
+        c, rad = r / (1 + r), 1 / (1 + r)
+        ax_smith.plot(c + rad * np.cos(t), rad * np.sin(t), color="0.8", lw=0.7)
+    for x in (0.5, 1.0, 2.0):
+        for sign in (1, -1):
+            arc = 1 + 1j * sign / x + (1 / x) * np.exp(1j * t)
+            arc = arc[np.abs(arc) <= 1.0]
+            ax_smith.plot(arc.real, arc.imag, ".", color="0.8", ms=0.8)
+    ax_smith.plot(s11.real, s11.imag)
+    ax_smith.set_aspect("equal")
+    ax_smith.set_xlim(-1.05, 1.05)
+    ax_smith.set_ylim(-1.05, 1.05)
+    ax_smith.set_title("S11")
+    ax_z.plot(f, z.real, label="Re Z")
+    ax_z.plot(f, z.imag, label="Im Z")
+    ax_z.set_xlabel("frequency (GHz)")
+    ax_z.set_ylabel("input impedance (ohm)")
+    ax_z.legend(fontsize="small")
+    return axes

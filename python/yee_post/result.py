@@ -494,6 +494,24 @@ class Result:
             for k in ("frequency", "power", "neff", "forward", "backward")
         }
 
+    def port(self, name: str) -> Dict[str, np.ndarray]:
+        """Lumped port ``name``: ``time`` (s), ``voltage`` (V, at ``time``) and ``current`` (A,
+        half a step earlier: ``time - dt / 2``) per step, and at its ``frequency`` (Hz) the input
+        ``impedance`` (ohm, complex, engineering convention: an inductor is ``+1j w L``),
+        ``S11`` by power waves against the port's ``impedance`` attribute, ``incident_power``
+        and ``accepted_power`` (1/2 Re(V I*) of the DFTs: their ratio is 1 - abs(S11)**2)."""
+        return self._circuit("ports", name)
+
+    def element(self, name: str) -> Dict[str, np.ndarray]:
+        """Lumped element ``name``: ``time``, ``voltage`` (the drop along its axis) and
+        ``current`` per step, and, when the scene has a lumped port, at that port's
+        ``frequency`` its ``impedance`` V / I and the ``power`` it dissipates."""
+        return self._circuit("elements", name)
+
+    def _circuit(self, kind: str, name: str) -> Dict[str, np.ndarray]:
+        group = self._group(kind, name)
+        return {k: _to_complex(v[()]) for k, v in group.items() if isinstance(v, h5py.Dataset)}
+
     def cross_sections(self, name: str) -> Dict[str, object]:
         """The cross-section of closed flux box ``name`` in a run with a TF/SF source:
         ``frequency`` (Hz), ``cross_section`` (m^2), ``incident_intensity`` (W/m^2, the DFT
