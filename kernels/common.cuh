@@ -265,6 +265,23 @@ struct ConformalArgs {
 };
 static_assert(sizeof(ConformalArgs) == 128, "ConformalArgs layout");
 
+// One lumped RLC element on one slab (kernels/lumped.cu lumped): its cells on local planes
+// [p0, p1), rows [y0, y1) and columns [z0, z1) of its component f. The slab's part of the box
+// holds `cells` cells in C order; the launch's first is cell `first` of the state ([slot][cells])
+// and of the coefficient rows (8 reals per cell).
+struct LumpedArgs {
+    real* f;             // the element's component, with its halo planes
+    real* state;         // E^n, then I_L (parallel) or I, q (series)
+    const real* coef;    // the slab's coefficient rows
+    i64 plane;
+    i64 cells;
+    i64 first;
+    int nz;
+    int p0, p1, y0, y1, z0, z1;
+    int series;          // 1: series R, L, C; 0: parallel
+};
+static_assert(sizeof(LumpedArgs) == 80, "LumpedArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -286,7 +303,8 @@ static_assert(sizeof(ConformalArgs) == 128, "ConformalArgs layout");
     K(dispersive, DispersiveArgs) \
     K(tfsf_incident, TfsfIncidentArgs) \
     K(tfsf_correct, TfsfArgs) \
-    K(conformal_h, ConformalArgs)
+    K(conformal_h, ConformalArgs) \
+    K(lumped, LumpedArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

@@ -56,6 +56,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 11: return sizeof(TfsfArgs);
         case 12: return sizeof(FluxRowsArgs);
         case 13: return sizeof(ConformalArgs);
+        case 14: return sizeof(LumpedArgs);
         default: return sizeof(real);
     }
 }

@@ -433,14 +433,24 @@ fn check_engine_allocation<T: Real>(scene: &str, l: Layout) {
         monitors > 0,
         "{what}: the scene's monitors allocate nothing"
     );
-    assert_eq!(a_with.monitors, monitors as u64, "{what}: monitor buffers");
-    assert_eq!(a_bare.monitors, 0, "{what}");
     assert_eq!(
-        yee::backend::Allocation {
-            monitors: 0,
-            ..a_with
-        },
-        a_bare,
+        a_with.monitors - a_bare.monitors,
+        monitors as u64,
+        "{what}: monitor buffers"
+    );
+    // Without monitors, the lumped terminals' samples still go to the probe ring (8 bytes of
+    // address and a value per row on the device, a value per row in the pinned mirror).
+    let terminal_samples: usize = bare.terminals.iter().map(|t| t.probe.samples.len()).sum();
+    let rows = probe_ring_rows(&bare);
+    assert_eq!(
+        a_bare.monitors,
+        (terminal_samples * (8 + 2 * rows * real)) as u64,
+        "{what}: the terminals' probe ring"
+    );
+    let slabs_only = |a: yee::backend::Allocation| yee::backend::Allocation { monitors: 0, ..a };
+    assert_eq!(
+        slabs_only(a_with),
+        slabs_only(a_bare),
         "{what}: monitors change only the monitor category"
     );
     // And the engine's count is the estimate the GPU selection and the planner use.
@@ -451,7 +461,7 @@ fn check_engine_allocation<T: Real>(scene: &str, l: Layout) {
     for r in &ranges {
         planned.add(&layout.gpu_slab_bytes(*r));
     }
-    assert_eq!(a_bare, planned, "{what}: the plan's GPU slabs");
+    assert_eq!(slabs_only(a_bare), planned, "{what}: the plan's GPU slabs");
 }
 
 #[test]
@@ -479,6 +489,7 @@ fn host_engine_allocates_what_it_counts_from_the_devices_own_allocations() {
         FLUX_SCENE,
         BOX_SCENE,
         &tfsf,
+        LUMPED_SCENE,
     ] {
         for l in [ONE, THREE_ON_ONE, across, staged] {
             check_engine_allocation::<f32>(scene, l);
@@ -1590,15 +1601,20 @@ fn the_plans_kernel_launches_per_step_are_the_engines() {
         .replace("POLARIZATION", "[-2.0, 1.0, 0.0]");
     let steps = 6;
     let _guard = serial();
-    for scene in [
+    let models = [
         PML_SCENE,
         MATERIALS_SCENE,
         PERIODIC_SCENE,
         PMC_SCENE,
         &tfsf,
         CONFORMAL_SCENE,
-    ] {
-        let m = model(scene, "f32", steps);
+    ]
+    .map(|scene| model(scene, "f32", steps))
+    .into_iter()
+    // The lumped port and elements: a `lumped` launch per cell pass and slab part, and the
+    // probe gather of the terminals' samples.
+    .chain([lumped_model("f32", steps)]);
+    for m in models {
         let layout = yee::plan::Layout::of(&m);
         for slabs in [1, 3] {
             let ranges = split_even(m.grid.shape[0], slabs);
@@ -1764,4 +1780,330 @@ fn mode_allocation<T: Real>(l: Layout) {
     let values = m.sheet_weight_values(0, m.grid.shape[0]);
     assert!(values > 0);
     assert_eq!(a.sources, values * real as u64, "{what}: the weights");
+}
+
+/// Lumped circuits (`src/model/lumped.rs`, `kernels/lumped.cu`): a closed PEC box (10 mm, 0.5
+/// mm cells) with a PEC wire up its axis between two one-cell gaps, a 50 ohm port `feed` in the
+/// lower one and a series RLC `rlc` in the upper (both on x plane 10), and a parallel RC
+/// `shunt` of 2 x 2 edges on x plane 14 (the scene of `tests/lumped.rs`); a probe in the upper
+/// gap and a snapshot plane last.
+const LUMPED_SCENE: &str = r#"
+[simulation]
+name = "rlc"
+length_unit = "mm"
+cell_size = 0.5
+size = [10.0, 10.0, 10.0]
+steps = STEPS
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "pec" }
+
+[[geometry]]
+shape = "box"
+material = "pec"
+center = [0.0, 0.0, 0.0]
+size = [0.0, 0.0, 9.0]
+
+[[geometry]]
+shape = "box"
+center = [0.0, 0.0, 4.75]
+size = [0.0, 0.0, 0.5]
+element = { resistance = 50.0, inductance = 1.0e-7, capacitance = 1.0e-12, direction = "z", topology = "series", name = "rlc" }
+
+[[geometry]]
+shape = "box"
+center = [2.0, 0.0, 0.0]
+size = [0.0, 1.0, 1.0]
+element = { resistance = 20.0, capacitance = 1.0e-12, topology = "parallel", direction = "z", name = "shunt" }
+
+[[source]]
+type = "lumped_port"
+name = "feed"
+box = { center = [0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5] }
+direction = "+z"
+impedance = 50.0
+waveform = { type = "gaussian", frequency = 5.0e8, bandwidth = 8.0e8 }
+frequencies = { min = 3.0e8, max = 8.0e8, count = 11 }
+
+[[monitor]]
+type = "probe"
+name = "gap"
+position = [0.0, 0.0, 4.75]
+components = ["Ez", "Hx"]
+
+[[monitor]]
+type = "snapshot"
+name = "ez"
+components = ["Ez"]
+plane = { y = 0.0 }
+every = 50
+"#;
+
+/// [`LUMPED_SCENE`] with its lumped terminals' probes listed as plain probes after the scene's
+/// own: the samples the time loop reads every step (`Model::every_probe`, the CUDA engine's
+/// probe ring) in the same order, for the test driver, which reads `Model::probes`. The
+/// backends do not see terminals otherwise.
+fn lumped_model(precision: &str, steps: usize) -> Model {
+    let mut m = model(LUMPED_SCENE, precision, steps);
+    let terminals = std::mem::take(&mut m.terminals);
+    assert_eq!(terminals.len(), 3, "the port and two elements");
+    m.probes.extend(terminals.into_iter().map(|t| t.probe));
+    m
+}
+
+/// The global x plane of every cell pass of `m` (each lies on one plane).
+fn cell_pass_planes(m: &Model) -> Vec<usize> {
+    m.cell_passes
+        .iter()
+        .map(|p| {
+            let [x0, x1] = p.cells()[0];
+            assert_eq!(x1, x0 + 1, "{} lies on one x plane", p.name());
+            x0
+        })
+        .collect()
+}
+
+/// The host engine on `ranges` (one emulated GPU), stepped through `model` with queued reads:
+/// its trace and final state.
+fn host_trace_on<T: Real>(
+    model: &Model,
+    ranges: &[yee::decomp::SlabRange],
+) -> (Trace, yee::backend::State<T>) {
+    let dev = HostDevice::new(T::PRECISION, 1, false);
+    let mut b = CudaEngine::<HostDevice, T>::new(
+        dev,
+        model,
+        ranges,
+        &vec![0; ranges.len()],
+        EngineOptions::default(),
+        "host",
+    )
+    .expect("host engine");
+    assert_eq!(
+        b.allocation(),
+        estimate(model, ranges, std::mem::size_of::<T>())
+    );
+    let trace = drive_with(model, &mut b, ranges, Reads::Queued);
+    assert!(b.device().log.borrow().launches["lumped"] > 0);
+    (trace, b.export_state().expect("the state"))
+}
+
+/// Slab ranges of `nx` planes cut at `cuts`.
+fn cut_at(nx: usize, cuts: &[usize]) -> Vec<yee::decomp::SlabRange> {
+    let mut at = vec![0];
+    at.extend_from_slice(cuts);
+    at.push(nx);
+    at.windows(2)
+        .map(|w| yee::decomp::SlabRange { x0: w[0], x1: w[1] })
+        .collect()
+}
+
+fn lumped_against_cpu<T: Real>() {
+    let m = lumped_model(T::PRECISION.name(), 300);
+    let nx = m.grid.shape[0];
+    let planes = cell_pass_planes(&m);
+    // The port and the series element on plane 10, the shunt on plane 14.
+    assert_eq!(planes, [10, 10, 14], "{:?}", m.cell_passes);
+    let one = split_even(nx, 1);
+    let mut cpu = yee::backend::cpu::CpuBackend::<T>::new(&m, &one);
+    let want = drive(&m, &mut cpu, &one);
+    let want_state = cpu.export_state().unwrap();
+    // The elements' state is in it, and moved.
+    for name in [
+        "port.feed.state",
+        "element.rlc.state",
+        "element.shunt.state",
+    ] {
+        let a = want_state.arrays.iter().find(|a| a.name == name);
+        let a = a.unwrap_or_else(|| panic!("no {name}"));
+        assert!(a.values.iter().any(|v| *v != T::ZERO), "{name} stayed zero");
+    }
+    // One slab; three with the element planes first in their slabs (the planes the E halo
+    // copies read: the cells pass runs there before the copies, the rest after) and last.
+    for cuts in [vec![], vec![10, 14], vec![11, 15]] {
+        let ranges = cut_at(nx, &cuts);
+        let what = format!("lumped {} cut at {cuts:?}", T::PRECISION.name());
+        let (got, state) = host_trace_on::<T>(&m, &ranges);
+        assert_identical(&got, &want, &what);
+        assert!(state == want_state, "{what}: the state differs");
+    }
+}
+
+/// The lumped kernel (a port's parallel R, a series RLC, a parallel RC) on the host engine is
+/// the CPU backend's cells pass bit for bit: fields, probes (the terminals' voltage and current
+/// samples among them), snapshots and the elements' state, f32 and f64, on one slab and on
+/// three cut through the elements' planes.
+#[test]
+fn host_kernels_match_cpu_bit_for_bit_with_lumped_ports_and_elements() {
+    let _guard = serial();
+    lumped_against_cpu::<f32>();
+    lumped_against_cpu::<f64>();
+}
+
+/// The lumped elements' state moves between the engines as the checkpoint does: the CPU to
+/// step 120, the host engine (3 slabs cut at the elements' planes, 2 emulated GPUs) to 240,
+/// the CPU again to 300, is the CPU all the way, bit for bit.
+#[test]
+fn host_engine_resumes_the_lumped_elements_state_of_the_cpu_and_back() {
+    use yee::run::Stepper;
+    let _guard = serial();
+    let m = lumped_model("f32", 300);
+    let nx = m.grid.shape[0];
+    let copies = |ranges: &[yee::decomp::SlabRange]| {
+        let h = yee::decomp::HaloPlan::new(ranges, &m.boundaries);
+        h.after_h
+            .iter()
+            .chain(&h.after_e)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let one = split_even(nx, 1);
+    let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(&m, &one);
+    let mut s = Stepper::new(&m, &mut cpu, &one);
+    let mut states = Vec::new();
+    for _ in 0..3 {
+        let n = if states.len() < 2 { 120 } else { 60 };
+        for _ in 0..n {
+            s.step();
+        }
+        states.push(s.backend.export_state().unwrap());
+    }
+    let three = cut_at(nx, &[10, 14]);
+    let dev = HostDevice::new(Precision::F32, 2, true);
+    let mut gpu =
+        CudaEngine::<HostDevice, f32>::new(dev, &m, &three, &[0, 0, 1], Default::default(), "host")
+            .unwrap();
+    gpu.import_state(&states[0], &copies(&three)).unwrap();
+    let mut s = Stepper::new(&m, &mut gpu, &three);
+    s.resume_after(120);
+    for _ in 0..120 {
+        s.step();
+    }
+    let mid = s.backend.export_state().unwrap();
+    assert_eq!(mid.step, states[1].step);
+    assert!(mid.fields == states[1].fields, "fields");
+    for (a, b) in mid.arrays.iter().zip(&states[1].arrays) {
+        assert_eq!(a.name, b.name);
+        assert!(a.values == b.values, "{}", a.name);
+    }
+    assert!(mid == states[1], "the host engine after the CPU");
+    let mut cpu2 = yee::backend::cpu::CpuBackend::<f32>::new(&m, &split_even(nx, 2));
+    cpu2.import_state(&mid, &copies(&split_even(nx, 2)))
+        .unwrap();
+    let two = split_even(nx, 2);
+    let mut s = Stepper::new(&m, &mut cpu2, &two);
+    s.resume_after(240);
+    for _ in 0..60 {
+        s.step();
+    }
+    assert!(
+        s.backend.export_state().unwrap() == states[2],
+        "the CPU after the host engine"
+    );
+}
+
+/// Every dataset under /ports and /elements of a result file, complex values as (re, im).
+fn terminal_contents(path: &std::path::Path) -> std::collections::BTreeMap<String, Vec<f64>> {
+    let f = hdf5::File::open(path).unwrap();
+    let mut out = std::collections::BTreeMap::new();
+    for top in ["ports", "elements"] {
+        let g = f.group(top).unwrap_or_else(|e| panic!("{top}: {e}"));
+        for name in g.member_names().unwrap() {
+            let sub = g.group(&name).unwrap();
+            for d in sub.member_names().unwrap() {
+                let ds = sub.dataset(&d).unwrap();
+                let values = match ds.read_raw::<f64>() {
+                    Ok(v) => v,
+                    Err(_) => ds
+                        .read_raw::<yee::output::Complex>()
+                        .unwrap()
+                        .iter()
+                        .flat_map(|c| [c.r, c.i])
+                        .collect(),
+                };
+                out.insert(format!("{top}/{name}/{d}"), values);
+            }
+        }
+    }
+    out
+}
+
+/// The time loop on the host engine (3 slabs, the shunt's plane first in the third) writes the
+/// CPU's file for a scene with a lumped port and elements: every probe and snapshot dataset and
+/// the ports' and elements' series and spectra, bit for bit, f32 and f64.
+#[test]
+fn host_engine_time_loop_writes_the_cpus_ports_and_elements() {
+    let _guard = serial();
+    let dir = out_dir("lumped-file");
+    for precision in [Precision::F32, Precision::F64] {
+        let model = model(LUMPED_SCENE, precision.name(), 300);
+        let (cpu_path, host_path) = (dir.join("cpu.h5"), dir.join("host.h5"));
+        let ranges = split_even(model.grid.shape[0], 3);
+        assert_eq!(ranges[2].x0, 14, "the shunt's plane starts the third slab");
+        let opts = yee::run::RunOptions::new(host_path.clone());
+        let r = match precision {
+            Precision::F32 => {
+                cpu_run::<f32>(&model, &cpu_path);
+                let dev = HostDevice::new(precision, 1, false);
+                let mut b = host_engine::<f32>(&model, 3, dev);
+                yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+            }
+            Precision::F64 => {
+                cpu_run::<f64>(&model, &cpu_path);
+                let dev = HostDevice::new(precision, 1, false);
+                let mut b = host_engine::<f64>(&model, 3, dev);
+                yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
+            }
+        };
+        assert!(r.expect("host engine run").complete);
+        let what = format!("{}, host engine against CPU", precision.name());
+        assert_same_contents(&h5_contents(&host_path), &h5_contents(&cpu_path), &what);
+        let (got, want) = (terminal_contents(&host_path), terminal_contents(&cpu_path));
+        assert!(
+            want.contains_key("ports/feed/voltage") && want.contains_key("elements/shunt/current")
+        );
+        assert_same_contents(&got, &want, &what);
+        assert!(want["ports/feed/voltage"].iter().any(|v| *v != 0.0));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The lumped elements' device bytes: the state (as on the CPU) and a coefficient row of eight
+/// reals per edge, under `passes`, in the engine's own count, its categories and the plan's GPU
+/// slabs (also in `host_engine_allocates_what_it_counts_from_the_devices_own_allocations`).
+#[test]
+fn host_engine_allocates_the_lumped_elements_as_the_plan_counts_them() {
+    let _guard = serial();
+    for precision in [Precision::F32, Precision::F64] {
+        let m = model(LUMPED_SCENE, precision.name(), 10);
+        let p = precision.bytes() as u64;
+        let edges = |name: &str| -> (u64, u64) {
+            let pass = m.cell_passes.iter().find(|c| c.name() == name).unwrap();
+            let c = pass.cells();
+            let n: usize = (0..3).map(|a| c[a][1] - c[a][0]).product();
+            (n as u64, pass.slots() as u64)
+        };
+        let passes: u64 = ["port.feed", "element.rlc", "element.shunt"]
+            .iter()
+            .map(|name| {
+                let (n, slots) = edges(name);
+                n * (slots + 8) * p
+            })
+            .sum();
+        for slabs in [1, 3] {
+            let ranges = split_even(m.grid.shape[0], slabs);
+            let layout = yee::plan::Layout::of(&m).with_precision(precision);
+            let planned: u64 = ranges
+                .iter()
+                .map(|r| layout.gpu_slab_bytes(*r).passes)
+                .sum();
+            assert_eq!(planned, passes, "{} on {slabs} slab(s)", precision.name());
+            let got = match precision {
+                Precision::F32 => estimate(&m, &ranges, 4).passes,
+                Precision::F64 => estimate(&m, &ranges, 8).passes,
+            };
+            assert_eq!(got, passes);
+        }
+    }
 }

@@ -70,9 +70,10 @@ fn complex(run: &common::BinaryRun, path: &str) -> Vec<Complex64> {
 /// eps0 A / d = 4.4 fF, shunts the element: 0.3 % at the band's edges; the trapezoidal update
 /// warps w by (w dt)^2 / 12 < 1e-5); the zero of its reactance, interpolated between
 /// frequencies 10 MHz apart, within 0.5 % of 1 / (2 pi sqrt(L C)) = 503.3 MHz; and the power
-/// the port delivers equals the power the resistor takes within 1 % wherever the port
+/// the port delivers equals the power the resistor takes within 1e-4 wherever the port
 /// delivers a tenth of its peak (the box is lossless and closed: energy goes nowhere else;
-/// both powers are 1/2 Re(V I*) of DFTs with the current half a step off, each at its time).
+/// both powers are 1/2 Re(V I*) of DFTs with the current half a step off, each at its time;
+/// measured 1.8e-6, what the 30 ns run leaves ringing; a wrong half step or area is 1e-2).
 #[test]
 fn a_series_rlc_resonates_at_its_frequency_and_takes_the_ports_power() {
     let run = common::BinaryRun::new(
@@ -104,7 +105,7 @@ fn a_series_rlc_resonates_at_its_frequency_and_takes_the_ports_power() {
     let peak = accepted.iter().fold(0.0f64, |m, &p| m.max(p));
     for k in (0..f.len()).filter(|&k| accepted[k] > 0.1 * peak) {
         assert!(
-            (dissipated[k] / accepted[k] - 1.0).abs() < 0.01,
+            (dissipated[k] / accepted[k] - 1.0).abs() < 1e-4,
             "{} Hz: the resistor takes {}, the port delivers {}",
             f[k],
             dissipated[k],
@@ -297,4 +298,30 @@ fn bad_ports_and_elements_are_refused() {
         assert!(err.contains(says), "case {i}: {err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two lumped ports at the ends of the wire in the closed box (`[sparameters]`, one run per
+/// port): the box is lossless, so S is unitary and reciprocal. Both hold to rounding
+/// (measured: |S11|^2 + |S21|^2 - 1 within 8e-13, S12 - S21 within 5e-16 of |S21|, f64):
+/// the leapfrog update conserves a discrete energy exactly, and the ports' power waves, each
+/// from V and I at their own times, account for it; 1e-9 leaves room for other platforms'
+/// rounding while any error of the ports' definitions (a half step, a sign, an area) shows.
+#[test]
+fn two_lumped_ports_give_a_unitary_reciprocal_s_matrix() {
+    let element = "[[geometry]]\nshape = \"box\"\ncenter = [0.0, 0.0, 4.75]\nsize = [0.0, 0.0, 0.5]\nelement = { resistance = 50.0, direction = \"z\", name = \"rlc\" }";
+    let port = "[[source]]\ntype = \"lumped_port\"\nname = \"top\"\nbox = { center = [0.0, 0.0, 4.75], size = [0.0, 0.0, 0.5] }\ndirection = \"-z\"\nwaveform = { type = \"gaussian\", frequency = 5.0e8, bandwidth = 8.0e8 }\nfrequencies = { min = 3.0e8, max = 8.0e8, count = 51 }";
+    let one_port = closed_loop("resistance = 50.0");
+    assert!(one_port.contains(element));
+    let text = one_port.replace(element, port) + "\n[sparameters]\nports = [\"feed\", \"top\"]\n";
+    let run = common::BinaryRun::new("lumped-two-port", &text);
+    let flat = complex(&run, "sparameters/S");
+    assert_eq!(flat.len(), 51 * 4);
+    for s in flat.chunks(4) {
+        let (s11, s12, s21, s22) = (s[0], s[1], s[2], s[3]);
+        for (a, b) in [(s11, s21), (s12, s22)] {
+            let total = a.norm_sqr() + b.norm_sqr();
+            assert!((total - 1.0).abs() < 1e-9, "|S11|^2 + |S21|^2 = {total}: {s:?}");
+        }
+        assert!((s12 - s21).norm() < 1e-9 * s21.norm(), "S12 {s12} != S21 {s21}");
+    }
 }

@@ -15,7 +15,7 @@
 //! precision. It is called once per x plane (never per cell), for any subset of the plane's
 //! rows the sweep is on, and must give the same result however the rows are split.
 
-use super::Component;
+use super::{Component, Topology};
 
 /// One x plane's part of a cell pass's box, as the engine hands it to
 /// [`CellPass::update_plane`], in the run's precision: `field` is the whole plane of the
@@ -82,6 +82,52 @@ pub trait CellPass: std::fmt::Debug + Send + Sync {
     }
     /// Update the cells of one x plane.
     fn update_plane(&self, plane: CellPlaneOf<'_>);
+    /// Its device form, when the CUDA engine has a kernel for it: which kernel and the plain
+    /// data the kernel reads (see `CellKernel`). `None` (the default) keeps the pass on the
+    /// CPU: the plan runs a scene holding it there and the CUDA engine refuses it by name.
+    fn kernel(&self) -> Option<CellKernel<'_>> {
+        None
+    }
+}
+
+/// A cell pass's device form ([`CellPass::kernel`]): a kernel of the CUDA engine and the data
+/// it reads, plain values the engine uploads once per slab. The kernel must do the arithmetic
+/// of [`CellPass::update_plane`] in the same order, so that the fields and the state are the
+/// CPU backend's bit for bit. Adding a variant is adding a kernel (`docs/architecture.md`,
+/// "A cell pass").
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum CellKernel<'a> {
+    /// `kernels/lumped.cu`: a lumped RLC element (`LumpedElement`).
+    Lumped(LumpedKernel<'a>),
+}
+
+/// The data of the lumped element kernel ([`CellKernel::Lumped`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LumpedKernel<'a> {
+    /// Parallel (state slots E^n, I_L) or series (E^n, I, q).
+    pub topology: Topology,
+    /// One row of update coefficients per cell of the pass's box, in C order over the box (x,
+    /// then y, then z: the order of the state), as `LumpedElement`'s update reads them.
+    pub coefficients: &'a [[f64; 8]],
+}
+
+impl<'a> CellKernel<'a> {
+    /// Coefficient values per cell the device holds besides the state (in the run's
+    /// precision): what the plan counts for the pass on a GPU.
+    pub fn values_per_cell(&self) -> usize {
+        match self {
+            // One row of eight per cell.
+            CellKernel::Lumped(_) => 8,
+        }
+    }
+
+    /// The lumped element kernel's data, when this is that kernel. (A method rather than a
+    /// match on the variant: `CellKernel` is named only inside `model`.)
+    pub fn lumped(&self) -> Option<&LumpedKernel<'a>> {
+        match self {
+            CellKernel::Lumped(k) => Some(k),
+        }
+    }
 }
 
 /// The cells of the box `cells` (global [start, end) along x, y, z) within global x planes

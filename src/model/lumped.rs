@@ -253,6 +253,16 @@ impl CellPass for LumpedElement {
             CellPlaneOf::F64(p) => self.update(p),
         }
     }
+    /// `kernels/lumped.cu`, which does [`LumpedElement::update`]'s arithmetic in its order on
+    /// these rows (each rounded once to the run's precision, as `update` does at each use).
+    fn kernel(&self) -> Option<super::cell_pass::CellKernel<'_>> {
+        Some(super::cell_pass::CellKernel::Lumped(
+            super::cell_pass::LumpedKernel {
+                topology: self.topology,
+                coefficients: &self.coefficients,
+            },
+        ))
+    }
 }
 
 /// What a lumped terminal is.
@@ -263,8 +273,9 @@ pub enum TerminalKind {
         /// The reference impedance of its power waves; its real part is the source's
         /// internal resistance.
         impedance: [f64; 2],
-        /// The model source that drives it.
-        source: usize,
+        /// The model source that drives it; None in a run where it only terminates the
+        /// device (an S-parameter sweep's run that drives another port).
+        source: Option<usize>,
         /// Its open-circuit voltage's peak (V).
         amplitude: f64,
     },
@@ -407,6 +418,9 @@ pub struct Spectra {
     pub s11: Vec<num_complex::Complex64>,
     /// A port's incident power |a|^2 / 2; empty for an element.
     pub incident_power: Vec<f64>,
+    /// A port's power waves a (into the device) and b (out of it), sqrt(W) s; empty for an
+    /// element.
+    pub waves: Vec<[num_complex::Complex64; 2]>,
     /// 1/2 Re(V I*): the power a port delivers to the device, or an element dissipates.
     pub power: Vec<f64>,
 }
@@ -448,28 +462,27 @@ impl Terminal {
             .zip(&current)
             .map(|(v, i)| 0.5 * (v * i.conj()).re)
             .collect();
-        let (s11, incident_power) = match self.kind {
+        let waves: Vec<[num_complex::Complex64; 2]> = match self.kind {
             TerminalKind::Port { impedance: z, .. } => {
                 let z = num_complex::Complex64::new(z[0], z[1]);
                 let norm = 2.0 * z.re.sqrt();
                 voltage
                     .iter()
                     .zip(&current)
-                    .map(|(v, i)| {
-                        let a = (v + z * i) / norm;
-                        let b = (v - z.conj() * i) / norm;
-                        (b / a, 0.5 * a.norm_sqr())
-                    })
-                    .unzip()
+                    .map(|(v, i)| [(v + z * i) / norm, (v - z.conj() * i) / norm])
+                    .collect()
             }
-            TerminalKind::Element => (Vec::new(), Vec::new()),
+            TerminalKind::Element => Vec::new(),
         };
+        let s11 = waves.iter().map(|[a, b]| b / a).collect();
+        let incident_power = waves.iter().map(|[a, _]| 0.5 * a.norm_sqr()).collect();
         Spectra {
             voltage,
             current,
             impedance,
             s11,
             incident_power,
+            waves,
             power,
         }
     }

@@ -17,7 +17,7 @@ pub mod claim;
 pub mod far_field;
 pub mod mesh;
 pub mod modes;
-mod ports;
+pub mod ports;
 pub mod resume;
 pub mod scan;
 pub mod sparameters;

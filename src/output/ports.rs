@@ -4,7 +4,9 @@
 //! The series are probe series ([`super::ProbeSet`], after the model's probes), so they grow,
 //! flush, resume and survive a killed run as probes do. The spectra (`frequency`, `impedance`,
 //! and for a port `S11`, `incident_power`, `accepted_power`; for an element `power`) are
-//! formed from the whole series ([`Terminal::spectra`]) at the end and at each checkpoint.
+//! formed from the whole series ([`Terminal::spectra`]) at the end and at each checkpoint; a
+//! port also gets its power waves `a` (into the device) and `b` (out of it), which an
+//! S-parameter sweep reads.
 
 use super::{arr_attr, growable, scalar_attr, str_attr, Complex, Hdf5Writer, ProbeSet};
 use crate::model::{Model, Terminal, TerminalKind};
@@ -87,6 +89,16 @@ pub(super) fn open(file: &File, model: &Model) -> hdf5::Result<Vec<ProbeSet>> {
         .collect()
 }
 
+/// A lumped port's frequencies and power waves (a, b) per frequency, from a finished run's file.
+pub fn port_waves(path: &std::path::Path, port: &str) -> hdf5::Result<(Vec<f64>, Vec<[Complex; 2]>)> {
+    let f = File::open(path)?;
+    let g = f.group(&format!("ports/{port}"))?;
+    let frequency = g.dataset("frequency")?.read_raw::<f64>()?;
+    let a = g.dataset("a")?.read_raw::<Complex>()?;
+    let b = g.dataset("b")?.read_raw::<Complex>()?;
+    Ok((frequency, a.into_iter().zip(b).map(|(a, b)| [a, b]).collect()))
+}
+
 /// Write (or rewrite) `name` in `grp` as `data`.
 fn put<T: hdf5::H5Type>(grp: &Group, name: &str, data: &[T]) -> hdf5::Result<()> {
     if grp.link_exists(name) {
@@ -126,6 +138,9 @@ impl Hdf5Writer {
                 match t.kind {
                     TerminalKind::Port { .. } => {
                         put(&grp, "S11", &complex(&s.s11))?;
+                        let (a, b): (Vec<_>, Vec<_>) = s.waves.iter().map(|w| (w[0], w[1])).unzip();
+                        put(&grp, "a", &complex(&a))?;
+                        put(&grp, "b", &complex(&b))?;
                         put(&grp, "incident_power", &s.incident_power)?;
                         put(&grp, "accepted_power", &s.power)?;
                     }

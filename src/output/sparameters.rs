@@ -87,7 +87,7 @@ pub fn write(
         .map(|p| p.parse().expect("a port name is valid text"))
         .collect();
     g.new_dataset_builder().with_data(&names).create("ports")?;
-    str_attr(&g, "definition", "S[f, j, k] = b_j / a_k: the amplitude leaving port j (its mode monitor's wave against its source's direction) over the amplitude entering port k (along its source's direction at its monitor), in the run that excites port k; unit-power modes, phases referred to each port's monitor plane")?;
+    str_attr(&g, "definition", "S = B A^-1 per frequency, where column k of A (B) holds the waves entering (leaving) every port in the run that excites port k: a mode port's unit-power mode amplitudes at its monitor (entering along its source's direction), a lumped port's power waves (V + Z I) / (2 sqrt(Re Z)) and (V - Z* I) / (2 sqrt(Re Z)) at its gap; S[f, j, k] = b_j / a_k where the other ports absorb perfectly")?;
     scalar_attr(&g, "reference_impedance", sp.reference_impedance)?;
     let runs: Vec<String> = runs.iter().map(|r| r.display().to_string()).collect();
     str_attr(&g, "runs", &runs.join("\n"))?;
@@ -106,7 +106,7 @@ pub fn touchstone(
 ) -> String {
     let n = ports.len();
     let mut out = format!(
-        "! yee S-parameters, ports {}\n! unit-power waveguide modes; phases referred to each port's monitor plane\n# Hz S MA R {impedance}\n",
+        "! yee S-parameters, ports {}\n! mode ports: unit-power modes, phases referred to each monitor plane; lumped ports: power waves at the gap\n# Hz S MA R {impedance}\n",
         ports.join(", ")
     );
     let pair = |c: Complex| format!(" {:.9e} {:.6}", c.r.hypot(c.i), c.i.atan2(c.r).to_degrees());

@@ -444,7 +444,7 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
         ),
         host_bandwidth,
         format!(
-            "GPUs: {} per GPU held back for the CUDA context; {}; the kernel launches of each pass per slab (the updates, each CPML run, each current sheet, TF/SF group and dispersive group, the PEC faces, the probe gather; a pass runs twice on a slab with halo neighbours, its boundary planes first) and, when split, {} halo plane copies, at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
+            "GPUs: {} per GPU held back for the CUDA context; {}; the kernel launches of each pass per slab (the updates, each CPML run, each current sheet, TF/SF group, dispersive group and cell pass, the PEC faces, the probe gather; a pass runs twice on a slab with halo neighbours, its boundary planes first) and, when split, {} halo plane copies, at {} each, the copies over NVLink or PCIe and not overlapped with the update; GPUs are added while that stays under {} of a step",
             crate::plan::report::bytes_bin(CUDA_CONTEXT_RESERVE),
             if hw.peer_access {
                 "peer access between GPUs (without it each halo copy between two GPUs is staged through a pinned host plane)"
@@ -477,7 +477,8 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         host_index,
         cpu_split_for(&layout, hw, options),
     );
-    let cpu_only = !layout.cell_passes.is_empty();
+    // A cell pass without a device form runs on the CPU only, and with it the whole model.
+    let cpu_only = layout.cpu_only_cell_passes();
     let gpu = if options.backend == BackendChoice::Cpu || cpu_only {
         None
     } else {

@@ -472,6 +472,11 @@ pub struct CellPassLayout {
     pub slots: usize,
     /// Bytes it moves per cell and step besides its state, in f32 and in f64.
     pub field_bytes: [u64; 2],
+    /// It updates an E component (it runs in the E half step), else an H one.
+    pub electric: bool,
+    /// Its device form's coefficient values per cell ([`crate::model::CellPass::kernel`]),
+    /// `None` without one (the pass runs on the CPU only).
+    pub kernel_values: Option<usize>,
 }
 
 impl CellPassLayout {
@@ -484,6 +489,8 @@ impl CellPassLayout {
                 cells: p.cells(),
                 slots: p.slots(),
                 field_bytes: [4, 8].map(|real| p.field_bytes_per_cell(real)),
+                electric: p.component().is_electric(),
+                kernel_values: p.kernel().map(|k| k.values_per_cell()),
             })
             .collect()
     }
@@ -653,6 +660,22 @@ impl Layout {
             .sum()
     }
 
+    /// Values the CUDA engine holds for the cell passes of the slab that owns `range`: per pass,
+    /// over its cells in the slab, its state (as on the CPU) and its device form's coefficient
+    /// rows, in the run's precision.
+    pub fn gpu_cell_pass_values(&self, range: SlabRange) -> u64 {
+        self.cell_passes
+            .iter()
+            .map(|c| c.cells_in(range) * (c.slots + c.kernel_values.unwrap_or(0)) as u64)
+            .sum()
+    }
+
+    /// True when some cell pass of the model has no device form: the model runs on the CPU
+    /// only.
+    pub fn cpu_only_cell_passes(&self) -> bool {
+        self.cell_passes.iter().any(|c| c.kernel_values.is_none())
+    }
+
     /// Bytes of the TF/SF source's arrays for the slab that owns `range`: per correction
     /// point a u32 cell offset, a u32 1-D node, its weight and its factor, and, when the slab
     /// holds any point, its copy of the 1-D grid (e and h per node). Both backends hold one
@@ -712,7 +735,9 @@ impl Layout {
     /// corrections (one per x-layer run in the slab, one along y and along z where those axes
     /// have layers), one per current sheet, TF/SF correction group and dispersive group in the
     /// slab, the TF/SF 1-D grid and the PEC faces, one for the conformal PEC pass's cut faces
-    /// of all three H components, and the probe gather when the slab holds probe samples.
+    /// of all three H components, one per cell pass (in the half step of its component) whose
+    /// box meets the slab, and the probe gather when the slab holds probe samples (the
+    /// lumped terminals' among them).
     /// Where a half step's halo copies read planes of the slab (another slab beyond its face,
     /// or a periodic or PMC x face), each pass runs on those planes first and on the rest
     /// after: one launch for each of the two that the pass's planes meet.
@@ -773,11 +798,20 @@ impl Layout {
         let on = |x: usize| cut.get(x - range.x0).is_some_and(|&n| n > 0);
         let rest = (range.x0..range.x0 + cut.len()).any(|x| on(x) && !after_h.contains(&x));
         let conformal = after_h.iter().filter(|&&p| on(p)).count() as u64 + rest as u64;
+        // The cells pass: a launch per cell pass over its box's planes, in its half step.
+        let cell_spans = |electric: bool| -> Vec<(usize, usize)> {
+            self.cell_passes
+                .iter()
+                .filter(|c| c.electric == electric)
+                .map(|c| (c.cells[0][0], c.cells[0][1]))
+                .collect()
+        };
         let h_half = curl(&after_h)
             + conformal
             + all(&l.magnetic_sheets, &after_h)
             + tfsf
-            + groups(h_groups, &after_h);
+            + groups(h_groups, &after_h)
+            + all(&cell_spans(false), &after_h);
         let pec = if l.zero_min_face[1] || l.zero_min_face[2] {
             launches(slab, &after_e)
         } else {
@@ -787,6 +821,7 @@ impl Layout {
             + all(&l.sheets, &after_e)
             + tfsf
             + groups(e_groups, &after_e)
+            + all(&cell_spans(true), &after_e)
             + all(&l.dispersive, &after_e)
             + pec;
         let probes = (self.monitors.probe_samples(range) > 0) as u64;
@@ -800,7 +835,8 @@ impl Layout {
     /// values read; and the surface DFTs' (flux planes and boxes, far-field surfaces), per
     /// face cell and frequency eight f64 accumulators read and written, plus the six field
     /// values each face cell samples; and each cell pass's, per cell its declared field
-    /// bytes and its state read and written.
+    /// bytes, its state read and written and, for a pass with a device form, its coefficient
+    /// row read (in the run's precision, as a GPU holds it).
     pub fn pass_traffic_per_step(&self, range: SlabRange) -> f64 {
         let p = self.precision.bytes() as u64;
         let dispersive: u64 = self
@@ -824,7 +860,10 @@ impl Layout {
         let cells: u64 = self
             .cell_passes
             .iter()
-            .map(|c| c.cells_in(range) * (c.field_bytes[wide] + 2 * c.slots as u64 * p))
+            .map(|c| {
+                let coefficients = c.kernel_values.unwrap_or(0) as u64 * p;
+                c.cells_in(range) * (c.field_bytes[wide] + 2 * c.slots as u64 * p + coefficients)
+            })
             .sum();
         // A cut face: its offset and four weights, four E values read, its H read and written.
         let conformal = self.conformal_faces(range) * (conformal_face_bytes(p as usize) + 6 * p);
@@ -876,7 +915,8 @@ impl Layout {
 
     /// What the CUDA backend allocates on its GPU for the slab that owns `range`, monitors
     /// excluded: as [`Layout::slab_bytes`] without the per-row material summaries (the GPU
-    /// kernels look up every cell's id).
+    /// kernels look up every cell's id), and with the cell passes' coefficient rows beside
+    /// their state ([`Layout::gpu_cell_pass_values`]).
     pub fn gpu_slab_bytes(&self, range: SlabRange) -> Allocation {
         let a = self.slab_bytes(range);
         Allocation {
@@ -886,6 +926,7 @@ impl Layout {
                 * self.shape[1] as u64
                 * self.shape[2] as u64
                 + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes()),
+            passes: self.gpu_cell_pass_values(range) * self.precision.bytes() as u64,
             ..a
         }
     }

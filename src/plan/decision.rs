@@ -25,7 +25,8 @@ pub enum NoGpu {
         /// GPUs left out.
         count: usize,
     },
-    /// The model holds cell passes ([`crate::model::CellPass`]), which have no CUDA form yet.
+    /// The model holds a cell pass ([`crate::model::CellPass`]) without a CUDA form
+    /// ([`crate::model::CellPass::kernel`] gives none).
     CellPasses,
     /// None was found or given.
     NoneFound {

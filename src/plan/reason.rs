@@ -17,7 +17,9 @@ fn no_gpu(why: &NoGpu) -> String {
         }
         NoGpu::AllFailed { count: 1 } => "the GPU failed to start".to_string(),
         NoGpu::AllFailed { count } => format!("all {count} GPUs failed to start"),
-        NoGpu::CellPasses => "the scene's cell passes run on the CPU only".to_string(),
+        NoGpu::CellPasses => {
+            "some of the scene's cell passes have no CUDA form and run on the CPU only".to_string()
+        }
         NoGpu::NoneFound { note } => {
             let why = note.trim_start_matches("no GPU found: ");
             why.split([':', ';'])

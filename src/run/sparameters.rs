@@ -5,38 +5,59 @@
 //! written to `<stem>.port-<name>.h5` beside the sweep's result file. A sweep started again on
 //! the same scene reuses every excitation whose file is complete and of that scene, so an
 //! interrupted sweep continues where it stopped (an excitation stopped part-way runs again).
-//! In the run that excites port k, its monitor reads the incoming amplitude a_k (along the
-//! source's direction) and every port j's monitor the outgoing one b_j (against its source's
-//! direction): `S[j][k] = b_j / a_k`.
+//! In the run that excites port k, every port j reads the wave going into the device there,
+//! a_j (a mode monitor: along its source's direction; a lumped port: its power wave
+//! (V + Z I) / (2 sqrt(Re Z))), and the one coming out, b_j. With A and B the matrices whose
+//! column k holds those waves of run k, `S = B A^-1`: exact however well the other ports
+//! absorb (a lumped port terminates the device with its internal resistance, a mode port with
+//! the PML behind it, neither perfectly), and `S[j][k] = b_j / a_k` where they do.
 
 use super::{Observer, RunError, RunOptions, Summary};
-use crate::model::Model;
+use crate::model::{Model, TerminalKind};
+use num_complex::Complex64;
 use crate::output::sparameters as out;
 use crate::output::{Complex, OutputError};
 use std::path::PathBuf;
 
-/// The model of the run that excites port `k`: the sweep's model with only that port's mode
-/// source (its two sheets) and no sweep of its own.
+/// The model of the run that excites port `k`: the sweep's model with only that port's
+/// sources (a mode source's two sheets, or a lumped port's current sheet; the other lumped
+/// ports stay as their internal resistances) and no sweep of its own.
 pub fn excitation(model: &Model, k: usize) -> Model {
     let sp = model
         .sparameters
         .as_ref()
         .expect("a sweep's model has ports");
     let port = &sp.ports[k];
-    Model {
-        sources: model
-            .sources
-            .iter()
-            .filter(|s| {
-                s.mode
+    let driven = lumped_source(model, port);
+    let keep: Vec<usize> = (0..model.sources.len())
+        .filter(|&i| {
+            Some(i) == driven
+                || model.sources[i]
+                    .mode
                     .as_ref()
                     .is_some_and(|(sheet, _)| &sheet.name == port)
-            })
-            .cloned()
-            .collect(),
+        })
+        .collect();
+    let mut terminals = model.terminals.clone();
+    for t in &mut terminals {
+        if let TerminalKind::Port { source, .. } = &mut t.kind {
+            *source = source.and_then(|s| keep.iter().position(|&i| i == s));
+        }
+    }
+    Model {
+        sources: keep.iter().map(|&i| model.sources[i].clone()).collect(),
+        terminals,
         sparameters: None,
         ..model.clone()
     }
+}
+
+/// The source of lumped port `port` in `model`, if it is one.
+fn lumped_source(model: &Model, port: &str) -> Option<usize> {
+    model.terminals.iter().find_map(|t| match t.kind {
+        TerminalKind::Port { source, .. } if t.name == port => source,
+        _ => None,
+    })
 }
 
 /// Run every excitation of `model`'s `[sparameters]` and write the S-matrix to `opts.output`
@@ -109,67 +130,105 @@ fn output_error(opts: &RunOptions, e: impl std::fmt::Display) -> RunError {
     }
 }
 
-/// A port monitor's frequencies and, per frequency, its (incoming, outgoing) amplitudes.
+/// A port's frequencies and, per frequency, its (into the device, out of it) waves.
 type Waves = (Vec<f64>, Vec<(Complex, Complex)>);
 
+/// The waves at port `port` in the run written to `run`.
+fn waves(model: &Model, run: &std::path::Path, port: &str) -> Result<Waves, String> {
+    if lumped_source(model, port).is_some() {
+        let (f, w) = crate::output::ports::port_waves(run, port)
+            .map_err(|e| format!("{}: lumped port `{port}`: {e}", run.display()))?;
+        return Ok((f, w.into_iter().map(|[a, b]| (a, b)).collect()));
+    }
+    let inward = model
+        .sources
+        .iter()
+        .find_map(|s| s.mode.as_ref().filter(|(sheet, _)| sheet.name == port))
+        .map_or(true, |(sheet, _)| sheet.sign > 0);
+    let (f, amps) = out::port_amplitudes(run, port)
+        .map_err(|e| format!("{}: mode monitor `{port}`: {e}", run.display()))?;
+    let pairs = amps
+        .into_iter()
+        .map(|[a, b]| if inward { (a, b) } else { (b, a) })
+        .collect();
+    Ok((f, pairs))
+}
+
 /// The S-matrix [frequency][out port][in port] from the excitations' files (`runs`, in port
-/// order), and its frequencies (the ports' monitors must share them).
+/// order), and its frequencies (the ports must share them): S = B A^-1 per frequency.
 fn matrix(model: &Model, runs: &[PathBuf]) -> Result<(Vec<f64>, out::SMatrix), String> {
     let sp = model
         .sparameters
         .as_ref()
         .expect("a sweep's model has ports");
     let n = sp.ports.len();
-    let sign = |port: &str| {
-        model
-            .sources
-            .iter()
-            .find_map(|s| s.mode.as_ref().filter(|(sheet, _)| sheet.name == port))
-            .map_or(1, |(sheet, _)| sheet.sign)
-    };
-    // (incoming, outgoing) at port j in run k.
-    let waves = |k: usize, j: usize| -> Result<Waves, String> {
-        let port = &sp.ports[j];
-        let (f, amps) = out::port_amplitudes(&runs[k], port)
-            .map_err(|e| format!("{}: mode monitor `{port}`: {e}", runs[k].display()))?;
-        let inward = sign(port) > 0;
-        let pairs = amps
-            .into_iter()
-            .map(|[a, b]| if inward { (a, b) } else { (b, a) })
-            .collect();
-        Ok((f, pairs))
-    };
-    let differ = || "the ports' mode monitors must share their frequencies".to_string();
-    let mut frequency: Option<Vec<f64>> = None;
-    let mut s: out::SMatrix = Vec::new();
-    for k in 0..n {
-        let all = (0..n)
-            .map(|j| waves(k, j))
-            .collect::<Result<Vec<Waves>, String>>()?;
-        let (f, own) = &all[k];
-        if frequency.as_ref().is_some_and(|g| g != f) || all.iter().any(|(g, _)| g != f) {
-            return Err(differ());
-        }
-        if s.is_empty() {
-            s = vec![vec![vec![Complex::default(); n]; n]; f.len()];
-        }
-        for (j, (_, other)) in all.iter().enumerate() {
-            for (row, ((incoming, _), (_, outgoing))) in s.iter_mut().zip(own.iter().zip(other)) {
-                row[j][k] = divide(*outgoing, *incoming);
-            }
-        }
-        frequency = Some(f.clone());
+    // all[k][j]: the waves at port j in run k.
+    let all = runs
+        .iter()
+        .map(|run| {
+            sp.ports
+                .iter()
+                .map(|p| waves(model, run, p))
+                .collect::<Result<Vec<Waves>, String>>()
+        })
+        .collect::<Result<Vec<_>, String>>()?;
+    let frequency = all[0][0].0.clone();
+    if all.iter().flatten().any(|(f, _)| *f != frequency) {
+        return Err("the ports must share their frequencies (each mode monitor's and lumped port's `frequencies`)".into());
     }
-    Ok((frequency.unwrap_or_default(), s))
+    let c = |z: Complex| Complex64::new(z.r, z.i);
+    let s = (0..frequency.len())
+        .map(|fi| {
+            let a: Vec<Vec<Complex64>> = (0..n)
+                .map(|j| (0..n).map(|k| c(all[k][j].1[fi].0)).collect())
+                .collect();
+            let b: Vec<Vec<Complex64>> = (0..n)
+                .map(|j| (0..n).map(|k| c(all[k][j].1[fi].1)).collect())
+                .collect();
+            let s = times_inverse(&b, &a);
+            s.iter()
+                .map(|row| row.iter().map(|z| Complex { r: z.re, i: z.im }).collect())
+                .collect()
+        })
+        .collect();
+    Ok((frequency, s))
 }
 
-/// a / b.
-fn divide(a: Complex, b: Complex) -> Complex {
-    let d = b.r * b.r + b.i * b.i;
-    Complex {
-        r: (a.r * b.r + a.i * b.i) / d,
-        i: (a.i * b.r - a.r * b.i) / d,
+/// B A^-1 for square complex matrices (rows of columns), by Gauss-Jordan elimination of
+/// A^T X = B^T with partial pivoting (X = (B A^-1)^T); a singular A (a port never excited)
+/// gives non-finite entries.
+fn times_inverse(b: &[Vec<Complex64>], a: &[Vec<Complex64>]) -> Vec<Vec<Complex64>> {
+    let n = a.len();
+    // Augmented [A^T | B^T].
+    let mut m: Vec<Vec<Complex64>> = (0..n)
+        .map(|i| {
+            (0..n)
+                .map(|j| a[j][i])
+                .chain((0..n).map(|j| b[j][i]))
+                .collect()
+        })
+        .collect();
+    for col in 0..n {
+        let pivot = (col..n)
+            .max_by(|&p, &q| m[p][col].norm().total_cmp(&m[q][col].norm()))
+            .unwrap_or(col);
+        m.swap(col, pivot);
+        let d = m[col][col];
+        for v in &mut m[col] {
+            *v /= d;
+        }
+        for r in 0..n {
+            if r != col {
+                let factor = m[r][col];
+                let pivot_row = m[col].clone();
+                for (v, p) in m[r].iter_mut().zip(&pivot_row) {
+                    *v -= factor * p;
+                }
+            }
+        }
     }
+    // X = (B A^-1)^T sits in the right half: transpose it back.
+    (0..n).map(|j| (0..n).map(|k| m[k][n + j]).collect()).collect()
 }
 
 /// The summary of a sweep whose every excitation was already done: no step run now.
@@ -190,5 +249,26 @@ fn reused(model: &Model) -> Summary {
         first_step: g.steps,
         checkpoints: 0,
         checkpoint: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn b_times_a_inverse_recovers_a_known_matrix() {
+        let z = |r: f64, i: f64| Complex64::new(r, i);
+        let s = vec![vec![z(0.1, 0.2), z(0.9, -0.1)], vec![z(0.8, 0.05), z(-0.2, 0.3)]];
+        let a = vec![vec![z(1.0, 0.5), z(0.02, 0.01)], vec![z(-0.03, 0.0), z(0.7, -0.4)]];
+        let b: Vec<Vec<Complex64>> = (0..2)
+            .map(|j| (0..2).map(|k| (0..2).map(|m| s[j][m] * a[m][k]).sum()).collect())
+            .collect();
+        let got = times_inverse(&b, &a);
+        for j in 0..2 {
+            for k in 0..2 {
+                assert!((got[j][k] - s[j][k]).norm() < 1e-14, "{j}{k}: {}", got[j][k]);
+            }
+        }
     }
 }

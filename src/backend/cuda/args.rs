@@ -52,11 +52,13 @@ pub enum Kernel {
     TfsfCorrect,
     /// The conformal PEC pass: the cut faces' H after the curl (kernels/conformal.cu).
     ConformalH,
+    /// A lumped RLC element's cells, a cell pass's device form (kernels/lumped.cu).
+    Lumped,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 20] = [
+    pub const ALL: [Kernel; 21] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -77,6 +79,7 @@ impl Kernel {
         Kernel::TfsfIncident,
         Kernel::TfsfCorrect,
         Kernel::ConformalH,
+        Kernel::Lumped,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -102,6 +105,7 @@ impl Kernel {
             Kernel::TfsfIncident => "tfsf_incident",
             Kernel::TfsfCorrect => "tfsf_correct",
             Kernel::ConformalH => "conformal_h",
+            Kernel::Lumped => "lumped",
         }
     }
 }
@@ -506,9 +510,35 @@ pub struct ConformalArgs {
     pub pad: i32,
 }
 
+/// Arguments of `lumped`: one lumped element's cells on planes `[p0, p1)` of one slab.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LumpedArgs {
+    /// The element's component, with its halo planes.
+    pub f: Ptr,
+    /// The slab's state, `[slot][cells]`: E^n, then I_L (parallel) or I, q (series).
+    pub state: Ptr,
+    /// The slab's coefficient rows, eight values per cell in the run's precision.
+    pub coef: Ptr,
+    pub plane: i64,
+    /// The slab's cells of the element's box (the stride between state slots).
+    pub cells: i64,
+    /// The launch's first cell among them (of the state and of the rows).
+    pub first: i64,
+    pub nz: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub y0: i32,
+    pub y1: i32,
+    pub z0: i32,
+    pub z1: i32,
+    /// 1 for a series element, 0 for a parallel one.
+    pub series: i32,
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 15] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -524,11 +554,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 14] {
         88 + 2 * real_bytes,
         40,
         128,
+        80,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 14] {
+pub fn rust_arg_sizes<T>() -> [usize; 15] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -545,6 +576,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 14] {
         size_of::<TfsfArgs<T>>(),
         size_of::<FluxRowsArgs>(),
         size_of::<ConformalArgs>(),
+        size_of::<LumpedArgs>(),
     ]
 }
 

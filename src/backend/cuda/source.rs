@@ -7,7 +7,7 @@
 use crate::model::Precision;
 
 /// Every kernel source file: (name, text), in include order.
-pub const FILES: [(&str, &str); 10] = [
+pub const FILES: [(&str, &str); 11] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("update.cu", include_str!("../../../kernels/update.cu")),
     ("cpml.cu", include_str!("../../../kernels/cpml.cu")),
@@ -24,6 +24,7 @@ pub const FILES: [(&str, &str); 10] = [
         "conformal.cu",
         include_str!("../../../kernels/conformal.cu"),
     ),
+    ("lumped.cu", include_str!("../../../kernels/lumped.cu")),
 ];
 
 /// The host shim and launcher (host-kernel tests only).

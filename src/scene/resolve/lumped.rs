@@ -168,7 +168,7 @@ fn port(
     });
     let kind = TerminalKind::Port {
         impedance,
-        source: model.sources.len() - 1,
+        source: Some(model.sources.len() - 1),
         amplitude,
     };
     let faces = model.boundaries.faces;

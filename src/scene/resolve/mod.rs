@@ -305,13 +305,6 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
     if let Some(g) = &grid {
         sources_above_nyquist(scene, ck, g);
     }
-    let sparameters = match &sources {
-        Some((list, _)) => sparameters::sparameters(ck, text, list, &fluxes),
-        None => None,
-    };
-    if sparameters.is_some() && scan.is_some() {
-        ck.error_at(0, "sparameters", "`[sparameters]` and `[scan]` cannot be combined: an S-parameter sweep already runs once per port");
-    }
     if let (Some(g), Some((sources, tfsf))) = (&grid, &sources) {
         // Every source's time dependence, the TF/SF source's too.
         let waveforms: Vec<Waveform> = sources
@@ -405,11 +398,16 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         conformal_estimate: Default::default(),
         conformal_reduced: false,
         scan: scan.map(std::sync::Arc::new),
-        sparameters,
+        sparameters: None,
         terminals: Vec::new(),
         cell_passes: crate::fault::cell_passes(),
     };
     lumped::attach(scene, ck, &mut model, unit_m);
+    // The ports may be lumped ones, which exist only now.
+    model.sparameters = sparameters::sparameters(ck, text, &model);
+    if model.sparameters.is_some() && model.scan.is_some() {
+        ck.error_at(0, "sparameters", "`[sparameters]` and `[scan]` cannot be combined: an S-parameter sweep already runs once per port");
+    }
     Some(model)
 }
 

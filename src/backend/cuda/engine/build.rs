@@ -47,10 +47,15 @@ pub(super) fn check_poles(model: &Model) -> Result<(), DeviceError> {
     Ok(())
 }
 
-/// Refuse a model holding cell passes ([`crate::model::CellPass`]): they have a CPU form only
-/// (the plan runs such a model on the CPU).
+/// Refuse a model holding a cell pass ([`crate::model::CellPass`]) without a device form the
+/// engine knows ([`crate::model::CellPass::kernel`]: the lumped element kernel): such a pass
+/// runs on the CPU only (the plan runs its model there).
 pub(super) fn check_cell_passes(model: &Model) -> Result<(), DeviceError> {
-    match model.cell_passes.first() {
+    let cpu_only = model
+        .cell_passes
+        .iter()
+        .find(|p| p.kernel().and_then(|k| k.lumped().copied()).is_none());
+    match cpu_only {
         Some(p) => Err(DeviceError::Failed(format!(
             "the cell pass `{}` has no CUDA form; use --backend cpu",
             p.name()
@@ -261,6 +266,7 @@ pub(super) fn slab<D: Device, T: Real>(
         }
     }
     let (conformal, conformal_faces) = conformal_faces(dev, op, range, gpu, [ny, nz])?;
+    let (cells, cell_values) = cell_passes::<D, T>(dev, model, (range, gpu))?;
     // What was allocated: the plan's lengths, with the dispersive groups, TF/SF points and cut
     // faces as built (the estimate, from the plan's per-plane counts, is checked against it
     // in `CudaEngine::for_process`).
@@ -270,6 +276,7 @@ pub(super) fn slab<D: Device, T: Real>(
         tfsf: (tfsf_points, top_nodes),
         conformal_faces,
         sheet_weights,
+        cell_passes: cell_values,
         ..sizes
     };
     let slab = Slab {
@@ -287,6 +294,7 @@ pub(super) fn slab<D: Device, T: Real>(
         sources,
         magnetic,
         weights,
+        cells,
         boundary: [vec![], vec![]],
         interior: [vec![], vec![]],
     };
@@ -328,6 +336,57 @@ fn conformal_faces<D: Device, T: Real>(
         plane_start: [0, 1, 2].map(|c| faces[c].plane_start.clone()),
     };
     Ok((Some(table), n as u64))
+}
+
+/// The cell passes of the slab over x `range` on GPU `gpu`, in model order: per pass its
+/// state (zeroed, `slots` values per cell, as the CPU backend holds it) and its coefficient rows
+/// in the run's precision (each f64 rounded once, as the CPU's update rounds it at each use),
+/// over the cells of its box in the slab; with the count of values. Every pass has the lumped
+/// element kernel (`check_cell_passes`).
+fn cell_passes<D: Device, T: Real>(
+    dev: &D,
+    model: &Model,
+    (range, gpu): (SlabRange, usize),
+) -> Result<(Vec<slab::CellGroup>, u64), DeviceError> {
+    let t = std::mem::size_of::<T>();
+    let mut values = 0;
+    let mut groups = Vec::with_capacity(model.cell_passes.len());
+    for pass in &model.cell_passes {
+        let kernel = pass.kernel().expect("a cell pass with a device form");
+        let lumped = *kernel.lumped().expect("the lumped element kernel");
+        let b = pass.cells();
+        let (n, x) = crate::model::cells_within(b, range.x0, range.x1);
+        let slots = pass.slots();
+        let (mut state, mut coef) = (0, 0);
+        if n > 0 {
+            if slots > 0 {
+                state = dev.alloc(gpu, n * slots * t)?;
+            }
+            // The box's rows from the slab's first plane on: C order, x slowest.
+            let per_plane = (b[1][1] - b[1][0]) * (b[2][1] - b[2][0]);
+            let first = (x[0] - b[0][0]) * per_plane;
+            let rows: Vec<T> = lumped.coefficients[first..first + n]
+                .iter()
+                .flatten()
+                .map(|&c| T::from_f64(c))
+                .collect();
+            coef = dev.alloc(gpu, rows.len() * t)?;
+            dev.upload(gpu, coef, bytes_of(&rows))?;
+            values += (n * slots + rows.len()) as u64;
+        }
+        groups.push(slab::CellGroup {
+            name: pass.name().to_string(),
+            component: pass.component() as usize,
+            cells: b,
+            x,
+            n,
+            slots,
+            state,
+            coef,
+            series: lumped.topology == crate::model::Topology::Series,
+        });
+    }
+    Ok((groups, values))
 }
 
 /// The mode sources' weights of the slab over x `range` on GPU `gpu`: per sheet of its
@@ -405,7 +464,9 @@ pub(super) fn probes<D: Device, T: Real>(
     let rows = probe_ring_rows(model);
     let mut probe_ptrs: Vec<Vec<u64>> = vec![Vec::new(); ngpu];
     let mut column = Vec::new();
-    for p in &model.probes {
+    // Every probe's samples, the lumped terminals' after the probes': the row the time loop
+    // queues (`Model::every_probe`).
+    for p in model.every_probe() {
         for &(c, idx) in &p.samples {
             let s = &slabs[slab_of(idx[0])];
             let off = ((idx[0] - s.range.x0 + 1) * plane + idx[1] * nz + idx[2]) * t;

@@ -96,6 +96,8 @@ unsafe impl<T: Copy> KernelArgs for TfsfIncidentArgs<T> {}
 unsafe impl<T: Copy> KernelArgs for TfsfArgs<T> {}
 // SAFETY: as above.
 unsafe impl KernelArgs for ConformalArgs {}
+// SAFETY: mirrors `LumpedArgs` of kernels/common.cuh field for field (`arg_sizes`).
+unsafe impl KernelArgs for LumpedArgs {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

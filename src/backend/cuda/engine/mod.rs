@@ -89,9 +89,11 @@ fn doing(half: Half) -> &'static str {
 /// `materials` = 3 one-byte ids per owned cell, 6 when some material is magnetic (no per-row
 /// summaries on the GPU), and a u32 offset and four weights per conformal PEC cut face
 /// ([`crate::plan::bytes::conformal_face_bytes`]), `dispersive` = a u32 index, E^n and the
-/// pole state per dispersive cell (from the plan's per-plane counts) and `monitors` = every
-/// slab's monitor buffers on its GPU plus their pinned mirrors, as the plan counts them
-/// ([`crate::plan::bytes::MonitorLayout`]). Counted by the plan apart from these categories:
+/// pole state per dispersive cell (from the plan's per-plane counts), `passes` = each cell
+/// pass's state and coefficient rows over its cells in the slab
+/// ([`crate::plan::Layout::gpu_cell_pass_values`]) and `monitors` = every slab's monitor
+/// buffers on its GPU plus their pinned mirrors (the lumped terminals' probe samples among
+/// them), as the plan counts them ([`crate::plan::bytes::MonitorLayout`]). Counted by the plan apart from these categories:
 /// the CPML coefficient tables and the NaN flag of every GPU
 /// ([`crate::plan::Layout::gpu_table_bytes`], within the context reserve) and, between GPUs
 /// without peer access (or with [`EngineOptions::staged_halos`]), one pinned plane per staged

@@ -135,8 +135,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             (Half::E, Pass::Dispersive) => self.dispersive(s, p0, p1),
             (Half::E, Pass::PecFaces) => self.pec_faces(s, p0, p1),
             (_, Pass::Tfsf) => self.tfsf_correct(s, half, p0, p1),
-            // A model with cell passes is refused when the engine is built.
-            (_, Pass::Cells) => Ok(()),
+            (_, Pass::Cells) => self.cell_passes(s, half, p0, p1),
             (half, pass) => {
                 unreachable!("no {} pass in the {} half step", pass.name(), half.name())
             }
@@ -305,6 +304,58 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 Stream::Compute,
                 Kernel::Dispersive,
                 Dims::elements((q1 - q0) as u64, 1),
+                &args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The cells pass of `half` on planes [p0, p1): each cell pass of the half's components
+    /// (in model order, as the CPU runs them on a plane) whose box meets the planes, one
+    /// `lumped` launch over its cells there. A cell's update reads and writes only its own
+    /// field value and state, so the boundary and interior launches together are the CPU's
+    /// sweep, and the order of the passes over the planes does not change a bit.
+    pub(super) fn cell_passes(
+        &self,
+        s: &Slab,
+        half: Half,
+        p0: usize,
+        p1: usize,
+    ) -> Result<(), DeviceError> {
+        for g in s
+            .cells
+            .iter()
+            .filter(|g| (g.component < 3) == (half == Half::E))
+        {
+            // The box's local planes in the slab, and those of them in [p0, p1).
+            let (lo, hi) = (g.x[0] + 1 - s.range.x0, g.x[1] + 1 - s.range.x0);
+            let (a, b) = (lo.max(p0), hi.min(p1));
+            if g.n == 0 || a >= b {
+                continue;
+            }
+            let c = g.cells;
+            let per_plane = (c[1][1] - c[1][0]) * (c[2][1] - c[2][0]);
+            let args = LumpedArgs {
+                f: s.f[g.component],
+                state: g.state,
+                coef: g.coef,
+                plane: self.plane as i64,
+                cells: g.n as i64,
+                first: ((a - lo) * per_plane) as i64,
+                nz: self.nz as i32,
+                p0: a as i32,
+                p1: b as i32,
+                y0: c[1][0] as i32,
+                y1: c[1][1] as i32,
+                z0: c[2][0] as i32,
+                z1: c[2][1] as i32,
+                series: g.series as i32,
+            };
+            self.launch(
+                s.gpu,
+                Stream::Compute,
+                Kernel::Lumped,
+                Dims::elements(((b - a) * per_plane) as u64, 1),
                 &args,
             )?;
         }
@@ -494,8 +545,9 @@ pub(super) struct DeviceArray {
 
 impl<D: Device, T: Real> CudaEngine<D, T> {
     /// The arrays the passes keep for slab `s` ([`crate::backend::pass::arrays`]), by name:
-    /// the CPML's psi arrays, the dispersive groups' E^n and pole state, and the slab's copy
-    /// of the TF/SF incident grid.
+    /// the CPML's psi arrays, the dispersive groups' E^n and pole state, the slab's copy
+    /// of the TF/SF incident grid and each cell pass's state (`NAME.state`, as the CPU backend
+    /// registers it, empty where the pass's box misses the slab).
     pub(super) fn registered(&self, s: &Slab) -> Vec<DeviceArray> {
         use crate::backend::pass::arrays::*;
         let mut out = Vec::new();
@@ -556,6 +608,19 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                     wall: None,
                 });
             }
+        }
+        for g in &s.cells {
+            let (name, spread) = cell_pass_state(&g.name, g.slots);
+            out.push(DeviceArray {
+                name,
+                spread,
+                pieces: if g.n > 0 && g.slots > 0 {
+                    vec![(g.state, g.n)]
+                } else {
+                    vec![]
+                },
+                wall: None,
+            });
         }
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out

@@ -31,6 +31,9 @@ pub struct SlabSizes {
     /// The mode sources' weights in the slab, electric and magnetic sheets together (values,
     /// [`crate::plan::Layout::sheet_weight_bytes`]).
     pub sheet_weights: u64,
+    /// The cell passes' state and coefficient rows in the slab (values,
+    /// [`crate::plan::Layout::gpu_cell_pass_values`]).
+    pub cell_passes: u64,
 }
 
 /// The values of the mode sources' weights on the slab's planes, as the plan counts them
@@ -87,6 +90,7 @@ impl SlabSizes {
             tfsf: (layout.tfsf_points(range), layout.tfsf_nodes),
             conformal_faces: layout.conformal_faces(range),
             sheet_weights: sheet_weight_values(layout, range),
+            cell_passes: layout.gpu_cell_pass_values(range),
         }
     }
 
@@ -107,8 +111,8 @@ impl SlabSizes {
             monitors: 0,
             sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real)
                 + self.sheet_weights * t,
-            // The engine refuses models with cell passes (`build`): none has a kernel yet.
-            passes: 0,
+            // The cell passes' state, as on the CPU, and their coefficient rows.
+            passes: self.cell_passes * t,
         }
     }
 }
@@ -166,6 +170,31 @@ pub(super) struct ConformalFaces {
     pub(super) plane_start: [Vec<usize>; 3],
 }
 
+/// One cell pass of the model on a slab's GPU, by its device form
+/// ([`crate::model::CellPass::kernel`], the lumped element kernel): the slab's part of its box
+/// (its cells in C order), with the state and the coefficient rows of those cells.
+#[derive(Debug, Clone)]
+pub(super) struct CellGroup {
+    /// The pass's name: its state is the array `NAME.state`.
+    pub(super) name: String,
+    /// 0..3 E, 3..6 H: the component it updates (and the half step it runs in).
+    pub(super) component: usize,
+    /// Its global box of cells, [start, end) along x, y, z.
+    pub(super) cells: [[usize; 2]; 3],
+    /// The box's global x planes in the slab, [x0, x1) (empty where it misses the slab).
+    pub(super) x: [usize; 2],
+    /// The box's cells in the slab.
+    pub(super) n: usize,
+    /// State values per cell.
+    pub(super) slots: usize,
+    /// The state, `[slot][cell]` (0 without cells).
+    pub(super) state: Ptr,
+    /// The coefficient rows, eight values per cell (0 without cells).
+    pub(super) coef: Ptr,
+    /// A series element (else parallel).
+    pub(super) series: bool,
+}
+
 /// A run of consecutive x-PML planes in one slab: local planes [p0, p1), layer l0 at p0,
 /// psi plane q0 at p0.
 #[derive(Debug, Clone, Copy)]
@@ -206,6 +235,9 @@ pub(super) struct Slab {
     /// this slab (C order over the local cell ranges, [`Model::sheet_weights`]), 0 for a
     /// uniform sheet.
     pub(super) weights: [Vec<Ptr>; 2],
+    /// The model's cell passes on this slab, in model order (one entry per pass, without cells
+    /// where its box misses the slab).
+    pub(super) cells: Vec<CellGroup>,
     /// Plane ranges [p0, p1) updated before (boundary) and after (interior) the halo copies
     /// start, per phase.
     pub(super) boundary: [Vec<(usize, usize)>; 2],
