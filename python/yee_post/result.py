@@ -498,8 +498,10 @@ class Result:
         """Lumped port ``name``: ``time`` (s), ``voltage`` (V, at ``time``) and ``current`` (A,
         half a step earlier: ``time - dt / 2``) per step, and at its ``frequency`` (Hz) the input
         ``impedance`` (ohm, complex, engineering convention: an inductor is ``+1j w L``),
-        ``S11`` by power waves against the port's ``impedance`` attribute, ``incident_power``
-        and ``accepted_power`` (1/2 Re(V I*) of the DFTs: their ratio is 1 - abs(S11)**2)."""
+        ``S11`` by power waves against the port's ``impedance`` attribute, the power waves ``a``
+        (into the device) and ``b``, ``incident_power`` abs(a)**2 and ``accepted_power``
+        Re(V I*) of the DFTs (the flux monitors' normalisation; their ratio is
+        1 - abs(S11)**2)."""
         return self._circuit("ports", name)
 
     def element(self, name: str) -> Dict[str, np.ndarray]:

@@ -403,8 +403,8 @@ impl Terminal {
 /// A terminal's spectra at its frequencies, from the DFTs X(f) = sum_n x_n exp(-i 2 pi f t_n)
 /// dt of its series (the engineering convention: an inductor's impedance is +i w L), each
 /// sample at its own time (the voltage at n dt, the current at (n - 1/2) dt). Powers are
-/// 1/2 Re(V I*) of those DFTs, in W s^2 (the energy spectral density of the pulse up to the
-/// factor of the one-sided spectrum): ratios of them are the powers' ratios at f.
+/// Re(V I*) of those DFTs: the flux monitors' normalisation (Re sum E x H* dA of the same
+/// DFTs), so a port's accepted power and a flux box's radiated power compare directly.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Spectra {
     /// V(f) (V s).
@@ -416,12 +416,13 @@ pub struct Spectra {
     /// A port's reflection b / a by power waves (Kurokawa) against its reference impedance Z:
     /// a = (V + Z I) / (2 sqrt(Re Z)), b = (V - Z* I) / (2 sqrt(Re Z)); empty for an element.
     pub s11: Vec<num_complex::Complex64>,
-    /// A port's incident power |a|^2 / 2; empty for an element.
+    /// A port's incident power |a|^2; empty for an element.
     pub incident_power: Vec<f64>,
     /// A port's power waves a (into the device) and b (out of it), sqrt(W) s; empty for an
     /// element.
     pub waves: Vec<[num_complex::Complex64; 2]>,
-    /// 1/2 Re(V I*): the power a port delivers to the device, or an element dissipates.
+    /// Re(V I*) = |a|^2 - |b|^2: the power a port delivers to the device, or an element
+    /// dissipates.
     pub power: Vec<f64>,
 }
 
@@ -454,13 +455,18 @@ impl Terminal {
     /// The spectra of voltage series `v` and current series `i` (one value per step from
     /// step 1, the current half a step earlier) in a run of step `dt`.
     pub fn spectra(&self, v: &[f64], i: &[f64], dt: f64) -> Spectra {
-        let voltage = dft(v, 0.0, dt, &self.frequencies);
-        let current = dft(i, -0.5, dt, &self.frequencies);
+        self.spectra_at(v, i, dt, &self.frequencies)
+    }
+
+    /// [`Terminal::spectra`] at `frequencies` instead of the terminal's own.
+    pub fn spectra_at(&self, v: &[f64], i: &[f64], dt: f64, frequencies: &[f64]) -> Spectra {
+        let voltage = dft(v, 0.0, dt, frequencies);
+        let current = dft(i, -0.5, dt, frequencies);
         let impedance: Vec<_> = voltage.iter().zip(&current).map(|(v, i)| v / i).collect();
         let power = voltage
             .iter()
             .zip(&current)
-            .map(|(v, i)| 0.5 * (v * i.conj()).re)
+            .map(|(v, i)| (v * i.conj()).re)
             .collect();
         let waves: Vec<[num_complex::Complex64; 2]> = match self.kind {
             TerminalKind::Port { impedance: z, .. } => {
@@ -475,7 +481,7 @@ impl Terminal {
             TerminalKind::Element => Vec::new(),
         };
         let s11 = waves.iter().map(|[a, b]| b / a).collect();
-        let incident_power = waves.iter().map(|[a, _]| 0.5 * a.norm_sqr()).collect();
+        let incident_power = waves.iter().map(|[a, _]| a.norm_sqr()).collect();
         Spectra {
             voltage,
             current,

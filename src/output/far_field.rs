@@ -125,7 +125,10 @@ impl FarSet {
             pattern.theta.len(),
             pattern.phi.len(),
         ];
-        for name in ["theta", "phi", "E_theta", "E_phi", "intensity", "rcs"] {
+        // The antenna figures belong to the pattern they were formed with: a new projection
+        // (`yee farfield`) drops them, and the run writes them again after its own.
+        let names = ["theta", "phi", "E_theta", "E_phi", "intensity", "rcs"];
+        for name in names.iter().chain(&super::ports::ANTENNA) {
             if g.link_exists(name) {
                 g.unlink(name)?;
             }

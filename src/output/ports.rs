@@ -89,6 +89,16 @@ pub(super) fn open(file: &File, model: &Model) -> hdf5::Result<Vec<ProbeSet>> {
         .collect()
 }
 
+/// The names of the antenna figures in a far-field group ([`Hdf5Writer::write_antenna`]).
+pub(super) const ANTENNA: [&str; 6] = [
+    "directivity",
+    "gain",
+    "realized_gain",
+    "radiation_efficiency",
+    "accepted_power",
+    "incident_power",
+];
+
 /// A lumped port's frequencies and power waves (a, b) per frequency, from a finished run's file.
 pub fn port_waves(path: &std::path::Path, port: &str) -> hdf5::Result<(Vec<f64>, Vec<[Complex; 2]>)> {
     let f = File::open(path)?;
@@ -109,6 +119,70 @@ fn put<T: hdf5::H5Type>(grp: &Group, name: &str, data: &[T]) -> hdf5::Result<()>
 }
 
 impl Hdf5Writer {
+    /// The antenna figures of far-field monitor `index` when `model` drives one lumped port:
+    /// beside its `intensity` U ([`crate::far_field::Pattern`]), `directivity` 4 pi U / P_rad,
+    /// `gain` 4 pi U / P_acc and `realized_gain` 4 pi U / P_inc [frequency, theta, phi], and
+    /// `radiation_efficiency` P_rad / P_acc, `accepted_power` P_acc and `incident_power` P_inc
+    /// [frequency], with P_rad `radiated` (the box's net outward flux) and the port's powers
+    /// at the monitor's frequencies, all in the flux monitors' DFT normalisation (the port's
+    /// series as stored in precision `T`, so a resumed run writes the same bits). Nothing
+    /// without a driven lumped port, or with several (which one would the gain be of?).
+    pub fn write_antenna<T: Real>(
+        &mut self,
+        index: usize,
+        model: &Model,
+        pattern: &crate::far_field::Pattern,
+        radiated: &[f64],
+    ) -> Result<(), super::OutputError> {
+        let driven: Vec<usize> = (0..model.terminals.len())
+            .filter(|&t| {
+                matches!(model.terminals[t].kind, TerminalKind::Port { source: Some(_), .. })
+            })
+            .collect();
+        let [t] = driven[..] else {
+            return Ok(());
+        };
+        let terminal = &model.terminals[t];
+        let set = &self.probes[model.probes.len() + t];
+        let stored = |v: &[f64]| -> Vec<f64> { v.iter().map(|&x| T::from_f64(x).to_f64()).collect() };
+        let s = terminal.spectra_at(
+            &stored(&set.values[0]),
+            &stored(&set.values[1]),
+            model.grid.dt,
+            &pattern.frequency,
+        );
+        let per_f = pattern.theta.len() * pattern.phi.len();
+        let figure = |power: &[f64]| -> Vec<f64> {
+            pattern
+                .intensity
+                .iter()
+                .enumerate()
+                .map(|(k, u)| 4.0 * std::f64::consts::PI * u / power[k / per_f])
+                .collect()
+        };
+        let shape = [pattern.frequency.len(), pattern.theta.len(), pattern.phi.len()];
+        let efficiency: Vec<f64> = radiated.iter().zip(&s.power).map(|(r, a)| r / a).collect();
+        let grp = self.fluxes[index].group.clone();
+        let path = self.path.clone();
+        (|| -> hdf5::Result<()> {
+            for (name, values) in [
+                ("directivity", figure(radiated)),
+                ("gain", figure(&s.power)),
+                ("realized_gain", figure(&s.incident_power)),
+            ] {
+                if grp.link_exists(name) {
+                    grp.unlink(name)?;
+                }
+                grp.new_dataset::<f64>().shape(shape).create(name)?.write_raw(&values)?;
+            }
+            put(&grp, "radiation_efficiency", &efficiency)?;
+            put(&grp, "accepted_power", &s.power)?;
+            put(&grp, "incident_power", &s.incident_power)?;
+            str_attr(&grp, "port", &terminal.name)
+        })()
+        .map_err(super::err(&path, self.expected))
+    }
+
     /// Write every terminal's spectra from its series so far (model order, after the probes),
     /// as the file stores them in precision `T` (so a resumed run, which reads them back,
     /// forms the same spectra as an uninterrupted one).

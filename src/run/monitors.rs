@@ -60,6 +60,7 @@ pub(super) fn write_fluxes<B: Backend>(
                 &ff.phi,
             );
             writer.write_far_field(i, &pattern)?;
+            writer.write_antenna::<B::Real>(i, model, &pattern, &power)?;
         }
     }
     Ok(())
