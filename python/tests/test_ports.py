@@ -38,3 +38,36 @@ def test_a_port_feeding_a_series_rlc_reads_back_and_plots(yee_bin, tmp_path):
         axes = plot_port(r, "feed")
         axes[0].figure.savefig(tmp_path / "port.png", dpi=100)
     assert_png(tmp_path / "port.png", (1300, 400))
+
+
+TWO_PORT = SCENE.read_text().replace(
+    """[[geometry]]                    # the element across the upper gap
+shape = "box"
+center = [0.0, 0.0, 4.75]
+size = [0.0, 0.0, 0.5]
+element = { resistance = 50.0, inductance = 1.0e-7, capacitance = 1.0e-12, direction = "z", topology = "series", name = "rlc" }""",
+    """[[source]]
+type = "lumped_port"
+name = "top"
+box = { center = [0.0, 0.0, 4.75], size = [0.0, 0.0, 0.5] }
+direction = "-z"
+waveform = { type = "gaussian", frequency = 5.0e8, bandwidth = 8.0e8 }
+frequencies = { min = 3.0e8, max = 8.0e8, count = 101 }""",
+) + '\n[sparameters]\nports = ["feed", "top"]\n'
+
+
+def test_two_lumped_ports_write_a_touchstone_file_scikit_rf_reads(yee_bin, tmp_path):
+    import skrf
+
+    assert "[sparameters]" in TWO_PORT and 'name = "top"' in TWO_PORT
+    out = run_scene(yee_bin, tmp_path, "two", TWO_PORT)
+    with Result(out) as r:
+        s = r.read("sparameters/S")
+    network = skrf.Network(str(tmp_path / "two.s2p"))
+    assert network.s.shape == s.shape == (101, 2, 2)
+    # The Touchstone file holds magnitude and angle to 9 significant digits.
+    assert np.allclose(network.s, s, atol=1e-7)
+    assert np.allclose(network.z0, 50.0)
+    # A lossless reciprocal two-port (tests/lumped.rs says why to rounding).
+    assert np.allclose(np.abs(s[:, 0, 0]) ** 2 + np.abs(s[:, 1, 0]) ** 2, 1.0, atol=1e-9)
+    assert network.is_reciprocal(tol=1e-9)

@@ -114,6 +114,12 @@ class FarField:
     the sphere is the box's radiated power: compare :meth:`total_power` with ``power``, the
     net outward flux through the same box). ``theta`` (from +z) and ``phi`` (from +x towards +y)
     are in degrees; ``frequency`` in Hz.
+
+    With one lumped port driving the run, the antenna figures (None otherwise):
+    ``gain`` 4 pi U / P_accepted and ``realized_gain`` 4 pi U / P_incident
+    ``[frequency, theta, phi]`` (linear; ``10 * np.log10(gain)`` is dBi), and
+    ``radiation_efficiency`` P_radiated / P_accepted ``[frequency]``, from the port's powers at
+    the monitor's frequencies (``accepted_power``, ``incident_power``) and ``power``.
     """
 
     name: str
@@ -124,6 +130,11 @@ class FarField:
     e_phi: np.ndarray
     intensity: np.ndarray
     power: np.ndarray
+    gain: Optional[np.ndarray] = None
+    realized_gain: Optional[np.ndarray] = None
+    radiation_efficiency: Optional[np.ndarray] = None
+    accepted_power: Optional[np.ndarray] = None
+    incident_power: Optional[np.ndarray] = None
 
     def total_power(self) -> np.ndarray:
         """The intensity integrated over the angles (trapezoid rule in theta and phi), per
@@ -604,6 +615,17 @@ class Result:
             e_phi=read("E_phi"),
             intensity=np.asarray(read("intensity"), dtype=float),
             power=np.asarray(read("power"), dtype=float),
+            **{
+                key: np.asarray(read(key), dtype=float)
+                for key in (
+                    "gain",
+                    "realized_gain",
+                    "radiation_efficiency",
+                    "accepted_power",
+                    "incident_power",
+                )
+                if key in group
+            },
         )
 
     def monitor_data(self, kind: str, name: str) -> Dict[str, np.ndarray]:
