@@ -723,7 +723,7 @@ fn modes(args: ModesArgs) -> ExitCode {
         };
         for (i, m) in found.modes.iter().enumerate() {
             println!(
-                "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}, effective area {:.4e} {}^2",
+                "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}, effective area {:.4e} {}^2, wave impedance {:.2} ohm",
                 found.neff[i],
                 found.group_index[i],
                 names[u],
@@ -731,7 +731,8 @@ fn modes(args: ModesArgs) -> ExitCode {
                 names[v],
                 m.v_fraction(),
                 found.effective_area[i] / (unit * unit),
-                model.length_unit
+                model.length_unit,
+                found.wave_impedance[i]
             );
         }
         if let (Some(file), Some(out)) = (&file, &args.output) {

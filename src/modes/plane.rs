@@ -42,6 +42,11 @@ pub struct PlaneModes {
     /// Their effective areas (m^2): (sum |E_t|^2 dA)^2 / sum |E_t|^4 dA over the plane, with
     /// each cell's E_u and E_v (the transverse field; a mode's longitudinal E is left out).
     pub effective_area: Vec<f64>,
+    /// Their wave impedances (ohm): sum |E_t|^2 dA / sum (E_t x H_t) . n dA with the grid's
+    /// transverse H ([`CrossSection::magnetic`]). A TE mode's E_t / H_t, eta0 / n_eff for a
+    /// hollow metal guide's (464 ohm for WR-42's TE10 at 24 GHz); a TM mode's; eta / sqrt(eps_r)
+    /// for a TEM mode; for a hybrid mode, its transverse fields' power-weighted ratio.
+    pub wave_impedance: Vec<f64>,
 }
 
 impl Plane {
@@ -147,7 +152,7 @@ impl Plane {
     /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c).
     pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
         let Solved {
-            modes, neff, cs, ..
+            modes, neff, cs, k0, ..
         } = self.solved(model, f, count)?;
         const STEP: f64 = 1e-3;
         // The neighbours start from these modes: about one Arnoldi cycle each.
@@ -167,12 +172,14 @@ impl Plane {
             })
             .collect();
         let effective_area = modes.iter().map(|m| effective_area(&cs, m)).collect();
+        let wave_impedance = modes.iter().map(|m| wave_impedance(&cs, m, k0)).collect();
         Ok(PlaneModes {
             frequency: f,
             modes,
             neff,
             group_index,
             effective_area,
+            wave_impedance,
         })
     }
 
@@ -232,6 +239,25 @@ pub(super) struct Solved {
     pub beta: Vec<f64>,
     /// Their effective indices in the 3-D grid.
     pub neff: Vec<f64>,
+}
+
+/// A mode's wave impedance (ohm) on its cross-section at the discrete-time wavenumber `k0` it
+/// was solved at: sum (E_u^2 + E_v^2) dA / sum (E_u H_v - E_v H_u) dA, each E with the H that
+/// shares its position (the pairs a flux monitor multiplies).
+fn wave_impedance(cs: &CrossSection, mode: &Mode, k0: f64) -> f64 {
+    let h = cs.magnetic(mode, k0);
+    let [nu, nv] = cs.n;
+    let (mut energy, mut power) = (0.0, 0.0);
+    for j in 0..nu {
+        for k in 0..nv {
+            let at = j * nv + k;
+            let da = cs.cells[0][j] * cs.cells[1][k];
+            let (eu, ev) = (mode.e[0][at], mode.e[1][at]);
+            energy += (eu * eu + ev * ev) * da;
+            power += (eu * h[1][at] - ev * h[0][at]) * da;
+        }
+    }
+    energy / power
 }
 
 /// A mode's effective area (m^2) on its cross-section: (sum |E|^2 dA)^2 / sum |E|^4 dA, with

@@ -1,5 +1,5 @@
 //! `yee modes -o OUT.h5`: a plane's modes as `/modes/<name>/` (design.md section 11):
-//! `frequency` (one value), `neff`, `group_index` and `effective_area` (m^2) (`[1, modes]`), `profile/<E_u>` and
+//! `frequency` (one value), `neff`, `group_index`, `effective_area` (m^2) and `wave_impedance` (ohm) (`[1, modes]`), `profile/<E_u>` and
 //! `profile/<E_v>` (`[modes, n_u, n_v]`: E_u at (j + 1/2, k), E_v at (j, k + 1/2) of the
 //! plane's nodes, the largest value 1), `grid/<u>` and `grid/<v>` (the plane's node
 //! coordinates, m); attributes `axis` (the normal), `coordinate` (its position, m).
@@ -44,6 +44,9 @@ pub fn write_plane_modes(
     g.new_dataset_builder()
         .with_data(&row(&found.effective_area))
         .create("effective_area")?;
+    g.new_dataset_builder()
+        .with_data(&row(&found.wave_impedance))
+        .create("wave_impedance")?;
     let [ru, rv] = plane.ranges;
     let (nu, nv) = (ru[1] - ru[0], rv[1] - rv[0]);
     let profiles = g.create_group("profile")?;
