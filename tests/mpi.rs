@@ -29,6 +29,18 @@ type = "dipole"
 component = "Ez"
 position = [-0.2, 0.0, 0.0]
 waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }
+[[source]]
+type = "lumped_port"
+name = "feed"
+box = { center = [-0.45, 0.3, 0.0], size = [0.0, 0.0, 0.1] }
+direction = "+z"
+waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }
+frequencies = { min = 2.0e14, max = 4.0e14, count = 5 }
+[[geometry]]
+shape = "box"
+center = [0.45, -0.3, 0.0]
+size = [0.0, 0.1, 0.1]
+element = { resistance = 100.0, inductance = 1.0e-15, capacitance = 1.0e-18, direction = "z" }
 [[monitor]]
 type = "probe"
 name = "near"

@@ -569,6 +569,9 @@ def test_yee_modes_file_reads_back_and_plots(yee_bin, tmp_path):
     assert 2.3 < m.neff[0] < 2.6 and m.group_index[0] > m.neff[0]
     # TE0 confined to about the strip's 0.11 um^2 and its evanescent skirt: well under 1 um^2.
     assert 0.05e-12 < m.effective_area[0] < 0.5e-12
+    # A dielectric guide's mode is no plane wave: its wave impedance lies between the
+    # silicon's eta0 / 3.48 (108 ohm) and the oxide's eta0 / 1.444 (261 ohm).
+    assert 108 < m.wave_impedance[0] < 261
     ey, ez = m.profiles["Ey"], m.profiles["Ez"]
     assert ey.shape == ez.shape == (2, 62, 50)
     # TE0: E along the width dominates, peaked at the strip's centre.

@@ -38,6 +38,9 @@ class Modes:
     nodes: Dict[str, np.ndarray]
     #: Effective areas (m^2), (sum |E|^2 dA)^2 / sum |E|^4 dA; None in files written before it.
     effective_area: Optional[np.ndarray] = None
+    #: Wave impedances (ohm), sum |E_t|^2 dA / sum (E_t x H_t) . n dA: a TE mode's E_t / H_t
+    #: (eta0 / n_eff in a hollow metal guide); None in files written before it.
+    wave_impedance: Optional[np.ndarray] = None
 
     def axes(self):
         """The plane's two axes (u, v) in the order the profiles' last two dimensions use."""
@@ -68,6 +71,7 @@ def read_modes(path, name: str = "plane") -> Modes:
             neff=g["neff"][0, :],
             group_index=g["group_index"][0, :],
             effective_area=g["effective_area"][0, :] if "effective_area" in g else None,
+            wave_impedance=g["wave_impedance"][0, :] if "wave_impedance" in g else None,
             profiles={k: g["profile"][k][()] for k in g["profile"]},
             nodes={k: g["grid"][k][()] for k in g["grid"]},
         )

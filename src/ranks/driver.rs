@@ -132,9 +132,9 @@ impl<B: Backend> Rank<B> {
             negate: false,
         }));
         let mine = layout.planes(layout.rank);
+        // The probes' and the lumped terminals' samples, as rank 0's time loop lists them.
         let samples = model
-            .probes
-            .iter()
+            .every_probe()
             .flat_map(|p| p.samples.iter().copied())
             .filter(|(_, idx)| mine.contains(&idx[0]))
             .collect();
