@@ -152,7 +152,11 @@ impl Plane {
     /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c).
     pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
         let Solved {
-            modes, neff, cs, k0, ..
+            modes,
+            neff,
+            cs,
+            k0,
+            ..
         } = self.solved(model, f, count)?;
         const STEP: f64 = 1e-3;
         // The neighbours start from these modes: about one Arnoldi cycle each.

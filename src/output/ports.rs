@@ -100,13 +100,19 @@ pub(super) const ANTENNA: [&str; 6] = [
 ];
 
 /// A lumped port's frequencies and power waves (a, b) per frequency, from a finished run's file.
-pub fn port_waves(path: &std::path::Path, port: &str) -> hdf5::Result<(Vec<f64>, Vec<[Complex; 2]>)> {
+pub fn port_waves(
+    path: &std::path::Path,
+    port: &str,
+) -> hdf5::Result<(Vec<f64>, Vec<[Complex; 2]>)> {
     let f = File::open(path)?;
     let g = f.group(&format!("ports/{port}"))?;
     let frequency = g.dataset("frequency")?.read_raw::<f64>()?;
     let a = g.dataset("a")?.read_raw::<Complex>()?;
     let b = g.dataset("b")?.read_raw::<Complex>()?;
-    Ok((frequency, a.into_iter().zip(b).map(|(a, b)| [a, b]).collect()))
+    Ok((
+        frequency,
+        a.into_iter().zip(b).map(|(a, b)| [a, b]).collect(),
+    ))
 }
 
 /// Write (or rewrite) `name` in `grp` as `data`.
@@ -136,7 +142,13 @@ impl Hdf5Writer {
     ) -> Result<(), super::OutputError> {
         let driven: Vec<usize> = (0..model.terminals.len())
             .filter(|&t| {
-                matches!(model.terminals[t].kind, TerminalKind::Port { source: Some(_), .. })
+                matches!(
+                    model.terminals[t].kind,
+                    TerminalKind::Port {
+                        source: Some(_),
+                        ..
+                    }
+                )
             })
             .collect();
         let [t] = driven[..] else {
@@ -144,7 +156,8 @@ impl Hdf5Writer {
         };
         let terminal = &model.terminals[t];
         let set = &self.probes[model.probes.len() + t];
-        let stored = |v: &[f64]| -> Vec<f64> { v.iter().map(|&x| T::from_f64(x).to_f64()).collect() };
+        let stored =
+            |v: &[f64]| -> Vec<f64> { v.iter().map(|&x| T::from_f64(x).to_f64()).collect() };
         let s = terminal.spectra_at(
             &stored(&set.values[0]),
             &stored(&set.values[1]),
@@ -160,7 +173,11 @@ impl Hdf5Writer {
                 .map(|(k, u)| 4.0 * std::f64::consts::PI * u / power[k / per_f])
                 .collect()
         };
-        let shape = [pattern.frequency.len(), pattern.theta.len(), pattern.phi.len()];
+        let shape = [
+            pattern.frequency.len(),
+            pattern.theta.len(),
+            pattern.phi.len(),
+        ];
         let efficiency: Vec<f64> = radiated.iter().zip(&s.power).map(|(r, a)| r / a).collect();
         let grp = self.fluxes[index].group.clone();
         let path = self.path.clone();
@@ -173,7 +190,10 @@ impl Hdf5Writer {
                 if grp.link_exists(name) {
                     grp.unlink(name)?;
                 }
-                grp.new_dataset::<f64>().shape(shape).create(name)?.write_raw(&values)?;
+                grp.new_dataset::<f64>()
+                    .shape(shape)
+                    .create(name)?
+                    .write_raw(&values)?;
             }
             put(&grp, "radiation_efficiency", &efficiency)?;
             put(&grp, "accepted_power", &s.power)?;

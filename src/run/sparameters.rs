@@ -14,9 +14,9 @@
 
 use super::{Observer, RunError, RunOptions, Summary};
 use crate::model::{Model, TerminalKind};
-use num_complex::Complex64;
 use crate::output::sparameters as out;
 use crate::output::{Complex, OutputError};
+use num_complex::Complex64;
 use std::path::PathBuf;
 
 /// The model of the run that excites port `k`: the sweep's model with only that port's
@@ -228,7 +228,9 @@ fn times_inverse(b: &[Vec<Complex64>], a: &[Vec<Complex64>]) -> Vec<Vec<Complex6
         }
     }
     // X = (B A^-1)^T sits in the right half: transpose it back.
-    (0..n).map(|j| (0..n).map(|k| m[k][n + j]).collect()).collect()
+    (0..n)
+        .map(|j| (0..n).map(|k| m[k][n + j]).collect())
+        .collect()
 }
 
 /// The summary of a sweep whose every excitation was already done: no step run now.
@@ -259,15 +261,29 @@ mod tests {
     #[test]
     fn b_times_a_inverse_recovers_a_known_matrix() {
         let z = |r: f64, i: f64| Complex64::new(r, i);
-        let s = vec![vec![z(0.1, 0.2), z(0.9, -0.1)], vec![z(0.8, 0.05), z(-0.2, 0.3)]];
-        let a = vec![vec![z(1.0, 0.5), z(0.02, 0.01)], vec![z(-0.03, 0.0), z(0.7, -0.4)]];
+        let s = vec![
+            vec![z(0.1, 0.2), z(0.9, -0.1)],
+            vec![z(0.8, 0.05), z(-0.2, 0.3)],
+        ];
+        let a = vec![
+            vec![z(1.0, 0.5), z(0.02, 0.01)],
+            vec![z(-0.03, 0.0), z(0.7, -0.4)],
+        ];
         let b: Vec<Vec<Complex64>> = (0..2)
-            .map(|j| (0..2).map(|k| (0..2).map(|m| s[j][m] * a[m][k]).sum()).collect())
+            .map(|j| {
+                (0..2)
+                    .map(|k| (0..2).map(|m| s[j][m] * a[m][k]).sum())
+                    .collect()
+            })
             .collect();
         let got = times_inverse(&b, &a);
         for j in 0..2 {
             for k in 0..2 {
-                assert!((got[j][k] - s[j][k]).norm() < 1e-14, "{j}{k}: {}", got[j][k]);
+                assert!(
+                    (got[j][k] - s[j][k]).norm() < 1e-14,
+                    "{j}{k}: {}",
+                    got[j][k]
+                );
             }
         }
     }

@@ -94,9 +94,10 @@ pub(super) fn sparameters(ck: &mut Checker, text: &str, model: &Model) -> Option
                 .is_some_and(|(sheet, _)| ports.contains(&sheet.name))
     });
     if let Some((k, stray)) = stray {
-        let port = model.terminals.iter().find(|t| {
-            matches!(t.kind, TerminalKind::Port { source: Some(s), .. } if s == k)
-        });
+        let port = model
+            .terminals
+            .iter()
+            .find(|t| matches!(t.kind, TerminalKind::Port { source: Some(s), .. } if s == k));
         let what = match (stray.mode.as_ref(), port) {
             (Some((sheet, _)), _) => format!("mode source `{}`", sheet.name),
             (None, Some(t)) => format!("lumped port `{}`", t.name),
