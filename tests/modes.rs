@@ -803,3 +803,62 @@ fn wr42_has_its_cutoff_and_wave_impedance_and_a_straight_section_passes_te10() {
         assert!(db(&m[0]) < -30.0, "S11 {} dB", db(&m[0]));
     }
 }
+
+/// A parallel-plate line (plates 3 mm apart, periodic 4 mm wide, filled with eps_r 2.25): its
+/// TEM mode's characteristic impedance from a mode monitor's `voltage` path across the gap,
+/// V^2 / P, is eta0 / sqrt(eps_r) h / w = 188.37 ohm to 1e-6 (measured to 1e-9: the line
+/// integral and the power are both exact for a uniform field); a path that is not along one of
+/// the plane's axes is refused.
+#[test]
+fn a_voltage_path_gives_a_tem_lines_characteristic_impedance() {
+    let text = r#"
+[simulation]
+length_unit = "mm"
+cell_size = 0.5
+size = [20.0, 4.0, 3.0]
+steps = 20
+
+[boundaries]
+x_min = { type = "pml", cells = 8 }
+x_max = { type = "pml", cells = 8 }
+y_min = { type = "periodic" }
+y_max = { type = "periodic" }
+z_min = { type = "pec" }
+z_max = { type = "pec" }
+
+[materials]
+fill = { epsilon = 2.25 }
+
+[[geometry]]
+shape = "box"
+material = "fill"
+center = [0.0, 0.0, 0.0]
+size = [30.0, 10.0, 10.0]
+
+[[source]]
+type = "mode"
+name = "in"
+box = { center = [-3.0, 0.0, 0.0], size = [0.0, 4.0, 3.0] }
+direction = "+x"
+waveform = { type = "gaussian", frequency = 2.0e10, bandwidth = 1.0e10 }
+
+[[monitor]]
+type = "mode"
+name = "in"
+box = { center = [0.0, 0.0, 0.0], size = [0.0, 4.0, 3.0] }
+frequencies = { min = 1.0e10, max = 3.0e10, count = 3 }
+voltage = { from = [0.0, 1.0, -1.5], to = [0.0, 1.0, 1.5] }
+"#;
+    let run = common::BinaryRun::new("tem-impedance", text);
+    let want = yee::model::ETA0 / 1.5 * 3.0 / 4.0;
+    for z in run.read("modes/in/impedance") {
+        assert!((z / want - 1.0).abs() < 1e-6, "Z0 {z} ohm, want {want}");
+    }
+    let dir = std::env::temp_dir().join(format!("yee-voltage-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [(
+        text.replace("to = [0.0, 1.0, 1.5]", "to = [0.0, 2.0, 1.5]"),
+        "monitor[0].voltage",
+    )];
+    assert_refused(&dir, text, &cases, &["check", "SCENE"]);
+}

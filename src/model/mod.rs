@@ -41,6 +41,7 @@ pub use lumped::{
 pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use modes::{
     BasisMode, ModeChoice, ModeMonitor, ModePlane, ModeSheet, PlaneBasis, SParameters, SolvedSheet,
+    VoltagePath,
 };
 pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapshot};
 pub use pml::{AxisProfile, Boundaries};

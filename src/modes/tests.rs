@@ -210,3 +210,35 @@ waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
     assert!((found.neff[0] - n).abs() < 1e-3);
     assert!((found.group_index[0] - ng).abs() < 3e-3);
 }
+
+/// A square coax (outer walls PEC, a PEC inner conductor in the plane): its TEM mode, n_eff 1.
+#[test]
+fn a_square_coax_carries_its_tem_mode() {
+    let (n, h) = (20usize, 1e-4);
+    // The inner conductor, and the outer one as a PEC material 3 nodes deep inside the walls.
+    let inner = |j: usize, k: usize| {
+        ((8..=12).contains(&j) && (8..=12).contains(&k)) || j <= 3 || k <= 3 || j >= 16 || k >= 16
+    };
+    let len = n * n;
+    let mut pec = [vec![false; len], vec![false; len], vec![false; len]];
+    for j in 0..n {
+        for k in 0..n {
+            let at = j * n + k;
+            pec[0][at] = inner(j, k);
+            // E_u from node (j, k) to (j + 1, k): inside when both ends are.
+            pec[1][at] = inner(j, k) && inner(j + 1, k);
+            pec[2][at] = inner(j, k) && inner(j, k + 1);
+        }
+    }
+    let cs = CrossSection {
+        n: [n, n],
+        cells: [vec![h; n], vec![h; n]],
+        eps: [vec![1.0; len], vec![1.0; len], vec![1.0; len]],
+        walls: [Wall::Pec, Wall::Pec],
+        pec,
+    };
+    let k0 = 2.0 * std::f64::consts::PI * 20e9 / 299_792_458.0;
+    let modes = solve(&cs, k0, 2).expect("solves");
+    let neff: Vec<f64> = modes.iter().map(|m| m.neff(k0)).collect();
+    assert!((neff[0] - 1.0).abs() < 1e-6, "{neff:?}");
+}

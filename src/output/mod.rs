@@ -786,6 +786,26 @@ impl Hdf5Writer {
             .map_err(err(&self.path, self.expected))
     }
 
+    /// Write mode monitor `index`'s characteristic impedances `z` ([frequency][mode], ohm,
+    /// [`crate::model::VoltagePath::impedance`]) as `impedance` [frequency, mode].
+    pub fn write_mode_impedance(&mut self, index: usize, z: &[Vec<f64>]) -> Result<(), OutputError> {
+        let grp = self.fluxes[index].group.clone();
+        let modes = z.first().map_or(0, |r| r.len());
+        let flat: Vec<f64> = z.iter().flatten().copied().collect();
+        (|| -> hdf5::Result<()> {
+            if grp.link_exists("impedance") {
+                grp.unlink("impedance")?;
+            }
+            let ds = grp
+                .new_dataset::<f64>()
+                .shape([z.len(), modes])
+                .create("impedance")?;
+            ds.write_raw(&flat)?;
+            str_attr(&ds, "definition", "|V|^2 / P: V the line integral of the mode's E along the monitor's `voltage` path, P = 1 its power in the flux's units (Re sum E x H* dA); for a TEM line its characteristic impedance")
+        })()
+        .map_err(err(&self.path, self.expected))
+    }
+
     /// With a TF/SF source: write monitor `index`'s incident intensity (W/m^2, per frequency)
     /// and, for a closed box around the TF/SF box or inside its total-field region, its
     /// scattering (net outward power over the incident intensity) or absorption (net inward

@@ -32,6 +32,10 @@ pub(super) fn write_fluxes<B: Backend>(
                     .map(|(k, b)| crate::modes::decompose(b, &dft.patches[0], k))
                     .collect();
                 writer.write_mode_amplitudes(i, &amplitudes)?;
+                if let Some(path) = &mode.voltage {
+                    let z: Vec<Vec<f64>> = basis.iter().map(|b| path.impedance(b)).collect();
+                    writer.write_mode_impedance(i, &z)?;
+                }
             }
             continue;
         }

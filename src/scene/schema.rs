@@ -411,6 +411,9 @@ pub struct MonitorSpec {
     pub decimation: Option<Spanned<i64>>,
     /// Mode monitor: decompose onto the plane's first `modes` modes (default 1).
     pub modes: Option<Spanned<i64>>,
+    /// Mode monitor: a straight path across the plane, `{ from = [x, y, z], to = [x, y, z] }`,
+    /// along which each mode's voltage is integrated (its characteristic impedance V^2 / P).
+    pub voltage: Option<Spanned<VoltageSpec>>,
     /// Far field: polar angles in degrees from +z, `{ min, max, count }` within [0, 180].
     pub theta: Option<Spanned<AngleSpec>>,
     /// Far field: azimuths in degrees from +x towards +y, `{ min, max, count }`.
@@ -452,6 +455,17 @@ pub struct AngleSpec {
     pub max: f64,
     /// Number of angles (>= 1).
     pub count: i64,
+}
+
+/// A voltage path across a mode monitor's plane: from one conductor to another, along one of
+/// the plane's axes.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VoltageSpec {
+    /// The start `[x, y, z]` (on the conductor the voltage is measured from).
+    pub from: Vec<f64>,
+    /// The end `[x, y, z]`.
+    pub to: Vec<f64>,
 }
 
 /// Evenly spaced frequencies `{ min = ..., max = ..., count = ... }` in Hz.

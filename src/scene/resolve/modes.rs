@@ -349,6 +349,9 @@ pub(super) fn mode_monitor(
     mon: &Spanned<MonitorSpec>,
     key: &str,
     ck: &mut Checker,
+    grid: Option<&Grid>,
+    unit_m: f64,
+    patch: &Patch,
 ) -> Option<Arc<ModeMonitor>> {
     let count = match &m.modes {
         None => 1,
@@ -362,9 +365,74 @@ pub(super) fn mode_monitor(
             return None;
         }
     };
+    let voltage = match (&m.voltage, grid) {
+        (Some(v), Some(g)) => Some(voltage_path(v, &format!("{key}.voltage"), ck, g, unit_m, patch)?),
+        _ => None,
+    };
     Some(Arc::new(ModeMonitor {
         place: place(ck, mon, key),
         count,
         basis: OnceLock::new(),
+        voltage,
     }))
+}
+
+/// A mode monitor's `voltage` path on `patch`: straight along one of the plane's axes, its
+/// ends snapped to the nearest nodes, within the plane.
+fn voltage_path(
+    v: &Spanned<VoltageSpec>,
+    key: &str,
+    ck: &mut Checker,
+    g: &Grid,
+    unit_m: f64,
+    patch: &Patch,
+) -> Option<VoltagePath> {
+    let vs = v.get_ref();
+    let (Some(from), Some(to)) = (vec3_plain(&vs.from), vec3_plain(&vs.to)) else {
+        ck.error(v, key, "expected `{ from = [x, y, z], to = [x, y, z] }`");
+        return None;
+    };
+    let [p, q] = patch.in_plane();
+    let index = |a: usize, x: f64| g.fractional_index(a, x * unit_m).round() as i64;
+    let moves: Vec<usize> = [p, q]
+        .into_iter()
+        .filter(|&a| index(a, from[a]) != index(a, to[a]))
+        .collect();
+    let [along] = moves[..] else {
+        ck.error(v, key, format!(
+            "the path runs along one of the plane's axes ({} or {}) from one conductor to the other: `from` and `to` differ along {} of them on the grid",
+            Axis::ALL[p].name(), Axis::ALL[q].name(), moves.len()
+        ));
+        return None;
+    };
+    let across = if along == p { q } else { p };
+    let slot = |a: usize, i: i64| -> Option<usize> {
+        let k = if a == p { 0 } else { 1 };
+        let j = i - patch.start[k] as i64;
+        (0..patch.count[k] as i64).contains(&j).then_some(j as usize)
+    };
+    let (a0, a1) = (index(along, from[along]), index(along, to[along]));
+    let sign = if a1 > a0 { 1.0 } else { -1.0 };
+    let Some(fixed) = slot(across, index(across, from[across])) else {
+        ck.error(v, key, "the path lies outside the monitor's plane");
+        return None;
+    };
+    let which = if crate::flux::tangential(patch.axis as usize).0 == along { 0 } else { 1 };
+    let mut cells = Vec::new();
+    for i in a0.min(a1)..a0.max(a1) {
+        let Some(j) = slot(along, i) else {
+            ck.error(v, key, "the path reaches outside the monitor's plane");
+            return None;
+        };
+        let cell = if along == p {
+            j * patch.count[1] + fixed
+        } else {
+            fixed * patch.count[1] + j
+        };
+        cells.push((which, cell, sign * g.primal(along, i as isize)));
+    }
+    Some(VoltagePath {
+        cells,
+        step: g.primal(patch.axis as usize, patch.index as isize),
+    })
 }

@@ -58,11 +58,19 @@ pub(super) fn monitors(
                     "`modes` belongs to mode monitors",
                 );
             }
+            if let Some(v) = &m.voltage {
+                ck.error(
+                    v,
+                    &format!("{key}.voltage"),
+                    "`voltage` belongs to mode monitors",
+                );
+            }
         }
         if kind >= 2 {
             let mut found = flux(m, mon, &key, ck, grid, unit_m, faces, kind == 3, kind == 4);
             if let (Some(f), true) = (&mut found, kind == 4) {
-                f.mode = super::modes::mode_monitor(m, mon, &key, ck);
+                let patch = f.patches[0];
+                f.mode = super::modes::mode_monitor(m, mon, &key, ck, grid, unit_m, &patch);
                 if f.mode.is_none() {
                     found = None;
                 }
