@@ -6,7 +6,8 @@
 # paths; queued monitors and the device flux DFT; a GPU failure mid-run exiting 1), `yee run
 # --backend cuda` end to end, a checkpoint's state from the CPU into the GPU and back, `yee run
 # scenes/gpr.toml --backend cuda`, a conformal PEC cavity (scenes/conformal_cavity.toml) on the
-# GPU against the CPU bit for bit, the 60-trace B-scan (traces per second) and a 1e8-cell scene
+# GPU against the CPU bit for bit, a lumped port and series RLC (scenes/lumped_rlc.toml, f32) on
+# the GPU against the CPU bit for bit, the 60-trace B-scan (traces per second) and a 1e8-cell scene
 # with probes, snapshots and a flux plane (throughput and the share of wall time in monitors; the
 # flux plane alone over 300 and 600 steps against no monitors), and
 # `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the two-pass update, with a
@@ -261,32 +262,39 @@ monitored_run() { # label, scene, extra args...
 }
 monitored_run "yee run gpr.toml --backend cuda" "$scenes/gpr.toml"
 monitored_run "yee run gpr_pipe.toml --backend cuda (Debye soil)" "$scenes/gpr_pipe.toml"
-# The conformal PEC pass (conformal_h) on a cylinder cavity with conformal walls, f32: its
-# throughput and passes on the GPU, then the same scene on the CPU, every probe and snapshot
-# dataset bit for bit (read with h5py, from the repository's .venv or the system python3).
-conformal_check() {
-    local scene="$scenes/conformal_cavity.toml" label="conformal PEC: CUDA vs CPU bit for bit" py="" v
-    monitored_run "yee run conformal_cavity.toml --backend cuda" "$scene"
-    echo "== yee run conformal_cavity.toml --backend cpu"
-    if ! (cd "$out" && timeout 180 "$yee" run "$scene" --backend cpu --overwrite -o conformal-cpu.h5 --quiet); then
+# A scene on the GPU (its throughput and passes) and on the CPU, every dataset of the result
+# groups named bit for bit (read with h5py, from the repository's .venv or the system python3).
+cpu_gpu_check() { # label, scene, groups (comma-separated)
+    local label="$1" scene="$2" groups="$3" name py="" v
+    name="$(basename "$scene" .toml)"
+    monitored_run "yee run $name.toml --backend cuda" "$scene"
+    echo "== yee run $name.toml --backend cpu"
+    if ! (cd "$out" && timeout 180 "$yee" run "$scene" --backend cpu --overwrite -o "$name-cpu.h5" --quiet); then
         row "$label" "FAIL" "the CPU run failed"; return
     fi
     for p in "$root/.venv/bin/python" python3; do
         if "$p" -c 'import h5py' 2>/dev/null; then py="$p"; break; fi
     done
     if [ -z "$py" ]; then row "$label" "SKIP" "no python with h5py"; return; fi
-    if v="$("$py" - "$out/conformal_cavity.h5" "$out/conformal-cpu.h5" <<'PY'
+    if v="$("$py" - "$out/$name.h5" "$out/$name-cpu.h5" "$groups" <<'PY'
 import sys, h5py
 a, b = (h5py.File(p, "r") for p in sys.argv[1:3])
+groups = sys.argv[3].split(",")
 names = []
-a.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) and n.split("/")[0] in ("probes", "snapshots") else None)
+a.visititems(lambda n, o: names.append(n) if isinstance(o, h5py.Dataset) and n.split("/")[0] in groups else None)
 bad = [n for n in names if n not in b or a[n][()].tobytes() != b[n][()].tobytes()]
 print("%d of %d datasets identical%s" % (len(names) - len(bad), len(names), "; differ: " + ", ".join(bad[:4]) if bad else ""))
 sys.exit(1 if bad or not names else 0)
 PY
 )"; then row "$label" "PASS" "$v"; else row "$label" "FAIL" "${v:-no verdict}"; fi
 }
-conformal_check
+# The conformal PEC pass (conformal_h) on a cylinder cavity with conformal walls, f32: probes and
+# snapshots.
+cpu_gpu_check "conformal PEC: CUDA vs CPU bit for bit" "$scenes/conformal_cavity.toml" probes,snapshots
+# Lumped circuits (the cells pass's `lumped` kernel, in the passes row): the port and series RLC
+# of scenes/lumped_rlc.toml in f32, the ports' and elements' series and spectra.
+sed 's/^precision = "f64"/precision = "f32"/' "$scenes/lumped_rlc.toml" > "$out/lumped_rlc_f32.toml"
+cpu_gpu_check "lumped port + RLC: CUDA vs CPU bit for bit" "$out/lumped_rlc_f32.toml" ports,elements
 big="$out/monitors-1e8.toml"
 cat > "$big" <<'TOML'
 # 500 x 500 x 400 = 1e8 cells, 300 steps: a probe every step, a plane snapshot every 25 steps,

@@ -3,7 +3,8 @@
 //! and a small damping of the field, built only in the test build) is given to a model and
 //! is then stepped by every way of stepping (two-pass and fused, 1 and 3 slabs, bit for bit),
 //! allocated as the plan counts it, carried by checkpoints across slab counts, and planned on
-//! the CPU with the reason; `tests/mpi.rs` runs it over ranks through a checkpoint. Nothing
+//! the CPU with the reason (it has no device form), where a lumped element, which has one, is
+//! planned on the GPU; `tests/mpi.rs` runs it over ranks through a checkpoint. Nothing
 //! outside `src/fault.rs` names it.
 #![cfg(feature = "fault-injection")]
 
@@ -207,5 +208,51 @@ fn the_plan_runs_a_scene_with_a_toy_pass_on_the_cpu_and_says_why() {
     let plan: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(plan["backend"], "cuda", "{plan}");
     assert_eq!(plan["bytes"]["passes"], 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A cell pass with a device form (a lumped element: `CellPass::kernel`) no longer keeps its
+/// scene on the CPU: the plan puts it on the GPU, counting there the pass's state and a row of
+/// eight coefficients per cell (a real each), where the CPU holds the state alone. With the
+/// toy pass beside it, which has no device form, the scene goes back to the CPU, saying why.
+#[test]
+fn the_plan_runs_lumped_elements_on_the_gpu_and_a_pass_without_a_kernel_on_the_cpu() {
+    let dir = std::env::temp_dir().join(format!("yee-cell-gpu-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // Two edges of Ez (a 2 mm gap of 1 mm cells) outside the counter's box.
+    let text = SCENE.replace("PRECISION", "f32")
+        + "[[geometry]]\nshape = \"box\"\ncenter = [-6.0, 3.0, 0.0]\nsize = [0.0, 0.0, 2.0]\n\
+           element = { resistance = 50.0, direction = \"z\", name = \"r\" }\n";
+    std::fs::write(dir.join("s.toml"), text).unwrap();
+    let plan = |backend: &str, counter: bool| -> serde_json::Value {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_yee"));
+        cmd.args([
+            "plan",
+            "s.toml",
+            "--gpus",
+            "1x80GiB",
+            "--json",
+            "--backend",
+            backend,
+        ])
+        .current_dir(&dir);
+        if counter {
+            cmd.env("YEE_TEST_COUNTER_PASS", "Ez:5,19,7,13,6,12");
+        }
+        let o = cmd.output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        serde_json::from_slice(&o.stdout).unwrap()
+    };
+    let gpu = plan("auto", false);
+    assert_eq!(gpu["backend"], "cuda", "{gpu}");
+    let cpu = plan("cpu", false);
+    assert_eq!(cpu["backend"], "cpu", "{cpu}");
+    let state = cpu["bytes"]["passes"].as_u64().unwrap();
+    assert!(state > 0);
+    assert_eq!(gpu["bytes"]["passes"].as_u64().unwrap(), state + 2 * 8 * 4);
+    let both = plan("auto", true);
+    assert_eq!(both["backend"], "cpu", "{both}");
+    let reason = both["reason"].as_str().unwrap();
+    assert!(reason.contains("cell passes have no CUDA form"), "{reason}");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -4,7 +4,8 @@
 //! - the scenes of the host-kernel tests (PML, dielectrics, conductors, dipole and plane-wave
 //!   sources, periodic / PMC / PEC faces, Drude, Lorentz, Debye and magnetic materials) in f32
 //!   and f64, within 1e-6 / 1e-12 of each
-//!   quantity's largest magnitude; mode sources (weighted sheets) in f32 bit for bit;
+//!   quantity's largest magnitude; mode sources (weighted sheets) and lumped ports and RLC
+//!   elements (a cell pass's device form) in f32 bit for bit;
 //! - 1, 2 and 4 slabs on one GPU giving the same fields bit for bit (a race in the halo
 //!   exchange or its overlap with the interior update would show here);
 //! - the multi-GPU paths on one card: two logical GPUs on one device (cross-GPU events and
@@ -192,6 +193,149 @@ fn cuda_matches_cpu_with_mode_sources_f32_bit_for_bit_and_f64() {
         let worst = assert_close(&got64, &want64, tolerance::<f64>(), &format!("{what}, f64"));
         eprintln!("{what}, f64: largest relative difference from the CPU {worst:e}");
     }
+}
+
+/// Lumped circuits, the scene of `tests/host_kernels.rs`'s lumped tests: a closed PEC box with a
+/// PEC wire between two one-cell gaps, a 50 ohm port `feed` in the lower and a series RLC `rlc`
+/// in the upper (x plane 10), and a parallel RLC `shunt` over x planes 13 to 15 (its last plane
+/// in glass); a probe in the upper gap and a snapshot plane.
+const LUMPED_SCENE: &str = r#"
+[simulation]
+name = "rlc"
+length_unit = "mm"
+cell_size = 0.5
+size = [10.0, 10.0, 10.0]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+default = { type = "pec" }
+[materials]
+glass = { epsilon = 4.0 }
+[[geometry]]
+shape = "box"
+material = "pec"
+center = [0.0, 0.0, 0.0]
+size = [0.0, 0.0, 9.0]
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [3.5, 0.0, 0.0]
+size = [2.5, 10.0, 10.0]
+[[geometry]]
+shape = "box"
+center = [0.0, 0.0, 4.75]
+size = [0.0, 0.0, 0.5]
+element = { resistance = 50.0, inductance = 1.0e-7, capacitance = 1.0e-12, direction = "z", topology = "series", name = "rlc" }
+[[geometry]]
+shape = "box"
+center = [2.0, 0.0, 0.0]
+size = [1.0, 1.0, 1.0]
+element = { resistance = 20.0, inductance = 1.0e-8, capacitance = 1.0e-12, topology = "parallel", direction = "z", name = "shunt" }
+[[source]]
+type = "lumped_port"
+name = "feed"
+box = { center = [0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5] }
+direction = "+z"
+impedance = 50.0
+waveform = { type = "gaussian", frequency = 5.0e8, bandwidth = 8.0e8 }
+frequencies = { min = 3.0e8, max = 8.0e8, count = 11 }
+[[monitor]]
+type = "probe"
+name = "gap"
+position = [0.0, 0.0, 4.75]
+components = ["Ez", "Hx"]
+[[monitor]]
+type = "snapshot"
+name = "ez"
+components = ["Ez"]
+plane = { y = 0.0 }
+every = 50
+"#;
+
+/// [`LUMPED_SCENE`] with its lumped terminals' probes listed as plain probes after the scene's
+/// own (the samples the time loop reads, `Model::every_probe`, for the test driver, which
+/// reads `Model::probes`).
+fn lumped_model(precision: &str, steps: usize) -> Model {
+    let mut m = model(LUMPED_SCENE, precision, steps);
+    let terminals = std::mem::take(&mut m.terminals);
+    m.probes.extend(terminals.into_iter().map(|t| t.probe));
+    m
+}
+
+/// The CUDA engine's trace of `model` on slabs cut at x planes `cuts`, one GPU.
+fn cuda_trace_cut<T: Real>(model: &Model, cuts: &[usize]) -> Trace {
+    let mut at = vec![0];
+    at.extend_from_slice(cuts);
+    at.push(model.grid.shape[0]);
+    let ranges: Vec<_> = at
+        .windows(2)
+        .map(|w| yee::decomp::SlabRange { x0: w[0], x1: w[1] })
+        .collect();
+    let dev = CudaDevice::new_logical(&[0], T::PRECISION).unwrap_or_else(|e| panic!("{e}"));
+    let mut b = CudaEngine::<CudaDevice, T>::new(
+        dev,
+        model,
+        &ranges,
+        &vec![0; ranges.len()],
+        EngineOptions::default(),
+        "cuda",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    drive_with(model, &mut b, &ranges, Reads::Queued)
+}
+
+/// Lumped ports and elements (`kernels/lumped.cu`) on the GPU against the CPU on one slab and
+/// on three cut through the elements' planes (the port's and the series element's first in its
+/// slab, the shunt's box split between two): f32 bit for bit (fields, probes with the
+/// terminals' samples, snapshots), f64 within the tolerance (subnormals may differ there);
+/// then `run --backend cuda` end to end in f32, whose file (probes, snapshots, and the ports'
+/// and elements' series) is the CPU run's bit for bit, the plan having put it on the GPU.
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_lumped_ports_and_elements_f32_bit_for_bit_and_f64() {
+    let (m32, m64) = (lumped_model("f32", 300), lumped_model("f64", 300));
+    let (want32, want64) = (cpu_trace::<f32>(&m32), cpu_trace::<f64>(&m64));
+    for cuts in [vec![], vec![10, 14], vec![11, 15]] {
+        let what = format!("lumped circuits cut at {cuts:?}");
+        assert_identical(
+            &cuda_trace_cut::<f32>(&m32, &cuts),
+            &want32,
+            &format!("{what}, f32"),
+        );
+        let got64 = cuda_trace_cut::<f64>(&m64, &cuts);
+        let worst = assert_close(&got64, &want64, tolerance::<f64>(), &format!("{what}, f64"));
+        eprintln!("{what}, f64: largest relative difference from the CPU {worst:e}");
+    }
+    use yee::run::{run, BackendChoice, Quiet, RunOptions};
+    let dir = std::env::temp_dir().join(format!("yee-cuda-lumped-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let model = model(LUMPED_SCENE, "f32", 300);
+    let mut files = Vec::new();
+    for (backend, name) in [(BackendChoice::Cuda, "cuda"), (BackendChoice::Cpu, "cpu")] {
+        let path = dir.join(format!("lumped-{name}.h5"));
+        let mut opts = RunOptions::new(path.clone());
+        opts.backend = backend;
+        opts.slabs_per_gpu = Some(3);
+        let s = run(&model, &opts, &mut Quiet).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(s.backend, name);
+        assert!(s.complete);
+        let mut contents = h5_contents(&path);
+        let f = hdf5::File::open(&path).unwrap();
+        for series in [
+            "ports/feed/voltage",
+            "ports/feed/current",
+            "elements/rlc/voltage",
+            "elements/rlc/current",
+            "elements/shunt/voltage",
+            "elements/shunt/current",
+        ] {
+            let values: Vec<f64> = f.dataset(series).unwrap().read_raw().unwrap();
+            contents.insert(series.to_string(), values);
+        }
+        files.push(contents);
+    }
+    assert_same_contents(&files[0], &files[1], "lumped f32, CUDA against CPU");
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

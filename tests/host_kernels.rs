@@ -8,12 +8,13 @@
 //! Every comparison is with the CPU backend and bit for bit (`assert_identical`: fields,
 //! probes, snapshots and flux spectra; the kernels are built without floating-point
 //! contraction and the flux weights use the host's libm, as the CPU backend does), on scenes
-//! with PML, dielectrics, conductors (lossy, PEC and conformal PEC) and dipole and plane-wave
-//! sources, on 1 and 3 slabs. Monitors are read the way the time loop reads them (queued on
-//! the device, collected later, flux DFTs accumulated by `flux_dft`), also on a device whose
-//! events lag (the copies land a few queries after they are queued), and the whole time
-//! loop's HDF5 file is compared with the CPU's. A device that fails mid-run stops the loop
-//! with `RunError::Device` and leaves a valid file with `complete = false`.
+//! with PML, dielectrics, conductors (lossy, PEC and conformal PEC), dipole and plane-wave
+//! sources and lumped ports and RLC elements (a cell pass's device form), on 1 and 3 slabs.
+//! Monitors are read the way the time loop reads them (queued on the device, collected later,
+//! flux DFTs accumulated by `flux_dft`), also on a device whose events lag (the copies land a
+//! few queries after they are queued), and the whole time loop's HDF5 file is compared with
+//! the CPU's. A device that fails mid-run stops the loop with `RunError::Device` and leaves a
+//! valid file with `complete = false`.
 
 mod cuda_support;
 
@@ -1784,9 +1785,12 @@ fn mode_allocation<T: Real>(l: Layout) {
 
 /// Lumped circuits (`src/model/lumped.rs`, `kernels/lumped.cu`): a closed PEC box (10 mm, 0.5
 /// mm cells) with a PEC wire up its axis between two one-cell gaps, a 50 ohm port `feed` in the
-/// lower one and a series RLC `rlc` in the upper (both on x plane 10), and a parallel RC
-/// `shunt` of 2 x 2 edges on x plane 14 (the scene of `tests/lumped.rs`); a probe in the upper
-/// gap and a snapshot plane last.
+/// lower one and a series RLC `rlc` in the upper (both on x plane 10), and a parallel RLC
+/// `shunt` of 3 x 3 x 2 edges on x planes 13 to 15 (the scene of `tests/lumped.rs`, the shunt
+/// made three planes thick, so that a slab cut splits its box, its last plane in a glass block,
+/// so that its coefficient rows differ from plane to plane, and given an inductance, so that
+/// the parallel update's inductor current is not zero); a probe in the upper gap and a
+/// snapshot plane last.
 const LUMPED_SCENE: &str = r#"
 [simulation]
 name = "rlc"
@@ -1799,11 +1803,20 @@ precision = "PRECISION"
 [boundaries]
 default = { type = "pec" }
 
+[materials]
+glass = { epsilon = 4.0 }
+
 [[geometry]]
 shape = "box"
 material = "pec"
 center = [0.0, 0.0, 0.0]
 size = [0.0, 0.0, 9.0]
+
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [3.5, 0.0, 0.0]
+size = [2.5, 10.0, 10.0]
 
 [[geometry]]
 shape = "box"
@@ -1814,8 +1827,8 @@ element = { resistance = 50.0, inductance = 1.0e-7, capacitance = 1.0e-12, direc
 [[geometry]]
 shape = "box"
 center = [2.0, 0.0, 0.0]
-size = [0.0, 1.0, 1.0]
-element = { resistance = 20.0, capacitance = 1.0e-12, topology = "parallel", direction = "z", name = "shunt" }
+size = [1.0, 1.0, 1.0]
+element = { resistance = 20.0, inductance = 1.0e-8, capacitance = 1.0e-12, topology = "parallel", direction = "z", name = "shunt" }
 
 [[source]]
 type = "lumped_port"
@@ -1852,25 +1865,40 @@ fn lumped_model(precision: &str, steps: usize) -> Model {
     m
 }
 
-/// The global x plane of every cell pass of `m` (each lies on one plane).
-fn cell_pass_planes(m: &Model) -> Vec<usize> {
-    m.cell_passes
-        .iter()
-        .map(|p| {
-            let [x0, x1] = p.cells()[0];
-            assert_eq!(x1, x0 + 1, "{} lies on one x plane", p.name());
-            x0
-        })
-        .collect()
+/// Two engines' states are the same, bit for bit: the fields and every registered array by
+/// name (the step each engine counts is left out: a CPU backend stepped by hand counts none).
+fn assert_same_state<T: Real>(
+    got: &yee::backend::State<T>,
+    want: &yee::backend::State<T>,
+    what: &str,
+) {
+    let bits = |v: &[T]| v.iter().map(|x| x.to_f64().to_bits()).collect::<Vec<_>>();
+    for (c, (g, w)) in got.fields.iter().zip(&want.fields).enumerate() {
+        assert!(bits(g) == bits(w), "{what}: field {c}");
+    }
+    let names = |s: &yee::backend::State<T>| -> Vec<String> {
+        s.arrays.iter().map(|a| a.name.clone()).collect()
+    };
+    assert_eq!(names(got), names(want), "{what}: the arrays");
+    for (g, w) in got.arrays.iter().zip(&want.arrays) {
+        assert_eq!(g.spread, w.spread, "{what}: {}", g.name);
+        assert!(bits(&g.values) == bits(&w.values), "{what}: {}", g.name);
+    }
 }
 
-/// The host engine on `ranges` (one emulated GPU), stepped through `model` with queued reads:
-/// its trace and final state.
+/// The global x planes [x0, x1) of every cell pass of `m`.
+fn cell_pass_planes(m: &Model) -> Vec<[usize; 2]> {
+    m.cell_passes.iter().map(|p| p.cells()[0]).collect()
+}
+
+/// The host engine on `ranges` (one emulated GPU of `kernels`), stepped through `model` with
+/// queued reads: its trace, final state and launch log.
 fn host_trace_on<T: Real>(
     model: &Model,
     ranges: &[yee::decomp::SlabRange],
-) -> (Trace, yee::backend::State<T>) {
-    let dev = HostDevice::new(T::PRECISION, 1, false);
+    kernels: &'static HostKernels,
+) -> (Trace, yee::backend::State<T>, Log) {
+    let dev = HostDevice::with_kernels(kernels, 1, false);
     let mut b = CudaEngine::<HostDevice, T>::new(
         dev,
         model,
@@ -1885,8 +1913,8 @@ fn host_trace_on<T: Real>(
         estimate(model, ranges, std::mem::size_of::<T>())
     );
     let trace = drive_with(model, &mut b, ranges, Reads::Queued);
-    assert!(b.device().log.borrow().launches["lumped"] > 0);
-    (trace, b.export_state().expect("the state"))
+    let log = b.device().log.borrow().clone();
+    (trace, b.export_state().expect("the state"), log)
 }
 
 /// Slab ranges of `nx` planes cut at `cuts`.
@@ -1903,8 +1931,13 @@ fn lumped_against_cpu<T: Real>() {
     let m = lumped_model(T::PRECISION.name(), 300);
     let nx = m.grid.shape[0];
     let planes = cell_pass_planes(&m);
-    // The port and the series element on plane 10, the shunt on plane 14.
-    assert_eq!(planes, [10, 10, 14], "{:?}", m.cell_passes);
+    // The port and the series element on plane 10, the shunt on planes 13 to 15, its rows
+    // on plane 15 (in the glass) not those on 13 and 14.
+    assert_eq!(planes, [[10, 11], [10, 11], [13, 16]]);
+    let shunt = m.cell_passes[2].kernel().unwrap();
+    let rows = shunt.lumped().unwrap().coefficients;
+    assert_eq!(rows.len(), 18);
+    assert!(rows[..12].iter().all(|r| *r == rows[0]) && rows[12] != rows[0]);
     let one = split_even(nx, 1);
     let mut cpu = yee::backend::cpu::CpuBackend::<T>::new(&m, &one);
     let want = drive(&m, &mut cpu, &one);
@@ -1919,15 +1952,26 @@ fn lumped_against_cpu<T: Real>() {
         let a = a.unwrap_or_else(|| panic!("no {name}"));
         assert!(a.values.iter().any(|v| *v != T::ZERO), "{name} stayed zero");
     }
-    // One slab; three with the element planes first in their slabs (the planes the E halo
-    // copies read: the cells pass runs there before the copies, the rest after) and last.
+    // One slab; three with the port's and the series element's plane first in its slab (the
+    // plane the E halo copies read: the cells pass runs there before the copies, on the rest
+    // after) and last, the shunt's box split between two slabs either way (each slab its own
+    // part of the state and of the coefficient rows).
     for cuts in [vec![], vec![10, 14], vec![11, 15]] {
         let ranges = cut_at(nx, &cuts);
         let what = format!("lumped {} cut at {cuts:?}", T::PRECISION.name());
-        let (got, state) = host_trace_on::<T>(&m, &ranges);
+        let (got, state, log) = host_trace_on::<T>(&m, &ranges, host_kernels(T::PRECISION));
         assert_identical(&got, &want, &what);
-        assert!(state == want_state, "{what}: the state differs");
+        assert_same_state(&state, &want_state, &what);
+        if cuts.is_empty() {
+            // One slab between PEC x faces: a launch per cell pass and step, in the E half.
+            assert_eq!(log.launches["lumped"], 3 * 300, "{what}");
+        }
     }
+    // Blocks and threads in reverse order change nothing: no cell reads what another writes.
+    let reversed = host_kernels_reversed(T::PRECISION);
+    let (got, state, _) = host_trace_on::<T>(&m, &cut_at(nx, &[10, 14]), reversed);
+    assert_identical(&got, &want, "threads reversed");
+    assert_same_state(&state, &want_state, "threads reversed");
 }
 
 /// The lumped kernel (a port's parallel R, a series RLC, a parallel RC) on the host engine is
@@ -1981,13 +2025,7 @@ fn host_engine_resumes_the_lumped_elements_state_of_the_cpu_and_back() {
         s.step();
     }
     let mid = s.backend.export_state().unwrap();
-    assert_eq!(mid.step, states[1].step);
-    assert!(mid.fields == states[1].fields, "fields");
-    for (a, b) in mid.arrays.iter().zip(&states[1].arrays) {
-        assert_eq!(a.name, b.name);
-        assert!(a.values == b.values, "{}", a.name);
-    }
-    assert!(mid == states[1], "the host engine after the CPU");
+    assert_same_state(&mid, &states[1], "the host engine after the CPU");
     let mut cpu2 = yee::backend::cpu::CpuBackend::<f32>::new(&m, &split_even(nx, 2));
     cpu2.import_state(&mid, &copies(&split_even(nx, 2)))
         .unwrap();
@@ -1997,9 +2035,10 @@ fn host_engine_resumes_the_lumped_elements_state_of_the_cpu_and_back() {
     for _ in 0..60 {
         s.step();
     }
-    assert!(
-        s.backend.export_state().unwrap() == states[2],
-        "the CPU after the host engine"
+    assert_same_state(
+        &s.backend.export_state().unwrap(),
+        &states[2],
+        "the CPU after the host engine",
     );
 }
 
@@ -2029,7 +2068,7 @@ fn terminal_contents(path: &std::path::Path) -> std::collections::BTreeMap<Strin
     out
 }
 
-/// The time loop on the host engine (3 slabs, the shunt's plane first in the third) writes the
+/// The time loop on the host engine (3 slabs on 2 GPUs, cut at the elements' planes) writes the
 /// CPU's file for a scene with a lumped port and elements: every probe and snapshot dataset and
 /// the ports' and elements' series and spectra, bit for bit, f32 and f64.
 #[test]
@@ -2039,20 +2078,22 @@ fn host_engine_time_loop_writes_the_cpus_ports_and_elements() {
     for precision in [Precision::F32, Precision::F64] {
         let model = model(LUMPED_SCENE, precision.name(), 300);
         let (cpu_path, host_path) = (dir.join("cpu.h5"), dir.join("host.h5"));
-        let ranges = split_even(model.grid.shape[0], 3);
-        assert_eq!(ranges[2].x0, 14, "the shunt's plane starts the third slab");
+        let ranges = cut_at(model.grid.shape[0], &[10, 14]);
         let opts = yee::run::RunOptions::new(host_path.clone());
+        // Two emulated GPUs with peer access: slabs 0, 1 on the first, 2 on the second.
+        fn engine<T: Real>(m: &Model, r: &[yee::decomp::SlabRange]) -> CudaEngine<HostDevice, T> {
+            let dev = HostDevice::new(T::PRECISION, 2, true);
+            CudaEngine::new(dev, m, r, &[0, 0, 1], EngineOptions::default(), "host").unwrap()
+        }
         let r = match precision {
             Precision::F32 => {
                 cpu_run::<f32>(&model, &cpu_path);
-                let dev = HostDevice::new(precision, 1, false);
-                let mut b = host_engine::<f32>(&model, 3, dev);
+                let mut b = engine::<f32>(&model, &ranges);
                 yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
             }
             Precision::F64 => {
                 cpu_run::<f64>(&model, &cpu_path);
-                let dev = HostDevice::new(precision, 1, false);
-                let mut b = host_engine::<f64>(&model, 3, dev);
+                let mut b = engine::<f64>(&model, &ranges);
                 yee::run::run_backend(&model, &mut b, &ranges, 1, &opts, &mut yee::run::Quiet)
             }
         };
@@ -2060,9 +2101,13 @@ fn host_engine_time_loop_writes_the_cpus_ports_and_elements() {
         let what = format!("{}, host engine against CPU", precision.name());
         assert_same_contents(&h5_contents(&host_path), &h5_contents(&cpu_path), &what);
         let (got, want) = (terminal_contents(&host_path), terminal_contents(&cpu_path));
-        assert!(
-            want.contains_key("ports/feed/voltage") && want.contains_key("elements/shunt/current")
-        );
+        for key in [
+            "ports/feed/voltage",
+            "elements/rlc/current",
+            "elements/shunt/power",
+        ] {
+            assert!(want.contains_key(key), "{key}: {:?}", want.keys());
+        }
         assert_same_contents(&got, &want, &what);
         assert!(want["ports/feed/voltage"].iter().any(|v| *v != 0.0));
     }

@@ -38,7 +38,7 @@ waveform = { type = "gaussian", frequency = 3.0e14, bandwidth = 1.5e14 }
 frequencies = { min = 2.0e14, max = 4.0e14, count = 5 }
 [[geometry]]
 shape = "box"
-center = [0.45, -0.3, 0.0]
+center = [0.45, 0.3, 0.0]
 size = [0.0, 0.1, 0.1]
 element = { resistance = 100.0, inductance = 1.0e-15, capacitance = 1.0e-18, direction = "z" }
 [[monitor]]
@@ -410,6 +410,7 @@ fn each_rank_allocates_what_the_plan_of_r_ranks_lists() {
                 "dispersive",
                 "monitors",
                 "sources",
+                "passes",
             ]
             .iter()
             .map(|k| a[*k].as_u64().unwrap())
@@ -615,7 +616,7 @@ fn ctrl_c_to_mpirun_stops_every_rank_and_leaves_a_valid_file() {
 fn checkpoint_scene(steps: usize) -> String {
     SCENE
         .replace("steps = 120", &format!("steps = {steps}"))
-        .replace(
+        .replacen(
             "[[geometry]]",
             r#"metal = { epsilon = 1.0, drude = [{ frequency = 1.2e15, damping = 1.0e14 }] }
 [[geometry]]
@@ -624,6 +625,7 @@ material = "metal"
 center = [0.1, -0.4, 0.0]
 size = [1.2, 0.3, 0.3]
 [[geometry]]"#,
+            1,
         )
 }
 

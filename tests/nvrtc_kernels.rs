@@ -208,6 +208,22 @@ fn compiles_everywhere(precision: Precision, cc: i32) {
         has_op(conformal, "ld.global.u32") || has_op(conformal, "ld.global.nc.u32"),
         "conformal_h reads u32 face offsets"
     );
+    // The lumped elements' kernel (a cell pass's device form): the CPU's products, sums and
+    // differences in the precision asked for, none fused (the CPU rounds each).
+    let lumped = entry_body(&text, Kernel::Lumped.name());
+    for op in ["mul.rn", "sub.rn", "add.rn"] {
+        assert!(
+            has_op(lumped, &format!("{op}.{real_op}")),
+            "lumped has no {op}.{real_op}"
+        );
+        for o in &other_ops {
+            assert!(
+                !has_op(lumped, &format!("{op}.{o}")),
+                "lumped computes in {other}"
+            );
+        }
+    }
+    assert!(!lumped.contains("fma."), "lumped contracts into FMA");
     assert!(
         cubin.log.is_empty() || !cubin.log.contains("error"),
         "compile log: {}",

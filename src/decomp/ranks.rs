@@ -109,6 +109,13 @@ impl RankLayout {
             p.components.clear();
         }
         local.probes.retain(|p| !p.samples.is_empty());
+        // The lumped terminals' samples likewise (their cell passes and sources stay whole:
+        // each slab runs its own part of them); rank 0 writes their series from the whole model.
+        for t in &mut local.terminals {
+            t.probe.samples.retain(|(_, idx)| mine.contains(&idx[0]));
+            t.probe.components.clear();
+        }
+        local.terminals.retain(|t| !t.probe.samples.is_empty());
         for s in &mut local.snapshots {
             s.regions = s
                 .regions

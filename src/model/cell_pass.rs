@@ -10,6 +10,10 @@
 //! registers its state as the array `NAME.state`, so that checkpoints, resume and MPI parts
 //! carry it without knowing what it is. `docs/architecture.md` has the recipe.
 //!
+//! On a GPU a pass runs only through a kernel the CUDA engine knows: it names one and hands it
+//! its data with [`CellPass::kernel`] (for now the lumped RLC element's, `kernels/lumped.cu`).
+//! A pass that names none (the default) keeps its scene on the CPU.
+//!
 //! The contract that makes every way of stepping give the same bits: the update of a cell
 //! reads and writes only its own component at that cell and its own state there, in the run's
 //! precision. It is called once per x plane (never per cell), for any subset of the plane's

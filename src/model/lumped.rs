@@ -29,7 +29,26 @@
 use super::grid::Component;
 use super::monitors::{Probe, ProbeComponent};
 use super::{BoundaryKind, CellPass, CellPlane, CellPlaneOf, Grid};
-use crate::real::Real;
+use std::ops::{Add, Mul, Sub};
+
+/// The arithmetic the update needs, in the run's precision (f32 or f64): the model sits below
+/// `crate::real`, so the update names its own small trait rather than `Real`.
+trait Arithmetic: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> {
+    /// `x` rounded to this precision (as `Real::from_f64` rounds it).
+    fn of(x: f64) -> Self;
+}
+
+impl Arithmetic for f32 {
+    fn of(x: f64) -> Self {
+        x as f32
+    }
+}
+
+impl Arithmetic for f64 {
+    fn of(x: f64) -> Self {
+        x
+    }
+}
 
 /// How an element's R, L and C are joined.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -195,12 +214,12 @@ impl LumpedElement {
     }
 
     /// The update of one plane's cells (see the module documentation for the scheme).
-    fn update<T: Real>(&self, p: CellPlane<'_, T>) {
+    fn update<T: Arithmetic>(&self, p: CellPlane<'_, T>) {
         let b = self.cells;
         let per_plane = (b[1][1] - b[1][0]) * (b[2][1] - b[2][0]);
         let width = b[2][1] - b[2][0];
         let plane0 = (p.x - b[0][0]) * per_plane;
-        let t = |x: f64| T::from_f64(x);
+        let t = |x: f64| T::of(x);
         for y in p.rows.clone() {
             for z in p.z.clone() {
                 let (f, s) = p.at(y, z);
@@ -253,7 +272,7 @@ impl CellPass for LumpedElement {
             CellPlaneOf::F64(p) => self.update(p),
         }
     }
-    /// `kernels/lumped.cu`, which does [`LumpedElement::update`]'s arithmetic in its order on
+    /// `kernels/lumped.cu`, which does `LumpedElement::update`'s arithmetic in its order on
     /// these rows (each rounded once to the run's precision, as `update` does at each use).
     fn kernel(&self) -> Option<super::cell_pass::CellKernel<'_>> {
         Some(super::cell_pass::CellKernel::Lumped(

@@ -26,7 +26,7 @@ mod thin;
 pub mod trimesh;
 pub mod voxels;
 
-pub use cell_pass::{cells_within, CellPass, CellPlane, CellPlaneOf};
+pub use cell_pass::{cells_within, CellKernel, CellPass, CellPlane, CellPlaneOf, LumpedKernel};
 pub use conformal::{
     Conformal, ConformalEstimate, ConformalSummary, CutFace, CONFORMAL_COURANT, DEFAULT_COURANT,
     EXACT_CONFORMAL_CELLS,

@@ -786,9 +786,13 @@ impl Hdf5Writer {
             .map_err(err(&self.path, self.expected))
     }
 
-    /// Write mode monitor `index`'s characteristic impedances `z` ([frequency][mode], ohm,
+    /// Write mode monitor `index`'s characteristic impedances `z` (`[frequency][mode]`, ohm,
     /// [`crate::model::VoltagePath::impedance`]) as `impedance` [frequency, mode].
-    pub fn write_mode_impedance(&mut self, index: usize, z: &[Vec<f64>]) -> Result<(), OutputError> {
+    pub fn write_mode_impedance(
+        &mut self,
+        index: usize,
+        z: &[Vec<f64>],
+    ) -> Result<(), OutputError> {
         let grp = self.fluxes[index].group.clone();
         let modes = z.first().map_or(0, |r| r.len());
         let flat: Vec<f64> = z.iter().flatten().copied().collect();

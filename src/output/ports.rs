@@ -1,7 +1,7 @@
 //! `/ports/<name>/` and `/elements/<name>/`: the voltage and current of lumped ports and
 //! elements, per step, and their spectra at the end of the run.
 //!
-//! The series are probe series ([`super::ProbeSet`], after the model's probes), so they grow,
+//! The series are probe series (the writer's probe sets, after the model's probes), so they grow,
 //! flush, resume and survive a killed run as probes do. The spectra (`frequency`, `impedance`,
 //! and for a port `S11`, `incident_power`, `accepted_power`; for an element `power`) are
 //! formed from the whole series ([`Terminal::spectra`]) at the end and at each checkpoint; a
@@ -129,7 +129,7 @@ impl Hdf5Writer {
     /// beside its `intensity` U ([`crate::far_field::Pattern`]), `directivity` 4 pi U / P_rad,
     /// `gain` 4 pi U / P_acc and `realized_gain` 4 pi U / P_inc [frequency, theta, phi], and
     /// `radiation_efficiency` P_rad / P_acc, `accepted_power` P_acc and `incident_power` P_inc
-    /// [frequency], with P_rad `radiated` (the box's net outward flux) and the port's powers
+    /// `[frequency]`, with P_rad `radiated` (the box's net outward flux) and the port's powers
     /// at the monitor's frequencies, all in the flux monitors' DFT normalisation (the port's
     /// series as stored in precision `T`, so a resumed run writes the same bits). Nothing
     /// without a driven lumped port, or with several (which one would the gain be of?).
@@ -198,6 +198,10 @@ impl Hdf5Writer {
             put(&grp, "radiation_efficiency", &efficiency)?;
             put(&grp, "accepted_power", &s.power)?;
             put(&grp, "incident_power", &s.incident_power)?;
+            // Written again at each checkpoint and by a resumed run: replaced, not added.
+            if grp.attr_names()?.iter().any(|n| n == "port") {
+                grp.delete_attr("port")?;
+            }
             str_attr(&grp, "port", &terminal.name)
         })()
         .map_err(super::err(&path, self.expected))

@@ -288,6 +288,16 @@ impl MonitorLayout {
             + snapshot_staging_bytes(self.all_snapshot_values(), real)
     }
 
+    /// [`MonitorLayout::pinned_bytes`] of a process holding the slabs `ranges` (one rank of a
+    /// run over MPI ranks): the probe ring's mirror of the samples in them (a rank's local
+    /// model keeps the lumped terminals whole, while the rank reads only their samples on its
+    /// own planes), and the snapshot buffer. The same for one process holding every plane.
+    pub fn pinned_bytes_in(&self, ranges: &[SlabRange], real: usize) -> u64 {
+        let samples = ranges.iter().map(|r| self.probe_samples(*r)).sum();
+        probe_mirror_bytes(samples, self.probe_rows, real)
+            + snapshot_staging_bytes(self.all_snapshot_values(), real)
+    }
+
     /// Cells of every surface DFT patch.
     pub fn flux_cells(&self) -> u64 {
         self.fluxes
@@ -1222,6 +1232,59 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A cell pass with a device form: its coefficient rows beside its state on a GPU (the CPU
+    /// holds the state alone), one launch per slab part of its box in its half step (two where
+    /// the slab's first plane, which the E halo copies read, cuts it), and its rows read in the
+    /// traffic; one without a device form keeps the model on the CPU.
+    #[test]
+    fn a_cell_pass_with_a_kernel_counts_its_rows_and_launches_on_a_gpu() {
+        let bare = layout([10, 4, 4], 0);
+        let mut l = bare.clone();
+        // An E pass of 3 slots over x planes 4..7, 2 x 2 cells per plane.
+        let pass = CellPassLayout {
+            cells: [[4, 7], [1, 3], [0, 2]],
+            slots: 3,
+            field_bytes: [8, 16],
+            electric: true,
+            kernel_values: Some(8),
+        };
+        l.cell_passes = std::sync::Arc::new(vec![pass.clone()]);
+        assert!(!l.cpu_only_cell_passes());
+        let whole = SlabRange { x0: 0, x1: 10 };
+        assert_eq!(l.slab_bytes(whole).passes, 12 * 3 * 4);
+        assert_eq!(l.gpu_slab_bytes(whole).passes, 12 * (3 + 8) * 4);
+        assert_eq!(
+            l.gpu_launches_per_step(whole),
+            bare.gpu_launches_per_step(whole) + 1
+        );
+        // Two slabs cut at plane 5: the second's first plane is copied after E.
+        let (left, right) = (SlabRange { x0: 0, x1: 5 }, SlabRange { x0: 5, x1: 10 });
+        assert_eq!(
+            l.gpu_launches_per_step(left) - bare.gpu_launches_per_step(left),
+            1
+        );
+        assert_eq!(
+            l.gpu_launches_per_step(right) - bare.gpu_launches_per_step(right),
+            2
+        );
+        assert_eq!(
+            l.gpu_slab_bytes(left).passes + l.gpu_slab_bytes(right).passes,
+            12 * (3 + 8) * 4
+        );
+        assert_eq!(
+            l.traffic_per_step(whole, false) - bare.traffic_per_step(whole, false),
+            (12 * (8 + 2 * 3 * 4 + 8 * 4)) as f64
+        );
+        l.cell_passes = std::sync::Arc::new(vec![
+            pass,
+            CellPassLayout {
+                kernel_values: None,
+                ..l.cell_passes[0].clone()
+            },
+        ]);
+        assert!(l.cpu_only_cell_passes());
     }
 
     /// The time estimate's traffic counts the TF/SF points and the surface DFTs of the slab,

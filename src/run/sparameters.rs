@@ -144,7 +144,7 @@ fn waves(model: &Model, run: &std::path::Path, port: &str) -> Result<Waves, Stri
         .sources
         .iter()
         .find_map(|s| s.mode.as_ref().filter(|(sheet, _)| sheet.name == port))
-        .map_or(true, |(sheet, _)| sheet.sign > 0);
+        .is_none_or(|(sheet, _)| sheet.sign > 0);
     let (f, amps) = out::port_amplitudes(run, port)
         .map_err(|e| format!("{}: mode monitor `{port}`: {e}", run.display()))?;
     let pairs = amps
@@ -261,10 +261,7 @@ mod tests {
     #[test]
     fn b_times_a_inverse_recovers_a_known_matrix() {
         let z = |r: f64, i: f64| Complex64::new(r, i);
-        let s = vec![
-            vec![z(0.1, 0.2), z(0.9, -0.1)],
-            vec![z(0.8, 0.05), z(-0.2, 0.3)],
-        ];
+        let s = [[z(0.1, 0.2), z(0.9, -0.1)], [z(0.8, 0.05), z(-0.2, 0.3)]];
         let a = vec![
             vec![z(1.0, 0.5), z(0.02, 0.01)],
             vec![z(-0.03, 0.0), z(0.7, -0.4)],

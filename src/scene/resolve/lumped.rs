@@ -15,13 +15,16 @@ use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
 
+/// A placed port's or element's cell pass: its name, component and edges (to refuse overlaps).
+type Placed = (String, Component, [[usize; 2]; 3]);
+
 /// The default reference impedance of a lumped port (ohm).
 pub const DEFAULT_PORT_IMPEDANCE: f64 = 50.0;
 
 /// Place every lumped port and element of `scene` on `model` (lengths in units of `unit_m`
 /// metres), each problem reported in `ck` with its key and line.
 pub(super) fn attach(scene: &SceneFile, ck: &mut Checker, model: &mut Model, unit_m: f64) {
-    let mut taken: Vec<(String, Component, [[usize; 2]; 3])> = Vec::new();
+    let mut taken: Vec<Placed> = Vec::new();
     let mut first_frequencies: Option<Vec<f64>> = None;
     for (n, src) in scene.source.iter() {
         let s = src.get_ref();
@@ -58,8 +61,8 @@ fn port(
     ck: &mut Checker,
     model: &mut Model,
     unit_m: f64,
-    taken: &[(String, Component, [[usize; 2]; 3])],
-) -> Option<((String, Component, [[usize; 2]; 3]), Vec<f64>)> {
+    taken: &[Placed],
+) -> Option<(Placed, Vec<f64>)> {
     for (given, name) in [
         (s.component.is_some(), "component"),
         (s.position.is_some(), "position"),
@@ -225,9 +228,9 @@ fn element(
     ck: &mut Checker,
     model: &mut Model,
     unit_m: f64,
-    taken: &[(String, Component, [[usize; 2]; 3])],
+    taken: &[Placed],
     frequencies: Vec<f64>,
-) -> Option<(String, Component, [[usize; 2]; 3])> {
+) -> Option<Placed> {
     let gs = g.get_ref();
     let es = e.get_ref();
     let ekey = format!("{key}.element");
@@ -462,7 +465,7 @@ fn host(
 
 /// None (reported) when `cells` of `c` share an edge with a port or element placed before.
 fn overlap(
-    taken: &[(String, Component, [[usize; 2]; 3])],
+    taken: &[Placed],
     c: Component,
     cells: [[usize; 2]; 3],
     ck: &mut Checker,

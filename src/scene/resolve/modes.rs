@@ -366,7 +366,14 @@ pub(super) fn mode_monitor(
         }
     };
     let voltage = match (&m.voltage, grid) {
-        (Some(v), Some(g)) => Some(voltage_path(v, &format!("{key}.voltage"), ck, g, unit_m, patch)?),
+        (Some(v), Some(g)) => Some(voltage_path(
+            v,
+            &format!("{key}.voltage"),
+            ck,
+            g,
+            unit_m,
+            patch,
+        )?),
         _ => None,
     };
     Some(Arc::new(ModeMonitor {
@@ -409,7 +416,9 @@ fn voltage_path(
     let slot = |a: usize, i: i64| -> Option<usize> {
         let k = if a == p { 0 } else { 1 };
         let j = i - patch.start[k] as i64;
-        (0..patch.count[k] as i64).contains(&j).then_some(j as usize)
+        (0..patch.count[k] as i64)
+            .contains(&j)
+            .then_some(j as usize)
     };
     let (a0, a1) = (index(along, from[along]), index(along, to[along]));
     let sign = if a1 > a0 { 1.0 } else { -1.0 };
@@ -417,7 +426,11 @@ fn voltage_path(
         ck.error(v, key, "the path lies outside the monitor's plane");
         return None;
     };
-    let which = if crate::flux::tangential(patch.axis as usize).0 == along { 0 } else { 1 };
+    let which = if crate::flux::tangential(patch.axis as usize).0 == along {
+        0
+    } else {
+        1
+    };
     let mut cells = Vec::new();
     for i in a0.min(a1)..a0.max(a1) {
         let Some(j) = slot(along, i) else {

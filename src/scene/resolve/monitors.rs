@@ -486,7 +486,7 @@ fn flux(
             );
             None
         }
-        Some(f) => frequency_list(f, &key, ck, grid),
+        Some(f) => frequency_list(f, key, ck, grid),
     };
     let fields = m.fields.as_ref().is_some_and(|f| *f.get_ref());
     // 0: chosen by the resolver once the sources are known (super::flux_decimation).

@@ -119,6 +119,9 @@ pub(super) fn sparameters(ck: &mut Checker, text: &str, model: &Model) -> Option
     })
 }
 
+/// A lumped port's impedance ([re, im] ohm) and source (model index, if driven).
+type LumpedPort = ([f64; 2], Option<usize>);
+
 /// The reference impedance the lumped ports among `ports` share (the Touchstone file's), or
 /// None without lumped ports; a problem reported when they differ, are complex or differ from
 /// a given `reference_impedance`.
@@ -127,7 +130,7 @@ fn lumped_reference(
     at: usize,
     section: &SParametersSection,
     ports: &[String],
-    lumped: &dyn Fn(&str) -> Option<([f64; 2], Option<usize>)>,
+    lumped: &dyn Fn(&str) -> Option<LumpedPort>,
 ) -> Option<f64> {
     let zs: Vec<(&String, [f64; 2])> = ports
         .iter()

@@ -455,20 +455,17 @@ pub(super) fn probes<D: Device, T: Real>(
     let t = std::mem::size_of::<T>();
     let ngpu = dev.gpus();
     let mut bytes = 0;
-    let slab_of = |x: usize| {
-        slabs
-            .iter()
-            .position(|s| s.range.x0 <= x && x < s.range.x1)
-            .expect("x inside the grid")
-    };
+    let slab_of = |x: usize| slabs.iter().find(|s| s.range.x0 <= x && x < s.range.x1);
     let rows = probe_ring_rows(model);
     let mut probe_ptrs: Vec<Vec<u64>> = vec![Vec::new(); ngpu];
     let mut column = Vec::new();
     // Every probe's samples, the lumped terminals' after the probes': the row the time loop
-    // queues (`Model::every_probe`).
+    // queues (`Model::every_probe`). Over MPI ranks, the samples on this process's planes,
+    // the row its driver queues: a rank's local model has its probes cut to them, but keeps
+    // the terminals whole (`RankLayout::local_model`). One process holds every plane.
     for p in model.every_probe() {
         for &(c, idx) in &p.samples {
-            let s = &slabs[slab_of(idx[0])];
+            let Some(s) = slab_of(idx[0]) else { continue };
             let off = ((idx[0] - s.range.x0 + 1) * plane + idx[1] * nz + idx[2]) * t;
             column.push((s.gpu, probe_ptrs[s.gpu].len()));
             probe_ptrs[s.gpu].push(s.f[c as usize] + off as u64);

@@ -127,7 +127,7 @@ pub fn estimate_for_process(
         a.add(&SlabSizes::of(&layout, *r).allocation(ny * nz, real));
         a.monitors += monitors.device_bytes(*r, real);
     }
-    a.monitors += monitors.pinned_bytes(real);
+    a.monitors += monitors.pinned_bytes_in(ranges, real);
     a.halos += halos.staging_planes() as u64 * crate::plan::bytes::staged_halo_bytes(ny * nz, real);
     a
 }
