@@ -282,7 +282,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         &objects,
         &placement::Shift::none(),
     );
-    let (probes, snapshots, mut fluxes) = monitors::monitors(
+    let (probes, snapshots, fluxes) = monitors::monitors(
         scene,
         ck,
         grid.as_ref(),
@@ -349,14 +349,6 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
     let faces = faces?;
     let precision = precision?;
     let (sources, tfsf) = sources?;
-    let waveforms: Vec<Waveform> = sources
-        .iter()
-        .map(|s| s.waveform)
-        .chain(tfsf.iter().map(|t| t.waveform))
-        .collect();
-    for f in fluxes.iter_mut().filter(|f| f.decimation == 0) {
-        f.decimation = flux_decimation(grid.dt, &waveforms, &f.frequencies);
-    }
     let _ = unit?;
     let boundaries = Boundaries::on_grid(faces, &grid);
     let smoothing = if subpixel && !objects.is_empty() {
@@ -403,6 +395,17 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         cell_passes: crate::fault::cell_passes(),
     };
     lumped::attach(scene, ck, &mut model, unit_m);
+    // The surface monitors' automatic DFT sampling, from every source's band (the lumped
+    // ports' sources exist only now).
+    let waveforms: Vec<Waveform> = model
+        .sources
+        .iter()
+        .map(|s| s.waveform)
+        .chain(model.tfsf.iter().map(|t| t.waveform))
+        .collect();
+    for f in model.fluxes.iter_mut().filter(|f| f.decimation == 0) {
+        f.decimation = flux_decimation(model.grid.dt, &waveforms, &f.frequencies);
+    }
     // The ports may be lumped ones, which exist only now.
     model.sparameters = sparameters::sparameters(ck, text, &model);
     if model.sparameters.is_some() && model.scan.is_some() {
