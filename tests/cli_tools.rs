@@ -114,3 +114,21 @@ fn cuda_backend_request_without_a_gpu_fails_cleanly() {
     assert!(!dir.join("x.h5").exists(), "a refused run writes no file");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Every example scene in `scenes/` passes `yee check` (exit 0): a scene no other test runs
+/// (the filters, antennas and guides are long runs) still has to stay valid as the keys move.
+#[test]
+fn every_example_scene_passes_yee_check() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let (code, _, err) = yee(&["check", path.to_str().unwrap()]);
+        assert_eq!(code, Some(0), "{}: {err}", path.display());
+        checked += 1;
+    }
+    assert!(checked >= 19, "only {checked} scenes found in {}", dir.display());
+}
