@@ -130,5 +130,9 @@ fn every_example_scene_passes_yee_check() {
         assert_eq!(code, Some(0), "{}: {err}", path.display());
         checked += 1;
     }
-    assert!(checked >= 19, "only {checked} scenes found in {}", dir.display());
+    assert!(
+        checked >= 19,
+        "only {checked} scenes found in {}",
+        dir.display()
+    );
 }
