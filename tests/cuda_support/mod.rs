@@ -955,3 +955,85 @@ name = "p"
 position = [-0.23, 0.61, -0.2]
 components = ["Ez", "Hx", "Hy"]
 "#;
+
+/// Lumped circuits (`src/model/lumped.rs`, `kernels/lumped.cu`): a closed PEC box (10 mm, 0.5
+/// mm cells) with a PEC wire up its axis between two one-cell gaps, a 50 ohm port `feed` in the
+/// lower one and a series RLC `rlc` in the upper (both on x plane 10), and a parallel RLC
+/// `shunt` of 3 x 3 x 2 edges on x planes 13 to 15 (the scene of `tests/lumped.rs`, the shunt
+/// made three planes thick, so that a slab cut splits its box, its last plane in a glass block,
+/// so that its coefficient rows differ from plane to plane, and given an inductance, so that
+/// the parallel update's inductor current is not zero); a probe in the upper gap and a
+/// snapshot plane last.
+pub const LUMPED_SCENE: &str = r#"
+[simulation]
+name = "rlc"
+length_unit = "mm"
+cell_size = 0.5
+size = [10.0, 10.0, 10.0]
+steps = STEPS
+precision = "PRECISION"
+
+[boundaries]
+default = { type = "pec" }
+
+[materials]
+glass = { epsilon = 4.0 }
+
+[[geometry]]
+shape = "box"
+material = "pec"
+center = [0.0, 0.0, 0.0]
+size = [0.0, 0.0, 9.0]
+
+[[geometry]]
+shape = "box"
+material = "glass"
+center = [3.5, 0.0, 0.0]
+size = [2.5, 10.0, 10.0]
+
+[[geometry]]
+shape = "box"
+center = [0.0, 0.0, 4.75]
+size = [0.0, 0.0, 0.5]
+element = { resistance = 50.0, inductance = 1.0e-7, capacitance = 1.0e-12, direction = "z", topology = "series", name = "rlc" }
+
+[[geometry]]
+shape = "box"
+center = [2.0, 0.0, 0.0]
+size = [1.0, 1.0, 1.0]
+element = { resistance = 20.0, inductance = 1.0e-8, capacitance = 1.0e-12, topology = "parallel", direction = "z", name = "shunt" }
+
+[[source]]
+type = "lumped_port"
+name = "feed"
+box = { center = [0.0, 0.0, -4.75], size = [0.0, 0.0, 0.5] }
+direction = "+z"
+impedance = 50.0
+waveform = { type = "gaussian", frequency = 5.0e8, bandwidth = 8.0e8 }
+frequencies = { min = 3.0e8, max = 8.0e8, count = 11 }
+
+[[monitor]]
+type = "probe"
+name = "gap"
+position = [0.0, 0.0, 4.75]
+components = ["Ez", "Hx"]
+
+[[monitor]]
+type = "snapshot"
+name = "ez"
+components = ["Ez"]
+plane = { y = 0.0 }
+every = 50
+"#;
+
+/// [`LUMPED_SCENE`] with its lumped terminals' probes listed as plain probes after the scene's
+/// own: the samples the time loop reads every step (`Model::every_probe`, the CUDA engine's
+/// probe ring) in the same order, for the test driver, which reads `Model::probes`. The
+/// backends do not see terminals otherwise.
+pub fn lumped_model(precision: &str, steps: usize) -> Model {
+    let mut m = model(LUMPED_SCENE, precision, steps);
+    let terminals = std::mem::take(&mut m.terminals);
+    assert_eq!(terminals.len(), 3, "the port and two elements");
+    m.probes.extend(terminals.into_iter().map(|t| t.probe));
+    m
+}
