@@ -132,6 +132,49 @@ impl CrossSection {
         self.pec[q].get(at).copied().unwrap_or(false)
     }
 
+    /// The cross-section with every node that a held E_u or E_v touches held too: a node at
+    /// the end of a conductor's edge is on that conductor.
+    ///
+    /// Painting tests each Yee position on its own, so on a staircased curve an edge's midpoint
+    /// can fall inside a conductor while one of its end nodes falls outside. That node would
+    /// keep Gauss's law (no charge) while the held edge ties its potential to the conductor's,
+    /// and a node at a conductor's potential with no charge forces its neighbours to that
+    /// potential too, and theirs: the discrete TEM mode of a coax or a microstrip (two
+    /// conductors at different potentials) would not exist. Holding the node lets it carry
+    /// the conductor's surface charge, as the run's update does at every node a held edge
+    /// touches (its incident fluxes no longer sum to zero).
+    pub fn closed(mut self) -> CrossSection {
+        if self.pec[1].is_empty() && self.pec[2].is_empty() {
+            return self;
+        }
+        let [nu, nv] = self.n;
+        let mut nodes = if self.pec[0].is_empty() {
+            vec![false; nu * nv]
+        } else {
+            self.pec[0].clone()
+        };
+        for j in 0..nu {
+            for k in 0..nv {
+                let at = j * nv + k;
+                // E_u at (j + 1/2, k) joins nodes (j, k) and (j + 1, k); E_v, (j, k) and (j, k + 1).
+                if self.held(1, at) {
+                    nodes[at] = true;
+                    if let Some(jp) = self.step(0, j, 1) {
+                        nodes[jp * nv + k] = true;
+                    }
+                }
+                if self.held(2, at) {
+                    nodes[at] = true;
+                    if let Some(kp) = self.step(1, k, 1) {
+                        nodes[j * nv + kp] = true;
+                    }
+                }
+            }
+        }
+        self.pec[0] = nodes;
+        self
+    }
+
     /// E_u at (j, k) as an unknown, None where a PEC v wall or a PEC in the plane holds it.
     fn eu(&self, j: usize, k: usize) -> Option<usize> {
         let at = j * self.n[1] + k;

@@ -143,7 +143,8 @@ impl Plane {
             eps: values,
             walls: [wall(u, ru), wall(v, rv)],
             pec,
-        })
+        }
+        .closed())
     }
 
     /// The `count` modes of the plane at `f` (Hz), with the 3-D grid's wavenumbers: the
