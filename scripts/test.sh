@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: system packages, a Python venv (h5py, numpy,
-# matplotlib, pytest, scikit-rf (reads the Touchstone files back), the yee_post package and
+# matplotlib, pytest, scikit-rf (reads the Touchstone files back), the yee wheel (the engine as a
+# Python extension, built by maturin, with yee_post and the `yee` command) and
 # the NVRTC wheel the kernel compile tests use),
 # formatting and lint checks, the Rust tests and the Python tests.
 set -euo pipefail

@@ -8,6 +8,7 @@
 pub mod backend;
 pub mod bench;
 pub mod checkpoint;
+pub mod cli;
 pub mod decomp;
 pub mod devices;
 pub mod far_field;

@@ -14,8 +14,9 @@ matplotlib.use("Agg")
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
-# Test the working copy even when the package was not pip-installed.
-sys.path.insert(0, str(REPO / "python"))
+# The installed wheel first (`pip install ./python`: the `yee` package needs its compiled
+# engine); the working copy's pure-Python yee_post when nothing is installed.
+sys.path.append(str(REPO / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from synthetic import write_synthetic  # noqa: E402

@@ -49,25 +49,57 @@ extern "C" fn on_signal(sig: libc::c_int) {
     }
 }
 
+/// The signals a run routes to its stop flag, then SIGXFSZ.
+const ROUTED: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGXFSZ];
+
+/// The handlers [`install`] replaced, for [`restore`] (a host process such as Python keeps
+/// its own between runs).
+static PREVIOUS: std::sync::Mutex<Vec<(libc::c_int, libc::sigaction)>> =
+    std::sync::Mutex::new(Vec::new());
+
 /// Route SIGINT, SIGTERM and SIGHUP to `stop`. SIGXFSZ is ignored, so a file-size limit
-/// (`ulimit -f`) fails the write with a message instead of killing the process.
+/// (`ulimit -f`) fails the write with a message instead of killing the process. A signal
+/// received by an earlier run in the same process is forgotten.
 pub fn install(stop: &Arc<AtomicBool>) {
+    SIGNAL.store(0, Ordering::SeqCst);
     STOP.store(
         Arc::into_raw(stop.clone()) as *mut AtomicBool,
         Ordering::SeqCst,
     );
-    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-        // SAFETY: a zeroed sigaction with a handler that only touches atomics.
+    let mut previous = PREVIOUS.lock().unwrap_or_else(|e| e.into_inner());
+    previous.clear();
+    for sig in ROUTED {
+        // SAFETY: zeroed sigactions, the new one with a handler that only touches atomics
+        // (or SIG_IGN for SIGXFSZ); the old one is written by the call.
         unsafe {
             let mut action: libc::sigaction = std::mem::zeroed();
-            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_sigaction = if sig == libc::SIGXFSZ {
+                libc::SIG_IGN
+            } else {
+                on_signal as extern "C" fn(libc::c_int) as usize
+            };
             action.sa_flags = libc::SA_RESTART;
             libc::sigemptyset(&mut action.sa_mask);
-            libc::sigaction(sig, &action, std::ptr::null_mut());
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, &action, &mut old);
+            previous.push((sig, old));
         }
     }
-    // SAFETY: setting a signal to be ignored.
-    unsafe { libc::signal(libc::SIGXFSZ, libc::SIG_IGN) };
+}
+
+/// Put back the handlers [`install`] replaced: the Python wheel calls this after each
+/// in-process command, so the interpreter's Ctrl-C handling returns.
+pub fn restore() {
+    let mut previous = PREVIOUS.lock().unwrap_or_else(|e| e.into_inner());
+    for (sig, old) in previous.drain(..) {
+        // SAFETY: restoring a handler the system gave us.
+        unsafe { libc::sigaction(sig, &old, std::ptr::null_mut()) };
+    }
+}
+
+/// True when a signal stopped the last run.
+pub fn received() -> bool {
+    SIGNAL.load(Ordering::SeqCst) != 0
 }
 
 /// The exit code of a run stopped early: 128 + the signal that stopped it (130 when the stop

@@ -1,11 +1,11 @@
 //! Progress display for the command line: an indicatif bar on a terminal, plain periodic
 //! lines otherwise (logs, CI), nothing with --quiet.
 
+use crate::backend::Half;
+use crate::run::{Observer, Progress, RunInfo, ScanInfo, Summary};
 use indicatif::{ProgressBar, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::{Duration, Instant};
-use yee::backend::Half;
-use yee::run::{Observer, Progress, RunInfo, ScanInfo, Summary};
 
 /// Shows a run's progress on stderr.
 pub struct TerminalObserver {
@@ -221,8 +221,8 @@ fn summary_lines(s: &Summary) -> (String, String) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use yee::backend::{Pass, PhaseTimes};
-    use yee::run::Summary;
+    use crate::backend::{Pass, PhaseTimes};
+    use crate::run::Summary;
 
     fn summary(device: Option<PhaseTimes>) -> Summary {
         let ms = Duration::from_millis;

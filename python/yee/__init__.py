@@ -1,0 +1,302 @@
+"""yee from Python: scenes, checks, plans, runs and sweeps, with the engine in this wheel.
+
+A scene is the TOML scene file as Python data (the same keys, docs/scene.md), checked by the
+engine's own code with the messages ``yee check`` gives::
+
+    import yee
+
+    scene = yee.Scene.from_toml("scenes/dipole.toml")
+    scene["simulation"]["cell_size"] = 0.04
+    scene.check()                      # raises yee.SceneError listing every problem
+    print(scene.plan(gpus="1x80GiB"))  # the plan `yee plan` prints
+    result = scene.run("dipole.h5")    # a yee_post.Result on the file
+
+Lengths are in the scene's ``simulation.length_unit`` (default metres), times in seconds and
+frequencies in hertz, as in the scene file. ``yee.sweep`` runs many scenes side by side.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence, Union
+
+from . import _native
+from ._toml import dumps as _dumps, loads as _loads
+
+__version__ = _native.version()
+
+__all__ = ["Scene", "SceneError", "Problem", "Plan", "SweepOutcome", "sweep", "__version__"]
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One thing wrong with a scene: where (``key`` as a dotted path such as
+    ``source[0].position``, ``line`` and ``column`` in the scene's TOML text, 0 when it has no
+    single place) and what is wrong and what is allowed (``message``)."""
+
+    key: str
+    line: int
+    column: int
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.line}:{self.column}: " if self.line else ""
+        key = f"`{self.key}`: " if self.key else ""
+        return f"{where}{key}{self.message}"
+
+
+class SceneError(ValueError):
+    """A scene the engine refuses, with every problem found at once (``problems``), as
+    ``yee check`` lists them."""
+
+    def __init__(self, message: str, problems: Sequence[Problem]):
+        super().__init__(message)
+        #: Every problem, in the order of the scene's text.
+        self.problems: list[Problem] = list(problems)
+
+
+@dataclass
+class Plan:
+    """A scene's plan, as ``yee plan`` gives it: ``text`` is its report and ``fields`` its JSON
+    object (grid, backend, bytes per allocation, time and cost estimates); ``plan["key"]`` reads
+    a field."""
+
+    text: str
+    fields: dict = field(default_factory=dict)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.fields[key]
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class Scene:
+    """A scene: the TOML scene file's tables as nested dicts and lists (``scene["simulation"]``,
+    ``scene["geometry"][0]``), editable in place. numpy arrays are accepted wherever the file
+    takes a list (vertices, positions) and written as lists.
+
+    ``Scene(dict)`` takes the data; ``Scene.from_toml(path)`` reads a file, whose directory is
+    then where the scene's relative paths (STL, GDS, voxel files) are read from; ``base``
+    sets that directory for a scene built in Python (default: the current directory).
+    """
+
+    def __init__(self, data: Optional[Mapping[str, Any]] = None, *, base: Optional[PathLike] = None):
+        self.data: dict = copy.deepcopy(dict(data or {}))
+        self._path: Optional[Path] = None
+        self._base = Path(base) if base is not None else Path.cwd()
+
+    @classmethod
+    def from_toml(cls, path: PathLike) -> "Scene":
+        """The scene in the TOML file at ``path``."""
+        path = Path(path)
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = _loads(text)
+        except ValueError as e:
+            # The engine says the same with the line and what to write.
+            report = _native.check(text, str(path))
+            raise _scene_error(report) from e
+        scene = cls(data, base=path.parent)
+        scene._path = path
+        return scene
+
+    @classmethod
+    def from_string(cls, text: str, *, base: Optional[PathLike] = None) -> "Scene":
+        """The scene in TOML ``text``."""
+        return cls(_loads(text), base=base)
+
+    def __getitem__(self, key: str) -> Any:
+        return self.data[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.data[key] = value
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.data
+
+    def __repr__(self) -> str:
+        name = self.data.get("simulation", {}).get("name", "")
+        return f"Scene({name!r}, tables={list(self.data)})"
+
+    def to_toml(self) -> str:
+        """The scene as TOML text, the scene file format ``yee run`` reads."""
+        return _dumps(self.data)
+
+    def _file(self) -> str:
+        """The name the engine gives the scene in messages, in the directory its relative
+        paths are read from."""
+        if self._path is not None:
+            return str(self._path)
+        return str(self._base / "scene.toml")
+
+    def check(self) -> list[str]:
+        """Check the scene with the engine (the same code and messages as ``yee check``) and
+        return what ``yee check`` says of it, warnings first; raise :class:`SceneError` with
+        every problem when it is not valid."""
+        report = _native.check(self.to_toml(), self._file())
+        if not report["ok"]:
+            raise _scene_error(report)
+        return [f"warning: {w}" for w in report["warnings"]] + list(report["lines"])
+
+    def plan(self, gpus: Optional[str] = None, host_memory: Optional[str] = None) -> Plan:
+        """The dry-run plan (``yee plan``): ``gpus`` as ``--gpus`` (``"4x80GiB"``; None: the
+        GPUs found here), ``host_memory`` as ``--host-memory`` (``"256GiB"``)."""
+        self.check()
+        text, report = _native.plan(self.to_toml(), self._file(), gpus, host_memory)
+        return Plan(text=report, fields=json.loads(text))
+
+    def run(
+        self,
+        out: PathLike,
+        *,
+        overwrite: bool = False,
+        quiet: Optional[bool] = None,
+        backend: Optional[str] = None,
+        threads: Optional[int] = None,
+        args: Sequence[str] = (),
+    ):
+        """Run the scene in this process, writing ``out`` (HDF5), and return a
+        ``yee_post.Result`` on it. The same engine and datasets as ``yee run`` (bit for bit);
+        the GIL is released while it steps. Ctrl-C stops it as in the command line: the file
+        stays valid with ``complete = false``, then ``KeyboardInterrupt`` is raised.
+
+        ``quiet``: no progress (default: quiet unless stderr is a terminal, so notebooks stay
+        clean); ``backend`` ``"cpu"``, ``"cuda"`` or ``"auto"``; ``threads``, the CPU's worker
+        threads; ``args``, more ``yee run`` options. Raises :class:`SceneError` for a scene the
+        engine refuses and ``RuntimeError`` for a run that fails.
+        """
+        self.check()
+        argv = ["yee", "run", "", "-o", os.fspath(out), *_engine_args(overwrite, quiet, backend, threads), *args]
+        with self._scene_file() as scene_file:
+            argv[2] = scene_file
+            code = _native.main(argv)
+        return _outcome(code, out)
+
+    def _scene_file(self):
+        """A context giving the path of the scene as a file: the file it was read from when
+        unchanged, else a temporary file in its directory (relative paths stay right)."""
+        return _SceneFile(self)
+
+
+class _SceneFile:
+    """The scene as a file for the length of a ``with`` block (see :meth:`Scene._scene_file`)."""
+
+    def __init__(self, scene: Scene):
+        self.scene = scene
+        self.temporary: Optional[Path] = None
+
+    def __enter__(self) -> str:
+        s = self.scene
+        if s._path is not None and _loads(s._path.read_text(encoding="utf-8")) == s.data:
+            return str(s._path)
+        directory = s._path.parent if s._path is not None else s._base
+        self.temporary = directory / f".yee-scene-{os.getpid()}-{id(self)}.toml"
+        self.temporary.write_text(s.to_toml(), encoding="utf-8")
+        return str(self.temporary)
+
+    def __exit__(self, *exc) -> None:
+        if self.temporary is not None:
+            self.temporary.unlink(missing_ok=True)
+
+
+def _scene_error(report: Mapping[str, Any]) -> SceneError:
+    problems = [Problem(*p) for p in report["problems"]]
+    return SceneError(report["message"], problems)
+
+
+def _engine_args(overwrite: bool, quiet: Optional[bool], backend: Optional[str], threads: Optional[int]) -> list[str]:
+    if quiet is None:
+        quiet = not sys.stderr.isatty()
+    argv = []
+    if overwrite:
+        argv.append("--overwrite")
+    if quiet:
+        argv.append("--quiet")
+    if backend is not None:
+        argv += ["--backend", backend]
+    if threads is not None:
+        argv += ["--threads", str(int(threads))]
+    return argv
+
+
+def _outcome(code: int, out: PathLike):
+    """The result of a run that exited with ``code``, or the error it stands for."""
+    from yee_post import Result
+
+    if code == 0:
+        return Result(out)
+    if code == 2:
+        raise SceneError(f"yee refused the run (exit 2): see the message above", [])
+    if code in (129, 130, 143):
+        raise KeyboardInterrupt(f"the run was stopped (exit {code}); {os.fspath(out)} holds what was written")
+    raise RuntimeError(f"the run failed (exit {code}); {os.fspath(out)} holds what was written")
+
+
+@dataclass
+class SweepOutcome:
+    """One scene of a sweep: its output file, its exit status (0: done) and, when it failed,
+    the end of what it printed (``error``)."""
+
+    out: Path
+    code: int
+    error: str = ""
+
+    @property
+    def ok(self) -> bool:
+        """True when the run finished."""
+        return self.code == 0
+
+    def result(self):
+        """The ``yee_post.Result`` on the output file."""
+        from yee_post import Result
+
+        return Result(self.out)
+
+
+def sweep(
+    scenes: Iterable[Scene],
+    outputs: Iterable[PathLike],
+    *,
+    workers: int = 1,
+    threads: Optional[int] = None,
+    overwrite: bool = False,
+    backend: Optional[str] = None,
+) -> list[SweepOutcome]:
+    """Run many scenes, ``workers`` at once, each into its own file of ``outputs``, and return
+    one :class:`SweepOutcome` per scene in order. The machine's cores are split between the
+    workers (``threads`` each; default: cores // workers). Each run is its own ``yee run``
+    process, so a scene that fails (a refused scene, an engine error) is reported in its
+    outcome and the others go on. On a cluster, run one scene per job instead: write each with
+    ``scene.to_toml()`` and submit ``yee run scene_i.toml -o out_i.h5``; nothing yee-specific
+    is needed.
+    """
+    scenes = list(scenes)
+    outputs = [Path(o) for o in outputs]
+    if len(scenes) != len(outputs):
+        raise ValueError(f"{len(scenes)} scenes but {len(outputs)} outputs: give one output file per scene")
+    workers = max(1, int(workers))
+    if threads is None:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+
+    def one(pair) -> SweepOutcome:
+        scene, out = pair
+        with scene._scene_file() as path:
+            argv = [sys.executable, "-m", "yee", "run", path, "-o", str(out)]
+            argv += _engine_args(overwrite, True, backend, threads)
+            done = subprocess.run(argv, capture_output=True, text=True)
+        error = "" if done.returncode == 0 else done.stderr.strip()[-4000:]
+        return SweepOutcome(out=out, code=done.returncode, error=error)
+
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(one, zip(scenes, outputs)))
