@@ -987,7 +987,7 @@ fn a_staircased_coax_carries_its_tem_mode_with_its_impedance() {
 
 /// A microstrip (a 0.6 mm zero-thickness PEC strip on 0.254 mm of eps_r 3.66 over the ground
 /// wall, open above and to the sides into the PML): the cross-section has its quasi-TEM mode
-/// (which needs the conductor closure too) with n_eff within 1 % of Hammerstad and Jensen's
+/// with n_eff within 1 % of Hammerstad and Jensen's
 /// sqrt(eps_eff) = 1.694 for w/h = 2.36 (the formula's own accuracy is about 1 %; measured
 /// 1.6950 at 1 GHz, rising to 1.6988 at 7 GHz with the line's dispersion, which the formula
 /// leaves out). Its impedance from the voltage path (43 ohm here, against the formula's 47.9)
