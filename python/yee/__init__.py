@@ -18,8 +18,8 @@ frequencies in hertz, as in the scene file. ``yee.sweep`` runs many scenes side 
 from __future__ import annotations
 
 import copy
+import itertools
 import json
-import math
 import os
 import subprocess
 import sys
@@ -28,12 +28,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
-from . import _native
+from . import _native, geometry, scene_types
 from ._toml import dumps as _dumps, loads as _loads
 
 __version__ = _native.version()
 
-__all__ = ["Scene", "SceneError", "Problem", "Plan", "SweepOutcome", "sweep", "__version__"]
+__all__ = ["Scene", "SceneError", "Problem", "Plan", "SweepOutcome", "sweep", "geometry", "scene_types", "__version__"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -91,7 +91,12 @@ class Scene:
     sets that directory for a scene built in Python (default: the current directory).
     """
 
-    def __init__(self, data: Optional[Mapping[str, Any]] = None, *, base: Optional[PathLike] = None):
+    def __init__(
+        self,
+        data: Optional[Union[scene_types.SceneData, Mapping[str, Any]]] = None,
+        *,
+        base: Optional[PathLike] = None,
+    ):
         self.data: dict = copy.deepcopy(dict(data or {}))
         self._path: Optional[Path] = None
         self._base = Path(base) if base is not None else Path.cwd()
@@ -133,18 +138,45 @@ class Scene:
         """The scene as TOML text, the scene file format ``yee run`` reads."""
         return _dumps(self.data)
 
+    def save(self, path: PathLike) -> Path:
+        """Write the scene to the TOML file ``path`` (for ``yee run`` on another machine or as
+        a cluster job), numpy voxel grids beside it as ``<stem>.voxels-<i>.npy``; relative
+        paths in the scene are kept, so save it in the directory they are relative to."""
+        path = Path(path)
+        data = dict(self.data)
+        if isinstance(data.get("geometry"), list):
+            import numpy as np
+
+            data["geometry"] = [dict(g) if isinstance(g, dict) else g for g in data["geometry"]]
+            for i, g in enumerate(data["geometry"]):
+                if isinstance(g, dict) and _is_array(g.get("file")):
+                    name = f"{path.stem}.voxels-{i}.npy"
+                    np.save(path.parent / name, g["file"])
+                    g["file"] = name
+        path.write_text(_dumps(data), encoding="utf-8")
+        return path
+
     def _file(self) -> str:
         """The name the engine gives the scene in messages, in the directory its relative
         paths are read from."""
         if self._path is not None:
             return str(self._path)
-        return str(self._base / "scene.toml")
+        return str(self._base / f"{self._stem()}.toml")
+
+    def _stem(self) -> str:
+        """The scene's name for the files made for it: its file's stem, else its
+        ``simulation.name``, else ``scene``."""
+        if self._path is not None:
+            return self._path.stem
+        name = self.data.get("simulation", {}).get("name")
+        return name if isinstance(name, str) and name else "scene"
 
     def check(self) -> list[str]:
         """Check the scene with the engine (the same code and messages as ``yee check``) and
         return what ``yee check`` says of it, warnings first; raise :class:`SceneError` with
         every problem when it is not valid."""
-        report = _native.check(self.to_toml(), self._file())
+        with _Materialized(self) as data:
+            report = _native.check(_dumps(data), self._file())
         if not report["ok"]:
             raise _scene_error(report)
         return [f"warning: {w}" for w in report["warnings"]] + list(report["lines"])
@@ -153,7 +185,8 @@ class Scene:
         """The dry-run plan (``yee plan``): ``gpus`` as ``--gpus`` (``"4x80GiB"``; None: the
         GPUs found here), ``host_memory`` as ``--host-memory`` (``"256GiB"``)."""
         self.check()
-        text, report = _native.plan(self.to_toml(), self._file(), gpus, host_memory)
+        with _Materialized(self) as data:
+            text, report = _native.plan(_dumps(data), self._file(), gpus, host_memory)
         return Plan(text=report, fields=json.loads(text))
 
     def run(
@@ -189,25 +222,69 @@ class Scene:
         return _SceneFile(self)
 
 
+# Numbers the temporary files of this process: scenes of one name may run at once (a sweep).
+_SERIAL = itertools.count()
+
+
+class _Materialized:
+    """The scene's data for the engine for the length of a ``with`` block: numpy voxel grids
+    (``geometry.voxels``) written to ``.npy`` files beside the scene, their paths in their
+    place; the files are removed afterwards."""
+
+    def __init__(self, scene: Scene):
+        self.scene = scene
+        self.files: list[Path] = []
+
+    def __enter__(self) -> dict:
+        s = self.scene
+        directory = s._path.parent if s._path is not None else s._base
+        data = dict(s.data)
+        geometry = data.get("geometry")
+        if isinstance(geometry, list) and any(_is_array(g.get("file")) for g in geometry if isinstance(g, dict)):
+            import numpy as np
+
+            data["geometry"] = [dict(g) if isinstance(g, dict) else g for g in geometry]
+            for i, g in enumerate(data["geometry"]):
+                if isinstance(g, dict) and _is_array(g.get("file")):
+                    path = directory / f"{s._stem()}.voxels-{i}.python-{os.getpid()}-{next(_SERIAL)}.npy"
+                    np.save(path, g["file"])
+                    self.files.append(path)
+                    g["file"] = str(path)
+        return data
+
+    def __exit__(self, *exc) -> None:
+        for path in self.files:
+            path.unlink(missing_ok=True)
+
+
+def _is_array(value: Any) -> bool:
+    return hasattr(value, "ndim") and hasattr(value, "dtype")
+
+
 class _SceneFile:
     """The scene as a file for the length of a ``with`` block (see :meth:`Scene._scene_file`)."""
 
     def __init__(self, scene: Scene):
         self.scene = scene
+        self.materialized = _Materialized(scene)
         self.temporary: Optional[Path] = None
 
     def __enter__(self) -> str:
         s = self.scene
-        if s._path is not None and _loads(s._path.read_text(encoding="utf-8")) == s.data:
-            return str(s._path)
+        data = self.materialized.__enter__()
+        if not self.materialized.files and s._path is not None:
+            if _loads(s._path.read_text(encoding="utf-8")) == data:
+                return str(s._path)
         directory = s._path.parent if s._path is not None else s._base
-        self.temporary = directory / f".yee-scene-{os.getpid()}-{id(self)}.toml"
-        self.temporary.write_text(s.to_toml(), encoding="utf-8")
+        # Named after the scene: the engine's messages and warnings quote this file's name.
+        self.temporary = directory / f"{s._stem()}.python-{os.getpid()}-{next(_SERIAL)}.toml"
+        self.temporary.write_text(_dumps(data), encoding="utf-8")
         return str(self.temporary)
 
     def __exit__(self, *exc) -> None:
         if self.temporary is not None:
             self.temporary.unlink(missing_ok=True)
+        self.materialized.__exit__(*exc)
 
 
 def _scene_error(report: Mapping[str, Any]) -> SceneError:
@@ -278,8 +355,8 @@ def sweep(
     workers (``threads`` each; default: cores // workers). Each run is its own ``yee run``
     process, so a scene that fails (a refused scene, an engine error) is reported in its
     outcome and the others go on. On a cluster, run one scene per job instead: write each with
-    ``scene.to_toml()`` and submit ``yee run scene_i.toml -o out_i.h5``; nothing yee-specific
-    is needed.
+    ``scene.save("scene_i.toml")`` and submit ``yee run scene_i.toml -o out_i.h5``; nothing
+    yee-specific is needed.
     """
     scenes = list(scenes)
     outputs = [Path(o) for o in outputs]
