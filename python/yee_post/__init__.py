@@ -27,10 +27,13 @@ from .plot import (
 from .modes import Modes, SParameters, plot_mode, plot_sparameters, read_modes, read_sparameters
 from .result import COMPONENTS, STAGGER, FarField, Field, FluxField, Result, spectrum
 from .scan import BScan, apply_gain, first_break, remove_background, time_zero
+from .harminv import Resonances, harminv
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "harminv",
+    "Resonances",
     "Modes",
     "read_modes",
     "plot_mode",

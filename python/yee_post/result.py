@@ -493,6 +493,17 @@ class Result:
         group = self._group("flux", name)
         return {k: _to_complex(v[()]) for k, v in group.items() if isinstance(v, h5py.Dataset)}
 
+    def resonances(self, name: str, component: str, fmin: float, fmax: float, after: float = 0.0, **options):
+        """The resonances of probe ``name``'s ``component`` with frequencies in [``fmin``,
+        ``fmax``] Hz, from its samples after time ``after`` (s; start after the source has
+        ended): :func:`yee_post.harminv` (filter diagonalization, as Meep's harminv), a
+        :class:`yee_post.Resonances` with frequency, decay, Q, amplitude and error per mode.
+        ``options`` go to :func:`harminv`."""
+        from .harminv import harminv
+
+        t, values = self.probe(name, component)
+        return harminv(values[t >= after], self.dt, fmin, fmax, **options)
+
     def mode_amplitudes(self, name: str) -> Dict[str, np.ndarray]:
         """Mode monitor ``name``'s decomposition: ``frequency`` (Hz), ``power`` (the plane's
         flux), ``neff`` [frequency, mode], and the complex amplitudes ``forward`` and
