@@ -196,6 +196,7 @@ def test_geometry_from_numpy_gdstk_and_shapely_and_voxel_arrays(tmp_path):
     assert result.probe("p", "Ez")[1].shape == (240,)
     # Saved for a job elsewhere: the TOML and the grid beside it, and yee run reads them.
     saved = scene.save(tmp_path / "job.toml")
+    assert scene.to_toml(tmp_path / "copy.toml") == (tmp_path / "copy.toml").read_text()
     assert np.array_equal(np.load(tmp_path / "job.voxels-1.npy"), grid)
     cli = subprocess.run([sys.executable, "-m", "yee", "check", str(saved)], capture_output=True, text=True)
     assert cli.returncode == 0, cli.stderr

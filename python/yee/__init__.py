@@ -134,8 +134,11 @@ class Scene:
         name = self.data.get("simulation", {}).get("name", "")
         return f"Scene({name!r}, tables={list(self.data)})"
 
-    def to_toml(self) -> str:
-        """The scene as TOML text, the scene file format ``yee run`` reads."""
+    def to_toml(self, path: Optional[PathLike] = None) -> str:
+        """The scene as TOML text, the scene file format ``yee run`` reads; with ``path``,
+        also written there (as :meth:`save`, numpy voxel grids beside it as ``.npy`` files)."""
+        if path is not None:
+            return self.save(path).read_text(encoding="utf-8")
         return _dumps(self.data)
 
     def save(self, path: PathLike) -> Path:
