@@ -128,7 +128,8 @@ impl FarSet {
         // The antenna figures belong to the pattern they were formed with: a new projection
         // (`yee farfield`) drops them, and the run writes them again after its own.
         let names = ["theta", "phi", "E_theta", "E_phi", "intensity", "rcs"];
-        for name in names.iter().chain(&super::ports::ANTENNA) {
+        let figures = super::ports::ANTENNA_PATTERNS.map(|(name, _)| name);
+        for name in names.iter().chain(&figures) {
             if g.link_exists(name) {
                 g.unlink(name)?;
             }
@@ -176,6 +177,25 @@ impl FarSet {
             let ds = g.new_dataset::<f64>().shape(shape).create("rcs")?;
             ds.write_raw(&rcs)?;
             str_attr(&ds, "units", "m^2, bistatic: 4 pi r^2 |E_s|^2 / |E_inc|^2")?;
+        }
+        // With a driven lumped port the run stores its powers beside the pattern: the antenna
+        // figures follow the pattern to the new angles (the run writes them again after this).
+        for (name, power) in super::ports::ANTENNA_PATTERNS {
+            if !g.link_exists(power) || !g.link_exists("accepted_power") {
+                continue;
+            }
+            let power = g.dataset(power)?.read_raw::<f64>()?;
+            let per = (shape[1] * shape[2]).max(1);
+            let figure: Vec<f64> = pattern
+                .intensity
+                .iter()
+                .enumerate()
+                .map(|(k, &u)| 4.0 * std::f64::consts::PI * u / power[k / per])
+                .collect();
+            g.new_dataset::<f64>()
+                .shape(shape)
+                .create(name)?
+                .write_raw(&figure)?;
         }
         Ok(())
     }

@@ -89,14 +89,14 @@ pub(super) fn open(file: &File, model: &Model) -> hdf5::Result<Vec<ProbeSet>> {
         .collect()
 }
 
-/// The names of the antenna figures in a far-field group ([`Hdf5Writer::write_antenna`]).
-pub(super) const ANTENNA: [&str; 6] = [
-    "directivity",
-    "gain",
-    "realized_gain",
-    "radiation_efficiency",
-    "accepted_power",
-    "incident_power",
+/// The antenna figures over the pattern's angles in a far-field group
+/// ([`Hdf5Writer::write_antenna`]), each 4 pi U / P with the power of the same index in
+/// the dataset named beside it (P_rad, the box's `power`; P_acc; P_inc): a re-projection of the
+/// pattern (`yee farfield`) rewrites them from the stored powers.
+pub(super) const ANTENNA_PATTERNS: [(&str, &str); 3] = [
+    ("directivity", "power"),
+    ("gain", "accepted_power"),
+    ("realized_gain", "incident_power"),
 ];
 
 /// A lumped port's frequencies and power waves (a, b) per frequency, from a finished run's file.

@@ -160,6 +160,15 @@ impl BinaryRun {
         BinaryRun { dir, file }
     }
 
+    /// A copy of the result file, named `name` beside it (for a command that rewrites a
+    /// file this run holds open).
+    #[allow(dead_code)] // not every test binary rewrites results
+    pub fn copy(&self, name: &str) -> std::path::PathBuf {
+        let to = self.dir.join(name);
+        std::fs::copy(self.dir.join("out.h5"), &to).unwrap();
+        to
+    }
+
     /// A whole f64 dataset.
     pub fn read(&self, path: &str) -> Vec<f64> {
         self.file.dataset(path).unwrap().read_raw::<f64>().unwrap()
