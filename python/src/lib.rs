@@ -51,16 +51,23 @@ fn check<'py>(py: Python<'py>, text: &str, file: &str) -> PyResult<Bound<'py, Py
 }
 
 /// The plan of scene `text` (valid: check it first) as `yee plan` gives it: (the JSON object
-/// as text, the report). `gpus` as `--gpus` ("4x80GiB"; None: the GPUs found here),
-/// `host_memory` as `--host-memory` ("256GiB"; None: this machine's).
+/// as text, the report). The options are `yee plan`'s: `gpus` as `--gpus` ("4x80GiB"; None:
+/// the GPUs found here), `host_memory` as `--host-memory` ("256GiB"; None: this machine's),
+/// `backend` ("auto", "cpu" or "cuda"), `price` per GPU-hour, `ranks` (MPI ranks, one per
+/// node) with `network` ("100Gbit/s").
 #[pyfunction]
-#[pyo3(signature = (text, file, gpus=None, host_memory=None))]
+#[pyo3(signature = (text, file, gpus=None, host_memory=None, backend=None, price=None, ranks=None, network=None))]
+#[allow(clippy::too_many_arguments)] // Python's keyword arguments, each optional
 fn plan(
     py: Python<'_>,
     text: &str,
     file: &str,
     gpus: Option<&str>,
     host_memory: Option<&str>,
+    backend: Option<&str>,
+    price: Option<f64>,
+    ranks: Option<usize>,
+    network: Option<&str>,
 ) -> PyResult<(String, String)> {
     let bad = |key: &str, e: String| PyValueError::new_err(format!("{key}: {e}"));
     let gpus = gpus
@@ -71,11 +78,35 @@ fn plan(
         .map(yee::plan::parse_size)
         .transpose()
         .map_err(|e| bad("host_memory", e.to_string()))?;
+    let backend = match backend {
+        None => yee::run::BackendChoice::default(),
+        Some(b) => b.parse::<yee::run::BackendChoice>().map_err(|_| {
+            bad(
+                "backend",
+                format!(
+                    "`{b}` is not one of {}",
+                    yee::run::BackendChoice::NAMES.join(", ")
+                ),
+            )
+        })?,
+    };
+    let network = network
+        .map(yee::plan::ranks::parse_network)
+        .transpose()
+        .map_err(|e| bad("network", e))?;
+    if ranks == Some(0) {
+        return Err(bad("ranks", "at least 1".into()));
+    }
     let (model, _) =
         yee::scene::load_str(text, file).map_err(|e| PyValueError::new_err(e.to_string()))?;
     let report = py.detach(|| {
-        let options = yee::plan::PlanOptions::default();
-        yee::cli::plan_report(&model, gpus, host_memory, &options, None)
+        let options = yee::plan::PlanOptions {
+            backend,
+            price_per_gpu_hour: price,
+            ..Default::default()
+        };
+        let ranks = ranks.map(|r| (r, network));
+        yee::cli::plan_report(&model, gpus, host_memory, &options, ranks)
     });
     Ok((report.json.to_string(), report.text))
 }

@@ -100,6 +100,10 @@ def test_plan_has_the_fields_and_text_of_yee_plan(tmp_path):
     assert cli.returncode == 0 and cli.stdout == plan.text
     with pytest.raises(ValueError, match="gpus"):
         yee.Scene.from_toml(small(tmp_path)).plan(gpus="lots")
+    with pytest.raises(ValueError, match="backend"):
+        yee.Scene.from_toml(small(tmp_path)).plan(backend="abacus")
+    over = yee.Scene.from_toml(small(tmp_path)).plan(host_memory="64GiB", backend="cpu", ranks=2, network="100Gbit/s")
+    assert "ranks" in over.fields
 
 
 def test_run_in_process_writes_the_same_datasets_as_yee_run(tmp_path, yee_bin):

@@ -184,12 +184,25 @@ class Scene:
             raise _scene_error(report)
         return [f"warning: {w}" for w in report["warnings"]] + list(report["lines"])
 
-    def plan(self, gpus: Optional[str] = None, host_memory: Optional[str] = None) -> Plan:
-        """The dry-run plan (``yee plan``): ``gpus`` as ``--gpus`` (``"4x80GiB"``; None: the
-        GPUs found here), ``host_memory`` as ``--host-memory`` (``"256GiB"``)."""
+    def plan(
+        self,
+        gpus: Optional[str] = None,
+        host_memory: Optional[str] = None,
+        *,
+        backend: Optional[str] = None,
+        price: Optional[float] = None,
+        ranks: Optional[int] = None,
+        network: Optional[str] = None,
+    ) -> Plan:
+        """The dry-run plan (``yee plan``): ``gpus`` as ``--gpus`` (``"4x80GiB"``, ``"2xH100"``;
+        None: the GPUs found here), ``host_memory`` as ``--host-memory`` (``"256GiB"``),
+        ``backend`` ``"auto"``, ``"cpu"`` or ``"cuda"``, ``price`` per GPU-hour (a cost
+        estimate), ``ranks`` MPI ranks (one per node) over ``network`` (``"100Gbit/s"``)."""
         self.check()
         with _Materialized(self) as data:
-            text, report = _native.plan(_dumps(data), self._file(), gpus, host_memory)
+            text, report = _native.plan(
+                _dumps(data), self._file(), gpus, host_memory, backend, price, ranks, network
+            )
         return Plan(text=report, fields=json.loads(text))
 
     def run(

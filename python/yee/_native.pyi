@@ -16,7 +16,16 @@ def check(text: str, file: str) -> CheckReport:
     """Check scene text as ``yee check`` does; ``file`` names it and is where its relative
     paths are read from."""
 
-def plan(text: str, file: str, gpus: Optional[str] = None, host_memory: Optional[str] = None) -> tuple[str, str]:
+def plan(
+    text: str,
+    file: str,
+    gpus: Optional[str] = None,
+    host_memory: Optional[str] = None,
+    backend: Optional[str] = None,
+    price: Optional[float] = None,
+    ranks: Optional[int] = None,
+    network: Optional[str] = None,
+) -> tuple[str, str]:
     """The plan of valid scene text: (its JSON object as text, the report ``yee plan`` prints)."""
 
 def version() -> str:
