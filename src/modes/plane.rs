@@ -160,13 +160,13 @@ impl Plane {
             ..
         } = self.solved(model, f, count)?;
         const STEP: f64 = 1e-3;
-        // The neighbours start from these modes: about one Arnoldi cycle each.
-        let above = self
-            .solved_near(model, f * (1.0 + STEP), count, &modes)?
-            .neff;
-        let below = self
-            .solved_near(model, f * (1.0 - STEP), count, &modes)?
-            .neff;
+        // The neighbours start from these modes: about one Arnoldi cycle each, the two side by
+        // side (each solve's triangular sweeps run on one core).
+        let (above, below) = rayon::join(
+            || self.solved_near(model, f * (1.0 + STEP), count, &modes),
+            || self.solved_near(model, f * (1.0 - STEP), count, &modes),
+        );
+        let (above, below) = (above?.neff, below?.neff);
         let group_index = (0..neff.len())
             .map(|i| match (above.get(i), below.get(i)) {
                 // Over +-0.1 % of f a mode's n_eff moves by (n_g - n_eff) 2e-3, under 0.01
