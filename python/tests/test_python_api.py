@@ -229,3 +229,39 @@ def test_examples_run_and_make_their_figures(tmp_path, name):
             t = float(line.split("T = ")[1].split()[0])
             airy = float(line.split("Airy ")[1].rstrip(")"))
             assert abs(t - airy) < 0.005, line
+
+
+def test_modes_from_python_match_yee_modes(tmp_path):
+    """scene.modes(): the modes `yee modes` solves (here a 2-D slab guide's TE0), read back as
+    a yee_post.Modes, on a plane given or at the scene's own mode source."""
+    text = """
+[simulation]
+length_unit = "um"
+cell_size = 0.02
+size = [1.0, 4.0, 0.02]
+steps = 100
+[boundaries]
+default = { type = "pml", cells = 10 }
+z_min = { type = "periodic" }
+z_max = { type = "periodic" }
+[materials]
+core = { epsilon = 12.0 }
+[[geometry]]
+shape = "box"
+material = "core"
+center = [0.0, 0.0, 0.0]
+size = [10.0, 0.3, 10.0]
+[[source]]
+type = "mode"
+name = "in"
+box = { center = [0.0, 0.0, 0.0], size = [0.0, 4.0, 0.02] }
+direction = "+x"
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
+"""
+    scene = yee.Scene.from_string(text, base=tmp_path)
+    at_source = scene.modes(count=1)
+    on_plane = scene.modes(plane="x=0.0", frequency=1.934e14, count=1)
+    assert 1.0 < at_source.neff[0] < np.sqrt(12.0)
+    assert on_plane.neff[0] == pytest.approx(at_source.neff[0], rel=1e-9)
+    with pytest.raises(yee.SceneError):
+        scene.modes(plane="x=50.0", frequency=1.934e14)

@@ -232,6 +232,47 @@ class Scene:
             code = _native.main(argv)
         return _outcome(code, out)
 
+    def modes(
+        self,
+        plane: Optional[str] = None,
+        frequency: Optional[float] = None,
+        count: int = 2,
+        *,
+        name: Optional[str] = None,
+    ):
+        """Solve waveguide modes without running FDTD (``yee modes``), on the grid's own
+        cross-section and time step, and return them as a ``yee_post.Modes`` (``neff``,
+        ``group_index``, ``effective_area``, ``wave_impedance``, E ``profiles``).
+
+        ``plane`` ``"x=-3.0"`` (in the scene's length unit) with ``frequency`` (Hz) solves that
+        node plane; without it, the scene's mode source or monitor ``name`` (default: the first)
+        at its own frequency. ``count``: modes, highest n_eff first. Raises
+        :class:`SceneError` for a scene or plane the engine refuses."""
+        import tempfile
+
+        from yee_post import read_modes
+
+        self.check()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "modes.h5"
+            argv = ["yee", "modes", "", "--modes", str(int(count)), "-o", str(out)]
+            if plane is not None:
+                argv += ["--plane", plane]
+            if frequency is not None:
+                argv += ["--frequency", repr(float(frequency))]
+            with self._scene_file() as scene_file:
+                argv[2] = scene_file
+                code = _native.main(argv)
+            if code != 0:
+                raise SceneError(f"yee modes refused the scene or plane (exit {code}): see the message above", [])
+            import h5py
+
+            with h5py.File(out, "r") as f:
+                names = list(f["modes"])
+            if plane is None and name is None:
+                name = names[0]
+            return read_modes(out, "plane" if plane is not None else name)
+
     def _scene_file(self):
         """A context giving the path of the scene as a file: the file it was read from when
         unchanged, else a temporary file in its directory (relative paths stay right)."""
