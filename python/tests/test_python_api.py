@@ -122,6 +122,11 @@ def test_run_in_process_writes_the_same_datasets_as_yee_run(tmp_path, yee_bin):
         assert np.array_equal(a[name], b[name]), name
     with pytest.raises(yee.SceneError):
         yee.Scene({"simulation": {"cell_size": 1.0}}).run(tmp_path / "never.h5")
+    # A run the engine will not start carries the engine's own words (a notebook sees no
+    # process stderr): the result exists and overwrite was not asked for.
+    with pytest.raises(yee.RunRefused, match="already exists"):
+        scene.run(tmp_path / "py.h5")
+    assert scene.run(tmp_path / "py.h5", overwrite=True).probe("p", "Ez")[0].shape == (250,)
 
 
 def test_ctrl_c_stops_an_in_process_run_and_keeps_a_valid_file(tmp_path):
@@ -263,5 +268,5 @@ waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
     on_plane = scene.modes(plane="x=0.0", frequency=1.934e14, count=1)
     assert 1.0 < at_source.neff[0] < np.sqrt(12.0)
     assert on_plane.neff[0] == pytest.approx(at_source.neff[0], rel=1e-9)
-    with pytest.raises(yee.SceneError):
+    with pytest.raises(yee.SceneError, match="outside the grid"):
         scene.modes(plane="x=50.0", frequency=1.934e14)

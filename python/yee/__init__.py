@@ -33,7 +33,7 @@ from ._toml import dumps as _dumps, loads as _loads
 
 __version__ = _native.version()
 
-__all__ = ["Scene", "SceneError", "Problem", "Plan", "SweepOutcome", "sweep", "geometry", "scene_types", "__version__"]
+__all__ = ["Scene", "SceneError", "RunRefused", "Problem", "Plan", "SweepOutcome", "sweep", "geometry", "scene_types", "__version__"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -222,15 +222,20 @@ class Scene:
 
         ``quiet``: no progress (default: quiet unless stderr is a terminal, so notebooks stay
         clean); ``backend`` ``"cpu"``, ``"cuda"`` or ``"auto"``; ``threads``, the CPU's worker
-        threads; ``args``, more ``yee run`` options. Raises :class:`SceneError` for a scene the
-        engine refuses and ``RuntimeError`` for a run that fails.
+        threads; ``args``, more ``yee run`` options. When quiet, the engine's warnings and
+        errors are passed on through ``sys.stderr`` (where a notebook shows them). Raises
+        :class:`SceneError` for a scene the engine refuses, :class:`RunRefused` for a run it
+        will not start (an output file that exists, without ``overwrite``) and
+        ``RuntimeError`` for a run that fails, each with the engine's message.
         """
         self.check()
+        if quiet is None:
+            quiet = not sys.stderr.isatty()
         argv = ["yee", "run", "", "-o", os.fspath(out), *_engine_args(overwrite, quiet, backend, threads), *args]
         with self._scene_file() as scene_file:
             argv[2] = scene_file
-            code = _native.main(argv)
-        return _outcome(code, out)
+            code, said = _engine(argv, capture=quiet)
+        return _outcome(code, out, said)
 
     def modes(
         self,
@@ -262,9 +267,9 @@ class Scene:
                 argv += ["--frequency", repr(float(frequency))]
             with self._scene_file() as scene_file:
                 argv[2] = scene_file
-                code = _native.main(argv)
+                code, said = _engine(argv, capture=True)
             if code != 0:
-                raise SceneError(f"yee modes refused the scene or plane (exit {code}): see the message above", [])
+                raise SceneError(_errors(said) or f"yee modes failed (exit {code})", [])
             import h5py
 
             with h5py.File(out, "r") as f:
@@ -364,17 +369,55 @@ def _engine_args(overwrite: bool, quiet: Optional[bool], backend: Optional[str],
     return argv
 
 
-def _outcome(code: int, out: PathLike):
-    """The result of a run that exited with ``code``, or the error it stands for."""
+class RunRefused(ValueError):
+    """A run the engine would not start (exit 2) though its scene is valid: an output file
+    that exists without ``overwrite``, an engine that cannot hold the grid, a bad option. The
+    message is the engine's."""
+
+
+def _engine(argv: list, capture: bool) -> tuple:
+    """Run the command line in-process: (its exit status, what it wrote to stderr when
+    ``capture``, else ""). Captured text is written on to ``sys.stderr``, where a notebook
+    shows it (the engine writes to the process's stderr, which a notebook does not)."""
+    if not capture:
+        return _native.main(argv), ""
+    import tempfile
+
+    with tempfile.TemporaryFile() as sink:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            code = _native.main(argv)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        sink.seek(0)
+        said = sink.read().decode("utf-8", errors="replace")
+    if said:
+        sys.stderr.write(said)
+    return code, said
+
+
+def _errors(said: str) -> str:
+    """The engine's ``error:`` lines from its stderr text, prefix removed."""
+    return "\n".join(line[len("error: "):] for line in said.splitlines() if line.startswith("error: "))
+
+
+def _outcome(code: int, out: PathLike, said: str = ""):
+    """The result of a run that exited with ``code`` (``said``: its captured stderr), or the
+    error it stands for."""
     from yee_post import Result
 
+    why = _errors(said)
     if code == 0:
         return Result(out)
     if code == 2:
-        raise SceneError(f"yee refused the run (exit 2): see the message above", [])
+        raise RunRefused(why or "yee refused the run (exit 2): see its message above")
     if code in (129, 130, 143):
         raise KeyboardInterrupt(f"the run was stopped (exit {code}); {os.fspath(out)} holds what was written")
-    raise RuntimeError(f"the run failed (exit {code}); {os.fspath(out)} holds what was written")
+    detail = f": {why}" if why else ""
+    raise RuntimeError(f"the run failed (exit {code}){detail}; {os.fspath(out)} holds what was written")
 
 
 @dataclass
