@@ -146,16 +146,7 @@ class Scene:
         a cluster job), numpy voxel grids beside it as ``<stem>.voxels-<i>.npy``; relative
         paths in the scene are kept, so save it in the directory they are relative to."""
         path = Path(path)
-        data = dict(self.data)
-        if isinstance(data.get("geometry"), list):
-            import numpy as np
-
-            data["geometry"] = [dict(g) if isinstance(g, dict) else g for g in data["geometry"]]
-            for i, g in enumerate(data["geometry"]):
-                if isinstance(g, dict) and _is_array(g.get("file")):
-                    name = f"{path.stem}.voxels-{i}.npy"
-                    np.save(path.parent / name, g["file"])
-                    g["file"] = name
+        data, _ = _voxels_to_files(self.data, lambda i: path.parent / f"{path.stem}.voxels-{i}.npy", relative=True)
         path.write_text(_dumps(data), encoding="utf-8")
         return path
 
@@ -300,23 +291,37 @@ class _Materialized:
     def __enter__(self) -> dict:
         s = self.scene
         directory = s._path.parent if s._path is not None else s._base
-        data = dict(s.data)
-        geometry = data.get("geometry")
-        if isinstance(geometry, list) and any(_is_array(g.get("file")) for g in geometry if isinstance(g, dict)):
-            import numpy as np
 
-            data["geometry"] = [dict(g) if isinstance(g, dict) else g for g in geometry]
-            for i, g in enumerate(data["geometry"]):
-                if isinstance(g, dict) and _is_array(g.get("file")):
-                    path = directory / f"{s._stem()}.voxels-{i}.python-{os.getpid()}-{next(_SERIAL)}.npy"
-                    np.save(path, g["file"])
-                    self.files.append(path)
-                    g["file"] = str(path)
+        def name(i: int) -> Path:
+            return directory / f"{s._stem()}.voxels-{i}.python-{os.getpid()}-{next(_SERIAL)}.npy"
+
+        data, self.files = _voxels_to_files(s.data, name, relative=False)
         return data
 
     def __exit__(self, *exc) -> None:
         for path in self.files:
             path.unlink(missing_ok=True)
+
+
+def _voxels_to_files(data: Mapping[str, Any], path_of, relative: bool) -> tuple:
+    """``data`` with each geometry entry whose ``file`` is a numpy array (``geometry.voxels``)
+    saved to ``path_of(index)`` as ``.npy`` and named there (by file name when ``relative``,
+    else by full path), and the paths written. ``data`` itself is not changed."""
+    data = dict(data)
+    geometry = data.get("geometry")
+    written: list = []
+    if not isinstance(geometry, list):
+        return data, written
+    data["geometry"] = [dict(g) if isinstance(g, dict) else g for g in geometry]
+    for i, g in enumerate(data["geometry"]):
+        if isinstance(g, dict) and _is_array(g.get("file")):
+            import numpy as np
+
+            path = Path(path_of(i))
+            np.save(path, g["file"])
+            written.append(path)
+            g["file"] = path.name if relative else str(path)
+    return data, written
 
 
 def _is_array(value: Any) -> bool:

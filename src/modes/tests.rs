@@ -211,10 +211,24 @@ waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
     assert!((found.group_index[0] - ng).abs() < 3e-3);
 }
 
+/// An n x n cross-section of vacuum cells of 0.1 mm inside PEC walls, with `pec` held, and
+/// the free-space wavenumber at 20 GHz: the coax tests' plane.
+fn vacuum_square(n: usize, pec: [Vec<bool>; 3]) -> (CrossSection, f64) {
+    let (len, h) = (n * n, 1e-4);
+    let cs = CrossSection {
+        n: [n, n],
+        cells: [vec![h; n], vec![h; n]],
+        eps: [vec![1.0; len], vec![1.0; len], vec![1.0; len]],
+        walls: [Wall::Pec, Wall::Pec],
+        pec,
+    };
+    (cs, 2.0 * std::f64::consts::PI * 20e9 / 299_792_458.0)
+}
+
 /// A square coax (outer walls PEC, a PEC inner conductor in the plane): its TEM mode, n_eff 1.
 #[test]
 fn a_square_coax_carries_its_tem_mode() {
-    let (n, h) = (20usize, 1e-4);
+    let n = 20usize;
     // The inner conductor, and the outer one as a PEC material 3 nodes deep inside the walls.
     let inner = |j: usize, k: usize| {
         ((8..=12).contains(&j) && (8..=12).contains(&k)) || j <= 3 || k <= 3 || j >= 16 || k >= 16
@@ -230,14 +244,7 @@ fn a_square_coax_carries_its_tem_mode() {
             pec[2][at] = inner(j, k) && inner(j, k + 1);
         }
     }
-    let cs = CrossSection {
-        n: [n, n],
-        cells: [vec![h; n], vec![h; n]],
-        eps: [vec![1.0; len], vec![1.0; len], vec![1.0; len]],
-        walls: [Wall::Pec, Wall::Pec],
-        pec,
-    };
-    let k0 = 2.0 * std::f64::consts::PI * 20e9 / 299_792_458.0;
+    let (cs, k0) = vacuum_square(n, pec);
     let modes = solve(&cs, k0, 2).expect("solves");
     let neff: Vec<f64> = modes.iter().map(|m| m.neff(k0)).collect();
     assert!((neff[0] - 1.0).abs() < 1e-6, "{neff:?}");
@@ -249,7 +256,7 @@ fn a_square_coax_carries_its_tem_mode() {
 /// as painted, the discrete TEM does not exist (every mode found is below cutoff).
 #[test]
 fn a_round_coax_painted_point_by_point_carries_its_tem_mode_once_closed() {
-    let (n, h) = (20usize, 1e-4);
+    let n = 20usize;
     let conductor = |y: f64, z: f64| {
         let r = ((y - 10.0).powi(2) + (z - 10.0).powi(2)).sqrt();
         !(4.0..=9.0).contains(&r)
@@ -264,14 +271,7 @@ fn a_round_coax_painted_point_by_point_carries_its_tem_mode_once_closed() {
             pec[2][j * n + k] = conductor(y, z + 0.5);
         }
     }
-    let painted = CrossSection {
-        n: [n, n],
-        cells: [vec![h; n], vec![h; n]],
-        eps: [vec![1.0; len], vec![1.0; len], vec![1.0; len]],
-        walls: [Wall::Pec, Wall::Pec],
-        pec,
-    };
-    let k0 = 2.0 * std::f64::consts::PI * 20e9 / 299_792_458.0;
+    let (painted, k0) = vacuum_square(n, pec);
     let open = solve(&painted, k0, 1).expect("solves");
     assert!(open[0].neff(k0) < 0.5, "{}", open[0].neff(k0));
     let closed = solve(&painted.closed(), k0, 1).expect("solves");
