@@ -466,6 +466,9 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
     match engine {
         Engine::CpuF32(mut b) => pool.install(|| cpu(m, &mut b, r, threads, opts)),
         Engine::CpuF64(mut b) => pool.install(|| cpu(m, &mut b, r, threads, opts)),
+        Engine::BlochCpuF32(_) | Engine::BlochCpuF64(_) => {
+            unreachable!("the benchmark's scenes have no Bloch phase")
+        }
         #[cfg(feature = "cuda")]
         Engine::CudaF32(mut b) => gpu(m, &mut b, r, &plan, opts),
         #[cfg(feature = "cuda")]

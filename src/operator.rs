@@ -204,6 +204,11 @@ pub struct Operator<T> {
     pub tfsf: Option<TfsfOp<T>>,
     /// The conformal PEC pass's cut faces (empty without a conformal PEC object).
     pub conformal: ConformalOp<T>,
+    /// Per axis with a Bloch phase ([`crate::model::Boundaries::bloch_phase`]), the rotation
+    /// (cos a, sin a), a = -2 pi phase, that takes a field at the minimum face to its image
+    /// beyond the maximum face: F(n) = F(0) e^{i a}, and F(-1) = F(n - 1) e^{-i a}. None on
+    /// every other axis. The Bloch pass ([`crate::backend::Pass::Bloch`]) reads it.
+    pub bloch: [Option<(T, T)>; 3],
 }
 
 /// The conformal PEC pass's tables ([`crate::model::Conformal`]): per H component `c`, the
@@ -542,8 +547,15 @@ impl<T: Real> Operator<T> {
                 })
                 .collect(),
         });
+        let bloch = [0, 1, 2].map(|a| {
+            model.boundaries.bloch_phase(a).map(|p| {
+                let (s, c) = (-2.0 * std::f64::consts::PI * p).sin_cos();
+                (f(c), f(s))
+            })
+        });
         Operator {
             tfsf,
+            bloch,
             conformal: ConformalOp::new(model),
             hcoef,
             dispersive,

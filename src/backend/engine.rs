@@ -2,6 +2,7 @@
 //! field precision, so the choice is made once and every call inside an arm is static (no
 //! trait object, no dispatch per slab or per cell).
 
+use super::bloch::BlochPair;
 use super::cpu::CpuBackend;
 use super::Backend;
 
@@ -11,6 +12,10 @@ pub enum Engine {
     CpuF32(CpuBackend<f32>),
     /// The rayon CPU engine in f64.
     CpuF64(CpuBackend<f64>),
+    /// A Bloch cell's pair of rayon CPU engines in f32 ([`BlochPair`]).
+    BlochCpuF32(BlochPair<CpuBackend<f32>>),
+    /// A Bloch cell's pair of rayon CPU engines in f64.
+    BlochCpuF64(BlochPair<CpuBackend<f64>>),
     /// The CUDA engine in f32.
     #[cfg(feature = "cuda")]
     CudaF32(super::cuda::CudaBackend<f32>),
@@ -25,6 +30,8 @@ impl Engine {
         match self {
             Engine::CpuF32(b) => b.name(),
             Engine::CpuF64(b) => b.name(),
+            Engine::BlochCpuF32(b) => b.name(),
+            Engine::BlochCpuF64(b) => b.name(),
             #[cfg(feature = "cuda")]
             Engine::CudaF32(b) => b.name(),
             #[cfg(feature = "cuda")]

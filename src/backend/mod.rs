@@ -14,6 +14,7 @@
 //! A backend never panics on a device failure: it records the first one, skips further work,
 //! and reports it through [`Backend::failure`], which the time loop checks every step.
 
+pub mod bloch;
 pub mod cpu;
 /// The CUDA engine; without the `cuda` feature only its device-independent parts (the slab
 /// engine the host-kernel tests drive) are built.
@@ -219,6 +220,33 @@ pub trait Backend {
     /// E on every slab's first plane. By default the E half step.
     fn step_fused_first_e(&mut self, source_values: &[f64]) {
         self.update_e(source_values);
+    }
+    /// True if this engine runs its half of the Bloch pass ([`Pass::Bloch`]):
+    /// [`Backend::bloch_images`] and [`Backend::bloch_correct`]. The plan keeps a Bloch cell
+    /// on an engine that does ([`crate::plan`]).
+    fn has_bloch_pass(&self) -> bool {
+        false
+    }
+    /// The Bloch pass, first part: append to `out` the values of the other field that the
+    /// curl of half step `half` read across each Bloch-periodic face (the plain periodic
+    /// images: for H, E beyond the maximum faces; for E, H below the minimum faces), in an
+    /// order of the engine's own that is the same for the two engines of a Bloch pair (one
+    /// model, one split). Nothing on an engine without the pass.
+    fn bloch_images(&mut self, half: Half, out: &mut Vec<Self::Real>) {
+        let _ = (half, out);
+    }
+    /// The Bloch pass, second part, right after the curl of half step `half`: correct the
+    /// cells next to each Bloch face for the image's phase, from this engine's images `own`
+    /// and the other field set's `other` ([`Backend::bloch_images`] of both engines);
+    /// `imaginary` when this engine holds the imaginary set (the rotation's sign).
+    fn bloch_correct(
+        &mut self,
+        half: Half,
+        own: &[Self::Real],
+        other: &[Self::Real],
+        imaginary: bool,
+    ) {
+        let _ = (half, own, other, imaginary);
     }
     /// Replay a list of halo plane copies: those of the half step just done, which this call
     /// ends (a backend that started them early waits for them here).

@@ -79,11 +79,20 @@ pub enum Pass {
     /// Dey-Mittra update's difference from the plain curl, from the free edges and areas of
     /// the faces a PEC surface cuts (H half step, right after the curl).
     Conformal,
+    /// The Bloch walls' phase ([`crate::operator::Operator::bloch`]): the curl read the
+    /// neighbour beyond each Bloch-periodic face as the plain periodic image, its own set's
+    /// value at the other end; the cells next to the wrap get the difference that the image's
+    /// phase rotation makes, which mixes the real and imaginary field sets. Right after the
+    /// curl in both half steps (an additive correction of the curl, before everything that
+    /// reads the new field). It couples two engines, so the pair that steps them runs it
+    /// ([`crate::backend::bloch`]); a single engine has nothing to do.
+    Bloch,
 }
 
 /// The passes of the H half step, in order.
 pub const H_PASSES: &[Pass] = &[
     Pass::CurlCpml,
+    Pass::Bloch,
     Pass::Conformal,
     Pass::MagneticSources,
     Pass::Tfsf,
@@ -93,6 +102,7 @@ pub const H_PASSES: &[Pass] = &[
 /// The passes of the E half step, in order.
 pub const E_PASSES: &[Pass] = &[
     Pass::CurlCpml,
+    Pass::Bloch,
     Pass::Sources,
     Pass::Tfsf,
     Pass::Cells,
@@ -101,7 +111,7 @@ pub const E_PASSES: &[Pass] = &[
 ];
 
 /// Every pass, in the order of [`Pass::index`].
-pub const ALL_PASSES: [Pass; 8] = [
+pub const ALL_PASSES: [Pass; 9] = [
     Pass::CurlCpml,
     Pass::MagneticSources,
     Pass::Sources,
@@ -110,6 +120,7 @@ pub const ALL_PASSES: [Pass; 8] = [
     Pass::Tfsf,
     Pass::Cells,
     Pass::Conformal,
+    Pass::Bloch,
 ];
 
 impl Half {
@@ -155,6 +166,7 @@ impl Pass {
             Pass::Tfsf => "tfsf",
             Pass::Cells => "cells",
             Pass::Conformal => "conformal pec",
+            Pass::Bloch => "bloch",
         }
     }
 }
@@ -232,6 +244,9 @@ mod tests {
                 p.name()
             );
         }
+        // The Bloch correction completes the curl before anything reads the new field.
+        assert_eq!(H_PASSES[1], Pass::Bloch);
+        assert_eq!(E_PASSES[1], Pass::Bloch);
         // PEC faces come last in E: a source on the wall must not leave tangential E there.
         assert_eq!(E_PASSES.last(), Some(&Pass::PecFaces));
         // The poles advance from the final E^{n+1}: after the sources.

@@ -109,6 +109,10 @@ pub struct Model {
     pub terminals: Vec<Terminal>,
     /// Cell passes ([`CellPass`]), in the order they run within their half step.
     pub cell_passes: Vec<std::sync::Arc<dyn CellPass>>,
+    /// This model describes the imaginary field set of a Bloch cell
+    /// ([`Model::imaginary_set`]): its phased sheets carry the imaginary part of their
+    /// current. False for every model a scene resolves to.
+    pub imaginary: bool,
 }
 
 /// Where the dispersive pass's cells lie ([`Model::dispersive_counts`]).
@@ -185,18 +189,61 @@ impl Model {
         x1: usize,
     ) -> Option<Vec<f64>> {
         let s = &self.sources[k];
-        let weights = s.profiles()?[magnetic as usize];
         let cells = match (&s.magnetic, magnetic) {
             (Some(m), true) => m.cells,
             _ => s.cells,
         };
         let (a, b) = (cells[0][0].max(x0), cells[0][1].min(x1));
+        if a >= b {
+            return None;
+        }
+        if let Some(kt) = s.transverse_k {
+            let component = match (&s.magnetic, magnetic) {
+                (Some(m), true) => m.component,
+                _ => s.component,
+            };
+            return Some(self.phase_weights(component, [[a, b], cells[1], cells[2]], kt));
+        }
+        let weights = s.profiles()?[magnetic as usize];
         let per_plane = (cells[1][1] - cells[1][0]) * (cells[2][1] - cells[2][0]);
-        (a < b)
-            .then(|| weights[(a - cells[0][0]) * per_plane..(b - cells[0][0]) * per_plane].to_vec())
+        Some(weights[(a - cells[0][0]) * per_plane..(b - cells[0][0]) * per_plane].to_vec())
     }
 
-    /// Values of the mode sources' weights on global x planes `[x0, x1)` (electric and
+    /// The real (or, for [`Model::imaginary`], imaginary) part of e^{-i k . r} over the cells
+    /// `cells` of `component` in C order: an oblique plane wave's sheet weights.
+    fn phase_weights(&self, component: Component, cells: [[usize; 2]; 3], k: [f64; 3]) -> Vec<f64> {
+        let mut out = Vec::new();
+        for i in cells[0][0]..cells[0][1] {
+            for j in cells[1][0]..cells[1][1] {
+                for l in cells[2][0]..cells[2][1] {
+                    let r = self
+                        .grid
+                        .position(component, [i as f64, j as f64, l as f64]);
+                    let phase = -(k[0] * r[0] + k[1] * r[1] + k[2] * r[2]);
+                    out.push(if self.imaginary {
+                        phase.sin()
+                    } else {
+                        phase.cos()
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The model of a Bloch cell's imaginary field set: this model with its phased sheets'
+    /// weights the imaginary part of their current ([`Source::transverse_k`]). The engine of
+    /// a Bloch run steps two engines, one of this model and one of `self`
+    /// ([`crate::backend::bloch`]).
+    pub fn imaginary_set(&self) -> Model {
+        Model {
+            imaginary: true,
+            scan: None,
+            ..self.clone()
+        }
+    }
+
+    /// Values of the mode sources' and oblique plane waves' weights on global x planes `[x0, x1)` (electric and
     /// magnetic sheets), which a slab holds in the run's precision (the plan counts them from
     /// the cells alone, before any mode is solved).
     pub fn sheet_weight_values(&self, x0: usize, x1: usize) -> u64 {
@@ -206,7 +253,7 @@ impl Model {
         };
         self.sources
             .iter()
-            .filter(|s| s.mode.is_some())
+            .filter(|s| s.mode.is_some() || s.transverse_k.is_some())
             .map(|s| in_planes(&s.cells) + s.magnetic.as_ref().map_or(0, |m| in_planes(&m.cells)))
             .sum()
     }

@@ -17,6 +17,12 @@ pub struct Boundaries {
     pub faces: [[BoundaryKind; 2]; 3],
     /// CPML coefficient profiles per axis.
     pub profiles: [AxisProfile; 3],
+    /// The Bloch phase of each periodic axis, in periods of 2 pi (0 on every other axis and on
+    /// a plain periodic one): a wave of wavevector k along a Bloch axis of length L has phase
+    /// k L / (2 pi), positive for a wave travelling towards +axis (Meep's `k_point`). With
+    /// yee's e^{+i w t} phasors (a DFT weighs by e^{-i w t}) its fields repeat as
+    /// F(x + L) = F(x) e^{-i 2 pi phase}.
+    pub bloch: [f64; 3],
 }
 
 impl Boundaries {
@@ -24,7 +30,11 @@ impl Boundaries {
     pub fn new(faces: [[BoundaryKind; 2]; 3], shape: [usize; 3], cell: [f64; 3], dt: f64) -> Self {
         let profiles =
             [0, 1, 2].map(|a| AxisProfile::new(Axis::ALL[a], faces[a], shape[a], cell[a], dt));
-        Boundaries { faces, profiles }
+        Boundaries {
+            faces,
+            profiles,
+            bloch: [0.0; 3],
+        }
     }
     /// Build the profiles for `grid`: on a uniform axis exactly [`Boundaries::new`]; on a graded
     /// one each layer's depth is measured in metres along the actual node coordinates and its
@@ -35,11 +45,27 @@ impl Boundaries {
             None => AxisProfile::new(Axis::ALL[a], faces[a], grid.shape[a], grid.cell[a], grid.dt),
             Some(lines) => AxisProfile::graded(faces[a], lines, grid.dt),
         });
-        Boundaries { faces, profiles }
+        Boundaries {
+            faces,
+            profiles,
+            bloch: [0.0; 3],
+        }
     }
     /// The kind of one face.
     pub fn face(&self, axis: Axis, high: bool) -> BoundaryKind {
         self.faces[axis as usize][high as usize]
+    }
+    /// The Bloch phase of `axis` reduced to (-1/2, 1/2], or None where the axis repeats
+    /// plainly (not periodic, or a whole number of periods): only then does a run carry the
+    /// imaginary field set.
+    pub fn bloch_phase(&self, axis: usize) -> Option<f64> {
+        let p = self.bloch[axis] - self.bloch[axis].round();
+        (p != 0.0 && self.faces[axis][0] == BoundaryKind::Periodic).then_some(p)
+    }
+    /// True if some axis has a Bloch phase ([`Boundaries::bloch_phase`]): the fields are
+    /// complex, carried as two real sets.
+    pub fn has_bloch(&self) -> bool {
+        (0..3).any(|a| self.bloch_phase(a).is_some())
     }
 }
 

@@ -215,6 +215,12 @@ pub struct Source {
     /// itself. A broadband mode source's profile at each of its frequencies weighs the
     /// waveform by that frequency's Lagrange polynomial ([`crate::model::lagrange_filters`]).
     pub filter: Vec<f64>,
+    /// An oblique plane wave's wavevector along the sheet (rad/m, 0 along the sheet's normal),
+    /// or None: the sheet then drives the same current on every cell. With it the current is
+    /// the complex J e^{-i k . r} (a wave e^{i (w t - k . r)} in yee's phasors, travelling
+    /// along +k), whose real part drives the real field set of a Bloch cell and whose
+    /// imaginary part the imaginary set ([`crate::model::Model::sheet_weights`]).
+    pub transverse_k: Option<[f64; 3]>,
 }
 
 /// The magnetic half of a Huygens source: M on a sheet of H-component cells half a cell behind

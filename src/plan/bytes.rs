@@ -448,6 +448,10 @@ pub struct Layout {
     pub launches: std::sync::Arc<LaunchLayout>,
     /// The model's cell passes, as their state and traffic depend on them.
     pub cell_passes: std::sync::Arc<Vec<CellPassLayout>>,
+    /// Field sets the engine steps: 2 for a Bloch cell (the real and the imaginary set, each
+    /// a whole engine: [`crate::backend::bloch`]), else 1. Every slab's bytes and traffic
+    /// count once per set.
+    pub field_sets: u64,
 }
 
 /// Bytes a backend holds per conformal PEC cut face: a u32 cell offset and four weights.
@@ -464,7 +468,11 @@ fn conformal_planes(model: &Model) -> Vec<u64> {
 
 /// Per global x plane, the values of the mode sources' weights ([`Layout::sheet_weight_planes`]).
 fn sheet_weight_planes(model: &Model) -> Vec<u64> {
-    if model.sources.iter().all(|s| s.mode.is_none()) {
+    if model
+        .sources
+        .iter()
+        .all(|s| s.mode.is_none() && s.transverse_k.is_none())
+    {
         return Vec::new();
     }
     (0..model.grid.shape[0])
@@ -529,7 +537,8 @@ impl Layout {
             pml: [0, 1, 2].map(|a| (profiles[a].lo, profiles[a].hi)),
             precision: model.precision,
             staging_values: monitor_staging_len(model) as u64,
-            flux_bytes: flux_bytes(model),
+            // Each field set of a Bloch cell keeps its own DFTs.
+            flux_bytes: flux_bytes(model) * (1 + model.boundaries.has_bloch() as u64),
             probe_values_per_step: probe_values_per_step(model),
             steps: model.grid.steps as u64,
             monitors: std::sync::Arc::new(MonitorLayout::of(model)),
@@ -550,6 +559,7 @@ impl Layout {
             sheet_weight_planes: std::sync::Arc::new(sheet_weight_planes(model)),
             launches: std::sync::Arc::new(LaunchLayout::of(model)),
             cell_passes: std::sync::Arc::new(CellPassLayout::of(model)),
+            field_sets: 1 + model.boundaries.has_bloch() as u64,
         }
     }
 
@@ -647,7 +657,7 @@ impl Layout {
         let n = range.len() as u64;
         let l = self.slab_lengths(range);
         let plane = (self.shape[1] * self.shape[2]) as u64;
-        Allocation {
+        let one = Allocation {
             fields: 6 * (l.field_len as u64 - 2 * plane) * p,
             halos: 6 * 2 * plane * p,
             materials: (1 + self.magnetic as u64) * (3 * l.mat_len as u64 + 3 * 2 * n * ny)
@@ -657,7 +667,12 @@ impl Layout {
             monitors: 0,
             sources: self.tfsf_bytes(range) + self.sheet_weight_bytes(range),
             passes: self.cell_pass_bytes(range),
+        };
+        let mut all = Allocation::default();
+        for _ in 0..self.field_sets {
+            all.add(&one);
         }
+        all
     }
 
     /// Bytes of the cell passes' state for the slab that owns `range`: per pass, its slots
@@ -737,7 +752,8 @@ impl Layout {
         let cells = range.len() as u64 * self.shape[1] as u64 * self.shape[2] as u64;
         let base =
             cells * (update_bytes_per_cell_step(self.precision, fused) + 3 * self.magnetic as u64);
-        (base + 2 * self.psi_bytes(range)) as f64 + self.pass_traffic_per_step(range)
+        let one = (base + 2 * self.psi_bytes(range)) as f64 + self.pass_traffic_per_step(range);
+        one * self.field_sets as f64
     }
 
     /// Kernel launches per step the CUDA engine makes for the slab that owns `range`
@@ -1180,6 +1196,7 @@ mod tests {
             sheet_weight_planes: Default::default(),
             launches: Default::default(),
             cell_passes: Default::default(),
+            field_sets: 1,
         }
     }
 

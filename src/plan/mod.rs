@@ -27,7 +27,7 @@ pub mod scan;
 mod suggest;
 
 pub use bytes::{
-    bytes_per_cell_step, monitor_staging_bytes, monitor_staging_len, output_bytes,
+    bytes_per_cell_step, flux_bytes, monitor_staging_bytes, monitor_staging_len, output_bytes,
     probe_series_bytes, slab_bytes, Allocation, Layout, MonitorLayout, OutputBytes,
 };
 pub use decision::{Decision, GpuFit, HostFit, NoGpu};

@@ -289,6 +289,12 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     match engine {
         Engine::CpuF32(mut b) => pool.install(|| run_backend(model, &mut b, r, threads, opts, obs)),
         Engine::CpuF64(mut b) => pool.install(|| run_backend(model, &mut b, r, threads, opts, obs)),
+        Engine::BlochCpuF32(mut b) => {
+            pool.install(|| run_backend(model, &mut b, r, threads, opts, obs))
+        }
+        Engine::BlochCpuF64(mut b) => {
+            pool.install(|| run_backend(model, &mut b, r, threads, opts, obs))
+        }
         #[cfg(feature = "cuda")]
         Engine::CudaF32(mut b) => run_backend(model, &mut b, r, threads, opts, obs),
         #[cfg(feature = "cuda")]

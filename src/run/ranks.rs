@@ -27,7 +27,7 @@ pub(super) fn run_ranks(
     ranks: Ranks,
 ) -> Result<Summary, RunError> {
     let hosts = crate::ranks::hosts();
-    if let Some(why) = refusal(opts) {
+    if let Some(why) = refusal(opts).or_else(|| bloch_refusal(model)) {
         return Err(RunError::Backend(StartError::Refused(why)));
     }
     // The worker threads of a host are shared by the ranks on it.
@@ -193,6 +193,14 @@ fn refusal(opts: &RunOptions) -> Option<String> {
         );
     }
     None
+}
+
+/// Why a Bloch cell does not run over ranks: its two field sets' engines exchange the
+/// images at the Bloch faces within one process ([`crate::backend::bloch`]).
+fn bloch_refusal(model: &Model) -> Option<String> {
+    model.boundaries.has_bloch().then(|| {
+        "a Bloch cell (a periodic axis with a non-zero phase) runs in one process for now: run it without mpirun (its unit cell is usually small)".to_string()
+    })
 }
 
 /// Rank 0: the loop on the whole-grid backend; the others: follow it.

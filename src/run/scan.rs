@@ -708,7 +708,8 @@ fn one_after_another(
         }
         let threads = pool.current_num_threads();
         // The CPU's fused sweep runs a thread per slab; a GPU's is parallel within one.
-        let cpu = matches!(engine, Engine::CpuF32(_) | Engine::CpuF64(_));
+        let cpu = !matches!(engine, Engine::BlochCpuF32(_) | Engine::BlochCpuF64(_))
+            && matches!(engine, Engine::CpuF32(_) | Engine::CpuF64(_));
         let mode = (
             if cpu {
                 super::step::mode_for_split(opts.step, r.len(), threads)
@@ -721,6 +722,10 @@ fn one_after_another(
             Engine::CpuF32(mut b) => trace_on!(b, f32, |x| pool
                 .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
             Engine::CpuF64(mut b) => trace_on!(b, f64, |x| pool
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
+            Engine::BlochCpuF32(mut b) => trace_on!(b, f32, |x| pool
+                .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
+            Engine::BlochCpuF64(mut b) => trace_on!(b, f64, |x| pool
                 .install(|| { run_trace(&trace, x, r, every, &opts.stop, &never, mode) })),
             #[cfg(feature = "cuda")]
             Engine::CudaF32(mut b) => {

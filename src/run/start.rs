@@ -5,6 +5,7 @@
 //! host-memory check, before any output is written.
 
 use super::{Observer, StartError};
+use crate::backend::bloch::BlochPair;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::cuda::placement::Placement;
 use crate::backend::cuda::CudaError;
@@ -130,12 +131,26 @@ pub fn start_engine(
         Started::Cpu(plan) => {
             let ranges = plan.ranges();
             // The CPU engine (Send, unlike a CUDA one) is built on the pool, then wrapped.
-            let engine = match model.precision {
-                Precision::F32 => Engine::CpuF32(pool.install(|| CpuBackend::new(model, &ranges))),
-                Precision::F64 => Engine::CpuF64(pool.install(|| CpuBackend::new(model, &ranges))),
-            };
+            let engine = cpu_engine(model, &ranges, pool);
             Ok((engine, ranges))
         }
+    }
+}
+
+/// The CPU engine of `model` split as `ranges`, in the model's precision: a pair of engines
+/// where the model has a Bloch phase ([`BlochPair`]), else one; built on `pool` (the CPU
+/// engine is Send, unlike a CUDA one, so each arm builds there and wraps after).
+pub fn cpu_engine(model: &Model, ranges: &[SlabRange], pool: &rayon::ThreadPool) -> Engine {
+    fn pair<T: crate::real::Real>(model: &Model, ranges: &[SlabRange]) -> BlochPair<CpuBackend<T>> {
+        let re = CpuBackend::new(model, ranges);
+        let im = CpuBackend::new(&model.imaginary_set(), ranges);
+        BlochPair::new(model, re, im)
+    }
+    match (model.precision, model.boundaries.has_bloch()) {
+        (Precision::F32, false) => Engine::CpuF32(pool.install(|| CpuBackend::new(model, ranges))),
+        (Precision::F64, false) => Engine::CpuF64(pool.install(|| CpuBackend::new(model, ranges))),
+        (Precision::F32, true) => Engine::BlochCpuF32(pool.install(|| pair(model, ranges))),
+        (Precision::F64, true) => Engine::BlochCpuF64(pool.install(|| pair(model, ranges))),
     }
 }
 

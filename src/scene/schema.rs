@@ -171,9 +171,12 @@ pub struct BoundariesSection {
 #[derive(Debug, Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
 pub struct BoundarySpec {
-    /// pml | pec | pmc | periodic.
+    /// pml | pec | pmc | periodic | bloch.
     #[serde(rename = "type")]
     pub kind: Spanned<String>,
+    /// Bloch: the phase per period in periods of 2 pi (k L / 2 pi for a wave of wavevector k
+    /// along the axis).
+    pub phase: Option<Spanned<f64>>,
     /// PML thickness in cells.
     pub cells: Option<Spanned<i64>>,
     /// Polynomial grading order of sigma and kappa (default 3).
@@ -332,6 +335,9 @@ pub struct SourceSpec {
     /// Plane wave: a plain electric current sheet radiating both ways (default false: a
     /// one-way Huygens sheet).
     pub two_way: Option<Spanned<bool>>,
+    /// Oblique plane wave: `"auto"` (the default), the wave sets the Bloch phase of the
+    /// periodic axes it tilts towards from its direction at its centre frequency.
+    pub bloch: Option<Spanned<String>>,
     /// Dipole in a `[scan]`: `[dx, dy, dz]`, how far the source moves from one trace to the
     /// next (gprMax's `#src_steps`).
     pub scan_step: Option<Spanned<Vec<f64>>>,

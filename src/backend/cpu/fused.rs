@@ -641,6 +641,8 @@ impl<T: Real> Slab<T> {
         match (half, pass) {
             (_, Pass::CurlCpml) => self.curl_cpml_plane(sh, half, p, rows),
             (Half::H, Pass::Conformal) => self.conformal(sh, p..p + 1, rows),
+            // A Bloch pair steps two-pass (`crate::backend::bloch`).
+            (_, Pass::Bloch) => {}
             (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values, p..p + 1, rows),
             (Half::E, Pass::Sources) => self.inject(sh, values, p..p + 1, rows),
             (_, Pass::Tfsf) => self.tfsf(sh, half, p..p + 1, rows, ahead),

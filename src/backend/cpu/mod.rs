@@ -7,6 +7,7 @@
 //! right after its curl, and sources and PEC faces are applied last. Every cell is computed by the same arithmetic in
 //! the same order whatever the slab count, so decomposition does not change a single bit.
 
+mod bloch;
 mod cells;
 mod conformal;
 mod cpml;
@@ -393,6 +394,8 @@ impl<T: Real> Slab<T> {
         match (half, pass) {
             (Half::H, Pass::CurlCpml) => self.curl_cpml_h(sh),
             (Half::H, Pass::Conformal) => self.conformal(sh, all, rows),
+            // The pair of engines of a Bloch cell runs it (`crate::backend::bloch`).
+            (_, Pass::Bloch) => {}
             (Half::E, Pass::CurlCpml) => self.curl_cpml_e(sh),
             (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values, all, rows),
             (Half::E, Pass::Sources) => self.inject(sh, values, all, rows),
@@ -869,6 +872,18 @@ impl<T: Real> Backend for CpuBackend<T> {
 
     fn step_fused_first_e(&mut self, source_values: &[f64]) {
         self.fused_first_e(source_values);
+    }
+
+    fn has_bloch_pass(&self) -> bool {
+        true
+    }
+
+    fn bloch_images(&mut self, half: Half, out: &mut Vec<T>) {
+        self.read_bloch_images(half, out);
+    }
+
+    fn bloch_correct(&mut self, half: Half, own: &[T], other: &[T], imaginary: bool) {
+        self.correct_bloch(half, own, other, imaginary);
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {

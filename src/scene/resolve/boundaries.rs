@@ -5,10 +5,34 @@ use crate::model::*;
 use crate::scene::schema::*;
 use toml::Spanned;
 
+/// A Bloch phase as `[boundaries]` gave it: the phase and where it was written.
+#[derive(Debug, Clone)]
+pub(super) struct BlochEntry {
+    /// Periods of 2 pi per cell period.
+    pub phase: f64,
+    /// The key it was written under (`boundaries.x_min`).
+    pub key: String,
+    /// Where in the file.
+    pub at: usize,
+}
+
+/// The faces of `[boundaries]`, and per axis the Bloch phase written there (a `bloch` face
+/// is periodic; its phase goes to [`Boundaries::bloch`]).
 pub(super) fn boundaries(
     scene: &SceneFile,
     ck: &mut Checker,
     shape: Option<[usize; 3]>,
+) -> (Option<[[BoundaryKind; 2]; 3]>, [Option<BlochEntry>; 3]) {
+    let mut bloch: [Option<BlochEntry>; 3] = Default::default();
+    let faces = faces(scene, ck, shape, &mut bloch);
+    (faces, bloch)
+}
+
+fn faces(
+    scene: &SceneFile,
+    ck: &mut Checker,
+    shape: Option<[usize; 3]>,
+    bloch: &mut [Option<BlochEntry>; 3],
 ) -> Option<[[BoundaryKind; 2]; 3]> {
     let names = ["x_min", "x_max", "y_min", "y_max", "z_min", "z_max"];
     let default_pml = BoundaryKind::Pml(PmlParams::with_cells(10));
@@ -27,17 +51,54 @@ pub(super) fn boundaries(
         let b = b.get_ref();
         let specs = [&b.x_min, &b.x_max, &b.y_min, &b.y_max, &b.z_min, &b.z_max];
         let default = match &b.default {
+            Some(d) if is_bloch(d) => {
+                ck.error(d, "boundaries.default", "a Bloch phase belongs to the faces of one axis: write it on that axis's faces (e.g. `x_min = { type = \"bloch\", phase = 0.25 }`)");
+                None
+            }
             Some(d) => boundary_kind(d, "boundaries.default", ck),
             None => Some(default_pml),
         };
+        // The axes with a Bloch face, and which of their faces the file set itself.
+        for f in 0..6 {
+            let (a, key) = (f / 2, format!("boundaries.{}", names[f]));
+            let Some(spec) = specs[f].as_ref().filter(|s| is_bloch(s)) else {
+                continue;
+            };
+            let Some(phase) = bloch_phase(spec, &key, ck) else {
+                ok = false;
+                failed[a] = true;
+                continue;
+            };
+            match &bloch[a] {
+                Some(e) if e.phase != phase => {
+                    ck.error(spec, &key, format!("the Bloch phase along {} is {} on {}: write one phase (on either face or both)", Axis::ALL[a].name(), e.phase, e.key));
+                    ok = false;
+                    failed[a] = true;
+                }
+                Some(_) => {}
+                None => {
+                    bloch[a] = Some(BlochEntry {
+                        phase,
+                        key,
+                        at: spec.span().start,
+                    })
+                }
+            }
+        }
         for f in 0..6 {
             let (a, h) = (f / 2, f % 2);
             let key = format!("boundaries.{}", names[f]);
             let kind = match specs[f] {
+                Some(s) if is_bloch(s) => {
+                    spans[a][h] = Some(s.span().start);
+                    Some(BoundaryKind::Periodic)
+                }
                 Some(s) => {
                     spans[a][h] = Some(s.span().start);
                     boundary_kind(s, &key, ck)
                 }
+                // The other face of a Bloch axis follows it.
+                None if bloch[a].is_some() => Some(BoundaryKind::Periodic),
                 None => {
                     spans[a][h] = b.default.as_ref().map(|d| d.span().start);
                     default
@@ -55,7 +116,19 @@ pub(super) fn boundaries(
     for a in (0..3).filter(|&a| !failed[a]) {
         let [lo, hi] = faces[a];
         let at = spans[a][0].or(spans[a][1]).unwrap_or(0);
-        if (lo == BoundaryKind::Periodic) != (hi == BoundaryKind::Periodic) {
+        if let (Some(e), true) = (&bloch[a], lo != hi) {
+            ck.error_at(
+                e.at,
+                &e.key,
+                format!(
+                    "a Bloch phase along {} needs both {} and {} periodic: leave the other face out (it follows) or make it `type = \"periodic\"` or `\"bloch\"`",
+                    Axis::ALL[a].name(),
+                    names[2 * a],
+                    names[2 * a + 1]
+                ),
+            );
+            ok = false;
+        } else if (lo == BoundaryKind::Periodic) != (hi == BoundaryKind::Periodic) {
             ck.error_at(
                 at,
                 &format!("boundaries.{}", names[2 * a]),
@@ -71,6 +144,15 @@ pub(super) fn boundaries(
         if hi == BoundaryKind::Pmc {
             ck.error_at(spans[a][1].unwrap_or(0), &format!("boundaries.{}", names[2 * a + 1]), "pmc is supported on the minimum faces (x_min, y_min, z_min), where it acts as a symmetry plane; mirror the scene so the PMC wall is on a minimum face");
             ok = false;
+        }
+        if let (Some(e), Some(n)) = (&bloch[a], shape) {
+            if n[a] < 2 && e.phase.fract() != 0.0 {
+                ck.error_at(e.at, &e.key, format!(
+                    "a Bloch phase needs at least 2 cells along {}, which has 1 (a 2-D grid's flat axis carries no derivative): give the axis 2 or more cells, or use phase = 0",
+                    Axis::ALL[a].name()
+                ));
+                ok = false;
+            }
         }
         if let Some(n) = shape {
             let thick = lo.pml_cells() + hi.pml_cells();
@@ -114,6 +196,37 @@ fn and_list<S: AsRef<str>>(items: &[S]) -> String {
     }
 }
 
+/// True for a `type = "bloch"` face.
+fn is_bloch(spec: &Spanned<BoundarySpec>) -> bool {
+    spec.get_ref().kind.get_ref() == "bloch"
+}
+
+/// The `phase` of a Bloch face, reported if missing or not finite; a Bloch face takes no
+/// other key.
+fn bloch_phase(spec: &Spanned<BoundarySpec>, key: &str, ck: &mut Checker) -> Option<f64> {
+    let s = spec.get_ref();
+    let extra = s.cells.is_some()
+        || s.order.is_some()
+        || s.sigma_factor.is_some()
+        || s.kappa_max.is_some()
+        || s.alpha_frequency.is_some();
+    if extra {
+        ck.error(spec, key, "a Bloch face takes `phase` only (`cells`, `order`, `sigma_factor`, `kappa_max` and `alpha_frequency` are a PML's)");
+        return None;
+    }
+    match &s.phase {
+        Some(p) if p.get_ref().is_finite() => Some(*p.get_ref()),
+        Some(p) => {
+            ck.error(p, &format!("{key}.phase"), "the Bloch phase is a finite number of periods of 2 pi (k L / 2 pi; 0.25 for a quarter period)");
+            None
+        }
+        None => {
+            ck.error(spec, key, "a Bloch face needs `phase`, in periods of 2 pi per cell period (k L / 2 pi), e.g. `{ type = \"bloch\", phase = 0.25 }`; an oblique plane wave sets it itself on `type = \"periodic\"` faces");
+            None
+        }
+    }
+}
+
 fn boundary_kind(
     spec: &Spanned<BoundarySpec>,
     key: &str,
@@ -123,8 +236,19 @@ fn boundary_kind(
     let kind = ck.one_of(
         &s.kind,
         &format!("{key}.type"),
-        &["pml", "pec", "pmc", "periodic"],
+        &["pml", "pec", "pmc", "periodic", "bloch"],
     )?;
+    if s.phase.is_some() {
+        ck.error(
+            spec,
+            key,
+            format!(
+                "`phase` applies only to type = \"bloch\", not \"{}\"",
+                s.kind.get_ref()
+            ),
+        );
+        return None;
+    }
     let has_pml_keys = s.cells.is_some()
         || s.order.is_some()
         || s.sigma_factor.is_some()
@@ -140,6 +264,7 @@ fn boundary_kind(
                 BoundaryKind::Pml(PmlParams::with_cells(0)),
                 BoundaryKind::Pec,
                 BoundaryKind::Pmc,
+                BoundaryKind::Periodic,
                 BoundaryKind::Periodic,
             ][kind],
         );

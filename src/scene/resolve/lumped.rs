@@ -168,6 +168,7 @@ fn port(
         magnetic: None,
         mode: None,
         filter: Vec::new(),
+        transverse_k: None,
     });
     let kind = TerminalKind::Port {
         impedance,

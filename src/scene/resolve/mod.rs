@@ -1,6 +1,7 @@
 //! From the scene as written to the resolved [`Model`]: unit conversion, grid sizing and every
 //! semantic check. All problems are collected before reporting.
 
+mod bloch;
 mod boundaries;
 mod geometry;
 mod import;
@@ -231,7 +232,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
     } = simulation::simulation(scene, ck, default_courant);
 
     // Boundaries.
-    let faces = boundaries::boundaries(scene, ck, shape);
+    let (faces, bloch) = boundaries::boundaries(scene, ck, shape);
 
     let materials::Materials {
         mut table,
@@ -350,7 +351,8 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
     let precision = precision?;
     let (sources, tfsf) = sources?;
     let _ = unit?;
-    let boundaries = Boundaries::on_grid(faces, &grid);
+    let mut boundaries = Boundaries::on_grid(faces, &grid);
+    boundaries.bloch = bloch::phases(scene, ck, &bloch, &sources, tfsf.as_ref(), &grid)?;
     let smoothing = if subpixel && !objects.is_empty() {
         let used: Vec<u8> = std::iter::once(0)
             .chain(objects.iter().map(|o| o.material))
@@ -393,6 +395,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         sparameters: None,
         terminals: Vec::new(),
         cell_passes: crate::fault::cell_passes(),
+        imaginary: false,
     };
     lumped::attach(scene, ck, &mut model, unit_m);
     // The surface monitors' automatic DFT sampling, from every source's band (the lumped

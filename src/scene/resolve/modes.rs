@@ -289,6 +289,7 @@ pub(super) fn mode_source(
                 }),
                 mode: Some((sheet.clone(), role)),
                 filter: filter.clone(),
+                transverse_k: None,
             });
         }
     }

@@ -48,8 +48,12 @@ pub(super) fn flat_axes(scene: &SceneFile, shape: Option<[usize; 3]>) -> [bool; 
             _ => [kind(b.z_min.as_ref()), kind(b.z_max.as_ref())],
         })
     };
-    let periodic = [0, 1, 2]
-        .map(|a| faces(a).is_some_and(|f| f.iter().all(|k| k.as_deref() == Some("periodic"))));
+    let periodic = [0, 1, 2].map(|a| {
+        faces(a).is_some_and(|f| {
+            f.iter()
+                .all(|k| matches!(k.as_deref(), Some("periodic" | "bloch")))
+        })
+    });
     Grid::flat_axes_of(shape, periodic)
 }
 

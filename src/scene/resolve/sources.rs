@@ -317,6 +317,7 @@ pub(super) fn sources(
                 magnetic: None,
                 mode: None,
                 filter: Vec::new(),
+                transverse_k: None,
             }),
             (None, Some(sheet), Some(waveform)) if two_way => out.push(Source {
                 component: sheet.component,
@@ -327,6 +328,7 @@ pub(super) fn sources(
                 magnetic: None,
                 mode: None,
                 filter: Vec::new(),
+                transverse_k: None,
             }),
             (None, Some(sheet), Some(waveform)) => {
                 let g = grid.expect("a sheet is placed only on a grid");
@@ -352,6 +354,49 @@ struct Sheet {
     sign: i32,
     /// For a one-way sheet, the index along the axis of the H plane half a cell behind it.
     behind: usize,
+    /// An oblique wave's unit direction (None: along the axis).
+    tilt: Option<[f64; 3]>,
+}
+
+/// The sheet's direction (an index into +x, -x, ..., -z) and, unless it lies along an axis,
+/// the unit direction of an oblique wave `v`; or why not. The sheet's normal is the one axis
+/// of the direction that is not periodic (a wave tilts towards periodic axes only), or, where
+/// every axis it has is periodic (or the faces are unknown), its largest component.
+fn oblique_direction(
+    v: [f64; 3],
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
+) -> Result<(usize, Option<[f64; 3]>), String> {
+    let norm = v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    if norm == 0.0 {
+        return Err("the direction vector is zero".into());
+    }
+    let u = v.map(|x| x / norm);
+    let open: Vec<usize> = (0..3)
+        .filter(|&a| u[a] != 0.0 && faces.is_some_and(|f| f[a][0] != BoundaryKind::Periodic))
+        .collect();
+    let a = match open.as_slice() {
+        [a] => *a,
+        [] => (0..3)
+            .max_by(|&i, &j| u[i].abs().total_cmp(&u[j].abs()))
+            .expect("three axes"),
+        _ => {
+            return Err(format!(
+                "the direction {v:?} has components along {} and {}, neither of them periodic: an oblique wave travels along one axis with absorbing or closed faces and tilts towards periodic ones",
+                Axis::ALL[open[0]].name(),
+                Axis::ALL[open[1]].name()
+            ))
+        }
+    };
+    let dir = 2 * a + (u[a] < 0.0) as usize;
+    let tilted: Vec<usize> = (0..3).filter(|&t| t != a && u[t] != 0.0).collect();
+    match tilted.len() {
+        0 => Ok((dir, None)),
+        1 => Ok((dir, Some(u))),
+        _ => Err(format!(
+            "the direction {v:?} tilts towards two axes (conical incidence), which a plane wave does not do yet: tilt it in one plane that holds the sheet's normal {}",
+            Axis::ALL[a].name()
+        )),
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // the scene entry, its key and what placing it needs
@@ -366,16 +411,23 @@ fn plane_wave(
     two_way: bool,
 ) -> Option<Sheet> {
     let dirs = ["+x", "-x", "+y", "-y", "+z", "-z"];
-    let dir = match &s.direction {
-        Some(d) => match text(d) {
-            Some(d) => ck.one_of(&d, &format!("{key}.direction"), &dirs),
-            None => {
+    let (dir, tilt) = match &s.direction {
+        Some(d) => match (text(d), super::position3(d.get_ref())) {
+            (Some(t), _) => (ck.one_of(&t, &format!("{key}.direction"), &dirs), None),
+            (None, Some(v)) => match oblique_direction(v, faces) {
+                Ok((dir, tilt)) => (Some(dir), tilt),
+                Err(why) => {
+                    ck.error(d, &format!("{key}.direction"), why);
+                    (None, None)
+                }
+            },
+            (None, None) => {
                 ck.error(
                     d,
                     &format!("{key}.direction"),
-                    "a plane wave's direction is one of +x, -x, +y, -y, +z, -z",
+                    "a plane wave's direction is one of +x, -x, +y, -y, +z, -z, or a vector [dx, dy, dz] for an oblique wave in a periodic cell",
                 );
-                None
+                (None, None)
             }
         },
         None => {
@@ -384,7 +436,7 @@ fn plane_wave(
                 key,
                 "a plane wave needs `direction` (+x, -x, +y, -y, +z or -z)",
             );
-            None
+            (None, None)
         }
     };
     let axis = dir.map(|d| d / 2);
@@ -511,12 +563,48 @@ fn plane_wave(
         );
         return None;
     };
+    if let Some(u) = tilt {
+        if two_way {
+            ck.error(
+                src,
+                key,
+                "an oblique plane wave is one-way: leave out `two_way`",
+            );
+            return None;
+        }
+        let t = (0..3)
+            .find(|&t| t != a && u[t] != 0.0)
+            .expect("a tilted direction");
+        if faces.is_some_and(|f| f[t][0] != BoundaryKind::Periodic) {
+            ck.error(
+                s.direction.as_ref().unwrap(),
+                &format!("{key}.direction"),
+                format!(
+                    "an oblique plane wave needs periodic walls on the axis it tilts towards, {t_name}, so that its wave fronts continue across the cell: set `[boundaries] {t_name}_min = {{ type = \"periodic\" }}` and `{t_name}_max` likewise (the wave sets their Bloch phase itself), or give the wave a direction along {a_name}",
+                    t_name = Axis::ALL[t].name(),
+                    a_name = Axis::ALL[a].name()
+                ),
+            );
+            return None;
+        }
+    }
+    if let Some(b) = &s.bloch {
+        if b.get_ref() != "auto" {
+            ck.error(b, &format!("{key}.bloch"), "`bloch` is \"auto\": an oblique plane wave sets the Bloch phase of the axis it tilts towards from its direction at the waveform's centre frequency");
+            return None;
+        }
+        if tilt.is_none() {
+            ck.error(b, &format!("{key}.bloch"), "`bloch = \"auto\"` belongs to an oblique plane wave (a direction vector with a component along a periodic axis)");
+            return None;
+        }
+    }
     Some(Sheet {
         component: comp,
         cells,
         axis: a,
         sign,
         behind,
+        tilt,
     })
 }
 
@@ -571,15 +659,59 @@ fn one_way(
         Some(_) => g.dual(a, idx, wraps),
     };
     let d = g.primal(a, sheet.behind as isize);
-    // Half-cell travel time of the grid's own wave at the band centre: the 1-D Yee dispersion
-    // sin(w dt / 2) / (v dt) = sin(k d / 2) / d gives tau = k d / (2 w). Above the grid's
-    // cut-off along the axis there is no real k; use the continuum d / (2 v).
+    // An oblique wave's wavevector along the sheet (k_t = n k0 sin(theta) along the tilt,
+    // fixed: the Bloch phase) and the grid's cos(theta) at the band centre, from the 3-D Yee
+    // dispersion (w~/v)^2 = k~_n^2 + k~_t^2 with k~ = (2/d) sin(k d/2) and
+    // w~ = (2/dt) sin(w dt/2): cos(theta) = k~_n v / w~.
     let w = 2.0 * std::f64::consts::PI * waveform.centre_frequency();
-    let arg = d / (v * g.dt) * (w * g.dt / 2.0).sin();
-    let tau = if arg < 1.0 {
+    let w_grid = 2.0 / g.dt * (w * g.dt / 2.0).sin();
+    let transverse_k = sheet
+        .tilt
+        .map(|u| [0, 1, 2].map(|t| if t == a { 0.0 } else { w / v * u[t] }));
+    let kt_grid2: f64 = transverse_k.map_or(0.0, |k| {
+        (0..3)
+            .filter(|&t| k[t] != 0.0)
+            .map(|t| {
+                let d = g.primal(t, sheet.cells[t][0] as isize);
+                (2.0 / d * (k[t] * d / 2.0).sin()).powi(2)
+            })
+            .sum()
+    });
+    let kn_grid2 = (w_grid / v).powi(2) - kt_grid2;
+    if kn_grid2 <= 0.0 {
+        ck.error(
+            src,
+            &format!("{key}.direction"),
+            "the oblique wave does not propagate on the grid at its centre frequency (its angle is too close to grazing): tilt it less",
+        );
+    }
+    let cos_theta = if kn_grid2 > 0.0 {
+        kn_grid2.sqrt() * v / w_grid
+    } else {
+        1.0
+    };
+    // Half-cell travel time of the grid's own wave along the normal at the band centre: the
+    // Yee dispersion sin(k_n d / 2) = d k~_n / 2 gives tau = k_n d / (2 w). Above the grid's
+    // cut-off along the axis there is no real k; use the continuum d / (2 v cos(theta)).
+    let arg = match sheet.tilt {
+        // The normal wave's k~_n = w~ / v, as the bits of every earlier run had it.
+        None => d / (v * g.dt) * (w * g.dt / 2.0).sin(),
+        Some(_) => d / 2.0 * kn_grid2.max(0.0).sqrt(),
+    };
+    let tau = if arg < 1.0 && kn_grid2 > 0.0 {
         arg.asin() / w
     } else {
-        d / (2.0 * v)
+        d / (2.0 * v * cos_theta)
+    };
+    // The sheets carry the tangential H and E of the incident wave: for s polarisation (E
+    // across the plane of incidence) E is all tangential and H's tangential part is
+    // cos(theta) E / eta; for p (E in the plane, along the tilt) H is all tangential and E's
+    // tangential part cos(theta) E. `amplitude` is the wave's whole E.
+    let p_polarized = sheet.tilt.is_some_and(|u| u[p] != 0.0);
+    let (j_scale, m_scale) = match (sheet.tilt, p_polarized) {
+        (None, _) => (1.0, 1.0),
+        (Some(_), false) => (cos_theta, 1.0),
+        (Some(_), true) => (1.0, cos_theta),
     };
     // e_apq: +1 for an even permutation of (x, y, z).
     let levi = if (a + 1) % 3 == p { 1.0 } else { -1.0 };
@@ -588,15 +720,16 @@ fn one_way(
     Source {
         component: sheet.component,
         cells: sheet.cells,
-        amplitude: -amplitude / (eta * d_e),
+        amplitude: -j_scale * amplitude / (eta * d_e),
         waveform,
         advance: tau,
         magnetic: Some(MagneticSheet {
             component: Component::ALL[3 + q],
             cells: h_cells,
-            amplitude: -levi * sheet.sign as f64 * amplitude / d,
+            amplitude: -m_scale * levi * sheet.sign as f64 * amplitude / d,
         }),
         mode: None,
         filter: Vec::new(),
+        transverse_k,
     }
 }

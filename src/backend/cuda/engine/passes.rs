@@ -129,6 +129,8 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         match (half, pass) {
             (_, Pass::CurlCpml) => self.curl_cpml(s, half, p0, p1),
             (Half::H, Pass::Conformal) => self.conformal(s, p0, p1),
+            // Bloch cells run on the CPU (the plan keeps them there).
+            (_, Pass::Bloch) => Ok(()),
             (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
                 self.sources(s, half, p0, p1, values)
             }

@@ -1,0 +1,304 @@
+//! A Bloch cell: two engines of one model, the real and the imaginary field set, stepped in
+//! lock step and coupled only by the Bloch pass.
+//!
+//! With a Bloch phase on a periodic axis the fields are complex, F = F_re + i F_im. Every
+//! update is real and linear, so each part steps with the same kernels as a plain periodic
+//! cell; only the image beyond a Bloch face mixes them, and [`Pass::Bloch`] corrects the
+//! cells next to the faces for it ([`Backend::bloch_images`], [`Backend::bloch_correct`]).
+//! Memory and time are twice those of a plain periodic cell, and only where a phase is not
+//! zero: a model without one never builds a pair.
+//!
+//! Sources drive the real set, except an oblique plane wave's sheet, whose complex current
+//! drives both ([`crate::model::Source::transverse_k`]). The pair reads probes, snapshots and
+//! lumped terminals from the real set (the physical field of a real source in a cell of
+//! phase 0, and the real part of the complex field otherwise); the surface DFTs are those of
+//! the complex field, DFT(F_re) + i DFT(F_im), so fluxes, mode amplitudes and diffraction
+//! orders are those of the complex field. A checkpoint holds both sets: the imaginary set's
+//! fields and arrays are arrays named `bloch.im.*`.
+
+use super::{
+    Allocation, Backend, GatherTicket, Half, HaloCopy, HaloSide, Pass, PhaseTimes, State,
+    StateArray, StateError,
+};
+use crate::decomp::HaloPlan;
+use crate::flux::FluxDft;
+use crate::model::{Component, Model, Region};
+use crate::real::Real;
+
+/// Prefix of the imaginary set's arrays in a pair's state.
+pub const IMAGINARY_PREFIX: &str = "bloch.im.";
+
+/// The two engines of a Bloch cell.
+pub struct BlochPair<B: Backend> {
+    re: B,
+    im: B,
+    /// Per model source: its current drives the imaginary set too (a phased sheet).
+    phased: Vec<bool>,
+    /// The imaginary set's source values of the current half step.
+    values_im: Vec<f64>,
+    /// Each set's images of the current half step ([`Backend::bloch_images`]).
+    images: [Vec<B::Real>; 2],
+    /// Flux monitors in the model (each engine's state lists this many).
+    fluxes: usize,
+}
+
+impl<B: Backend> BlochPair<B> {
+    /// The pair of `re`, an engine of `model`, and `im`, one of
+    /// [`Model::imaginary_set`] on the same split. Both must run the Bloch pass
+    /// ([`Backend::has_bloch_pass`]).
+    pub fn new(model: &Model, re: B, im: B) -> Self {
+        assert!(
+            re.has_bloch_pass() && im.has_bloch_pass(),
+            "the {} engine has no Bloch pass",
+            re.name()
+        );
+        BlochPair {
+            re,
+            im,
+            phased: model
+                .sources
+                .iter()
+                .map(|s| s.transverse_k.is_some())
+                .collect(),
+            values_im: Vec::new(),
+            images: [Vec::new(), Vec::new()],
+            fluxes: model.fluxes.len(),
+        }
+    }
+
+    /// The real set's engine.
+    pub fn real(&self) -> &B {
+        &self.re
+    }
+
+    /// The imaginary set's engine.
+    pub fn imaginary(&self) -> &B {
+        &self.im
+    }
+
+    /// The imaginary set's values of a half step: the phased sources' own, zero for the
+    /// others and for the TF/SF drive that follows them in the H half step.
+    fn imaginary_values(&mut self, values: &[f64]) {
+        self.values_im.clear();
+        self.values_im
+            .extend(values.iter().enumerate().map(|(s, &v)| {
+                if self.phased.get(s) == Some(&true) {
+                    v
+                } else {
+                    0.0
+                }
+            }));
+    }
+
+    /// The Bloch pass of half step `half` on both sets.
+    fn bloch_pass(&mut self, half: Half) {
+        let [a, b] = &mut self.images;
+        a.clear();
+        b.clear();
+        self.re.bloch_images(half, a);
+        self.im.bloch_images(half, b);
+        self.re.bloch_correct(half, a, b, false);
+        self.im.bloch_correct(half, b, a, true);
+    }
+}
+
+/// The DFT of the complex field from its two parts' DFTs: (A_re + i A_im) + i (B_re + i B_im).
+fn complex_dft(re: FluxDft, im: &FluxDft) -> FluxDft {
+    let mut out = re;
+    for (p, q) in out.patches.iter_mut().zip(&im.patches) {
+        for k in 0..4 {
+            for (a, b) in p.re[k].iter_mut().zip(&q.im[k]) {
+                *a -= b;
+            }
+            for (a, b) in p.im[k].iter_mut().zip(&q.re[k]) {
+                *a += b;
+            }
+        }
+    }
+    out
+}
+
+impl<B: Backend> Backend for BlochPair<B> {
+    type Real = B::Real;
+
+    fn begin_half(&mut self, half: Half) {
+        self.re.begin_half(half);
+        self.im.begin_half(half);
+    }
+
+    fn run_pass(&mut self, half: Half, pass: Pass, values: &[f64]) {
+        if pass == Pass::Bloch {
+            self.bloch_pass(half);
+            return;
+        }
+        self.imaginary_values(values);
+        self.re.run_pass(half, pass, values);
+        self.im.run_pass(half, pass, &self.values_im);
+    }
+
+    fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
+        self.update_h(magnetic_values);
+        self.exchange(&halos.after_h);
+        self.update_e(source_values);
+        self.exchange(&halos.after_e);
+    }
+
+    fn exchange(&mut self, copies: &[HaloCopy]) {
+        self.re.exchange(copies);
+        self.im.exchange(copies);
+    }
+
+    fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [B::Real]) {
+        // A pair runs in one process (the plan keeps it there): no plane leaves it.
+        self.re.read_plane(component, slab, x, out);
+    }
+
+    fn write_halo(&mut self, component: Component, slab: usize, side: HaloSide, data: &[B::Real]) {
+        self.re.write_halo(component, slab, side, data);
+    }
+
+    fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
+        self.re.sample(component, index)
+    }
+
+    fn gather(&self, component: Component, region: &Region, out: &mut [B::Real]) {
+        self.re.gather(component, region, out);
+    }
+
+    fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
+        self.re.queue_probes(samples);
+    }
+
+    fn drain_probes(&mut self, out: &mut Vec<f64>, wait: bool) {
+        self.re.drain_probes(out, wait);
+    }
+
+    fn queue_gather(&mut self, component: Component, region: &Region) -> GatherTicket {
+        self.re.queue_gather(component, region)
+    }
+
+    fn gather_ready(&self, ticket: &GatherTicket) -> bool {
+        self.re.gather_ready(ticket)
+    }
+
+    fn take_gather(&mut self, ticket: GatherTicket) -> Option<&[B::Real]> {
+        self.re.take_gather(ticket)
+    }
+
+    fn accumulate_flux(&mut self, step: usize, dt: f64) {
+        self.re.accumulate_flux(step, dt);
+        self.im.accumulate_flux(step, dt);
+    }
+
+    fn flux_dft(&mut self, index: usize) -> Option<FluxDft> {
+        let re = self.re.flux_dft(index)?;
+        let im = self.im.flux_dft(index)?;
+        Some(complex_dft(re, &im))
+    }
+
+    fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
+        self.flux_dft(index).map(|d| d.power())
+    }
+
+    fn all_finite(&self) -> bool {
+        self.re.all_finite() && self.im.all_finite()
+    }
+
+    fn device_times(&mut self) -> Option<PhaseTimes> {
+        self.re.device_times()
+    }
+
+    fn failure(&self) -> Option<String> {
+        self.re.failure().or_else(|| self.im.failure())
+    }
+
+    fn allocation(&self) -> Allocation {
+        let mut a = self.re.allocation();
+        a.add(&self.im.allocation());
+        a
+    }
+
+    fn host_monitor_bytes(&self, model: &Model) -> u64 {
+        // The imaginary set's monitors are its flux DFTs alone (nothing else reads it).
+        self.re.host_monitor_bytes(model) + crate::plan::flux_bytes(model)
+    }
+
+    fn name(&self) -> String {
+        self.re.name()
+    }
+
+    fn export_state(&mut self) -> Option<State<B::Real>> {
+        let mut state = self.re.export_state()?;
+        let im = self.im.export_state()?;
+        for (c, values) in im.fields.into_iter().enumerate() {
+            state.arrays.push(StateArray {
+                name: format!("{IMAGINARY_PREFIX}{}", Component::ALL[c].name()),
+                spread: super::Spread::Cells { slots: 1 },
+                values,
+            });
+        }
+        for a in im.arrays {
+            state.arrays.push(StateArray {
+                name: format!("{IMAGINARY_PREFIX}{}", a.name),
+                ..a
+            });
+        }
+        state.arrays.sort_by(|a, b| a.name.cmp(&b.name));
+        state.flux.extend(im.flux);
+        Some(state)
+    }
+
+    fn import_state(
+        &mut self,
+        state: &State<B::Real>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), StateError> {
+        let (re, im) = split_state(state, self.fluxes)?;
+        self.re.import_state(&re, halo_copies)?;
+        self.im.import_state(&im, halo_copies)
+    }
+}
+
+/// A pair's state ([`BlochPair::export_state`]) as the real and the imaginary set's, with
+/// `fluxes` flux monitors in each.
+fn split_state<T: Real>(
+    state: &State<T>,
+    fluxes: usize,
+) -> Result<(State<T>, State<T>), StateError> {
+    let missing = |what: &str| {
+        StateError(format!(
+            "the saved state has no {what} of a Bloch cell's imaginary field set"
+        ))
+    };
+    let mut re = State {
+        step: state.step,
+        fields: state.fields.clone(),
+        arrays: Vec::new(),
+        flux: Vec::new(),
+    };
+    let mut im = State {
+        step: state.step,
+        ..State::default()
+    };
+    for a in &state.arrays {
+        match a.name.strip_prefix(IMAGINARY_PREFIX) {
+            Some(name) => match Component::ALL.iter().position(|c| c.name() == name) {
+                Some(c) => im.fields[c] = a.values.clone(),
+                None => im.arrays.push(StateArray {
+                    name: name.to_string(),
+                    ..a.clone()
+                }),
+            },
+            None => re.arrays.push(a.clone()),
+        }
+    }
+    if im.fields.iter().any(|f| f.len() != re.fields[0].len()) {
+        return Err(missing("fields"));
+    }
+    if state.flux.len() != 2 * fluxes {
+        return Err(missing("flux DFTs"));
+    }
+    re.flux = state.flux[..fluxes].to_vec();
+    im.flux = state.flux[fluxes..].to_vec();
+    Ok((re, im))
+}
