@@ -566,11 +566,15 @@ fn spread_of(ds: &hdf5::Dataset) -> hdf5::Result<Spread> {
     })
 }
 
-/// The surface DFTs of every flux monitor of `model` in the checkpoint's `state` group.
+/// The surface DFTs of every flux monitor of `model` in the checkpoint's `state` group: per
+/// field set (a Bloch cell's real and imaginary sets, [`crate::backend::bloch`]), every
+/// monitor in model order.
 fn read_flux(s: &hdf5::Group, model: &Model) -> hdf5::Result<Vec<crate::flux::FluxDft>> {
-    let mut out = Vec::with_capacity(model.fluxes.len());
+    let sets = 1 + model.boundaries.has_bloch() as usize;
+    let mut out = Vec::with_capacity(sets * model.fluxes.len());
     let flux = s.group("flux")?;
-    for (i, f) in model.fluxes.iter().enumerate() {
+    let monitors = (0..sets).flat_map(|_| model.fluxes.iter());
+    for (i, f) in monitors.enumerate() {
         let m = flux.group(&i.to_string())?;
         let nf = f.frequencies.len();
         let mut patches = Vec::with_capacity(f.patches.len());
@@ -692,7 +696,7 @@ fn state_bytes(model: &Model) -> (crate::plan::Allocation, u64) {
         .iter()
         .map(|f| 64 * f.frequencies.len() as u64 * crate::flux::flux_cells(f) as u64)
         .sum();
-    (layout.slab_bytes(whole), flux)
+    (layout.slab_bytes(whole), flux * layout.field_sets)
 }
 
 /// Warnings before a run into `output`: the disk holding it has less room than the finished

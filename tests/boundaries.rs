@@ -169,3 +169,168 @@ y_max = { type = "periodic" }"#;
         );
     }
 }
+
+/// A vacuum cell of 10 x 12 x 14 cells, Bloch-periodic on every axis with `phases` (a phase 0
+/// written as a Bloch face), a z dipole and a probe, and `extra` scene text.
+fn bloch_scene(phases: [f64; 3], steps: usize, extra: &str) -> String {
+    format!(
+        r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.05
+size = [0.5, 0.6, 0.7]
+steps = {steps}
+precision = "f64"
+[boundaries]
+x_min = {{ type = "bloch", phase = {} }}
+y_min = {{ type = "bloch", phase = {} }}
+z_min = {{ type = "bloch", phase = {} }}
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.06, -0.11, 0.13]
+waveform = {{ type = "gaussian", frequency = 2.0e14, bandwidth = 3.0e14 }}
+[[monitor]]
+type = "probe"
+name = "p"
+position = [-0.14, 0.17, -0.08]
+components = ["Ez"]
+{extra}
+"#,
+        phases[0], phases[1], phases[2]
+    )
+}
+
+/// Step a Bloch cell's pair of engines on `slabs` slabs; the probe series (real set) and
+/// both sets' final fields.
+fn run_bloch<T: yee::real::Real>(
+    model: &yee::model::Model,
+    slabs: usize,
+) -> (Vec<f64>, [Vec<Vec<f64>>; 2]) {
+    use yee::backend::bloch::BlochPair;
+    use yee::backend::cpu::CpuBackend;
+    use yee::backend::Backend;
+    let ranges = yee::decomp::split_even(model.grid.shape[0], slabs);
+    let re = CpuBackend::<T>::new(model, &ranges);
+    let im = CpuBackend::<T>::new(&model.imaginary_set(), &ranges);
+    let mut pair = BlochPair::new(model, re, im);
+    let (c, idx) = model.probes[0].samples[0];
+    let mut series = Vec::new();
+    {
+        let mut s = yee::run::Stepper::new(model, &mut pair, &ranges);
+        for _ in 0..model.grid.steps {
+            s.step();
+            series.push(s.backend.sample(c, idx));
+        }
+    }
+    let fields = [pair.real(), pair.imaginary()]
+        .map(|b| Component::ALL.iter().map(|&c| field(b, model, c)).collect());
+    (series, fields)
+}
+
+#[test]
+fn a_bloch_cell_rings_at_its_own_bloch_wave_on_the_grid() {
+    // Phases on all three axes: the lowest mode of the empty cell is the plane wave of
+    // k = 2 pi phase / L per axis, at the grid's frequency sin(w dt/2)^2 / (c dt)^2 =
+    // sum sin(k d/2)^2 / d^2. Its next modes (k + 2 pi / L) lie above 3x that frequency.
+    // The x wrap goes through the halo copy, y and z through the kernels' wrap: a missing
+    // or wrong image on any axis moves the frequency by far more than the 1e-4 the peak
+    // search resolves over the run's 64 periods (1e-5 with the Hann window's refinement).
+    let phases = [0.2, 0.15, 0.1];
+    let model = common::model(&bloch_scene(phases, 4000, ""));
+    assert!(model.boundaries.has_bloch());
+    let (series, _) = run_bloch::<f64>(&model, 2);
+    let (d, c0, dt) = (0.05e-6, 299_792_458.0, model.grid.dt);
+    let lengths = [0.5e-6, 0.6e-6, 0.7e-6];
+    let s2: f64 = (0..3)
+        .map(|a| {
+            let k = 2.0 * std::f64::consts::PI * phases[a] / lengths[a];
+            ((k * d / 2.0).sin() / d).powi(2)
+        })
+        .sum();
+    let exact = 2.0 / dt * (c0 * dt * s2.sqrt()).asin() / (2.0 * std::f64::consts::PI);
+    let got = peak_frequency(&series, dt, 0.5 * exact, 1.5 * exact);
+    eprintln!("Bloch mode at {got:.6e} Hz, grid's exact {exact:.6e} Hz");
+    assert!((got / exact - 1.0).abs() < 1e-4, "{got} vs {exact}");
+}
+
+#[test]
+fn a_bloch_cell_does_not_depend_on_the_slab_split() {
+    // Both field sets of a dispersive Bloch cell, bit for bit on 1 and 3 slabs (the x
+    // images then come from another slab's halo), in f64 and f32.
+    let metal = r#"
+[materials]
+metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [0.2, 0.0, 0.0]
+radius = 0.12
+"#;
+    let text = bloch_scene([0.3, -0.2, 0.45], 120, metal);
+    let model = common::model(&text);
+    let one = run_bloch::<f64>(&model, 1);
+    let three = run_bloch::<f64>(&model, 3);
+    assert!(
+        one.1[1][2].iter().any(|&v| v != 0.0),
+        "the imaginary set is driven"
+    );
+    assert_eq!(one, three, "f64: 1 vs 3 slabs");
+    let model = common::model(&text.replace("\"f64\"", "\"f32\""));
+    assert_eq!(
+        run_bloch::<f32>(&model, 1),
+        run_bloch::<f32>(&model, 3),
+        "f32"
+    );
+}
+
+#[test]
+fn bloch_phase_zero_is_the_plain_periodic_cell_with_one_field_set() {
+    let bloch = common::model(&bloch_scene([0.0, 1.0, 0.0], 150, ""));
+    let plain = common::model(
+        &bloch_scene([0.0; 3], 150, "")
+            .replace("type = \"bloch\", phase = 0", "type = \"periodic\"")
+            .replace(
+                "[boundaries]",
+                "[boundaries]\ndefault = { type = \"periodic\" }",
+            ),
+    );
+    // A whole period is no phase: no imaginary set, and the plan counts one set.
+    assert!(!bloch.boundaries.has_bloch());
+    let layout = yee::plan::Layout::of(&bloch);
+    assert_eq!(layout.field_sets, 1);
+    let pool = yee::run::worker_pool(2).unwrap();
+    let ranges = yee::decomp::split_even(bloch.grid.shape[0], 2);
+    assert!(matches!(
+        yee::run::cpu_engine(&bloch, &ranges, &pool),
+        yee::backend::Engine::CpuF64(_)
+    ));
+    assert_eq!(run_cpu::<f64>(&bloch, 2), run_cpu::<f64>(&plain, 2));
+    // With a phase the plan counts both sets, and they are what the pair allocates.
+    let with = common::model(&bloch_scene([0.25, 0.0, 0.0], 10, ""));
+    let layout = yee::plan::Layout::of(&with);
+    assert_eq!(layout.field_sets, 2);
+    let planned = ranges
+        .iter()
+        .fold(yee::backend::Allocation::default(), |mut a, r| {
+            a.add(&layout.slab_bytes(*r));
+            a
+        });
+    let yee::backend::Engine::BlochCpuF64(pair) = yee::run::cpu_engine(&with, &ranges, &pool)
+    else {
+        panic!("a Bloch cell steps a pair of engines");
+    };
+    use yee::backend::Backend;
+    assert_eq!(pair.allocation(), planned);
+    let one = ranges
+        .iter()
+        .fold(yee::backend::Allocation::default(), |mut a, r| {
+            a.add(&yee::plan::Layout::of(&plain).slab_bytes(*r));
+            a
+        });
+    assert_eq!(
+        planned.total(),
+        2 * one.total(),
+        "twice the plain periodic cell"
+    );
+}

@@ -1048,3 +1048,77 @@ fn the_state_goes_cpu_to_a_real_gpu_and_back_f32_and_f64() {
     on_gpu::<f32>("f32");
     on_gpu::<f64>("f64");
 }
+
+/// A Bloch cell: an oblique wave on a Drude slab in a cell periodic along y and z, with a
+/// probe, a snapshot and a flux plane with its DFT fields (both field sets' state, the
+/// imaginary set's among the checkpoint's `bloch.im.*` arrays).
+const BLOCH: &str = r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.025
+size = [6.0, 0.5, 0.1]
+steps = 4000
+precision = "f64"
+[boundaries]
+default = { type = "periodic" }
+x_min = { type = "pml", cells = 20 }
+x_max = { type = "pml", cells = 20 }
+[materials]
+metal = { epsilon = 2.0, drude = [{ frequency = 4.0e14, damping = 3.0e13 }] }
+[[geometry]]
+shape = "box"
+material = "metal"
+center = [1.0, 0.0, 0.0]
+size = [0.3, 10.0, 10.0]
+[[source]]
+type = "plane_wave"
+direction = [0.9, 0.4, 0.0]
+polarization = "Ez"
+position = -1.5
+waveform = { type = "gaussian", frequency = 2.0e14, bandwidth = 1.0e14 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [0.5, 0.1, 0.0]
+components = ["Ez", "Hy"]
+[[monitor]]
+type = "snapshot"
+name = "s"
+components = ["Ez"]
+plane = { z = 0.0 }
+every = 100
+[[monitor]]
+type = "flux"
+name = "t"
+plane = { x = 2.0 }
+frequencies = { min = 1.5e14, max = 2.5e14, count = 3 }
+fields = true
+"#;
+
+#[test]
+fn a_bloch_cell_stopped_and_resumed_on_three_slabs_equals_an_uninterrupted_run() {
+    let dir = tmpdir("bloch");
+    reference(&dir, BLOCH, "full.h5");
+    let mut child = spawn_run(&dir, "part.h5", &[], &[]);
+    wait_for_steps(&mut child, &dir.join("part.h5"), 300);
+    signal(&child, libc::SIGTERM);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    let done = steps_done(&dir.join("part.h5")).unwrap();
+    assert!(done > 0 && done < 4000, "stopped at {done}");
+    let o = yee(
+        &dir,
+        &[
+            "resume",
+            "part.h5",
+            "--backend",
+            "cpu",
+            "--slabs",
+            "3",
+            "--quiet",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_same(&dir.join("part.h5"), &dir.join("full.h5"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

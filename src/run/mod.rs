@@ -30,7 +30,7 @@ pub use crate::plan::BackendChoice;
 pub use observer::{Observer, Progress, Quiet, RunInfo, ScanInfo};
 pub use options::{threads_refused, EngineChoice, Refusal, MAX_THREADS};
 pub use scan::run_scan;
-pub use start::{all_cores, follow_plan, start_engine, worker_pool, Prepared, Started};
+pub use start::{all_cores, cpu_engine, follow_plan, start_engine, worker_pool, Prepared, Started};
 pub use step::{
     magnetic_source_values, source_values, steps_per_sweep_for, PhaseTimes, Stepper,
     DEFAULT_STEPS_PER_SWEEP,

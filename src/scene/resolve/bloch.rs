@@ -41,7 +41,11 @@ pub(super) fn phases(
             let p = k[t] * size[t] / (2.0 * std::f64::consts::PI);
             let (key, at) = entry.map_or_else(
                 || ("source".to_string(), 0),
-                |(n, s)| (format!("source[{n}].direction"), s.span().start),
+                |(n, s)| {
+                    let d = s.get_ref().direction.as_ref();
+                    let at = d.map_or(s.span().start, |d| d.span().start);
+                    (format!("source[{n}].direction"), at)
+                },
             );
             let axis = Axis::ALL[t].name();
             if let Some(e) = &written[t] {

@@ -381,9 +381,9 @@ fn oblique_direction(
             .expect("three axes"),
         _ => {
             return Err(format!(
-                "the direction {v:?} has components along {} and {}, neither of them periodic: an oblique wave travels along one axis with absorbing or closed faces and tilts towards periodic ones",
-                Axis::ALL[open[0]].name(),
-                Axis::ALL[open[1]].name()
+                "the direction {v:?} has components along {a} and {b}, neither of them periodic: an oblique plane wave travels along one axis with absorbing or closed faces and tilts towards periodic ones, whose Bloch phase it sets itself; make the axis it tilts towards periodic, e.g. `[boundaries] {b}_min = {{ type = \"periodic\" }}` and `{b}_max = {{ type = \"periodic\" }}`",
+                a = Axis::ALL[open[0]].name(),
+                b = Axis::ALL[open[1]].name()
             ))
         }
     };

@@ -158,7 +158,7 @@ pub(super) fn tfsf(
             ck.error(
                 s.direction.as_ref().unwrap(),
                 &dkey,
-                format!("oblique incidence with a component along the periodic {name} axis needs Bloch-periodic walls, which are not supported: make the direction perpendicular to {name}, use an axis direction, or PML or PEC on {name}"),
+                format!("oblique incidence with a component along the periodic {name} axis needs Bloch-periodic walls, which a TF/SF source does not support: use a `plane_wave` source with this direction (it sets the Bloch phase of {name} itself), make the direction perpendicular to {name}, or put PML or PEC on {name}"),
             );
             ok = false;
             continue;
