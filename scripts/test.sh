@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh machine: system packages, a Python venv (h5py, numpy,
-# matplotlib, pytest, scikit-rf (reads the Touchstone files back), gdstk and shapely (the Python
+# matplotlib, pytest, scikit-rf (reads the Touchstone files back), grcwa (the RCWA reference of
+# the diffraction tests), gdstk and shapely (the Python
 # geometry tests and example), the yee wheel (the engine as a
 # Python extension, built by maturin, with yee_post and the `yee` command) and
 # the NVRTC wheel the kernel compile tests use),
@@ -16,7 +17,7 @@ if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
 .venv/bin/pip install --quiet --disable-pip-version-check \
-    "h5py>=3.8" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" "scikit-rf>=1.0" "gdstk>=0.9" "shapely>=2.0" \
+    "h5py>=3.8" "numpy>=1.24" "matplotlib>=3.7" "pytest>=7" "scikit-rf>=1.0" "gdstk>=0.9" "shapely>=2.0" "grcwa>=0.1.2" \
     "nvidia-cuda-nvrtc-cu12==12.9.86"
 .venv/bin/pip install --quiet --disable-pip-version-check ./python
 

@@ -11,6 +11,7 @@ pub mod checkpoint;
 pub mod cli;
 pub mod decomp;
 pub mod devices;
+pub mod diffraction;
 pub mod far_field;
 pub mod fault;
 pub mod flux;

@@ -18,6 +18,7 @@ from .plot import (
     animate,
     plot_ascan,
     plot_bscan,
+    plot_diffraction,
     plot_flux,
     plot_pattern,
     plot_port,
@@ -33,6 +34,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "harminv",
+    "plot_diffraction",
     "Resonances",
     "Modes",
     "read_modes",

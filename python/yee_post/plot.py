@@ -323,6 +323,51 @@ def plot_flux(result: ResultLike, names: Union[str, Sequence[str]], ax=None,
     return ax
 
 
+def plot_diffraction(result: ResultLike, names: Union[str, Sequence[str]], ax=None,
+                     against: str = "wavelength", unit: str = "um", total: bool = True):
+    """Diffraction efficiencies of one or more diffraction monitors (e.g. the reflected and the
+    transmitted side) against ``against``: ``"wavelength"`` (in ``unit``), ``"frequency"`` or
+    ``"angle"`` (each order against its own angle, degrees). One line per order that carries
+    power, labelled by monitor and order; with ``total``, their sum (1 for a lossless
+    structure). Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    names = [names] if isinstance(names, str) else list(names)
+    with _opened(result) as r:
+        data = {n: r.diffraction(n) for n in names}
+    if ax is None:
+        _, ax = plt.subplots()
+    first = next(iter(data.values()))
+    f = np.asarray(first["frequency"])
+    if against == "wavelength":
+        scale = {"m": 1.0, "mm": 1e3, "um": 1e6, "nm": 1e9}[unit]
+        x_all, xlabel = 299_792_458.0 / f * scale, f"wavelength ({unit})"
+    elif against == "frequency":
+        scale, label = _si_prefix(float(f.max()), "Hz")
+        x_all, xlabel = f * scale, f"frequency ({label})"
+    elif against == "angle":
+        x_all, xlabel = None, "angle from the normal (degrees)"
+    else:
+        raise ValueError(f"against is 'wavelength', 'frequency' or 'angle', not {against!r}")
+    summed = np.zeros_like(f)
+    for n, d in data.items():
+        power = np.asarray(d["power"])
+        for k, order in enumerate(np.asarray(d["orders"])):
+            eta = power[:, k]
+            if np.nanmax(np.abs(eta)) < 1e-4:
+                continue
+            summed += np.nan_to_num(eta)
+            x = np.asarray(d["angle"])[:, k] if x_all is None else x_all
+            ax.plot(x, eta, marker=".", lw=1.2, label=f"{n} ({order[0]:+d}, {order[1]:+d})")
+    if total and x_all is not None:
+        ax.plot(x_all, summed, "k--", lw=1, label="sum")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("efficiency (power / incident)")
+    ax.legend(fontsize="small")
+    ax.set_title("diffraction orders", fontsize="medium")
+    return ax
+
+
 def plot_pattern(result: ResultLike, name: str, frequency: Optional[float] = None,
                  phi: float = 0.0, db: bool = False, fig=None):
     """A far-field monitor's radiation pattern at one frequency (the stored one nearest

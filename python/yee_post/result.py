@@ -504,6 +504,22 @@ class Result:
         t, values = self.probe(name, component)
         return harminv(values[t >= after], self.dt, fmin, fmax, **options)
 
+    def diffraction(self, name: str) -> Dict[str, object]:
+        """Diffraction monitor ``name``: ``frequency`` (Hz), ``orders`` [order, 2] (m, n along the
+        plane's in-plane ``axes``), ``power``, ``power_s``, ``power_p`` [frequency, order] (each
+        order's power over the incident plane wave's, counted along ``direction``, away from the
+        source: transmitted ahead of it, reflected behind it), ``angle`` and ``azimuth``
+        [frequency, order] (degrees; NaN where the order does not propagate), ``incident``
+        [frequency] (the source's power through the cell) and ``flux`` (the plane's total flux
+        along +axis); ``axes`` (e.g. ``"yz"``) and ``direction`` (e.g. ``"+x"``)."""
+        group = self._group("diffraction", name)
+        out: Dict[str, object] = {
+            k: v[()] for k, v in group.items() if isinstance(v, h5py.Dataset)
+        }
+        for key in ("axes", "direction"):
+            out[key] = _plain(group.attrs[key])
+        return out
+
     def mode_amplitudes(self, name: str) -> Dict[str, np.ndarray]:
         """Mode monitor ``name``'s decomposition: ``frequency`` (Hz), ``power`` (the plane's
         flux), ``neff`` [frequency, mode], and the complex amplitudes ``forward`` and

@@ -4,6 +4,7 @@
 //! file. Coefficients are computed here once; backends only copy them.
 
 mod cell_pass;
+mod column;
 mod conformal;
 mod dispersion;
 mod faces;
@@ -43,7 +44,9 @@ pub use modes::{
     BasisMode, ModeChoice, ModeMonitor, ModePlane, ModeSheet, PlaneBasis, SParameters, SolvedSheet,
     VoltagePath,
 };
-pub use monitors::{FarField, Flux, Patch, Probe, ProbeComponent, Region, Snapshot};
+pub use monitors::{
+    Diffraction, FarField, Flux, Incident, Patch, Probe, ProbeComponent, Region, Snapshot,
+};
 pub use pml::{AxisProfile, Boundaries};
 pub use scan::Scan;
 pub use smoothing::Smoothing;

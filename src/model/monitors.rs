@@ -172,9 +172,86 @@ pub struct Flux {
     /// A mode monitor's decomposition (`type = "mode"`, one plane patch): its DFTs are read
     /// back like `fields` and split into mode amplitudes ([`crate::modes::decompose`]).
     pub mode: Option<std::sync::Arc<super::ModeMonitor>>,
+    /// A diffraction monitor's orders (`type = "diffraction"`, one plane across a periodic
+    /// cell): its DFTs are read back and split into the cell's diffraction orders
+    /// ([`crate::diffraction`]).
+    pub diffraction: Option<std::sync::Arc<Diffraction>>,
+}
+
+/// A diffraction monitor (`type = "diffraction"`): a plane across the whole periodic cell
+/// whose complex DFT fields split into the cell's Floquet orders, each order's power a
+/// fraction of the incident plane wave's.
+#[derive(Debug)]
+pub struct Diffraction {
+    /// Where the scene asked for it, for messages.
+    pub place: String,
+    /// The orders (m, n) along the plane's two in-plane axes (x, y, z order) that propagate
+    /// at some frequency of the monitor, in increasing m then n.
+    pub orders: Vec<[i64; 2]>,
+    /// The Bloch wavevector along the two in-plane axes (rad/m): an order's transverse
+    /// wavevector is this plus 2 pi (m / L_p, n / L_q).
+    pub bloch_k: [f64; 2],
+    /// The material at the plane, whose index decides which orders propagate and at what
+    /// angle.
+    pub material: u8,
+    /// +1 where the monitor counts power along +axis, -1 along -axis: away from the source's
+    /// sheet (transmitted ahead of it, reflected behind it).
+    pub toward: f64,
+    /// The model source whose incident power normalises the orders (a one-way plane wave
+    /// whose sheet is parallel to the plane).
+    pub source: usize,
+    /// The incident wave as measured at run start on a column of the source's medium
+    /// ([`Model::incident_column`](super::Model::incident_column), [`crate::run::incident`]).
+    pub incident: std::sync::OnceLock<Incident>,
+}
+
+/// A diffraction monitor's incident wave, from its column run.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Incident {
+    /// The incident power (in the flux's units) through the whole cell, per frequency.
+    pub power: Vec<f64>,
+    /// For a monitor on the source's side of the structure (counting power towards the
+    /// source), the source's own field at its plane, per frequency: the order (0, 0)
+    /// amplitudes of E_b, E_c, H_b, H_c ([`crate::diffraction`]) that the monitor removes
+    /// from its own, so that it counts only what the structure sends back (the incident wave
+    /// and what a one-way sheet leaks behind it off its centre frequency). Empty for a monitor
+    /// ahead of the structure.
+    pub direct: Vec<[(f64, f64); 4]>,
+}
+
+impl PartialEq for Diffraction {
+    fn eq(&self, other: &Self) -> bool {
+        self.place == other.place
+            && self.orders == other.orders
+            && self.bloch_k == other.bloch_k
+            && self.material == other.material
+            && self.toward == other.toward
+            && self.source == other.source
+    }
 }
 
 impl Flux {
+    /// The result file's group its `/<root>/<name>/` lies in: `modes`, `far_field`,
+    /// `diffraction` or `flux`.
+    pub fn group_root(&self) -> &'static str {
+        match (&self.mode, &self.far_field, &self.diffraction) {
+            (Some(_), _, _) => "modes",
+            (_, Some(_), _) => "far_field",
+            (_, _, Some(_)) => "diffraction",
+            _ => "flux",
+        }
+    }
+
+    /// The name of its total-flux spectrum in its group: `power`, or `flux` in a diffraction
+    /// group, whose `power` is per order.
+    pub fn total_name(&self) -> &'static str {
+        if self.diffraction.is_some() {
+            "flux"
+        } else {
+            "power"
+        }
+    }
+
     /// True for a closed box (six patches).
     pub fn is_box(&self) -> bool {
         self.patches.iter().all(|p| p.closed)

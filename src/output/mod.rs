@@ -14,6 +14,7 @@
 //! out), so `h5py.File(path, "r")` can read it while the run goes, up to its last flush.
 
 pub mod claim;
+pub mod diffraction;
 pub mod far_field;
 pub mod mesh;
 pub mod modes;
@@ -262,6 +263,8 @@ struct FluxSet {
     cross: Option<(Dataset, Option<(crate::model::BoxRelation, Dataset)>)>,
     /// A mode monitor's `forward` and `backward` amplitudes ([`modes::ModeSet`]).
     modes: Option<modes::ModeSet>,
+    /// A diffraction monitor's orders ([`diffraction::DiffractionSet`]).
+    diffraction: Option<diffraction::DiffractionSet>,
 }
 
 struct SnapshotSet {
@@ -520,32 +523,19 @@ impl Hdf5Writer {
             }
         }
         let mut fluxes = Vec::new();
-        let plain = model
-            .fluxes
-            .iter()
-            .any(|f| f.far_field.is_none() && f.mode.is_none());
-        let modes_root = if model.fluxes.iter().any(|f| f.mode.is_some()) {
-            Some(file.create_group("modes")?)
-        } else {
-            None
-        };
-        let flux_root = if plain {
-            Some(file.create_group("flux")?)
-        } else {
-            None
-        };
-        let far_root = if model.fluxes.iter().any(|f| f.far_field.is_some()) {
-            Some(file.create_group("far_field")?)
-        } else {
-            None
-        };
+        let mut roots: Vec<(&str, hdf5::Group)> = Vec::new();
         for f in &model.fluxes {
-            let root = match (&f.far_field, &f.mode) {
-                (_, Some(_)) => modes_root.as_ref(),
-                (None, None) => flux_root.as_ref(),
-                (Some(_), None) => far_root.as_ref(),
+            let name = f.group_root();
+            if !roots.iter().any(|(n, _)| *n == name) {
+                roots.push((name, file.create_group(name)?));
             }
-            .expect("the group of each kind was created");
+        }
+        for f in &model.fluxes {
+            let root = &roots
+                .iter()
+                .find(|(n, _)| *n == f.group_root())
+                .expect("the group of each kind was created")
+                .1;
             let grp = root.create_group(&f.name)?;
             scalar_attr(&grp, "steps_accumulated", 0u64)?;
             // The DFT's sampling period in steps: the sums run over every `decimation`-th step
@@ -570,7 +560,7 @@ impl Hdf5Writer {
             let power = grp
                 .new_dataset::<f64>()
                 .shape(f.frequencies.len())
-                .create("power")?;
+                .create(f.total_name())?;
             power.write_raw(&vec![0.0; f.frequencies.len()])?;
             let nf = f.frequencies.len();
             let fields = if f.far_field.is_some() {
@@ -644,7 +634,12 @@ impl Hdf5Writer {
                 Some(m) => Some(modes::ModeSet::create(&grp, g, f, m)?),
                 None => None,
             };
+            let diffraction = match &f.diffraction {
+                Some(d) => Some(diffraction::DiffractionSet::create(&grp, model, f, d)?),
+                None => None,
+            };
             fluxes.push(FluxSet {
+                diffraction,
                 group: grp,
                 power,
                 fields,
@@ -770,6 +765,21 @@ impl Hdf5Writer {
                 .write_scalar(&(steps as u64))
         })()
         .map_err(err(&self.path, self.expected))
+    }
+
+    /// Write diffraction monitor `index`'s orders and its incident power.
+    pub fn write_diffraction(
+        &mut self,
+        index: usize,
+        orders: &crate::diffraction::Orders,
+        incident: &[f64],
+    ) -> Result<(), OutputError> {
+        let set = self.fluxes[index]
+            .diffraction
+            .as_ref()
+            .expect("a diffraction monitor's datasets");
+        set.write(orders, incident)
+            .map_err(err(&self.path, self.expected))
     }
 
     /// Write mode monitor `index`'s amplitudes: per frequency, per mode, forward then backward.

@@ -221,11 +221,7 @@ impl Hdf5Writer {
         }
         let mut fluxes = Vec::new();
         for f in &model.fluxes {
-            let root = match (&f.far_field, &f.mode) {
-                (_, Some(_)) => "modes",
-                (Some(_), None) => "far_field",
-                (None, None) => "flux",
-            };
+            let root = f.group_root();
             let grp = file.group(&format!("{root}/{}", f.name))?;
             let open4 =
                 |g: &hdf5::Group, patch: &crate::model::Patch| -> hdf5::Result<[Dataset; 4]> {
@@ -274,8 +270,13 @@ impl Hdf5Writer {
                 Some(m) => Some(super::modes::ModeSet::open(&grp, m.count)?),
                 None => None,
             };
+            let diffraction = match &f.diffraction {
+                Some(_) => Some(super::diffraction::DiffractionSet::open(&grp)?),
+                None => None,
+            };
             fluxes.push(super::FluxSet {
-                power: grp.dataset("power")?,
+                power: grp.dataset(f.total_name())?,
+                diffraction,
                 group: grp,
                 fields,
                 far,

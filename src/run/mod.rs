@@ -13,6 +13,7 @@
 //! checkpoint left it: [`crate::checkpoint`]), runs the loop, and writes the XDMF sidecar once
 //! the file is closed.
 
+pub mod incident;
 mod monitors;
 mod observer;
 mod options;
@@ -252,6 +253,8 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
     // Mode sources and monitors are solved once, before anything is allocated (every rank
     // solves its own copy: the solve is deterministic, so they agree to the bit).
     crate::modes::prepare(model).map_err(|e| RunError::Backend(StartError::Modes(e)))?;
+    // Diffraction monitors' incident power, from a column of the source's medium.
+    incident::prepare(model);
     // An S-parameter sweep runs one excitation per port, each through here.
     if model.sparameters.is_some() {
         return sparameters::run_sweep(model, opts, obs);

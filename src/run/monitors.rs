@@ -39,6 +39,18 @@ pub(super) fn write_fluxes<B: Backend>(
             }
             continue;
         }
+        if let Some(d) = &f.diffraction {
+            // A diffraction monitor reads its DFTs back and splits them into orders.
+            let Some(dft) = backend.flux_dft(i) else {
+                continue;
+            };
+            let power = dft.power();
+            writer.write_flux(i, &power, f.fields.then_some(&dft), steps_done)?;
+            let orders = crate::diffraction::decompose(model, f, d, &dft.patches[0]);
+            let incident = d.incident.get().map_or(&[][..], |v| &v.power[..]);
+            writer.write_diffraction(i, &orders, incident)?;
+            continue;
+        }
         let (power, dft) = if f.fields || f.far_field.is_some() {
             let Some(dft) = backend.flux_dft(i) else {
                 continue;

@@ -88,3 +88,143 @@ pub(super) fn phases(
     }
     ok.then_some(phase)
 }
+
+/// Complete each diffraction monitor of `fluxes` ([`Diffraction`]) once the Bloch `phases`
+/// are known: its plane must span the periodic cell on a uniform grid, its source is the
+/// one-way plane wave whose sheet is parallel to it, its medium is the material at its
+/// centre, and its orders are those that propagate there at some of its frequencies.
+#[allow(clippy::too_many_arguments)] // the monitors and everything that places them
+pub(super) fn diffraction(
+    scene: &SceneFile,
+    ck: &mut Checker,
+    fluxes: &mut [Flux],
+    sources: &[Source],
+    phases: [f64; 3],
+    grid: &Grid,
+    faces: &[[BoundaryKind; 2]; 3],
+    (objects, table): (&[Object], &MaterialTable),
+) -> bool {
+    let mut ok = true;
+    for f in fluxes.iter_mut() {
+        let Some(pending) = &f.diffraction else {
+            continue;
+        };
+        let key = pending.place.clone();
+        let at = monitor_offset(scene, &f.name);
+        let patch = f.patches[0];
+        let a = patch.axis as usize;
+        let in_plane = patch.in_plane();
+        if let Some(&t) = in_plane
+            .iter()
+            .find(|&&t| faces[t][0] != BoundaryKind::Periodic || grid.lines[t].is_some())
+        {
+            let why = if faces[t][0] != BoundaryKind::Periodic {
+                "is not periodic"
+            } else {
+                "is graded (its orders need equal cells)"
+            };
+            ck.error_at(at, &format!("{key}.plane"), format!(
+                "a diffraction plane spans the periodic cell, but its in-plane axis {} {why}: make {} periodic (or Bloch) with uniform cells, or use a flux monitor",
+                Axis::ALL[t].name(), Axis::ALL[t].name()
+            ));
+            ok = false;
+            continue;
+        }
+        // The incident wave: a one-way sheet parallel to the plane.
+        let source = sources.iter().position(|s| {
+            s.magnetic.as_ref().is_some_and(|m| {
+                3 - s.component.axis() as usize - (m.component.axis() as usize) == a
+            }) && s.mode.is_none()
+        });
+        let Some(source) = source else {
+            ck.error_at(at, &key, format!(
+                "a diffraction monitor's orders are fractions of the incident power: the scene needs a one-way plane_wave travelling along {} (its sheet parallel to the plane)",
+                Axis::ALL[a].name()
+            ));
+            ok = false;
+            continue;
+        };
+        let s = &sources[source];
+        let m = s.magnetic.as_ref().expect("a one-way sheet");
+        // The magnetic sheet lies half a cell behind the electric one.
+        let sign = if m.cells[a][0] < s.cells[a][0] {
+            1.0
+        } else {
+            -1.0
+        };
+        let ahead = (patch.index as f64 - s.cells[a][0] as f64) * sign > 0.0;
+        let toward = if ahead { sign } else { -sign };
+        let centre = [0, 1, 2].map(|t| {
+            if t == a {
+                patch.index as f64
+            } else {
+                grid.shape[t] as f64 / 2.0
+            }
+        });
+        let point = grid.position(Component::ALL[in_plane[0]], centre);
+        let material = objects
+            .iter()
+            .rev()
+            .find(|o| o.contains(point))
+            .map_or(0, |o| o.material);
+        let size = grid.size();
+        let two_pi = 2.0 * std::f64::consts::PI;
+        // Order (0, 0) is the specular one: the incident wave's own transverse wavevector
+        // where it has one, else the reduced phase's (the order nearest the normal).
+        let bloch_k = match sources[source].transverse_k {
+            Some(k) => in_plane.map(|t| k[t]),
+            None => in_plane.map(|t| two_pi * (phases[t] - phases[t].round()) / size[t]),
+        };
+        let provisional = Diffraction {
+            place: key.clone(),
+            orders: Vec::new(),
+            bloch_k,
+            material,
+            toward,
+            source,
+            incident: Default::default(),
+        };
+        let index = |fr: f64| {
+            let m = &table.materials[material as usize];
+            if m.pec {
+                1.0
+            } else {
+                m.epsilon_at(fr).re.max(0.0).sqrt()
+            }
+        };
+        let counts = patch.count;
+        let range = |n: usize| -((n as i64 - 1) / 2)..=(n as i64 / 2);
+        let mut orders = Vec::new();
+        for mo in range(counts[0]) {
+            for no in range(counts[1]) {
+                let k = [
+                    bloch_k[0] + two_pi * mo as f64 / size[in_plane[0]],
+                    bloch_k[1] + two_pi * no as f64 / size[in_plane[1]],
+                ];
+                let kt = k[0].hypot(k[1]);
+                let propagates = f
+                    .frequencies
+                    .iter()
+                    .any(|&fr| kt < two_pi * fr / C0 * index(fr));
+                if propagates {
+                    orders.push([mo, no]);
+                }
+            }
+        }
+        f.diffraction = Some(std::sync::Arc::new(Diffraction {
+            orders,
+            ..provisional
+        }));
+    }
+    ok
+}
+
+/// Where the monitor named `name` starts in the file (0 if it is not found).
+fn monitor_offset(scene: &SceneFile, name: &str) -> usize {
+    scene
+        .monitor
+        .entries
+        .iter()
+        .find(|(_, m)| m.get_ref().name.get_ref() == name)
+        .map_or(0, |(_, m)| m.span().start)
+}

@@ -353,6 +353,19 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
     let _ = unit?;
     let mut boundaries = Boundaries::on_grid(faces, &grid);
     boundaries.bloch = bloch::phases(scene, ck, &bloch, &sources, tfsf.as_ref(), &grid)?;
+    let mut fluxes = fluxes;
+    if !bloch::diffraction(
+        scene,
+        ck,
+        &mut fluxes,
+        &sources,
+        boundaries.bloch,
+        &grid,
+        &faces,
+        (&objects, &table),
+    ) {
+        return None;
+    }
     let smoothing = if subpixel && !objects.is_empty() {
         let used: Vec<u8> = std::iter::once(0)
             .chain(objects.iter().map(|o| o.material))

@@ -46,7 +46,14 @@ pub(super) fn monitors(
         let Some(kind) = ck.one_of(
             &m.kind,
             &format!("{key}.type"),
-            &["probe", "snapshot", "flux", "far_field", "mode"],
+            &[
+                "probe",
+                "snapshot",
+                "flux",
+                "far_field",
+                "mode",
+                "diffraction",
+            ],
         ) else {
             continue;
         };
@@ -66,8 +73,29 @@ pub(super) fn monitors(
                 );
             }
         }
+        if kind == 5 && m.region.is_some() {
+            ck.error(
+                mon,
+                &format!("{key}.box"),
+                "a diffraction monitor is a plane across the periodic cell: give `plane = { z = ... }` (or x, y), not `box`",
+            );
+            continue;
+        }
         if kind >= 2 {
             let mut found = flux(m, mon, &key, ck, grid, unit_m, faces, kind == 3, kind == 4);
+            if let (Some(f), true) = (&mut found, kind == 5) {
+                // Its orders, medium and source are resolved with the Bloch phases
+                // (`super::bloch::diffraction`).
+                f.diffraction = Some(std::sync::Arc::new(Diffraction {
+                    place: key.clone(),
+                    orders: Vec::new(),
+                    bloch_k: [0.0; 2],
+                    material: 0,
+                    toward: 1.0,
+                    source: 0,
+                    incident: Default::default(),
+                }));
+            }
             if let (Some(f), true) = (&mut found, kind == 4) {
                 let patch = f.patches[0];
                 f.mode = super::modes::mode_monitor(m, mon, &key, ck, grid, unit_m, &patch);
@@ -563,6 +591,7 @@ fn flux(
         far_field,
         decimation,
         mode: None,
+        diffraction: None,
     })
 }
 
