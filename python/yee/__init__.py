@@ -12,7 +12,8 @@ engine's own code with the messages ``yee check`` gives::
     result = scene.run("dipole.h5")    # a yee_post.Result on the file
 
 Lengths are in the scene's ``simulation.length_unit`` (default metres), times in seconds and
-frequencies in hertz, as in the scene file. ``yee.sweep`` runs many scenes side by side.
+frequencies in hertz, as in the scene file. ``yee.sweep`` runs many scenes side by side;
+``yee.bands.run`` sweeps a periodic cell's Bloch phases into a band diagram.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from ._toml import dumps as _dumps, loads as _loads
 
 __version__ = _native.version()
 
-__all__ = ["Scene", "SceneError", "RunRefused", "Problem", "Plan", "SweepOutcome", "sweep", "geometry", "scene_types", "__version__"]
+__all__ = ["Scene", "SceneError", "RunRefused", "Problem", "Plan", "SweepOutcome", "sweep", "bands", "geometry", "scene_types", "__version__"]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -482,3 +483,6 @@ def sweep(
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
         return list(pool.map(one, zip(scenes, outputs)))
+
+
+from . import bands  # noqa: E402  (uses Scene and sweep above)

@@ -17,6 +17,7 @@ plots label lengths in a chosen unit (``unit="um"``).
 from .plot import (
     animate,
     plot_ascan,
+    plot_bands,
     plot_bscan,
     plot_diffraction,
     plot_flux,
@@ -34,6 +35,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "harminv",
+    "plot_bands",
     "plot_diffraction",
     "Resonances",
     "Modes",

@@ -368,6 +368,44 @@ def plot_diffraction(result: ResultLike, names: Union[str, Sequence[str]], ax=No
     return ax
 
 
+def plot_bands(bands, ax=None, period: Optional[float] = None, labels: Optional[Sequence[str]] = None):
+    """A band diagram (a ``yee.bands.Bands``, or the path of the file its ``save`` wrote):
+    each resonance against the distance along the wavevector path. With ``period`` (m), the
+    frequency in units of c / period (the normalised frequency of photonic crystals), else in
+    Hz. ``labels`` names the path's corners (e.g. ``["G", "X", "M", "G"]``), placed where the
+    path turns. Returns the Axes."""
+    import matplotlib.pyplot as plt
+
+    if isinstance(bands, (str, os.PathLike)):
+        import h5py
+
+        with h5py.File(bands, "r") as f:
+            g = f["bands"]
+            phase, freq, dist = g["phase"][()], g["frequency"][()], g["distance"][()]
+    else:
+        phase, freq, dist = bands.phase, bands.frequency, bands.distance
+    if ax is None:
+        _, ax = plt.subplots()
+    if period is not None:
+        y, ylabel = freq * period / 299_792_458.0, "frequency (c / a)"
+    else:
+        scale, unit = _si_prefix(float(np.nanmax(freq)), "Hz")
+        y, ylabel = freq * scale, f"frequency ({unit})"
+    for n in range(y.shape[1]):
+        ax.plot(dist, y[:, n], "o", ms=3, color="C0")
+    if labels:
+        d = np.diff(phase, axis=0)
+        turns = [0] + [i + 1 for i in range(len(d) - 1) if not np.allclose(d[i], d[i + 1])] + [len(dist) - 1]
+        ticks = [dist[i] for i in turns][: len(labels)]
+        ax.set_xticks(ticks, labels[: len(ticks)])
+        for t in ticks:
+            ax.axvline(t, color="0.8", lw=0.8)
+    ax.set_xlabel("wavevector")
+    ax.set_ylabel(ylabel)
+    ax.set_title("band diagram", fontsize="medium")
+    return ax
+
+
 def plot_pattern(result: ResultLike, name: str, frequency: Optional[float] = None,
                  phi: float = 0.0, db: bool = False, fig=None):
     """A far-field monitor's radiation pattern at one frequency (the stored one nearest
