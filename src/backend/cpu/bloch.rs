@@ -7,68 +7,65 @@
 //! with (c, s) the rotation of [`crate::operator::Operator::bloch`], the real set's image is
 //! c F_re - s F_im and the imaginary set's is s F_re + c F_im beyond a maximum face (s
 //! negated below a minimum face). The curl is linear in the image, so adding
-//! `coefficient * (image - plain image) / step` to each cell next to the face gives the
-//! update with the Bloch image, while the curl kernels stay those of a periodic cell.
+//! `cb (image - plain image) step` to each cell next to the face gives the update with the
+//! Bloch image, while the curl kernels stay those of a periodic cell.
 //!
-//! The images are listed in one order, which [`Images`] walks for reading and correcting
-//! alike: per Bloch axis x, y, z; for x the one halo plane of the first or last slab
-//! (two components); for y and z every slab's owned planes in order, two components each,
-//! the row (y) or the column of cells (z) next to the face.
+//! The images are listed in one order, which [`walk`] follows for reading and correcting
+//! alike: per slab, per Bloch axis x, y, z, per image component of [`TERMS`]; for x the one
+//! halo plane of a slab at the face; for y and z the slab's owned planes in order, the row (y)
+//! or the column of cells (z) next to the face. Each block is a run of values: a whole plane,
+//! a z row, or one cell per row. The slabs' runs are independent, so both parts run one slab
+//! per thread.
 
 use super::{CpuBackend, Shared, Slab};
 use crate::backend::Half;
 use crate::real::Real;
+use rayon::prelude::*;
 
-/// One image: where the curl read it and which cell it corrects, in one slab.
-#[derive(Clone, Copy)]
-struct Image {
-    /// The slab.
-    slab: usize,
-    /// Component index (0..3) of the other field (the image's field).
+/// Per axis, (image component, corrected component, sign): the component the curl read
+/// across the face, the one whose curl reads it, and the sign with which
+/// `cb (image - plain) step` is added (from the curl equations in `update.rs`). For H,
+/// beyond the maximum face: x: Hy += (Ez), Hz -= (Ey); y: Hx -= (Ez), Hz += (Ex); z: Hx +=
+/// (Ey), Hy -= (Ex). For E, below the minimum face, the same pattern with H: x: Ey += (Hz),
+/// Ez -= (Hy); y: Ex -= (Hz), Ez += (Hx); z: Ex += (Hy), Ey -= (Hx).
+const TERMS: [[(usize, usize, bool); 2]; 3] = [
+    [(2, 1, true), (1, 2, false)],
+    [(2, 0, false), (0, 2, true)],
+    [(1, 0, true), (0, 1, false)],
+];
+
+/// One block of images of a slab: `len` values of image component `source` from offset `at`
+/// with stride `stride`, correcting component `target` from offset `cell` with the same
+/// stride (offsets in the slab's arrays, halos included).
+struct Block {
     source: usize,
-    /// Offset of the image value in that field's slab array (halos included).
-    at: usize,
-    /// Component index (0..3) of the corrected cell in this half step's field.
     target: usize,
-    /// Offset of the corrected cell in its field's slab array (halos included).
+    at: usize,
     cell: usize,
-    /// +1 where the correction is added to the cell, -1 where it is subtracted.
-    sign: f64,
-    /// Axis of the face.
+    len: usize,
+    stride: usize,
+    add: bool,
     axis: usize,
 }
 
-/// The images of one half step, in the order of the module doc.
-fn images<T: Real>(sh: &Shared<T>, slabs: &[Slab<T>], half: Half) -> Vec<Image> {
+/// Visit every block of images of half step `half` in slab `s` in the module's order.
+fn walk<T: Real>(sh: &Shared<T>, s: &Slab<T>, half: Half, mut visit: impl FnMut(Block)) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let nx = sh.shape[0];
-    let mut out = Vec::new();
-    // (image component, corrected component, sign) per axis: the image's component, the
-    // component whose curl reads it, and the sign with which `cb (image - plain) step` is
-    // added (from the curl equations in `update.rs`). For H, beyond the maximum face:
-    // x: Hy += (Ez), Hz -= (Ey); y: Hx -= (Ez), Hz += (Ex); z: Hx += (Ey), Hy -= (Ex).
-    // For E, below the minimum face, the same pattern with H:
-    // x: Ey += (Hz), Ez -= (Hy); y: Ex -= (Hz), Ez += (Hx); z: Ex += (Hy), Ey -= (Hx).
-    let terms: [[(usize, usize, f64); 2]; 3] = [
-        [(2, 1, 1.0), (1, 2, -1.0)],
-        [(2, 0, -1.0), (0, 2, 1.0)],
-        [(1, 0, 1.0), (0, 1, -1.0)],
-    ];
     let high = half == Half::H;
+    let n = s.range.len();
     for axis in (0..3).filter(|&a| sh.bloch[a].is_some()) {
-        for (slab, s) in slabs.iter().enumerate() {
-            let n = s.range.len();
-            let mut push = |source: usize, at: usize, target: usize, cell: usize, sign: f64| {
-                out.push(Image {
-                    slab,
-                    source,
-                    at,
-                    target,
-                    cell,
-                    sign,
-                    axis,
-                })
+        for &(source, target, add) in &TERMS[axis] {
+            let block = |at: usize, cell: usize, len: usize, stride: usize| Block {
+                source,
+                target,
+                at,
+                cell,
+                len,
+                stride,
+                add,
+                axis,
             };
             match axis {
                 0 => {
@@ -78,96 +75,157 @@ fn images<T: Real>(sh: &Shared<T>, slabs: &[Slab<T>], half: Half) -> Vec<Image> 
                     } else {
                         (s.range.x0 == 0, 0, 1)
                     };
-                    if !holds {
-                        continue;
-                    }
-                    for &(src, tgt, sign) in &terms[0] {
-                        for v in 0..plane {
-                            push(src, halo * plane + v, tgt, next * plane + v, sign);
-                        }
+                    if holds {
+                        visit(block(halo * plane, next * plane, plane, 1));
                     }
                 }
                 1 => {
                     let (image_row, row) = if high { (0, ny - 1) } else { (ny - 1, 0) };
                     for p in 1..=n {
-                        for &(src, tgt, sign) in &terms[1] {
-                            for k in 0..nz {
-                                let at = p * plane + image_row * nz + k;
-                                push(src, at, tgt, p * plane + row * nz + k, sign);
-                            }
-                        }
+                        let o = p * plane;
+                        visit(block(o + image_row * nz, o + row * nz, nz, 1));
                     }
                 }
                 _ => {
                     let (image_k, k) = if high { (0, nz - 1) } else { (nz - 1, 0) };
                     for p in 1..=n {
-                        for &(src, tgt, sign) in &terms[2] {
-                            for j in 0..ny {
-                                let row = p * plane + j * nz;
-                                push(src, row + image_k, tgt, row + k, sign);
-                            }
-                        }
+                        let o = p * plane;
+                        visit(block(o + image_k, o + k, ny, nz));
                     }
                 }
             }
         }
     }
-    out
+}
+
+/// The images of half step `half` in slab `s`.
+fn slab_images<T: Real>(sh: &Shared<T>, s: &Slab<T>, half: Half) -> usize {
+    let mut n = 0;
+    walk(sh, s, half, |b| n += b.len);
+    n
 }
 
 impl<T: Real> CpuBackend<T> {
     /// [`crate::backend::Backend::bloch_images`] on the CPU.
     pub(super) fn read_bloch_images(&self, half: Half, out: &mut Vec<T>) {
-        out.extend(images(&self.shared, &self.slabs, half).iter().map(|im| {
-            let s = &self.slabs[im.slab];
-            let other = if half == Half::H { &s.e } else { &s.h };
-            other[im.source][im.at]
-        }));
+        let sh = &self.shared;
+        let parts: Vec<Vec<T>> = self
+            .slabs
+            .par_iter()
+            .map(|s| {
+                let field = if half == Half::H { &s.e } else { &s.h };
+                let mut out = Vec::with_capacity(slab_images(sh, s, half));
+                walk(sh, s, half, |b| {
+                    let values = &field[b.source][b.at..];
+                    out.extend(values.iter().step_by(b.stride).take(b.len));
+                });
+                out
+            })
+            .collect();
+        for p in parts {
+            out.extend_from_slice(&p);
+        }
     }
 
     /// [`crate::backend::Backend::bloch_correct`] on the CPU: each cell next to a Bloch face
     /// gets `cb (image - plain image) step` with the sign its curl term gives the image.
     pub(super) fn correct_bloch(&mut self, half: Half, own: &[T], other: &[T], imaginary: bool) {
         let sh = &self.shared;
-        let list = images(sh, &self.slabs, half);
-        debug_assert_eq!(list.len(), own.len());
-        let plane = sh.ny * sh.nz;
-        for ((im, &mine), &theirs) in list.iter().zip(own).zip(other) {
-            let (c, s) = sh.bloch[im.axis].expect("a Bloch axis");
-            // The image's rotation: +s beyond a maximum face for the imaginary set, -s for the
-            // real one; the other way round below a minimum face.
-            let flip = (half == Half::E) == imaginary;
-            let s = if flip { -s } else { s };
-            let delta = (c - T::ONE) * mine + s * theirs;
-            let slab = &mut self.slabs[im.slab];
-            let owned = im.cell - plane;
-            let (cb, step) = match half {
-                Half::H => {
-                    let cb = match &sh.hcoef {
-                        None => sh.ch,
-                        Some(table) => table[slab.hmat[im.target][owned] as usize].1,
-                    };
-                    // The primal step of the last cell.
-                    (cb, sh.inv_primal[im.axis][sh.shape[im.axis] - 1])
-                }
-                // The dual step of the first node, which wraps on a periodic axis.
-                Half::E => (
-                    sh.coef[slab.mat[im.target][owned] as usize].1,
-                    sh.inv_dual[im.axis][0],
-                ),
-            };
-            let term = cb * delta * step;
-            let field = if half == Half::H {
-                &mut slab.h
-            } else {
-                &mut slab.e
-            };
-            let v = &mut field[im.target][im.cell];
-            if im.sign > 0.0 {
-                *v += term;
-            } else {
-                *v -= term;
+        // Each slab's share of the images, in slab order.
+        let mut shares = Vec::with_capacity(self.slabs.len());
+        let mut start = 0;
+        for s in &self.slabs {
+            let n = slab_images(sh, s, half);
+            shares.push((&own[start..start + n], &other[start..start + n]));
+            start += n;
+        }
+        self.slabs
+            .par_iter_mut()
+            .zip(shares)
+            .for_each(|(slab, (own, other))| correct_slab(sh, slab, half, own, other, imaginary));
+    }
+}
+
+/// [`CpuBackend::correct_bloch`] on one slab, with its images `own` and `other`.
+fn correct_slab<T: Real>(
+    sh: &Shared<T>,
+    slab: &mut Slab<T>,
+    half: Half,
+    own: &[T],
+    other: &[T],
+    imaginary: bool,
+) {
+    let plane = sh.ny * sh.nz;
+    let mut blocks = Vec::new();
+    walk(sh, slab, half, |b| blocks.push(b));
+    let mut next = 0;
+    for b in blocks {
+        let (c, s) = sh.bloch[b.axis].expect("a Bloch axis");
+        // The image's rotation: -s beyond a maximum face for the real set, +s for the
+        // imaginary one; the other way round below a minimum face.
+        let s = if (half == Half::E) == imaginary {
+            -s
+        } else {
+            s
+        };
+        let cm1 = c - T::ONE;
+        // The step across the face: the primal step of the last cell (H) or the dual step of
+        // the first node, which wraps on a periodic axis (E).
+        let step = match half {
+            Half::H => sh.inv_primal[b.axis][sh.shape[b.axis] - 1],
+            Half::E => sh.inv_dual[b.axis][0],
+        };
+        let (mine, theirs) = (&own[next..next + b.len], &other[next..next + b.len]);
+        next += b.len;
+        // x - t is x + (-t) exactly, so the sign is a factor.
+        let sign = if b.add { T::ONE } else { -T::ONE };
+        let rotate = Rotation {
+            cm1,
+            s,
+            step,
+            sign,
+            cell: b.cell,
+            stride: b.stride,
+            halo: plane,
+        };
+        match (half, &sh.hcoef) {
+            (Half::H, None) => rotate.apply(&mut slab.h[b.target], mine, theirs, |_| sh.ch),
+            (Half::H, Some(table)) => {
+                let ids = &slab.hmat[b.target];
+                rotate.apply(&mut slab.h[b.target], mine, theirs, |o| {
+                    table[ids[o] as usize].1
+                })
             }
+            (Half::E, _) => {
+                let ids = &slab.mat[b.target];
+                rotate.apply(&mut slab.e[b.target], mine, theirs, |o| {
+                    sh.coef[ids[o] as usize].1
+                })
+            }
+        }
+    }
+}
+
+/// One block's correction: `cb (cm1 own + s other) step`, times `sign`, added to the cells
+/// from `cell` every `stride` (offsets with the left halo `halo` values ahead of the owned
+/// cells, whose material ids `cb` reads).
+struct Rotation<T> {
+    cm1: T,
+    s: T,
+    step: T,
+    sign: T,
+    cell: usize,
+    stride: usize,
+    halo: usize,
+}
+
+impl<T: Real> Rotation<T> {
+    #[inline(always)]
+    fn apply(&self, field: &mut [T], own: &[T], other: &[T], cb: impl Fn(usize) -> T) {
+        for (i, (&m, &t)) in own.iter().zip(other).enumerate() {
+            let cell = self.cell + i * self.stride;
+            let term = cb(cell - self.halo) * (self.cm1 * m + self.s * t) * self.step;
+            field[cell] += self.sign * term;
         }
     }
 }
