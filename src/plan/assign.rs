@@ -693,6 +693,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         painting_seconds: None,
         conformal: model.conformal_summary(),
         modes: super::ModesPlan::of(model),
+        field_sets: layout.field_sets,
     };
     (plan, cpu_fit)
 }

@@ -411,6 +411,9 @@ pub struct Plan {
     /// left out of the JSON without them.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub modes: Option<ModesPlan>,
+    /// Field sets the engine steps: 2 for a Bloch cell (its real and imaginary parts, each a
+    /// whole engine: [`crate::backend::bloch`]), else 1.
+    pub field_sets: u64,
 }
 
 /// What the mode sources and monitors of a model cost before the first step, and the runs of

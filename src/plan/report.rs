@@ -120,6 +120,13 @@ pub(super) fn render(p: &Plan) -> String {
         p.dt,
         p.steps as f64 * p.dt
     );
+    if p.field_sets > 1 {
+        let _ = writeln!(
+            o,
+            "fields    {} sets: a Bloch cell's real and imaginary parts, each stepped like a periodic cell (memory and time twice one set's)",
+            p.field_sets
+        );
+    }
 
     let _ = writeln!(o, "\nmemory by category");
     let b = &p.bytes;
