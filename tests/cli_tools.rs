@@ -131,7 +131,7 @@ fn every_example_scene_passes_yee_check() {
         checked += 1;
     }
     assert!(
-        checked >= 19,
+        checked >= 20,
         "only {checked} scenes found in {}",
         dir.display()
     );

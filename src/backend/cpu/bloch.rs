@@ -19,6 +19,7 @@
 
 use super::{CpuBackend, Shared, Slab};
 use crate::backend::Half;
+use crate::decomp::SlabRange;
 use crate::real::Real;
 use rayon::prelude::*;
 
@@ -48,13 +49,14 @@ struct Block {
     axis: usize,
 }
 
-/// Visit every block of images of half step `half` in slab `s` in the module's order.
-fn walk<T: Real>(sh: &Shared<T>, s: &Slab<T>, half: Half, mut visit: impl FnMut(Block)) {
+/// Visit every block of images of half step `half` in the slab that owns `range`, in the
+/// module's order.
+fn walk<T: Real>(sh: &Shared<T>, range: SlabRange, half: Half, mut visit: impl FnMut(Block)) {
     let (ny, nz) = (sh.ny, sh.nz);
     let plane = ny * nz;
     let nx = sh.shape[0];
     let high = half == Half::H;
-    let n = s.range.len();
+    let n = range.len();
     for axis in (0..3).filter(|&a| sh.bloch[a].is_some()) {
         for &(source, target, add) in &TERMS[axis] {
             let block = |at: usize, cell: usize, len: usize, stride: usize| Block {
@@ -71,9 +73,9 @@ fn walk<T: Real>(sh: &Shared<T>, s: &Slab<T>, half: Half, mut visit: impl FnMut(
                 0 => {
                     // The halo plane beyond the face and the owned plane next to it.
                     let (holds, halo, next) = if high {
-                        (s.range.x1 == nx, n + 1, n)
+                        (range.x1 == nx, n + 1, n)
                     } else {
-                        (s.range.x0 == 0, 0, 1)
+                        (range.x0 == 0, 0, 1)
                     };
                     if holds {
                         visit(block(halo * plane, next * plane, plane, 1));
@@ -98,27 +100,36 @@ fn walk<T: Real>(sh: &Shared<T>, s: &Slab<T>, half: Half, mut visit: impl FnMut(
     }
 }
 
-/// The images of half step `half` in slab `s`.
-fn slab_images<T: Real>(sh: &Shared<T>, s: &Slab<T>, half: Half) -> usize {
+/// The images of half step `half` in the slab that owns `range`.
+fn slab_images<T: Real>(sh: &Shared<T>, range: SlabRange, half: Half) -> usize {
     let mut n = 0;
-    walk(sh, s, half, |b| n += b.len);
+    walk(sh, range, half, |b| n += b.len);
     n
+}
+
+/// Append slab `s`'s images of half step `half` to `out`.
+fn read_slab<T: Real>(sh: &Shared<T>, s: &Slab<T>, half: Half, out: &mut Vec<T>) {
+    let field = if half == Half::H { &s.e } else { &s.h };
+    walk(sh, s.range, half, |b| {
+        let values = &field[b.source][b.at..];
+        out.extend(values.iter().step_by(b.stride).take(b.len));
+    });
 }
 
 impl<T: Real> CpuBackend<T> {
     /// [`crate::backend::Backend::bloch_images`] on the CPU.
     pub(super) fn read_bloch_images(&self, half: Half, out: &mut Vec<T>) {
         let sh = &self.shared;
+        if let [s] = &self.slabs[..] {
+            // One slab (a small cell): no threads to share it with.
+            return read_slab(sh, s, half, out);
+        }
         let parts: Vec<Vec<T>> = self
             .slabs
             .par_iter()
             .map(|s| {
-                let field = if half == Half::H { &s.e } else { &s.h };
-                let mut out = Vec::with_capacity(slab_images(sh, s, half));
-                walk(sh, s, half, |b| {
-                    let values = &field[b.source][b.at..];
-                    out.extend(values.iter().step_by(b.stride).take(b.len));
-                });
+                let mut out = Vec::with_capacity(slab_images(sh, s.range, half));
+                read_slab(sh, s, half, &mut out);
                 out
             })
             .collect();
@@ -135,9 +146,13 @@ impl<T: Real> CpuBackend<T> {
         let mut shares = Vec::with_capacity(self.slabs.len());
         let mut start = 0;
         for s in &self.slabs {
-            let n = slab_images(sh, s, half);
+            let n = slab_images(sh, s.range, half);
             shares.push((&own[start..start + n], &other[start..start + n]));
             start += n;
+        }
+        if let [slab] = &mut self.slabs[..] {
+            let (own, other) = shares[0];
+            return correct_slab(sh, slab, half, own, other, imaginary);
         }
         self.slabs
             .par_iter_mut()
@@ -156,10 +171,8 @@ fn correct_slab<T: Real>(
     imaginary: bool,
 ) {
     let plane = sh.ny * sh.nz;
-    let mut blocks = Vec::new();
-    walk(sh, slab, half, |b| blocks.push(b));
     let mut next = 0;
-    for b in blocks {
+    walk(sh, slab.range, half, |b| {
         let (c, s) = sh.bloch[b.axis].expect("a Bloch axis");
         // The image's rotation: -s beyond a maximum face for the real set, +s for the
         // imaginary one; the other way round below a minimum face.
@@ -203,7 +216,7 @@ fn correct_slab<T: Real>(
                 })
             }
         }
-    }
+    });
 }
 
 /// One block's correction: `cb (cm1 own + s other) step`, times `sign`, added to the cells

@@ -219,12 +219,18 @@ pub(super) fn diffraction(
     ok
 }
 
-/// Where the monitor named `name` starts in the file (0 if it is not found).
+/// Where the monitor named `name` gives its plane in the file (its entry's start without
+/// one, 0 if it is not found).
 fn monitor_offset(scene: &SceneFile, name: &str) -> usize {
     scene
         .monitor
         .entries
         .iter()
         .find(|(_, m)| m.get_ref().name.get_ref() == name)
-        .map_or(0, |(_, m)| m.span().start)
+        .map_or(0, |(_, m)| {
+            m.get_ref()
+                .plane
+                .as_ref()
+                .map_or(m.span().start, |p| p.span().start)
+        })
 }
