@@ -1,11 +1,13 @@
 //! The incident column of a diffraction monitor: the monitor's source alone in a column of its
 //! medium, whose flux is the incident power the orders are fractions of.
 
-use super::{Boundaries, Diffraction, Flux, Grid, Model, Object, Patch, Precision, Shape};
+use super::{
+    Boundaries, Component, Diffraction, Flux, Grid, Model, Object, Patch, Precision, Shape,
+};
 
 impl Model {
     /// The column that measures diffraction monitor `d`'s incident power: this model's grid
-    /// along the monitor's normal, at most two cells across each other axis (one where the
+    /// along the monitor's normal (the column's z), at most two cells across each other axis (one where the
     /// cell has one), every cell the material at the source's sheet, the source alone with
     /// the same transverse wavevector (the Bloch phases scaled to the column's periods), and
     /// one flux plane two cells ahead of the sheet with the monitor's frequencies and
@@ -16,20 +18,40 @@ impl Model {
     pub fn incident_column(&self, flux: &Flux, d: &Diffraction) -> Model {
         let g = &self.grid;
         let a = flux.patches[0].axis as usize;
-        let mut shape = g.shape;
-        let mut lines = g.lines.clone();
-        for t in (0..3).filter(|&t| t != a) {
-            shape[t] = g.shape[t].min(2);
-            lines[t] = None;
+        // The column's axes are this model's turned cyclically (the curl keeps its form) so
+        // that the monitor's normal is z: its long axis is then the contiguous one, and the
+        // update steps two x planes of long rows instead of many planes of a few cells.
+        let to = |t: usize| (t + 5 - a) % 3;
+        let turn3 = |v: [f64; 3]| {
+            let mut out = [0.0; 3];
+            for t in 0..3 {
+                out[to(t)] = v[t];
+            }
+            out
+        };
+        let mut shape = [0; 3];
+        let mut lines: [Option<Vec<f64>>; 3] = Default::default();
+        let mut faces = self.boundaries.faces;
+        for t in 0..3 {
+            shape[to(t)] = if t == a {
+                g.shape[t]
+            } else {
+                g.shape[t].min(2)
+            };
+            lines[to(t)] = if t == a { g.lines[t].clone() } else { None };
+            faces[to(t)] = self.boundaries.faces[t];
         }
         let grid = Grid {
             shape,
             lines,
+            cell: turn3(g.cell),
+            origin: turn3(g.origin),
             ..g.clone()
         };
-        let mut boundaries = Boundaries::on_grid(self.boundaries.faces, &grid);
-        boundaries.bloch =
-            [0, 1, 2].map(|t| self.boundaries.bloch[t] * shape[t] as f64 / g.shape[t] as f64);
+        let mut boundaries = Boundaries::on_grid(faces, &grid);
+        boundaries.bloch = turn3(
+            [0, 1, 2].map(|t| self.boundaries.bloch[t] * shape[to(t)] as f64 / g.shape[t] as f64),
+        );
         let s = &self.sources[d.source];
         let centre = s.cells.map(|r| ((r[0] + r[1] - 1) / 2) as f64);
         let at = g.position(s.component, centre);
@@ -39,29 +61,43 @@ impl Model {
             .rev()
             .find(|o| o.contains(at))
             .map_or(0, |o| o.material);
-        let mut source = s.clone();
-        for t in (0..3).filter(|&t| t != a) {
-            source.cells[t] = [0, shape[t]];
-            if let Some(m) = &mut source.magnetic {
-                m.cells[t] = [0, shape[t]];
+        let turn_component = |c: Component| {
+            let i = Component::ALL
+                .iter()
+                .position(|&k| k == c)
+                .expect("a component");
+            Component::ALL[3 * (i / 3) + to(i % 3)]
+        };
+        let turn_cells = |cells: [[usize; 2]; 3]| {
+            let mut out = [[0, 0]; 3];
+            for t in 0..3 {
+                out[to(t)] = if t == a { cells[t] } else { [0, shape[to(t)]] };
             }
+            out
+        };
+        let mut source = s.clone();
+        source.component = turn_component(s.component);
+        source.cells = turn_cells(s.cells);
+        source.transverse_k = s.transverse_k.map(turn3);
+        if let Some(m) = &mut source.magnetic {
+            m.component = turn_component(m.component);
+            m.cells = turn_cells(m.cells);
         }
-        let behind = source.magnetic.as_ref().map_or(0, |m| m.cells[a][0]);
+        let behind = s.magnetic.as_ref().map_or(0, |m| m.cells[a][0]);
         let ahead = if behind < s.cells[a][0] {
-            (s.cells[a][0] + 2).min(shape[a] - 1)
+            (s.cells[a][0] + 2).min(g.shape[a] - 1)
         } else {
             s.cells[a][0].saturating_sub(2)
         };
-        let [p, q] = flux.patches[0].in_plane();
         let plane = Flux {
             name: "incident".into(),
             patches: vec![Patch {
-                count: [shape[p], shape[q]],
+                count: [shape[0], shape[1]],
                 start: [0, 0],
                 index: ahead,
                 sign: 1.0,
                 closed: false,
-                axis: flux.patches[0].axis,
+                axis: super::Axis::Z,
             }],
             frequencies: flux.frequencies.clone(),
             fields: false,
@@ -112,12 +148,17 @@ impl Model {
         }
     }
 
-    /// The cross-section of this model over that of its incident `column` across axis `a`.
+    /// The in-plane axis of the incident column that is this model's in-plane axis `t` of a
+    /// plane normal to `a` ([`Model::incident_column`] turns the axes so that `a` is z).
+    pub fn column_axis(a: usize, t: usize) -> usize {
+        (t + 5 - a) % 3
+    }
+
+    /// The cross-section of this model across axis `a` over that of its incident `column`
+    /// (across z).
     pub fn column_area_ratio(&self, column: &Model, a: usize) -> f64 {
         let (big, small) = (self.grid.size(), column.grid.size());
-        (0..3)
-            .filter(|&t| t != a)
-            .map(|t| big[t] / small[t])
-            .product()
+        let main: f64 = (0..3).filter(|&t| t != a).map(|t| big[t]).product();
+        main / (small[0] * small[1])
     }
 }

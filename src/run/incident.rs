@@ -19,10 +19,10 @@ pub fn prepare(model: &Model) {
         let column = model.incident_column(f, d);
         let a = f.patches[0].axis as usize;
         let dfts = column_dfts(&column);
-        // Along the wave: the column's plane counts power along +axis.
+        // Along the wave: the column's plane counts power along +z, its normal.
         let s = &column.sources[0];
-        let behind = s.magnetic.as_ref().map_or(0, |m| m.cells[a][0]);
-        let sign = if behind < s.cells[a][0] { 1.0 } else { -1.0 };
+        let behind = s.magnetic.as_ref().map_or(0, |m| m.cells[2][0]);
+        let sign = if behind < s.cells[2][0] { 1.0 } else { -1.0 };
         let ratio = model.column_area_ratio(&column, a);
         let power = dfts
             .first()
@@ -31,7 +31,12 @@ pub fn prepare(model: &Model) {
             .map(|p| sign * p * ratio)
             .collect();
         // The source's own field at a monitor on its side: order (0, 0) of the column's
-        // plane there, at the Bloch wavevector the monitor's order (0, 0) has.
+        // plane there, at the Bloch wavevector the monitor's order (0, 0) has, along the
+        // column's in-plane axes (x, y: the monitor's turned, in their order).
+        let [p, q] = f.patches[0].in_plane();
+        let mut k = [0.0; 2];
+        k[Model::column_axis(a, p)] = d.bloch_k[0];
+        k[Model::column_axis(a, q)] = d.bloch_k[1];
         let direct = match (dfts.get(1), column.fluxes.get(1)) {
             (Some(dft), Some(plane)) => (0..f.frequencies.len())
                 .map(|fi| {
@@ -40,7 +45,7 @@ pub fn prepare(model: &Model) {
                         &plane.patches[0],
                         &dft.patches[0],
                         fi,
-                        d.bloch_k,
+                        k,
                     )
                 })
                 .collect(),
