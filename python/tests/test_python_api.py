@@ -214,7 +214,7 @@ def test_geometry_from_numpy_gdstk_and_shapely_and_voxel_arrays(tmp_path):
 EXAMPLES = REPO / "python" / "examples"
 
 
-@pytest.mark.parametrize("name", ["slab_sweep", "gdstk_ring", "bscan"])
+@pytest.mark.parametrize("name", ["slab_sweep", "gdstk_ring", "bscan", "photonic_bands"])
 def test_examples_run_and_make_their_figures(tmp_path, name):
     """Each example script, on its small grid (--quick), runs and writes its figure; the slab
     sweep's T is within 0.005 of the Airy formula (measured within 1.1e-3: the 25 nm grid's
