@@ -1,7 +1,7 @@
 //! A diffraction monitor's datasets in `/diffraction/<name>/` (design.md section 11):
-//! `frequency`, `orders` ([order, 2]: m, n along the plane's in-plane axes in x, y, z order),
-//! `power`, `power_s`, `power_p`, `angle`, `azimuth` ([frequency, order]), `incident`
-//! ([frequency]: the plane wave's power through the cell, in the flux's units) and `flux` (the
+//! `frequency`, `orders` (`[order, 2]`: m, n along the plane's in-plane axes in x, y, z order),
+//! `power`, `power_s`, `power_p`, `angle`, `azimuth` (`[frequency, order]`), `incident`
+//! (`[frequency]`: the plane wave's power through the cell, in the flux's units) and `flux` (the
 //! plane's total flux along +axis); attributes `axes` (the in-plane axes), `direction` (the
 //! side counted, away from the source: `+z` or `-z`).
 
