@@ -136,3 +136,19 @@ fn every_example_scene_passes_yee_check() {
         dir.display()
     );
 }
+
+/// `yee check` on a Bloch cell says the phase the oblique wave set: sin(20 deg) f0 L / c over
+/// the 1 um period at 468 THz is 0.533921 (k = 3.3547e6 rad/m).
+#[test]
+fn check_states_the_bloch_phase_an_oblique_wave_sets() {
+    let scene =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenes/grating_oblique.toml");
+    let (code, out, err) = yee(&["check", scene.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{err}");
+    let want = 20f64.to_radians().sin() * 4.68e14 * 1e-6 / 299_792_458.0;
+    assert!(
+        out.contains(&format!("Bloch cell: phase {want:.6} along y")),
+        "{out}"
+    );
+    assert!(out.contains("two field sets"), "{out}");
+}

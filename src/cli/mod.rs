@@ -610,9 +610,35 @@ pub fn check_lines(label: &str, m: &crate::model::Model) -> Vec<String> {
     let more = crate::scene::material_lines(m)
         .into_iter()
         .chain(crate::scene::object_lines(m))
-        .chain(m.conformal_summary().map(|c| c.line()));
+        .chain(m.conformal_summary().map(|c| c.line()))
+        .chain(bloch_line(m));
     lines.extend(more.map(|line| format!("  {line}")));
     lines
+}
+
+/// The Bloch phases of a Bloch cell (those an oblique wave set included), e.g. `Bloch cell:
+/// phase 0.2875 along y (k = 1.806e6 rad/m); two field sets`; None without one.
+fn bloch_line(m: &crate::model::Model) -> Option<String> {
+    let b = &m.boundaries;
+    if !b.has_bloch() {
+        return None;
+    }
+    let size = m.grid.size();
+    let axes: Vec<String> = (0..3)
+        .filter(|&a| b.bloch_phase(a).is_some())
+        .map(|a| {
+            let k = 2.0 * std::f64::consts::PI * b.bloch[a] / size[a];
+            format!(
+                "phase {:.6} along {} (k = {k:.4e} rad/m)",
+                b.bloch[a],
+                crate::model::Axis::ALL[a].name()
+            )
+        })
+        .collect();
+    Some(format!(
+        "Bloch cell: {}; two field sets (the real and imaginary parts)",
+        axes.join(", ")
+    ))
 }
 
 /// `yee check`'s lines for the mode sources: each one's mode and how purely its one profile
