@@ -61,15 +61,6 @@ pub fn order_k(model: &Model, flux: &Flux, d: &Diffraction, o: [i64; 2]) -> [f64
     ]
 }
 
-/// The refractive index of `d`'s medium at `f` (the real part of the permittivity's root).
-pub fn index_at(model: &Model, d: &Diffraction, f: f64) -> f64 {
-    let m = &model.materials.materials[d.material as usize];
-    if m.pec {
-        return 1.0;
-    }
-    m.epsilon_at(f).re.max(0.0).sqrt()
-}
-
 /// The amplitudes of the order of transverse wavevector `k` (along the plane's in-plane
 /// axes) in the DFTs `dft` of plane `patch` at frequency index `fi`: E_b, E_c, H_b, H_c, each
 /// (1 / N) sum over the cells of the field times e^{+i k . r} at its Yee position ((E_b, H_c)
@@ -121,7 +112,8 @@ pub fn decompose(model: &Model, flux: &Flux, d: &Diffraction, dft: &PatchDft) ->
     let orient = if (p + 1) % 3 == q { 1.0 } else { -1.0 };
     let mut out = Orders::default();
     for (fi, &f) in flux.frequencies.iter().enumerate() {
-        let k0 = 2.0 * std::f64::consts::PI * f / crate::model::C0 * index_at(model, d, f);
+        let medium = &model.materials.materials[d.material as usize];
+        let k0 = 2.0 * std::f64::consts::PI * f / crate::model::C0 * medium.index_at(f);
         let inc = incident
             .and_then(|v| v.power.get(fi))
             .copied()

@@ -20,7 +20,6 @@ use super::{
     Allocation, Backend, GatherTicket, Half, HaloCopy, HaloSide, Pass, PhaseTimes, State,
     StateArray, StateError,
 };
-use crate::decomp::HaloPlan;
 use crate::flux::FluxDft;
 use crate::model::{Component, Model, Region};
 use crate::real::Real;
@@ -134,13 +133,6 @@ impl<B: Backend> Backend for BlochPair<B> {
         self.imaginary_values(values);
         self.re.run_pass(half, pass, values);
         self.im.run_pass(half, pass, &self.values_im);
-    }
-
-    fn step_fused(&mut self, halos: &HaloPlan, magnetic_values: &[f64], source_values: &[f64]) {
-        self.update_h(magnetic_values);
-        self.exchange(&halos.after_h);
-        self.update_e(source_values);
-        self.exchange(&halos.after_e);
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {

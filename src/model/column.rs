@@ -53,14 +53,9 @@ impl Model {
             [0, 1, 2].map(|t| self.boundaries.bloch[t] * shape[to(t)] as f64 / g.shape[t] as f64),
         );
         let s = &self.sources[d.source];
-        let centre = s.cells.map(|r| ((r[0] + r[1] - 1) / 2) as f64);
-        let at = g.position(s.component, centre);
-        let material = self
-            .objects
-            .iter()
-            .rev()
-            .find(|o| o.contains(at))
-            .map_or(0, |o| o.material);
+        // The medium at the sheet's centre, the one its impedance was taken from.
+        let [i, j, k] = s.cells.map(|r| (r[0] + r[1] - 1) / 2);
+        let material = self.material_at(s.component, i, j, k);
         let turn_component = |c: Component| {
             let i = Component::ALL
                 .iter()
@@ -83,8 +78,8 @@ impl Model {
             m.component = turn_component(m.component);
             m.cells = turn_cells(m.cells);
         }
-        let behind = s.magnetic.as_ref().map_or(0, |m| m.cells[a][0]);
-        let ahead = if behind < s.cells[a][0] {
+        let sign = s.travel_sign(a).unwrap_or(1.0);
+        let ahead = if sign > 0.0 {
             (s.cells[a][0] + 2).min(g.shape[a] - 1)
         } else {
             s.cells[a][0].saturating_sub(2)
@@ -107,7 +102,7 @@ impl Model {
             diffraction: None,
         };
         let mut fluxes = vec![plane.clone()];
-        if d.toward * (ahead as f64 - behind as f64) < 0.0 {
+        if d.toward * sign < 0.0 {
             let mut own = plane;
             own.name = "direct".into();
             own.patches[0].index = flux.patches[0].index;

@@ -71,6 +71,17 @@ impl Material {
         self.mu != 1.0 || self.magnetic_conductivity != 0.0
     }
 
+    /// The refractive index a plane wave sees at frequency `f` (Hz): the square root of the
+    /// real part of [`Material::epsilon_at`] (0 where that is negative), 1 for a PEC (whose
+    /// index nothing propagates in). What decides which diffraction orders propagate.
+    pub fn index_at(&self, f: f64) -> f64 {
+        if self.pec {
+            1.0
+        } else {
+            self.epsilon_at(f).re.max(0.0).sqrt()
+        }
+    }
+
     /// The relative permittivity at frequency `f` (Hz), e^{-iwt} convention: epsilon plus
     /// every pole plus i sigma / (w eps0). Infinite for a PEC.
     pub fn epsilon_at(&self, f: f64) -> Complex64 {

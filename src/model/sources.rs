@@ -261,6 +261,17 @@ impl Source {
             .sum()
     }
 
+    /// +1 or -1: the direction a one-way sheet launches along its `axis` (its magnetic sheet
+    /// lies half a cell behind the electric one); None for a source without a magnetic sheet.
+    pub fn travel_sign(&self, axis: usize) -> Option<f64> {
+        let m = self.magnetic.as_ref()?;
+        Some(if m.cells[axis][0] < self.cells[axis][0] {
+            1.0
+        } else {
+            -1.0
+        })
+    }
+
     /// How far J runs ahead of the waveform (s): [`Source::advance`], or a mode source's
     /// solved advance.
     pub fn lead(&self) -> f64 {

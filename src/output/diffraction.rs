@@ -7,7 +7,7 @@
 
 use super::str_attr;
 use crate::diffraction::Orders;
-use crate::model::{Diffraction, Flux, Model};
+use crate::model::{Diffraction, Flux};
 
 /// The datasets of one diffraction monitor.
 pub struct DiffractionSet {
@@ -24,12 +24,7 @@ const PER_ORDER: [&str; 5] = ["power", "power_s", "power_p", "angle", "azimuth"]
 
 impl DiffractionSet {
     /// The datasets of diffraction monitor `flux` (its orders `d`) in its group `grp`.
-    pub fn create(
-        grp: &hdf5::Group,
-        model: &Model,
-        flux: &Flux,
-        d: &Diffraction,
-    ) -> hdf5::Result<DiffractionSet> {
+    pub fn create(grp: &hdf5::Group, flux: &Flux, d: &Diffraction) -> hdf5::Result<DiffractionSet> {
         let names = ["x", "y", "z"];
         let patch = &flux.patches[0];
         let [p, q] = patch.in_plane();
@@ -54,7 +49,6 @@ impl DiffractionSet {
         }
         let incident = grp.new_dataset::<f64>().shape(nf).create("incident")?;
         incident.write_raw(&vec![f64::NAN; nf])?;
-        let _ = model;
         let [power, power_s, power_p, angle, azimuth] =
             <[hdf5::Dataset; 5]>::try_from(sets).expect("five datasets");
         Ok(DiffractionSet {

@@ -635,7 +635,7 @@ impl Hdf5Writer {
                 None => None,
             };
             let diffraction = match &f.diffraction {
-                Some(d) => Some(diffraction::DiffractionSet::create(&grp, model, f, d)?),
+                Some(d) => Some(diffraction::DiffractionSet::create(&grp, f, d)?),
                 None => None,
             };
             fluxes.push(FluxSet {

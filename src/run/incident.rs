@@ -20,9 +20,7 @@ pub fn prepare(model: &Model) {
         let a = f.patches[0].axis as usize;
         let dfts = column_dfts(&column);
         // Along the wave: the column's plane counts power along +z, its normal.
-        let s = &column.sources[0];
-        let behind = s.magnetic.as_ref().map_or(0, |m| m.cells[2][0]);
-        let sign = if behind < s.cells[2][0] { 1.0 } else { -1.0 };
+        let sign = column.sources[0].travel_sign(2).unwrap_or(1.0);
         let ratio = model.column_area_ratio(&column, a);
         let power = dfts
             .first()

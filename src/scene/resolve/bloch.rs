@@ -145,13 +145,7 @@ pub(super) fn diffraction(
             continue;
         };
         let s = &sources[source];
-        let m = s.magnetic.as_ref().expect("a one-way sheet");
-        // The magnetic sheet lies half a cell behind the electric one.
-        let sign = if m.cells[a][0] < s.cells[a][0] {
-            1.0
-        } else {
-            -1.0
-        };
+        let sign = s.travel_sign(a).expect("a one-way sheet");
         let ahead = (patch.index as f64 - s.cells[a][0] as f64) * sign > 0.0;
         let toward = if ahead { sign } else { -sign };
         let centre = [0, 1, 2].map(|t| {
@@ -175,23 +169,7 @@ pub(super) fn diffraction(
             Some(k) => in_plane.map(|t| k[t]),
             None => in_plane.map(|t| two_pi * (phases[t] - phases[t].round()) / size[t]),
         };
-        let provisional = Diffraction {
-            place: key.clone(),
-            orders: Vec::new(),
-            bloch_k,
-            material,
-            toward,
-            source,
-            incident: Default::default(),
-        };
-        let index = |fr: f64| {
-            let m = &table.materials[material as usize];
-            if m.pec {
-                1.0
-            } else {
-                m.epsilon_at(fr).re.max(0.0).sqrt()
-            }
-        };
+        let medium = &table.materials[material as usize];
         let counts = patch.count;
         let range = |n: usize| -((n as i64 - 1) / 2)..=(n as i64 / 2);
         let mut orders = Vec::new();
@@ -205,15 +183,20 @@ pub(super) fn diffraction(
                 let propagates = f
                     .frequencies
                     .iter()
-                    .any(|&fr| kt < two_pi * fr / C0 * index(fr));
+                    .any(|&fr| kt < two_pi * fr / C0 * medium.index_at(fr));
                 if propagates {
                     orders.push([mo, no]);
                 }
             }
         }
         f.diffraction = Some(std::sync::Arc::new(Diffraction {
+            place: key,
             orders,
-            ..provisional
+            bloch_k,
+            material,
+            toward,
+            source,
+            incident: Default::default(),
         }));
     }
     ok
