@@ -115,16 +115,20 @@ fn a_series_rlc_resonates_at_its_frequency_and_takes_the_ports_power() {
 }
 
 /// A parallel RLC: V / I is 1 / (1/R + i w C + 1 / (i w L)) within 1 % (the gap cell's
-/// 4.4 fF joins the 1 pF: 0.4 %).
+/// 4.4 fF joins the 1 pF: 0.4 %), at the element's own frequencies (not the port's).
 #[test]
 fn a_parallel_rlc_has_its_circuits_impedance() {
     let run = common::BinaryRun::new(
         "lumped-parallel",
         &closed_loop(&format!(
-            "resistance = {R}, inductance = {L}, capacitance = {C}, topology = \"parallel\""
+            "resistance = {R}, inductance = {L}, capacitance = {C}, topology = \"parallel\", \
+             frequencies = {{ min = 4.0e8, max = 6.0e8, count = 21 }}"
         )),
     );
     let f = run.read("elements/rlc/frequency");
+    assert_eq!(f.len(), 21);
+    assert!((f[0] - 4.0e8).abs() < 1.0 && (f[20] - 6.0e8).abs() < 1.0);
+    assert_eq!(run.read("ports/feed/frequency").len(), 51);
     let z = complex(&run, "elements/rlc/impedance");
     for (f, z) in f.iter().zip(&z) {
         let w = 2.0 * PI * f;
@@ -266,6 +270,13 @@ fn bad_ports_and_elements_are_refused() {
         (
             good.replace("resistance = 50.0,", "resistance = 0.0,"),
             "give at least one of",
+        ),
+        (
+            good.replace(
+                "resistance = 50.0,",
+                "resistance = 50.0, frequencies = { min = 2.0e9, max = 1.0e9, count = 3 },",
+            ),
+            "geometry[1].element.frequencies",
         ),
         (
             good.replace("direction = \"+z\"", "direction = \"+q\""),

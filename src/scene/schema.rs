@@ -365,6 +365,9 @@ pub struct ElementSpec {
     pub topology: Option<Spanned<String>>,
     /// Its name, its group under `/elements/` (default `element<i>`, i its geometry index).
     pub name: Option<Spanned<String>>,
+    /// Where its impedance and dissipated power are reported (default: the first lumped
+    /// port's frequencies; with neither, no spectra).
+    pub frequencies: Option<Spanned<FrequencySpec>>,
 }
 
 /// A source's time dependence.

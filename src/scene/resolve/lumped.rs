@@ -44,7 +44,25 @@ pub(super) fn attach(scene: &SceneFile, ck: &mut Checker, model: &mut Model, uni
             continue;
         };
         let key = format!("geometry[{n}]");
-        let frequencies = first_frequencies.clone().unwrap_or_default();
+        let frequencies = match &e.get_ref().frequencies {
+            Some(f) => {
+                let Some(list) = super::monitors::frequency_list(
+                    f,
+                    &format!("{key}.element"),
+                    ck,
+                    Some(&model.grid),
+                ) else {
+                    continue;
+                };
+                list
+            }
+            None => {
+                if first_frequencies.is_none() {
+                    ck.warn(e, &format!("{key}.element"), "no lumped port gives frequencies, so this element's impedance and dissipated power are not reported (its voltage and current series are): give `frequencies = { min = ..., max = ..., count = ... }` in the element");
+                }
+                first_frequencies.clone().unwrap_or_default()
+            }
+        };
         if let Some(placed) = element(g, e, n, &key, ck, model, unit_m, &taken, frequencies) {
             taken.push(placed);
         }
@@ -219,7 +237,7 @@ fn port_impedance(s: &SourceSpec, key: &str, ck: &mut Checker) -> Option<[f64; 2
 }
 
 /// One lumped element: its cell pass and terminal (whose spectra are reported at
-/// `frequencies`, the first port's).
+/// `frequencies`: its own, or the first port's).
 #[allow(clippy::too_many_arguments)] // the entry, its key and what placing it needs
 fn element(
     g: &Spanned<GeometrySpec>,
