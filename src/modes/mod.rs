@@ -32,6 +32,7 @@ pub use basis::{coupling, decompose, Amplitude};
 pub use plane::{PlaneError, PlaneModes};
 pub use prepare::{prepare, purity, Purity};
 
+use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
 
 /// What lies at both ends of one in-plane axis of a cross-section.
@@ -341,7 +342,12 @@ pub fn solve_near(
         .collect();
     let warm: Vec<&[f64]> = joined.iter().map(|v| &v[..]).collect();
     let held = cs.held_unknowns();
-    let found = eigen::largest_inverse(&lu, n, count, &warm, &held)?;
+    let apply = |x: &[f64]| -> Vec<f64> {
+        let mut b = faer::Mat::<f64>::from_fn(n, 1, |i, _| x[i]);
+        lu.solve_in_place(b.as_mut());
+        (0..n).map(|i| b[(i, 0)]).collect()
+    };
+    let found = eigen::largest_inverse(&apply, n, count, &warm, &held)?;
     let half = n / 2;
     let mut modes: Vec<Mode> = found
         .into_iter()
