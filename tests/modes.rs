@@ -88,6 +88,28 @@ fn yee_modes_prints_the_modes_and_refuses_bad_planes() {
         out.contains("mode 0: n_eff 2.") && out.contains("mode 1: n_eff"),
         "{out}"
     );
+    assert!(!out.contains("loss"), "a lossless strip: {out}");
+    // An absorbing core (eps'' = sigma / (w eps0) = 0.19): the complex solve reports the loss.
+    let lossy = dir.join("lossy.toml");
+    let text = strip(0.04).replace(
+        "si = { epsilon = 12.082576 }",
+        "si = { epsilon = 12.082576, conductivity = 2000.0 }",
+    );
+    std::fs::write(&lossy, text).unwrap();
+    let args = [
+        "modes",
+        lossy.to_str().unwrap(),
+        "--plane",
+        "x=0.1",
+        "--frequency",
+        "1.934e14",
+    ];
+    let (code, out, err) = yee(&args);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("mode 0: n_eff 2.") && out.contains("dB/um (") && out.contains("dB/cm)"),
+        "{out}"
+    );
     for (plane, says) in [
         ("q=1", "the axis is x, y or z"),
         ("x1", "write AXIS=COORDINATE"),

@@ -567,6 +567,8 @@ def test_yee_modes_file_reads_back_and_plots(yee_bin, tmp_path):
     assert m.axis == "x" and m.axes() == ("y", "z")
     assert m.neff.shape == (2,) and m.neff[0] > m.neff[1] > 1.444
     assert 2.3 < m.neff[0] < 2.6 and m.group_index[0] > m.neff[0]
+    # A lossless strip: no loss.
+    assert m.loss is not None and np.all(m.loss == 0.0)
     # TE0 confined to about the strip's 0.11 um^2 and its evanescent skirt: well under 1 um^2.
     assert 0.05e-12 < m.effective_area[0] < 0.5e-12
     # A dielectric guide's mode is no plane wave: its wave impedance lies between the

@@ -41,6 +41,9 @@ class Modes:
     #: Wave impedances (ohm), sum |E_t|^2 dA / sum (E_t x H_t) . n dA: a TE mode's E_t / H_t
     #: (eta0 / n_eff in a hollow metal guide); None in files written before it.
     wave_impedance: Optional[np.ndarray] = None
+    #: Power loss along the normal (dB/m), 0 for a lossless plane; None in files written
+    #: before it.
+    loss: Optional[np.ndarray] = None
 
     def axes(self):
         """The plane's two axes (u, v) in the order the profiles' last two dimensions use."""
@@ -72,6 +75,7 @@ def read_modes(path, name: str = "plane") -> Modes:
             group_index=g["group_index"][0, :],
             effective_area=g["effective_area"][0, :] if "effective_area" in g else None,
             wave_impedance=g["wave_impedance"][0, :] if "wave_impedance" in g else None,
+            loss=g["loss"][0, :] if "loss" in g else None,
             profiles={k: g["profile"][k][()] for k in g["profile"]},
             nodes={k: g["grid"][k][()] for k in g["grid"]},
         )

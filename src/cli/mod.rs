@@ -805,8 +805,19 @@ fn modes(args: ModesArgs) -> ExitCode {
             }
         };
         for (i, m) in found.modes.iter().enumerate() {
+            // A lossy mode's loss, in dB per length unit (and per cm, photonics' unit).
+            let loss = if found.loss[i] == 0.0 {
+                String::new()
+            } else {
+                format!(
+                    ", loss {:.4e} dB/{} ({:.4e} dB/cm)",
+                    found.loss[i] * unit,
+                    model.length_unit,
+                    found.loss[i] * 0.01
+                )
+            };
             println!(
-                "  mode {i}: n_eff {:.6}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}, effective area {:.4e} {}^2, wave impedance {:.2} ohm",
+                "  mode {i}: n_eff {:.6}{loss}, group index {:.4}, E{} fraction {:.3}, E{} fraction {:.3}, effective area {:.4e} {}^2, wave impedance {:.2} ohm",
                 found.neff[i],
                 found.group_index[i],
                 names[u],

@@ -22,6 +22,8 @@ pub(super) trait Scalar:
     const ZERO: Self;
     /// The real number `x`.
     fn real(x: f64) -> Self;
+    /// The number `re + i im` (its real part alone in a real field).
+    fn from_parts(re: f64, im: f64) -> Self;
     /// The complex conjugate (itself for a real number).
     fn conjugate(self) -> Self;
     /// The absolute value.
@@ -39,6 +41,9 @@ impl Scalar for f64 {
     const ZERO: f64 = 0.0;
     fn real(x: f64) -> f64 {
         x
+    }
+    fn from_parts(re: f64, _im: f64) -> f64 {
+        re
     }
     fn conjugate(self) -> f64 {
         self
@@ -64,6 +69,9 @@ impl Scalar for c64 {
     const ZERO: c64 = c64 { re: 0.0, im: 0.0 };
     fn real(x: f64) -> c64 {
         c64::new(x, 0.0)
+    }
+    fn from_parts(re: f64, im: f64) -> c64 {
+        c64::new(re, im)
     }
     fn conjugate(self) -> c64 {
         self.conj()

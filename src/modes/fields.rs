@@ -30,7 +30,7 @@ impl CrossSection {
         (0..self.n[0])
             .flat_map(|j| (0..self.n[1]).map(move |k| (j, k)))
             .map(|(j, k)| {
-                self.divergence(j, k)
+                self.divergence::<f64>(j, k)
                     .into_iter()
                     .map(|(i, c)| c * value(i))
                     .sum()

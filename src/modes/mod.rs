@@ -32,6 +32,8 @@ pub use basis::{coupling, decompose, Amplitude};
 pub use plane::{PlaneError, PlaneModes};
 pub use prepare::{prepare, purity, Purity};
 
+use eigen::Scalar;
+use faer::c64;
 use faer::linalg::solvers::Solve;
 use faer::sparse::{SparseColMat, Triplet};
 
@@ -52,8 +54,11 @@ pub struct CrossSection {
     /// Primal cell sizes (m) along u (`n[0]` values) and v (`n[1]`).
     pub cells: [Vec<f64>; 2],
     /// Relative permittivity at the normal component's node (j, k), at E_u (j + 1/2, k) and at
-    /// E_v (j, k + 1/2), each `n[0] * n[1]` values indexed `j * n[1] + k`.
+    /// E_v (j, k + 1/2), each `n[0] * n[1]` values indexed `j * n[1] + k`: its real part.
     pub eps: [Vec<f64>; 3],
+    /// The permittivity's imaginary part (loss, e^{-iwt}: positive) at the same positions;
+    /// empty vectors for a lossless cross-section, whose modes are real.
+    pub eps_imag: [Vec<f64>; 3],
     /// The walls of u and v.
     pub walls: [Wall; 2],
     /// Where a perfect conductor holds the field at zero, at the same positions as `eps` (the
@@ -64,10 +69,15 @@ pub struct CrossSection {
 /// A mode of a cross-section.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Mode {
-    /// The eigenvalue beta^2 (1/m^2).
+    /// The eigenvalue beta^2 (1/m^2): its real part.
     pub beta2: f64,
+    /// The eigenvalue's imaginary part (1/m^2): positive for a mode that decays along +axis in
+    /// a lossy cross-section; 0 for a lossless one.
+    pub beta2_imag: f64,
     /// E_u at (j + 1/2, k) and E_v at (j, k + 1/2), `j * n[1] + k`, scaled so the largest
-    /// transverse value is 1.
+    /// transverse value is 1. A lossy cross-section's mode is complex: this is its real part
+    /// once turned so that its largest value is real (the part a source drives and a monitor
+    /// projects on; its imaginary part is of the order of the loss).
     pub e: [Vec<f64>; 2],
 }
 
@@ -189,9 +199,21 @@ impl CrossSection {
         ((self.walls[0] == Wall::Periodic || j > 0) && !self.held(2, at)).then_some(n + at)
     }
 
+    /// True when some position has a lossy permittivity: the modes are complex.
+    pub fn is_lossy(&self) -> bool {
+        self.eps_imag.iter().flatten().any(|&x| x != 0.0)
+    }
+
+    /// The permittivity of quantity `q` (0: the node, 1: E_u, 2: E_v) at cell `at`, in the
+    /// solve's field (its real part alone for a real solve).
+    fn permittivity<T: Scalar>(&self, q: usize, at: usize) -> T {
+        let imag = self.eps_imag[q].get(at).copied().unwrap_or(0.0);
+        T::from_parts(self.eps[q][at], imag)
+    }
+
     /// The node quantity (1/eps_x)(d_u eps_u E_u + d_v eps_v E_v) at node (j, k) as a
     /// combination of unknowns; empty on a PEC wall's node.
-    fn divergence(&self, j: usize, k: usize) -> Vec<(usize, f64)> {
+    fn divergence<T: Scalar>(&self, j: usize, k: usize) -> Vec<(usize, T)> {
         let pec_node = (self.walls[0] == Wall::Pec && j == 0)
             || (self.walls[1] == Wall::Pec && k == 0)
             || self.held(0, j * self.n[1] + k);
@@ -199,23 +221,23 @@ impl CrossSection {
             return Vec::new();
         }
         let at = |j: usize, k: usize| j * self.n[1] + k;
-        let inv = 1.0 / self.eps[0][at(j, k)];
+        let inv = T::real(1.0) / self.permittivity::<T>(0, at(j, k));
         let mut out = Vec::with_capacity(4);
-        let (du, dv) = (self.dual(0, j), self.dual(1, k));
+        let (du, dv) = (T::real(self.dual(0, j)), T::real(self.dual(1, k)));
         if let Some(u) = self.eu(j, k) {
-            out.push((u, inv * self.eps[1][at(j, k)] / du));
+            out.push((u, inv * self.permittivity::<T>(1, at(j, k)) / du));
         }
         if let Some(jm) = self.step(0, j, -1) {
             if let Some(u) = self.eu(jm, k) {
-                out.push((u, -inv * self.eps[1][at(jm, k)] / du));
+                out.push((u, T::ZERO - inv * self.permittivity::<T>(1, at(jm, k)) / du));
             }
         }
         if let Some(v) = self.ev(j, k) {
-            out.push((v, inv * self.eps[2][at(j, k)] / dv));
+            out.push((v, inv * self.permittivity::<T>(2, at(j, k)) / dv));
         }
         if let Some(km) = self.step(1, k, -1) {
             if let Some(v) = self.ev(j, km) {
-                out.push((v, -inv * self.eps[2][at(j, km)] / dv));
+                out.push((v, T::ZERO - inv * self.permittivity::<T>(2, at(j, km)) / dv));
             }
         }
         out
@@ -261,57 +283,83 @@ impl CrossSection {
 
     /// The operator `A - shift I` (A the module's eigenproblem at `k0`), as triplets. Rows of
     /// the unknowns a PEC wall holds are zero in A.
-    fn shifted(&self, k0: f64, shift: f64) -> Vec<Triplet<usize, usize, f64>> {
+    fn shifted<T: Scalar>(&self, k0: f64, shift: f64) -> Vec<Triplet<usize, usize, T>> {
         let [nu, nv] = self.n;
         let mut t = Vec::with_capacity(self.unknowns() * 12);
-        let mut add = |row: usize, terms: &[(usize, f64)], scale: f64| {
+        let mut add = |row: usize, terms: &[(usize, T)], scale: f64| {
             for &(col, c) in terms {
-                t.push(Triplet::new(row, col, scale * c));
+                t.push(Triplet::new(row, col, T::real(scale) * c));
             }
         };
+        let curl = |j: usize, k: usize| -> Vec<(usize, T)> {
+            self.curl(j, k)
+                .into_iter()
+                .map(|(col, c)| (col, T::real(c)))
+                .collect()
+        };
+        let k02 = T::real(k0 * k0);
         for j in 0..nu {
             for k in 0..nv {
                 let at = j * nv + k;
                 if let Some(row) = self.eu(j, k) {
-                    add(row, &[(row, k0 * k0 * self.eps[1][at])], 1.0);
+                    add(row, &[(row, k02 * self.permittivity::<T>(1, at))], 1.0);
                     // - d_v (curl): from (j+1/2, k-1/2) to (j+1/2, k+1/2) across node k.
                     let dv = self.dual(1, k);
-                    add(row, &self.curl(j, k), -1.0 / dv);
+                    add(row, &curl(j, k), -1.0 / dv);
                     if let Some(km) = self.step(1, k, -1) {
-                        add(row, &self.curl(j, km), 1.0 / dv);
+                        add(row, &curl(j, km), 1.0 / dv);
                     }
                     // + d_u (divergence): from node j to node j + 1.
                     let hu = self.cells[0][j];
                     if let Some(jp) = self.step(0, j, 1) {
-                        add(row, &self.divergence(jp, k), 1.0 / hu);
+                        add(row, &self.divergence::<T>(jp, k), 1.0 / hu);
                     }
-                    add(row, &self.divergence(j, k), -1.0 / hu);
+                    add(row, &self.divergence::<T>(j, k), -1.0 / hu);
                 }
                 if let Some(row) = self.ev(j, k) {
-                    add(row, &[(row, k0 * k0 * self.eps[2][at])], 1.0);
+                    add(row, &[(row, k02 * self.permittivity::<T>(2, at))], 1.0);
                     let du = self.dual(0, j);
-                    add(row, &self.curl(j, k), 1.0 / du);
+                    add(row, &curl(j, k), 1.0 / du);
                     if let Some(jm) = self.step(0, j, -1) {
-                        add(row, &self.curl(jm, k), -1.0 / du);
+                        add(row, &curl(jm, k), -1.0 / du);
                     }
                     let hv = self.cells[1][k];
                     if let Some(kp) = self.step(1, k, 1) {
-                        add(row, &self.divergence(j, kp), 1.0 / hv);
+                        add(row, &self.divergence::<T>(j, kp), 1.0 / hv);
                     }
-                    add(row, &self.divergence(j, k), -1.0 / hv);
+                    add(row, &self.divergence::<T>(j, k), -1.0 / hv);
                 }
             }
         }
         for i in 0..self.unknowns() {
-            t.push(Triplet::new(i, i, -shift));
+            t.push(Triplet::new(i, i, T::real(-shift)));
         }
         t
     }
+
+    /// The shift of the shift-invert solve at `k0`: just above the largest beta^2 a guided
+    /// mode can have, so that the nearest eigenvalues are the most guided. That bound is
+    /// (k0 n_max)^2 for dielectrics (n_max the largest index in the plane); where a metal
+    /// (Re eps_m < 0) meets a dielectric eps_d with eps_m + eps_d < 0, the interface carries
+    /// a surface plasmon above it, at eps_m eps_d / (eps_m + eps_d) (the planar one; a thin
+    /// film's short-range plasmon can lie higher still, and is found only if asked for
+    /// enough modes).
+    fn shift(&self, k0: f64) -> f64 {
+        let values = || self.eps[1..].iter().flatten().copied();
+        let dielectric = values().fold(1.0f64, f64::max);
+        let metal = values().fold(0.0f64, f64::min);
+        let plasmon = if metal < 0.0 && metal + dielectric < 0.0 {
+            metal * dielectric / (metal + dielectric)
+        } else {
+            0.0
+        };
+        (k0 * dielectric.max(plasmon).sqrt()).powi(2) * 1.0001
+    }
 }
 
-/// The `count` modes of `cs` with the largest beta^2 at free-space wavenumber `k0` (1/m), in
-/// decreasing beta^2: shift-invert Arnoldi around beta^2 = (k0 n_max)^2 (n_max the largest
-/// index in the plane, which bounds every guided mode's n_eff), factorised once by a sparse LU.
+/// The `count` modes of `cs` with the largest beta^2 (real part) at free-space wavenumber `k0`
+/// (1/m), in decreasing beta^2: shift-invert Arnoldi around [`CrossSection::shift`],
+/// factorised once by a sparse LU; in complex arithmetic for a lossy cross-section.
 pub fn solve(cs: &CrossSection, k0: f64, count: usize) -> Result<Vec<Mode>, ModeError> {
     solve_near(cs, k0, count, &[])
 }
@@ -325,54 +373,92 @@ pub fn solve_near(
     count: usize,
     warm: &[Mode],
 ) -> Result<Vec<Mode>, ModeError> {
-    let n_max = cs.eps[1..]
-        .iter()
-        .flatten()
-        .fold(1.0f64, |m, &e| m.max(e))
-        .sqrt();
-    // Just above the largest possible beta^2: the nearest eigenvalues are the most guided.
-    let shift = (k0 * n_max).powi(2) * 1.0001;
-    let n = cs.unknowns();
-    let a = SparseColMat::<usize, f64>::try_new_from_triplets(n, n, &cs.shifted(k0, shift))
-        .expect("the triplets index the operator");
-    let lu = a.sp_lu().map_err(|_| ModeError::Singular(n_max))?;
+    let shift = cs.shift(k0);
     let joined: Vec<Vec<f64>> = warm
         .iter()
         .map(|m| [&m.e[0][..], &m.e[1][..]].concat())
         .collect();
-    let warm: Vec<&[f64]> = joined.iter().map(|v| &v[..]).collect();
+    let mut modes = if cs.is_lossy() {
+        let warm: Vec<Vec<c64>> = joined
+            .iter()
+            .map(|v| v.iter().map(|&x| c64::new(x, 0.0)).collect())
+            .collect();
+        let found = eigenpairs::<c64>(cs, k0, shift, count, &warm)?;
+        found
+            .into_iter()
+            .map(|(mu, v)| lossy_mode(shift, mu, &v))
+            .collect()
+    } else {
+        let found = eigenpairs::<f64>(cs, k0, shift, count, &joined)?;
+        found
+            .into_iter()
+            .map(|(mu, v)| real_mode(shift, mu, &v))
+            .collect::<Vec<Mode>>()
+    };
+    modes.sort_by(|a, b| b.beta2.total_cmp(&a.beta2));
+    Ok(modes)
+}
+
+/// The `count` eigenpairs of `inv(A - shift I)` of largest magnitude, A the operator at `k0`
+/// in field `T`.
+fn eigenpairs<T: Scalar + faer::traits::ComplexField>(
+    cs: &CrossSection,
+    k0: f64,
+    shift: f64,
+    count: usize,
+    warm: &[Vec<T>],
+) -> Result<Vec<(T, Vec<T>)>, ModeError> {
+    let n = cs.unknowns();
+    let a = SparseColMat::<usize, T>::try_new_from_triplets(n, n, &cs.shifted::<T>(k0, shift))
+        .expect("the triplets index the operator");
+    let lu = a
+        .sp_lu()
+        .map_err(|_| ModeError::Singular(shift.sqrt() / k0))?;
+    let warm: Vec<&[T]> = warm.iter().map(|v| &v[..]).collect();
     let held = cs.held_unknowns();
-    let apply = |x: &[f64]| -> Vec<f64> {
-        let mut b = faer::Mat::<f64>::from_fn(n, 1, |i, _| x[i]);
+    let apply = |x: &[T]| -> Vec<T> {
+        let mut b = faer::Mat::<T>::from_fn(n, 1, |i, _| x[i]);
         lu.solve_in_place(b.as_mut());
         (0..n).map(|i| b[(i, 0)]).collect()
     };
-    let found = eigen::largest_inverse(&apply, n, count, &warm, &held)?;
-    let half = n / 2;
-    let mut modes: Vec<Mode> = found
-        .into_iter()
-        .map(|(mu, v)| {
-            // The largest value 1 in magnitude, the sign fixed by a fixed pseudo-random
-            // functional (positive), so a mode has the same sign however it was found (from a
-            // cold or a warm start) and from one frequency to the next.
-            let magnitude = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-            let scale = if eigen::probe(&v) < 0.0 {
-                -magnitude
-            } else {
-                magnitude
-            };
-            let e = [
-                v[..half].iter().map(|x| x / scale).collect(),
-                v[half..].iter().map(|x| x / scale).collect(),
-            ];
-            Mode {
-                beta2: shift + 1.0 / mu,
-                e,
-            }
-        })
-        .collect();
-    modes.sort_by(|a, b| b.beta2.total_cmp(&a.beta2));
-    Ok(modes)
+    eigen::largest_inverse(&apply, n, count, &warm, &held)
+}
+
+/// A lossless mode from its eigenpair (mu, v): the largest value 1 in magnitude, the sign
+/// fixed by a fixed pseudo-random functional (positive), so a mode has the same sign however
+/// it was found (from a cold or a warm start) and from one frequency to the next.
+fn real_mode(shift: f64, mu: f64, v: &[f64]) -> Mode {
+    let half = v.len() / 2;
+    let magnitude = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let scale = if eigen::probe(v) < 0.0 {
+        -magnitude
+    } else {
+        magnitude
+    };
+    Mode {
+        beta2: shift + 1.0 / mu,
+        beta2_imag: 0.0,
+        e: [
+            v[..half].iter().map(|x| x / scale).collect(),
+            v[half..].iter().map(|x| x / scale).collect(),
+        ],
+    }
+}
+
+/// A lossy mode from its eigenpair (mu, v): turned so that its largest value is real (then
+/// signed and scaled as [`real_mode`] does), its real part kept.
+fn lossy_mode(shift: f64, mu: c64, v: &[c64]) -> Mode {
+    let top = v.iter().copied().fold(
+        c64::new(0.0, 0.0),
+        |m, x| if x.norm() > m.norm() { x } else { m },
+    );
+    let turn = top.conj() / top.norm();
+    let turned: Vec<f64> = v.iter().map(|x| (x * turn).re).collect();
+    let beta2 = c64::new(shift, 0.0) + 1.0 / mu;
+    Mode {
+        beta2_imag: beta2.im,
+        ..real_mode(shift, 1.0 / (beta2.re - shift), &turned)
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,9 @@ pub struct PlaneModes {
     /// Their effective indices in the 3-D grid: beta (from the discrete eigenvalue through
     /// the grid's difference along the axis) over w / c.
     pub neff: Vec<f64>,
+    /// Their power loss along the normal (dB/m), from the imaginary part of beta in the 3-D
+    /// grid: 0 for a lossless cross-section.
+    pub loss: Vec<f64>,
     /// Their group indices c / v_g = n_eff + f dn_eff/df, from solves at f (1 +- 1e-3)
     /// (central difference); NaN for a mode whose neighbours did not pair up (two modes
     /// crossing within 1e-3 of f).
@@ -105,17 +108,26 @@ impl Plane {
         };
         let eps = [self.axis, u, v].map(ids);
         // A PEC's positions are held at zero (their permittivity is never read: 1).
+        let permittivity = |m: u8| {
+            let mat = &table[m as usize];
+            if mat.pec {
+                num_complex::Complex64::new(1.0, 0.0)
+            } else {
+                mat.epsilon_at(f)
+            }
+        };
         let values = eps.each_ref().map(|list| {
             list.iter()
-                .map(|&m| {
-                    let mat = &table[m as usize];
-                    if mat.pec {
-                        1.0
-                    } else {
-                        mat.epsilon_at(f).re
-                    }
-                })
+                .map(|&m| permittivity(m).re)
                 .collect::<Vec<f64>>()
+        });
+        let eps_imag = eps.each_ref().map(|list| {
+            let imag: Vec<f64> = list.iter().map(|&m| permittivity(m).im).collect();
+            if imag.iter().any(|&x| x != 0.0) {
+                imag
+            } else {
+                Vec::new()
+            }
         });
         let pec = eps.each_ref().map(|list| {
             if list.iter().any(|&m| table[m as usize].pec) {
@@ -141,6 +153,7 @@ impl Plane {
             cells: [(u, ru), (v, rv)]
                 .map(|(a, r)| (r[0]..r[1]).map(|i| g.primal(a, i as isize)).collect()),
             eps: values,
+            eps_imag,
             walls: [wall(u, ru), wall(v, rv)],
             pec,
         }
@@ -150,11 +163,15 @@ impl Plane {
     /// The `count` modes of the plane at `f` (Hz), with the 3-D grid's wavenumbers: the
     /// eigenproblem at the discrete-time k0 = (2 / (c dt)) sin(w dt / 2), and beta from its
     /// eigenvalue through the grid's difference along the axis, beta = (2 / d) asin(b d / 2)
-    /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c).
+    /// with b^2 the eigenvalue and d the cell there. n_eff = beta / (w / c). In a lossy
+    /// cross-section beta is complex: n_eff is its real part over w / c, and the loss its
+    /// imaginary part; the group index, effective area and wave impedance are those of the
+    /// mode's real profile ([`Mode::e`]).
     pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
         let Solved {
             modes,
             neff,
+            loss,
             cs,
             k0,
             ..
@@ -182,6 +199,7 @@ impl Plane {
             frequency: f,
             modes,
             neff,
+            loss,
             group_index,
             effective_area,
             wave_impedance,
@@ -209,20 +227,33 @@ impl Plane {
         let k0 = 2.0 / (C0 * g.dt) * (w * g.dt / 2.0).sin();
         let modes = solve_near(&cs, k0, count, warm)?;
         let d = self.step(model);
-        let beta: Vec<f64> = modes
+        let (beta, attenuation): (Vec<f64>, Vec<f64>) = modes
             .iter()
             .map(|m| {
-                let b = m.beta2.max(0.0).sqrt();
-                2.0 / d * (b * d / 2.0).min(1.0).asin()
+                if m.beta2_imag == 0.0 {
+                    let b = m.beta2.max(0.0).sqrt();
+                    (2.0 / d * (b * d / 2.0).min(1.0).asin(), 0.0)
+                } else {
+                    // The complex beta of a lossy mode, through the same difference.
+                    let b = num_complex::Complex64::new(m.beta2, m.beta2_imag).sqrt();
+                    let beta = (b * (d / 2.0)).asin() * (2.0 / d);
+                    (beta.re, beta.im)
+                }
             })
-            .collect();
+            .unzip();
         let neff = beta.iter().map(|b| b / (w / C0)).collect();
+        // Power falls as exp(-2 Im(beta) x): 20 / ln(10) Im(beta) dB per metre.
+        let loss = attenuation
+            .iter()
+            .map(|a| 20.0 / std::f64::consts::LN_10 * a)
+            .collect();
         Ok(Solved {
             cs,
             k0,
             modes,
             beta,
             neff,
+            loss,
         })
     }
 
@@ -244,6 +275,8 @@ pub(super) struct Solved {
     pub beta: Vec<f64>,
     /// Their effective indices in the 3-D grid.
     pub neff: Vec<f64>,
+    /// Their power loss along the normal (dB/m): 0 in a lossless cross-section.
+    pub loss: Vec<f64>,
 }
 
 /// A mode's wave impedance (ohm) on its cross-section at the discrete-time wavenumber `k0` it

@@ -54,6 +54,7 @@ fn slab(h: f64) -> CrossSection {
         n: [nu, 1],
         cells: [vec![h; nu], vec![h]],
         eps: [node.clone(), centre, node],
+        eps_imag: [Vec::new(), Vec::new(), Vec::new()],
         walls: [Wall::Pec, Wall::Periodic],
         pec: Default::default(),
     }
@@ -124,6 +125,7 @@ fn strip(h: f64, w: f64, t: f64, size: [f64; 2]) -> CrossSection {
         n,
         cells: [vec![h; n[0]], vec![h; n[1]]],
         eps: [grid(0.0, 0.0), grid(0.5, 0.0), grid(0.0, 0.5)],
+        eps_imag: [Vec::new(), Vec::new(), Vec::new()],
         walls: [Wall::Pec, Wall::Pec],
         pec: Default::default(),
     }
@@ -219,6 +221,7 @@ fn vacuum_square(n: usize, pec: [Vec<bool>; 3]) -> (CrossSection, f64) {
         n: [n, n],
         cells: [vec![h; n], vec![h; n]],
         eps: [vec![1.0; len], vec![1.0; len], vec![1.0; len]],
+        eps_imag: [Vec::new(), Vec::new(), Vec::new()],
         walls: [Wall::Pec, Wall::Pec],
         pec,
     };
@@ -280,4 +283,123 @@ fn a_round_coax_painted_point_by_point_carries_its_tem_mode_once_closed() {
         "{}",
         closed[0].neff(k0)
     );
+}
+
+/// The symmetric slab's fundamental even mode (as [`slab_neff`]) for a complex core
+/// permittivity `eps1`: complex n_eff, by Newton's method on kappa tan(kappa d / 2) = r gamma
+/// in beta^2, from the lossless mode of the real part.
+fn lossy_slab_neff(k0: f64, eps1: c64, n2: f64, d: f64, tm: bool) -> c64 {
+    let eps2 = c64::new(n2 * n2, 0.0);
+    let r = if tm { eps1 / eps2 } else { c64::new(1.0, 0.0) };
+    let f = |b2: c64| {
+        let kappa = (eps1 * k0 * k0 - b2).sqrt();
+        let gamma = (b2 - eps2 * k0 * k0).sqrt();
+        kappa * (kappa * d / 2.0).tan() - r * gamma
+    };
+    let n = slab_neff(k0, eps1.re.sqrt(), n2, d, tm);
+    let mut b2 = c64::new((k0 * n).powi(2), 0.0);
+    for _ in 0..50 {
+        let h = b2 * 1e-7;
+        let step = f(b2) * h / (f(b2 + h) - f(b2));
+        b2 -= step;
+        if step.norm() < 1e-15 * b2.norm() {
+            break;
+        }
+    }
+    b2.sqrt() / k0
+}
+
+/// [`slab`] with an absorbing core: eps_imag `loss` inside (half of it on the faces' nodes,
+/// the same mean as the real part's).
+fn lossy_slab(h: f64, loss: f64) -> CrossSection {
+    let mut cs = slab(h);
+    let imag = |eps: &[f64]| -> Vec<f64> {
+        eps.iter()
+            .map(|&e| loss * (e - N_OX * N_OX) / (N_SI * N_SI - N_OX * N_OX))
+            .collect()
+    };
+    cs.eps_imag = [imag(&cs.eps[0]), imag(&cs.eps[1]), imag(&cs.eps[2])];
+    cs
+}
+
+/// The 220 nm slab with an absorbing core (eps 12.0826 + 0.2i, n = 3.476 + 0.0288i, a heavily
+/// doped or a poly silicon): the complex solve's TE0 and TM0 against the complex dispersion
+/// relation. Re(n_eff) within 1e-3 at 5 nm cells, as the lossless test (the same stencil and
+/// smoothing); Im(n_eff) (the loss, about 0.02) within 0.2 % of the exact value (measured
+/// 0.011 % for TE0, 0.066 % for TM0), and both errors falling at second order on halving
+/// (ratio above 3). The lossless path keeps real modes:
+/// beta2_imag is 0 there.
+#[test]
+fn an_absorbing_slab_has_the_exact_complex_te0_and_tm0() {
+    let k0 = 2.0 * std::f64::consts::PI / LAMBDA;
+    let eps1 = c64::new(N_SI * N_SI, 0.2);
+    let te = lossy_slab_neff(k0, eps1, N_OX, THICK, false);
+    let tm = lossy_slab_neff(k0, eps1, N_OX, THICK, true);
+    let complex_neff = |m: &Mode| c64::new(m.beta2, m.beta2_imag).sqrt() / k0;
+    let errors = |h: f64| {
+        let modes = solve(&lossy_slab(h, 0.2), k0, 2).expect("modes");
+        let (a, b) = (&modes[0], &modes[1]);
+        assert!(a.v_fraction() > 0.999 && b.v_fraction() < 1e-3);
+        (complex_neff(a) - te, complex_neff(b) - tm)
+    };
+    let (te5, tm5) = errors(5e-9);
+    let (te25, tm25) = errors(2.5e-9);
+    eprintln!(
+        "exact TE0 {te:.6}, TM0 {tm:.6}; 5 nm: TE0 {te5:.2e} TM0 {tm5:.2e}; 2.5 nm: TE0 {te25:.2e} TM0 {tm25:.2e}"
+    );
+    for (e5, e25, exact) in [(te5, te25, te), (tm5, tm25, tm)] {
+        assert!(e5.re.abs() < 1e-3, "Re error {e5}");
+        assert!(e5.im.abs() < 2e-3 * exact.im, "Im error {e5} of {exact}");
+        assert!(
+            e5.norm() / e25.norm() > 3.0,
+            "order {}",
+            e5.norm() / e25.norm()
+        );
+    }
+    let lossless = solve(&slab(5e-9), k0, 1).expect("modes");
+    assert_eq!(lossless[0].beta2_imag, 0.0);
+}
+
+/// A surface plasmon on a metal (eps -20 + 1.5i, near silver's at 1550 nm) against glass
+/// (2.25): the exact planar n_eff = sqrt(eps_m eps_d / (eps_m + eps_d)) = 1.59162 + 0.00752i
+/// lies above the glass's index, where the shift must sit for the solver to find it
+/// ([`CrossSection::shift`]). 0.5 um of metal (some 20 skin depths of 25 nm) and 4 um of
+/// glass (about 9 of the plasmon's decay lengths there) between PEC walls, the interface on a
+/// node, 2 nm cells: the TM mode (E across the interface, E_u) within 2e-4 in Re and 1 % in
+/// Im of the planar value (measured 3.3e-5 and 0.013 %: the skin depth is 12 cells).
+#[test]
+fn a_metal_glass_interface_carries_its_surface_plasmon() {
+    let k0 = 2.0 * std::f64::consts::PI / LAMBDA;
+    let (metal, glass) = (c64::new(-20.0, 1.5), 2.25);
+    let exact = (metal * glass / (metal + glass)).sqrt();
+    let h = 2e-9;
+    let (m_len, d_len) = (0.5e-6f64, 4e-6f64);
+    let nu = ((m_len + d_len) / h).round() as usize;
+    let eps_at = |y: f64| -> c64 {
+        if (y - m_len).abs() < 1e-6 * h {
+            (metal + glass) * 0.5
+        } else if y < m_len {
+            metal
+        } else {
+            c64::new(glass, 0.0)
+        }
+    };
+    let node: Vec<c64> = (0..nu).map(|j| eps_at(j as f64 * h)).collect();
+    let centre: Vec<c64> = (0..nu).map(|j| eps_at((j as f64 + 0.5) * h)).collect();
+    let re = |v: &[c64]| v.iter().map(|z| z.re).collect::<Vec<f64>>();
+    let im = |v: &[c64]| v.iter().map(|z| z.im).collect::<Vec<f64>>();
+    let cs = CrossSection {
+        n: [nu, 1],
+        cells: [vec![h; nu], vec![h]],
+        eps: [re(&node), re(&centre), re(&node)],
+        eps_imag: [im(&node), im(&centre), im(&node)],
+        walls: [Wall::Pec, Wall::Periodic],
+        pec: Default::default(),
+    };
+    let modes = solve(&cs, k0, 1).expect("the plasmon");
+    let got = c64::new(modes[0].beta2, modes[0].beta2_imag).sqrt() / k0;
+    eprintln!("plasmon n_eff {got:.6} against the planar {exact:.6}");
+    assert!(modes[0].v_fraction() < 1e-3, "a TM mode");
+    assert!((got.re - exact.re).abs() < 2e-4, "{got} vs {exact}");
+    assert!((got.im / exact.im - 1.0).abs() < 0.01, "{got} vs {exact}");
 }

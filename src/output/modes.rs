@@ -1,5 +1,6 @@
 //! `yee modes -o OUT.h5`: a plane's modes as `/modes/<name>/` (design.md section 11):
-//! `frequency` (one value), `neff`, `group_index`, `effective_area` (m^2) and `wave_impedance` (ohm) (`[1, modes]`), `profile/<E_u>` and
+//! `frequency` (one value), `neff`, `loss` (dB/m, 0 in a lossless plane), `group_index`,
+//! `effective_area` (m^2) and `wave_impedance` (ohm) (`[1, modes]`), `profile/<E_u>` and
 //! `profile/<E_v>` (`[modes, n_u, n_v]`: E_u at (j + 1/2, k), E_v at (j, k + 1/2) of the
 //! plane's nodes, the largest value 1), `grid/<u>` and `grid/<v>` (the plane's node
 //! coordinates, m); attributes `axis` (the normal), `coordinate` (its position, m).
@@ -38,6 +39,9 @@ pub fn write_plane_modes(
     g.new_dataset_builder()
         .with_data(&row(&found.neff))
         .create("neff")?;
+    g.new_dataset_builder()
+        .with_data(&row(&found.loss))
+        .create("loss")?;
     g.new_dataset_builder()
         .with_data(&row(&found.group_index))
         .create("group_index")?;
