@@ -59,6 +59,14 @@ pub struct CrossSection {
     /// The permittivity's imaginary part (loss, e^{-iwt}: positive) at the same positions;
     /// empty vectors for a lossless cross-section, whose modes are real.
     pub eps_imag: [Vec<f64>; 3],
+    /// Per in-plane axis, an in-plane PML: the imaginary part kappa of the coordinate stretch
+    /// s = 1 + i kappa by which each step is multiplied (each d/du becomes (1/s) d/du), at
+    /// half-cell resolution: entry 2 i at node i, 2 i + 1 at the centre of cell i. Empty
+    /// vectors without one.
+    pub stretch: [Vec<f64>; 2],
+    /// Look for the modes whose n_eff is nearest this (leaky modes, or modes below a
+    /// high-index substrate's), instead of the most guided ([`CrossSection::shift`]).
+    pub target_neff: Option<f64>,
     /// The walls of u and v.
     pub walls: [Wall; 2],
     /// Where a perfect conductor holds the field at zero, at the same positions as `eps` (the
@@ -199,9 +207,29 @@ impl CrossSection {
         ((self.walls[0] == Wall::Periodic || j > 0) && !self.held(2, at)).then_some(n + at)
     }
 
-    /// True when some position has a lossy permittivity: the modes are complex.
-    pub fn is_lossy(&self) -> bool {
+    /// True when some position has a lossy permittivity or lies in an in-plane PML: the
+    /// modes are complex.
+    pub fn is_complex(&self) -> bool {
         self.eps_imag.iter().flatten().any(|&x| x != 0.0)
+            || self.stretch.iter().flatten().any(|&x| x != 0.0)
+    }
+
+    /// The primal step of cell `i` along `axis`, stretched in a PML.
+    fn primal_step<T: Scalar>(&self, axis: usize, i: usize) -> T {
+        let h = self.cells[axis][i];
+        match self.stretch[axis].get(2 * i + 1) {
+            Some(&kappa) => T::from_parts(h, h * kappa),
+            None => T::real(h),
+        }
+    }
+
+    /// The dual step at node `i` along `axis` ([`CrossSection::dual`]), stretched in a PML.
+    fn dual_step<T: Scalar>(&self, axis: usize, i: usize) -> T {
+        let d = self.dual(axis, i);
+        match self.stretch[axis].get(2 * (i % self.n[axis])) {
+            Some(&kappa) => T::from_parts(d, d * kappa),
+            None => T::real(d),
+        }
     }
 
     /// The permittivity of quantity `q` (0: the node, 1: E_u, 2: E_v) at cell `at`, in the
@@ -223,7 +251,7 @@ impl CrossSection {
         let at = |j: usize, k: usize| j * self.n[1] + k;
         let inv = T::real(1.0) / self.permittivity::<T>(0, at(j, k));
         let mut out = Vec::with_capacity(4);
-        let (du, dv) = (T::real(self.dual(0, j)), T::real(self.dual(1, k)));
+        let (du, dv) = (self.dual_step::<T>(0, j), self.dual_step::<T>(1, k));
         if let Some(u) = self.eu(j, k) {
             out.push((u, inv * self.permittivity::<T>(1, at(j, k)) / du));
         }
@@ -244,20 +272,21 @@ impl CrossSection {
     }
 
     /// The curl term d_u E_v - d_v E_u at (j + 1/2, k + 1/2) as a combination of unknowns.
-    fn curl(&self, j: usize, k: usize) -> Vec<(usize, f64)> {
-        let (hu, hv) = (self.cells[0][j], self.cells[1][k]);
+    fn curl<T: Scalar>(&self, j: usize, k: usize) -> Vec<(usize, T)> {
+        let (hu, hv) = (self.primal_step::<T>(0, j), self.primal_step::<T>(1, k));
+        let (one, minus) = (T::real(1.0), T::real(-1.0));
         let mut out = Vec::with_capacity(4);
         if let Some(v) = self.step(0, j, 1).and_then(|jp| self.ev(jp, k)) {
-            out.push((v, 1.0 / hu));
+            out.push((v, one / hu));
         }
         if let Some(v) = self.ev(j, k) {
-            out.push((v, -1.0 / hu));
+            out.push((v, minus / hu));
         }
         if let Some(u) = self.step(1, k, 1).and_then(|kp| self.eu(j, kp)) {
-            out.push((u, -1.0 / hv));
+            out.push((u, minus / hv));
         }
         if let Some(u) = self.eu(j, k) {
-            out.push((u, 1.0 / hv));
+            out.push((u, one / hv));
         }
         out
     }
@@ -286,48 +315,43 @@ impl CrossSection {
     fn shifted<T: Scalar>(&self, k0: f64, shift: f64) -> Vec<Triplet<usize, usize, T>> {
         let [nu, nv] = self.n;
         let mut t = Vec::with_capacity(self.unknowns() * 12);
-        let mut add = |row: usize, terms: &[(usize, T)], scale: f64| {
+        let mut add = |row: usize, terms: &[(usize, T)], scale: T| {
             for &(col, c) in terms {
-                t.push(Triplet::new(row, col, T::real(scale) * c));
+                t.push(Triplet::new(row, col, scale * c));
             }
         };
-        let curl = |j: usize, k: usize| -> Vec<(usize, T)> {
-            self.curl(j, k)
-                .into_iter()
-                .map(|(col, c)| (col, T::real(c)))
-                .collect()
-        };
         let k02 = T::real(k0 * k0);
+        let (one, minus) = (T::real(1.0), T::real(-1.0));
         for j in 0..nu {
             for k in 0..nv {
                 let at = j * nv + k;
                 if let Some(row) = self.eu(j, k) {
-                    add(row, &[(row, k02 * self.permittivity::<T>(1, at))], 1.0);
+                    add(row, &[(row, k02 * self.permittivity::<T>(1, at))], one);
                     // - d_v (curl): from (j+1/2, k-1/2) to (j+1/2, k+1/2) across node k.
-                    let dv = self.dual(1, k);
-                    add(row, &curl(j, k), -1.0 / dv);
+                    let dv = self.dual_step::<T>(1, k);
+                    add(row, &self.curl::<T>(j, k), minus / dv);
                     if let Some(km) = self.step(1, k, -1) {
-                        add(row, &curl(j, km), 1.0 / dv);
+                        add(row, &self.curl::<T>(j, km), one / dv);
                     }
                     // + d_u (divergence): from node j to node j + 1.
-                    let hu = self.cells[0][j];
+                    let hu = self.primal_step::<T>(0, j);
                     if let Some(jp) = self.step(0, j, 1) {
-                        add(row, &self.divergence::<T>(jp, k), 1.0 / hu);
+                        add(row, &self.divergence::<T>(jp, k), one / hu);
                     }
-                    add(row, &self.divergence::<T>(j, k), -1.0 / hu);
+                    add(row, &self.divergence::<T>(j, k), minus / hu);
                 }
                 if let Some(row) = self.ev(j, k) {
-                    add(row, &[(row, k02 * self.permittivity::<T>(2, at))], 1.0);
-                    let du = self.dual(0, j);
-                    add(row, &curl(j, k), 1.0 / du);
+                    add(row, &[(row, k02 * self.permittivity::<T>(2, at))], one);
+                    let du = self.dual_step::<T>(0, j);
+                    add(row, &self.curl::<T>(j, k), one / du);
                     if let Some(jm) = self.step(0, j, -1) {
-                        add(row, &curl(jm, k), -1.0 / du);
+                        add(row, &self.curl::<T>(jm, k), minus / du);
                     }
-                    let hv = self.cells[1][k];
+                    let hv = self.primal_step::<T>(1, k);
                     if let Some(kp) = self.step(1, k, 1) {
-                        add(row, &self.divergence::<T>(j, kp), 1.0 / hv);
+                        add(row, &self.divergence::<T>(j, kp), one / hv);
                     }
-                    add(row, &self.divergence::<T>(j, k), -1.0 / hv);
+                    add(row, &self.divergence::<T>(j, k), minus / hv);
                 }
             }
         }
@@ -337,14 +361,17 @@ impl CrossSection {
         t
     }
 
-    /// The shift of the shift-invert solve at `k0`: just above the largest beta^2 a guided
-    /// mode can have, so that the nearest eigenvalues are the most guided. That bound is
+    /// The shift of the shift-invert solve at `k0`: (k0 n)^2 for a target n_eff; otherwise
+    /// just above the largest beta^2 a guided mode can have, so that the nearest eigenvalues are the most guided. That bound is
     /// (k0 n_max)^2 for dielectrics (n_max the largest index in the plane); where a metal
     /// (Re eps_m < 0) meets a dielectric eps_d with eps_m + eps_d < 0, the interface carries
     /// a surface plasmon above it, at eps_m eps_d / (eps_m + eps_d) (the planar one; a thin
     /// film's short-range plasmon can lie higher still, and is found only if asked for
     /// enough modes).
     fn shift(&self, k0: f64) -> f64 {
+        if let Some(n) = self.target_neff {
+            return (k0 * n).powi(2);
+        }
         let values = || self.eps[1..].iter().flatten().copied();
         let dielectric = values().fold(1.0f64, f64::max);
         let metal = values().fold(0.0f64, f64::min);
@@ -378,7 +405,7 @@ pub fn solve_near(
         .iter()
         .map(|m| [&m.e[0][..], &m.e[1][..]].concat())
         .collect();
-    let mut modes = if cs.is_lossy() {
+    let mut modes = if cs.is_complex() {
         let warm: Vec<Vec<c64>> = joined
             .iter()
             .map(|v| v.iter().map(|&x| c64::new(x, 0.0)).collect())

@@ -154,6 +154,8 @@ impl Plane {
                 .map(|(a, r)| (r[0]..r[1]).map(|i| g.primal(a, i as isize)).collect()),
             eps: values,
             eps_imag,
+            stretch: [Vec::new(), Vec::new()],
+            target_neff: None,
             walls: [wall(u, ru), wall(v, rv)],
             pec,
         }
