@@ -110,6 +110,36 @@ fn yee_modes_prints_the_modes_and_refuses_bad_planes() {
         out.contains("mode 0: n_eff 2.") && out.contains("dB/um (") && out.contains("dB/cm)"),
         "{out}"
     );
+    // A 1 x 0.4 um strip (n 2) on 0.3 um of oxide over silicon: its TE0 (n_eff about 1.55)
+    // lies below the substrate's index. Looked for near n_eff 1.7 with the PML layers as an
+    // in-plane PML, it leaks (about 0.6 dB/um at 50 nm cells; src/modes/tests.rs has the
+    // exact leaky slab); with PEC walls instead, the plane's nearest mode is a lossless
+    // substrate mode.
+    let leaky = dir.join("leaky.toml");
+    std::fs::write(&leaky, LEAKY_STRIP).unwrap();
+    let leaky = leaky.to_str().unwrap();
+    let args = [
+        "modes",
+        leaky,
+        "--plane",
+        "x=0.2",
+        "--frequency",
+        "1.934e14",
+        "--modes",
+        "1",
+    ];
+    let (code, out, err) = yee(&[&args[..], &["--neff", "1.7", "--pml"]].concat());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        out.contains("mode 0: n_eff 1.5") && out.contains("dB/um ("),
+        "{out}"
+    );
+    let (code, out, err) = yee(&[&args[..], &["--neff", "1.7"]].concat());
+    assert_eq!(code, Some(0), "{err}");
+    assert!(!out.contains("loss"), "{out}");
+    let (code, _, err) = yee(&[&args[..], &["--neff", "0"]].concat());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--neff"), "{err}");
     for (plane, says) in [
         ("q=1", "the axis is x, y or z"),
         ("x1", "write AXIS=COORDINATE"),
@@ -122,6 +152,43 @@ fn yee_modes_prints_the_modes_and_refuses_bad_planes() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A strip (n 2, 1 x 0.4 um) on 0.3 um of oxide over a silicon substrate, air above, 50 nm
+/// cells with 8-cell PML layers: a guide that leaks into its substrate.
+const LEAKY_STRIP: &str = r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.05
+size = [1.0, 3.0, 3.0]
+steps = 100
+precision = "f64"
+[boundaries]
+default = { type = "pml", cells = 8 }
+[materials]
+core = { epsilon = 4.0 }
+oxide = { epsilon = 2.085136 }
+si = { epsilon = 12.082576 }
+[[geometry]]
+shape = "box"
+material = "si"
+center = [0.0, 0.0, -1.0]
+size = [10.0, 10.0, 1.0]
+[[geometry]]
+shape = "box"
+material = "oxide"
+center = [0.0, 0.0, -0.35]
+size = [10.0, 10.0, 0.3]
+[[geometry]]
+shape = "box"
+material = "core"
+center = [0.0, 0.0, 0.0]
+size = [10.0, 1.0, 0.4]
+[[source]]
+type = "dipole"
+component = "Ey"
+position = [0.0, 0.0, 0.0]
+waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
+"#;
 
 /// A 2-D (one periodic cell along z) silicon slab waveguide in SiO2, 0.4 um thick, running along
 /// `axis` ("x" or "y"), fed by a TE0 mode source travelling `sign` (+1 or -1) along it from

@@ -268,5 +268,11 @@ waveform = { type = "gaussian", frequency = 1.934e14, bandwidth = 2.0e13 }
     on_plane = scene.modes(plane="x=0.0", frequency=1.934e14, count=1)
     assert 1.0 < at_source.neff[0] < np.sqrt(12.0)
     assert on_plane.neff[0] == pytest.approx(at_source.neff[0], rel=1e-9)
+    assert on_plane.loss[0] == 0.0
+    # The in-plane PML on a guided mode: complex, its loss tiny (the mode has decayed long
+    # before the PML), its n_eff the walled one's.
+    in_pml = scene.modes(plane="x=0.0", frequency=1.934e14, count=1, neff=3.0, pml=True)
+    assert in_pml.neff[0] == pytest.approx(on_plane.neff[0], rel=1e-6)
+    assert 0.0 <= in_pml.loss[0] < 1e-3
     with pytest.raises(yee.SceneError, match="outside the grid"):
         scene.modes(plane="x=50.0", frequency=1.934e14)

@@ -236,15 +236,20 @@ class Scene:
         count: int = 2,
         *,
         name: Optional[str] = None,
+        neff: Optional[float] = None,
+        pml: bool = False,
     ):
         """Solve waveguide modes without running FDTD (``yee modes``), on the grid's own
         cross-section and time step, and return them as a ``yee_post.Modes`` (``neff``,
-        ``group_index``, ``effective_area``, ``wave_impedance``, E ``profiles``).
+        ``loss`` (dB/m), ``group_index``, ``effective_area``, ``wave_impedance``, E
+        ``profiles``).
 
         ``plane`` ``"x=-3.0"`` (in the scene's length unit) with ``frequency`` (Hz) solves that
         node plane; without it, the scene's mode source or monitor ``name`` (default: the first)
-        at its own frequency. ``count``: modes, highest n_eff first. Raises
-        :class:`SceneError` for a scene or plane the engine refuses."""
+        at its own frequency. ``count``: modes, highest n_eff first. ``neff``: the modes nearest
+        this effective index instead of the most guided; ``pml``: the plane's cells in the
+        domain's PML layers become an in-plane PML (leaky modes, whose ``loss`` is then their
+        leakage). Raises :class:`SceneError` for a scene or plane the engine refuses."""
         import tempfile
 
         from yee_post import read_modes
@@ -257,6 +262,10 @@ class Scene:
                 argv += ["--plane", plane]
             if frequency is not None:
                 argv += ["--frequency", repr(float(frequency))]
+            if neff is not None:
+                argv += ["--neff", repr(float(neff))]
+            if pml:
+                argv += ["--pml"]
             with self._scene_file() as scene_file:
                 argv[2] = scene_file
                 code, said = _engine(argv, capture=True)

@@ -81,6 +81,14 @@ struct ModesArgs {
     /// and a monitor decomposes onto).
     #[arg(long, default_value_t = 2)]
     modes: usize,
+    /// Look for the modes whose n_eff is nearest this instead of the most guided (a leaky
+    /// mode, or a guide's modes over a substrate of higher index).
+    #[arg(long)]
+    neff: Option<f64>,
+    /// Turn the plane's cells in the domain's PML layers into an in-plane PML, so that a
+    /// leaky mode radiates out of the plane: its loss is then its leakage.
+    #[arg(long)]
+    pml: bool,
     /// Write the modes (n_eff, group index, E profiles) to this HDF5 file as
     /// /modes/<name>/ per plane (`plane` for --plane), replacing the file.
     #[arg(short, long)]
@@ -757,6 +765,10 @@ fn mode_jobs(args: &ModesArgs, model: &crate::model::Model) -> Result<Vec<ModeJo
 /// `yee modes`: solve the planes of the scene (or the one the command line names) and print
 /// their modes.
 fn modes(args: ModesArgs) -> ExitCode {
+    if let Some(n) = args.neff.filter(|n| !(n.is_finite() && *n > 0.0)) {
+        eprintln!("error: --neff {n}: the effective index to look near is a positive number");
+        return ExitCode::from(2);
+    }
     let model = match load(&args.scene) {
         Ok(m) => m,
         Err(code) => return code,
@@ -796,7 +808,11 @@ fn modes(args: ModesArgs) -> ExitCode {
             model.length_unit,
             job.frequency
         );
-        let found = match plane.modes(&model, job.frequency, job.count) {
+        let search = crate::modes::Search {
+            neff: args.neff,
+            pml: args.pml,
+        };
+        let found = match plane.searched(&model, job.frequency, job.count, search) {
             Ok(found) => found,
             Err(e) => {
                 eprintln!("error: `{}`: {e}", job.name);

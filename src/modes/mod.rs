@@ -29,7 +29,7 @@ mod prepare;
 
 pub use crate::model::ModePlane as Plane;
 pub use basis::{coupling, decompose, Amplitude};
-pub use plane::{PlaneError, PlaneModes};
+pub use plane::{PlaneError, PlaneModes, Search};
 pub use prepare::{prepare, purity, Purity};
 
 use eigen::Scalar;

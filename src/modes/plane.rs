@@ -52,6 +52,23 @@ pub struct PlaneModes {
     pub wave_impedance: Vec<f64>,
 }
 
+/// How a plane's modes are looked for beyond the default (the most guided, PEC walls at the
+/// plane's edges).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Search {
+    /// The modes whose n_eff is nearest this instead of the most guided (leaky modes, or
+    /// modes below a high-index substrate's).
+    pub neff: Option<f64>,
+    /// Stretch the plane's cells inside the domain's PML layers into an in-plane PML
+    /// ([`Plane::pml_stretch`]), so that a leaky mode radiates out of the plane instead of
+    /// reflecting off its walls: its beta is complex.
+    pub pml: bool,
+}
+
+/// The in-plane PML's strength: a wave normal to it is down by e^-16 over the layer and back
+/// (kappa rising as the cube of the depth, as the 3-D CPML's sigma, to 32 / (k0 L)).
+const PML_ATTENUATION: f64 = 16.0;
+
 impl Plane {
     /// The node plane nearest coordinate `at` (m) along `axis`.
     pub fn nearest(model: &Model, axis: usize, at: f64) -> Result<Plane, PlaneError> {
@@ -170,6 +187,17 @@ impl Plane {
     /// imaginary part; the group index, effective area and wave impedance are those of the
     /// mode's real profile ([`Mode::e`]).
     pub fn modes(&self, model: &Model, f: f64, count: usize) -> Result<PlaneModes, PlaneError> {
+        self.searched(model, f, count, Search::default())
+    }
+
+    /// [`Plane::modes`], looked for as `search` says.
+    pub fn searched(
+        &self,
+        model: &Model,
+        f: f64,
+        count: usize,
+        search: Search,
+    ) -> Result<PlaneModes, PlaneError> {
         let Solved {
             modes,
             neff,
@@ -177,13 +205,13 @@ impl Plane {
             cs,
             k0,
             ..
-        } = self.solved(model, f, count)?;
+        } = self.solved_searching(model, f, count, &[], search)?;
         const STEP: f64 = 1e-3;
         // The neighbours start from these modes: about one Arnoldi cycle each, the two side by
         // side (each solve's triangular sweeps run on one core).
         let (above, below) = rayon::join(
-            || self.solved_near(model, f * (1.0 + STEP), count, &modes),
-            || self.solved_near(model, f * (1.0 - STEP), count, &modes),
+            || self.solved_searching(model, f * (1.0 + STEP), count, &modes, search),
+            || self.solved_searching(model, f * (1.0 - STEP), count, &modes, search),
         );
         let (above, below) = (above?.neff, below?.neff);
         let group_index = (0..neff.len())
@@ -223,10 +251,26 @@ impl Plane {
         count: usize,
         warm: &[Mode],
     ) -> Result<Solved, PlaneError> {
+        self.solved_searching(model, f, count, warm, Search::default())
+    }
+
+    /// [`Plane::solved_near`], looked for as `search` says.
+    fn solved_searching(
+        &self,
+        model: &Model,
+        f: f64,
+        count: usize,
+        warm: &[Mode],
+        search: Search,
+    ) -> Result<Solved, PlaneError> {
         let g = &model.grid;
-        let cs = self.cross_section(model, f)?;
         let w = 2.0 * std::f64::consts::PI * f;
         let k0 = 2.0 / (C0 * g.dt) * (w * g.dt / 2.0).sin();
+        let mut cs = self.cross_section(model, f)?;
+        cs.target_neff = search.neff;
+        if search.pml {
+            cs.stretch = self.pml_stretch(model, k0);
+        }
         let modes = solve_near(&cs, k0, count, warm)?;
         let d = self.step(model);
         let (beta, attenuation): (Vec<f64>, Vec<f64>) = modes
@@ -256,6 +300,50 @@ impl Plane {
             beta,
             neff,
             loss,
+        })
+    }
+
+    /// The in-plane PML at free-space wavenumber `k0` (1/m): per in-plane axis, the stretch's
+    /// kappa at half-cell resolution ([`super::CrossSection::stretch`]) over the cells of the
+    /// plane that lie in the domain's PML layers, kappa_max (d / L)^3 at depth d into a layer
+    /// of thickness L, kappa_max = (m + 1) 16 / (2 k0 L) with m = 3 (e^-16 over the layer and
+    /// back for a wave normal to it); empty for an axis
+    /// without a PML layer in the plane.
+    pub fn pml_stretch(&self, model: &Model, k0: f64) -> [Vec<f64>; 2] {
+        let g = &model.grid;
+        self.in_plane().map(|a| {
+            let r = self.ranges[if a == self.in_plane()[0] { 0 } else { 1 }];
+            let n = g.shape[a];
+            let cells = model.boundaries.faces[a].map(|f| f.pml_cells());
+            if cells == [0, 0] {
+                return Vec::new();
+            }
+            let nodes = g.nodes(a);
+            // The layers' inner faces (m) and thicknesses.
+            let low = (nodes[cells[0]], nodes[cells[0]] - nodes[0]);
+            let high = (nodes[n - cells[1]], nodes[n] - nodes[n - cells[1]]);
+            let kappa = |x: f64| {
+                let depth_of = |d: f64, thick: f64| {
+                    if thick > 0.0 && d > 0.0 {
+                        let kappa_max = 4.0 * PML_ATTENUATION / (2.0 * k0 * thick);
+                        kappa_max * (d / thick).min(1.0).powi(3)
+                    } else {
+                        0.0
+                    }
+                };
+                depth_of(low.0 - x, low.1) + depth_of(x - high.0, high.1)
+            };
+            (2 * r[0]..2 * r[1])
+                .map(|h| {
+                    let i = h / 2;
+                    let x = if h % 2 == 0 {
+                        nodes[i]
+                    } else {
+                        0.5 * (nodes[i] + nodes[i + 1])
+                    };
+                    kappa(x)
+                })
+                .collect()
         })
     }
 
