@@ -59,8 +59,10 @@ impl CrossSection {
         for j in 0..nu {
             for k in 0..nv {
                 let at = j * nv + k;
-                let dv = (next(1, j, k) - node(j, k)) / self.cells[1][k];
-                let du = (next(0, j, k) - node(j, k)) / self.cells[0][j];
+                // Across a cut longitudinal face, the difference over its used area.
+                let long = |q: usize| self.cut_long[q].get(at).copied().unwrap_or(1.0);
+                let dv = (next(1, j, k) - node(j, k)) / self.cells[1][k] * long(1);
+                let du = (next(0, j, k) - node(j, k)) / self.cells[0][j] * long(0);
                 h[0][at] = (dv / b - b * mode.e[1][at]) * scale;
                 h[1][at] = (b * mode.e[0][at] - du / b) * scale;
             }

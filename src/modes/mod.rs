@@ -64,6 +64,15 @@ pub struct CrossSection {
     /// half-cell resolution: entry 2 i at node i, 2 i + 1 at the centre of cell i. Empty
     /// vectors without one.
     pub stretch: [Vec<f64>; 2],
+    /// Dey-Mittra weights of the faces normal to the plane that a conformal PEC surface cuts
+    /// (the run's, `src/model/conformal.rs`): per face (j + 1/2, k + 1/2), `j * n[1] + k`, the
+    /// factors on the curl's four terms E_v(j), E_v(j + 1), E_u(k), E_u(k + 1): each edge's
+    /// free fraction over the face's used area fraction. Empty without a cut face.
+    pub cut_curl: Vec<[f64; 4]>,
+    /// Per E_u and E_v position, 1 over the used area fraction of the longitudinal face it
+    /// bounds (normal to the other in-plane axis, along the plane's normal), which divides
+    /// the longitudinal E's difference there; empty without a cut face.
+    pub cut_long: [Vec<f64>; 2],
     /// Look for the modes whose n_eff is nearest this (leaky modes, or modes below a
     /// high-index substrate's), instead of the most guided ([`CrossSection::shift`]).
     pub target_neff: Option<f64>,
@@ -288,7 +297,32 @@ impl CrossSection {
         if let Some(u) = self.eu(j, k) {
             out.push((u, one / hv));
         }
+        if let Some(w) = self.cut_curl.get(j * self.n[1] + k) {
+            // A cut face: each edge's free length over the face's free area.
+            let nv = self.n[1];
+            let n = self.n[0] * nv;
+            for (unknown, c) in out.iter_mut() {
+                let at = if *unknown >= n {
+                    *unknown - n
+                } else {
+                    *unknown
+                };
+                let term = match (*unknown >= n, at / nv == j, at % nv == k) {
+                    (true, true, _) => w[0],
+                    (true, false, _) => w[1],
+                    (false, _, true) => w[2],
+                    (false, _, false) => w[3],
+                };
+                *c = *c * T::real(term);
+            }
+        }
         out
+    }
+
+    /// The factor on the longitudinal E's difference next to E_u (`q` 0) or E_v (1) at `at`:
+    /// 1 over its longitudinal face's used area fraction (1 away from a cut face).
+    fn long_weight<T: Scalar>(&self, q: usize, at: usize) -> T {
+        T::real(self.cut_long[q].get(at).copied().unwrap_or(1.0))
     }
 
     /// Per unknown (E_u then E_v), true where a wall or a PEC holds it at zero: its row of the
@@ -334,7 +368,7 @@ impl CrossSection {
                         add(row, &self.curl::<T>(j, km), one / dv);
                     }
                     // + d_u (divergence): from node j to node j + 1.
-                    let hu = self.primal_step::<T>(0, j);
+                    let hu = self.primal_step::<T>(0, j) / self.long_weight::<T>(0, at);
                     if let Some(jp) = self.step(0, j, 1) {
                         add(row, &self.divergence::<T>(jp, k), one / hu);
                     }
@@ -347,7 +381,7 @@ impl CrossSection {
                     if let Some(jm) = self.step(0, j, -1) {
                         add(row, &self.curl::<T>(jm, k), minus / du);
                     }
-                    let hv = self.primal_step::<T>(1, k);
+                    let hv = self.primal_step::<T>(1, k) / self.long_weight::<T>(1, at);
                     if let Some(kp) = self.step(1, k, 1) {
                         add(row, &self.divergence::<T>(j, kp), one / hv);
                     }

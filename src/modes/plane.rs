@@ -65,6 +65,49 @@ pub struct Search {
     pub pml: bool,
 }
 
+impl CrossSection {
+    /// The cross-section of `plane` with the Dey-Mittra weights of the faces the model's
+    /// conformal PEC surfaces cut ([`CrossSection::cut_curl`], [`CrossSection::cut_long`]):
+    /// the faces normal to the plane in its node plane, and the longitudinal faces from it one
+    /// cell downstream (a guide uniform along the normal cuts both neighbours alike). Each
+    /// weight divides by the face's used area, as the run's update does (enlarged where its
+    /// stability rule enlarged it), so the solve is the 3-D grid's.
+    fn cut_by(mut self, model: &Model, plane: &Plane) -> CrossSection {
+        let conformal = model.conformal();
+        if conformal.faces.iter().all(|f| f.is_empty()) {
+            return self;
+        }
+        let [u, v] = plane.in_plane();
+        let [ru, rv] = plane.ranges;
+        let nv = self.n[1];
+        let n = self.n[0] * nv;
+        // The plane's (j, k) of a face's cell, if the face lies in the plane's node plane.
+        let local = |cell: [usize; 3]| -> Option<usize> {
+            let (j, k) = (cell[u].checked_sub(ru[0])?, cell[v].checked_sub(rv[0])?);
+            (cell[plane.axis] == plane.index && j < ru[1] - ru[0] && k < rv[1] - rv[0])
+                .then_some(j * nv + k)
+        };
+        let mut curl = vec![[1.0; 4]; n];
+        for face in &conformal.faces[plane.axis] {
+            if let Some(at) = local(face.cell) {
+                curl[at] = face.free.map(|f| f / face.used);
+            }
+        }
+        // The face normal to v bounds E_u; the one normal to u bounds E_v.
+        let mut long = [vec![1.0; n], vec![1.0; n]];
+        for (q, component) in [(0, v), (1, u)] {
+            for face in &conformal.faces[component] {
+                if let Some(at) = local(face.cell) {
+                    long[q][at] = 1.0 / face.used;
+                }
+            }
+        }
+        self.cut_curl = curl;
+        self.cut_long = long;
+        self
+    }
+}
+
 /// The in-plane PML's strength: a wave normal to it is down by e^-16 over the layer and back
 /// (kappa rising as the cube of the depth, as the 3-D CPML's sigma, to 32 / (k0 L)).
 const PML_ATTENUATION: f64 = 16.0;
@@ -173,10 +216,13 @@ impl Plane {
             eps_imag,
             stretch: [Vec::new(), Vec::new()],
             target_neff: None,
+            cut_curl: Vec::new(),
+            cut_long: [Vec::new(), Vec::new()],
             walls: [wall(u, ru), wall(v, rv)],
             pec,
         }
-        .closed())
+        .closed()
+        .cut_by(model, self))
     }
 
     /// The `count` modes of the plane at `f` (Hz), with the 3-D grid's wavenumbers: the

@@ -57,6 +57,8 @@ fn slab(h: f64) -> CrossSection {
         eps_imag: [Vec::new(), Vec::new(), Vec::new()],
         stretch: [Vec::new(), Vec::new()],
         target_neff: None,
+        cut_curl: Vec::new(),
+        cut_long: [Vec::new(), Vec::new()],
         walls: [Wall::Pec, Wall::Periodic],
         pec: Default::default(),
     }
@@ -130,6 +132,8 @@ fn strip(h: f64, w: f64, t: f64, size: [f64; 2]) -> CrossSection {
         eps_imag: [Vec::new(), Vec::new(), Vec::new()],
         stretch: [Vec::new(), Vec::new()],
         target_neff: None,
+        cut_curl: Vec::new(),
+        cut_long: [Vec::new(), Vec::new()],
         walls: [Wall::Pec, Wall::Pec],
         pec: Default::default(),
     }
@@ -228,6 +232,8 @@ fn vacuum_square(n: usize, pec: [Vec<bool>; 3]) -> (CrossSection, f64) {
         eps_imag: [Vec::new(), Vec::new(), Vec::new()],
         stretch: [Vec::new(), Vec::new()],
         target_neff: None,
+        cut_curl: Vec::new(),
+        cut_long: [Vec::new(), Vec::new()],
         walls: [Wall::Pec, Wall::Pec],
         pec,
     };
@@ -401,6 +407,8 @@ fn a_metal_glass_interface_carries_its_surface_plasmon() {
         eps_imag: [im(&node), im(&centre), im(&node)],
         stretch: [Vec::new(), Vec::new()],
         target_neff: None,
+        cut_curl: Vec::new(),
+        cut_long: [Vec::new(), Vec::new()],
         walls: [Wall::Pec, Wall::Periodic],
         pec: Default::default(),
     };
