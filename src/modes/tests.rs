@@ -499,6 +499,8 @@ fn a_guide_over_a_high_index_substrate_leaks_at_the_exact_rate() {
             eps_imag: [Vec::new(), Vec::new(), Vec::new()],
             stretch: [stretch, Vec::new()],
             target_neff: Some(1.8),
+            cut_curl: Vec::new(),
+            cut_long: [Vec::new(), Vec::new()],
             walls: [Wall::Pec, Wall::Periodic],
             pec: Default::default(),
         };
