@@ -301,6 +301,68 @@ fn sigterm_midway_then_resume_on_three_slabs_then_two_equals_an_uninterrupted_ru
     }
 }
 
+/// An S-parameter sweep (two lumped ports) stopped by SIGTERM in its second excitation and
+/// started again: the first excitation is reused, the second resumes from the checkpoint
+/// beside its file (not from step 0), and the excitation's file and the sweep's S-matrix are
+/// those of an uninterrupted sweep to the bit.
+#[test]
+fn a_sweep_stopped_in_an_excitation_resumes_it_to_the_same_s_matrix() {
+    let dir = tmpdir("sweep");
+    let ports = "[[source]]\ntype = \"lumped_port\"\nname = \"a\"\n\
+        box = { center = [-60.0, -40.0, 0.0], size = [0.0, 0.0, 20.0] }\ndirection = \"+z\"\n\
+        waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }\n\
+        frequencies = { min = 4.0e14, max = 6.0e14, count = 3 }\n\
+        [[source]]\ntype = \"lumped_port\"\nname = \"b\"\n\
+        box = { center = [55.0, -40.0, 0.0], size = [0.0, 0.0, 20.0] }\ndirection = \"+z\"\n\
+        waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }\n\
+        frequencies = { min = 4.0e14, max = 6.0e14, count = 3 }\n";
+    // Every source of a sweep is a port's: the ports replace the dipole.
+    let dipole =
+        "[[source]]\ntype = \"dipole\"\ncomponent = \"Ez\"\nposition = [0.0, 10.0, -10.0]\n\
+        waveform = { type = \"gaussian\", frequency = 5.0e14, bandwidth = 4.0e14 }\n";
+    let base = scene("f64", 3000);
+    assert!(base.contains(dipole));
+    let text = base.replace(dipole, ports) + "\n[sparameters]\nports = [\"a\", \"b\"]\n";
+    reference(&dir, &text, "full.h5");
+    let mut child = spawn_run(&dir, "part.h5", &[], &[]);
+    wait_for_steps(&mut child, &dir.join("part.port-b.h5"), 200);
+    signal(&child, libc::SIGTERM);
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(143), "{}", stderr(&o));
+    assert!(dir.join("part.port-b.checkpoint.h5").exists());
+    let o = yee(
+        &dir,
+        &[
+            "run",
+            "s.toml",
+            "-o",
+            "part.h5",
+            "--backend",
+            "cpu",
+            "--overwrite",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let said = stderr(&o);
+    assert!(
+        said.contains("port `a` (1 of 2) is already in") && said.contains("resuming"),
+        "{said}"
+    );
+    assert_same(&dir.join("part.port-b.h5"), &dir.join("full.port-b.h5"));
+    let s = |name: &str| -> Vec<u64> {
+        let f = hdf5::File::open(dir.join(name)).unwrap();
+        let v: Vec<yee::output::Complex> = f.dataset("sparameters/S").unwrap().read_raw().unwrap();
+        v.iter()
+            .flat_map(|c| [c.r.to_bits(), c.i.to_bits()])
+            .collect()
+    };
+    assert!(
+        s("part.h5") == s("full.h5"),
+        "the resumed sweep's S differs"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "fault-injection"),

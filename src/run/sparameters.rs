@@ -3,8 +3,9 @@
 //!
 //! Each excitation is an ordinary run ([`super::run`]: any backend, MPI ranks, checkpoints),
 //! written to `<stem>.port-<name>.h5` beside the sweep's result file. A sweep started again on
-//! the same scene reuses every excitation whose file is complete and of that scene, so an
-//! interrupted sweep continues where it stopped (an excitation stopped part-way runs again).
+//! the same scene reuses every excitation whose file is complete and of that scene, and
+//! resumes one stopped part-way from the checkpoint beside its file (as `yee resume` would),
+//! so an interrupted sweep continues where it stopped, to the same bits.
 //! In the run that excites port k, every port j reads the wave going into the device there,
 //! a_j (a mode monitor: along its source's direction; a lumped port: its power wave
 //! (V + Z I) / (2 sqrt(Re Z))), and the one coming out, b_j. With A and B the matrices whose
@@ -52,6 +53,20 @@ pub fn excitation(model: &Model, k: usize) -> Model {
     }
 }
 
+/// The step an excitation's stopped run can resume from: its result file at `path` exists
+/// with a checkpoint beside it that `model` (the excitation's) accepts, as `yee resume` would.
+/// None to run it from the start (no checkpoint, or one of another scene, version or
+/// precision, or one that cannot be read).
+fn resumable(path: &std::path::Path, model: &Model) -> Option<usize> {
+    let checkpoint = crate::checkpoint::path_for(path);
+    if !path.is_file() {
+        return None;
+    }
+    let header = crate::checkpoint::read_header(&checkpoint).ok()?;
+    header.check(&checkpoint, model).ok()?;
+    Some(header.step)
+}
+
 /// The source of lumped port `port` in `model`, if it is one.
 fn lumped_source(model: &Model, port: &str) -> Option<usize> {
     model.terminals.iter().find_map(|t| match t.kind {
@@ -85,18 +100,29 @@ pub fn run_sweep(
             ));
             continue;
         }
-        obs.message(&format!(
-            "S-parameters: exciting port `{port}` ({} of {}) into `{}`",
-            k + 1,
-            sp.ports.len(),
-            path.display()
-        ));
+        let driven = excitation(model, k);
+        let resume = resumable(&path, &driven);
+        match resume {
+            Some(step) => obs.message(&format!(
+                "S-parameters: port `{port}` ({} of {}) stopped at step {step} of {}: resuming `{}` from its checkpoint",
+                k + 1,
+                sp.ports.len(),
+                driven.grid.steps,
+                path.display()
+            )),
+            None => obs.message(&format!(
+                "S-parameters: exciting port `{port}` ({} of {}) into `{}`",
+                k + 1,
+                sp.ports.len(),
+                path.display()
+            )),
+        }
         let one = RunOptions {
             output: path,
-            resume: false,
+            resume: resume.is_some(),
             ..opts.clone()
         };
-        last = Some(super::run(&excitation(model, k), &one, obs)?);
+        last = Some(super::run(&driven, &one, obs)?);
     }
     let mut summary = last.unwrap_or_else(|| reused(model));
     summary.output = opts.output.clone();
