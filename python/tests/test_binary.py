@@ -604,6 +604,7 @@ def test_mode_monitors_read_a_mode_source(yee_bin, tmp_path):
     assert np.all(10 * np.log10(leak) < -40), leak
     assert np.allclose(np.abs(a["forward"][:, 0]) ** 2, a["power"], rtol=1e-3)
     assert np.all(np.diff(a["neff"][:, 0]) > 0)  # normal dispersion across the band
+    assert np.all(a["loss"] == 0.0)  # a lossless guide
 
 
 TWO_PORT = """

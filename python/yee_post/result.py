@@ -522,14 +522,16 @@ class Result:
 
     def mode_amplitudes(self, name: str) -> Dict[str, np.ndarray]:
         """Mode monitor ``name``'s decomposition: ``frequency`` (Hz), ``power`` (the plane's
-        flux), ``neff`` [frequency, mode], and the complex amplitudes ``forward`` and
+        flux), ``neff`` and ``loss`` (dB/m; files written before it have none) [frequency,
+        mode], and the complex amplitudes ``forward`` and
         ``backward`` [frequency, mode], in the square root of the flux unit: ``abs(forward)**2``
         is the power a mode carries along +axis, in the units of ``power``. Ratios of amplitudes
         between monitors are S-parameters, e.g. ``out["forward"][:, 0] / inp["forward"][:, 0]``."""
         group = self._group("modes", name)
         return {
             k: _to_complex(group[k][()])
-            for k in ("frequency", "power", "neff", "forward", "backward")
+            for k in ("frequency", "power", "neff", "loss", "forward", "backward")
+            if k in group
         }
 
     def port(self, name: str) -> Dict[str, np.ndarray]:

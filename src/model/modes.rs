@@ -174,6 +174,8 @@ impl VoltagePath {
 pub struct BasisMode {
     /// The effective index in the 3-D grid (0 below cutoff).
     pub neff: f64,
+    /// The power loss along the normal (dB/m): 0 in a lossless plane.
+    pub loss: f64,
     /// Tangential E_u and E_v per cell of the monitor's patch (its C order over the in-plane
     /// axes in x, y, z order), scaled to unit power in the units of the plane's flux.
     pub e: [Vec<f64>; 2],

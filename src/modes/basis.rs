@@ -60,7 +60,8 @@ impl Plane {
             .iter()
             .zip(&s.beta)
             .zip(&s.neff)
-            .map(|((mode, &beta), &neff)| {
+            .zip(&s.loss)
+            .map(|(((mode, &beta), &neff), &loss)| {
                 let h = s.cs.magnetic(mode, s.k0);
                 let interp = (beta * d / 2.0).cos();
                 let order = |v: &[f64], scale: f64| box_order(self, &s.cs, v, scale);
@@ -71,6 +72,7 @@ impl Plane {
                 let scale = if power > 0.0 { 1.0 / power.sqrt() } else { 0.0 };
                 BasisMode {
                     neff,
+                    loss,
                     e: e.map(|v| v.into_iter().map(|x| x * scale).collect()),
                     h: h.map(|v| v.into_iter().map(|x| x * scale).collect()),
                 }

@@ -76,8 +76,8 @@ pub fn write_plane_modes(
     Ok(())
 }
 
-/// A mode monitor's datasets in `/modes/<name>/` of a run (design.md section 6): `neff`
-/// [frequency, mode], `forward` and `backward` (complex [frequency, mode], in the square root
+/// A mode monitor's datasets in `/modes/<name>/` of a run (design.md section 6): `neff` and
+/// `loss` (dB/m, 0 in a lossless plane) [frequency, mode], `forward` and `backward` (complex [frequency, mode], in the square root
 /// of the flux unit, so that |forward|^2 is the power the mode carries along +axis in the units
 /// of `power`, the plane's total flux), and `profile/` with the unit-power modes at the middle
 /// frequency (`E<u>`, `E<v>`, `H<u>`, `H<v>`, [mode, n_p, n_q] over the plane's cells in x, y, z
@@ -101,19 +101,26 @@ impl ModeSet {
         str_attr(grp, "modes_definition", "forward, backward: a_m, b_m with the field on the plane sum_m a_m (E_m, H_m) + b_m (E_m, -H_m), the modes (profile/) at unit power in the flux's units: Re sum (E_m x H_m) . n dA = 1 with the monitor's quadrature; |a_m|^2 is the power mode m carries along +axis")?;
         scalar_attr(grp, "modes", m as u64)?;
         let basis = monitor.basis.get();
-        let neff: Vec<f64> = (0..nf)
-            .flat_map(|f| {
-                (0..m).map(move |k| {
-                    basis
-                        .and_then(|b| b[f].modes.get(k))
-                        .map_or(f64::NAN, |mode| mode.neff)
+        // Per frequency and mode, a value of each solved mode (NaN where none was found).
+        let table = |value: fn(&crate::model::BasisMode) -> f64| -> Vec<f64> {
+            (0..nf)
+                .flat_map(|f| {
+                    (0..m).map(move |k| {
+                        basis
+                            .and_then(|b| b[f].modes.get(k))
+                            .map_or(f64::NAN, value)
+                    })
                 })
-            })
-            .collect();
+                .collect()
+        };
         grp.new_dataset::<f64>()
             .shape((nf, m))
             .create("neff")?
-            .write_raw(&neff)?;
+            .write_raw(&table(|mode| mode.neff))?;
+        grp.new_dataset::<f64>()
+            .shape((nf, m))
+            .create("loss")?
+            .write_raw(&table(|mode| mode.loss))?;
         let zeros = vec![super::Complex::default(); nf * m];
         let forward = grp
             .new_dataset::<super::Complex>()
