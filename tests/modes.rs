@@ -1159,13 +1159,79 @@ fn a_coax_ended_by_a_lumped_load_of_its_impedance_reflects_below_minus_30_db() {
     }
 }
 
+/// The microstrip's characteristic impedance (the line of
+/// `a_microstrip_plane_has_its_quasi_tem_mode`, a mode monitor with a voltage path from the
+/// ground to the strip's centre: Z0 = V^2 / P of the quasi-TEM mode at 1 GHz) on cells across
+/// the strip of w / 4, w / 8 and w / 16 (and the substrate h / 4 to h / 16): 43.0, 45.0 and
+/// 46.1 ohm. The zero-thickness strip's edge field converges at first order (the successive
+/// differences halve: ratio within 1.5-2.5, measured 1.97), and the Richardson limit
+/// 2 Z(w / 16) - Z(w / 8) lies within 2 % of Hammerstad and Jensen's 47.86 ohm for w / h = 2.36,
+/// eps_r 3.66 (measured 47.1 ohm, -1.6 %; the formula's own accuracy is about 1 %).
+#[test]
+fn a_microstrip_has_hammerstad_and_jensens_impedance_in_the_limit() {
+    let impedance = |cy: f64, cz: f64| {
+        let text = format!(
+            r#"
+[simulation]
+length_unit = "mm"
+cell_size = [0.3, {cy}, {cz}]
+size = [8.0, 12.0, 4.0]
+steps = 2
+[boundaries]
+default = {{ type = "pml", cells = 8 }}
+z_min = {{ type = "pec" }}
+[materials]
+substrate = {{ epsilon = 3.66 }}
+[[geometry]]
+shape = "box"
+material = "substrate"
+center = [0.0, 0.0, -2.0]
+size = [100.0, 100.0, 0.508]
+[[geometry]]
+shape = "box"
+material = "pec"
+center = [0.0, 0.0, -1.746]
+size = [100.0, 0.6, 0.0]
+[[source]]
+type = "mode"
+name = "line"
+box = {{ center = [-1.0, 0.0, -1.0], size = [0.0, 8.0, 2.0] }}
+direction = "+x"
+waveform = {{ type = "gaussian", frequency = 4.0e9, bandwidth = 3.0e9 }}
+[[monitor]]
+type = "mode"
+name = "line"
+box = {{ center = [0.0, 0.0, -1.0], size = [0.0, 8.0, 2.0] }}
+frequencies = {{ min = 1.0e9, max = 1.0e9, count = 1 }}
+voltage = {{ from = [0.0, 0.0, -2.0], to = [0.0, 0.0, -1.746] }}
+"#
+        );
+        let run = common::BinaryRun::new(&format!("msl-z0-{cy}"), &text);
+        run.read("modes/line/impedance")[0]
+    };
+    let z: Vec<f64> = [(0.15, 0.0635), (0.075, 0.03175), (0.0375, 0.015875)]
+        .iter()
+        .map(|&(cy, cz)| impedance(cy, cz))
+        .collect();
+    let ratio = (z[1] - z[0]) / (z[2] - z[1]);
+    let limit = 2.0 * z[2] - z[1];
+    let want = 47.86;
+    eprintln!("microstrip Z0 {z:?} ohm: ratio {ratio:.2}, limit {limit:.2} ohm");
+    assert!((1.5..2.5).contains(&ratio), "order: ratio {ratio}");
+    assert!(
+        (limit / want - 1.0).abs() < 0.02,
+        "Z0 limit {limit}, want {want}"
+    );
+}
+
 /// A microstrip (a 0.6 mm zero-thickness PEC strip on 0.254 mm of eps_r 3.66 over the ground
 /// wall, open above and to the sides into the PML): the cross-section has its quasi-TEM mode
 /// with n_eff within 1 % of Hammerstad and Jensen's
 /// sqrt(eps_eff) = 1.694 for w/h = 2.36 (the formula's own accuracy is about 1 %; measured
 /// 1.7047 at 1 GHz on this plane, the whole domain's with its PML cells and closed walls, and
-/// 1.6950 on an 8 x 2 mm port plane of the same line in a 3-D run). Its impedance from the voltage path (43 ohm here, against the formula's 47.9)
-/// is not asserted: four cells across a strip of no thickness do not resolve its edges.
+/// 1.6950 on an 8 x 2 mm port plane of the same line in a 3-D run). Its impedance converges
+/// to the formula's at first order in the cell
+/// (`a_microstrip_has_hammerstad_and_jensens_impedance_in_the_limit`).
 #[test]
 fn a_microstrip_plane_has_its_quasi_tem_mode() {
     let text = r#"
