@@ -74,7 +74,7 @@ pub struct CrossSection {
     /// the longitudinal E's difference there; empty without a cut face.
     pub cut_long: [Vec<f64>; 2],
     /// Look for the modes whose n_eff is nearest this (leaky modes, or modes below a
-    /// high-index substrate's), instead of the most guided ([`CrossSection::shift`]).
+    /// high-index substrate's), instead of the most guided (the shift of the solve).
     pub target_neff: Option<f64>,
     /// The walls of u and v.
     pub walls: [Wall; 2],
@@ -402,7 +402,7 @@ impl CrossSection {
     /// a surface plasmon above it, at eps_m eps_d / (eps_m + eps_d) (the planar one; a thin
     /// film's short-range plasmon can lie higher still, and is found only if asked for
     /// enough modes).
-    fn shift(&self, k0: f64) -> f64 {
+    pub fn shift(&self, k0: f64) -> f64 {
         if let Some(n) = self.target_neff {
             return (k0 * n).powi(2);
         }
