@@ -100,7 +100,10 @@ def plot_mode(modes: Modes, index: int = 0, component: Optional[str] = None, ax=
     ax.set_xlabel(f"{u} ({unit})")
     ax.set_ylabel(f"{v} ({unit})")
     ax.set_aspect("equal")
-    ax.set_title(f"mode {index}: n_eff {modes.neff[index]:.4f}, n_g {modes.group_index[index]:.3f}")
+    title = f"mode {index}: n_eff {modes.neff[index]:.4f}, n_g {modes.group_index[index]:.3f}"
+    if modes.loss is not None and modes.loss[index] != 0.0:
+        title += f", loss {modes.loss[index] * 0.01:.3g} dB/cm"
+    ax.set_title(title)
     return ax
 
 
