@@ -283,38 +283,24 @@ impl CrossSection {
     /// The curl term d_u E_v - d_v E_u at (j + 1/2, k + 1/2) as a combination of unknowns.
     fn curl<T: Scalar>(&self, j: usize, k: usize) -> Vec<(usize, T)> {
         let (hu, hv) = (self.primal_step::<T>(0, j), self.primal_step::<T>(1, k));
+        // On a cut face, each edge's free length over the face's free area (1 elsewhere: exact).
+        let w = self
+            .cut_curl
+            .get(j * self.n[1] + k)
+            .map_or([T::real(1.0); 4], |w| w.map(T::real));
         let (one, minus) = (T::real(1.0), T::real(-1.0));
         let mut out = Vec::with_capacity(4);
         if let Some(v) = self.step(0, j, 1).and_then(|jp| self.ev(jp, k)) {
-            out.push((v, one / hu));
+            out.push((v, one / hu * w[1]));
         }
         if let Some(v) = self.ev(j, k) {
-            out.push((v, minus / hu));
+            out.push((v, minus / hu * w[0]));
         }
         if let Some(u) = self.step(1, k, 1).and_then(|kp| self.eu(j, kp)) {
-            out.push((u, minus / hv));
+            out.push((u, minus / hv * w[3]));
         }
         if let Some(u) = self.eu(j, k) {
-            out.push((u, one / hv));
-        }
-        if let Some(w) = self.cut_curl.get(j * self.n[1] + k) {
-            // A cut face: each edge's free length over the face's free area.
-            let nv = self.n[1];
-            let n = self.n[0] * nv;
-            for (unknown, c) in out.iter_mut() {
-                let at = if *unknown >= n {
-                    *unknown - n
-                } else {
-                    *unknown
-                };
-                let term = match (*unknown >= n, at / nv == j, at % nv == k) {
-                    (true, true, _) => w[0],
-                    (true, false, _) => w[1],
-                    (false, _, true) => w[2],
-                    (false, _, false) => w[3],
-                };
-                *c = *c * T::real(term);
-            }
+            out.push((u, one / hv * w[2]));
         }
         out
     }
@@ -485,29 +471,17 @@ fn eigenpairs<T: Scalar + faer::traits::ComplexField>(
     eigen::largest_inverse(&apply, n, count, &warm, &held)
 }
 
-/// A lossless mode from its eigenpair (mu, v): the largest value 1 in magnitude, the sign
-/// fixed by a fixed pseudo-random functional (positive), so a mode has the same sign however
-/// it was found (from a cold or a warm start) and from one frequency to the next.
+/// A lossless mode from its eigenpair (mu, v).
 fn real_mode(shift: f64, mu: f64, v: &[f64]) -> Mode {
-    let half = v.len() / 2;
-    let magnitude = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
-    let scale = if eigen::probe(v) < 0.0 {
-        -magnitude
-    } else {
-        magnitude
-    };
     Mode {
         beta2: shift + 1.0 / mu,
         beta2_imag: 0.0,
-        e: [
-            v[..half].iter().map(|x| x / scale).collect(),
-            v[half..].iter().map(|x| x / scale).collect(),
-        ],
+        e: profile(v),
     }
 }
 
-/// A lossy mode from its eigenpair (mu, v): turned so that its largest value is real (then
-/// signed and scaled as [`real_mode`] does), its real part kept.
+/// A lossy mode from its eigenpair (mu, v): turned so that its largest value is real, its real
+/// part kept as the profile.
 fn lossy_mode(shift: f64, mu: c64, v: &[c64]) -> Mode {
     let top = v.iter().copied().fold(
         c64::new(0.0, 0.0),
@@ -517,9 +491,27 @@ fn lossy_mode(shift: f64, mu: c64, v: &[c64]) -> Mode {
     let turned: Vec<f64> = v.iter().map(|x| (x * turn).re).collect();
     let beta2 = c64::new(shift, 0.0) + 1.0 / mu;
     Mode {
+        beta2: beta2.re,
         beta2_imag: beta2.im,
-        ..real_mode(shift, 1.0 / (beta2.re - shift), &turned)
+        e: profile(&turned),
     }
+}
+
+/// The transverse E (E_u then E_v) of eigenvector `v`: the largest value 1 in magnitude, the
+/// sign fixed by a fixed pseudo-random functional (positive), so a mode has the same sign
+/// however it was found (from a cold or a warm start) and from one frequency to the next.
+fn profile(v: &[f64]) -> [Vec<f64>; 2] {
+    let half = v.len() / 2;
+    let magnitude = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let scale = if eigen::probe(v) < 0.0 {
+        -magnitude
+    } else {
+        magnitude
+    };
+    [
+        v[..half].iter().map(|x| x / scale).collect(),
+        v[half..].iter().map(|x| x / scale).collect(),
+    ]
 }
 
 #[cfg(test)]

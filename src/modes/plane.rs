@@ -357,8 +357,8 @@ impl Plane {
     /// without a PML layer in the plane.
     pub fn pml_stretch(&self, model: &Model, k0: f64) -> [Vec<f64>; 2] {
         let g = &model.grid;
-        self.in_plane().map(|a| {
-            let r = self.ranges[if a == self.in_plane()[0] { 0 } else { 1 }];
+        let [u, v] = self.in_plane();
+        [(u, self.ranges[0]), (v, self.ranges[1])].map(|(a, r)| {
             let n = g.shape[a];
             let cells = model.boundaries.faces[a].map(|f| f.pml_cells());
             if cells == [0, 0] {

@@ -50,6 +50,14 @@ fn slab(h: f64) -> CrossSection {
     };
     let node: Vec<f64> = (0..nu).map(|j| eps_at(j as f64 * h)).collect();
     let centre: Vec<f64> = (0..nu).map(|j| eps_at((j as f64 + 0.5) * h)).collect();
+    one_d(h, node, centre)
+}
+
+/// A 1-D cross-section of cells `h` across u (PEC walls) and one periodic cell along v, with
+/// eps `node` at the nodes (the normal component and E_v) and `centre` at the cell centres
+/// (E_u), lossless, no PML.
+fn one_d(h: f64, node: Vec<f64>, centre: Vec<f64>) -> CrossSection {
+    let nu = node.len();
     CrossSection {
         n: [nu, 1],
         cells: [vec![h; nu], vec![h]],
@@ -401,16 +409,8 @@ fn a_metal_glass_interface_carries_its_surface_plasmon() {
     let re = |v: &[c64]| v.iter().map(|z| z.re).collect::<Vec<f64>>();
     let im = |v: &[c64]| v.iter().map(|z| z.im).collect::<Vec<f64>>();
     let cs = CrossSection {
-        n: [nu, 1],
-        cells: [vec![h; nu], vec![h]],
-        eps: [re(&node), re(&centre), re(&node)],
         eps_imag: [im(&node), im(&centre), im(&node)],
-        stretch: [Vec::new(), Vec::new()],
-        target_neff: None,
-        cut_curl: Vec::new(),
-        cut_long: [Vec::new(), Vec::new()],
-        walls: [Wall::Pec, Wall::Periodic],
-        pec: Default::default(),
+        ..one_d(h, re(&node), re(&centre))
     };
     let modes = solve(&cs, k0, 1).expect("the plasmon");
     let got = c64::new(modes[0].beta2, modes[0].beta2_imag).sqrt() / k0;
@@ -493,16 +493,9 @@ fn a_guide_over_a_high_index_substrate_leaks_at_the_exact_rate() {
         let kappa = |y: f64| kappa_max * ((depth - y) / depth).max(0.0).powi(3);
         let stretch: Vec<f64> = (0..2 * nu).map(|i| kappa(i as f64 * h / 2.0)).collect();
         let cs = CrossSection {
-            n: [nu, 1],
-            cells: [vec![h; nu], vec![h]],
-            eps: [node.clone(), centre, node],
-            eps_imag: [Vec::new(), Vec::new(), Vec::new()],
             stretch: [stretch, Vec::new()],
             target_neff: Some(1.8),
-            cut_curl: Vec::new(),
-            cut_long: [Vec::new(), Vec::new()],
-            walls: [Wall::Pec, Wall::Periodic],
-            pec: Default::default(),
+            ..one_d(h, node, centre)
         };
         let modes = solve(&cs, k0, 1).expect("the leaky mode");
         c64::new(modes[0].beta2, modes[0].beta2_imag).sqrt() / k0
