@@ -201,9 +201,25 @@ struct PoleArgs {
 };
 static_assert(sizeof(PoleArgs) == 8 + 6 * sizeof(real), "PoleArgs layout");
 
+// A series mixture (a smoothed dispersive surface cell, src/operator.rs DispersiveOp::series)
+// has up to MAX_SERIES_PARTS parts, each its own E (state slot) and poles (the next npoles of
+// the group's poles, their state after the part's E).
+#define MAX_SERIES_PARTS 3
+#define MAX_GROUP_POLES (2 * MAX_POLES)
+struct SeriesPartArgs {
+    int npoles;
+    int pad_;
+    real weight;  // the part's weight in the cell's E
+    real ca;      // its own update's E factor
+    real share;   // its cb over the mixture's: its share of the curl pass's increment
+    real g;       // its cb eps0: its memory term's factor
+};
+static_assert(sizeof(SeriesPartArgs) == 8 + 4 * sizeof(real), "SeriesPartArgs layout");
+
 // One group of the dispersive pass (one E component, one material, in one slab): cells
 // [q0, q1) of its n cells. cells[q] indexes the component's owned values (e points at the
-// first owned plane); state is [slot][n].
+// first owned plane); state is [slot][n]. nparts is 0 for a material with poles (npoles of
+// them) and the parts' count for a series mixture.
 struct DispersiveArgs {
     real* e;
     const unsigned* cells;
@@ -212,12 +228,15 @@ struct DispersiveArgs {
     i64 n;
     i64 q0, q1;
     int npoles;
-    int pad_;
+    int nparts;
     real g;  // cb eps0: the memory term's factor
     real pad_g;
-    PoleArgs poles[MAX_POLES];
+    SeriesPartArgs parts[MAX_SERIES_PARTS];
+    PoleArgs poles[MAX_GROUP_POLES];
 };
-static_assert(sizeof(DispersiveArgs) == 64 + 2 * sizeof(real) + MAX_POLES * sizeof(PoleArgs),
+static_assert(sizeof(DispersiveArgs) == 64 + 2 * sizeof(real) +
+                                            MAX_SERIES_PARTS * sizeof(SeriesPartArgs) +
+                                            MAX_GROUP_POLES * sizeof(PoleArgs),
               "DispersiveArgs layout");
 
 // The TF/SF source's 1-D incident grid (kernels/tfsf.cu tfsf_incident).

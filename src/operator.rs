@@ -153,19 +153,109 @@ impl<T> PoleOp<T> {
 }
 
 /// The dispersive pass's coefficients of one material: E' = E - g sum r over its poles, then
-/// the poles advance from E^n and E'.
+/// the poles advance from E^n and E'. A series mixture ([`crate::model::Material::series`])
+/// has no poles of its own but parts, each with its own E and poles.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DispersiveOp<T> {
     /// cb eps0: the memory term's factor (r is in units of eps0).
     pub g: T,
     /// The poles, in the material's order.
     pub poles: Vec<PoleOp<T>>,
+    /// A series mixture's parts, in order (empty otherwise). With D the curl pass's increment
+    /// E - E^n, each part's E_k' = ca_k E_k + share_k D - g_k r_k, its poles advance from
+    /// E_k' + E_k, and the cell's E' = sum weight_k E_k'.
+    pub series: Vec<SeriesPartOp<T>>,
+}
+
+/// One part of a series mixture in the dispersive pass (see [`DispersiveOp::series`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeriesPartOp<T> {
+    /// The part's weight in the cell's E.
+    pub weight: T,
+    /// Its own update's E factor.
+    pub ca: T,
+    /// Its cb over the mixture's: the share of the curl pass's increment it takes.
+    pub share: T,
+    /// Its cb eps0: its memory term's factor.
+    pub g: T,
+    /// Its poles.
+    pub poles: Vec<PoleOp<T>>,
 }
 
 impl<T> DispersiveOp<T> {
-    /// State values per cell, all poles together.
+    /// State values per cell, all poles together; for a series mixture, per part its E and
+    /// then its poles' state.
     pub fn state_len(&self) -> usize {
-        self.poles.iter().map(|p| p.state_len()).sum()
+        let poles = |poles: &[PoleOp<T>]| poles.iter().map(|p| p.state_len()).sum::<usize>();
+        poles(&self.poles)
+            + self
+                .series
+                .iter()
+                .map(|s| 1 + poles(&s.poles))
+                .sum::<usize>()
+    }
+}
+
+/// A material's memory factor (cb eps0) and its poles' coefficients, in precision `T`.
+fn pole_ops<T: Real>(m: &crate::model::Material, dt: f64) -> (T, Vec<PoleOp<T>>) {
+    let f = T::from_f64;
+    let ade = AdeMaterial::new(m.epsilon, m.conductivity, &m.poles, dt);
+    let poles = ade
+        .poles
+        .iter()
+        .map(|p| match *p {
+            AdePole::Lorentz {
+                alpha,
+                beta,
+                kappa,
+                half_dt,
+            } => PoleOp::Lorentz {
+                mj: f((1.0 + alpha) / 2.0),
+                mp: f(beta / 2.0),
+                alpha: f(alpha),
+                beta: f(beta),
+                kappa: f(kappa),
+                half_dt: f(half_dt),
+            },
+            AdePole::Drude { alpha, kappa } => PoleOp::Drude {
+                mj: f((1.0 + alpha) / 2.0),
+                alpha: f(alpha),
+                kappa: f(kappa),
+            },
+            AdePole::Debye { a, b } => PoleOp::Debye {
+                mp: f((a - 1.0) / dt),
+                a: f(a),
+                b: f(b),
+            },
+        })
+        .collect();
+    (f(ade.cb * EPS0), poles)
+}
+
+/// The dispersive pass of a series mixture: its parts' own updates, with the share of the
+/// curl pass's increment (made with [`crate::model::series_cb`]) that each takes.
+fn series_op<T: Real>(m: &crate::model::Material, dt: f64) -> DispersiveOp<T> {
+    let f = T::from_f64;
+    let cb = crate::model::series_cb(m, dt);
+    let series = m
+        .series
+        .iter()
+        .map(|(part, weight)| {
+            let ade = AdeMaterial::new(part.epsilon, part.conductivity, &part.poles, dt);
+            let (g, poles) = pole_ops(part, dt);
+            SeriesPartOp {
+                weight: f(*weight),
+                ca: f(ade.ca),
+                share: f(ade.cb / cb),
+                g,
+                poles,
+            }
+        })
+        .collect();
+    DispersiveOp {
+        g: T::ZERO,
+        poles: Vec::new(),
+        series,
     }
 }
 
@@ -487,39 +577,14 @@ impl<T: Real> Operator<T> {
                 if m.pec || !m.is_dispersive() {
                     return None;
                 }
-                let ade = AdeMaterial::new(m.epsilon, m.conductivity, &m.poles, g.dt);
-                let poles = ade
-                    .poles
-                    .iter()
-                    .map(|p| match *p {
-                        AdePole::Lorentz {
-                            alpha,
-                            beta,
-                            kappa,
-                            half_dt,
-                        } => PoleOp::Lorentz {
-                            mj: f((1.0 + alpha) / 2.0),
-                            mp: f(beta / 2.0),
-                            alpha: f(alpha),
-                            beta: f(beta),
-                            kappa: f(kappa),
-                            half_dt: f(half_dt),
-                        },
-                        AdePole::Drude { alpha, kappa } => PoleOp::Drude {
-                            mj: f((1.0 + alpha) / 2.0),
-                            alpha: f(alpha),
-                            kappa: f(kappa),
-                        },
-                        AdePole::Debye { a, b } => PoleOp::Debye {
-                            mp: f((a - 1.0) / g.dt),
-                            a: f(a),
-                            b: f(b),
-                        },
-                    })
-                    .collect();
+                if !m.series.is_empty() {
+                    return Some(series_op(m, g.dt));
+                }
+                let (g_memory, poles) = pole_ops(m, g.dt);
                 Some(DispersiveOp {
-                    g: f(ade.cb * EPS0),
+                    g: g_memory,
                     poles,
+                    series: Vec::new(),
                 })
             })
             .collect();

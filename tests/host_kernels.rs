@@ -27,7 +27,7 @@ use yee::backend::cuda::{CudaEngine, EngineOptions};
 use yee::backend::{Backend, Half, Pass};
 use yee::decomp::split_even;
 use yee::flux::flux_cells;
-use yee::model::{Model, Precision};
+use yee::model::{Component, Model, Precision};
 use yee::plan::bytes::flux_accumulator_bytes;
 use yee::real::Real;
 
@@ -1025,6 +1025,12 @@ fn compare_materials(scene: &str, steps: usize, dispersive: bool, magnetic: bool
             let m = model(scene, precision.name(), steps);
             assert_eq!(m.materials.any_dispersive(), dispersive);
             assert_eq!(m.materials.any_magnetic(), magnetic);
+            if dispersive {
+                assert!(
+                    paints_a_series_mixture(&m),
+                    "the water ball's surface is smoothed"
+                );
+            }
             let (want, got, log) = match precision {
                 Precision::F32 => {
                     let (g, l) = host_trace::<f32>(&m, layout);
@@ -1052,6 +1058,19 @@ fn compare_materials(scene: &str, steps: usize, dispersive: bool, magnetic: bool
             );
         }
     }
+}
+
+/// True when some E cell of `m` is a series mixture (a smoothed dispersive surface).
+fn paints_a_series_mixture(m: &Model) -> bool {
+    let [nx, ny, nz] = m.grid.shape;
+    let mut ids = vec![0u8; nx * ny * nz];
+    [Component::Ex, Component::Ey, Component::Ez]
+        .iter()
+        .any(|&c| {
+            m.paint_materials(c, 0, nx, &mut ids);
+            ids.iter()
+                .any(|&id| !m.materials.materials[id as usize].series.is_empty())
+        })
 }
 
 #[test]

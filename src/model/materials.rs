@@ -35,6 +35,12 @@ pub struct Material {
     pub band: Option<[f64; 2]>,
     /// A mixture that subpixel smoothing made, not a material of the scene.
     pub mixture: bool,
+    /// For a series mixture (the smoothing of a dispersive interface for a component with a
+    /// share normal to it, [`super::Smoothing`]): its parts and their weights, summing to 1.
+    /// Every part is driven by the same curl H (the same D, as layers in series are) and the
+    /// cell's E is the weighted mean of the parts' E, so `1/eps = sum w / eps_part` at every
+    /// frequency. Empty for every other material.
+    pub series: Vec<(Material, f64)>,
 }
 
 impl Material {
@@ -51,12 +57,25 @@ impl Material {
             poles: Vec::new(),
             band: None,
             mixture: false,
+            series: Vec::new(),
         }
     }
 
     /// True when the material has poles (it needs the dispersive pass).
     pub fn is_dispersive(&self) -> bool {
-        !self.poles.is_empty()
+        !self.poles.is_empty() || !self.series.is_empty()
+    }
+
+    /// State values per cell the dispersive pass keeps for the material besides E^n: its
+    /// poles' (J and P for Lorentz, J for Drude, P for Debye) or, for a series mixture, per
+    /// part its E and its poles'.
+    pub fn pole_state_len(&self) -> usize {
+        let own: usize = self.poles.iter().map(|p| p.state_len()).sum();
+        own + self
+            .series
+            .iter()
+            .map(|(part, _)| 1 + part.pole_state_len())
+            .sum::<usize>()
     }
 
     /// True when subpixel smoothing leaves the material's interfaces staircased: a PEC (it has
@@ -87,6 +106,10 @@ impl Material {
     pub fn epsilon_at(&self, f: f64) -> Complex64 {
         if self.pec {
             return Complex64::new(f64::INFINITY, 0.0);
+        }
+        if !self.series.is_empty() {
+            let inverse: Complex64 = self.series.iter().map(|(m, w)| *w / m.epsilon_at(f)).sum();
+            return 1.0 / inverse;
         }
         let w = 2.0 * std::f64::consts::PI * f;
         let mut eps = Complex64::new(self.epsilon, self.conductivity / (w * EPS0));
@@ -165,6 +188,14 @@ impl MaterialTable {
                 if m.pec {
                     return UpdateCoefficients { ca: 0.0, cb: 0.0 };
                 }
+                if !m.series.is_empty() {
+                    // The curl pass only adds cb curl H; the dispersive pass takes that
+                    // increment apart into each part's (`DispersiveOp::series`).
+                    return UpdateCoefficients {
+                        ca: 1.0,
+                        cb: series_cb(m, dt),
+                    };
+                }
                 if m.is_dispersive() {
                     let a = AdeMaterial::new(m.epsilon, m.conductivity, &m.poles, dt);
                     return UpdateCoefficients { ca: a.ca, cb: a.cb };
@@ -194,6 +225,15 @@ impl MaterialTable {
     pub fn any_dispersive(&self) -> bool {
         self.materials.iter().any(|m| !m.pec && m.is_dispersive())
     }
+}
+
+/// The curl pass's gain for a series mixture: the weighted mean of its parts' cb, so that the
+/// increment it leaves is what the mixture's instantaneous response would add.
+pub fn series_cb(m: &Material, dt: f64) -> f64 {
+    m.series
+        .iter()
+        .map(|(part, w)| w * AdeMaterial::new(part.epsilon, part.conductivity, &part.poles, dt).cb)
+        .sum()
 }
 
 /// The exponential-differencing update of `perm dF/dt = -sigma F + curl` over one step (see

@@ -39,7 +39,7 @@ pub use grid::{Component, Face, Grid, Precision};
 pub use lumped::{
     transverse, EdgeBox, LumpedElement, Rlc, Spectra, Terminal, TerminalKind, Topology,
 };
-pub use materials::{Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
+pub use materials::{series_cb, Material, MaterialTable, UpdateCoefficients, MAX_MATERIALS};
 pub use modes::{
     BasisMode, ModeChoice, ModeMonitor, ModePlane, ModeSheet, PlaneBasis, SParameters, SolvedSheet,
     VoltagePath,
@@ -499,8 +499,7 @@ impl Model {
                     ids.fill(0);
                     self.paint_materials(c, i, i + 1, &mut ids);
                     for (id, cells) in self.dispersive_cells(c, i, &ids) {
-                        let state: usize =
-                            table[id as usize].poles.iter().map(|p| p.state_len()).sum();
+                        let state = table[id as usize].pole_state_len();
                         n.0 += cells.len() as u64;
                         n.1 += cells.len() as u64 * (1 + state) as u64;
                         groups.push((k, id));

@@ -780,6 +780,14 @@ material = "ferrite"
 center = [8.0, -6.0, 2.0]
 size = [8.0, 8.0, 6.0]
 
+# A water ball: a curved dispersive surface, smoothed by series mixtures (the dispersive
+# kernel's series branch).
+[[geometry]]
+shape = "sphere"
+material = "water"
+center = [-5.0, 5.0, 4.0]
+radius = 2.6
+
 # A ferrite column through every z: its rows are one material end to end, so they take the
 # update's one-coefficient row path with the lossy H's ca != 1 (the box above gives per-cell
 # rows only).

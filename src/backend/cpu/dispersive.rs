@@ -118,7 +118,7 @@ impl<T: Real> Group<T> {
         use rayon::prelude::*;
         chunks
             .into_par_iter()
-            .for_each(|mut c| step_chunk(op, &mut c));
+            .for_each(|mut c| step_cells(op, &mut c));
     }
 }
 
@@ -139,7 +139,7 @@ impl<T: Real> Group<T> {
             return;
         }
         let slots = self.state.chunks_mut(n).map(|s| &mut s[a..b]).collect();
-        step_chunk(
+        step_cells(
             op,
             &mut Chunk {
                 cells: &self.cells[a..b],
@@ -164,6 +164,84 @@ struct Chunk<'a, T> {
 
 /// Cells per parallel chunk (a multiple of [`BLOCK`]).
 const CHUNK: usize = 16 * BLOCK;
+
+/// One step of a chunk's cells: a series mixture's ([`step_series`]) or a material's poles.
+fn step_cells<T: Real>(op: &crate::operator::DispersiveOp<T>, c: &mut Chunk<'_, T>) {
+    if op.series.is_empty() {
+        step_chunk(op, c)
+    } else {
+        step_series(op, c)
+    }
+}
+
+/// One step of a series mixture's cells (`DispersiveOp::series`), cell by cell: these are
+/// only the surface cells of dispersive objects, few beside the cells of the materials
+/// themselves. Per cell, in the order `kernels/dispersive.cu` does it: D = E - E^n (what the
+/// curl pass added); per part, r its poles' memory term, E_k' = ca E_k + share D - g r, its
+/// poles advance from E_k' + E_k; E' = sum of weight E_k' from zero, in part order.
+fn step_series<T: Real>(op: &crate::operator::DispersiveOp<T>, c: &mut Chunk<'_, T>) {
+    for q in 0..c.cells.len() {
+        let cell = c.cells[q] as usize - c.e_offset;
+        let increment = c.e[cell] - c.e_prev[q];
+        let mut e_new = T::ZERO;
+        let mut slot = 0;
+        for part in &op.series {
+            let (head, poles) = c.slots[slot..].split_at_mut(1);
+            let e_part = head[0][q];
+            let r = pole_memory(&part.poles, poles, q);
+            let e_part_new = part.ca * e_part + part.share * increment - part.g * r;
+            head[0][q] = e_part_new;
+            advance_poles(&part.poles, poles, q, e_part_new + e_part);
+            e_new += part.weight * e_part_new;
+            slot += 1 + part.poles.iter().map(|p| p.state_len()).sum::<usize>();
+        }
+        c.e[cell] = e_new;
+        c.e_prev[q] = e_new;
+    }
+}
+
+/// The memory term of `poles` at cell `q`, whose state starts at `slots[0]`.
+fn pole_memory<T: Real>(poles: &[PoleOp<T>], slots: &[&mut [T]], q: usize) -> T {
+    let mut r = T::ZERO;
+    let mut slot = 0;
+    for p in poles {
+        r += match *p {
+            PoleOp::Lorentz { mj, mp, .. } => mj * slots[slot][q] + mp * slots[slot + 1][q],
+            PoleOp::Drude { mj, .. } => mj * slots[slot][q],
+            PoleOp::Debye { mp, .. } => mp * slots[slot][q],
+        };
+        slot += p.state_len();
+    }
+    r
+}
+
+/// Advance `poles` at cell `q` (state from `slots[0]`) from `drive` = E' + E.
+fn advance_poles<T: Real>(poles: &[PoleOp<T>], slots: &mut [&mut [T]], q: usize, drive: T) {
+    let mut slot = 0;
+    for p in poles {
+        match *p {
+            PoleOp::Lorentz {
+                alpha,
+                beta,
+                kappa,
+                half_dt,
+                ..
+            } => {
+                let (j, pp) = (slots[slot][q], slots[slot + 1][q]);
+                let j_new = alpha * j + beta * pp + kappa * drive;
+                slots[slot][q] = j_new;
+                slots[slot + 1][q] = pp + half_dt * (j + j_new);
+            }
+            PoleOp::Drude { alpha, kappa, .. } => {
+                slots[slot][q] = alpha * slots[slot][q] + kappa * drive;
+            }
+            PoleOp::Debye { a, b, .. } => {
+                slots[slot][q] = a * slots[slot][q] + b * drive;
+            }
+        }
+        slot += p.state_len();
+    }
+}
 
 fn step_chunk<T: Real>(op: &crate::operator::DispersiveOp<T>, c: &mut Chunk<'_, T>) {
     let n = c.cells.len();

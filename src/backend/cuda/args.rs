@@ -437,11 +437,71 @@ pub struct DispersiveArgs<T> {
     pub q0: i64,
     pub q1: i64,
     pub npoles: i32,
-    pub pad: i32,
+    /// 0 for a material with poles; a series mixture's count of parts.
+    pub nparts: i32,
     /// cb eps0 of the material.
     pub g: T,
     pub pad_g: T,
-    pub poles: [PoleArgs<T>; MAX_POLES],
+    /// A series mixture's parts (`crate::operator::SeriesPartOp`).
+    pub parts: [SeriesPartArgs<T>; MAX_SERIES_PARTS],
+    /// The material's poles, or the parts' poles back to back.
+    pub poles: [PoleArgs<T>; MAX_GROUP_POLES],
+}
+
+/// Parts of a series mixture the dispersive kernel takes (`MAX_SERIES_PARTS` in
+/// `kernels/common.cuh`): the anisotropic average's three.
+pub const MAX_SERIES_PARTS: usize = 3;
+/// Poles of one group the dispersive kernel takes: a series mixture of a pair's two materials
+/// and their mean holds each pole twice.
+pub const MAX_GROUP_POLES: usize = 2 * MAX_POLES;
+
+/// One part of a series mixture in the dispersive kernel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct SeriesPartArgs<T> {
+    pub npoles: i32,
+    pub pad: i32,
+    pub weight: T,
+    pub ca: T,
+    pub share: T,
+    pub g: T,
+}
+
+impl<T: crate::real::Real> DispersiveArgs<T> {
+    /// The kernel's arguments for material `d`'s groups, the group's arrays left empty; None
+    /// when the kernel cannot take it (more poles or parts than it holds).
+    pub fn of(d: &crate::operator::DispersiveOp<T>) -> Option<Self> {
+        let mut a = DispersiveArgs::<T>::default();
+        let mut poles = Vec::new();
+        if d.series.is_empty() {
+            a.npoles = d.poles.len() as i32;
+            a.g = d.g;
+            poles.extend(&d.poles);
+        } else {
+            if d.series.len() > MAX_SERIES_PARTS {
+                return None;
+            }
+            a.nparts = d.series.len() as i32;
+            for (arg, part) in a.parts.iter_mut().zip(&d.series) {
+                *arg = SeriesPartArgs {
+                    npoles: part.poles.len() as i32,
+                    pad: 0,
+                    weight: part.weight,
+                    ca: part.ca,
+                    share: part.share,
+                    g: part.g,
+                };
+                poles.extend(&part.poles);
+            }
+        }
+        if poles.len() > MAX_GROUP_POLES || (d.series.is_empty() && poles.len() > MAX_POLES) {
+            return None;
+        }
+        for (slot, p) in a.poles.iter_mut().zip(poles) {
+            *slot = PoleArgs::of(p);
+        }
+        Some(a)
+    }
 }
 
 /// Arguments of `tfsf_incident`.
@@ -549,7 +609,9 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 15] {
         72,
         24,
         112 + 32 * FLUX_FREQS_PER_LAUNCH,
-        64 + 2 * real_bytes + MAX_POLES * (8 + 6 * real_bytes),
+        64 + 2 * real_bytes
+            + MAX_SERIES_PARTS * (8 + 4 * real_bytes)
+            + MAX_GROUP_POLES * (8 + 6 * real_bytes),
         32 + 2 * real_bytes,
         88 + 2 * real_bytes,
         40,

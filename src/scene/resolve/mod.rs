@@ -370,7 +370,9 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         let used: Vec<u8> = std::iter::once(0)
             .chain(objects.iter().map(|o| o.material))
             .collect();
-        let s = Smoothing::build(&mut table, &used);
+        // The grid carries frequencies up to about two cells per wavelength.
+        let top = C0 / (2.0 * grid.min_cell().into_iter().fold(f64::INFINITY, f64::min));
+        let s = Smoothing::build(&mut table, &used, top);
         if s.is_none()
             && used
                 .iter()

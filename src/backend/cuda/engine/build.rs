@@ -33,7 +33,8 @@ pub(super) struct Tables<T> {
     pub(super) magnetic: bool,
 }
 
-/// Refuse a material with more poles than the dispersive kernel's argument struct holds.
+/// Refuse a material with more poles than the dispersive kernel's argument struct holds (or
+/// a series mixture with more parts or poles).
 pub(super) fn check_poles(model: &Model) -> Result<(), DeviceError> {
     for m in &model.materials.materials {
         if !m.pec && m.poles.len() > MAX_POLES {
@@ -41,6 +42,14 @@ pub(super) fn check_poles(model: &Model) -> Result<(), DeviceError> {
                 "material `{}` has {} poles; the CUDA engine takes at most {MAX_POLES} per material (lorentz, drude and debye together); use --backend cpu or fewer poles",
                 m.name,
                 m.poles.len()
+            )));
+        }
+        let series_poles: usize = m.series.iter().map(|(p, _)| p.poles.len()).sum();
+        if m.series.len() > MAX_SERIES_PARTS || series_poles > MAX_GROUP_POLES {
+            return Err(DeviceError::Failed(format!(
+                "the series mixture `{}` has {} parts and {series_poles} poles; the CUDA engine takes at most {MAX_SERIES_PARTS} and {MAX_GROUP_POLES}; use --backend cpu",
+                m.name,
+                m.series.len()
             )));
         }
     }
@@ -89,15 +98,7 @@ pub(super) fn tables<D: Device, T: Real>(
         .iter()
         .map(|d| {
             d.as_ref().map(|d| {
-                let mut a = DispersiveArgs {
-                    npoles: d.poles.len() as i32,
-                    g: d.g,
-                    ..Default::default()
-                };
-                for (slot, p) in a.poles.iter_mut().zip(&d.poles) {
-                    *slot = PoleArgs::of(p);
-                }
-                a
+                DispersiveArgs::of(d).expect("check_poles refused what the kernel cannot take")
             })
         })
         .collect();

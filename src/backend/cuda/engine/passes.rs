@@ -631,11 +631,18 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     /// State values per dispersive cell of material `m` (J and P for a Lorentz pole, one
     /// value for Drude and Debye).
     pub(super) fn state_len(&self, m: u8) -> usize {
-        self.poles[m as usize].as_ref().map_or(0, |a| {
-            a.poles[..a.npoles as usize]
-                .iter()
+        let poles = |p: &[PoleArgs<T>]| -> usize {
+            p.iter()
                 .map(|p| if p.kind == POLE_LORENTZ { 2 } else { 1 })
                 .sum()
+        };
+        self.poles[m as usize].as_ref().map_or(0, |a| {
+            if a.nparts == 0 {
+                return poles(&a.poles[..a.npoles as usize]);
+            }
+            let parts = &a.parts[..a.nparts as usize];
+            let total: usize = parts.iter().map(|p| p.npoles as usize).sum();
+            parts.len() + poles(&a.poles[..total])
         })
     }
 
