@@ -49,8 +49,8 @@ pub struct Smoothing {
     /// First table index of each (lower id, higher id) pair's mixtures.
     pub pairs: HashMap<(u8, u8), usize>,
     /// The pairs of which a material has poles, with one flag per mixture (in table order):
-    /// true where the mixture is a cell resonance ([`resonates`]) and is not used (see the
-    /// module documentation).
+    /// true where the mixture is a cell resonance (its |eps| leaves its materials' range below
+    /// the grid's top frequency) and is not used (see the module documentation).
     pub dispersive_pairs: HashMap<(u8, u8), Vec<bool>>,
 }
 
