@@ -591,11 +591,10 @@ fn peak(t: &[f64], v: &[f64], after: f64, lo: f64, hi: f64) -> f64 {
 /// whispering-gallery modes, and the resonance near 194 THz comes out the same within 0.05 %,
 /// the geometry issue's bound. The polygon's edges lie inside the circles by at most
 /// r (1 - cos(0.5 deg)), 4e-5 of the radius, which moves the resonance by about that much;
-/// the polygon's surface cells take their fill fractions from the exact clip of the polygon
-/// and the cylinders' from 64 samples, both quantised to 1/16, well below the bound. Both
-/// spectra come from the same 1.3 ps of ring-down and the same peak search. The two come
-/// within 2.1e-5 (196.53 THz; 7.8e-6 when the polygon was sampled too); a ring 1 nm larger in
-/// radius (6e-4 of it) would be off by about the bound.
+/// the smoothing of the two shapes differs by its 1/16 quantisation of fill fractions at the
+/// surface cells, well below the bound. Both spectra come from the same 1.3 ps of ring-down
+/// and the same peak search. When this was written the two came within 7.8e-6 (196.535 THz);
+/// a ring 1 nm larger in radius (6e-4 of it) would be off by about the bound.
 #[test]
 fn a_gds_ring_resonates_where_the_same_ring_of_cylinders_does() {
     let d = dir("ring");

@@ -656,30 +656,17 @@ impl Model {
                 // (the last object, in paint order, holding a sample gives its material).
                 let xyz = [0, 1, 2].map(|x| [0, 1, 2, 3].map(|s| sample(x, u_of(s))));
                 let mut owner = [0u8; N * N * N];
-                // The first three objects holding samples (topmost first; background last).
-                let mut holders = [usize::MAX; 3];
-                let mut held_by = 0;
                 let mut left = u64::MAX;
-                for (index, o) in self.objects.iter().enumerate().rev() {
+                for o in self.objects.iter().rev() {
                     if left == 0 {
                         break;
                     }
                     let mut held = o.sample_mask(xyz) & left;
                     left &= !held;
-                    if held != 0 {
-                        if held_by < 3 {
-                            holders[held_by] = index;
-                        }
-                        held_by += 1;
-                    }
                     while held != 0 {
                         owner[held.trailing_zeros() as usize] = o.material;
                         held &= held - 1;
                     }
-                }
-                if left != 0 {
-                    // The background (holders[held_by] is usize::MAX already, if within).
-                    held_by += 1;
                 }
                 for a in 0..N {
                     for b in 0..N {
@@ -693,9 +680,6 @@ impl Model {
                             add(m, 1.0, offset(q, u));
                         }
                     }
-                }
-                if let Some(exact) = self.exact_prism_shares(&holders[..held_by.min(3)], p) {
-                    shares = exact;
                 }
             }
             Some(axis) => {
@@ -741,51 +725,6 @@ impl Model {
         // degrees), which a dispersive pair's mixtures need (see `Smoothing::mixture`).
         let planar = found && centroid.iter().any(|v| v.abs() > 0.99 * len);
         smoothing.mixture(a, b, fa, w, planar)
-    }
-
-    /// The two materials' shares of the cell around `p` (a uniform grid's cell of one
-    /// component) from the exact clip of a prism, in [`Model::mixture_at`]'s form, where the
-    /// samples found two holders (`holders`: object indices, topmost first, `usize::MAX` for
-    /// the background): a prism with vertical walls on top, meeting the cell with one polygon
-    /// ([`Prism::box_share`]), no later object near the cell, and below it one other object or
-    /// the background. None otherwise: the samples' shares stand.
-    fn exact_prism_shares(
-        &self,
-        holders: &[usize],
-        p: [f64; 3],
-    ) -> Option<Vec<(u8, f64, [f64; 3])>> {
-        let g = &self.grid;
-        let (&[top, below], true) = (holders, g.lines.iter().all(|l| l.is_none())) else {
-            return None;
-        };
-        let Shape::Prism(prism) = &self.objects[top].shape else {
-            return None;
-        };
-        let lo = [0, 1, 2].map(|x| p[x] - 0.5 * g.cell[x]);
-        let hi = [0, 1, 2].map(|x| p[x] + 0.5 * g.cell[x]);
-        let near = |o: &Object| {
-            let (a, b) = o.bounds();
-            (0..3).all(|x| a[x] < hi[x] && b[x] > lo[x])
-        };
-        if self.objects[top + 1..].iter().any(near) {
-            return None;
-        }
-        let (f, centroid) = prism.box_share(lo, hi)?;
-        if f <= 0.0 || f >= 1.0 {
-            return None;
-        }
-        let inside = self.objects[top].material;
-        let outside = if below == usize::MAX {
-            0
-        } else {
-            self.objects[below].material
-        };
-        // The cell's centroid is p, so the outside part's moment is the inside's negated.
-        let moment = [0, 1, 2].map(|x| (centroid[x] - p[x]) * f);
-        Some(vec![
-            (inside, f, moment),
-            (outside, 1.0 - f, moment.map(|m| -m)),
-        ])
     }
 
     /// The materials along the line `q + t e_axis` for `t` from `t0` to `t1` (coordinates

@@ -99,7 +99,7 @@ impl Layer {
 
     /// Call `f` on each polygon whose bins may hold a point within `reach` of `p`, once
     /// each (a point and its reach almost always fall in one cell, which needs no list).
-    fn each_near<'a>(&'a self, p: [f64; 2], reach: f64, mut f: impl FnMut(&'a Bins)) {
+    fn each_near(&self, p: [f64; 2], reach: f64, mut f: impl FnMut(&Bins)) {
         if (0..2).any(|d| p[d] < self.lo[d] - reach || p[d] > self.hi[d] + reach) {
             return;
         }
@@ -167,72 +167,6 @@ struct Bins {
     /// Rows along v (about one per edge), and per row its edge indices.
     row_step: f64,
     rows: Vec<Vec<u32>>,
-}
-
-/// The most vertices of a polygon that [`Prism::box_share`] clips exactly (the clip is a pass
-/// over every vertex; beyond this a cell's share comes from samples).
-pub const EXACT_VERTICES: usize = 1024;
-
-/// The area and centroid of the part of the counter-clockwise polygon `p` inside the rectangle
-/// `[lo, hi]`: the polygon clipped against each side in turn (Sutherland-Hodgman). The window
-/// is convex, so the clipped outline's signed area and first moments are those of the
-/// intersection, also where a concave polygon's clipped outline runs back along a side. The
-/// centroid is the rectangle's centre where the area is zero.
-pub fn clipped_area(
-    p: impl Iterator<Item = [f64; 2]>,
-    lo: [f64; 2],
-    hi: [f64; 2],
-) -> (f64, [f64; 2]) {
-    let mut outline: Vec<[f64; 2]> = p.collect();
-    for (d, bound, keep_below) in [
-        (0, lo[0], false),
-        (0, hi[0], true),
-        (1, lo[1], false),
-        (1, hi[1], true),
-    ] {
-        if outline.is_empty() {
-            break;
-        }
-        let inside = |q: [f64; 2]| {
-            if keep_below {
-                q[d] <= bound
-            } else {
-                q[d] >= bound
-            }
-        };
-        let cut = |a: [f64; 2], b: [f64; 2]| {
-            let t = (bound - a[d]) / (b[d] - a[d]);
-            let mut q = [a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])];
-            q[d] = bound;
-            q
-        };
-        let mut next = Vec::with_capacity(outline.len() + 4);
-        for i in 0..outline.len() {
-            let (a, b) = (outline[i], outline[(i + 1) % outline.len()]);
-            match (inside(a), inside(b)) {
-                (true, true) => next.push(b),
-                (true, false) => next.push(cut(a, b)),
-                (false, true) => {
-                    next.push(cut(a, b));
-                    next.push(b);
-                }
-                (false, false) => {}
-            }
-        }
-        outline = next;
-    }
-    let (mut a2, mut mx, mut my) = (0.0, 0.0, 0.0);
-    for i in 0..outline.len() {
-        let (a, b) = (outline[i], outline[(i + 1) % outline.len()]);
-        let cross = a[0] * b[1] - b[0] * a[1];
-        a2 += cross;
-        mx += (a[0] + b[0]) * cross;
-        my += (a[1] + b[1]) * cross;
-    }
-    if a2 <= 0.0 {
-        return (0.0, [0.5 * (lo[0] + hi[0]), 0.5 * (lo[1] + hi[1])]);
-    }
-    (0.5 * a2, [mx / (3.0 * a2), my / (3.0 * a2)])
 }
 
 /// Twice the signed area of a polygon (positive counter-clockwise).
@@ -483,44 +417,6 @@ impl Prism {
             .filter(within)
             .filter(|h| self.in_section(q, self.inset(h.clamp(s0, s1))))
             .count()
-    }
-
-    /// The exact share of the box `[lo, hi]` (m) inside the prism and the centroid of that
-    /// part: (volume fraction, centroid). Only where the walls are vertical and at most one
-    /// polygon of at most [`EXACT_VERTICES`] vertices meets the box (None otherwise: the
-    /// caller samples). The polygon is clipped to the box's rectangle in the plane (exact area
-    /// and centroid) and the span to its extent along the axis.
-    pub fn box_share(&self, lo: [f64; 3], hi: [f64; 3]) -> Option<(f64, [f64; 3])> {
-        if self.taper != 0.0 {
-            return None;
-        }
-        let [u, v] = Self::plane_axes(self.axis);
-        let a = self.axis;
-        let (rlo, rhi) = ([lo[u], lo[v]], [hi[u], hi[v]]);
-        let centre = [0.5 * (rlo[0] + rhi[0]), 0.5 * (rlo[1] + rhi[1])];
-        let reach = 0.5 * (rhi[0] - rlo[0]).max(rhi[1] - rlo[1]);
-        let mut meeting: Option<&Bins> = None;
-        let mut count = 0;
-        self.bins.each_near(centre, reach, |b| {
-            if (0..2).all(|d| b.lo[d] < rhi[d] && b.hi[d] > rlo[d]) {
-                count += 1;
-                meeting = Some(b);
-            }
-        });
-        let mut at = [0.0; 3];
-        (at[u], at[v]) = (centre[0], centre[1]);
-        let (h0, h1) = (lo[a].max(self.span[0]), hi[a].min(self.span[1]));
-        at[a] = 0.5 * (h0 + h1);
-        let (Some(polygon), 1) = (meeting, count) else {
-            return (count == 0).then_some((0.0, at));
-        };
-        if polygon.edges.len() > EXACT_VERTICES || h1 <= h0 {
-            return None;
-        }
-        let (area, c) = clipped_area(polygon.edges.iter().map(|e| e.a), rlo, rhi);
-        let rect = (rhi[0] - rlo[0]) * (rhi[1] - rlo[1]);
-        (at[u], at[v]) = (c[0], c[1]);
-        Some(((area / rect) * ((h1 - h0) / (hi[a] - lo[a])), at))
     }
 
     /// Whether the in-plane point `q` lies in the base section (the whole section, with
@@ -874,63 +770,5 @@ mod tests {
             [0.0, 2.0],
         ];
         assert!(self_intersection(&l).is_none());
-    }
-}
-#[cfg(test)]
-mod clip_tests {
-    use super::*;
-
-    #[test]
-    fn clipped_area_is_exact_for_a_slanted_edge_and_a_concave_polygon() {
-        // The half-plane below y = x (a big triangle) over the unit square: area 1/2, centroid
-        // (2/3, 1/3).
-        let tri = [[-10.0, -10.0], [10.0, -10.0], [10.0, 10.0]];
-        let (a, c) = clipped_area(tri.into_iter(), [0.0, 0.0], [1.0, 1.0]);
-        assert!(
-            (a - 0.5).abs() < 1e-12
-                && (c[0] - 2.0 / 3.0).abs() < 1e-12
-                && (c[1] - 1.0 / 3.0).abs() < 1e-12,
-            "{a} {c:?}"
-        );
-        // A U shape (concave) over a square that takes both arms and the gap between: the arms'
-        // parts only.
-        let u = [
-            [0.0, 0.0],
-            [3.0, 0.0],
-            [3.0, 3.0],
-            [2.0, 3.0],
-            [2.0, 1.0],
-            [1.0, 1.0],
-            [1.0, 3.0],
-            [0.0, 3.0],
-        ];
-        let (a, _) = clipped_area(u.into_iter(), [0.5, 2.0], [2.5, 2.5]);
-        assert!((a - 0.5).abs() < 1e-12, "{a}");
-    }
-
-    /// A prism's share of a box is the clipped area times the span's share: a triangle along z
-    /// whose slanted edge y = x cuts a unit cube, and whose span covers its lower quarter.
-    #[test]
-    fn box_share_is_the_clipped_volume_and_its_centroid() {
-        let prism = Prism::new(
-            2,
-            [-5.0, 0.25],
-            0.0,
-            vec![vec![[-10.0, -10.0], [10.0, -10.0], [10.0, 10.0]]],
-        );
-        let (f, c) = prism.box_share([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]).unwrap();
-        assert!((f - 0.5 * 0.25).abs() < 1e-12, "{f}");
-        let want = [2.0 / 3.0, 1.0 / 3.0, 0.125];
-        assert!((0..3).all(|x| (c[x] - want[x]).abs() < 1e-12), "{c:?}");
-        // With a sidewall angle the share is not clipped exactly: the caller samples.
-        let tapered = Prism::new(
-            2,
-            [-5.0, 0.25],
-            10.0,
-            vec![vec![[-10.0, -10.0], [10.0, -10.0], [10.0, 10.0]]],
-        );
-        assert!(tapered
-            .box_share([0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
-            .is_none());
     }
 }
