@@ -287,7 +287,11 @@ impl Observer for StopAfterFirst {
 /// `complete = false`, and its later rows are empty (zero).
 #[test]
 fn an_interrupted_scan_keeps_its_finished_traces() {
-    let (traces, steps) = (6, 300);
+    // With two workers the stop reaches them only after the observer has seen trace 0; with
+    // six traces of 300 steps (8 ms each) a loaded machine (the suite's tests run side by side
+    // on two cores) once let both workers finish them all first. Ten traces of 1,500 steps
+    // (the most whose source and probe stay out of the PML) leave that race far behind.
+    let (traces, steps) = (10, 1500);
     let dir = tmp("stop");
     let scan = model(&scan_scene(traces, steps));
     let full_out = dir.join("full.h5");
