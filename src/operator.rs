@@ -196,10 +196,10 @@ impl<T> DispersiveOp<T> {
     }
 }
 
-/// A material's memory factor (cb eps0) and its poles' coefficients, in precision `T`.
-fn pole_ops<T: Real>(m: &crate::model::Material, dt: f64) -> (T, Vec<PoleOp<T>>) {
+/// The memory factor (cb eps0) and the poles' coefficients of a material's update `ade`, in
+/// precision `T`.
+fn pole_ops<T: Real>(ade: &AdeMaterial, dt: f64) -> (T, Vec<PoleOp<T>>) {
     let f = T::from_f64;
-    let ade = AdeMaterial::new(m.epsilon, m.conductivity, &m.poles, dt);
     let poles = ade
         .poles
         .iter()
@@ -242,7 +242,7 @@ fn series_op<T: Real>(m: &crate::model::Material, dt: f64) -> DispersiveOp<T> {
         .iter()
         .map(|(part, weight)| {
             let ade = AdeMaterial::new(part.epsilon, part.conductivity, &part.poles, dt);
-            let (g, poles) = pole_ops(part, dt);
+            let (g, poles) = pole_ops(&ade, dt);
             SeriesPartOp {
                 weight: f(*weight),
                 ca: f(ade.ca),
@@ -580,7 +580,8 @@ impl<T: Real> Operator<T> {
                 if !m.series.is_empty() {
                     return Some(series_op(m, g.dt));
                 }
-                let (g_memory, poles) = pole_ops(m, g.dt);
+                let ade = AdeMaterial::new(m.epsilon, m.conductivity, &m.poles, g.dt);
+                let (g_memory, poles) = pole_ops(&ade, g.dt);
                 Some(DispersiveOp {
                     g: g_memory,
                     poles,

@@ -228,9 +228,9 @@ fn advance_poles<T: Real>(poles: &[PoleOp<T>], slots: &mut [&mut [T]], q: usize,
                 ..
             } => {
                 let (j, pp) = (slots[slot][q], slots[slot + 1][q]);
-                let j_new = alpha * j + beta * pp + kappa * drive;
+                let (j_new, pp_new) = lorentz_step(alpha, beta, kappa, half_dt, j, pp, drive);
                 slots[slot][q] = j_new;
-                slots[slot + 1][q] = pp + half_dt * (j + j_new);
+                slots[slot + 1][q] = pp_new;
             }
             PoleOp::Drude { alpha, kappa, .. } => {
                 slots[slot][q] = alpha * slots[slot][q] + kappa * drive;
@@ -241,6 +241,15 @@ fn advance_poles<T: Real>(poles: &[PoleOp<T>], slots: &mut [&mut [T]], q: usize,
         }
         slot += p.state_len();
     }
+}
+
+/// A Lorentz pole's trapezoidal step from (J, P) and `drive` = E' + E^n: (J', P'), in the
+/// order `kernels/dispersive.cu` computes them. Both CPU loops (the blocked one and the series
+/// mixtures' per cell) take it from here.
+#[inline(always)]
+fn lorentz_step<T: Real>(alpha: T, beta: T, kappa: T, half_dt: T, j: T, pp: T, drive: T) -> (T, T) {
+    let j_new = alpha * j + beta * pp + kappa * drive;
+    (j_new, pp + half_dt * (j + j_new))
 }
 
 fn step_chunk<T: Real>(op: &crate::operator::DispersiveOp<T>, c: &mut Chunk<'_, T>) {
@@ -302,9 +311,7 @@ fn step_chunk<T: Real>(op: &crate::operator::DispersiveOp<T>, c: &mut Chunk<'_, 
                     let (a, b) = slots.split_at_mut(slot + 1);
                     let (j, pp) = (&mut a[slot][start..end], &mut b[0][start..end]);
                     for ((j, pp), &d) in j.iter_mut().zip(pp.iter_mut()).zip(drive.iter()) {
-                        let j_new = alpha * *j + beta * *pp + kappa * d;
-                        *pp += half_dt * (*j + j_new);
-                        *j = j_new;
+                        (*j, *pp) = lorentz_step(alpha, beta, kappa, half_dt, *j, *pp, d);
                     }
                 }
                 PoleOp::Drude { alpha, kappa, .. } => {
