@@ -70,3 +70,69 @@ impl CrossSection {
         h
     }
 }
+
+impl CrossSection {
+    /// True when the operator factors as the grid's Maxwell equations do, `A = Q P` with `W P`
+    /// and `W Q` symmetric (W the positions' areas): a real cross-section (no loss, no in-plane
+    /// PML) with no cut face (the Dey-Mittra weights scale one side of the curl only). Then
+    /// [`CrossSection::dispersion_slope`] is exact.
+    pub(super) fn has_energy_slope(&self) -> bool {
+        !self.is_complex() && self.cut_curl.is_empty() && self.cut_long.iter().all(|w| w.is_empty())
+    }
+
+    /// d(b^2)/d(k0) of `mode` (b^2 its eigenvalue at the discrete-time wavenumber `k0`), by
+    /// first-order perturbation with the left eigenvector the grid supplies.
+    ///
+    /// Eliminating E_n by Ampere's law instead of Gauss's, the grid's equations read
+    /// `b g = P E`, `b E = Q g` with g = eta0 (H_v, -H_u) ([`CrossSection::magnetic`]),
+    /// `P = k0 eps + K/k0` (K the curl-curl part of the operator) and `Q = k0 + (1/k0) grad
+    /// (1/eps_n) div`, so `A = Q P` (the discrete divergence of K vanishes). With `W P` and
+    /// `W Q` symmetric, `y = W P E` is A's left eigenvector, and `y^T (dA/dk0) E / y^T E`
+    /// becomes the energy over the power:
+    ///
+    /// ```text
+    ///   d(b^2)/dk0 = b [sum W (eps' E_t^2 + g^2) + W_n eps_n' E_n^2 + W_h h_n^2] / sum W E_t . g
+    /// ```
+    ///
+    /// with `E_n = D / b`, `h_n = eta0 H_n = (curl E) / k0`, and `eps' = eps + k0 deps/dk0`
+    /// (`eps_slope` holds `k0 deps/dk0` at the positions of [`CrossSection::eps`], empty
+    /// vectors for a non-dispersive plane). Exact to rounding where
+    /// [`CrossSection::has_energy_slope`]; the group index follows without a second solve.
+    pub(super) fn dispersion_slope(&self, mode: &Mode, k0: f64, eps_slope: &[Vec<f64>; 3]) -> f64 {
+        let b = mode.beta2.max(0.0).sqrt();
+        let h = self.magnetic(mode, k0);
+        let d = self.node_divergence(&mode.e);
+        let unknown = |i: usize| {
+            let n = self.n[0] * self.n[1];
+            if i < n {
+                mode.e[0][i]
+            } else {
+                mode.e[1][i - n]
+            }
+        };
+        let eps =
+            |q: usize, at: usize| self.eps[q][at] + eps_slope[q].get(at).copied().unwrap_or(0.0);
+        let [nu, nv] = self.n;
+        let (mut energy, mut power) = (0.0, 0.0);
+        for j in 0..nu {
+            for k in 0..nv {
+                let at = j * nv + k;
+                let (hu, hv) = (self.cells[0][j], self.cells[1][k]);
+                let (du, dv) = (self.dual(0, j), self.dual(1, k));
+                let (eu, ev) = (mode.e[0][at], mode.e[1][at]);
+                let (gu, gv) = (ETA0 * h[1][at], -ETA0 * h[0][at]);
+                let curl: f64 = self
+                    .curl::<f64>(j, k)
+                    .into_iter()
+                    .map(|(i, c)| c * unknown(i))
+                    .sum();
+                energy += hu * dv * (eps(1, at) * eu * eu + gu * gu)
+                    + du * hv * (eps(2, at) * ev * ev + gv * gv)
+                    + du * dv * eps(0, at) * (d[at] / b).powi(2)
+                    + hu * hv * (curl / k0).powi(2);
+                power += hu * dv * eu * gu + du * hv * ev * gv;
+            }
+        }
+        b * energy / power
+    }
+}

@@ -38,9 +38,11 @@ pub struct PlaneModes {
     /// Their power loss along the normal (dB/m), from the imaginary part of beta in the 3-D
     /// grid: 0 for a lossless cross-section.
     pub loss: Vec<f64>,
-    /// Their group indices c / v_g = n_eff + f dn_eff/df, from solves at f (1 +- 1e-3)
-    /// (central difference); NaN for a mode whose neighbours did not pair up (two modes
-    /// crossing within 1e-3 of f).
+    /// Their group indices c / v_g = c d(beta)/dw in the 3-D grid: from the mode's energy
+    /// over its power (exact first-order perturbation, one solve) on a real cross-section
+    /// without cut faces; otherwise n_eff + f dn_eff/df from solves at f (1 +- 1e-3) (central
+    /// difference), NaN for a mode whose neighbours did not pair up (two modes crossing within
+    /// 1e-3 of f).
     pub group_index: Vec<f64>,
     /// Their effective areas (m^2): (sum |E_t|^2 dA)^2 / sum |E_t|^4 dA over the plane, with
     /// each cell's E_u and E_v (the transverse field; a mode's longitudinal E is left out).
@@ -252,23 +254,11 @@ impl Plane {
             k0,
             ..
         } = self.solved_searching(model, f, count, &[], search)?;
-        const STEP: f64 = 1e-3;
-        // The neighbours start from these modes: about one Arnoldi cycle each, the two side by
-        // side (each solve's triangular sweeps run on one core).
-        let (above, below) = rayon::join(
-            || self.solved_searching(model, f * (1.0 + STEP), count, &modes, search),
-            || self.solved_searching(model, f * (1.0 - STEP), count, &modes, search),
-        );
-        let (above, below) = (above?.neff, below?.neff);
-        let group_index = (0..neff.len())
-            .map(|i| match (above.get(i), below.get(i)) {
-                // Over +-0.1 % of f a mode's n_eff moves by (n_g - n_eff) 2e-3, under 0.01
-                // for any group index within 5 of n_eff: a larger jump is two modes
-                // swapping order, not one mode's dispersion.
-                (Some(a), Some(b)) if (a - b).abs() < 0.01 => neff[i] + (a - b) / (2.0 * STEP),
-                _ => f64::NAN,
-            })
-            .collect();
+        let group_index = if cs.has_energy_slope() {
+            self.energy_group_index(model, f, &cs, &modes, k0)
+        } else {
+            self.neighbour_group_index(model, f, count, &modes, &neff, search)?
+        };
         let effective_area = modes.iter().map(|m| effective_area(&cs, m)).collect();
         let wave_impedance = modes.iter().map(|m| wave_impedance(&cs, m, k0)).collect();
         Ok(PlaneModes {
@@ -280,6 +270,82 @@ impl Plane {
             effective_area,
             wave_impedance,
         })
+    }
+
+    /// The group indices c / v_g = c d(beta)/dw of `modes` (solved on `cs` at `f`, at the
+    /// discrete-time wavenumber `k0`) from each one's d(b^2)/dk0
+    /// ([`CrossSection::dispersion_slope`], the permittivity's own slope from the plane
+    /// painted at f (1 +- 1e-3)), through the grid's differences: beta = (2/d) asin(b d/2)
+    /// along the normal and k0 = (2/(c dt)) sin(w dt/2) in time.
+    pub(super) fn energy_group_index(
+        &self,
+        model: &Model,
+        f: f64,
+        cs: &CrossSection,
+        modes: &[Mode],
+        k0: f64,
+    ) -> Vec<f64> {
+        const STEP: f64 = 1e-3;
+        let dt = model.grid.dt;
+        let k0_at = |f: f64| 2.0 / (C0 * dt) * (std::f64::consts::PI * f * dt).sin();
+        let eps_slope = match (
+            self.cross_section(model, f * (1.0 + STEP)),
+            self.cross_section(model, f * (1.0 - STEP)),
+        ) {
+            (Ok(above), Ok(below)) if above.eps != below.eps => {
+                let scale = k0 / (k0_at(f * (1.0 + STEP)) - k0_at(f * (1.0 - STEP)));
+                [0, 1, 2].map(|q| {
+                    (above.eps[q].iter().zip(&below.eps[q]))
+                        .map(|(a, b)| (a - b) * scale)
+                        .collect()
+                })
+            }
+            _ => [Vec::new(), Vec::new(), Vec::new()],
+        };
+        let d = self.step(model);
+        let turn = (std::f64::consts::PI * f * dt).cos();
+        modes
+            .iter()
+            .map(|m| {
+                let b = m.beta2.max(0.0).sqrt();
+                let db_dk0 = cs.dispersion_slope(m, k0, &eps_slope) / (2.0 * b);
+                let dbeta_db = 1.0 / (1.0 - (b * d / 2.0).powi(2)).max(0.0).sqrt();
+                dbeta_db * db_dk0 * turn
+            })
+            .collect()
+    }
+
+    /// The group indices of `modes` (n_eff `neff` at `f`) from the plane's modes at
+    /// f (1 +- 1e-3) (central difference of n_eff: n_g = n_eff + f dn_eff/df), each solve
+    /// started from `modes`; NaN for a mode whose neighbours do not pair up (two modes crossing
+    /// within 1e-3 of f). For the cross-sections [`CrossSection::dispersion_slope`] does not
+    /// cover (lossy, in-plane PML, cut faces).
+    fn neighbour_group_index(
+        &self,
+        model: &Model,
+        f: f64,
+        count: usize,
+        modes: &[Mode],
+        neff: &[f64],
+        search: Search,
+    ) -> Result<Vec<f64>, PlaneError> {
+        const STEP: f64 = 1e-3;
+        // The neighbours start from these modes: about one Arnoldi cycle each, the two side by
+        // side (each solve's triangular sweeps run on one core).
+        let (above, below) = rayon::join(
+            || self.solved_searching(model, f * (1.0 + STEP), count, modes, search),
+            || self.solved_searching(model, f * (1.0 - STEP), count, modes, search),
+        );
+        let (above, below) = (above?.neff, below?.neff);
+        Ok((0..neff.len())
+            .map(|i| match (above.get(i), below.get(i)) {
+                // Over +-0.1 % of f a mode's n_eff moves by (n_g - n_eff) 2e-3, under 0.01
+                // for any group index within 5 of n_eff: a larger jump is two modes
+                // swapping order, not one mode's dispersion.
+                (Some(a), Some(b)) if (a - b).abs() < 0.01 => neff[i] + (a - b) / (2.0 * STEP),
+                _ => f64::NAN,
+            })
+            .collect())
     }
 
     /// The cross-section at `f`, its modes, the discrete k0 they were solved at and their
