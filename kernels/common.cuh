@@ -301,6 +301,30 @@ struct LumpedArgs {
 };
 static_assert(sizeof(LumpedArgs) == 80, "LumpedArgs layout");
 
+// The Bloch pass on one slab, one Bloch axis at a time (kernels/bloch.cu): bloch_gather
+// copies the axis's images of the slab into `own`; bloch_correct adds the phase's correction
+// to the cells next to the face on local planes [p0, p1). The slab's images of a half step lie
+// axis after axis, each axis's two terms after each other: `len` values per term from `base`
+// (x: one plane, when the slab holds the face; y: n nz; z: n ny).
+struct BlochArgs {
+    real *ex, *ey, *ez, *hx, *hy, *hz;
+    const u8 *mx, *my, *mz;     // E material ids (owned cells)
+    const u8 *hmx, *hmy, *hmz;  // H material ids (null unless magnetic)
+    real* own;                  // this field set's images
+    const real* other;          // the other set's, in the same order
+    i64 plane;
+    i64 base, len;
+    int ny, nz, n;
+    int p0, p1;
+    int axis;                   // 0, 1, 2
+    int high;                   // 1: the H half step (images beyond the maximum face)
+    int magnetic;               // H: 1 = c_hcb of the cell's material, 0 = ch
+    real cm1, s;                // the rotation: cos - 1, and sin signed for the set and half
+    real step;                  // the step across the face (1 / d)
+    real ch;                    // dt / mu0
+};
+static_assert(sizeof(BlochArgs) == 168 + 4 * sizeof(real), "BlochArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -323,7 +347,9 @@ static_assert(sizeof(LumpedArgs) == 80, "LumpedArgs layout");
     K(tfsf_incident, TfsfIncidentArgs) \
     K(tfsf_correct, TfsfArgs) \
     K(conformal_h, ConformalArgs) \
-    K(lumped, LumpedArgs)
+    K(lumped, LumpedArgs) \
+    K(bloch_gather, BlochArgs) \
+    K(bloch_correct, BlochArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

@@ -57,6 +57,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 12: return sizeof(FluxRowsArgs);
         case 13: return sizeof(ConformalArgs);
         case 14: return sizeof(LumpedArgs);
+        case 15: return sizeof(BlochArgs);
         default: return sizeof(real);
     }
 }

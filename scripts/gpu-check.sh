@@ -7,7 +7,8 @@
 # --backend cuda` end to end, a checkpoint's state from the CPU into the GPU and back, `yee run
 # scenes/gpr.toml --backend cuda`, a conformal PEC cavity (scenes/conformal_cavity.toml) on the
 # GPU against the CPU bit for bit, a lumped port and series RLC (scenes/lumped_rlc.toml, f32) on
-# the GPU against the CPU bit for bit, the 60-trace B-scan (traces per second) and a 1e8-cell scene
+# the GPU against the CPU bit for bit, a Bloch cell (scenes/grating_oblique.toml) on the GPU's
+# pair of engines against the CPU's bit for bit, the 60-trace B-scan (traces per second) and a 1e8-cell scene
 # with probes, snapshots and a flux plane (throughput and the share of wall time in monitors; the
 # flux plane alone over 300 and 600 steps against no monitors), and
 # `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the two-pass update, with a
@@ -295,6 +296,10 @@ cpu_gpu_check "conformal PEC: CUDA vs CPU bit for bit" "$scenes/conformal_cavity
 # of scenes/lumped_rlc.toml in f32, the ports' and elements' series and spectra.
 sed 's/^precision = "f64"/precision = "f32"/' "$scenes/lumped_rlc.toml" > "$out/lumped_rlc_f32.toml"
 cpu_gpu_check "lumped port + RLC: CUDA vs CPU bit for bit" "$out/lumped_rlc_f32.toml" ports,elements
+# A Bloch cell (scenes/grating_oblique.toml: an oblique plane wave on a grating, Bloch-periodic
+# along y, f64) on the GPU's pair of engines (kernels/bloch.cu, in the passes row) against the
+# CPU's pair: the diffraction orders and the flux spectra bit for bit.
+cpu_gpu_check "Bloch cell: CUDA pair vs CPU bit for bit" "$scenes/grating_oblique.toml" diffraction,flux
 big="$out/monitors-1e8.toml"
 cat > "$big" <<'TOML'
 # 500 x 500 x 400 = 1e8 cells, 300 steps: a probe every step, a plane snapshot every 25 steps,

@@ -470,6 +470,10 @@ pub fn run(opts: &BenchOptions) -> Result<BenchResult, BenchError> {
             unreachable!("the benchmark's scenes have no Bloch phase")
         }
         #[cfg(feature = "cuda")]
+        Engine::BlochCudaF32(_) | Engine::BlochCudaF64(_) => {
+            unreachable!("the benchmark's scenes have no Bloch phase")
+        }
+        #[cfg(feature = "cuda")]
         Engine::CudaF32(mut b) => gpu(m, &mut b, r, &plan, opts),
         #[cfg(feature = "cuda")]
         Engine::CudaF64(mut b) => gpu(m, &mut b, r, &plan, opts),

@@ -22,6 +22,12 @@ pub enum Engine {
     /// The CUDA engine in f64.
     #[cfg(feature = "cuda")]
     CudaF64(super::cuda::CudaBackend<f64>),
+    /// A Bloch cell's pair of CUDA engines in f32 ([`BlochPair`]).
+    #[cfg(feature = "cuda")]
+    BlochCudaF32(BlochPair<super::cuda::CudaBackend<f32>>),
+    /// A Bloch cell's pair of CUDA engines in f64.
+    #[cfg(feature = "cuda")]
+    BlochCudaF64(BlochPair<super::cuda::CudaBackend<f64>>),
 }
 
 impl Engine {
@@ -36,6 +42,10 @@ impl Engine {
             Engine::CudaF32(b) => b.name(),
             #[cfg(feature = "cuda")]
             Engine::CudaF64(b) => b.name(),
+            #[cfg(feature = "cuda")]
+            Engine::BlochCudaF32(b) => b.name(),
+            #[cfg(feature = "cuda")]
+            Engine::BlochCudaF64(b) => b.name(),
         }
     }
 }

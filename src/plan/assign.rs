@@ -480,8 +480,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
     );
     // A cell pass without a device form runs on the CPU only, and with it the whole model.
     let cpu_only = layout.cpu_only_cell_passes();
-    let bloch = layout.field_sets > 1;
-    let gpu = if options.backend == BackendChoice::Cpu || cpu_only || bloch {
+    let gpu = if options.backend == BackendChoice::Cpu || cpu_only {
         None
     } else {
         let ask = GpuAsk::of(options, hw);
@@ -490,9 +489,6 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
     let why_no_gpu = || {
         if cpu_only {
             return NoGpu::CellPasses;
-        }
-        if bloch {
-            return NoGpu::Bloch;
         }
         // With no GPU at all, why there is none (no driver, ...) says more than which
         // `--gpus` index is missing.

@@ -452,6 +452,8 @@ pub struct Layout {
     /// a whole engine: [`crate::backend::bloch`]), else 1. Every slab's bytes and traffic
     /// count once per set.
     pub field_sets: u64,
+    /// The axes with a Bloch phase ([`crate::model::Boundaries::bloch_phase`]).
+    pub bloch_axes: [bool; 3],
 }
 
 /// Bytes a backend holds per conformal PEC cut face: a u32 cell offset and four weights.
@@ -560,7 +562,24 @@ impl Layout {
             launches: std::sync::Arc::new(LaunchLayout::of(model)),
             cell_passes: std::sync::Arc::new(CellPassLayout::of(model)),
             field_sets: 1 + model.boundaries.has_bloch() as u64,
+            bloch_axes: [0, 1, 2].map(|a| model.boundaries.bloch_phase(a).is_some()),
         }
+    }
+
+    /// The Bloch pass's images of the slab that owns `range` in the half step that has more
+    /// (values, per field set; 0 without a Bloch phase): per Bloch axis, two components' values
+    /// next to the face, a plane along x (when the slab holds a face of that axis), a row of
+    /// `nz` per owned plane along y, a column of `ny` per owned plane along z
+    /// ([`crate::backend::bloch`]).
+    pub fn bloch_images(&self, range: SlabRange) -> u64 {
+        let [nx, ny, nz] = self.shape.map(|v| v as u64);
+        let n = range.len() as u64;
+        let holds_face = range.x0 == 0 || range.x1 as u64 == nx;
+        let per_axis = [if holds_face { ny * nz } else { 0 }, n * nz, n * ny];
+        (0..3)
+            .filter(|&a| self.bloch_axes[a])
+            .map(|a| 2 * per_axis[a])
+            .sum()
     }
 
     /// The same layout in another precision.
@@ -941,27 +960,35 @@ impl Layout {
 
     /// What the CUDA backend allocates on its GPU for the slab that owns `range`, monitors
     /// excluded: as [`Layout::slab_bytes`] without the per-row material summaries (the GPU
-    /// kernels look up every cell's id), and with the cell passes' coefficient rows beside
-    /// their state ([`Layout::gpu_cell_pass_values`]).
+    /// kernels look up every cell's id), with the cell passes' coefficient rows beside
+    /// their state ([`Layout::gpu_cell_pass_values`]), and in a Bloch cell each set's images
+    /// and the other set's beside them ([`Layout::bloch_images`], counted as halos).
     pub fn gpu_slab_bytes(&self, range: SlabRange) -> Allocation {
         let a = self.slab_bytes(range);
+        let p = self.precision.bytes() as u64;
+        // Every field set is a whole engine with its own tables (a's categories count each).
+        let sets = self.field_sets;
         Allocation {
-            materials: (1 + self.magnetic as u64)
-                * 3
-                * range.len() as u64
-                * self.shape[1] as u64
-                * self.shape[2] as u64
-                + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes()),
-            passes: self.gpu_cell_pass_values(range) * self.precision.bytes() as u64,
+            // Each field set's images at the Bloch faces and the other set's, on the device.
+            halos: a.halos + sets * 2 * self.bloch_images(range) * p,
+            materials: sets
+                * ((1 + self.magnetic as u64)
+                    * 3
+                    * range.len() as u64
+                    * self.shape[1] as u64
+                    * self.shape[2] as u64
+                    + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes())),
+            passes: sets * self.gpu_cell_pass_values(range) * p,
             ..a
         }
     }
 
     /// What the CUDA backend allocates on the GPU of the slab that owns `range`, its monitor
-    /// buffers included ([`MonitorLayout::device_bytes`]).
+    /// buffers included ([`MonitorLayout::device_bytes`], once per field set).
     pub fn gpu_slab_bytes_with_monitors(&self, range: SlabRange) -> Allocation {
         Allocation {
-            monitors: self.monitors.device_bytes(range, self.precision.bytes()),
+            // Each engine of a Bloch pair holds the model's monitor buffers.
+            monitors: self.field_sets * self.monitors.device_bytes(range, self.precision.bytes()),
             ..self.gpu_slab_bytes(range)
         }
     }
@@ -1000,9 +1027,10 @@ impl Layout {
             * staged_halo_bytes(self.shape[1] * self.shape[2], self.precision.bytes())
     }
 
-    /// The CUDA backend's pinned host mirrors of its monitor buffers.
+    /// The CUDA backend's pinned host mirrors of its monitor buffers (each engine of a Bloch
+    /// pair holds its own).
     pub fn gpu_pinned_bytes(&self) -> u64 {
-        self.monitors.pinned_bytes(self.precision.bytes())
+        self.field_sets * self.monitors.pinned_bytes(self.precision.bytes())
     }
 
     /// Host bytes a CUDA run keeps for monitors besides the pinned mirrors: the host copy of the
@@ -1197,6 +1225,7 @@ mod tests {
             launches: Default::default(),
             cell_passes: Default::default(),
             field_sets: 1,
+            bloch_axes: [false; 3],
         }
     }
 

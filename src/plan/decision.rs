@@ -28,9 +28,6 @@ pub enum NoGpu {
     /// The model holds a cell pass ([`crate::model::CellPass`]) without a CUDA form
     /// ([`crate::model::CellPass::kernel`] gives none).
     CellPasses,
-    /// The model has a Bloch phase: its two field sets step on the CPU
-    /// ([`crate::backend::bloch`]), which the CUDA engine does not run yet.
-    Bloch,
     /// None was found or given.
     NoneFound {
         /// The hardware's note on why (from the driver or the probe).

@@ -20,9 +20,6 @@ fn no_gpu(why: &NoGpu) -> String {
         NoGpu::CellPasses => {
             "some of the scene's cell passes have no CUDA form and run on the CPU only".to_string()
         }
-        NoGpu::Bloch => {
-            "a Bloch cell's two field sets step on the CPU only, the CUDA engine having no Bloch pass yet".to_string()
-        }
         NoGpu::NoneFound { note } => {
             let why = note.trim_start_matches("no GPU found: ");
             why.split([':', ';'])

@@ -302,6 +302,10 @@ pub fn run(model: &Model, opts: &RunOptions, obs: &mut dyn Observer) -> Result<S
         Engine::CudaF32(mut b) => run_backend(model, &mut b, r, threads, opts, obs),
         #[cfg(feature = "cuda")]
         Engine::CudaF64(mut b) => run_backend(model, &mut b, r, threads, opts, obs),
+        #[cfg(feature = "cuda")]
+        Engine::BlochCudaF32(mut b) => run_backend(model, &mut b, r, threads, opts, obs),
+        #[cfg(feature = "cuda")]
+        Engine::BlochCudaF64(mut b) => run_backend(model, &mut b, r, threads, opts, obs),
     }
 }
 

@@ -739,6 +739,18 @@ fn one_after_another(
                     &trace, x, r, every, &opts.stop, &never, mode
                 ))
             }
+            #[cfg(feature = "cuda")]
+            Engine::BlochCudaF32(mut b) => {
+                trace_on!(b, f32, |x| run_trace(
+                    &trace, x, r, every, &opts.stop, &never, mode
+                ))
+            }
+            #[cfg(feature = "cuda")]
+            Engine::BlochCudaF64(mut b) => {
+                trace_on!(b, f64, |x| run_trace(
+                    &trace, x, r, every, &opts.stop, &never, mode
+                ))
+            }
         };
         if !go_on {
             break;

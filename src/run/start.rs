@@ -160,9 +160,21 @@ fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
     use crate::backend::cuda::placement::new_backend;
     use crate::backend::cuda::EngineOptions;
     let opts = EngineOptions::default();
-    let mut engine = match model.precision {
-        Precision::F32 => Engine::CudaF32(new_backend(model, placement, opts)?),
-        Precision::F64 => Engine::CudaF64(new_backend(model, placement, opts)?),
+    // A Bloch cell's imaginary set is a second engine of the same split, beside the first.
+    let imaginary = || model.imaginary_set();
+    let mut engine = match (model.precision, model.boundaries.has_bloch()) {
+        (Precision::F32, false) => Engine::CudaF32(new_backend(model, placement, opts)?),
+        (Precision::F64, false) => Engine::CudaF64(new_backend(model, placement, opts)?),
+        (Precision::F32, true) => Engine::BlochCudaF32(BlochPair::new(
+            model,
+            new_backend(model, placement, opts)?,
+            new_backend(&imaginary(), placement, opts)?,
+        )),
+        (Precision::F64, true) => Engine::BlochCudaF64(BlochPair::new(
+            model,
+            new_backend(model, placement, opts)?,
+            new_backend(&imaginary(), placement, opts)?,
+        )),
     };
     // Test hook (scripts/gpu-check.sh, tests/cuda_backend.rs): a GPU that fails mid-run.
     if let Some(step) =

@@ -54,11 +54,15 @@ pub enum Kernel {
     ConformalH,
     /// A lumped RLC element's cells, a cell pass's device form (kernels/lumped.cu).
     Lumped,
+    /// One Bloch axis's images of a slab into a buffer (kernels/bloch.cu).
+    BlochGather,
+    /// One Bloch axis's correction of the cells next to its face (kernels/bloch.cu).
+    BlochCorrect,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 21] = [
+    pub const ALL: [Kernel; 23] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -80,6 +84,8 @@ impl Kernel {
         Kernel::TfsfCorrect,
         Kernel::ConformalH,
         Kernel::Lumped,
+        Kernel::BlochGather,
+        Kernel::BlochCorrect,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -106,6 +112,8 @@ impl Kernel {
             Kernel::TfsfCorrect => "tfsf_correct",
             Kernel::ConformalH => "conformal_h",
             Kernel::Lumped => "lumped",
+            Kernel::BlochGather => "bloch_gather",
+            Kernel::BlochCorrect => "bloch_correct",
         }
     }
 }
@@ -596,9 +604,56 @@ pub struct LumpedArgs {
     pub series: i32,
 }
 
+/// Arguments of `bloch_gather` and `bloch_correct`: one Bloch axis of one slab (the images
+/// of the half step from `base`, `len` per term; the correction on planes `[p0, p1)`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlochArgs<T> {
+    pub ex: Ptr,
+    pub ey: Ptr,
+    pub ez: Ptr,
+    pub hx: Ptr,
+    pub hy: Ptr,
+    pub hz: Ptr,
+    pub mx: Ptr,
+    pub my: Ptr,
+    pub mz: Ptr,
+    pub hmx: Ptr,
+    pub hmy: Ptr,
+    pub hmz: Ptr,
+    /// This field set's images (the gather writes them, the correction reads them).
+    pub own: Ptr,
+    /// The other set's images, in the same order.
+    pub other: Ptr,
+    pub plane: i64,
+    /// The axis's first image in the slab's list.
+    pub base: i64,
+    /// Images per term of the axis.
+    pub len: i64,
+    pub ny: i32,
+    pub nz: i32,
+    /// Owned planes of the slab.
+    pub n: i32,
+    pub p0: i32,
+    pub p1: i32,
+    pub axis: i32,
+    /// 1 in the H half step (images beyond the maximum face), 0 in the E half step.
+    pub high: i32,
+    /// 1 when the H factor is the material's (`c_hcb`), 0 for dt / mu0.
+    pub magnetic: i32,
+    /// cos - 1 of the rotation.
+    pub cm1: T,
+    /// sin of the rotation, signed for the field set and the half step.
+    pub s: T,
+    /// 1 / the step across the face.
+    pub step: T,
+    /// dt / mu0.
+    pub ch: T,
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 15] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 16] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -617,11 +672,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 15] {
         40,
         128,
         80,
+        168 + 4 * real_bytes,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 15] {
+pub fn rust_arg_sizes<T>() -> [usize; 16] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -639,6 +695,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 15] {
         size_of::<FluxRowsArgs>(),
         size_of::<ConformalArgs>(),
         size_of::<LumpedArgs>(),
+        size_of::<BlochArgs<T>>(),
     ]
 }
 

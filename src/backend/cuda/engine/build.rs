@@ -268,6 +268,12 @@ pub(super) fn slab<D: Device, T: Real>(
     }
     let (conformal, conformal_faces) = conformal_faces(dev, op, range, gpu, [ny, nz])?;
     let (cells, cell_values) = cell_passes::<D, T>(dev, model, (range, gpu))?;
+    let mut bloch_images = [0; 2];
+    if sizes.bloch_images > 0 {
+        for b in &mut bloch_images {
+            *b = dev.alloc(gpu, sizes.bloch_images as usize * t)?;
+        }
+    }
     // What was allocated: the plan's lengths, with the dispersive groups, TF/SF points and cut
     // faces as built (the estimate, from the plan's per-plane counts, is checked against it
     // in `CudaEngine::for_process`).
@@ -296,6 +302,7 @@ pub(super) fn slab<D: Device, T: Real>(
         magnetic,
         weights,
         cells,
+        bloch_images,
         boundary: [vec![], vec![]],
         interior: [vec![], vec![]],
     };

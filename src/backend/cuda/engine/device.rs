@@ -98,6 +98,8 @@ unsafe impl<T: Copy> KernelArgs for TfsfArgs<T> {}
 unsafe impl KernelArgs for ConformalArgs {}
 // SAFETY: mirrors `LumpedArgs` of kernels/common.cuh field for field (`arg_sizes`).
 unsafe impl KernelArgs for LumpedArgs {}
+// SAFETY: mirrors `BlochArgs` of kernels/common.cuh field for field (`arg_sizes`).
+unsafe impl<T: Copy> KernelArgs for BlochArgs<T> {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

@@ -43,6 +43,7 @@
 //! A failed driver call never panics: the engine records the first failure, skips every later
 //! operation, and reports it through [`Backend::failure`].
 
+mod bloch;
 mod build;
 mod clock;
 mod device;
@@ -135,6 +136,8 @@ pub fn estimate_for_process(
 /// The slab engine over a device `D`, fields of type `T`.
 pub struct CudaEngine<D: Device, T: Real> {
     dev: D,
+    /// Cells along x in the whole grid (this process's slabs may hold fewer).
+    nx: usize,
     ny: usize,
     nz: usize,
     plane: usize,
@@ -146,6 +149,8 @@ pub struct CudaEngine<D: Device, T: Real> {
     magnetic: bool,
     /// Per material with poles: the dispersive kernel's arguments, without the group's arrays.
     poles: Vec<Option<DispersiveArgs<T>>>,
+    /// Per axis with a Bloch phase, its rotation and steps ([`bloch`]).
+    bloch: [Option<bloch::BlochAxis<T>>; 3],
     /// The TF/SF source's 1-D grid: (nodes, Courant number, index of the drive in the H half
     /// step's values).
     tfsf: Option<(usize, T, usize)>,
@@ -308,6 +313,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         let clock = RefCell::new(clock::Clock::new(ngpu, dev.has_marks()));
         Ok(CudaEngine {
             dev,
+            nx: g.shape[0],
             ny,
             nz,
             plane,
@@ -315,6 +321,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             ch: op.ch,
             magnetic: magnetic_materials,
             poles: tables.poles,
+            bloch: bloch::axes(&op),
             tfsf: op
                 .tfsf
                 .as_ref()
@@ -358,6 +365,11 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     /// The device.
     pub fn device(&self) -> &D {
         &self.dev
+    }
+
+    /// Cells along x in the whole grid.
+    fn nx(&self) -> usize {
+        self.nx
     }
 
     /// Each slab's x range and GPU.
@@ -496,6 +508,18 @@ impl<D: Device, T: Real> Backend for CudaEngine<D, T> {
             self.ok(r, doing(half));
             self.clock_end();
         }
+    }
+
+    fn has_bloch_pass(&self) -> bool {
+        true
+    }
+
+    fn bloch_images(&mut self, half: Half, out: &mut Vec<T>) {
+        self.read_bloch_images(half, out);
+    }
+
+    fn bloch_correct(&mut self, half: Half, own: &[T], other: &[T], imaginary: bool) {
+        self.correct_bloch(half, own, other, imaginary);
     }
 
     /// Issues the halo copies (and the interior planes the last passes left), then makes

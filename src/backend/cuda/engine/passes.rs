@@ -129,8 +129,14 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         match (half, pass) {
             (_, Pass::CurlCpml) => self.curl_cpml(s, half, p0, p1),
             (Half::H, Pass::Conformal) => self.conformal(s, p0, p1),
-            // Bloch cells run on the CPU (the plan keeps them there).
-            (_, Pass::Bloch) => Ok(()),
+            // values[0]: 1 for the imaginary set ([`CudaEngine::correct_bloch`]). Without a
+            // Bloch phase there is nothing to correct.
+            (_, Pass::Bloch) => match values.first() {
+                Some(&v) if self.bloch.iter().any(Option::is_some) => {
+                    self.bloch_planes(s, half, p0, p1, v != 0.0)
+                }
+                _ => Ok(()),
+            },
             (Half::H, Pass::MagneticSources) | (Half::E, Pass::Sources) => {
                 self.sources(s, half, p0, p1, values)
             }

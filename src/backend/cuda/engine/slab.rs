@@ -34,6 +34,9 @@ pub struct SlabSizes {
     /// The cell passes' state and coefficient rows in the slab (values,
     /// [`crate::plan::Layout::gpu_cell_pass_values`]).
     pub cell_passes: u64,
+    /// The Bloch pass's images of the slab (values, [`crate::plan::Layout::bloch_images`]):
+    /// two buffers of this many, the set's own and the other set's.
+    pub bloch_images: u64,
 }
 
 /// The values of the mode sources' weights on the slab's planes, as the plan counts them
@@ -91,6 +94,7 @@ impl SlabSizes {
             conformal_faces: layout.conformal_faces(range),
             sheet_weights: sheet_weight_values(layout, range),
             cell_passes: layout.gpu_cell_pass_values(range),
+            bloch_images: layout.bloch_images(range),
         }
     }
 
@@ -102,7 +106,7 @@ impl SlabSizes {
         let d = self.dispersive;
         Allocation {
             fields: fields_with_halos - halos,
-            halos,
+            halos: halos + 2 * self.bloch_images * t,
             // The cut faces' tables are material data, as the plan counts them.
             materials: 3 * (self.mat_len + self.hmat_len) as u64
                 + self.conformal_faces * crate::plan::bytes::conformal_face_bytes(real),
@@ -238,6 +242,9 @@ pub(super) struct Slab {
     /// The model's cell passes on this slab, in model order (one entry per pass, without cells
     /// where its box misses the slab).
     pub(super) cells: Vec<CellGroup>,
+    /// The Bloch pass's images ([`super::bloch`]): this set's and the other set's buffers,
+    /// 0 without a Bloch phase.
+    pub(super) bloch_images: [Ptr; 2],
     /// Plane ranges [p0, p1) updated before (boundary) and after (interior) the halo copies
     /// start, per phase.
     pub(super) boundary: [Vec<(usize, usize)>; 2],
