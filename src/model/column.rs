@@ -8,7 +8,8 @@ use super::{
 impl Model {
     /// The column that measures diffraction monitor `d`'s incident power: this model's grid
     /// along the monitor's normal (the column's z), at most two cells across each other axis (one where the
-    /// cell has one), every cell the material at the source's sheet, the source alone with
+    /// cell has one), every cell the material at the source's sheet, the source alone (with its
+    /// partner sheet, [`crate::model::Source::partner`]) with
     /// the same transverse wavevector (the Bloch phases scaled to the column's periods), and
     /// one flux plane two cells ahead of the sheet with the monitor's frequencies and
     /// decimation, and, for a monitor counting power back towards the source, a second one
@@ -70,14 +71,23 @@ impl Model {
             }
             out
         };
-        let mut source = s.clone();
-        source.component = turn_component(s.component);
-        source.cells = turn_cells(s.cells);
-        source.transverse_k = s.transverse_k.map(turn3);
-        if let Some(m) = &mut source.magnetic {
-            m.component = turn_component(m.component);
-            m.cells = turn_cells(m.cells);
-        }
+        // The wave's sheets: the source, and its partner when its E lies along both in-plane
+        // axes (conical incidence).
+        let partner = self.sources.get(d.source + 1).filter(|p| p.partner);
+        let sources: Vec<_> = std::iter::once(s)
+            .chain(partner)
+            .map(|s| {
+                let mut source = s.clone();
+                source.component = turn_component(s.component);
+                source.cells = turn_cells(s.cells);
+                source.transverse_k = s.transverse_k.map(turn3);
+                if let Some(m) = &mut source.magnetic {
+                    m.component = turn_component(m.component);
+                    m.cells = turn_cells(m.cells);
+                }
+                source
+            })
+            .collect();
         let sign = s.travel_sign(a).unwrap_or(1.0);
         let ahead = if sign > 0.0 {
             (s.cells[a][0] + 2).min(g.shape[a] - 1)
@@ -125,7 +135,7 @@ impl Model {
             objects: fill.into_iter().collect(),
             smoothing: None,
             boundaries,
-            sources: vec![source],
+            sources,
             tfsf: None,
             probes: Vec::new(),
             snapshots: Vec::new(),

@@ -221,6 +221,10 @@ pub struct Source {
     /// along +k), whose real part drives the real field set of a Bloch cell and whose
     /// imaginary part the imaginary set ([`crate::model::Model::sheet_weights`]).
     pub transverse_k: Option<[f64; 3]>,
+    /// True for the second sheet of a plane wave whose tangential E lies along both in-plane
+    /// axes (conical incidence, or a vector polarisation): the same wave as the source before
+    /// it, which drives the other in-plane E component and its H partner.
+    pub partner: bool,
 }
 
 /// The magnetic half of a Huygens source: M on a sheet of H-component cells half a cell behind

@@ -35,7 +35,9 @@ pub(super) fn phases(
                 .is_some_and(|d| matches!(d.get_ref(), toml::Value::Array(_)))
     });
     let mut ok = true;
-    for (w, k) in sources.iter().filter_map(|s| s.transverse_k).enumerate() {
+    // A wave's second sheet (`partner`) is the same wave: one entry, one phase.
+    let waves = sources.iter().filter(|s| !s.partner);
+    for (w, k) in waves.filter_map(|s| s.transverse_k).enumerate() {
         let entry = entries.next();
         for t in (0..3).filter(|&t| k[t] != 0.0) {
             let p = k[t] * size[t] / (2.0 * std::f64::consts::PI);

@@ -187,6 +187,7 @@ fn port(
         mode: None,
         filter: Vec::new(),
         transverse_k: None,
+        partner: false,
     });
     let kind = TerminalKind::Port {
         impedance,

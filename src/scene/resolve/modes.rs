@@ -290,6 +290,7 @@ pub(super) fn mode_source(
                 mode: Some((sheet.clone(), role)),
                 filter: filter.clone(),
                 transverse_k: None,
+                partner: false,
             });
         }
     }

@@ -318,6 +318,7 @@ pub(super) fn sources(
                 mode: None,
                 filter: Vec::new(),
                 transverse_k: None,
+                partner: false,
             }),
             (None, Some(sheet), Some(waveform)) if two_way => out.push(Source {
                 component: sheet.component,
@@ -329,10 +330,11 @@ pub(super) fn sources(
                 mode: None,
                 filter: Vec::new(),
                 transverse_k: None,
+                partner: false,
             }),
             (None, Some(sheet), Some(waveform)) => {
                 let g = grid.expect("a sheet is placed only on a grid");
-                out.push(one_way(
+                out.extend(one_way(
                     &sheet, amplitude, waveform, g, table, objects, src, &key, ck,
                 ));
             }
@@ -356,10 +358,15 @@ struct Sheet {
     behind: usize,
     /// An oblique wave's unit direction (None: along the axis).
     tilt: Option<[f64; 3]>,
+    /// The wave's E direction when its tangential E lies along both in-plane axes (conical
+    /// incidence with a component named, or a vector polarisation), made perpendicular to the
+    /// wave in [`one_way`]; None for a wave whose E sheet is `component` alone.
+    e_direction: Option<[f64; 3]>,
 }
 
 /// The sheet's direction (an index into +x, -x, ..., -z) and, unless it lies along an axis,
-/// the unit direction of an oblique wave `v`; or why not. The sheet's normal is the one axis
+/// the unit direction of an oblique wave `v` (tilted towards one in-plane axis, or towards
+/// both: conical incidence); or why not. The sheet's normal is the one axis
 /// of the direction that is not periodic (a wave tilts towards periodic axes only), or, where
 /// every axis it has is periodic (or the faces are unknown), its largest component.
 fn oblique_direction(
@@ -388,15 +395,8 @@ fn oblique_direction(
         }
     };
     let dir = 2 * a + (u[a] < 0.0) as usize;
-    let tilted: Vec<usize> = (0..3).filter(|&t| t != a && u[t] != 0.0).collect();
-    match tilted.len() {
-        0 => Ok((dir, None)),
-        1 => Ok((dir, Some(u))),
-        _ => Err(format!(
-            "the direction {v:?} tilts towards two axes (conical incidence), which a plane wave does not do yet: tilt it in one plane that holds the sheet's normal {}",
-            Axis::ALL[a].name()
-        )),
-    }
+    let tilted = (0..3).any(|t| t != a && u[t] != 0.0);
+    Ok((dir, tilted.then_some(u)))
 }
 
 #[allow(clippy::too_many_arguments)] // the scene entry, its key and what placing it needs
@@ -440,14 +440,25 @@ fn plane_wave(
         }
     };
     let axis = dir.map(|d| d / 2);
+    // A vector polarisation: the E direction, made perpendicular to the wave.
+    let mut e_vector = None;
     let pol = match &s.polarization {
-        Some(p) => match text(p) {
-            Some(p) => ck.component(&p, &format!("{key}.polarization"), &E_COMPONENTS),
-            None => {
+        Some(p) => match (text(p), super::position3(p.get_ref()), axis) {
+            (Some(p), _, _) => ck.component(&p, &format!("{key}.polarization"), &E_COMPONENTS),
+            (None, Some(v), Some(a)) if v != [0.0; 3] && !two_way => {
+                e_vector = Some(v);
+                // The first sheet's component: the first in-plane axis.
+                Some(Component::ALL[(a + 1) % 3])
+            }
+            (None, _, _) => {
                 ck.error(
                     p,
                     &format!("{key}.polarization"),
-                    "a plane wave's polarization is an E component: Ex, Ey or Ez",
+                    if two_way {
+                        "a two-way plane wave's polarization is an E component: Ex, Ey or Ez"
+                    } else {
+                        "a plane wave's polarization is an E component (Ex, Ey or Ez) or a non-zero vector [ex, ey, ez] perpendicular to its direction"
+                    },
                 );
                 None
             }
@@ -461,7 +472,7 @@ fn plane_wave(
             None
         }
     };
-    if let (Some(a), Some(p)) = (axis, pol) {
+    if let (Some(a), Some(p), None) = (axis, pol, e_vector) {
         if p.axis() as usize == a {
             ck.error(
                 s.polarization.as_ref().unwrap(),
@@ -572,10 +583,10 @@ fn plane_wave(
             );
             return None;
         }
-        let t = (0..3)
-            .find(|&t| t != a && u[t] != 0.0)
-            .expect("a tilted direction");
-        if faces.is_some_and(|f| f[t][0] != BoundaryKind::Periodic) {
+        let closed = (0..3).find(|&t| {
+            t != a && u[t] != 0.0 && faces.is_some_and(|f| f[t][0] != BoundaryKind::Periodic)
+        });
+        if let Some(t) = closed {
             ck.error(
                 s.direction.as_ref().unwrap(),
                 &format!("{key}.direction"),
@@ -598,6 +609,38 @@ fn plane_wave(
             return None;
         }
     }
+    if let Some(e) = e_vector {
+        // The wave's direction: the tilt, or the normal.
+        let u = tilt.unwrap_or_else(|| {
+            let mut n = [0.0; 3];
+            n[a] = 1.0;
+            n
+        });
+        let along: f64 = (0..3).map(|i| e[i] * u[i]).sum();
+        let across: f64 = (0..3)
+            .map(|i| (e[i] - along * u[i]).powi(2))
+            .sum::<f64>()
+            .sqrt();
+        let len: f64 = e.iter().map(|x| x * x).sum::<f64>().sqrt();
+        if across <= 1e-6 * len {
+            ck.error(
+                s.polarization.as_ref().unwrap(),
+                &format!("{key}.polarization"),
+                "the polarization lies along the wave's direction: give an E direction perpendicular to it",
+            );
+            return None;
+        }
+    }
+    // Conical incidence (the wave tilts towards both in-plane axes) carries E along both
+    // whichever component is named; so does a vector polarisation.
+    let conical = tilt.is_some_and(|u| (0..3).filter(|&t| t != a && u[t] != 0.0).count() == 2);
+    let e_direction = e_vector.or_else(|| {
+        conical.then(|| {
+            let mut e = [0.0; 3];
+            e[comp.axis() as usize] = 1.0;
+            e
+        })
+    });
     Some(Sheet {
         component: comp,
         cells,
@@ -605,6 +648,7 @@ fn plane_wave(
         sign,
         behind,
         tilt,
+        e_direction,
     })
 }
 
@@ -620,7 +664,7 @@ fn one_way(
     src: &Spanned<SourceSpec>,
     key: &str,
     ck: &mut Checker,
-) -> Source {
+) -> Vec<Source> {
     let a = sheet.axis;
     let p = sheet.component.axis() as usize;
     let q = 3 - a - p;
@@ -717,7 +761,47 @@ fn one_way(
     let levi = if (a + 1) % 3 == p { 1.0 } else { -1.0 };
     let mut h_cells = sheet.cells;
     h_cells[a] = [sheet.behind, sheet.behind + 1];
-    Source {
+    if let Some(pol) = sheet.e_direction {
+        let wave = SheetWave {
+            axis: a,
+            sign: sheet.sign as f64,
+            kn_grid: kn_grid2.max(0.0).sqrt(),
+            speed: v,
+            w_grid,
+            eta,
+            d_e,
+            d,
+        };
+        let Some(parts) = wave.two_sheets(pol, transverse_k, g, sheet.cells) else {
+            ck.error(
+                src,
+                &format!("{key}.polarization"),
+                "the polarization lies along the wave's direction: give an E direction perpendicular to it",
+            );
+            return Vec::new();
+        };
+        return parts
+            .into_iter()
+            .enumerate()
+            .map(|(i, (e, h, j, m))| Source {
+                component: Component::ALL[e],
+                cells: sheet.cells,
+                amplitude: j * amplitude,
+                waveform,
+                advance: tau,
+                magnetic: Some(MagneticSheet {
+                    component: Component::ALL[3 + h],
+                    cells: h_cells,
+                    amplitude: m * amplitude,
+                }),
+                mode: None,
+                filter: Vec::new(),
+                transverse_k,
+                partner: i > 0,
+            })
+            .collect();
+    }
+    vec![Source {
         component: sheet.component,
         cells: sheet.cells,
         amplitude: -j_scale * amplitude / (eta * d_e),
@@ -731,5 +815,77 @@ fn one_way(
         mode: None,
         filter: Vec::new(),
         transverse_k,
+        partner: false,
+    }]
+}
+
+/// What a one-way sheet launches, for a wave whose tangential E lies along both in-plane axes.
+struct SheetWave {
+    /// The sheet's normal axis, and +1 or -1 along it.
+    axis: usize,
+    sign: f64,
+    /// The grid's normal wavenumber k~_n at the band centre (1/m), the grid's w~ there (rad/s),
+    /// and the medium's speed (m/s) and impedance (ohm).
+    kn_grid: f64,
+    w_grid: f64,
+    speed: f64,
+    eta: f64,
+    /// The E sheet's dual cell and the H sheet's primal cell along the normal (m).
+    d_e: f64,
+    d: f64,
+}
+
+impl SheetWave {
+    /// The Huygens sheets of a plane wave with E along `pol` (made perpendicular to the wave)
+    /// and transverse wavevector `k_t`: per in-plane E component that carries any field,
+    /// (E component, H component, J and M per volt of E): J = n x H over the E sheet's cell
+    /// and M = -n x E over the H sheet's, H = u x E / eta, with u the grid's own unit wavevector
+    /// at the band centre, k~ v / w~ (k~_t = (2/d) sin(k_t d / 2), |k~| = w~ / v), as the
+    /// single sheet of a wave in one plane takes its cos(theta). None when `pol` lies along the
+    /// wave.
+    fn two_sheets(
+        &self,
+        pol: [f64; 3],
+        k_t: Option<[f64; 3]>,
+        g: &Grid,
+        cells: [[usize; 2]; 3],
+    ) -> Option<Vec<(usize, usize, f64, f64)>> {
+        let a = self.axis;
+        let mut u = [0.0; 3];
+        u[a] = self.sign * self.kn_grid * self.speed / self.w_grid;
+        if let Some(k) = k_t {
+            for t in (0..3).filter(|&t| t != a) {
+                let d = g.primal(t, cells[t][0] as isize);
+                u[t] = 2.0 / d * (k[t] * d / 2.0).sin() * self.speed / self.w_grid;
+            }
+        }
+        let dot = |x: [f64; 3], y: [f64; 3]| x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+        let cross = |x: [f64; 3], y: [f64; 3]| {
+            [
+                x[1] * y[2] - x[2] * y[1],
+                x[2] * y[0] - x[0] * y[2],
+                x[0] * y[1] - x[1] * y[0],
+            ]
+        };
+        let along = dot(pol, u);
+        let e = [0, 1, 2].map(|i| pol[i] - along * u[i]);
+        let len = dot(e, e).sqrt();
+        if len <= 1e-6 * dot(pol, pol).sqrt() {
+            return None;
+        }
+        let e = e.map(|x| x / len);
+        let h = cross(u, e);
+        let mut n = [0.0; 3];
+        n[a] = self.sign;
+        let j = cross(n, h);
+        let m = cross(n, e).map(|x| -x);
+        let (p, q) = ((a + 1) % 3, (a + 2) % 3);
+        Some(
+            [(p, q), (q, p)]
+                .into_iter()
+                .filter(|&(ep, hq)| j[ep] != 0.0 || m[hq] != 0.0)
+                .map(|(ep, hq)| (ep, hq, j[ep] / (self.eta * self.d_e), m[hq] / self.d))
+                .collect(),
+        )
     }
 }
