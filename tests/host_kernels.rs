@@ -2193,6 +2193,11 @@ fn compare_bloch<T: Real>(slabs: usize) {
         planned,
         "the pair allocates what the plan counts"
     );
+    assert_eq!(
+        host.host_monitor_bytes(&model),
+        layout.gpu_host_monitor_bytes(),
+        "the pair's host monitor buffers are what the plan counts"
+    );
     assert!(layout.bloch_images(ranges[0]) > 0);
     let got = drive(&model, &mut host, &ranges);
     let what = format!("Bloch pair, {} slabs, {}", slabs, T::PRECISION.name());

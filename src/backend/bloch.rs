@@ -212,7 +212,7 @@ impl<B: Backend> Backend for BlochPair<B> {
 
     fn host_monitor_bytes(&self, model: &Model) -> u64 {
         // The imaginary set's monitors are its flux DFTs alone (nothing else reads it).
-        self.re.host_monitor_bytes(model) + crate::plan::flux_bytes(model)
+        self.re.host_monitor_bytes(model) + self.im.flux_host_bytes(model)
     }
 
     fn name(&self) -> String {

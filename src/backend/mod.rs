@@ -347,6 +347,12 @@ pub trait Backend {
     fn host_monitor_bytes(&self, model: &crate::model::Model) -> u64 {
         crate::plan::monitor_staging_bytes(model, <Self::Real as Real>::PRECISION)
     }
+    /// Host bytes this backend holds for its flux monitors alone: what the imaginary set of a
+    /// Bloch pair adds to the real set's [`Backend::host_monitor_bytes`] (nothing else reads
+    /// it). By default the CPU backend's flux DFT accumulators ([`crate::plan::flux_bytes`]).
+    fn flux_host_bytes(&self, model: &crate::model::Model) -> u64 {
+        crate::plan::flux_bytes(model)
+    }
     /// A short name for output files and messages ("cpu", "cuda").
     fn name(&self) -> String;
     /// The whole state after the last step ([`State`]), read from the device where there is

@@ -1035,10 +1035,22 @@ impl Layout {
 
     /// Host bytes a CUDA run keeps for monitors besides the pinned mirrors: the host copy of the
     /// largest snapshot region handed to the writer, and the surface DFT patches' quadrature
-    /// weights (two f64 per cell, [`crate::flux::weight_values`]).
+    /// weights (two f64 per cell, [`crate::flux::weight_values`]), once per field set.
     pub fn gpu_host_monitor_bytes(&self) -> u64 {
+        // The imaginary set of a Bloch pair keeps its own weights (nothing else of it is read).
+        self.gpu_engine_host_monitor_bytes() + (self.field_sets - 1) * self.gpu_flux_weight_bytes()
+    }
+
+    /// [`Layout::gpu_host_monitor_bytes`] of one CUDA engine (one field set).
+    pub fn gpu_engine_host_monitor_bytes(&self) -> u64 {
         snapshot_staging_bytes(self.monitors.largest_region(), self.precision.bytes())
-            + 16 * self.monitors.flux_cells()
+            + self.gpu_flux_weight_bytes()
+    }
+
+    /// The flux patches' quadrature weights one CUDA engine keeps on the host (two f64 per
+    /// cell, [`crate::flux::weight_values`]).
+    pub fn gpu_flux_weight_bytes(&self) -> u64 {
+        16 * self.monitors.flux_cells()
     }
 
     /// Bytes of the snapshot staging buffer.

@@ -869,7 +869,12 @@ impl<D: Device, T: Real> Backend for CudaEngine<D, T> {
     fn host_monitor_bytes(&self, model: &Model) -> u64 {
         crate::plan::Layout::of(model)
             .with_precision(T::PRECISION)
-            .gpu_host_monitor_bytes()
+            .gpu_engine_host_monitor_bytes()
+    }
+
+    /// The flux patches' quadrature weights; the DFTs stay on the GPUs.
+    fn flux_host_bytes(&self, model: &Model) -> u64 {
+        crate::plan::Layout::of(model).gpu_flux_weight_bytes()
     }
 
     fn name(&self) -> String {
