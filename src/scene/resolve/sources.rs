@@ -410,82 +410,9 @@ fn plane_wave(
     faces: Option<&[[BoundaryKind; 2]; 3]>,
     two_way: bool,
 ) -> Option<Sheet> {
-    let dirs = ["+x", "-x", "+y", "-y", "+z", "-z"];
-    let (dir, tilt) = match &s.direction {
-        Some(d) => match (text(d), super::position3(d.get_ref())) {
-            (Some(t), _) => (ck.one_of(&t, &format!("{key}.direction"), &dirs), None),
-            (None, Some(v)) => match oblique_direction(v, faces) {
-                Ok((dir, tilt)) => (Some(dir), tilt),
-                Err(why) => {
-                    ck.error(d, &format!("{key}.direction"), why);
-                    (None, None)
-                }
-            },
-            (None, None) => {
-                ck.error(
-                    d,
-                    &format!("{key}.direction"),
-                    "a plane wave's direction is one of +x, -x, +y, -y, +z, -z, or a vector [dx, dy, dz] for an oblique wave in a periodic cell",
-                );
-                (None, None)
-            }
-        },
-        None => {
-            ck.error(
-                src,
-                key,
-                "a plane wave needs `direction` (+x, -x, +y, -y, +z or -z)",
-            );
-            (None, None)
-        }
-    };
+    let (dir, tilt) = wave_direction(s, src, key, ck, faces);
     let axis = dir.map(|d| d / 2);
-    // A vector polarisation: the E direction, made perpendicular to the wave.
-    let mut e_vector = None;
-    let pol = match &s.polarization {
-        Some(p) => match (text(p), super::position3(p.get_ref()), axis) {
-            (Some(p), _, _) => ck.component(&p, &format!("{key}.polarization"), &E_COMPONENTS),
-            (None, Some(v), Some(a)) if v != [0.0; 3] && !two_way => {
-                e_vector = Some(v);
-                // The first sheet's component: the first in-plane axis.
-                Some(Component::ALL[(a + 1) % 3])
-            }
-            (None, _, _) => {
-                ck.error(
-                    p,
-                    &format!("{key}.polarization"),
-                    if two_way {
-                        "a two-way plane wave's polarization is an E component: Ex, Ey or Ez"
-                    } else {
-                        "a plane wave's polarization is an E component (Ex, Ey or Ez) or a non-zero vector [ex, ey, ez] perpendicular to its direction"
-                    },
-                );
-                None
-            }
-        },
-        None => {
-            ck.error(
-                src,
-                key,
-                "a plane wave needs `polarization` (an E component transverse to the direction)",
-            );
-            None
-        }
-    };
-    if let (Some(a), Some(p), None) = (axis, pol, e_vector) {
-        if p.axis() as usize == a {
-            ck.error(
-                s.polarization.as_ref().unwrap(),
-                &format!("{key}.polarization"),
-                format!(
-                    "{} is along the direction {}: choose a transverse component",
-                    p.name(),
-                    dirs[dir.unwrap()]
-                ),
-            );
-            return None;
-        }
-    }
+    let (pol, e_vector) = wave_polarization(s, src, key, ck, dir, two_way)?;
     let coord = match &s.position {
         Some(p) => match as_f64(p.get_ref()) {
             Some(v) => Some(v * unit_m),
@@ -574,6 +501,151 @@ fn plane_wave(
         );
         return None;
     };
+    if !oblique_fits(s, src, key, ck, (a, tilt), faces, two_way, e_vector) {
+        return None;
+    }
+    // Conical incidence (the wave tilts towards both in-plane axes) carries E along both
+    // whichever component is named; so does a vector polarisation.
+    let conical = tilt.is_some_and(|u| (0..3).filter(|&t| t != a && u[t] != 0.0).count() == 2);
+    let e_direction = e_vector.or_else(|| {
+        conical.then(|| {
+            let mut e = [0.0; 3];
+            e[comp.axis() as usize] = 1.0;
+            e
+        })
+    });
+    Some(Sheet {
+        component: comp,
+        cells,
+        axis: a,
+        sign,
+        behind,
+        tilt,
+        e_direction,
+    })
+}
+
+/// The six axis directions a plane wave's `direction` may name.
+const WAVE_DIRECTIONS: [&str; 6] = ["+x", "-x", "+y", "-y", "+z", "-z"];
+
+/// A plane wave's direction (an index into [`WAVE_DIRECTIONS`]) and, for an oblique one, its
+/// unit vector ([`oblique_direction`]); what is wrong is reported.
+fn wave_direction(
+    s: &SourceSpec,
+    src: &Spanned<SourceSpec>,
+    key: &str,
+    ck: &mut Checker,
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
+) -> (Option<usize>, Option<[f64; 3]>) {
+    match &s.direction {
+        Some(d) => match (text(d), super::position3(d.get_ref())) {
+            (Some(t), _) => (
+                ck.one_of(&t, &format!("{key}.direction"), &WAVE_DIRECTIONS),
+                None,
+            ),
+            (None, Some(v)) => match oblique_direction(v, faces) {
+                Ok((dir, tilt)) => (Some(dir), tilt),
+                Err(why) => {
+                    ck.error(d, &format!("{key}.direction"), why);
+                    (None, None)
+                }
+            },
+            (None, None) => {
+                ck.error(
+                    d,
+                    &format!("{key}.direction"),
+                    "a plane wave's direction is one of +x, -x, +y, -y, +z, -z, or a vector [dx, dy, dz] for an oblique wave in a periodic cell",
+                );
+                (None, None)
+            }
+        },
+        None => {
+            ck.error(
+                src,
+                key,
+                "a plane wave needs `direction` (+x, -x, +y, -y, +z or -z)",
+            );
+            (None, None)
+        }
+    }
+}
+
+/// A plane wave's polarization: the E component of its (first) sheet and, for a vector, the E
+/// direction; None (after reporting why) for a component along the direction, which refuses
+/// the wave. A missing or malformed polarization is reported and leaves the component None.
+fn wave_polarization(
+    s: &SourceSpec,
+    src: &Spanned<SourceSpec>,
+    key: &str,
+    ck: &mut Checker,
+    dir: Option<usize>,
+    two_way: bool,
+) -> Option<(Option<Component>, Option<[f64; 3]>)> {
+    let axis = dir.map(|d| d / 2);
+    // A vector polarisation: the E direction, made perpendicular to the wave.
+    let mut e_vector = None;
+    let pol = match &s.polarization {
+        Some(p) => match (text(p), super::position3(p.get_ref()), axis) {
+            (Some(p), _, _) => ck.component(&p, &format!("{key}.polarization"), &E_COMPONENTS),
+            (None, Some(v), Some(a)) if v != [0.0; 3] && !two_way => {
+                e_vector = Some(v);
+                // The first sheet's component: the first in-plane axis.
+                Some(Component::ALL[(a + 1) % 3])
+            }
+            (None, _, _) => {
+                ck.error(
+                    p,
+                    &format!("{key}.polarization"),
+                    if two_way {
+                        "a two-way plane wave's polarization is an E component: Ex, Ey or Ez"
+                    } else {
+                        "a plane wave's polarization is an E component (Ex, Ey or Ez) or a non-zero vector [ex, ey, ez] perpendicular to its direction"
+                    },
+                );
+                None
+            }
+        },
+        None => {
+            ck.error(
+                src,
+                key,
+                "a plane wave needs `polarization` (an E component transverse to the direction)",
+            );
+            None
+        }
+    };
+    if let (Some(a), Some(p), None) = (axis, pol, e_vector) {
+        if p.axis() as usize == a {
+            ck.error(
+                s.polarization.as_ref().unwrap(),
+                &format!("{key}.polarization"),
+                format!(
+                    "{} is along the direction {}: choose a transverse component",
+                    p.name(),
+                    WAVE_DIRECTIONS[dir.unwrap()]
+                ),
+            );
+            return None;
+        }
+    }
+    Some((pol, e_vector))
+}
+
+/// Whether an oblique or vector-polarised one-way wave along `a` (unit direction `tilt` when
+/// oblique) fits its cell: one-way, periodic on every axis it tilts towards, `bloch` "auto"
+/// only when oblique, and a vector polarization not along the direction. What does not is
+/// reported.
+#[allow(clippy::too_many_arguments)] // the scene entry, its key and the wave's geometry
+fn oblique_fits(
+    s: &SourceSpec,
+    src: &Spanned<SourceSpec>,
+    key: &str,
+    ck: &mut Checker,
+    (a, tilt): (usize, Option<[f64; 3]>),
+    faces: Option<&[[BoundaryKind; 2]; 3]>,
+    two_way: bool,
+    e_vector: Option<[f64; 3]>,
+) -> bool {
     if let Some(u) = tilt {
         if two_way {
             ck.error(
@@ -581,7 +653,7 @@ fn plane_wave(
                 key,
                 "an oblique plane wave is one-way: leave out `two_way`",
             );
-            return None;
+            return false;
         }
         let closed = (0..3).find(|&t| {
             t != a && u[t] != 0.0 && faces.is_some_and(|f| f[t][0] != BoundaryKind::Periodic)
@@ -596,17 +668,17 @@ fn plane_wave(
                     a_name = Axis::ALL[a].name()
                 ),
             );
-            return None;
+            return false;
         }
     }
     if let Some(b) = &s.bloch {
         if b.get_ref() != "auto" {
             ck.error(b, &format!("{key}.bloch"), "`bloch` is \"auto\": an oblique plane wave sets the Bloch phase of the axis it tilts towards from its direction at the waveform's centre frequency");
-            return None;
+            return false;
         }
         if tilt.is_none() {
             ck.error(b, &format!("{key}.bloch"), "`bloch = \"auto\"` belongs to an oblique plane wave (a direction vector with a component along a periodic axis)");
-            return None;
+            return false;
         }
     }
     if let Some(e) = e_vector {
@@ -628,28 +700,10 @@ fn plane_wave(
                 &format!("{key}.polarization"),
                 "the polarization lies along the wave's direction: give an E direction perpendicular to it",
             );
-            return None;
+            return false;
         }
     }
-    // Conical incidence (the wave tilts towards both in-plane axes) carries E along both
-    // whichever component is named; so does a vector polarisation.
-    let conical = tilt.is_some_and(|u| (0..3).filter(|&t| t != a && u[t] != 0.0).count() == 2);
-    let e_direction = e_vector.or_else(|| {
-        conical.then(|| {
-            let mut e = [0.0; 3];
-            e[comp.axis() as usize] = 1.0;
-            e
-        })
-    });
-    Some(Sheet {
-        component: comp,
-        cells,
-        axis: a,
-        sign,
-        behind,
-        tilt,
-        e_direction,
-    })
+    true
 }
 
 /// The one-way (Huygens) source of `sheet` with incident peak E `amplitude` (V/m).
