@@ -52,7 +52,7 @@ pub use scan::Scan;
 pub use smoothing::Smoothing;
 pub use sources::{lagrange_filters, MagneticSheet, Source, Waveform};
 pub use space::{Axis, C0, EPS0, ETA0, MU0};
-pub use tfsf::{numerical_wavenumber, BoxRelation, Tfsf, TfsfGroup, TfsfPoint};
+pub use tfsf::{cross, numerical_wavenumber, BoxRelation, Tfsf, TfsfGroup, TfsfPoint};
 pub use thin::{e_points_inside, place_pec, points_inside, Move, Placed, ThinRegion};
 
 /// The length units a scene may use, with their size in metres: the one table of them.

@@ -287,7 +287,7 @@ impl Plane {
     ) -> Vec<f64> {
         const STEP: f64 = 1e-3;
         let dt = model.grid.dt;
-        let k0_at = |f: f64| 2.0 / (C0 * dt) * (std::f64::consts::PI * f * dt).sin();
+        let k0_at = |f: f64| discrete_k0(f, dt);
         let eps_slope = match (
             self.cross_section(model, f * (1.0 + STEP)),
             self.cross_section(model, f * (1.0 - STEP)),
@@ -377,7 +377,7 @@ impl Plane {
     ) -> Result<Solved, PlaneError> {
         let g = &model.grid;
         let w = 2.0 * std::f64::consts::PI * f;
-        let k0 = 2.0 / (C0 * g.dt) * (w * g.dt / 2.0).sin();
+        let k0 = discrete_k0(f, g.dt);
         let mut cs = self.cross_section(model, f)?;
         cs.target_neff = search.neff;
         if search.pml {
@@ -520,4 +520,10 @@ fn effective_area(cs: &CrossSection, mode: &Mode) -> f64 {
     } else {
         0.0
     }
+}
+
+/// The discrete-time free-space wavenumber at `f` (Hz) on a grid stepping `dt` (s):
+/// (2 / (c dt)) sin(w dt / 2), what the 3-D update propagates in place of w / c.
+fn discrete_k0(f: f64, dt: f64) -> f64 {
+    2.0 / (C0 * dt) * (std::f64::consts::PI * f * dt).sin()
 }

@@ -688,13 +688,7 @@ fn oblique_fits(
             n[a] = 1.0;
             n
         });
-        let along: f64 = (0..3).map(|i| e[i] * u[i]).sum();
-        let across: f64 = (0..3)
-            .map(|i| (e[i] - along * u[i]).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        let len: f64 = e.iter().map(|x| x * x).sum::<f64>().sqrt();
-        if across <= 1e-6 * len {
+        if perpendicular_part(e, u).is_none() {
             ck.error(
                 s.polarization.as_ref().unwrap(),
                 &format!("{key}.polarization"),
@@ -873,6 +867,16 @@ fn one_way(
     }]
 }
 
+/// The part of `v` perpendicular to the unit vector `u`, at unit length; None when `v` lies
+/// along `u` (what is left is under 1e-6 of its length: rounding of a parallel vector).
+fn perpendicular_part(v: [f64; 3], u: [f64; 3]) -> Option<[f64; 3]> {
+    let dot = |x: [f64; 3], y: [f64; 3]| x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
+    let along = dot(v, u);
+    let p = [0, 1, 2].map(|i| v[i] - along * u[i]);
+    let len = dot(p, p).sqrt();
+    (len > 1e-6 * dot(v, v).sqrt()).then(|| p.map(|x| x / len))
+}
+
 /// What a one-way sheet launches, for a wave whose tangential E lies along both in-plane axes.
 struct SheetWave {
     /// The sheet's normal axis, and +1 or -1 along it.
@@ -913,21 +917,7 @@ impl SheetWave {
                 u[t] = 2.0 / d * (k[t] * d / 2.0).sin() * self.speed / self.w_grid;
             }
         }
-        let dot = |x: [f64; 3], y: [f64; 3]| x[0] * y[0] + x[1] * y[1] + x[2] * y[2];
-        let cross = |x: [f64; 3], y: [f64; 3]| {
-            [
-                x[1] * y[2] - x[2] * y[1],
-                x[2] * y[0] - x[0] * y[2],
-                x[0] * y[1] - x[1] * y[0],
-            ]
-        };
-        let along = dot(pol, u);
-        let e = [0, 1, 2].map(|i| pol[i] - along * u[i]);
-        let len = dot(e, e).sqrt();
-        if len <= 1e-6 * dot(pol, pol).sqrt() {
-            return None;
-        }
-        let e = e.map(|x| x / len);
+        let e = perpendicular_part(pol, u)?;
         let h = cross(u, e);
         let mut n = [0.0; 3];
         n[a] = self.sign;

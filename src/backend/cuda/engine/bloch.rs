@@ -49,7 +49,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     fn bloch_spans(&self, s: &Slab, half: Half) -> (Vec<Span>, usize) {
         let n = s.range.len();
         let holds = match half {
-            Half::H => s.range.x1 == self.nx(),
+            Half::H => s.range.x1 == self.nx,
             Half::E => s.range.x0 == 0,
         };
         let mut spans = Vec::new();

@@ -367,11 +367,6 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         &self.dev
     }
 
-    /// Cells along x in the whole grid.
-    fn nx(&self) -> usize {
-        self.nx
-    }
-
     /// Each slab's x range and GPU.
     pub fn slabs(&self) -> Vec<(SlabRange, usize)> {
         self.slabs.iter().map(|s| (s.range, s.gpu)).collect()
