@@ -201,23 +201,42 @@ components = ["Ez"]
     )
 }
 
-/// Step a Bloch cell's pair of engines on `slabs` slabs; the probe series (real set) and
-/// both sets' final fields.
+/// Step a Bloch cell's pair of engines on `slabs` slabs (in the default fused sweep); the
+/// probe series (real set) and both sets' final fields.
 fn run_bloch<T: yee::real::Real>(
     model: &yee::model::Model,
     slabs: usize,
+) -> (Vec<f64>, [Vec<Vec<f64>>; 2]) {
+    run_bloch_in::<T>(model, slabs, yee::backend::StepMode::default(), None)
+}
+
+/// [`run_bloch`] in step mode `mode`, the fused sweep in bands of `band` values if given.
+fn run_bloch_in<T: yee::real::Real>(
+    model: &yee::model::Model,
+    slabs: usize,
+    mode: yee::backend::StepMode,
+    band: Option<usize>,
 ) -> (Vec<f64>, [Vec<Vec<f64>>; 2]) {
     use yee::backend::bloch::BlochPair;
     use yee::backend::cpu::CpuBackend;
     use yee::backend::Backend;
     let ranges = yee::decomp::split_even(model.grid.shape[0], slabs);
-    let re = CpuBackend::<T>::new(model, &ranges);
-    let im = CpuBackend::<T>::new(&model.imaginary_set(), &ranges);
+    let mut re = CpuBackend::<T>::new(model, &ranges);
+    let mut im = CpuBackend::<T>::new(&model.imaginary_set(), &ranges);
+    if let Some(values) = band {
+        re.set_fused_band_values(values);
+        im.set_fused_band_values(values);
+    }
     let mut pair = BlochPair::new(model, re, im);
+    assert!(
+        pair.has_fused_step(),
+        "the CPU pair sweeps both sets together"
+    );
     let (c, idx) = model.probes[0].samples[0];
     let mut series = Vec::new();
     {
-        let mut s = yee::run::Stepper::new(model, &mut pair, &ranges);
+        let mut s = yee::run::Stepper::new(model, &mut pair, &ranges).with_mode(mode);
+        assert_eq!(s.mode(), mode);
         for _ in 0..model.grid.steps {
             s.step();
             series.push(s.backend.sample(c, idx));
@@ -281,6 +300,59 @@ radius = 0.12
         run_bloch::<f32>(&model, 1),
         run_bloch::<f32>(&model, 3),
         "f32"
+    );
+}
+
+#[test]
+fn a_bloch_pair_sweeps_fused_with_the_bits_of_its_two_pass_step() {
+    // The fused sweep runs the Bloch pass plane by plane between the passes before and after
+    // it, on both sets together; the two-pass step runs it over the whole grid. Every
+    // correction reads a field the half step does not change, so the bits must agree: with
+    // phases on x, y and z (a cell next to two faces takes both corrections in axis order),
+    // a Drude sphere (the dispersive pass after the Bloch pass in the E list) and a magnetic
+    // block (the H coefficients the H correction reads), on 1 and 3 slabs, in f64 and f32.
+    use yee::backend::StepMode::{Fused, TwoPass};
+    let objects = r#"
+[materials]
+metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+ferrite = { epsilon = 3.0, mu = 2.5 }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [0.2, 0.0, 0.0]
+radius = 0.12
+[[geometry]]
+shape = "box"
+material = "ferrite"
+center = [-0.2, 0.3, 0.0]
+size = [0.1, 0.2, 0.7]
+"#;
+    let text = bloch_scene([0.3, -0.2, 0.45], 60, objects);
+    let model = common::model(&text);
+    for slabs in [1, 3] {
+        let two_pass = run_bloch_in::<f64>(&model, slabs, TwoPass, None);
+        let fused = run_bloch_in::<f64>(&model, slabs, Fused, None);
+        assert!(two_pass.1[1][4].iter().any(|&v| v != 0.0), "driven");
+        assert_eq!(fused, two_pass, "f64 on {slabs} slabs");
+    }
+    let model = common::model(&text.replace("\"f64\"", "\"f32\""));
+    assert_eq!(
+        run_bloch_in::<f32>(&model, 3, Fused, None),
+        run_bloch_in::<f32>(&model, 3, TwoPass, None),
+        "f32"
+    );
+    // With y not periodic the sweep may run in row bands: one-row bands, phases on x and z.
+    let text = text.replace(
+        "y_min = { type = \"bloch\", phase = -0.2 }",
+        "y_min = { type = \"pml\", cells = 3 }\ny_max = { type = \"pml\", cells = 3 }",
+    );
+    let model = common::model(&text);
+    assert!(model.boundaries.has_bloch());
+    let nz = model.grid.shape[2];
+    assert_eq!(
+        run_bloch_in::<f64>(&model, 2, Fused, Some(nz)),
+        run_bloch_in::<f64>(&model, 2, TwoPass, None),
+        "one-row bands"
     );
 }
 

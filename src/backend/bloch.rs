@@ -17,8 +17,8 @@
 //! fields and arrays are arrays named `bloch.im.*`.
 
 use super::{
-    Allocation, Backend, GatherTicket, Half, HaloCopy, HaloSide, Pass, PhaseTimes, State,
-    StateArray, StateError,
+    Allocation, Backend, FusedPart, GatherTicket, Half, HaloCopy, HaloPlan, HaloSide, Pass,
+    PhaseTimes, State, StateArray, StateError,
 };
 use crate::flux::FluxDft;
 use crate::model::{Component, Model, Region};
@@ -33,8 +33,8 @@ pub struct BlochPair<B: Backend> {
     im: B,
     /// Per model source: its current drives the imaginary set too (a phased sheet).
     phased: Vec<bool>,
-    /// The imaginary set's source values of the current half step.
-    values_im: Vec<f64>,
+    /// The imaginary set's source values of the current H and E half step.
+    values_im: [Vec<f64>; 2],
     /// Each set's images of the current half step ([`Backend::bloch_images`]).
     images: [Vec<B::Real>; 2],
     /// Flux monitors in the model (each engine's state lists this many).
@@ -59,7 +59,7 @@ impl<B: Backend> BlochPair<B> {
                 .iter()
                 .map(|s| s.transverse_k.is_some())
                 .collect(),
-            values_im: Vec::new(),
+            values_im: [Vec::new(), Vec::new()],
             images: [Vec::new(), Vec::new()],
             fluxes: model.fluxes.len(),
         }
@@ -75,18 +75,28 @@ impl<B: Backend> BlochPair<B> {
         &self.im
     }
 
-    /// The imaginary set's values of a half step: the phased sources' own, zero for the
-    /// others and for the TF/SF drive that follows them in the H half step.
-    fn imaginary_values(&mut self, values: &[f64]) {
-        self.values_im.clear();
-        self.values_im
-            .extend(values.iter().enumerate().map(|(s, &v)| {
-                if self.phased.get(s) == Some(&true) {
-                    v
-                } else {
-                    0.0
-                }
-            }));
+    /// The imaginary set's values of half step `half` from the real set's `values`: the
+    /// phased sources' own, zero for the others and for the TF/SF drive that follows them.
+    fn imaginary_values(&mut self, half: Half, values: &[f64]) {
+        let out = &mut self.values_im[half.index()];
+        out.clear();
+        out.extend(values.iter().enumerate().map(|(s, &v)| {
+            if self.phased.get(s) == Some(&true) {
+                v
+            } else {
+                0.0
+            }
+        }));
+    }
+
+    /// One part of the fused step, both sets swept together ([`Backend::bloch_fused_part`]).
+    fn fused_part(&mut self, part: FusedPart, h_sources: &[HaloCopy], values: [&[f64]; 2]) {
+        self.imaginary_values(Half::H, values[0]);
+        self.imaginary_values(Half::E, values[1]);
+        let [h, e] = &self.values_im;
+        let values = [values, [&h[..], &e[..]]];
+        self.re
+            .bloch_fused_part(&mut self.im, part, h_sources, values);
     }
 
     /// The Bloch pass of half step `half` on both sets.
@@ -130,9 +140,61 @@ impl<B: Backend> Backend for BlochPair<B> {
             self.bloch_pass(half);
             return;
         }
-        self.imaginary_values(values);
+        self.imaginary_values(half, values);
         self.re.run_pass(half, pass, values);
-        self.im.run_pass(half, pass, &self.values_im);
+        self.im.run_pass(half, pass, &self.values_im[half.index()]);
+    }
+
+    fn has_fused_step(&self) -> bool {
+        self.re.has_bloch_sweep()
+    }
+
+    fn fused_sweep_is_per_slab(&self) -> bool {
+        self.re.fused_sweep_is_per_slab()
+    }
+
+    fn step_fused(&mut self, halos: &HaloPlan, magnetic: &[f64], currents: &[f64]) {
+        if !self.re.has_bloch_sweep() {
+            self.update_h(magnetic);
+            self.exchange(&halos.after_h);
+            self.update_e(currents);
+            self.exchange(&halos.after_e);
+            return;
+        }
+        // The split step's parts in the order a driver of ranks runs them.
+        let all_planes = 2..usize::MAX;
+        self.step_fused_h(&halos.after_h, magnetic, currents);
+        self.exchange(&halos.after_h);
+        self.step_fused_planes(&halos.after_h, magnetic, currents, all_planes);
+        self.step_fused_first_e(currents);
+        self.exchange(&halos.after_e);
+    }
+
+    fn step_fused_h(&mut self, h_sources: &[HaloCopy], magnetic: &[f64], currents: &[f64]) {
+        if !self.re.has_bloch_sweep() {
+            return self.update_h(magnetic);
+        }
+        self.fused_part(FusedPart::Early, h_sources, [magnetic, currents]);
+    }
+
+    fn step_fused_planes(
+        &mut self,
+        h_sources: &[HaloCopy],
+        magnetic: &[f64],
+        currents: &[f64],
+        planes: std::ops::Range<usize>,
+    ) {
+        if self.re.has_bloch_sweep() {
+            let part = FusedPart::Planes(planes);
+            self.fused_part(part, h_sources, [magnetic, currents]);
+        }
+    }
+
+    fn step_fused_first_e(&mut self, currents: &[f64]) {
+        if !self.re.has_bloch_sweep() {
+            return self.update_e(currents);
+        }
+        self.fused_part(FusedPart::FirstE, &[], [&[], currents]);
     }
 
     fn exchange(&mut self, copies: &[HaloCopy]) {

@@ -248,6 +248,31 @@ pub trait Backend {
     ) {
         let _ = (half, own, other, imaginary);
     }
+    /// True if this engine sweeps a Bloch pair's two field sets together in the fused step
+    /// ([`Backend::bloch_fused_part`]); else a pair of its engines steps two-pass.
+    fn has_bloch_sweep(&self) -> bool {
+        false
+    }
+    /// One part of the fused step of a Bloch pair ([`crate::backend::bloch::BlochPair`]),
+    /// `self` the real set's engine and `im` the imaginary set's (the same split), as
+    /// [`Backend::step_fused_h`], [`Backend::step_fused_planes`] and
+    /// [`Backend::step_fused_first_e`] split one engine's step, the halo copies `h_sources`
+    /// of the H half step: the two sets swept together, plane by plane, with the Bloch pass
+    /// of each plane between the passes before and after it, the bits of the pair's two-pass
+    /// step. `values` holds per set (real, imaginary) the source values of the H and of the E
+    /// half step. Only on an engine that [`Backend::has_bloch_sweep`].
+    fn bloch_fused_part(
+        &mut self,
+        im: &mut Self,
+        part: FusedPart,
+        h_sources: &[HaloCopy],
+        values: [[&[f64]; 2]; 2],
+    ) where
+        Self: Sized,
+    {
+        let _ = (im, part, h_sources, values);
+        unreachable!("the {} engine has no fused Bloch sweep", self.name());
+    }
     /// Replay a list of halo plane copies: those of the half step just done, which this call
     /// ends (a backend that started them early waits for them here).
     fn exchange(&mut self, copies: &[HaloCopy]);
@@ -403,4 +428,16 @@ pub trait Backend {
         self.import_state(&state, halo_copies)
             .map_err(|e| e.to_string())
     }
+}
+
+/// A part of a fused step split around its H halo exchange ([`Backend::step_fused_h`] and the
+/// two after it): the early H planes, the interior planes in a range, or E on the first planes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FusedPart {
+    /// H on every slab's first plane and on the planes the H halo copies read.
+    Early,
+    /// The sweep over these local planes (clipped to 2..=n of each slab).
+    Planes(std::ops::Range<usize>),
+    /// E on every slab's first plane, once the H halos are in.
+    FirstE,
 }

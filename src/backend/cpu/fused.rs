@@ -33,7 +33,9 @@
 //! run's default is one slab per thread).
 
 use super::tfsf::Incident;
-use super::{copy_plane_region, cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab};
+use super::{
+    bloch, copy_plane_region, cpml, e_curl_cpml, h_curl_cpml, pair, CpuBackend, Shared, Slab,
+};
 use crate::backend::{Backend, Half, Pass};
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};
 use crate::model::{Component, Region};
@@ -110,17 +112,7 @@ impl<T: Real> CpuBackend<T> {
         currents: &[f64],
     ) {
         let early = self.early_planes(h_sources);
-        let sh = &self.shared;
-        self.slabs
-            .par_iter_mut()
-            .zip(&early)
-            .for_each(|(s, planes)| {
-                s.advance_incident(sh, Half::H, magnetic);
-                s.advance_incident(sh, Half::E, currents);
-                for &p in planes {
-                    s.fused_h(sh, p, 0..sh.ny, magnetic, None);
-                }
-            });
+        early_part(self.one_sets([magnetic, currents]), &early);
     }
 
     /// The part of the sweep that needs no H halo, on the local planes `planes` (clipped to
@@ -136,28 +128,208 @@ impl<T: Real> CpuBackend<T> {
         planes: Range<usize>,
     ) {
         let early = self.early_planes(h_sources);
-        let sh = &self.shared;
-        let bands = bands(sh, self.band_values);
-        self.slabs.par_iter_mut().zip(&early).for_each(|(s, done)| {
-            let mine = planes.start.max(2)..planes.end.min(s.range.len() + 1);
-            for rows in &bands {
-                for p in mine.clone() {
-                    if !done.contains(&p) {
-                        s.fused_h(sh, p, rows.clone(), magnetic, None);
-                    }
-                    s.fused_e(sh, p, rows.clone(), currents, None);
-                }
-            }
-        });
+        let bands = bands(&self.shared, self.band_values);
+        sweep_part(self.one_sets([magnetic, currents]), &early, &bands, planes);
     }
 
     /// The end of the sweep, once the H halos are in: every E pass on each slab's first plane.
     pub(super) fn fused_first_e(&mut self, currents: &[f64]) {
-        let sh = &self.shared;
-        self.slabs.par_iter_mut().for_each(|s| {
-            s.fused_e(sh, 1, 0..sh.ny, currents, None);
-        });
+        first_e_part(self.one_sets([&[], currents]));
     }
+
+    /// Each slab with the half steps' source values `values` (H, E).
+    fn one_sets<'a>(&'a mut self, values: [&'a [f64]; 2]) -> Vec<OneSet<'a, T>> {
+        let sh = &self.shared;
+        self.slabs
+            .iter_mut()
+            .map(|slab| OneSet { sh, slab, values })
+            .collect()
+    }
+
+    /// A Bloch pair's engines `re` and `im` (the same split) slab by slab, with each set's
+    /// half steps' source values `values` ([real, imaginary] of (H, E)).
+    fn bloch_sets<'a>(
+        re: &'a mut Self,
+        im: &'a mut Self,
+        values: [[&'a [f64]; 2]; 2],
+    ) -> Vec<BlochSets<'a, T>> {
+        let sh = [&re.shared, &im.shared];
+        re.slabs
+            .iter_mut()
+            .zip(im.slabs.iter_mut())
+            .map(|(re, im)| BlochSets { sh, re, im, values })
+            .collect()
+    }
+
+    /// [`Self::fused_early`] of a Bloch pair `re`, `im` swept together, with each set's
+    /// source values `values` (as [`Self::bloch_sets`] takes them).
+    pub(super) fn bloch_early(
+        re: &mut Self,
+        im: &mut Self,
+        h_sources: &[HaloCopy],
+        values: [[&[f64]; 2]; 2],
+    ) {
+        let early = re.early_planes(h_sources);
+        early_part(Self::bloch_sets(re, im, values), &early);
+    }
+
+    /// [`Self::fused_sweep`] of a Bloch pair swept together.
+    pub(super) fn bloch_sweep(
+        re: &mut Self,
+        im: &mut Self,
+        h_sources: &[HaloCopy],
+        values: [[&[f64]; 2]; 2],
+        planes: Range<usize>,
+    ) {
+        let early = re.early_planes(h_sources);
+        let bands = bands(&re.shared, re.band_values);
+        sweep_part(Self::bloch_sets(re, im, values), &early, &bands, planes);
+    }
+
+    /// [`Self::fused_first_e`] of a Bloch pair swept together.
+    pub(super) fn bloch_first_e(re: &mut Self, im: &mut Self, values: [[&[f64]; 2]; 2]) {
+        first_e_part(Self::bloch_sets(re, im, values));
+    }
+}
+
+/// What the fused step updates on one slab's planes, with its half steps' source values:
+/// one field set's slab ([`OneSet`]), or the same slab of a Bloch pair's two sets
+/// ([`BlochSets`]), swept together because the Bloch pass of each plane reads both.
+trait SweepUnit: Send {
+    /// Advance the TF/SF 1-D grids for both half steps (before the sweep).
+    fn advance(&mut self);
+    /// Every H pass on rows `rows` of local plane `p`.
+    fn h(&mut self, p: usize, rows: Range<usize>);
+    /// Every E pass on rows `rows` of local plane `p`.
+    fn e(&mut self, p: usize, rows: Range<usize>);
+    /// The slab's owned planes and rows.
+    fn size(&self) -> (usize, usize);
+}
+
+/// One field set's slab in the fused sweep.
+struct OneSet<'a, T> {
+    sh: &'a Shared<T>,
+    slab: &'a mut Slab<T>,
+    /// The source values of the H and the E half step.
+    values: [&'a [f64]; 2],
+}
+
+impl<T: Real> SweepUnit for OneSet<'_, T> {
+    fn advance(&mut self) {
+        self.slab.advance_incident(self.sh, Half::H, self.values[0]);
+        self.slab.advance_incident(self.sh, Half::E, self.values[1]);
+    }
+
+    fn h(&mut self, p: usize, rows: Range<usize>) {
+        self.slab.fused_h(self.sh, p, rows, self.values[0], None);
+    }
+
+    fn e(&mut self, p: usize, rows: Range<usize>) {
+        self.slab.fused_e(self.sh, p, rows, self.values[1], None);
+    }
+
+    fn size(&self) -> (usize, usize) {
+        (self.slab.range.len(), self.sh.ny)
+    }
+}
+
+/// The same slab of a Bloch pair's real and imaginary set in the fused sweep: each pass runs
+/// on both before the next, and the Bloch pass on a plane corrects both sets from both
+/// ([`bloch::correct_plane`]) once the passes before it have run on the plane.
+struct BlochSets<'a, T> {
+    /// The real and the imaginary engine's tables.
+    sh: [&'a Shared<T>; 2],
+    re: &'a mut Slab<T>,
+    im: &'a mut Slab<T>,
+    /// Per set (real, imaginary), the source values of the H and the E half step.
+    values: [[&'a [f64]; 2]; 2],
+}
+
+impl<T: Real> BlochSets<'_, T> {
+    /// Every pass of `half` on rows `rows` of local plane `p`, of both sets.
+    fn passes(&mut self, half: Half, p: usize, rows: Range<usize>) {
+        let i = half.index();
+        for &pass in half.passes() {
+            if pass == Pass::Bloch {
+                bloch::correct_plane(self.sh[0], self.re, self.im, half, p, &rows);
+                continue;
+            }
+            let (sh, values) = (self.sh[0], self.values[0][i]);
+            self.re
+                .pass_on_plane(sh, half, pass, p, rows.clone(), values, None);
+            let (sh, values) = (self.sh[1], self.values[1][i]);
+            self.im
+                .pass_on_plane(sh, half, pass, p, rows.clone(), values, None);
+        }
+    }
+}
+
+impl<T: Real> SweepUnit for BlochSets<'_, T> {
+    fn advance(&mut self) {
+        for half in Half::BOTH {
+            let i = half.index();
+            self.re
+                .advance_incident(self.sh[0], half, self.values[0][i]);
+            self.im
+                .advance_incident(self.sh[1], half, self.values[1][i]);
+        }
+    }
+
+    fn h(&mut self, p: usize, rows: Range<usize>) {
+        self.passes(Half::H, p, rows);
+    }
+
+    fn e(&mut self, p: usize, rows: Range<usize>) {
+        self.passes(Half::E, p, rows);
+    }
+
+    fn size(&self) -> (usize, usize) {
+        (self.re.range.len(), self.sh[0].ny)
+    }
+}
+
+/// The early part of the fused step ([`CpuBackend::fused_early`]) on `units`, slab `b`'s H
+/// on its local planes `early[b]`.
+fn early_part<U: SweepUnit>(units: Vec<U>, early: &[Vec<usize>]) {
+    units
+        .into_par_iter()
+        .zip(early)
+        .for_each(|(mut u, planes)| {
+            u.advance();
+            let ny = u.size().1;
+            for &p in planes {
+                u.h(p, 0..ny);
+            }
+        });
+}
+
+/// The interior of the fused sweep ([`CpuBackend::fused_sweep`]) on `units` over the local
+/// planes `planes`, band by band, H but on the planes `early` lists.
+fn sweep_part<U: SweepUnit>(
+    units: Vec<U>,
+    early: &[Vec<usize>],
+    bands: &[Range<usize>],
+    planes: Range<usize>,
+) {
+    units.into_par_iter().zip(early).for_each(|(mut u, done)| {
+        let mine = planes.start.max(2)..planes.end.min(u.size().0 + 1);
+        for rows in bands {
+            for p in mine.clone() {
+                if !done.contains(&p) {
+                    u.h(p, rows.clone());
+                }
+                u.e(p, rows.clone());
+            }
+        }
+    });
+}
+
+/// The end of the fused sweep ([`CpuBackend::fused_first_e`]) on `units`.
+fn first_e_part<U: SweepUnit>(units: Vec<U>) {
+    units.into_par_iter().for_each(|mut u| {
+        let ny = u.size().1;
+        u.e(1, 0..ny);
+    });
 }
 
 impl<T: Real> CpuBackend<T> {

@@ -878,6 +878,26 @@ impl<T: Real> Backend for CpuBackend<T> {
         true
     }
 
+    fn has_bloch_sweep(&self) -> bool {
+        true
+    }
+
+    fn bloch_fused_part(
+        &mut self,
+        im: &mut Self,
+        part: super::FusedPart,
+        h_sources: &[HaloCopy],
+        values: [[&[f64]; 2]; 2],
+    ) {
+        match part {
+            super::FusedPart::Early => Self::bloch_early(self, im, h_sources, values),
+            super::FusedPart::Planes(planes) => {
+                Self::bloch_sweep(self, im, h_sources, values, planes)
+            }
+            super::FusedPart::FirstE => Self::bloch_first_e(self, im, values),
+        }
+    }
+
     fn bloch_images(&mut self, half: Half, out: &mut Vec<T>) {
         self.read_bloch_images(half, out);
     }
