@@ -371,7 +371,14 @@ fn a_scene_one_rank_cannot_read_stops_every_rank_with_exit_2_naming_the_rank() {
 fn each_rank_allocates_what_the_plan_of_r_ranks_lists() {
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = dir("plan");
-    for (ranks, slabs) in [(2, None), (3, Some("5"))] {
+    // A Bloch cell's ranks each hold both field sets.
+    let bloch = BLOCH_SCENE.replace("STEPS", "20");
+    for (text, ranks, slabs) in [
+        (SCENE, 2, None),
+        (SCENE, 3, Some("5")),
+        (&bloch[..], 2, None),
+    ] {
+        std::fs::write(d.join("s.toml"), text).unwrap();
         let mut run = vec!["run", "s.toml", "-o", "out.h5", "--overwrite"];
         run.extend(["--backend", "cpu", "--threads", "1"]);
         let mut plan_args = vec!["--threads", "1"];
@@ -903,4 +910,140 @@ fn a_signal_to_one_rank_stops_a_scan_over_ranks_and_it_resumes_on_three_bit_for_
     );
     assert_same_values(&got, &want, "stopped over 2 ranks, resumed over 3");
     let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A Bloch cell (phases along x, across the ranks' cut and the periodic x wrap, and along
+/// y; PML along z) with a Drude sphere, a dipole, a probe, a snapshot, a flux plane and a
+/// flux box: each rank steps the pair of its part's real and imaginary field sets.
+const BLOCH_SCENE: &str = r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.05
+size = [1.2, 1.0, 1.6]
+steps = STEPS
+precision = "f32"
+[boundaries]
+x_min = { type = "bloch", phase = 0.3 }
+y_min = { type = "bloch", phase = -0.15 }
+z_min = { type = "pml", cells = 5 }
+z_max = { type = "pml", cells = 5 }
+[materials]
+metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [0.3, 0.1, 0.1]
+radius = 0.2
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [-0.2, -0.1, 0.0]
+waveform = { type = "gaussian", frequency = 2.0e14, bandwidth = 2.0e14 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [0.45, -0.3, -0.2]
+components = ["Ez", "Hx"]
+[[monitor]]
+type = "snapshot"
+name = "xz"
+components = ["Ey"]
+plane = { y = 0.0 }
+every = 50
+[[monitor]]
+type = "flux"
+name = "up"
+plane = { z = 0.4 }
+frequencies = { min = 1.0e14, max = 3.0e14, count = 5 }
+[[monitor]]
+type = "flux"
+name = "box"
+box = { center = [0.2, 0.05, 0.1], size = [0.5, 0.5, 0.6] }
+frequencies = { min = 1.0e14, max = 3.0e14, count = 5 }
+"#;
+
+#[test]
+fn a_bloch_cell_over_two_and_three_ranks_writes_the_single_process_file_bit_for_bit() {
+    // Both field sets' halo planes travel between the ranks (the x Bloch images are the
+    // halo planes at the periodic x wrap, between the first rank and the last), and rank 0
+    // accumulates each set's flux DFTs from every rank's part, so the flux spectra are
+    // those of the complex field, as in one process.
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let text = BLOCH_SCENE.replace("STEPS", "600");
+    let one = dir("bloch-one");
+    std::fs::write(one.join("s.toml"), &text).unwrap();
+    let o = yee(&one, None, &[], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = datasets(&open_h5(one.join("out.h5")).unwrap());
+    let power = want.iter().find(|(n, _)| n == "/flux/up/power").unwrap();
+    assert!(
+        power.1.iter().all(|&p| p != 0.0),
+        "the flux plane sees the wave"
+    );
+    for (ranks, extra) in [(2, vec![]), (3, vec![]), (2, vec!["--two-pass"])] {
+        let d = dir(&format!("bloch-r{ranks}-{}", extra.join("")));
+        std::fs::write(d.join("s.toml"), &text).unwrap();
+        let o = yee(&d, Some(ranks), &extra, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{ranks} ranks {extra:?}: {err}");
+        let got = datasets(&open_h5(d.join("out.h5")).unwrap());
+        assert_eq!(got.len(), want.len(), "{ranks} ranks: the same datasets");
+        assert_same_values(&got, &want, &format!("Bloch, {ranks} ranks {extra:?}"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+    let _ = std::fs::remove_dir_all(&one);
+}
+
+#[test]
+fn a_bloch_checkpoint_of_two_ranks_resumes_on_three_ranks_and_on_one_process_bit_for_bit() {
+    // Each rank's part of both field sets (the imaginary set's fields and arrays as
+    // `bloch.im.*` arrays) and rank 0's two sets of flux DFTs go into the one checkpoint,
+    // which resumes on any number of ranks.
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // Long enough that the signal (1.5 s after the file appears) lands midway.
+    let steps = 30_000;
+    let text = BLOCH_SCENE.replace("STEPS", &steps.to_string());
+    let one = dir("bloch-ck-ref");
+    std::fs::write(one.join("s.toml"), &text).unwrap();
+    let o = yee(&one, None, &[], &[]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = datasets(&open_h5(one.join("out.h5")).unwrap());
+    let stop_rank_0 = |_, pids: &[u32]| vec![pids[0]];
+    let slabs = ["--slabs", "4"];
+    let (code, out, _, d) =
+        interrupt_scene("bloch-ck", &text, stop_rank_0, libc::SIGTERM, &slabs, &[]);
+    assert_eq!(code, Some(143), "{out}");
+    let ck = d.join("out.checkpoint.h5");
+    let step = open_h5(&ck)
+        .and_then(|f| f.attr("step")?.read_scalar::<u64>())
+        .unwrap_or_else(|e| panic!("a checkpoint: {e}: {out}"));
+    assert!(step > 0 && step < steps as u64, "stopped midway: {step}");
+    let copy = dir("bloch-ck-copy");
+    for f in ["s.toml", "out.h5", "out.checkpoint.h5"] {
+        std::fs::copy(d.join(f), copy.join(f)).unwrap();
+    }
+    let resume = [
+        "resume",
+        "out.h5",
+        "--quiet",
+        "--backend",
+        "cpu",
+        "--threads",
+        "1",
+    ];
+    let on_three = [&resume[..], &["--slabs", "6"]].concat();
+    for (dir, ranks, args, how) in [
+        (&d, Some(3), &on_three[..], "3 ranks"),
+        (&copy, None, &resume[..], "1 process"),
+    ] {
+        let o = launch(dir, ranks, args, &[]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "resumed on {how}: {err}");
+        let got = datasets(&open_h5(dir.join("out.h5")).unwrap());
+        assert_eq!(got.len(), want.len(), "{how}: the same datasets");
+        assert_same_values(&got, &want, &format!("resumed on {how} after step {step}"));
+    }
+    for p in [one, d, copy] {
+        let _ = std::fs::remove_dir_all(p);
+    }
 }

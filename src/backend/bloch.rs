@@ -18,7 +18,8 @@
 
 use super::{
     Allocation, Backend, FusedPart, GatherTicket, Half, HaloCopy, HaloPlan, HaloSide, Pass,
-    PhaseTimes, State, StateArray, StateError,
+    PhaseTimes, State, StateArray, StateError, StatePlace, StateReader, StateRequest, StateShape,
+    StateSink,
 };
 use crate::flux::FluxDft;
 use crate::model::{Component, Model, Region};
@@ -112,7 +113,7 @@ impl<B: Backend> BlochPair<B> {
 }
 
 /// The DFT of the complex field from its two parts' DFTs: (A_re + i A_im) + i (B_re + i B_im).
-fn complex_dft(re: FluxDft, im: &FluxDft) -> FluxDft {
+pub(crate) fn complex_dft(re: FluxDft, im: &FluxDft) -> FluxDft {
     let mut out = re;
     for (p, q) in out.patches.iter_mut().zip(&im.patches) {
         for k in 0..4 {
@@ -202,13 +203,24 @@ impl<B: Backend> Backend for BlochPair<B> {
         self.im.exchange(copies);
     }
 
+    fn x_planes(&self) -> std::ops::Range<usize> {
+        self.re.x_planes()
+    }
+
+    fn field_sets(&self) -> usize {
+        2
+    }
+
     fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [B::Real]) {
-        // A pair runs in one process (the plan keeps it there): no plane leaves it.
-        self.re.read_plane(component, slab, x, out);
+        let (re, im) = out.split_at_mut(out.len() / 2);
+        self.re.read_plane(component, slab, x, re);
+        self.im.read_plane(component, slab, x, im);
     }
 
     fn write_halo(&mut self, component: Component, slab: usize, side: HaloSide, data: &[B::Real]) {
-        self.re.write_halo(component, slab, side, data);
+        let (re, im) = data.split_at(data.len() / 2);
+        self.re.write_halo(component, slab, side, re);
+        self.im.write_halo(component, slab, side, im);
     }
 
     fn sample(&self, component: Component, index: [usize; 3]) -> f64 {
@@ -217,6 +229,13 @@ impl<B: Backend> Backend for BlochPair<B> {
 
     fn gather(&self, component: Component, region: &Region, out: &mut [B::Real]) {
         self.re.gather(component, region, out);
+    }
+
+    fn gather_set(&self, set: usize, component: Component, region: &Region, out: &mut [B::Real]) {
+        match set {
+            0 => self.re.gather(component, region, out),
+            _ => self.im.gather(component, region, out),
+        }
     }
 
     fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
@@ -300,6 +319,48 @@ impl<B: Backend> Backend for BlochPair<B> {
         state.arrays.sort_by(|a, b| a.name.cmp(&b.name));
         state.flux.extend(im.flux);
         Some(state)
+    }
+
+    fn write_state(
+        &mut self,
+        step: usize,
+        sink: &mut dyn StateSink<B::Real>,
+    ) -> Result<bool, String> {
+        // In one part (a Bloch cell is small), which starts at the pair's first plane: on one
+        // rank of several that is not plane 0.
+        let Some(mut state) = self.export_state() else {
+            return Ok(false);
+        };
+        state.step = step;
+        sink.begin(&StateShape::of(&state))?;
+        let place = StatePlace {
+            x0: self.x_planes().start,
+            ..StatePlace::whole(&state)
+        };
+        sink.part(&state, &place)?;
+        Ok(true)
+    }
+
+    fn import_state_from(
+        &mut self,
+        read: &StateReader<'_, B::Real>,
+        halo_copies: &[HaloCopy],
+    ) -> Result<(), String> {
+        // Its own part, whole: its planes and its arrays (each counted from 0, as one rank's
+        // part; the driver of ranks moves them to where the part lies), then the surface
+        // DFTs on their own, as a request for them asks nothing else.
+        let shape = self
+            .state_shape()
+            .ok_or("the Bloch pair has no state to replace")?;
+        let x = self.x_planes();
+        let place = StatePlace {
+            x0: x.start,
+            offsets: vec![0; shape.arrays.len()],
+        };
+        let mut state = read(Some(&place.request(x, &shape, &shape, false)))?;
+        state.flux = read(Some(&StateRequest::surface_dfts()))?.flux;
+        self.import_state(&state, halo_copies)
+            .map_err(|e| e.to_string())
     }
 
     fn import_state(

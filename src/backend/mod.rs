@@ -276,12 +276,21 @@ pub trait Backend {
     /// Replay a list of halo plane copies: those of the half step just done, which this call
     /// ends (a backend that started them early waits for them here).
     fn exchange(&mut self, copies: &[HaloCopy]);
+    /// The x planes this engine's slabs hold, in order: the whole grid but on one rank of a
+    /// run over several ([`crate::ranks`]).
+    fn x_planes(&self) -> std::ops::Range<usize>;
+    /// The field sets this engine steps: 2 for a Bloch cell's pair (the real and the
+    /// imaginary set, [`crate::backend::bloch`]), else 1. A plane of [`Backend::read_plane`]
+    /// and [`Backend::write_halo`] holds one plane of each, set after set.
+    fn field_sets(&self) -> usize {
+        1
+    }
     /// Copy the owned x plane `x` of `component` in slab `slab` (an index into this backend's
-    /// slabs) into `out` (`ny * nz` values, C order): the source of a halo copy whose
-    /// destination another process holds ([`crate::ranks`]). A device waits for its queued
-    /// work first.
+    /// slabs) into `out` (`ny * nz` values per field set, C order: [`Backend::field_sets`]):
+    /// the source of a halo copy whose destination another process holds
+    /// ([`crate::ranks`]). A device waits for its queued work first.
     fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [Self::Real]);
-    /// Write `data` (`ny * nz` values) into the `side` halo plane of `component` in slab `slab`:
+    /// Write `data` (`ny * nz` values per field set) into the `side` halo plane of `component` in slab `slab`:
     /// a halo plane received from another process, which the next half step reads.
     fn write_halo(
         &mut self,
@@ -309,6 +318,18 @@ pub trait Backend {
     fn sample(&self, component: Component, index: [usize; 3]) -> f64;
     /// Copy the strided `region` of `component` into `out` (C order, `region.len()` values).
     fn gather(&self, component: Component, region: &Region, out: &mut [Self::Real]);
+    /// [`Backend::gather`] from field set `set` ([`Backend::field_sets`]: 0 the real set,
+    /// which [`Backend::gather`] reads, 1 a Bloch pair's imaginary set).
+    fn gather_set(
+        &self,
+        set: usize,
+        component: Component,
+        region: &Region,
+        out: &mut [Self::Real],
+    ) {
+        assert_eq!(set, 0, "the {} engine steps one field set", self.name());
+        self.gather(component, region, out);
+    }
     /// Record the value of every probe sample in `samples` (one row, in order) as the fields
     /// are now, without waiting for a device. Called once per step after the E exchange, with
     /// the same list every time (the model's probe samples in model order).

@@ -221,8 +221,8 @@ pub(super) fn cpu_candidate(
         x0: 0,
         x1: layout.shape[0],
     };
-    // A Bloch cell's pair of engines steps two-pass (`crate::backend::bloch`).
-    let fused = super::cpu_update_is_fused(slabs, threads) && layout.field_sets == 1;
+    // A Bloch cell's pair of engines sweeps its two sets together (`crate::backend::bloch`).
+    let fused = super::cpu_update_is_fused(slabs, threads);
     let update_s = layout.traffic_per_step(whole, fused)
         / (host.bandwidth_bytes_per_s * CPU_ACHIEVED_FRACTION);
     Candidate {

@@ -233,7 +233,10 @@ pub fn plan_ranks(
     }
     let halos = HaloPlan::new(&slabs, &model.boundaries);
     let owner = |s: usize| groups.iter().position(|g| g.contains(&s)).unwrap_or(0);
-    let plane = (layout.shape[1] * layout.shape[2]) as u64 * layout.precision.bytes() as u64;
+    // A halo plane of each field set (a Bloch cell's two travel in one message).
+    let plane = (layout.shape[1] * layout.shape[2]) as u64
+        * layout.precision.bytes() as u64
+        * layout.field_sets;
     let mut traffic = vec![0u64; ranks];
     let mut messages = vec![0usize; ranks];
     let mut crossing = 0u64;
@@ -249,7 +252,8 @@ pub fn plan_ranks(
     }
     let net = network.unwrap_or(DEFAULT_NETWORK_BYTES_PER_S);
     let node_memory = hardware.host.memory_bytes;
-    let staging = crate::plan::monitor_staging_bytes(model, model.precision);
+    // Rank 0's monitor buffers (a Bloch cell's flux DFTs once per field set).
+    let staging = layout.staging_bytes();
     let largest_region = largest_snapshot_values(model) * layout.precision.bytes() as u64;
     let parts: Vec<RankPart> = groups
         .iter()

@@ -15,6 +15,7 @@
 //! done while they travel.
 
 use super::comm::{World, HALF_TAGS, HALO_TAG};
+use crate::backend::bloch::complex_dft;
 use crate::backend::pass::ALL_PASSES;
 use crate::backend::{
     Allocation, ArrayShape, Backend, GatherTicket, Half, Pass, Spread, State, StateArray,
@@ -84,7 +85,7 @@ struct Rank<B: Backend> {
     /// The copies whose source planes (local slab indices) the H exchange reads: the local
     /// copies and the planes sent to other ranks, which the split fused step updates first.
     h_sources: Vec<HaloCopy>,
-    /// Send and receive buffers, one plane each, per half step.
+    /// Send and receive buffers, one plane of each field set each, per half step.
     send_bufs: [Vec<Vec<B::Real>>; 2],
     receive_bufs: [Vec<Vec<B::Real>>; 2],
     /// The probe samples this rank holds, in model order (its local model's samples).
@@ -111,7 +112,8 @@ impl<B: Backend> Rank<B> {
         stop: Arc<AtomicBool>,
     ) -> Self {
         let exchanges = layout.exchanges(&model.boundaries);
-        let plane = model.grid.shape[1] * model.grid.shape[2];
+        // A halo plane of every field set (a Bloch cell's two travel together).
+        let plane = model.grid.shape[1] * model.grid.shape[2] * local.field_sets();
         let bufs = |n: usize| vec![vec![<B::Real as Real>::ZERO; plane]; n];
         let send_bufs = [
             bufs(exchanges[0].sends.len()),
@@ -282,8 +284,22 @@ impl<B: Backend> Rank<B> {
     }
 
     /// This rank's part of every flux plane sampled after `step`, in the order rank 0's
-    /// accumulators read them (a monitor decimated past this step reads nothing).
+    /// accumulators read them (a monitor decimated past this step reads nothing): field set
+    /// by field set ([`Backend::field_sets`]).
     fn own_flux_planes(&self, model: &Model, step: usize, mut each: impl FnMut(&[B::Real])) {
+        for set in 0..self.local.field_sets() {
+            self.own_set_flux_planes(set, model, step, &mut each);
+        }
+    }
+
+    /// [`Rank::own_flux_planes`] of field set `set`.
+    fn own_set_flux_planes(
+        &self,
+        set: usize,
+        model: &Model,
+        step: usize,
+        each: &mut impl FnMut(&[B::Real]),
+    ) {
         let mut buf = self.buf.borrow_mut();
         for f in &model.fluxes {
             if step % f.decimation.max(1) != 0 {
@@ -293,7 +309,7 @@ impl<B: Backend> Rank<B> {
                 for (c, region) in crate::flux::planes(p) {
                     if let Some((_, sub)) = self.layout.part(&region, self.layout.rank) {
                         buf.resize(sub.len(), <B::Real as Real>::ZERO);
-                        self.local.gather(c, &sub, &mut buf);
+                        self.local.gather_set(set, c, &sub, &mut buf);
                         each(&buf);
                     }
                 }
@@ -668,8 +684,10 @@ pub(crate) struct RankBackend<B: Backend> {
     rank: Rank<B>,
     half: Half,
     /// The DFTs of every flux monitor, over the whole of each plane (kept here on rank 0,
-    /// fed with each rank's part of the planes).
-    flux: Option<FluxAccumulators>,
+    /// fed with each rank's part of the planes), one set of accumulators per field set (a
+    /// Bloch cell's DFTs are those of the complex field, [`complex_dft`]); none without flux
+    /// monitors.
+    flux: Vec<FluxAccumulators>,
     flux_staging: Vec<B::Real>,
     /// Queued probe rows (whole rows, model order).
     probe_rows: Vec<f64>,
@@ -693,11 +711,15 @@ impl<B: Backend> RankBackend<B> {
         world: World,
         stop: Arc<AtomicBool>,
     ) -> Self {
-        let fluxes = !model.fluxes.is_empty();
+        let sets = if model.fluxes.is_empty() {
+            0
+        } else {
+            local.field_sets()
+        };
         RankBackend {
             rank: Rank::new(model, local, layout, world, stop),
             half: Half::H,
-            flux: fluxes.then(|| FluxAccumulators::new(model)),
+            flux: (0..sets).map(|_| FluxAccumulators::new(model)).collect(),
             flux_staging: vec![<B::Real as Real>::ZERO; crate::flux::largest_plane(model)],
             probe_rows: Vec::new(),
             gathers: Vec::new(),
@@ -733,15 +755,16 @@ impl<B: Backend> RankBackend<B> {
         }
     }
 
-    /// Assemble `region` of `component` from every rank's part into `out` (C order).
-    fn collect(&self, component: Component, region: &Region, out: &mut [B::Real]) {
+    /// Assemble `region` of `component` of field set `set` from every rank's part into `out`
+    /// (C order).
+    fn collect(&self, set: usize, component: Component, region: &Region, out: &mut [B::Real]) {
         let row = RankLayout::row_len(region);
         let me = self.rank.layout.rank;
         for r in 0..self.rank.world.size() {
             if let Some((first, sub)) = self.rank.layout.part(region, r) {
                 let part = &mut out[first * row..first * row + sub.len()];
                 if r == me {
-                    self.rank.local.gather(component, &sub, part);
+                    self.rank.local.gather_set(set, component, &sub, part);
                 } else {
                     self.rank.world.receive(r, part);
                 }
@@ -811,6 +834,14 @@ impl<B: Backend> Backend for RankBackend<B> {
         self.rank.exchange(self.half.index());
     }
 
+    fn x_planes(&self) -> std::ops::Range<usize> {
+        0..self.rank.layout.slabs.last().map_or(0, |s| s.x1)
+    }
+
+    fn field_sets(&self) -> usize {
+        self.rank.local.field_sets()
+    }
+
     fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [B::Real]) {
         // Slab indices are the run's; only rank 0's own slabs can be read here.
         let first = self.rank.layout.ranks[0].start;
@@ -843,7 +874,7 @@ impl<B: Backend> Backend for RankBackend<B> {
         let mut h = self.command(cmd::GATHER);
         encode_region(&mut h, 1, component, region);
         self.send(h);
-        self.collect(component, region, out);
+        self.collect(0, component, region, out);
     }
 
     fn queue_probes(&mut self, samples: &[(Component, [usize; 3])]) {
@@ -956,26 +987,37 @@ impl<B: Backend> Backend for RankBackend<B> {
     }
 
     fn accumulate_flux(&mut self, step: usize, dt: f64) {
-        let Some(mut flux) = self.flux.take() else {
+        if self.flux.is_empty() {
             return;
-        };
+        }
         let mut h = self.command(cmd::FLUX);
         h[1] = step as u64;
         self.send(h);
         let mut staging = std::mem::take(&mut self.flux_staging);
+        let mut flux = std::mem::take(&mut self.flux);
         // The accumulators read every plane whole, assembled from the ranks' parts: the same
         // values in the same order as one process, so the DFTs are bit for bit the same.
-        flux.accumulate(|c, r, out| self.collect(c, r, out), step, dt, &mut staging);
+        for (set, acc) in flux.iter_mut().enumerate() {
+            let collect = |c, r: &Region, out: &mut [B::Real]| self.collect(set, c, r, out);
+            acc.accumulate(collect, step, dt, &mut staging);
+        }
         self.flux_staging = staging;
-        self.flux = Some(flux);
+        self.flux = flux;
     }
 
     fn flux_dft(&mut self, index: usize) -> Option<crate::flux::FluxDft> {
-        self.flux.as_mut().map(|f| f.dft(index))
+        match &mut self.flux[..] {
+            [] => None,
+            [one] => Some(one.dft(index)),
+            [re, im, ..] => Some(complex_dft(re.dft(index), &im.dft(index))),
+        }
     }
 
     fn flux_power(&mut self, index: usize) -> Option<Vec<f64>> {
-        self.flux.as_mut().map(|f| f.power(index))
+        match &mut self.flux[..] {
+            [one] => Some(one.power(index)),
+            _ => self.flux_dft(index).map(|d| d.power()),
+        }
     }
 
     /// Rank 0's own engine's (its GPUs'): the ranks step in lock step, so its shares stand for
@@ -1055,10 +1097,12 @@ impl<B: Backend> Backend for RankBackend<B> {
         sink: &mut dyn StateSink<B::Real>,
     ) -> Result<bool, String> {
         self.send(self.command(cmd::EXPORT));
+        // Set after set, as one process's Bloch pair lists them.
         let flux = self
             .flux
-            .as_mut()
-            .map_or(Vec::new(), |f| (0..f.len()).map(|i| f.dft(i)).collect());
+            .iter_mut()
+            .flat_map(|f| (0..f.len()).map(|i| f.dft(i)).collect::<Vec<_>>())
+            .collect();
         export_parts(&mut self.rank, Some((sink, flux, step)))
     }
 
@@ -1069,23 +1113,20 @@ impl<B: Backend> Backend for RankBackend<B> {
     ) -> Result<(), String> {
         self.send(self.command(cmd::IMPORT));
         let (flux, _step) = import_parts(&mut self.rank, read)?;
-        match &mut self.flux {
-            Some(acc) => {
-                if flux.len() != acc.len() {
-                    return Err(format!(
-                        "the checkpoint holds {} surface DFT monitors, the scene {}",
-                        flux.len(),
-                        acc.len()
-                    ));
-                }
-                for (i, d) in flux.iter().enumerate() {
-                    acc.restore(i, d)?;
-                }
-                Ok(())
-            }
-            None if flux.is_empty() => Ok(()),
-            None => Err("the checkpoint holds surface DFTs the scene has no monitor for".into()),
+        let want: usize = self.flux.iter().map(|f| f.len()).sum();
+        if flux.len() != want {
+            return Err(format!(
+                "the checkpoint holds {} surface DFT monitors, the scene {want}",
+                flux.len()
+            ));
         }
+        let mut saved = flux.iter();
+        for acc in &mut self.flux {
+            for i in 0..acc.len() {
+                acc.restore(i, saved.next().expect("counted above"))?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@
 //! layout) and resumed on any number of ranks, each reading its own part.
 
 use super::{Observer, Quiet, RunError, RunOptions, StartError, Summary};
+use crate::backend::bloch::BlochPair;
 use crate::backend::cpu::CpuBackend;
 use crate::backend::Backend;
 use crate::model::{Model, Precision};
@@ -27,7 +28,7 @@ pub(super) fn run_ranks(
     ranks: Ranks,
 ) -> Result<Summary, RunError> {
     let hosts = crate::ranks::hosts();
-    if let Some(why) = refusal(opts).or_else(|| bloch_refusal(model)) {
+    if let Some(why) = refusal(opts, model) {
         return Err(RunError::Backend(StartError::Refused(why)));
     }
     // The worker threads of a host are shared by the ranks on it.
@@ -89,16 +90,84 @@ pub(super) fn run_ranks(
             }
         };
     }
-    match model.precision {
-        Precision::F32 => {
+    let on = count(threads, "thread");
+    // A Bloch cell's rank steps the pair of its part's two field sets.
+    let bloch = model.boundaries.has_bloch();
+    let pair = |m: &Model| (m.clone(), m.imaginary_set());
+    match (model.precision, bloch) {
+        (Precision::F32, false) => {
             let local = pool.install(|| CpuBackend::<f32>::new(&local_model, &local_ranges));
-            let local = (local, count(threads, "thread"));
-            pool.install(|| go(model, local, layout, &hosts, threads, opts, obs, started))
+            pool.install(|| {
+                go(
+                    model,
+                    (local, on),
+                    layout,
+                    &hosts,
+                    threads,
+                    opts,
+                    obs,
+                    started,
+                )
+            })
         }
-        Precision::F64 => {
+        (Precision::F64, false) => {
             let local = pool.install(|| CpuBackend::<f64>::new(&local_model, &local_ranges));
-            let local = (local, count(threads, "thread"));
-            pool.install(|| go(model, local, layout, &hosts, threads, opts, obs, started))
+            pool.install(|| {
+                go(
+                    model,
+                    (local, on),
+                    layout,
+                    &hosts,
+                    threads,
+                    opts,
+                    obs,
+                    started,
+                )
+            })
+        }
+        (Precision::F32, true) => {
+            let (re, im) = pair(&local_model);
+            let local = pool.install(|| {
+                let sets = (
+                    CpuBackend::<f32>::new(&re, &local_ranges),
+                    CpuBackend::new(&im, &local_ranges),
+                );
+                BlochPair::new(&re, sets.0, sets.1)
+            });
+            pool.install(|| {
+                go(
+                    model,
+                    (local, on),
+                    layout,
+                    &hosts,
+                    threads,
+                    opts,
+                    obs,
+                    started,
+                )
+            })
+        }
+        (Precision::F64, true) => {
+            let (re, im) = pair(&local_model);
+            let local = pool.install(|| {
+                let sets = (
+                    CpuBackend::<f64>::new(&re, &local_ranges),
+                    CpuBackend::new(&im, &local_ranges),
+                );
+                BlochPair::new(&re, sets.0, sets.1)
+            });
+            pool.install(|| {
+                go(
+                    model,
+                    (local, on),
+                    layout,
+                    &hosts,
+                    threads,
+                    opts,
+                    obs,
+                    started,
+                )
+            })
         }
     }
 }
@@ -186,21 +255,20 @@ fn agree_on_engine<B>(built: Result<B, String>, hosts: &[String]) -> Result<B, R
 }
 
 /// Why this run cannot go over ranks (the same answer on every rank), if so.
-fn refusal(opts: &RunOptions) -> Option<String> {
-    if opts.backend == crate::plan::BackendChoice::Cuda && opts.slabs.is_some() {
+fn refusal(opts: &RunOptions, model: &Model) -> Option<String> {
+    let cuda = opts.backend == crate::plan::BackendChoice::Cuda;
+    if cuda && opts.slabs.is_some() {
         return Some(
             "--slabs splits the CPU's share: over ranks on GPUs use --slabs-per-gpu".into(),
         );
     }
+    if cuda && model.boundaries.has_bloch() {
+        // Each rank would hold a pair of CUDA engines; the CPU ranks hold a pair each.
+        return Some(
+            "a Bloch cell (a periodic axis with a non-zero phase) runs over ranks on the CPU engine (--backend cpu), or on GPUs as one process".into(),
+        );
+    }
     None
-}
-
-/// Why a Bloch cell does not run over ranks: its two field sets' engines exchange the
-/// images at the Bloch faces within one process ([`crate::backend::bloch`]).
-fn bloch_refusal(model: &Model) -> Option<String> {
-    model.boundaries.has_bloch().then(|| {
-        "a Bloch cell (a periodic axis with a non-zero phase) runs in one process for now: run it without mpirun (its unit cell is usually small)".to_string()
-    })
 }
 
 /// Rank 0: the loop on the whole-grid backend; the others: follow it.

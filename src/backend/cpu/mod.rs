@@ -878,6 +878,11 @@ impl<T: Real> Backend for CpuBackend<T> {
         true
     }
 
+    fn x_planes(&self) -> std::ops::Range<usize> {
+        let first = self.slabs.first().map_or(0, |s| s.range.x0);
+        first..self.slabs.last().map_or(first, |s| s.range.x1)
+    }
+
     fn has_bloch_sweep(&self) -> bool {
         true
     }

@@ -543,6 +543,11 @@ impl<D: Device, T: Real> Backend for CudaEngine<D, T> {
         self.clock_end();
     }
 
+    fn x_planes(&self) -> std::ops::Range<usize> {
+        let first = self.slabs.first().map_or(0, |s| s.range.x0);
+        first..self.slabs.last().map_or(first, |s| s.range.x1)
+    }
+
     fn read_plane(&mut self, component: Component, slab: usize, x: usize, out: &mut [T]) {
         if self.failed() {
             out.fill(T::ZERO);
