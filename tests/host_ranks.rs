@@ -154,12 +154,13 @@ fn drive_ranks<B: Backend>(model: &Model, parts: &mut [RankPart<B>]) -> Trace {
 /// The halo exchange of half step `h` (0: H, 1: E) between the ranks' backends, as the MPI
 /// driver makes it: every sent plane read before any rank's own copies (the driver posts its
 /// sends first), the planes keyed by the copy's index in the run's halo plan, then each rank's
-/// copies within itself, then the received planes written (negated for a PMC mirror).
+/// copies within itself, then the received planes written (negated for a PMC mirror). A
+/// plane holds `plane` values of each field set (a Bloch pair's two).
 fn exchange_ranks<B: Backend>(parts: &mut [RankPart<B>], h: usize, plane: usize) {
     let mut travelling = Vec::new();
     for p in parts.iter_mut() {
         for s in &p.exchanges[h].sends {
-            let mut buf = vec![<B::Real as Real>::ZERO; plane];
+            let mut buf = vec![<B::Real as Real>::ZERO; plane * p.local.field_sets()];
             p.local.read_plane(s.component, s.slab, s.x, &mut buf);
             travelling.push((s.index, buf));
         }
@@ -448,4 +449,84 @@ fn each_rank_keeps_its_part_of_every_snapshot_and_the_parts_tile_it() {
         let whole: Vec<usize> = model.snapshots.iter().map(|s| cells(&s.regions)).collect();
         assert_eq!(held, whole, "{ranks} ranks");
     }
+}
+
+#[test]
+fn host_bloch_pairs_over_ranks_give_the_single_process_fields_bit_for_bit() {
+    // Each rank holds the Bloch pair of its part (two host engines, as `mpirun --backend
+    // cuda` builds them); a halo plane carries both sets, so the x Bloch images (the halo
+    // planes of the periodic x wrap, between the first rank and the last) are both sets'.
+    // Both sets' fields and the real set's probes equal one CPU pair's, bit for bit.
+    use yee::backend::bloch::BlochPair;
+    let _guard = serial();
+    let mut model = model(BLOCH_SCENE, "f64", 40);
+    // Rank 0's driver accumulates the flux DFTs over ranks (tests/mpi.rs); here only fields.
+    model.fluxes.clear();
+    let single = split_even(model.grid.shape[0], 1);
+    let imaginary = model.imaginary_set();
+    let mut cpu = BlochPair::new(
+        &model,
+        CpuBackend::<f64>::new(&model, &single),
+        CpuBackend::<f64>::new(&imaginary, &single),
+    );
+    let want = drive(&model, &mut cpu, &single);
+    let want_im = set_fields(&model, |c, r, out| cpu.imaginary().gather(c, r, out));
+    assert!(
+        want_im[2].iter().any(|&v| v != 0.0),
+        "the imaginary set is driven"
+    );
+    for (slabs, ranks) in [(2, 2), (5, 3)] {
+        let mut parts = rank_parts(&model, slabs, ranks, |m, layout, exchanges| {
+            let ranges = layout.local_ranges();
+            let halos = Exchange::process_halos(exchanges);
+            let re = rank_engine::<f64>(m, &ranges, halos.clone());
+            let im = rank_engine::<f64>(&m.imaginary_set(), &ranges, halos);
+            BlochPair::new(m, re, im)
+        });
+        let what = format!("Bloch pairs on {ranks} ranks of {slabs} slabs");
+        // `yee plan --ranks R --backend cuda` lists what each rank's pair allocates.
+        let options = PlanOptions {
+            backend: BackendChoice::Cuda,
+            slabs_per_gpu: Some(slabs.div_ceil(ranks)),
+            ..PlanOptions::default()
+        };
+        let hardware = Hardware::new(parse_gpus("1x80GiB").unwrap(), 64 << 30, 2);
+        if slabs % ranks == 0 {
+            let plan = plan_ranks(&model, &hardware, &options, ranks, None);
+            for (part, p) in plan.parts.iter().zip(&parts) {
+                assert_eq!(
+                    part.allocation,
+                    p.local.allocation(),
+                    "{what}: rank {}",
+                    part.rank
+                );
+            }
+        }
+        assert_identical(&drive_ranks(&model, &mut parts), &want, &what);
+        let got_im = set_fields(&model, |c, r, out| {
+            let row = RankLayout::row_len(r);
+            for p in &parts {
+                let (first, sub) = p.layout.part(r, p.layout.rank).expect("own planes");
+                let part = &mut out[first * row..first * row + sub.len()];
+                p.local.gather_set(1, c, &sub, part);
+            }
+        });
+        assert_eq!(got_im, want_im, "{what}: the imaginary set");
+    }
+}
+
+/// The six components of a field set over the whole grid, gathered by `gather`.
+fn set_fields(
+    model: &Model,
+    gather: impl Fn(Component, &yee::model::Region, &mut [f64]),
+) -> Vec<Vec<f64>> {
+    let r = whole(model);
+    Component::ALL
+        .iter()
+        .map(|&c| {
+            let mut out = vec![0.0; r.len()];
+            gather(c, &r, &mut out);
+            out
+        })
+        .collect()
 }

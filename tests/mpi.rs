@@ -252,11 +252,19 @@ fn a_failing_rank_stops_every_rank_with_exit_1_and_a_valid_file() {
 #[test]
 fn ranks_on_gpus_run_or_every_rank_says_why_its_gpu_cannot() {
     // `--backend cuda` over ranks: each rank builds the CUDA engine of its own slabs on one
-    // GPU of its host. Where there is no GPU (CI), every rank must stop at the start, naming
-    // itself and CUDA, rather than one rank waiting in a collective call for another that has
-    // gone; where there is one, the file must be the single-process CPU run's, bit for bit.
+    // GPU of its host (a Bloch cell: the pair of engines of its part's two field sets). Where
+    // there is no GPU (CI), every rank must stop at the start, naming itself and CUDA, rather
+    // than one rank waiting in a collective call for another that has gone; where there is
+    // one, the file must be the single-process CPU run's, bit for bit.
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let d = dir("cuda");
+    gpu_ranks_check("cuda", SCENE);
+    gpu_ranks_check("cuda-bloch", &BLOCH_SCENE.replace("STEPS", "200"));
+}
+
+/// [`ranks_on_gpus_run_or_every_rank_says_why_its_gpu_cannot`] on the scene `text`.
+fn gpu_ranks_check(name: &str, text: &str) {
+    let d = dir(name);
+    std::fs::write(d.join("s.toml"), text).unwrap();
     let args = [
         "run",
         "s.toml",
@@ -269,20 +277,21 @@ fn ranks_on_gpus_run_or_every_rank_says_why_its_gpu_cannot() {
     let o = launch_within(&d, Some(2), &args, 60);
     let err = String::from_utf8_lossy(&o.stderr);
     if o.status.success() {
-        let one = dir("cuda-one");
+        let one = dir(&format!("{name}-one"));
+        std::fs::write(one.join("s.toml"), text).unwrap();
         let single = yee(&one, None, &[], &[]);
         assert!(single.status.success());
         let want = datasets(&open_h5(one.join("out.h5")).unwrap());
         let got = datasets(&open_h5(d.join("out.h5")).unwrap());
         assert_eq!(got.len(), want.len());
-        assert_same_values(&got, &want, "2 ranks on GPUs");
+        assert_same_values(&got, &want, &format!("{name}: 2 ranks on GPUs"));
         let _ = std::fs::remove_dir_all(&one);
     } else {
-        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(o.status.code(), Some(1), "{name}: {err}");
         for rank in 0..2 {
             assert!(
                 err.contains(&format!("rank {rank} on ")),
-                "rank {rank} says why: {err}"
+                "{name}: rank {rank} says why: {err}"
             );
         }
         assert!(err.contains("CUDA") || err.contains("GPU"), "{err}");

@@ -526,8 +526,10 @@ pub fn rank_gpu_allocation(
     }
     let halos = crate::decomp::ranks::Exchange::process_halos(&layout.exchanges(&model.boundaries));
     let [_, ny, nz] = model.grid.shape;
+    // Each engine of a Bloch cell's pair stages its own planes.
     let staging = halos.staging_planes() as u64
-        * super::bytes::staged_halo_bytes(ny * nz, model.precision.bytes());
+        * super::bytes::staged_halo_bytes(ny * nz, model.precision.bytes())
+        * local.field_sets;
     let mirrors = local.gpu_pinned_bytes();
     a.monitors += mirrors;
     a.halos += staging;

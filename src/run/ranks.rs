@@ -28,7 +28,7 @@ pub(super) fn run_ranks(
     ranks: Ranks,
 ) -> Result<Summary, RunError> {
     let hosts = crate::ranks::hosts();
-    if let Some(why) = refusal(opts, model) {
+    if let Some(why) = refusal(opts) {
         return Err(RunError::Backend(StartError::Refused(why)));
     }
     // The worker threads of a host are shared by the ranks on it.
@@ -79,13 +79,21 @@ pub(super) fn run_ranks(
             local_index,
             gpus: opts.gpus.as_deref(),
         };
-        return match model.precision {
-            Precision::F32 => {
+        return match (model.precision, model.boundaries.has_bloch()) {
+            (Precision::F32, false) => {
                 let local = agree_on_engine(part.start::<f32>(), &hosts)?;
                 go(model, local, layout, &hosts, threads, opts, obs, started)
             }
-            Precision::F64 => {
+            (Precision::F64, false) => {
                 let local = agree_on_engine(part.start::<f64>(), &hosts)?;
+                go(model, local, layout, &hosts, threads, opts, obs, started)
+            }
+            (Precision::F32, true) => {
+                let local = agree_on_engine(part.start_pair::<f32>(), &hosts)?;
+                go(model, local, layout, &hosts, threads, opts, obs, started)
+            }
+            (Precision::F64, true) => {
+                let local = agree_on_engine(part.start_pair::<f64>(), &hosts)?;
                 go(model, local, layout, &hosts, threads, opts, obs, started)
             }
         };
@@ -191,36 +199,15 @@ struct CudaPart<'a> {
     gpus: Option<&'a [usize]>,
 }
 
+#[cfg(feature = "cuda")]
 impl CudaPart<'_> {
     /// The engine on this rank's GPU and the GPU in words, or why it cannot start (naming
     /// the GPU).
-    #[cfg(feature = "cuda")]
     fn start<T: crate::real::Real>(
         self,
     ) -> Result<(crate::backend::cuda::CudaBackend<T>, String), String> {
-        use crate::backend::cuda::{probe_gpus, CudaDevice, CudaEngine, EngineOptions};
-        // Probing first: it finds out, without a panic, whether the driver library loads.
-        let found = probe_gpus().map_err(|e| format!("CUDA cannot be used: {e}"))?;
-        if found.is_empty() {
-            return Err("CUDA cannot be used: no GPU found".into());
-        }
-        let ordinal = match self.gpus {
-            Some(list) if !list.is_empty() => list[self.local_index % list.len()],
-            _ => found[self.local_index % found.len()].ordinal,
-        };
-        let dev =
-            CudaDevice::new(&[ordinal], T::PRECISION).map_err(|e| format!("GPU {ordinal}: {e}"))?;
-        let gpu_of = vec![0; self.ranges.len()];
-        let mut engine = CudaEngine::for_process(
-            dev,
-            self.model,
-            self.ranges,
-            &gpu_of,
-            EngineOptions::default(),
-            "cuda",
-            self.halos,
-        )
-        .map_err(|e| format!("GPU {ordinal}: {e}"))?;
+        let ordinal = self.ordinal()?;
+        let mut engine = self.engine(self.model, ordinal)?;
         // Test hook (scripts/gpu-check.sh): a GPU that fails mid-run.
         if let Some(step) =
             crate::fault::hook("YEE_CUDA_FAIL_AT_STEP").and_then(|v| v.trim().parse::<usize>().ok())
@@ -230,10 +217,69 @@ impl CudaPart<'_> {
         Ok((engine, format!("GPU {ordinal}")))
     }
 
-    /// Without the `cuda` feature there is no CUDA engine.
-    #[cfg(not(feature = "cuda"))]
+    /// A Bloch cell's pair of engines on this rank's GPU (the real and the imaginary field
+    /// set of its part, [`BlochPair`]), as [`Self::start`].
+    fn start_pair<T: crate::real::Real>(
+        self,
+    ) -> Result<(BlochPair<crate::backend::cuda::CudaBackend<T>>, String), String> {
+        let ordinal = self.ordinal()?;
+        let re = self.engine(self.model, ordinal)?;
+        let im = self.engine(&self.model.imaginary_set(), ordinal)?;
+        Ok((BlochPair::new(self.model, re, im), format!("GPU {ordinal}")))
+    }
+
+    /// The GPU this rank takes, or why CUDA cannot be used.
+    fn ordinal(&self) -> Result<usize, String> {
+        use crate::backend::cuda::probe_gpus;
+        // Probing first: it finds out, without a panic, whether the driver library loads.
+        let found = probe_gpus().map_err(|e| format!("CUDA cannot be used: {e}"))?;
+        if found.is_empty() {
+            return Err("CUDA cannot be used: no GPU found".into());
+        }
+        Ok(match self.gpus {
+            Some(list) if !list.is_empty() => list[self.local_index % list.len()],
+            _ => found[self.local_index % found.len()].ordinal,
+        })
+    }
+
+    /// An engine of `model` (the rank's part, or its imaginary set) on GPU `ordinal`.
+    fn engine<T: crate::real::Real>(
+        &self,
+        model: &Model,
+        ordinal: usize,
+    ) -> Result<crate::backend::cuda::CudaBackend<T>, String> {
+        use crate::backend::cuda::{CudaDevice, CudaEngine, EngineOptions};
+        let dev =
+            CudaDevice::new(&[ordinal], T::PRECISION).map_err(|e| format!("GPU {ordinal}: {e}"))?;
+        let gpu_of = vec![0; self.ranges.len()];
+        CudaEngine::for_process(
+            dev,
+            model,
+            self.ranges,
+            &gpu_of,
+            EngineOptions::default(),
+            "cuda",
+            self.halos.clone(),
+        )
+        .map_err(|e| format!("GPU {ordinal}: {e}"))
+    }
+}
+
+/// Without the `cuda` feature there is no CUDA engine.
+#[cfg(not(feature = "cuda"))]
+impl CudaPart<'_> {
     fn start<T: crate::real::Real>(self) -> Result<(CpuBackend<T>, String), String> {
-        Err("this yee was built without the CUDA backend (feature `cuda`)".into())
+        Err(Self::not_built())
+    }
+
+    fn start_pair<T: crate::real::Real>(
+        self,
+    ) -> Result<(BlochPair<CpuBackend<T>>, String), String> {
+        Err(Self::not_built())
+    }
+
+    fn not_built() -> String {
+        "this yee was built without the CUDA backend (feature `cuda`)".into()
     }
 }
 
@@ -255,17 +301,10 @@ fn agree_on_engine<B>(built: Result<B, String>, hosts: &[String]) -> Result<B, R
 }
 
 /// Why this run cannot go over ranks (the same answer on every rank), if so.
-fn refusal(opts: &RunOptions, model: &Model) -> Option<String> {
-    let cuda = opts.backend == crate::plan::BackendChoice::Cuda;
-    if cuda && opts.slabs.is_some() {
+fn refusal(opts: &RunOptions) -> Option<String> {
+    if opts.backend == crate::plan::BackendChoice::Cuda && opts.slabs.is_some() {
         return Some(
             "--slabs splits the CPU's share: over ranks on GPUs use --slabs-per-gpu".into(),
-        );
-    }
-    if cuda && model.boundaries.has_bloch() {
-        // Each rank would hold a pair of CUDA engines; the CPU ranks hold a pair each.
-        return Some(
-            "a Bloch cell (a periodic axis with a non-zero phase) runs over ranks on the CPU engine (--backend cpu), or on GPUs as one process".into(),
         );
     }
     None

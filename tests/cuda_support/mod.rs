@@ -380,6 +380,50 @@ pub struct Trace {
     pub fields: Vec<Vec<f64>>,
 }
 
+/// A Bloch cell with phases on x, y and z (the x images through the halo copies, y and z
+/// through the curl's wrap), a Drude sphere (the dispersive pass) and a magnetic block (the
+/// H factor of the material), a dipole, a probe and a flux plane.
+pub const BLOCH_SCENE: &str = r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.05
+size = [0.6, 0.6, 0.7]
+steps = STEPS
+precision = "PRECISION"
+[boundaries]
+x_min = { type = "bloch", phase = 0.3 }
+y_min = { type = "bloch", phase = -0.2 }
+z_min = { type = "bloch", phase = 0.45 }
+[materials]
+metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+ferrite = { epsilon = 3.0, mu = 2.0 }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [0.15, 0.0, 0.0]
+radius = 0.12
+[[geometry]]
+shape = "box"
+material = "ferrite"
+center = [-0.15, 0.1, -0.2]
+size = [0.15, 0.2, 0.15]
+[[source]]
+type = "dipole"
+component = "Ez"
+position = [0.06, -0.11, 0.13]
+waveform = { type = "gaussian", frequency = 2.0e14, bandwidth = 3.0e14 }
+[[monitor]]
+type = "probe"
+name = "p"
+position = [-0.14, 0.17, -0.08]
+components = ["Ez", "Hy"]
+[[monitor]]
+type = "flux"
+name = "f"
+plane = { z = 0.2 }
+frequencies = { min = 1.0e14, max = 3.0e14, count = 5 }
+"#;
+
 /// How the driver reads monitors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Reads {
