@@ -15,6 +15,12 @@
 //! the complex field, DFT(F_re) + i DFT(F_im), so fluxes, mode amplitudes and diffraction
 //! orders are those of the complex field. A checkpoint holds both sets: the imaginary set's
 //! fields and arrays are arrays named `bloch.im.*`.
+//!
+//! An engine that sweeps both sets together ([`Backend::has_bloch_sweep`], the CPU) steps the
+//! pair in its fused sweep, plane by plane ([`Backend::bloch_fused_part`]); others step it
+//! two-pass. Over MPI ranks each rank holds the pair of its part: a halo plane carries both
+//! sets ([`Backend::field_sets`]) and rank 0 reads each set's flux planes
+//! ([`Backend::gather_set`]).
 
 use super::{
     Allocation, Backend, FusedPart, GatherTicket, Half, HaloCopy, HaloPlan, HaloSide, Pass,

@@ -813,7 +813,7 @@ impl<T: Real> Slab<T> {
         match (half, pass) {
             (_, Pass::CurlCpml) => self.curl_cpml_plane(sh, half, p, rows),
             (Half::H, Pass::Conformal) => self.conformal(sh, p..p + 1, rows),
-            // A Bloch pair steps two-pass (`crate::backend::bloch`).
+            // One set has no Bloch pass; a pair's sweep runs it on both sets (`BlochSets`).
             (_, Pass::Bloch) => {}
             (Half::H, Pass::MagneticSources) => self.inject_magnetic(sh, values, p..p + 1, rows),
             (Half::E, Pass::Sources) => self.inject(sh, values, p..p + 1, rows),
