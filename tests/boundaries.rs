@@ -409,6 +409,71 @@ components = ["Ey"]
 }
 
 #[test]
+fn a_bloch_pair_sweeps_several_steps_at_once_with_the_bits_of_its_two_pass_steps() {
+    // With x not periodic (a grating's wave axis: PML) the CPU sweeps several steps at once,
+    // a wavefront over the planes (temporal blocking): a pair does so with both sets, each
+    // set's halo planes travelling between the slabs' threads, the Bloch pass of every plane
+    // in its place. The probe rows (queued within the sweep) and both sets' fields equal the
+    // two-pass steps', on 1 and 3 slabs, with a Drude sphere and phases on y and z.
+    use yee::backend::bloch::BlochPair;
+    use yee::backend::cpu::CpuBackend;
+    use yee::backend::{Backend, PhaseTimes, StepMode};
+    let metal = r#"
+[materials]
+metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [0.1, 0.0, 0.0]
+radius = 0.12
+"#;
+    let text = bloch_scene([0.0, -0.2, 0.45], 70, metal).replace(
+        "x_min = { type = \"bloch\", phase = 0 }",
+        "x_min = { type = \"pml\", cells = 3 }\nx_max = { type = \"pml\", cells = 3 }",
+    );
+    let model = common::model(&text);
+    assert!(model.boundaries.has_bloch());
+    let run = |slabs: usize, mode: StepMode, per_sweep: usize| {
+        let ranges = yee::decomp::split_even(model.grid.shape[0], slabs);
+        let re = CpuBackend::<f64>::new(&model, &ranges);
+        let im = CpuBackend::<f64>::new(&model.imaginary_set(), &ranges);
+        let mut pair = BlochPair::new(&model, re, im);
+        let samples = model.probes[0].samples.clone();
+        let mut rows = Vec::new();
+        {
+            let mut s = yee::run::Stepper::new(&model, &mut pair, &ranges)
+                .with_mode(mode)
+                .with_steps_per_sweep(per_sweep);
+            assert_eq!(s.steps_per_sweep(), per_sweep, "{slabs} slabs, {mode:?}");
+            s.step_many(model.grid.steps, &samples, &mut PhaseTimes::default());
+            s.backend.drain_probes(&mut rows, true);
+        }
+        let fields = [pair.real(), pair.imaginary()].map(|b| {
+            Component::ALL
+                .iter()
+                .map(|&c| field(b, &model, c))
+                .collect::<Vec<_>>()
+        });
+        (rows, fields)
+    };
+    for slabs in [1, 3] {
+        let want = run(slabs, StepMode::TwoPass, 1);
+        let samples = model.probes[0].samples.len();
+        assert_eq!(
+            want.0.len(),
+            model.grid.steps * samples,
+            "a probe row per step"
+        );
+        assert!(
+            want.1[1][2].iter().any(|&v| v != 0.0),
+            "the imaginary set is driven"
+        );
+        let got = run(slabs, StepMode::Fused, 8);
+        assert_eq!(got, want, "8 steps per sweep on {slabs} slabs");
+    }
+}
+
+#[test]
 fn bloch_phase_zero_is_the_plain_periodic_cell_with_one_field_set() {
     let bloch = common::model(&bloch_scene([0.0, 1.0, 0.0], 150, ""));
     let plain = common::model(

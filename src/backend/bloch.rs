@@ -177,6 +177,45 @@ impl<B: Backend> Backend for BlochPair<B> {
         self.exchange(&halos.after_e);
     }
 
+    fn can_step_fused_many(&self, halos: &HaloPlan) -> bool {
+        self.re.has_bloch_sweep() && self.re.can_step_fused_many(halos)
+    }
+
+    fn step_fused_many(
+        &mut self,
+        halos: &HaloPlan,
+        steps: &[(&[f64], &[f64])],
+        first: usize,
+        samples: &[(Component, [usize; 3])],
+    ) {
+        let _ = first;
+        if !self.can_step_fused_many(halos) {
+            for &(magnetic, currents) in steps {
+                self.step_fused(halos, magnetic, currents);
+                if !samples.is_empty() {
+                    self.queue_probes(samples);
+                }
+            }
+            return;
+        }
+        // Each step's imaginary values, then every step's values of both sets.
+        let imaginary: Vec<[Vec<f64>; 2]> = steps
+            .iter()
+            .map(|&(magnetic, currents)| {
+                self.imaginary_values(Half::H, magnetic);
+                self.imaginary_values(Half::E, currents);
+                self.values_im.clone()
+            })
+            .collect();
+        let values: Vec<[[&[f64]; 2]; 2]> = steps
+            .iter()
+            .zip(&imaginary)
+            .map(|(&(magnetic, currents), [h, e])| [[magnetic, currents], [&h[..], &e[..]]])
+            .collect();
+        self.re
+            .bloch_fused_steps(&mut self.im, halos, &values, samples);
+    }
+
     fn step_fused_h(&mut self, h_sources: &[HaloCopy], magnetic: &[f64], currents: &[f64]) {
         if !self.re.has_bloch_sweep() {
             return self.update_h(magnetic);

@@ -273,6 +273,24 @@ pub trait Backend {
         let _ = (im, part, h_sources, values);
         unreachable!("the {} engine has no fused Bloch sweep", self.name());
     }
+    /// Several whole steps of a Bloch pair in one sweep (temporal blocking, as
+    /// [`Backend::step_fused_many`]; only where this engine [`Backend::has_bloch_sweep`] and
+    /// [`Backend::can_step_fused_many`] with `halos`): `self` the real set's engine, `im` the
+    /// imaginary set's, `steps[k]` step k's source values per set and half step (as
+    /// [`Backend::bloch_fused_part`] takes them), a row of the real set's probe samples
+    /// `samples` queued after each step.
+    fn bloch_fused_steps(
+        &mut self,
+        im: &mut Self,
+        halos: &HaloPlan,
+        steps: &[[[&[f64]; 2]; 2]],
+        samples: &[(Component, [usize; 3])],
+    ) where
+        Self: Sized,
+    {
+        let _ = (im, halos, steps, samples);
+        unreachable!("the {} engine sweeps no Bloch steps at once", self.name());
+    }
     /// Replay a list of halo plane copies: those of the half step just done, which this call
     /// ends (a backend that started them early waits for them here).
     fn exchange(&mut self, copies: &[HaloCopy]);

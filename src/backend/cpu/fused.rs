@@ -192,6 +192,61 @@ impl<T: Real> CpuBackend<T> {
     }
 }
 
+impl<T: Real> CpuBackend<T> {
+    /// [`Self::fused_steps`] of a Bloch pair `re`, `im` swept together: `steps[k]` holds step
+    /// k's source values as [`Self::bloch_sets`] takes them, and the probe rows of `samples`
+    /// are the real set's. Only where [`Self::can_sweep_steps`]; a flux sample is read after
+    /// the sweep (the caller ends a sweep at one).
+    pub(super) fn bloch_fused_steps<'a>(
+        re: &'a mut Self,
+        im: &'a mut Self,
+        halos: &HaloPlan,
+        steps: &[[[&'a [f64]; 2]; 2]],
+        samples: &[(Component, [usize; 3])],
+    ) {
+        let count = re.slabs.len();
+        let held: Vec<Vec<PlaneSample>> = re
+            .slabs
+            .iter()
+            .map(|s| PlaneSample::held_by(s, &re.shared, samples))
+            .collect();
+        let mut links: Vec<[Links<T>; 2]> = links(halos, count)
+            .into_iter()
+            .zip(links(halos, count))
+            .map(|(a, b)| [a, b])
+            .collect();
+        let flush = crate::fpu::subnormals_flushed();
+        let units = Self::bloch_sets(re, im, steps[0]);
+        let values: Vec<Vec<f64>> = if count == 1 {
+            let l = links.pop().expect("one slab");
+            let mut u = units.into_iter().next().expect("one slab");
+            vec![u.sweep_steps(steps, true, l, &held[0])]
+        } else {
+            std::thread::scope(|scope| {
+                let sweeps: Vec<_> = units
+                    .into_iter()
+                    .zip(links)
+                    .zip(&held)
+                    .enumerate()
+                    .map(|(b, ((mut u, l), held))| {
+                        scope.spawn(move || {
+                            if flush {
+                                crate::fpu::flush_subnormals_to_zero();
+                            }
+                            u.sweep_steps(steps, b % 2 == 0, l, held)
+                        })
+                    })
+                    .collect();
+                sweeps
+                    .into_iter()
+                    .map(|t| t.join().expect("a slab's sweep does not panic"))
+                    .collect()
+            })
+        };
+        re.queue_sweep_rows(steps.len(), samples.len(), &held, &values);
+    }
+}
+
 /// What the fused step updates on one slab's planes, with its half steps' source values:
 /// one field set's slab ([`OneSet`]), or the same slab of a Bloch pair's two sets
 /// ([`BlochSets`]), swept together because the Bloch pass of each plane reads both.
@@ -261,6 +316,76 @@ impl<T: Real> BlochSets<'_, T> {
             self.im
                 .pass_on_plane(sh, half, pass, p, rows.clone(), values, None);
         }
+    }
+}
+
+impl<'a, T: Real> BlochSets<'a, T> {
+    /// [`Slab::sweep_steps`] of both sets: step k with the values `steps[k]`, each set's halo
+    /// planes through its own `links`, the probe samples `held` read from the real set.
+    fn sweep_steps(
+        &mut self,
+        steps: &[[[&'a [f64]; 2]; 2]],
+        forward: bool,
+        links: [Links<T>; 2],
+        held: &[PlaneSample],
+    ) -> Vec<f64> {
+        let n = self.re.range.len();
+        let ny = self.sh[0].ny;
+        let depth = steps.len();
+        let mut values = vec![0.0; depth * held.len()];
+        wavefront(n, depth, forward, |electric, q, k| {
+            self.values = steps[k];
+            if !electric {
+                if q == n && k > 0 {
+                    self.each_link(&links, |s, sh, l| {
+                        if let Some(r) = &l.right {
+                            s.receive_plane(sh, r, true, n + 1);
+                        }
+                    });
+                }
+                self.h(q, 0..ny);
+                if q == n {
+                    self.each_link(&links, |s, sh, l| {
+                        if let Some(r) = &l.right {
+                            s.send_plane(sh, r, false, n);
+                        }
+                    });
+                }
+                return;
+            }
+            if q == 1 {
+                self.each_link(&links, |s, sh, l| {
+                    if let Some(r) = &l.left {
+                        s.receive_plane(sh, r, false, 0);
+                    }
+                });
+            }
+            self.e(q, 0..ny);
+            if q == 1 {
+                self.each_link(&links, |s, sh, l| {
+                    if let Some(r) = &l.left {
+                        s.send_plane(sh, r, true, 1);
+                    }
+                });
+            }
+            read_held(self.re, held, q, k, &mut values);
+        });
+        self.each_link(&links, |s, sh, l| {
+            if let Some(r) = &l.right {
+                s.receive_plane(sh, r, true, n + 1);
+            }
+        });
+        values
+    }
+
+    /// `f` on each set's slab, tables and links (real, then imaginary).
+    fn each_link(
+        &mut self,
+        links: &[Links<T>; 2],
+        mut f: impl FnMut(&mut Slab<T>, &Shared<T>, &Links<T>),
+    ) {
+        f(self.re, self.sh[0], &links[0]);
+        f(self.im, self.sh[1], &links[1]);
     }
 }
 
@@ -391,23 +516,7 @@ impl<T: Real> CpuBackend<T> {
     ) {
         let sh = &self.shared;
         let count = self.slabs.len();
-        let mut links: Vec<Links<T>> = (0..count).map(|_| Links::default()).collect();
-        for b in 1..count {
-            let (h_send, h_recv) = mpsc::channel();
-            let (e_send, e_recv) = mpsc::channel();
-            links[b - 1].right = Some(Neighbour {
-                send: h_send,
-                recv: e_recv,
-                send_components: components(&halos.after_h, |c| c.src_slab == b - 1),
-                recv_components: components(&halos.after_e, |c| c.dst_slab == b - 1),
-            });
-            links[b].left = Some(Neighbour {
-                send: e_send,
-                recv: h_recv,
-                send_components: components(&halos.after_e, |c| c.src_slab == b),
-                recv_components: components(&halos.after_h, |c| c.dst_slab == b),
-            });
-        }
+        let mut links = links(halos, count);
         let held: Vec<Vec<PlaneSample>> = self
             .slabs
             .iter()
@@ -455,20 +564,98 @@ impl<T: Real> CpuBackend<T> {
         };
         drop(reads);
         self.monitors.flux_read = read_buffer;
-        if samples.is_empty() {
+        self.queue_sweep_rows(steps.len(), samples.len(), &held, &values);
+    }
+
+    /// Queue the probe rows of a sweep of `steps` steps over `samples` samples: slab b's
+    /// values of its samples `held[b]`, a row per step ([`Slab::sweep_steps`]).
+    fn queue_sweep_rows(
+        &mut self,
+        steps: usize,
+        samples: usize,
+        held: &[Vec<PlaneSample>],
+        values: &[Vec<f64>],
+    ) {
+        if samples == 0 {
             return;
         }
         let rows = &mut self.monitors.probe_rows;
         let first = rows.len();
-        rows.resize(first + steps.len() * samples.len(), 0.0);
-        for (held, values) in held.iter().zip(&values) {
+        rows.resize(first + steps * samples, 0.0);
+        for (held, values) in held.iter().zip(values) {
             for (k, row) in values.chunks_exact(held.len().max(1)).enumerate() {
-                let out = &mut rows[first + k * samples.len()..];
+                let out = &mut rows[first + k * samples..];
                 for (ps, &v) in held.iter().zip(row) {
                     out[ps.index] = v;
                 }
             }
         }
+    }
+}
+
+/// The message channels of `count` slabs sweeping several steps at once with the halo copies
+/// `halos` ([`CpuBackend::fused_steps`]): each pair of neighbours shares an H channel (to the
+/// right) and an E channel (to the left).
+fn links<T>(halos: &HaloPlan, count: usize) -> Vec<Links<T>> {
+    let mut links: Vec<Links<T>> = (0..count).map(|_| Links::default()).collect();
+    for b in 1..count {
+        let (h_send, h_recv) = mpsc::channel();
+        let (e_send, e_recv) = mpsc::channel();
+        links[b - 1].right = Some(Neighbour {
+            send: h_send,
+            recv: e_recv,
+            send_components: components(&halos.after_h, |c| c.src_slab == b - 1),
+            recv_components: components(&halos.after_e, |c| c.dst_slab == b - 1),
+        });
+        links[b].left = Some(Neighbour {
+            send: e_send,
+            recv: h_recv,
+            send_components: components(&halos.after_e, |c| c.src_slab == b),
+            recv_components: components(&halos.after_h, |c| c.dst_slab == b),
+        });
+    }
+    links
+}
+
+/// The wavefront of several steps in one sweep over a slab of `n` planes ([`Slab::sweep_steps`]):
+/// `visit(electric, q, k)` updates H (`electric` false) or E of local plane q in step k, in an
+/// order where step k runs one plane behind step k - 1; towards +x, or towards -x when not
+/// `forward`.
+fn wavefront(n: usize, depth: usize, forward: bool, mut visit: impl FnMut(bool, usize, usize)) {
+    // Position d of a step's sweep (d = 0 first): towards +x plane d + 1; towards -x the
+    // pair at q = n - d. Step k is at position i - k in round i.
+    for i in 0..n + depth {
+        for k in 0..depth.min(i + 1) {
+            let d = i - k;
+            if forward && d < n {
+                visit(false, d + 1, k);
+                visit(true, d + 1, k);
+            } else if !forward && d <= n {
+                let q = n - d;
+                if q >= 1 {
+                    visit(false, q, k);
+                }
+                if q < n {
+                    visit(true, q + 1, k);
+                }
+            }
+        }
+    }
+}
+
+/// Put the values of the samples `held` on local plane `q` of `slab` into step k's row of
+/// `values` (a row of `held.len()` per step).
+fn read_held<T: Real>(
+    slab: &Slab<T>,
+    held: &[PlaneSample],
+    q: usize,
+    k: usize,
+    values: &mut [f64],
+) {
+    let on_q = held.partition_point(|p| p.plane < q)..held.partition_point(|p| p.plane <= q);
+    for (i, p) in held[on_q.clone()].iter().enumerate() {
+        let f = if p.electric { &slab.e } else { &slab.h };
+        values[k * held.len() + on_q.start + i] = f[p.component][p.offset].to_f64();
     }
 }
 
@@ -703,12 +890,7 @@ impl<T: Real> Slab<T> {
                     s.send_plane(sh, l, true, 1);
                 }
             }
-            let on_q =
-                held.partition_point(|p| p.plane < q)..held.partition_point(|p| p.plane <= q);
-            for (i, p) in held[on_q.clone()].iter().enumerate() {
-                let f = if p.electric { &s.e } else { &s.h };
-                values[k * held.len() + on_q.start + i] = f[p.component][p.offset].to_f64();
-            }
+            read_held(s, held, q, k, &mut values);
             if read_step == Some(k) {
                 let on_q =
                     reads.partition_point(|r| r.plane < q)..reads.partition_point(|r| r.plane <= q);
@@ -718,25 +900,13 @@ impl<T: Real> Slab<T> {
                 }
             }
         };
-        // Position d of a step's sweep (d = 0 first): towards +x plane d + 1; towards -x the
-        // pair at q = n - d. Step k is at position i - k in round i.
-        for i in 0..n + depth {
-            for k in 0..depth.min(i + 1) {
-                let d = i - k;
-                if forward && d < n {
-                    h(self, d + 1, k);
-                    e(self, d + 1, k);
-                } else if !forward && d <= n {
-                    let q = n - d;
-                    if q >= 1 {
-                        h(self, q, k);
-                    }
-                    if q < n {
-                        e(self, q + 1, k);
-                    }
-                }
+        wavefront(n, depth, forward, |electric, q, k| {
+            if electric {
+                e(self, q, k)
+            } else {
+                h(self, q, k)
             }
-        }
+        });
         if let Some(r) = &links.right {
             self.receive_plane(sh, r, true, n + 1);
         }

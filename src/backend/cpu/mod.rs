@@ -903,6 +903,16 @@ impl<T: Real> Backend for CpuBackend<T> {
         }
     }
 
+    fn bloch_fused_steps(
+        &mut self,
+        im: &mut Self,
+        halos: &HaloPlan,
+        steps: &[[[&[f64]; 2]; 2]],
+        samples: &[(Component, [usize; 3])],
+    ) {
+        Self::bloch_fused_steps(self, im, halos, steps, samples);
+    }
+
     fn bloch_images(&mut self, half: Half, out: &mut Vec<T>) {
         self.read_bloch_images(half, out);
     }
