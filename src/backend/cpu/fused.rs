@@ -196,7 +196,8 @@ impl<T: Real> CpuBackend<T> {
     /// [`Self::fused_steps`] of a Bloch pair `re`, `im` swept together: `steps[k]` holds step
     /// k's source values as [`Self::bloch_sets`] takes them, and the probe rows of `samples`
     /// are the real set's. Only where [`Self::can_sweep_steps`]; a flux sample is read after
-    /// the sweep (the caller ends a sweep at one).
+    /// the sweep (the caller ends a sweep at one). A Bloch cell holds no TF/SF source (the
+    /// scene refuses one), so no 1-D incident grid advances here.
     pub(super) fn bloch_fused_steps<'a>(
         re: &'a mut Self,
         im: &'a mut Self,
