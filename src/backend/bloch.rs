@@ -24,8 +24,7 @@
 
 use super::{
     Allocation, Backend, FusedPart, GatherTicket, Half, HaloCopy, HaloPlan, HaloSide, Pass,
-    PhaseTimes, State, StateArray, StateError, StatePlace, StateReader, StateRequest, StateShape,
-    StateSink,
+    PhaseTimes, State, StateArray, StateError, StatePlace, StateReader, StateRequest,
 };
 use crate::flux::FluxDft;
 use crate::model::{Component, Model, Region};
@@ -369,26 +368,6 @@ impl<B: Backend> Backend for BlochPair<B> {
         state.arrays.sort_by(|a, b| a.name.cmp(&b.name));
         state.flux.extend(im.flux);
         Some(state)
-    }
-
-    fn write_state(
-        &mut self,
-        step: usize,
-        sink: &mut dyn StateSink<B::Real>,
-    ) -> Result<bool, String> {
-        // In one part (a Bloch cell is small), which starts at the pair's first plane: on one
-        // rank of several that is not plane 0.
-        let Some(mut state) = self.export_state() else {
-            return Ok(false);
-        };
-        state.step = step;
-        sink.begin(&StateShape::of(&state))?;
-        let place = StatePlace {
-            x0: self.x_planes().start,
-            ..StatePlace::whole(&state)
-        };
-        sink.part(&state, &place)?;
-        Ok(true)
     }
 
     fn import_state_from(

@@ -438,7 +438,8 @@ pub trait Backend {
         self.export_state().map(|s| StateShape::of(&s))
     }
     /// Hand the whole state after step `step` to `sink` (a checkpoint being written), part by
-    /// part: by default in one part ([`Backend::export_state`]); a backend spread over
+    /// part: by default in one part ([`Backend::export_state`]) placed at
+    /// [`Backend::x_planes`]; a backend spread over
     /// processes hands each process's part in turn, so no process holds the whole. False
     /// after a [`Backend::failure`] (nothing handed over); the first error of `sink` is
     /// returned.
@@ -452,7 +453,12 @@ pub trait Backend {
         };
         state.step = step;
         sink.begin(&StateShape::of(&state))?;
-        sink.part(&state, &StatePlace::whole(&state))?;
+        // The part starts at this engine's first plane: on one rank of several, not plane 0.
+        let place = StatePlace {
+            x0: self.x_planes().start,
+            ..StatePlace::whole(&state)
+        };
+        sink.part(&state, &place)?;
         Ok(true)
     }
     /// Replace the whole state, as [`Backend::import_state`], with what `read` gives: by

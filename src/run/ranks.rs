@@ -99,12 +99,11 @@ pub(super) fn run_ranks(
         };
     }
     let on = count(threads, "thread");
-    // A Bloch cell's rank steps the pair of its part's two field sets.
-    let bloch = model.boundaries.has_bloch();
-    let pair = |m: &Model| (m.clone(), m.imaginary_set());
-    match (model.precision, bloch) {
-        (Precision::F32, false) => {
-            let local = pool.install(|| CpuBackend::<f32>::new(&local_model, &local_ranges));
+    // The rank's engine is built on the pool (a Bloch cell's: the pair of its part's two
+    // field sets), then the run goes on there.
+    macro_rules! on_pool {
+        ($engine:expr) => {{
+            let local = pool.install(|| $engine);
             pool.install(|| {
                 go(
                     model,
@@ -117,66 +116,14 @@ pub(super) fn run_ranks(
                     started,
                 )
             })
-        }
-        (Precision::F64, false) => {
-            let local = pool.install(|| CpuBackend::<f64>::new(&local_model, &local_ranges));
-            pool.install(|| {
-                go(
-                    model,
-                    (local, on),
-                    layout,
-                    &hosts,
-                    threads,
-                    opts,
-                    obs,
-                    started,
-                )
-            })
-        }
-        (Precision::F32, true) => {
-            let (re, im) = pair(&local_model);
-            let local = pool.install(|| {
-                let sets = (
-                    CpuBackend::<f32>::new(&re, &local_ranges),
-                    CpuBackend::new(&im, &local_ranges),
-                );
-                BlochPair::new(&re, sets.0, sets.1)
-            });
-            pool.install(|| {
-                go(
-                    model,
-                    (local, on),
-                    layout,
-                    &hosts,
-                    threads,
-                    opts,
-                    obs,
-                    started,
-                )
-            })
-        }
-        (Precision::F64, true) => {
-            let (re, im) = pair(&local_model);
-            let local = pool.install(|| {
-                let sets = (
-                    CpuBackend::<f64>::new(&re, &local_ranges),
-                    CpuBackend::new(&im, &local_ranges),
-                );
-                BlochPair::new(&re, sets.0, sets.1)
-            });
-            pool.install(|| {
-                go(
-                    model,
-                    (local, on),
-                    layout,
-                    &hosts,
-                    threads,
-                    opts,
-                    obs,
-                    started,
-                )
-            })
-        }
+        }};
+    }
+    let (m, r) = (&local_model, &local_ranges[..]);
+    match (model.precision, model.boundaries.has_bloch()) {
+        (Precision::F32, false) => on_pool!(CpuBackend::<f32>::new(m, r)),
+        (Precision::F64, false) => on_pool!(CpuBackend::<f64>::new(m, r)),
+        (Precision::F32, true) => on_pool!(super::start::cpu_pair::<f32>(m, r)),
+        (Precision::F64, true) => on_pool!(super::start::cpu_pair::<f64>(m, r)),
     }
 }
 

@@ -141,17 +141,23 @@ pub fn start_engine(
 /// where the model has a Bloch phase ([`BlochPair`]), else one; built on `pool` (the CPU
 /// engine is Send, unlike a CUDA one, so each arm builds there and wraps after).
 pub fn cpu_engine(model: &Model, ranges: &[SlabRange], pool: &rayon::ThreadPool) -> Engine {
-    fn pair<T: crate::real::Real>(model: &Model, ranges: &[SlabRange]) -> BlochPair<CpuBackend<T>> {
-        let re = CpuBackend::new(model, ranges);
-        let im = CpuBackend::new(&model.imaginary_set(), ranges);
-        BlochPair::new(model, re, im)
-    }
     match (model.precision, model.boundaries.has_bloch()) {
         (Precision::F32, false) => Engine::CpuF32(pool.install(|| CpuBackend::new(model, ranges))),
         (Precision::F64, false) => Engine::CpuF64(pool.install(|| CpuBackend::new(model, ranges))),
-        (Precision::F32, true) => Engine::BlochCpuF32(pool.install(|| pair(model, ranges))),
-        (Precision::F64, true) => Engine::BlochCpuF64(pool.install(|| pair(model, ranges))),
+        (Precision::F32, true) => Engine::BlochCpuF32(pool.install(|| cpu_pair(model, ranges))),
+        (Precision::F64, true) => Engine::BlochCpuF64(pool.install(|| cpu_pair(model, ranges))),
     }
+}
+
+/// A Bloch cell's pair of CPU engines of `model` split as `ranges`: the real set and the
+/// imaginary one ([`Model::imaginary_set`]).
+pub(crate) fn cpu_pair<T: crate::real::Real>(
+    model: &Model,
+    ranges: &[SlabRange],
+) -> BlochPair<CpuBackend<T>> {
+    let re = CpuBackend::new(model, ranges);
+    let im = CpuBackend::new(&model.imaginary_set(), ranges);
+    BlochPair::new(model, re, im)
 }
 
 /// The CUDA engine of `model` on `placement`, in the model's precision.
