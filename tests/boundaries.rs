@@ -414,7 +414,7 @@ fn a_bloch_pair_sweeps_several_steps_at_once_with_the_bits_of_its_two_pass_steps
     // a wavefront over the planes (temporal blocking): a pair does so with both sets, each
     // set's halo planes travelling between the slabs' threads, the Bloch pass of every plane
     // in its place. The probe rows (queued within the sweep) and both sets' fields equal the
-    // two-pass steps', on 1 and 3 slabs, with a Drude sphere and phases on y and z.
+    // two-pass steps', on 1 to 4 slabs, with a Drude sphere and phases on y and z.
     use yee::backend::bloch::BlochPair;
     use yee::backend::cpu::CpuBackend;
     use yee::backend::{Backend, PhaseTimes, StepMode};
@@ -456,7 +456,7 @@ radius = 0.12
         });
         (rows, fields)
     };
-    for slabs in [1, 3] {
+    for slabs in [1, 2, 3, 4] {
         let want = run(slabs, StepMode::TwoPass, 1);
         let samples = model.probes[0].samples.len();
         assert_eq!(
