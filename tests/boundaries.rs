@@ -201,6 +201,21 @@ components = ["Ez"]
     )
 }
 
+/// Scene text for a Drude-metal sphere of radius 0.12 um centred at x = `x` um on the axis.
+fn drude_sphere(x: f64) -> String {
+    format!(
+        r#"
+[materials]
+metal = {{ epsilon = 2.0, drude = [{{ frequency = 5.0e14, damping = 2.0e13 }}] }}
+[[geometry]]
+shape = "sphere"
+material = "metal"
+center = [{x}, 0.0, 0.0]
+radius = 0.12
+"#
+    )
+}
+
 /// Step a Bloch cell's pair of engines on `slabs` slabs (in the default fused sweep); the
 /// probe series (real set) and both sets' final fields.
 fn run_bloch<T: yee::real::Real>(
@@ -277,16 +292,8 @@ fn a_bloch_cell_rings_at_its_own_bloch_wave_on_the_grid() {
 fn a_bloch_cell_does_not_depend_on_the_slab_split() {
     // Both field sets of a dispersive Bloch cell, bit for bit on 1 and 3 slabs (the x
     // images then come from another slab's halo), in f64 and f32.
-    let metal = r#"
-[materials]
-metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
-[[geometry]]
-shape = "sphere"
-material = "metal"
-center = [0.2, 0.0, 0.0]
-radius = 0.12
-"#;
-    let text = bloch_scene([0.3, -0.2, 0.45], 120, metal);
+    let metal = drude_sphere(0.2);
+    let text = bloch_scene([0.3, -0.2, 0.45], 120, &metal);
     let model = common::model(&text);
     let one = run_bloch::<f64>(&model, 1);
     let three = run_bloch::<f64>(&model, 3);
@@ -418,16 +425,8 @@ fn a_bloch_pair_sweeps_several_steps_at_once_with_the_bits_of_its_two_pass_steps
     use yee::backend::bloch::BlochPair;
     use yee::backend::cpu::CpuBackend;
     use yee::backend::{Backend, PhaseTimes, StepMode};
-    let metal = r#"
-[materials]
-metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
-[[geometry]]
-shape = "sphere"
-material = "metal"
-center = [0.1, 0.0, 0.0]
-radius = 0.12
-"#;
-    let text = bloch_scene([0.0, -0.2, 0.45], 70, metal).replace(
+    let metal = drude_sphere(0.1);
+    let text = bloch_scene([0.0, -0.2, 0.45], 70, &metal).replace(
         "x_min = { type = \"bloch\", phase = 0 }",
         "x_min = { type = \"pml\", cells = 3 }\nx_max = { type = \"pml\", cells = 3 }",
     );

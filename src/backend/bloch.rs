@@ -189,13 +189,7 @@ impl<B: Backend> Backend for BlochPair<B> {
     ) {
         let _ = first;
         if !self.can_step_fused_many(halos) {
-            for &(magnetic, currents) in steps {
-                self.step_fused(halos, magnetic, currents);
-                if !samples.is_empty() {
-                    self.queue_probes(samples);
-                }
-            }
-            return;
+            return super::step_each(self, halos, steps, samples);
         }
         // Each step's imaginary values, then every step's values of both sets.
         let imaginary: Vec<[Vec<f64>; 2]> = steps

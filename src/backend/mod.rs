@@ -92,6 +92,23 @@ impl<T: Real> State<T> {
 pub struct StateError(pub String);
 
 /// Check that `got` values were saved where `want` are needed, for the message of a mismatch.
+/// [`Backend::step_fused_many`] one step at a time: [`Backend::step_fused`] for each of
+/// `steps`, then [`Backend::queue_probes`] of `samples` (none if empty): the default, and what
+/// an engine that cannot sweep several steps at once with `halos` falls back to.
+pub(crate) fn step_each<B: Backend + ?Sized>(
+    backend: &mut B,
+    halos: &HaloPlan,
+    steps: &[(&[f64], &[f64])],
+    samples: &[(Component, [usize; 3])],
+) {
+    for &(magnetic, currents) in steps {
+        backend.step_fused(halos, magnetic, currents);
+        if !samples.is_empty() {
+            backend.queue_probes(samples);
+        }
+    }
+}
+
 pub(crate) fn check_len(what: &str, got: usize, want: usize) -> Result<(), StateError> {
     if got == want {
         Ok(())
@@ -180,12 +197,7 @@ pub trait Backend {
         samples: &[(Component, [usize; 3])],
     ) {
         let _ = first;
-        for &(magnetic, currents) in steps {
-            self.step_fused(halos, magnetic, currents);
-            if !samples.is_empty() {
-                self.queue_probes(samples);
-            }
-        }
+        step_each(self, halos, steps, samples);
     }
     /// The first part of [`Backend::step_fused`] for a driver that exchanges the H halos
     /// itself ([`crate::ranks`]): H on every slab's first plane and on the source planes of
