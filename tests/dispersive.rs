@@ -732,3 +732,58 @@ interpolate = false
     // not grow beyond a few times its early peak (an instability grows by orders).
     assert!(late < 3.0 * early, "{late:.3e} vs {early:.3e}");
 }
+
+/// `yee check` names where a dispersive metal's surface is staircased: a gold sphere and a
+/// slanted gold polygon in vacuum have faces off the grid planes, whose averages with vacuum
+/// would be cell resonances, so their lines say so; a gold box and an axis-aligned polygon
+/// are smoothed on every face (mean for parallel components, harmonic mean for normal ones)
+/// and say nothing; with `subpixel = false` every surface is staircased by request and
+/// nothing is said.
+#[test]
+fn check_names_the_staircased_surfaces_of_a_metal() {
+    let scene = |subpixel: bool| {
+        format!(
+            r#"
+[simulation]
+length_unit = "um"
+cell_size = 0.01
+size = [1.0, 1.0, 1.0]
+steps = 10
+subpixel = {subpixel}
+[materials]
+gold = {{ library = "Au" }}
+[[geometry]]
+shape = "sphere"
+material = "gold"
+center = [0.2, 0.2, 0.2]
+radius = 0.1
+[[geometry]]
+shape = "box"
+material = "gold"
+center = [-0.2, -0.2, -0.2]
+size = [0.1, 0.1, 0.1]
+[[geometry]]
+shape = "polygon"
+material = "gold"
+axis = "z"
+vertices = [[-0.3, 0.1], [-0.1, 0.1], [-0.1, 0.3], [-0.3, 0.3]]
+span = [0.0, 0.1]
+[[geometry]]
+shape = "polygon"
+material = "gold"
+axis = "z"
+vertices = [[0.1, -0.3], [0.3, -0.3], [0.1, -0.1]]
+span = [0.0, 0.1]
+"#
+        )
+    };
+    let lines = |subpixel: bool| {
+        let (model, _) = yee::scene::load_str(&scene(subpixel), "gold.toml").unwrap();
+        yee::scene::object_lines(&model)
+    };
+    let note = "surface off the grid planes is staircased against `vacuum`";
+    let smoothed = lines(true);
+    let noted: Vec<bool> = smoothed.iter().map(|l| l.contains(note)).collect();
+    assert_eq!(noted, [true, false, false, true], "{smoothed:#?}");
+    assert!(lines(false).iter().all(|l| !l.contains(note)));
+}

@@ -137,6 +137,41 @@ impl Object {
         mask
     }
 
+    /// Whether every face of the object lies along a grid plane (normal to x, y or z): a box,
+    /// a voxel grid, a prism of axis-aligned edges and upright walls, a mesh of axis-aligned
+    /// triangles. Where one does not, a dispersive metal's surface is staircased
+    /// ([`super::smoothing`]).
+    pub fn faces_along_grid_planes(&self) -> bool {
+        let aligned = |d: [f64; 3]| {
+            let len = d.iter().map(|v| v.abs()).fold(0.0, f64::max);
+            d.iter().filter(|v| v.abs() > 1e-9 * len).count() <= 1
+        };
+        match &self.shape {
+            Shape::Box { .. } | Shape::Voxels { .. } => true,
+            Shape::Sphere { .. } | Shape::Cylinder { .. } => false,
+            Shape::Prism(prism) => {
+                prism.taper == 0.0
+                    && prism.polygons.iter().all(|p| {
+                        (0..p.len()).all(|i| {
+                            let (a, b) = (p[i], p[(i + 1) % p.len()]);
+                            aligned([b[0] - a[0], b[1] - a[1], 0.0])
+                        })
+                    })
+            }
+            Shape::Mesh(mesh) => mesh.triangles.iter().all(|[a, b, c]| {
+                let (u, v) = (
+                    [0, 1, 2].map(|x| b[x] - a[x]),
+                    [0, 1, 2].map(|x| c[x] - a[x]),
+                );
+                aligned([
+                    u[1] * v[2] - u[2] * v[1],
+                    u[2] * v[0] - u[0] * v[2],
+                    u[0] * v[1] - u[1] * v[0],
+                ])
+            }),
+        }
+    }
+
     /// Whether the object encloses a volume: false for a sheet, a line or a disc.
     pub fn has_volume(&self) -> bool {
         match &self.shape {

@@ -206,9 +206,53 @@ pub fn object_lines(model: &Model) -> Vec<String> {
         } else {
             format!("`{}`, {what}", material.name)
         };
-        out.push(format!("geometry[{n}] ({what}): {counted}{note}"));
+        let staircased = staircased_surface_note(model, &pieces);
+        out.push(format!(
+            "geometry[{n}] ({what}): {counted}{note}{staircased}"
+        ));
     }
     out
+}
+
+/// For [`object_lines`]: where an object of a dispersive metal has faces off the grid planes
+/// and its averages with some material are cell resonances ([`crate::model::smoothing`]), a
+/// note naming those materials: its surface against them is staircased there, placed to
+/// within half a cell. Empty otherwise.
+fn staircased_surface_note(model: &Model, pieces: &[&crate::model::Object]) -> String {
+    let Some(smoothing) = &model.smoothing else {
+        return String::new();
+    };
+    if pieces
+        .iter()
+        .all(|o| o.faces_along_grid_planes() || !o.has_volume())
+    {
+        return String::new();
+    }
+    let m = pieces[0].material;
+    let mut partners: Vec<u8> = smoothing
+        .dispersive_pairs
+        .iter()
+        .filter(|(_, resonant)| resonant.iter().any(|&r| r))
+        .filter_map(|(&(a, b), _)| match (a == m, b == m) {
+            (true, _) => Some(b),
+            (_, true) => Some(a),
+            _ => None,
+        })
+        .collect();
+    if partners.is_empty() {
+        return String::new();
+    }
+    partners.sort_unstable();
+    let names: Vec<String> = partners
+        .iter()
+        .map(|&p| format!("`{}`", model.materials.materials[p as usize].name))
+        .collect();
+    format!(
+        "; its surface off the grid planes is staircased against {} (averaging a metal with \
+         it there makes a cell resonance), placed to within half a cell: refine the cells \
+         to converge it (docs/geometry.md)",
+        names.join(", ")
+    )
 }
 
 /// What an imported shape is, for [`object_lines`]: "3 polygons, 14 vertices, x -2 to 2 um,
