@@ -140,7 +140,7 @@ impl Object {
     /// Whether every face of the object lies along a grid plane (normal to x, y or z): a box,
     /// a voxel grid, a prism of axis-aligned edges and upright walls, a mesh of axis-aligned
     /// triangles. Where one does not, a dispersive metal's surface is staircased
-    /// ([`super::smoothing`]).
+    /// (`src/model/smoothing.rs`).
     pub fn faces_along_grid_planes(&self) -> bool {
         let aligned = |d: [f64; 3]| {
             let len = d.iter().map(|v| v.abs()).fold(0.0, f64::max);
