@@ -133,8 +133,11 @@ def test_ctrl_c_stops_an_in_process_run_and_keeps_a_valid_file(tmp_path):
     """SIGINT during scene.run: the run stops as `yee run` does (a valid file, complete =
     false) and Python then raises KeyboardInterrupt; the interpreter's own handler is back."""
     script = tmp_path / "stop.py"
+    # The interpreter's own Ctrl-C handler first: a suite started in the background of a
+    # non-interactive shell inherits SIGINT ignored, and Python then starts without one.
     script.write_text(
         "import os, signal, threading, yee\n"
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         f"scene = yee.Scene.from_toml({str(small(tmp_path))!r})\n"
         "scene['simulation']['steps'] = 10_000_000\n"
         "threading.Timer(1.5, lambda: os.kill(os.getpid(), signal.SIGINT)).start()\n"
@@ -143,9 +146,18 @@ def test_ctrl_c_stops_an_in_process_run_and_keeps_a_valid_file(tmp_path):
         "except KeyboardInterrupt:\n"
         "    print('interrupted')\n"
         "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+        # Python's table says nothing of the handler the system runs: a second Ctrl-C must
+        # now reach the interpreter (the run's handler would stop the process instead).
+        "import time\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(5)\n"
+        "    print('missed')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('python')\n"
     )
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
-    assert done.stdout.split() == ["interrupted", "True"], done.stdout + done.stderr
+    assert done.stdout.split() == ["interrupted", "True", "python"], done.stdout + done.stderr
     with h5py.File(tmp_path / "stopped.h5", "r") as f:
         assert not f.attrs["complete"]
         assert f["probes/p/time"].shape[0] > 0
