@@ -147,7 +147,8 @@ def test_ctrl_c_stops_an_in_process_run_and_keeps_a_valid_file(tmp_path):
         "    print('interrupted')\n"
         "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
         # Python's table says nothing of the handler the system runs: a second Ctrl-C must
-        # now reach the interpreter (the run's handler would stop the process instead).
+        # now reach the interpreter (the run's handler, left in place, would drop it as a
+        # duplicate, printing 'missed', or end the process).
         "import time\n"
         "try:\n"
         "    os.kill(os.getpid(), signal.SIGINT)\n"
