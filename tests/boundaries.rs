@@ -206,7 +206,7 @@ fn drude_sphere(x: f64) -> String {
     format!(
         r#"
 [materials]
-metal = {{ epsilon = 2.0, drude = [{{ frequency = 5.0e14, damping = 2.0e13 }}] }}
+metal = {{ conformal = false, epsilon = 2.0, drude = [{{ frequency = 5.0e14, damping = 2.0e13 }}] }}
 [[geometry]]
 shape = "sphere"
 material = "metal"
@@ -321,7 +321,7 @@ fn a_bloch_pair_sweeps_fused_with_the_bits_of_its_two_pass_step() {
     use yee::backend::StepMode::{Fused, TwoPass};
     let objects = r#"
 [materials]
-metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+metal = { conformal = false, epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
 ferrite = { epsilon = 3.0, mu = 2.5 }
 [[geometry]]
 shape = "sphere"
@@ -381,7 +381,7 @@ default = { type = "periodic" }
 x_min = { type = "pml", cells = 5 }
 x_max = { type = "pml", cells = 5 }
 [materials]
-metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+metal = { conformal = false, epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
 [[geometry]]
 shape = "box"
 material = "metal"

@@ -238,7 +238,7 @@ fn cut_faces_are_bit_identical_over_slabs_and_sweeps() {
     }
 }
 
-/// `conformal` on a material that is not a PEC is refused with its key.
+/// `conformal` on a material that is neither a PEC nor has poles is refused with its key.
 #[test]
 fn conformal_on_a_dielectric_is_refused() {
     let text = cavity(true, 10, None, [0.0, 0.0]).replace(
@@ -248,7 +248,8 @@ fn conformal_on_a_dielectric_is_refused() {
     let e = yee::scene::load_str(&text, "c.toml").expect_err("refused");
     let said = e.to_string();
     assert!(
-        said.contains("materials.metal.conformal") && said.contains("PEC materials only"),
+        said.contains("materials.metal.conformal")
+            && said.contains("applies to PEC materials (`pec = true`) and to materials with poles"),
         "{said}"
     );
 }

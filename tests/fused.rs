@@ -366,7 +366,7 @@ x_min = { type = "pml", cells = 4 }
 x_max = { type = "pml", cells = 4 }
 
 [materials]
-metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
+metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
 water = { epsilon = 4.9, debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }] }
 
 [[geometry]]
@@ -436,7 +436,7 @@ precision = "PRECISION"
 default = { type = "pml", cells = 5 }
 [materials]
 glass = { epsilon = 2.25 }
-metal = { epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e14 }] }
+metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e14 }] }
 [[geometry]]
 shape = "box"
 material = "glass"
@@ -492,7 +492,7 @@ z_max = { type = "periodic" }
 [materials]
 glass = { epsilon = 2.25 }
 ferrite = { epsilon = 2.0, mu = 3.0, magnetic_conductivity = 2.0e5 }
-metal = { epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e14 }] }
+metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 1.0e15, damping = 1.0e14 }] }
 [[geometry]]
 shape = "box"
 material = "glass"

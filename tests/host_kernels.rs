@@ -997,7 +997,7 @@ fn dispersive_only() -> String {
 fn magnetic_only() -> String {
     MATERIALS_SCENE
         .replace(
-            r#"metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }"#,
+            r#"metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }"#,
             "metal = { epsilon = 3.0 }",
         )
         .replace(
@@ -1203,7 +1203,7 @@ z_max = { type = "periodic" }
 
 [materials]
 lossy = { epsilon = 3.0, conductivity = 0.05 }
-metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
+metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
 ferrite = { epsilon = 2.0, mu = 3.0, magnetic_conductivity = 2.0e3 }
 
 [[geometry]]

@@ -634,7 +634,7 @@ fn checkpoint_scene(steps: usize) -> String {
         .replace("steps = 120", &format!("steps = {steps}"))
         .replacen(
             "[[geometry]]",
-            r#"metal = { epsilon = 1.0, drude = [{ frequency = 1.2e15, damping = 1.0e14 }] }
+            r#"metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 1.2e15, damping = 1.0e14 }] }
 [[geometry]]
 shape = "box"
 material = "metal"
@@ -937,7 +937,7 @@ y_min = { type = "bloch", phase = -0.15 }
 z_min = { type = "pml", cells = 5 }
 z_max = { type = "pml", cells = 5 }
 [materials]
-metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+metal = { conformal = false, epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
 [[geometry]]
 shape = "sphere"
 material = "metal"

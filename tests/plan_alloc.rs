@@ -136,6 +136,20 @@ waveform = {{ type = "gaussian", frequency = 3.0e14, bandwidth = 2.0e14 }}
     )
 }
 
+/// [`materials_scene`] with its metal a sphere: a curved metal surface, so surface ports.
+fn metal_sphere_scene(precision: &str) -> String {
+    materials_scene(precision, "").replace(
+        r#"shape = "box"
+material = "metal"
+center = [-0.45, 0.0, -0.1]
+size = [0.3, 0.4, 0.5]"#,
+        r#"shape = "sphere"
+material = "metal"
+center = [-0.4, 0.02, -0.1]
+radius = 0.22"#,
+    )
+}
+
 /// A closed flux box and a far-field box (six face patches each, across the slabs along x).
 const BOXES: &str = r#"
 [[monitor]]
@@ -234,6 +248,8 @@ x_max = { type = "periodic" }"#;
             "conformal pec f64 uneven pml",
             model(&scene("f64", uneven, PEC_SPHERE)),
         ),
+        ("metal sphere f32", model(&metal_sphere_scene("f32"))),
+        ("metal sphere f64", model(&metal_sphere_scene("f64"))),
     ]
 }
 
@@ -286,6 +302,21 @@ fn materials_scenes_have_dispersive_cells_and_h_ids() {
         let half = plan::slab_bytes(&plain, ranges[0], p);
         assert_eq!(bytes[0].materials, 2 * half.materials);
     }
+}
+
+/// The metal sphere's scenes hold surface ports, which the plan counts (so the allocation
+/// tests compare them).
+#[test]
+fn metal_sphere_scenes_have_surface_ports_in_the_plan() {
+    let m = model(&metal_sphere_scene("f32"));
+    let ports = m.surface_ports();
+    assert!(ports.surface_edges > 100, "{}", ports.surface_edges);
+    let layout = plan::Layout::of(&m);
+    let whole = SlabRange {
+        x0: 0,
+        x1: m.grid.shape[0],
+    };
+    assert!(layout.port_bytes(whole) > 0);
 }
 
 fn splits(nx: usize) -> Vec<Vec<SlabRange>> {

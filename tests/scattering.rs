@@ -221,14 +221,15 @@ fn stl_icosphere_scattering_matches_mie() {
 /// 400-800 nm: the extinction efficiency (scattering plus absorption boxes) against the Mie
 /// series with the same eps(f) (the library's Drude-Lorentz fit, as the model holds it). The
 /// plasmon peak's wavelength within 1 % of Mie's, the geometry issue's bound (each from a
-/// parabola through its three highest samples, Mie on a grid ten times finer; 505.0 against
-/// 503.0 nm, 0.4 %, when this was written). Q_ext within 20 %: a curved metal surface is
-/// staircased (`src/model/smoothing.rs` says why its poles are not averaged), which leaves
-/// the extinction up to 16 % high on the red flank (582 nm); the 5 % waits for a
-/// scheme that places a metal's curved surface, as conformal PEC will for PEC. The bound
-/// still catches what it is for: averaging the metal's poles at the curved surface made
-/// Q_ext 2.4 times Mie's at 800 nm. The run lasts 60 fs, six decay times of the plasmon
-/// (gold's damping is about 1e14 /s), against the 11 fs of the dielectric spheres' runs.
+/// parabola through its three highest samples, Mie on a grid ten times finer; 502.97 against
+/// 503.00 nm when this was written). The curved surface is placed by the surface ports
+/// (`src/model/ports.rs`): Q_ext within 6.5 %, measured 1.0 % high over 400-550 nm and rising
+/// to 5.9 % at 800 nm (the absorption there, 11 % of a small Q_abs, is what is left; the
+/// issue's 5 % is not met). The staircase this replaced was 16 % high at 582 nm, and averaging
+/// the metal's poles at the surface made Q_ext 2.4 times Mie's at 800 nm, so the bound
+/// separates the schemes. The run lasts 60 fs, six decay times of the plasmon (gold's damping
+/// is about 1e14 /s), against the 11 fs of the dielectric spheres' runs; run to 150 fs, the
+/// ports' spectra moved in the fourth digit only (they are passive, so nothing grows).
 #[test]
 fn gold_nanosphere_extinction_matches_mie() {
     let (radius, cell) = (0.04, 0.002);
@@ -261,10 +262,21 @@ fn gold_nanosphere_extinction_matches_mie() {
         // The absorption box's cross-section is the net power into it: absorption.
         let q = (sca[i] + abs[i]) / area;
         let want = mie(fi);
-        eprintln!("{:.1} nm: Q_ext {q:.4} vs Mie {want:.4}", C0 / fi * 1e9);
+        let (m_sca, _, m_abs) = {
+            let m = au.epsilon_at(fi).sqrt();
+            let m = if m.im < 0.0 { -m } else { m };
+            efficiencies(Sphere::Index(m), 2.0 * PI * fi / C0 * radius * 1e-6)
+        };
+        eprintln!(
+            "{:.1} nm: Q_ext {q:.4} vs Mie {want:.4} ({:+.1} %); Q_sca {:.4} vs {m_sca:.4}, Q_abs {:.4} vs {m_abs:.4}",
+            C0 / fi * 1e9,
+            100.0 * (q / want - 1.0),
+            sca[i] / area,
+            abs[i] / area
+        );
         worst = worst.max((q / want - 1.0).abs());
         assert!(
-            (q / want - 1.0).abs() < 0.2,
+            (q / want - 1.0).abs() < 0.065,
             "{} nm: {q} vs {want}",
             C0 / fi * 1e9
         );

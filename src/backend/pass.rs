@@ -213,6 +213,25 @@ pub mod arrays {
         )
     }
 
+    /// `dispersive`, the surface ports ([`crate::model::SurfacePorts`]) whose model is
+    /// `material`: each port's output E, per port, the ports in order (a slab holds those
+    /// whose own edge lies in its planes).
+    pub fn port_values(material: u8) -> (String, Spread) {
+        (
+            format!("dispersive.ports.m{material:03}.e"),
+            Spread::Cells { slots: 1 },
+        )
+    }
+
+    /// `dispersive`, the surface ports of model `material`: their poles' state, `slots`
+    /// values per port, `[slot][port]`.
+    pub fn port_poles(material: u8, slots: usize) -> (String, Spread) {
+        (
+            format!("dispersive.ports.m{material:03}.poles"),
+            Spread::Cells { slots },
+        )
+    }
+
     /// A cell pass's ([`crate::model::CellPass`]) state over its cells in the slab, `slots`
     /// values per cell, `[slot][cell]`, the cells in x, y, z order.
     pub fn cell_pass_state(pass: &str, slots: usize) -> (String, Spread) {

@@ -619,9 +619,25 @@ pub fn check_lines(label: &str, m: &crate::model::Model) -> Vec<String> {
         .into_iter()
         .chain(crate::scene::object_lines(m))
         .chain(m.conformal_summary().map(|c| c.line()))
+        .chain(ports_line(m))
         .chain(bloch_line(m));
     lines.extend(more.map(|line| format!("  {line}")));
     lines
+}
+
+/// The surface ports of a metal's curved surfaces ([`crate::model::SurfacePorts`]), e.g.
+/// `surface ports: 14,208 surface edges of curved metal surfaces ...`; None without any.
+fn ports_line(m: &crate::model::Model) -> Option<String> {
+    let ports = m.surface_ports();
+    if ports.is_empty() {
+        return None;
+    }
+    Some(format!(
+        "surface ports: {} edges on curved metal surfaces, {} with their rings, {} ports (the averaged tensor at the true surface; CPU only, one process; `conformal = false` on the metal staircases it)",
+        ports.surface_edges,
+        ports.edges.len(),
+        ports.ports.len()
+    ))
 }
 
 /// The Bloch phases of a Bloch cell (those an oblique wave set included), e.g. `Bloch cell:
@@ -1071,7 +1087,14 @@ fn start_run(
     overwrite: bool,
 ) -> Result<(RunOptions, Option<crate::output::claim::OutputClaim>), Refusal> {
     // Over MPI ranks, rank 0 alone speaks and writes the output (the others only hold slabs).
-    let root = crate::ranks::world().is_root();
+    let world = crate::ranks::world();
+    let root = world.is_root();
+    if world.size > 1 && !model.surface_ports().is_empty() {
+        return Err(Refusal::input(
+            "this scene has curved surfaces of a metal with poles, whose surface ports (docs/geometry.md) run in one process only for now; run it without mpirun, or set `conformal = false` on the metal to staircase them"
+                .to_string(),
+        ));
+    }
     if root {
         for note in engine.choice().notes(model) {
             eprintln!("note: {note}");

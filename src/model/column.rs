@@ -143,6 +143,7 @@ impl Model {
             dispersive_counts: Default::default(),
             conformal: Default::default(),
             conformal_estimate: Default::default(),
+            surface_ports: Default::default(),
             conformal_reduced: false,
             scan: None,
             sparameters: None,

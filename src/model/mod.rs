@@ -17,6 +17,7 @@ pub mod mesh;
 mod modes;
 mod monitors;
 mod pml;
+mod ports;
 pub mod prism;
 mod scan;
 mod smoothing;
@@ -48,6 +49,7 @@ pub use monitors::{
     Diffraction, FarField, Flux, Incident, Patch, Probe, ProbeComponent, Region, Snapshot,
 };
 pub use pml::{AxisProfile, Boundaries};
+pub use ports::{Port, PortCounts, PortEdge, PortKind, SurfacePorts};
 pub use scan::Scan;
 pub use smoothing::Smoothing;
 pub use sources::{lagrange_filters, MagneticSheet, Source, Waveform};
@@ -100,6 +102,9 @@ pub struct Model {
     pub conformal: std::sync::OnceLock<std::sync::Arc<Conformal>>,
     /// Their quick estimate, made on first use ([`Model::conformal_estimate`]).
     pub conformal_estimate: std::sync::OnceLock<std::sync::Arc<ConformalEstimate>>,
+    /// The surface ports of dispersive metals' curved surfaces, computed on first use
+    /// ([`Model::surface_ports`]).
+    pub surface_ports: std::sync::OnceLock<std::sync::Arc<SurfacePorts>>,
     /// True when the scene gave no `courant` and its conformal PEC surfaces made the default
     /// time step the shorter one (`yee check` and `yee plan` say so).
     pub conformal_reduced: bool,
@@ -116,6 +121,28 @@ pub struct Model {
     /// ([`Model::imaginary_set`]): its phased sheets carry the imaginary part of their
     /// current. False for every model a scene resolves to.
     pub imaginary: bool,
+}
+
+/// What the samples of one cell found ([`Model::shares_at`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum CellShares {
+    /// One material fills the cell.
+    One(u8),
+    /// Two (or more: the two largest shares) meet in it.
+    Two {
+        /// The material with the larger share.
+        a: u8,
+        /// The other.
+        b: u8,
+        /// The share of `a` among the two.
+        fa: f64,
+        /// n_c^2 for the cell's component (1/3 where no normal was found).
+        w: f64,
+        /// The normal lies along a grid axis (within about 8 degrees).
+        planar: bool,
+        /// The interface normal towards `a`, where the samples give one.
+        normal: Option<[f64; 3]>,
+    },
 }
 
 /// Where the dispersive pass's cells lie ([`Model::dispersive_counts`]).
@@ -379,6 +406,7 @@ impl Model {
             .map(|a| a != c.axis() as usize && self.boundaries.faces[a][0].zeroes_tangential_e());
         let mut groups: Vec<(u8, Vec<u32>)> = Vec::new();
         let mut slot = [usize::MAX; 256];
+        let ports = self.surface_ports();
         for (n, &id) in ids.iter().enumerate() {
             let m = &table[id as usize];
             if m.pec || !m.is_dispersive() {
@@ -386,6 +414,14 @@ impl Model {
             }
             let (i, j, k) = (x0 + n / plane, (n % plane) / nz, n % nz);
             if (zeroed[0] && i == 0) || (zeroed[1] && j == 0) || (zeroed[2] && k == 0) {
+                continue;
+            }
+            // A port edge's E is its ports' (`SurfacePorts`), which step its material.
+            let edge = PortEdge {
+                cell: [i as u32, j as u32, k as u32],
+                component: c.axis() as u8,
+            };
+            if !ports.is_empty() && ports.find(edge).is_some() {
                 continue;
             }
             if slot[id as usize] == usize::MAX {
@@ -526,6 +562,14 @@ impl Model {
         }
     }
 
+    /// The surface ports ([`SurfacePorts`]): the averaged tensor at every curved surface of a
+    /// dispersive metal, computed once per model.
+    pub fn surface_ports(&self) -> std::sync::Arc<SurfacePorts> {
+        self.surface_ports
+            .get_or_init(|| std::sync::Arc::new(SurfacePorts::of(self)))
+            .clone()
+    }
+
     /// Replace the ids of cells that straddle an interface by mixture ids (see [`Smoothing`]).
     /// A cell straddles one when a face neighbour has another id, or when it lies where a
     /// dielectric thinner than a cell crosses (such a film may paint no Yee point at all, so
@@ -620,6 +664,27 @@ impl Model {
         cell: [usize; 3],
         across: Option<usize>,
     ) -> Option<u8> {
+        match self.shares_at(c, cell, across)? {
+            CellShares::One(a) => Some(a),
+            CellShares::Two {
+                a,
+                b,
+                fa,
+                w,
+                planar,
+                ..
+            } => smoothing.mixture(a, b, fa, w, planar),
+        }
+    }
+
+    /// The materials' shares of the cell of component `c` at `cell` (see
+    /// [`Model::mixture_at`]), or None where a PEC is involved.
+    fn shares_at(
+        &self,
+        c: Component,
+        cell: [usize; 3],
+        across: Option<usize>,
+    ) -> Option<CellShares> {
         const N: usize = 4;
         let g = &self.grid;
         let index = cell.map(|i| i as f64);
@@ -709,22 +774,26 @@ impl Model {
         shares.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
         let (a, na, centroid) = shares[0];
         let Some(&(b, nb, _)) = shares.get(1) else {
-            return Some(a);
+            return Some(CellShares::One(a));
         };
         let fa = na / (na + nb);
         // The offset of material a's centroid is along the interface normal.
         let len = centroid.iter().map(|v| v * v).sum::<f64>().sqrt();
         let axis = c.axis() as usize;
         let found = len > 1e-12 * g.cell.iter().sum::<f64>();
-        let w = if found {
-            (centroid[axis] / len).powi(2)
-        } else {
-            1.0 / 3.0
-        };
+        let normal = found.then(|| centroid.map(|v| v / len));
+        let w = normal.map_or(1.0 / 3.0, |n| n[axis].powi(2));
         // A plane interface along a grid plane: the normal along one axis (within about 8
         // degrees), which a dispersive pair's mixtures need (see `Smoothing::mixture`).
-        let planar = found && centroid.iter().any(|v| v.abs() > 0.99 * len);
-        smoothing.mixture(a, b, fa, w, planar)
+        let planar = normal.is_some_and(|n| n.iter().any(|v| v.abs() > 0.99));
+        Some(CellShares::Two {
+            a,
+            b,
+            fa,
+            w,
+            planar,
+            normal,
+        })
     }
 
     /// The materials along the line `q + t e_axis` for `t` from `t0` to `t1` (coordinates

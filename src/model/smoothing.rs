@@ -27,20 +27,19 @@
 //! with the parallel ones mixed, 1.4 times; with series mixtures everywhere, the scattering
 //! within 2 % of Mie over 400-800 nm but the absorption twice Mie's at 800 nm; staircased,
 //! within 16 %. So two dielectrics (a Debye soil, a Lorentz glass, against air) are smoothed
-//! on every surface, and a metal's cells keep their centre's material except at a plane
-//! interface along a grid plane: there a component parallel to it gets the mean by fraction
-//! and a component normal to it the harmonic mean (the two materials in series), each the
-//! exact average for its field (tangential E and normal D are continuous across a plane), so
-//! a metal box's faces, a film's and a gap's sit where they are drawn for every component. A
-//! gap plasmon between metal faces a quarter cell off the grid has the exact n_eff within the
-//! grid's own error (8e-4) where the staircase was 0.025 off (`modes::tests`). On a curved
-//! surface the normal component's harmonic mean is not used: given to every component within
-//! 45 degrees of the normal, it made the gold nanosphere's absorption at 800 nm 1.8 times
-//! Mie's (a surface layer that blocks the tangential part of the current), and the best
-//! cut-off angle (33 degrees: 6.5 % worst, 10.9 % with the sphere off the node) is a tuning,
-//! not a rule. Meep leaves every dispersive interface staircased and
-//! Tidy3D staircases metals by default. A pair whose poles together exceed
-//! [`super::MAX_POLES`] has no mixtures: its cells keep their centre's material.
+//! on every surface with these mixtures, and a metal's are only at a plane interface along a
+//! grid plane: there a component parallel to it gets the mean by fraction and a component
+//! normal to it the harmonic mean (the two materials in series), each the exact average for
+//! its field (tangential E and normal D are continuous across a plane), so a metal box's
+//! faces, a film's and a gap's sit where they are drawn for every component. A gap plasmon
+//! between metal faces a quarter cell off the grid has the exact n_eff within the grid's own
+//! error (8e-4) where the staircase was 0.025 off (`modes::tests`). A metal's curved surface
+//! gets the full averaged tensor instead, as passive surface ports ([`super::ports`], whose
+//! models are this table's mean and series entries of the pair: [`Smoothing::port_models`]);
+//! its cells keep their centre's material in the table, which only the mode solver reads
+//! there. Meep leaves every dispersive interface staircased and Tidy3D staircases metals by
+//! default. A pair whose poles together exceed [`super::MAX_POLES`] has no mixtures: its
+//! cells keep their centre's material.
 //!
 //! Mixtures live in the same one-byte material table as the scene's materials: fractions and
 //! orientations are quantised, and every (pair, fraction, orientation) gets an entry when the
@@ -155,6 +154,28 @@ impl Smoothing {
             Some(resonant) if resonant[entry] && !(planar && (qw == 0 || qw == lw)) => None,
             _ => Some((start + entry) as u8),
         }
+    }
+}
+
+impl Smoothing {
+    /// For a cell of a pair that has cell resonances (a metal with poles and a dielectric) with
+    /// a fraction `fa` of `a` strictly between the table's levels 0 and 1: the two models of
+    /// its surface ports ([`super::SurfacePorts`]), (the mean by fraction, the two materials in
+    /// series), the pair's entries for orientations 0 and 1 at that fraction. None for every
+    /// other pair and fraction.
+    pub fn port_models(&self, a: u8, b: u8, fa: f64) -> Option<(u8, u8)> {
+        let (lo, hi, f) = if a < b { (a, b, fa) } else { (b, a, 1.0 - fa) };
+        let start = *self.pairs.get(&(lo, hi))?;
+        if !self.dispersive_pairs.get(&(lo, hi))?.iter().any(|&r| r) {
+            return None;
+        }
+        let (lf, lw) = (self.fraction_levels, self.orientation_levels);
+        let qf = (f * lf as f64).round() as usize;
+        if qf == 0 || qf >= lf {
+            return None;
+        }
+        let row = start + (qf - 1) * (lw + 1);
+        Some((row as u8, (row + lw) as u8))
     }
 }
 

@@ -479,7 +479,7 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         cpu_split_for(&layout, hw, options),
     );
     // A cell pass without a device form runs on the CPU only, and with it the whole model.
-    let cpu_only = layout.cpu_only_cell_passes();
+    let cpu_only = layout.cpu_only_cell_passes() || layout.surface_ports.is_some();
     let gpu = if options.backend == BackendChoice::Cpu || cpu_only {
         None
     } else {
@@ -487,6 +487,9 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         choose_gpus(&layout, &hw.gpus, &hw.host, &ask)
     };
     let why_no_gpu = || {
+        if layout.surface_ports.is_some() {
+            return NoGpu::SurfacePorts;
+        }
         if cpu_only {
             return NoGpu::CellPasses;
         }

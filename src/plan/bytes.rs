@@ -454,6 +454,21 @@ pub struct Layout {
     pub field_sets: u64,
     /// The axes with a Bloch phase ([`crate::model::Boundaries::bloch_phase`]).
     pub bloch_axes: [bool; 3],
+    /// Per global x plane, what the surface ports hold there
+    /// ([`crate::model::SurfacePorts::plane_counts`]); None without surface ports.
+    pub surface_ports: Option<std::sync::Arc<Vec<crate::model::PortCounts>>>,
+}
+
+/// [`Layout::surface_ports`] of `model`: None without surface ports.
+fn port_planes(model: &Model) -> Option<std::sync::Arc<Vec<crate::model::PortCounts>>> {
+    let ports = model.surface_ports();
+    if ports.is_empty() {
+        return None;
+    }
+    let table = &model.materials.materials;
+    Some(std::sync::Arc::new(
+        ports.plane_counts(model.grid.shape[0], |m| table[m as usize].pole_state_len()),
+    ))
 }
 
 /// Bytes a backend holds per conformal PEC cut face: a u32 cell offset and four weights.
@@ -563,6 +578,7 @@ impl Layout {
             cell_passes: std::sync::Arc::new(CellPassLayout::of(model)),
             field_sets: 1 + model.boundaries.has_bloch() as u64,
             bloch_axes: [0, 1, 2].map(|a| model.boundaries.bloch_phase(a).is_some()),
+            surface_ports: port_planes(model),
         }
     }
 
@@ -629,9 +645,29 @@ impl Layout {
                 })
                 .collect()
         };
+        // The surface ports likewise (they scale with the surfaces).
+        let surface_ports = self.surface_ports.as_ref().map(|old| {
+            let scale = |v: u64| (v as f64 * area) as u64;
+            std::sync::Arc::new(
+                (0..shape[0])
+                    .map(|i| {
+                        let c = old[(i * self.shape[0] / shape[0]).min(old.len() - 1)];
+                        crate::model::PortCounts {
+                            edges: scale(c.edges),
+                            ports: scale(c.ports),
+                            stencil_entries: scale(c.stencil_entries),
+                            gather_entries: scale(c.gather_entries),
+                            pole_ports: scale(c.pole_ports),
+                            pole_values: scale(c.pole_values),
+                        }
+                    })
+                    .collect(),
+            )
+        });
         Layout {
             shape,
             steps,
+            surface_ports,
             conformal_planes: std::sync::Arc::new(conformal_planes),
             monitors: std::sync::Arc::new(self.monitors.rescaled(self.shape[0], shape[0])),
             launches: std::sync::Arc::new(self.launches.rescaled(self.shape[0], shape[0])),
@@ -682,7 +718,7 @@ impl Layout {
             materials: (1 + self.magnetic as u64) * (3 * l.mat_len as u64 + 3 * 2 * n * ny)
                 + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes()),
             pml: self.psi_bytes(range),
-            dispersive: self.dispersive_bytes(range),
+            dispersive: self.dispersive_bytes(range) + self.port_bytes(range),
             monitors: 0,
             sources: self.tfsf_bytes(range) + self.sheet_weight_bytes(range),
             passes: self.cell_pass_bytes(range),
@@ -927,6 +963,22 @@ impl Layout {
         4 * self.precision.bytes() as u64 * psi
     }
 
+    /// Bytes of the surface ports' arrays for the slab that owns `range` (the ports are
+    /// part of the dispersive pass).
+    pub fn port_bytes(&self, range: SlabRange) -> u64 {
+        let Some(planes) = &self.surface_ports else {
+            return 0;
+        };
+        let mut counts = crate::model::PortCounts::default();
+        for c in planes
+            .get(range.x0..range.x1.min(planes.len()))
+            .unwrap_or(&[])
+        {
+            counts.add(c);
+        }
+        counts.bytes(self.precision.bytes())
+    }
+
     /// Bytes of the dispersive pass's arrays for the slab that owns `range`.
     pub fn dispersive_bytes(&self, range: SlabRange) -> u64 {
         let p = self.precision.bytes() as u64;
@@ -979,6 +1031,9 @@ impl Layout {
                     * self.shape[2] as u64
                     + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes())),
             passes: sets * self.gpu_cell_pass_values(range) * p,
+            // The CUDA engine has no surface ports (the plan runs a model with them on the
+            // CPU).
+            dispersive: a.dispersive - sets * self.port_bytes(range),
             ..a
         }
     }
@@ -1238,6 +1293,7 @@ mod tests {
             cell_passes: Default::default(),
             field_sets: 1,
             bloch_axes: [false; 3],
+            surface_ports: None,
         }
     }
 

@@ -20,6 +20,10 @@ fn no_gpu(why: &NoGpu) -> String {
         NoGpu::CellPasses => {
             "some of the scene's cell passes have no CUDA form and run on the CPU only".to_string()
         }
+        NoGpu::SurfacePorts => {
+            "the surface ports of the scene's curved metal surfaces run on the CPU only (`conformal = false` on the metal staircases them)"
+                .to_string()
+        }
         NoGpu::NoneFound { note } => {
             let why = note.trim_start_matches("no GPU found: ");
             why.split([':', ';'])

@@ -200,8 +200,9 @@ pub struct MaterialSpec {
     pub conductivity: Option<Spanned<f64>>,
     /// A perfect electric conductor (excludes every other key but `conformal`).
     pub pec: Option<Spanned<bool>>,
-    /// With `pec = true`: whether its surfaces are conformal (Dey-Mittra cut faces, the
-    /// default) or staircased (`false`).
+    /// Whether its surfaces are placed where they are drawn (the default) or staircased
+    /// (`false`): a PEC's by Dey-Mittra cut faces, a curved surface of a material with poles
+    /// (a metal) by surface ports (`docs/geometry.md`), which run on the CPU only for now.
     pub conformal: Option<Spanned<bool>>,
     /// Relative permeability (> 0, default 1).
     pub mu: Option<Spanned<f64>>,

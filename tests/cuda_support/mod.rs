@@ -39,7 +39,7 @@ box = { center = [2.0, 1.0, 0.0], size = [12.0, 12.0, 10.0] }
 cell_size = 0.5
 
 [materials]
-drude = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
+drude = { conformal = false, epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }] }
 "#,
     ) + r#"
 [[geometry]]
@@ -395,7 +395,7 @@ x_min = { type = "bloch", phase = 0.3 }
 y_min = { type = "bloch", phase = -0.2 }
 z_min = { type = "bloch", phase = 0.45 }
 [materials]
-metal = { epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
+metal = { conformal = false, epsilon = 2.0, drude = [{ frequency = 5.0e14, damping = 2.0e13 }] }
 ferrite = { epsilon = 3.0, mu = 2.0 }
 [[geometry]]
 shape = "sphere"
@@ -802,7 +802,7 @@ default = { type = "pml", cells = 4 }
 z_min = { type = "pec" }
 
 [materials]
-metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
+metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
 water = { epsilon = 4.9, debye = [{ delta_epsilon = 75.0, relaxation_time = 9.4e-12 }] }
 ferrite = { epsilon = 2.0, mu = 4.0, magnetic_conductivity = 1.0e4 }
 
@@ -932,7 +932,7 @@ default = { type = "pml", cells = 4 }
 z_min = { type = "pec" }
 
 [materials]
-metal = { epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
+metal = { conformal = false, epsilon = 1.0, drude = [{ frequency = 3.0e10, damping = 1.0e9 }], lorentz = [{ delta_epsilon = 1.0, frequency = 1.5e10, damping = 2.0e9 }] }
 ferrite = { epsilon = 2.0, mu = 4.0, magnetic_conductivity = 1.0e4 }
 
 [[geometry]]

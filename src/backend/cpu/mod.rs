@@ -14,6 +14,7 @@ mod cpml;
 mod dispersive;
 mod fused;
 mod isa;
+mod ports;
 mod state;
 mod tfsf;
 mod update;
@@ -133,6 +134,8 @@ pub struct CpuBackend<T> {
     band_values: usize,
     /// Bytes of fields per part of a checkpoint ([`super::parts::FIELD_PART_BYTES`]).
     checkpoint_part_bytes: usize,
+    /// The surface ports ([`crate::model::SurfacePorts`]), when the model has any.
+    ports: Option<ports::PortPass<T>>,
 }
 
 /// The monitor buffers a [`CpuBackend`] holds, in bytes, by what they hold
@@ -190,7 +193,12 @@ impl<T: Real> CpuBackend<T> {
         }
 
         let fluxes = !model.fluxes.is_empty();
+        let ports = ports::PortPass::new(model.surface_ports(), &shared, &slabs);
+        if let Some(p) = &ports {
+            allocation.dispersive += (0..slabs.len()).map(|s| p.slab_bytes(s)).sum::<u64>();
+        }
         CpuBackend {
+            ports,
             // Whole planes unless tuned (`fused::bands`).
             checkpoint_part_bytes: super::parts::FIELD_PART_BYTES,
             band_values: crate::tuning::tuning()
@@ -786,10 +794,15 @@ impl<T: Real> Backend for CpuBackend<T> {
         self.slabs
             .par_iter_mut()
             .for_each(|s| s.run_pass(sh, half, pass, values));
+        // The surface ports are dispersive cells too, stepped over every slab at once.
+        if let (Half::E, Pass::Dispersive, Some(ports)) = (half, pass, &mut self.ports) {
+            ports.step(sh, &mut self.slabs);
+        }
     }
 
     fn has_fused_step(&self) -> bool {
-        true
+        // The ports' stencils reach across slabs, which the per-slab sweep does not see.
+        self.ports.is_none()
     }
 
     fn fused_sweep_is_per_slab(&self) -> bool {
@@ -884,7 +897,7 @@ impl<T: Real> Backend for CpuBackend<T> {
     }
 
     fn has_bloch_sweep(&self) -> bool {
-        true
+        self.ports.is_none()
     }
 
     fn bloch_fused_part(

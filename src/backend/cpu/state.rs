@@ -69,6 +69,11 @@ impl<T: Real> CpuBackend<T> {
             .map_or(0, |d| d.state_len())
     }
 
+    /// The surface ports' state of slab `s` (an index into `slabs`), by name.
+    fn port_arrays(&self, s: usize) -> Vec<(String, Spread, Vec<T>)> {
+        self.ports.as_ref().map_or(Vec::new(), |p| p.slab_arrays(s))
+    }
+
     /// Slab `s`'s registered arrays, by name.
     fn slab_arrays<'a>(&self, s: &'a Slab<T>) -> Vec<(String, Spread, &'a Vec<T>)> {
         s.registered(|m| self.state_len(m), &self.shared.cell_passes)
@@ -116,17 +121,28 @@ impl<T: Real> CpuBackend<T> {
                 };
                 sink.part(&part, &place)?;
             }
-            let part = State::<T> {
-                step,
-                arrays: self
-                    .slab_arrays(s)
+            let mut arrays: Vec<StateArray<T>> = self
+                .slab_arrays(s)
+                .into_iter()
+                .map(|(name, spread, values)| StateArray {
+                    name,
+                    spread,
+                    values: values.clone(),
+                })
+                .collect();
+            arrays.extend(
+                self.port_arrays(i)
                     .into_iter()
                     .map(|(name, spread, values)| StateArray {
                         name,
                         spread,
-                        values: values.clone(),
-                    })
-                    .collect(),
+                        values,
+                    }),
+            );
+            arrays.sort_by(|a, b| a.name.cmp(&b.name));
+            let part = State::<T> {
+                step,
+                arrays,
                 ..Default::default()
             };
             sink.part(&part, &StateShape::place(&shapes, j, s.range.x0))?;
@@ -152,16 +168,24 @@ impl<T: Real> CpuBackend<T> {
         let order = self.slab_order();
         let shapes = order
             .iter()
-            .map(|&i| StateShape {
-                arrays: self
+            .map(|&i| {
+                let shape = |name: String, spread: Spread, len: usize| crate::backend::ArrayShape {
+                    name,
+                    spread,
+                    cells: len / spread.slots().max(1),
+                };
+                let mut arrays: Vec<_> = self
                     .slab_arrays(&self.slabs[i])
                     .into_iter()
-                    .map(|(name, spread, values)| crate::backend::ArrayShape {
-                        name,
-                        spread,
-                        cells: values.len() / spread.slots().max(1),
-                    })
-                    .collect(),
+                    .map(|(name, spread, values)| shape(name, spread, values.len()))
+                    .collect();
+                arrays.extend(
+                    self.port_arrays(i)
+                        .into_iter()
+                        .map(|(name, spread, values)| shape(name, spread, values.len())),
+                );
+                arrays.sort_by(|a, b| a.name.cmp(&b.name));
+                StateShape { arrays }
             })
             .collect();
         (order, shapes)
@@ -224,6 +248,7 @@ impl<T: Real> CpuBackend<T> {
         let per_part = planes_per_part(plane, std::mem::size_of::<T>(), self.checkpoint_part_bytes);
         let engine_slabs = &mut self.slabs;
         let cell_passes = &self.shared.cell_passes;
+        let ports = &mut self.ports;
         let last = load_in_parts(&slabs, plane, per_part, read, &mut |j, loaded| {
             let s = &mut engine_slabs[order[j]];
             match loaded {
@@ -241,6 +266,10 @@ impl<T: Real> CpuBackend<T> {
                             .array(&name)
                             .ok_or_else(|| format!("the saved state lacks `{name}`"))?;
                         values.copy_from_slice(&saved.values);
+                    }
+                    if let Some(ports) = ports.as_mut() {
+                        let read = |name: &str| part.array(name).map(|a| a.values.clone());
+                        ports.restore_slab(order[j], &read)?;
                     }
                 }
             }
@@ -261,6 +290,9 @@ impl<T: Real> CpuBackend<T> {
                     self.monitors.flux.as_ref().map_or(0, |f| f.len())
                 ))
             }
+        }
+        if let Some(ports) = &mut self.ports {
+            ports.after_import(&self.slabs);
         }
         // The halo planes, as the last exchange of each half step left them.
         self.exchange(halo_copies);

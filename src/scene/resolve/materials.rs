@@ -181,16 +181,11 @@ fn material(
             );
         }
     }
-    if let (Some(c), false) = (&m.conformal, pec) {
-        ck.error(
-            c,
-            &format!("{path}.conformal"),
-            "`conformal` applies to PEC materials only (`pec = true`); remove it",
-        );
-    }
     let mut out = Material::dielectric(name, 1.0, 0.0);
     out.pec = pec;
-    out.conformal = pec && m.conformal.as_ref().is_none_or(|c| *c.get_ref());
+    // PEC surfaces are conformal (Dey-Mittra), and a metal's with poles have surface ports
+    // (`crate::model::SurfacePorts`), unless `conformal = false`.
+    out.conformal = m.conformal.as_ref().is_none_or(|c| *c.get_ref());
     // A library fit's own conductivity (the soils'); a scene's `conductivity` adds to it.
     let mut library_conductivity = 0.0;
     if let Some(lib) = &m.library {
@@ -335,6 +330,13 @@ fn material(
                 "{} poles: a material takes at most {MAX_POLES} (lorentz, drude and debye together)",
                 out.poles.len()
             ),
+        );
+    }
+    if let (Some(c), false, true) = (&m.conformal, pec, out.poles.is_empty()) {
+        ck.error(
+            c,
+            &format!("{path}.conformal"),
+            "`conformal` applies to PEC materials (`pec = true`) and to materials with poles (a metal's curved surfaces); remove it",
         );
     }
     if !pec

@@ -405,6 +405,7 @@ fn build(scene: &SceneFile, text: &str, ck: &mut Checker, default_courant: f64) 
         dispersive_counts: Default::default(),
         conformal: Default::default(),
         conformal_estimate: Default::default(),
+        surface_ports: Default::default(),
         conformal_reduced: false,
         scan: scan.map(std::sync::Arc::new),
         sparameters: None,

@@ -73,6 +73,18 @@ pub(super) fn check_cell_passes(model: &Model) -> Result<(), DeviceError> {
     }
 }
 
+/// Refuse a model with surface ports ([`crate::model::SurfacePorts`], the curved surfaces of a
+/// dispersive metal): they have no CUDA form yet, so the plan runs such a model on the CPU.
+pub(super) fn check_surface_ports(model: &Model) -> Result<(), DeviceError> {
+    if model.surface_ports().is_empty() {
+        return Ok(());
+    }
+    Err(DeviceError::Failed(
+        "the surface ports of a dispersive metal's curved surface have no CUDA form yet; use --backend cpu, or `conformal = false` on the metal to staircase it"
+            .to_string(),
+    ))
+}
+
 /// Upload the coefficient tables of `op` to every GPU of `dev` ([`Tables`]).
 pub(super) fn tables<D: Device, T: Real>(
     dev: &D,

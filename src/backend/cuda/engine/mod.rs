@@ -259,6 +259,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
         build::check_poles(model)?;
         build::check_cell_passes(model)?;
+        build::check_surface_ports(model)?;
         let op = Operator::<T>::new(model);
         let tables = build::tables(&dev, &op)?;
         let magnetic_materials = tables.magnetic;
