@@ -677,6 +677,27 @@ impl Model {
         }
     }
 
+    /// The material at each point of the 4 x 4 x 4 grid `xyz[0] x xyz[1] x xyz[2]` (m), bit
+    /// `(a * 4 + b) * 4 + d` for point (x_a, y_b, z_d): the last object in paint order that
+    /// holds it, vacuum where none does. Each object tests the whole grid at once
+    /// ([`Object::sample_mask`]).
+    fn sample_owners(&self, xyz: [[f64; 4]; 3]) -> [u8; 64] {
+        let mut owner = [0u8; 64];
+        let mut left = u64::MAX;
+        for o in self.objects.iter().rev() {
+            if left == 0 {
+                break;
+            }
+            let mut held = o.sample_mask(xyz) & left;
+            left &= !held;
+            while held != 0 {
+                owner[held.trailing_zeros() as usize] = o.material;
+                held &= held - 1;
+            }
+        }
+        owner
+    }
+
     /// The materials' shares of the cell of component `c` at `cell` (see
     /// [`Model::mixture_at`]), or None where a PEC is involved.
     fn shares_at(
@@ -720,19 +741,7 @@ impl Model {
                 // The samples form a grid: each object finds which of them it holds at once
                 // (the last object, in paint order, holding a sample gives its material).
                 let xyz = [0, 1, 2].map(|x| [0, 1, 2, 3].map(|s| sample(x, u_of(s))));
-                let mut owner = [0u8; N * N * N];
-                let mut left = u64::MAX;
-                for o in self.objects.iter().rev() {
-                    if left == 0 {
-                        break;
-                    }
-                    let mut held = o.sample_mask(xyz) & left;
-                    left &= !held;
-                    while held != 0 {
-                        owner[held.trailing_zeros() as usize] = o.material;
-                        held &= held - 1;
-                    }
-                }
+                let owner = self.sample_owners(xyz);
                 for a in 0..N {
                     for b in 0..N {
                         for d in 0..N {

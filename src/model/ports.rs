@@ -319,25 +319,20 @@ fn surface_edges(model: &Model) -> Vec<(PortEdge, SurfaceCell)> {
         .flat_map_iter(|(c, i)| {
             let comp = Component::ALL[c];
             let mut found = Vec::new();
+            // The plane and its two neighbours, painted as the objects lie (no smoothing).
+            let (x0, x1) = (i.saturating_sub(1), (i + 2).min(nx));
+            let mut ids = vec![0u8; (x1 - x0) * ny * nz];
+            model.paint_objects(comp, x0, x1, &mut ids);
+            let id = |x: usize, j: usize, k: usize| ids[((x - x0) * ny + j) * nz + k];
             for j in 0..ny {
                 for k in 0..nz {
-                    let m = model.material_at(comp, i, j, k);
-                    let differs = [[1i64, 0, 0], [0, 1, 0], [0, 0, 1]].iter().any(|d| {
-                        [-1i64, 1].iter().any(|s| {
-                            let at = [
-                                i as i64 + s * d[0],
-                                j as i64 + s * d[1],
-                                k as i64 + s * d[2],
-                            ];
-                            (0..3).all(|a| at[a] >= 0 && (at[a] as usize) < [nx, ny, nz][a])
-                                && model.material_at(
-                                    comp,
-                                    at[0] as usize,
-                                    at[1] as usize,
-                                    at[2] as usize,
-                                ) != m
-                        })
-                    });
+                    let m = id(i, j, k);
+                    let differs = (i > x0 && id(i - 1, j, k) != m)
+                        || (i + 1 < x1 && id(i + 1, j, k) != m)
+                        || (j > 0 && id(i, j - 1, k) != m)
+                        || (j + 1 < ny && id(i, j + 1, k) != m)
+                        || (k > 0 && id(i, j, k - 1) != m)
+                        || (k + 1 < nz && id(i, j, k + 1) != m);
                     if !differs {
                         continue;
                     }
@@ -457,17 +452,7 @@ fn block_normal(model: &Model, c: Component, cell: [usize; 3], a: u8) -> [f64; 3
         let o = [block / 9, (block / 3) % 3, block % 3].map(|v| v as f64 - 1.0);
         let u = |x: usize, s: usize| o[x] + (s as f64 + 0.5) / 4.0 - 0.5;
         let xyz = [0, 1, 2].map(|x| [0, 1, 2, 3].map(|s| coordinate(x, u(x, s))));
-        let mut owner = [0u8; 64];
-        let mut left = u64::MAX;
-        for obj in model.objects.iter().rev() {
-            let mut held = obj.sample_mask(xyz) & left;
-            left &= !held;
-            while held != 0 {
-                owner[held.trailing_zeros() as usize] = obj.material;
-                held &= held - 1;
-            }
-        }
-        for (bit, &m) in owner.iter().enumerate() {
+        for (bit, &m) in model.sample_owners(xyz).iter().enumerate() {
             let at = [bit / 16, (bit / 4) % 4, bit % 4];
             let d = [0, 1, 2].map(|x| u(x, at[x]));
             if m == a && d.iter().map(|v| v * v).sum::<f64>() <= radius2 {
