@@ -325,6 +325,45 @@ struct BlochArgs {
 };
 static_assert(sizeof(BlochArgs) == 168 + 4 * sizeof(real), "BlochArgs layout");
 
+// The surface ports' edges (kernels/ports.cu port_increment, port_gather): one thread per edge.
+struct PortEdgesArgs {
+    real* const* place;     // per edge: the address of its E value in its slab
+    const real* coef;       // per edge: ca and 1/cb of its painted material
+    real* e_prev;           // per edge: E at the last step
+    real* curl;             // per edge: the increment over cb
+    const unsigned* end;    // per edge: the end of its gather row
+    const unsigned* cell;   // the gather rows: virtual cells
+    const real* weight;     // the gather rows: weights
+    const real* v;          // per virtual cell: its output
+    i64 n;                  // edges
+    int refresh;            // port_increment: 1 = only E^n = E
+    int pad_;
+};
+static_assert(sizeof(PortEdgesArgs) == 80, "PortEdgesArgs layout");
+
+// Models one port_drive launch takes (their (ca, cb) travel in the arguments).
+#define MAX_PORT_MODELS 32
+
+// The surface ports' drives (kernels/ports.cu port_drive): one thread per virtual cell of
+// [u0, u1), the cells of models [m0, m0 + MAX_PORT_MODELS).
+struct PortDriveArgs {
+    real* v;                // per virtual cell: its value
+    const real* e_prev;     // per virtual cell with poles (u < npole): E at the last step
+    const real* curl;       // per edge: the increment over cb
+    const unsigned* model;  // per virtual cell: its model
+    const unsigned* end;    // per virtual cell: the end of its stencil row
+    const unsigned* edge;   // the stencil rows: edges
+    const real* weight;     // the stencil rows: weights
+    i64 u0, u1;
+    i64 npole;
+    int m0;
+    int pad_;
+    real ca[MAX_PORT_MODELS];
+    real cb[MAX_PORT_MODELS];
+};
+static_assert(sizeof(PortDriveArgs) == 88 + 2 * MAX_PORT_MODELS * sizeof(real),
+              "PortDriveArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -349,7 +388,10 @@ static_assert(sizeof(BlochArgs) == 168 + 4 * sizeof(real), "BlochArgs layout");
     K(conformal_h, ConformalArgs) \
     K(lumped, LumpedArgs) \
     K(bloch_gather, BlochArgs) \
-    K(bloch_correct, BlochArgs)
+    K(bloch_correct, BlochArgs) \
+    K(port_increment, PortEdgesArgs) \
+    K(port_drive, PortDriveArgs) \
+    K(port_gather, PortEdgesArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

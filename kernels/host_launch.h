@@ -58,6 +58,8 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 13: return sizeof(ConformalArgs);
         case 14: return sizeof(LumpedArgs);
         case 15: return sizeof(BlochArgs);
+        case 16: return sizeof(PortEdgesArgs);
+        case 17: return sizeof(PortDriveArgs);
         default: return sizeof(real);
     }
 }

@@ -8,7 +8,9 @@
 # scenes/gpr.toml --backend cuda`, a conformal PEC cavity (scenes/conformal_cavity.toml) on the
 # GPU against the CPU bit for bit, a lumped port and series RLC (scenes/lumped_rlc.toml, f32) on
 # the GPU against the CPU bit for bit, a Bloch cell (scenes/grating_oblique.toml) on the GPU's
-# pair of engines against the CPU's bit for bit, the 60-trace B-scan (traces per second) and a 1e8-cell scene
+# pair of engines against the CPU's bit for bit, a gold nanosphere's surface ports
+# (scenes/gold_sphere.toml) on the GPU against the CPU bit for bit and beside the same sphere
+# staircased, the 60-trace B-scan (traces per second) and a 1e8-cell scene
 # with probes, snapshots and a flux plane (throughput and the share of wall time in monitors; the
 # flux plane alone over 300 and 600 steps against no monitors), and
 # `yee bench --backend cuda` on a vacuum cube of about 1e9 cells (the two-pass update, with a
@@ -300,6 +302,13 @@ cpu_gpu_check "lumped port + RLC: CUDA vs CPU bit for bit" "$out/lumped_rlc_f32.
 # along y, f64) on the GPU's pair of engines (kernels/bloch.cu, in the passes row) against the
 # CPU's pair: the diffraction orders and the flux spectra bit for bit.
 cpu_gpu_check "Bloch cell: CUDA pair vs CPU bit for bit" "$scenes/grating_oblique.toml" diffraction,flux
+# The surface ports of a gold nanosphere's curved surface (kernels/ports.cu and the dispersive
+# kernel over the ports, in the passes row's dispersive pass) on one GPU against the CPU: the
+# flux spectra bit for bit; then the same sphere staircased (`conformal = false`, no ports),
+# whose throughput beside it is the ports' cost.
+cpu_gpu_check "surface ports (gold sphere): CUDA vs CPU bit for bit" "$scenes/gold_sphere.toml" flux
+sed 's/^gold = { library = "Au" }/gold = { library = "Au", conformal = false }/' "$scenes/gold_sphere.toml" > "$out/gold_sphere_staircase.toml"
+monitored_run "yee run gold_sphere_staircase.toml --backend cuda (no ports)" "$out/gold_sphere_staircase.toml"
 big="$out/monitors-1e8.toml"
 cat > "$big" <<'TOML'
 # 500 x 500 x 400 = 1e8 cells, 300 steps: a probe every step, a plane snapshot every 25 steps,

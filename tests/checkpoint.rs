@@ -651,7 +651,8 @@ fn a_bad_checkpoint_interval_is_refused_naming_the_flag_and_plan_shows_the_check
 /// A TF/SF plane wave on a Drude box and a dielectric box, CPML around, a PEC z minimum, a
 /// flux plane and a closed far-field box: the TF/SF 1-D grid, the dispersive state, the CPML
 /// psi arrays and both kinds of surface DFT in one state. (The metal is a box, not a sphere:
-/// a metal's curved surface has surface ports, which the CUDA engine does not have yet.)
+/// a metal's curved surface has surface ports, which run on one GPU, and this state also moves
+/// between engines over several.)
 const ROUND_TRIP: &str = r#"
 [simulation]
 name = "rt"

@@ -733,15 +733,16 @@ interpolate = false
     assert!(late < 3.0 * early, "{late:.3e} vs {early:.3e}");
 }
 
-/// `yee check` names where a dispersive metal's surface is staircased: a gold sphere and a
-/// slanted gold polygon in vacuum have faces off the grid planes, whose averages with vacuum
-/// would be cell resonances, so their lines say so; a gold box and an axis-aligned polygon
-/// are smoothed on every face (mean for parallel components, harmonic mean for normal ones)
-/// and say nothing; with `subpixel = false` every surface is staircased by request and
-/// nothing is said.
+/// `yee check` names where a dispersive metal's surface is staircased: with `conformal =
+/// false`, a gold sphere and a slanted gold polygon in vacuum have faces off the grid planes,
+/// whose averages with vacuum would be cell resonances, so their lines say so; a gold box and
+/// an axis-aligned polygon are smoothed on every face (mean for parallel components, harmonic
+/// mean for normal ones) and say nothing. By default (conformal) the surface ports place the
+/// curved and slanted faces, and nothing is said; with `subpixel = false` every surface is
+/// staircased by request and nothing is said.
 #[test]
 fn check_names_the_staircased_surfaces_of_a_metal() {
-    let scene = |subpixel: bool| {
+    let scene = |subpixel: bool, conformal: bool| {
         format!(
             r#"
 [simulation]
@@ -751,7 +752,7 @@ size = [1.0, 1.0, 1.0]
 steps = 10
 subpixel = {subpixel}
 [materials]
-gold = {{ library = "Au" }}
+gold = {{ library = "Au", conformal = {conformal} }}
 [[geometry]]
 shape = "sphere"
 material = "gold"
@@ -777,13 +778,15 @@ span = [0.0, 0.1]
 "#
         )
     };
-    let lines = |subpixel: bool| {
-        let (model, _) = yee::scene::load_str(&scene(subpixel), "gold.toml").unwrap();
+    let lines = |subpixel: bool, conformal: bool| {
+        let text = scene(subpixel, conformal);
+        let (model, _) = yee::scene::load_str(&text, "gold.toml").unwrap();
         yee::scene::object_lines(&model)
     };
     let note = "surface off the grid planes is staircased against `vacuum`";
-    let smoothed = lines(true);
+    let smoothed = lines(true, false);
     let noted: Vec<bool> = smoothed.iter().map(|l| l.contains(note)).collect();
     assert_eq!(noted, [true, false, false, true], "{smoothed:#?}");
-    assert!(lines(false).iter().all(|l| !l.contains(note)));
+    assert!(lines(true, true).iter().all(|l| !l.contains(note)));
+    assert!(lines(false, false).iter().all(|l| !l.contains(note)));
 }

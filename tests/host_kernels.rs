@@ -1632,8 +1632,9 @@ fn the_plans_kernel_launches_per_step_are_the_engines() {
     .map(|scene| model(scene, "f32", steps))
     .into_iter()
     // The lumped port and elements: a `lumped` launch per cell pass and slab part, and the
-    // probe gather of the terminals' samples.
-    .chain([lumped_model("f32", steps)]);
+    // probe gather of the terminals' samples. The surface ports: their own launches, and an
+    // E half step that is not split at the slabs' boundary planes.
+    .chain([lumped_model("f32", steps), ports_model("f32", steps)]);
     for m in models {
         let layout = yee::plan::Layout::of(&m);
         for slabs in [1, 3] {
@@ -2175,5 +2176,158 @@ fn host_bloch_pair_matches_the_cpu_pair_bit_for_bit() {
     for slabs in [1, 3] {
         compare_bloch::<f32>(slabs);
         compare_bloch::<f64>(slabs);
+    }
+}
+
+/// [`MATERIALS_SCENE`] with the metal sphere's curved surface placed by the surface ports
+/// (its `conformal = false` dropped): edges on both sides of x planes 16 and 8, where three
+/// slabs of the 24 planes meet.
+fn ports_model(precision: &str, steps: usize) -> Model {
+    let scene = MATERIALS_SCENE.replace("metal = { conformal = false, ", "metal = { ");
+    let m = model(&scene, precision, steps);
+    let ports = m.surface_ports();
+    assert!(ports.surface_edges > 50, "{}", ports.surface_edges);
+    let planes: Vec<u32> = ports.edges.iter().map(|e| e.cell[0]).collect();
+    assert!(planes.contains(&15) && planes.contains(&16), "{planes:?}");
+    m
+}
+
+fn ports_against_cpu<T: Real>() {
+    let steps = 60;
+    let m = ports_model(T::PRECISION.name(), steps);
+    let nx = m.grid.shape[0];
+    let one = split_even(nx, 1);
+    let mut cpu = yee::backend::cpu::CpuBackend::<T>::new(&m, &one);
+    let want = drive(&m, &mut cpu, &one);
+    let want_state = cpu.export_state().unwrap();
+    let ports: Vec<_> = want_state
+        .arrays
+        .iter()
+        .filter(|a| a.name.starts_with("dispersive.ports."))
+        .collect();
+    assert!(ports.len() >= 4, "the ports' state is registered");
+    assert!(ports.iter().all(|a| a.values.iter().any(|v| *v != T::ZERO)));
+    // One slab; three (split_even: cuts at 8 and 16, through the sphere's ports); and cuts
+    // that put a slab boundary on every plane of the sphere's first half.
+    for cuts in [vec![], vec![8, 16], vec![12, 13, 14, 15]] {
+        let ranges = cut_at(nx, &cuts);
+        let what = format!("ports {} cut at {cuts:?}", T::PRECISION.name());
+        let (got, state, log) = host_trace_on::<T>(&m, &ranges, host_kernels(T::PRECISION));
+        assert_identical(&got, &want, &what);
+        assert_same_state(&state, &want_state, &what);
+        assert_eq!(log.launches["port_gather"], steps, "{what}");
+        assert_eq!(log.launches["port_increment"], steps, "{what}");
+    }
+    // Blocks and threads in reverse order change nothing.
+    let reversed = host_kernels_reversed(T::PRECISION);
+    let (got, state, _) = host_trace_on::<T>(&m, &cut_at(nx, &[8, 16]), reversed);
+    assert_identical(&got, &want, "threads reversed");
+    assert_same_state(&state, &want_state, "threads reversed");
+}
+
+/// The surface ports on the host engine (`kernels/ports.cu` and the dispersive kernel over the
+/// ports' virtual cells) are the CPU backend's pass bit for bit: fields, probes, snapshots and
+/// the ports' state, f32 and f64, on one slab and on slabs cut through the sphere's surface.
+#[test]
+fn host_kernels_match_cpu_bit_for_bit_with_surface_ports() {
+    let _guard = serial();
+    ports_against_cpu::<f32>();
+    ports_against_cpu::<f64>();
+}
+
+/// The ports' state moves between the engines as a checkpoint does: the CPU to step 40, the
+/// host engine (3 slabs) to 80, the CPU on 2 slabs to 100, is the CPU all the way, bit for bit.
+#[test]
+fn host_engine_resumes_the_surface_ports_state_of_the_cpu_and_back() {
+    use yee::run::Stepper;
+    let _guard = serial();
+    let m = ports_model("f32", 100);
+    let nx = m.grid.shape[0];
+    let copies = |ranges: &[yee::decomp::SlabRange]| {
+        let h = yee::decomp::HaloPlan::new(ranges, &m.boundaries);
+        h.after_h
+            .iter()
+            .chain(&h.after_e)
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+    let one = split_even(nx, 1);
+    let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(&m, &one);
+    let mut s = Stepper::new(&m, &mut cpu, &one);
+    let mut states = Vec::new();
+    for n in [40, 40, 20] {
+        for _ in 0..n {
+            s.step();
+        }
+        states.push(s.backend.export_state().unwrap());
+    }
+    let three = split_even(nx, 3);
+    let dev = HostDevice::new(Precision::F32, 1, false);
+    let mut gpu =
+        CudaEngine::<HostDevice, f32>::new(dev, &m, &three, &[0, 0, 0], Default::default(), "host")
+            .unwrap();
+    gpu.import_state(&states[0], &copies(&three)).unwrap();
+    let mut s = Stepper::new(&m, &mut gpu, &three);
+    s.resume_after(40);
+    for _ in 0..40 {
+        s.step();
+    }
+    let mid = s.backend.export_state().unwrap();
+    assert_same_state(&mid, &states[1], "the host engine after the CPU");
+    let two = split_even(nx, 2);
+    let mut cpu2 = yee::backend::cpu::CpuBackend::<f32>::new(&m, &two);
+    cpu2.import_state(&mid, &copies(&two)).unwrap();
+    let mut s = Stepper::new(&m, &mut cpu2, &two);
+    s.resume_after(80);
+    for _ in 0..20 {
+        s.step();
+    }
+    assert_same_state(
+        &s.backend.export_state().unwrap(),
+        &states[2],
+        "the CPU after the host engine",
+    );
+}
+
+/// The ports' pass reads and writes every slab's fields from one GPU: slabs on two GPUs are
+/// refused with a message that says what to do, and the engine allocates what the plan counts
+/// for the ports (the bytes are in `dispersive`, the same as the CPU backend's).
+#[test]
+fn host_engine_runs_surface_ports_on_one_gpu_and_counts_their_bytes() {
+    let _guard = serial();
+    let m = ports_model("f32", 4);
+    let three = split_even(m.grid.shape[0], 3);
+    let dev = HostDevice::new(Precision::F32, 2, true);
+    let err =
+        CudaEngine::<HostDevice, f32>::new(dev, &m, &three, &[0, 0, 1], Default::default(), "host")
+            .err()
+            .expect("slabs on two GPUs are refused");
+    let text = err.to_string();
+    assert!(
+        text.contains("one GPU") && text.contains("conformal = false"),
+        "{text}"
+    );
+    for precision in [Precision::F32, Precision::F64] {
+        let m = ports_model(precision.name(), 4);
+        let layout = yee::plan::Layout::of(&m);
+        for ranges in [split_even(m.grid.shape[0], 1), three.clone()] {
+            let cpu = match precision {
+                Precision::F32 => {
+                    yee::backend::cpu::CpuBackend::<f32>::new(&m, &ranges).allocation()
+                }
+                Precision::F64 => {
+                    yee::backend::cpu::CpuBackend::<f64>::new(&m, &ranges).allocation()
+                }
+            };
+            let gpu = estimate(&m, &ranges, precision.bytes());
+            let ports: u64 = ranges.iter().map(|r| layout.port_bytes(*r)).sum();
+            assert!(ports > 0);
+            assert_eq!(gpu.dispersive, cpu.dispersive, "{ranges:?}");
+            for r in &ranges {
+                let (g, c) = (layout.gpu_slab_bytes(*r), layout.slab_bytes(*r));
+                assert_eq!(g.dispersive, c.dispersive, "{r:?}");
+                assert!(g.dispersive >= layout.port_bytes(*r));
+            }
+        }
     }
 }

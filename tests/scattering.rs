@@ -218,7 +218,7 @@ fn stl_icosphere_scattering_matches_mie() {
 }
 
 /// A gold nanosphere (`library = "Au"`, radius 40 nm) at 2 nm cells (20 per radius), lit over
-/// 400-800 nm: the extinction efficiency (scattering plus absorption boxes) against the Mie
+/// 400-800 nm (`scenes/gold_sphere.toml`): the extinction efficiency (scattering plus absorption boxes) against the Mie
 /// series with the same eps(f) (the library's Drude-Lorentz fit, as the model holds it). The
 /// plasmon peak's wavelength within 1 % of Mie's, the geometry issue's bound (each from a
 /// parabola through its three highest samples, Mie on a grid ten times finer; 502.97 against
@@ -232,22 +232,17 @@ fn stl_icosphere_scattering_matches_mie() {
 /// ports' spectra moved in the fourth digit only (they are passive, so nothing grows).
 #[test]
 fn gold_nanosphere_extinction_matches_mie() {
-    let (radius, cell) = (0.04, 0.002);
-    let band = [C0 / 800e-9, C0 / 400e-9];
+    // The example scene itself, so that what users run is what is checked.
+    let radius: f64 = 0.04;
     let count = 41;
-    let text = scene(
-        cell,
-        radius,
-        "sphere = { library = \"Au\" }",
-        band,
-        count,
-        false,
-    );
-    let text = with_duration(&text, 6.0e-14);
-    let (model, _) = yee::scene::load_str(&text, "au.toml").unwrap();
-    let au = &model.materials.materials[model.materials.id("sphere").unwrap() as usize];
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/gold_sphere.toml");
+    let text = std::fs::read_to_string(path).unwrap();
+    let (model, _) = yee::scene::load_str(&text, path).unwrap();
+    let au = &model.materials.materials[model.materials.id("gold").unwrap() as usize];
     let run = common::BinaryRun::new("mie-gold", &text);
     let f = run.read("flux/scat/frequency");
+    assert_eq!(f.len(), count);
+    let band = [f[0], f[count - 1]];
     let sca = run.read("flux/scat/cross_section");
     let abs = run.read("flux/abs/cross_section");
     let area = PI * (radius * 1e-6).powi(2);
@@ -302,20 +297,6 @@ fn gold_nanosphere_extinction_matches_mie() {
         want * 1e9
     );
     assert!((got / want - 1.0).abs() < 0.01, "peak {got} vs {want}");
-}
-
-/// `text` with its `duration` set to `seconds`.
-fn with_duration(text: &str, seconds: f64) -> String {
-    text.lines()
-        .map(|l| {
-            if l.starts_with("duration = ") {
-                format!("duration = {seconds:e}")
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// An absorbing sphere (eps 2.25 and 5,000 S/m: eps'' = 0.5 to 0.2 over the band, a loss

@@ -22,6 +22,7 @@ pub mod cuda;
 pub mod engine;
 pub mod parts;
 pub mod pass;
+pub mod ports;
 pub mod timing;
 
 use crate::decomp::{HaloCopy, HaloPlan, HaloSide};

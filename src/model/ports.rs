@@ -94,17 +94,17 @@ pub struct PortCounts {
 }
 
 impl PortCounts {
-    /// Bytes a backend holds for these in precision `real` (bytes per value): per edge its
-    /// place in a slab (two u64), its material's ca and 1/cb, E at the last step, the
-    /// increment, and the end of its gather (u32); per stencil or gather entry a u32 index and
-    /// a weight; per port its model and virtual cell (two u32), the end of its stencil (u32),
-    /// its drive and its value; per port with poles a u32 cell, E at the last step and the
-    /// state.
+    /// Bytes a backend holds for these in precision `real` (bytes per value), as
+    /// `crate::backend::ports::PortLayout` lays them out: per edge its place (one u64), its
+    /// material's ca and 1/cb, E at the last step, the increment, and the end of its gather
+    /// (u32); per stencil or gather entry a u32 index and a weight; per port (a virtual cell)
+    /// its model and the end of its stencil (two u32) and its value; per port with poles a
+    /// u32 cell, E at the last step and the state.
     pub fn bytes(&self, real: usize) -> u64 {
         let r = real as u64;
-        self.edges * (16 + 4 * r + 4)
+        self.edges * (8 + 4 * r + 4)
             + (self.stencil_entries + self.gather_entries) * (4 + r)
-            + self.ports * (8 + 4 + 2 * r)
+            + self.ports * (8 + r)
             + self.pole_ports * (4 + r)
             + self.pole_values * r
     }
@@ -119,6 +119,10 @@ impl PortCounts {
         self.pole_values += other.pole_values;
     }
 }
+
+/// Models whose coefficients one GPU launch of the ports' drives takes in its arguments
+/// (`MAX_PORT_MODELS` of `kernels/common.cuh`): a model with more takes more launches.
+pub const PORT_MODELS_PER_LAUNCH: usize = 32;
 
 /// The weight of each component's normal port: the normal part is shared equally.
 const NORMAL_SHARE: f64 = 1.0 / 3.0;
@@ -241,6 +245,24 @@ impl SurfacePorts {
                 c.pole_ports += 1;
                 c.pole_values += state;
             }
+        }
+        out
+    }
+
+    /// The distinct models of the ports, in order of their first port, each with the sorted
+    /// global x planes of its ports' own edges.
+    pub fn model_planes(&self) -> Vec<(u8, Vec<usize>)> {
+        let mut out: Vec<(u8, Vec<usize>)> = Vec::new();
+        for port in &self.ports {
+            let x = self.edges[port.stencil[0].0 as usize].cell[0] as usize;
+            match out.iter_mut().find(|(m, _)| *m == port.model) {
+                Some((_, planes)) => planes.push(x),
+                None => out.push((port.model, vec![x])),
+            }
+        }
+        for (_, planes) in &mut out {
+            planes.sort_unstable();
+            planes.dedup();
         }
         out
     }

@@ -275,6 +275,20 @@ impl GpuAsk {
             peer: hw.peer_access,
         }
     }
+
+    /// Ask for one GPU only (a model with surface ports): the one with the most usable
+    /// memory among those not left out, unless `--gpus` names one.
+    pub(super) fn one_gpu(&mut self, gpus: &[Device]) {
+        if self.only.is_some() {
+            return;
+        }
+        let best = (0..gpus.len())
+            .filter(|i| !self.exclude.contains(i))
+            .max_by_key(|&i| (gpus[i].usable_bytes(), std::cmp::Reverse(i)));
+        if let Some(best) = best {
+            self.exclude = (0..gpus.len()).filter(|&i| i != best).collect();
+        }
+    }
 }
 
 /// Why `--gpus` cannot be honoured on `gpus`, if it cannot: an index named twice or one the
@@ -479,15 +493,21 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
         cpu_split_for(&layout, hw, options),
     );
     // A cell pass without a device form runs on the CPU only, and with it the whole model.
-    let cpu_only = layout.cpu_only_cell_passes() || layout.surface_ports.is_some();
-    let gpu = if options.backend == BackendChoice::Cpu || cpu_only {
+    let cpu_only = layout.cpu_only_cell_passes();
+    // The surface ports run on one GPU: `--gpus` naming several is refused.
+    let ports_split =
+        layout.surface_ports.is_some() && options.gpus.as_ref().is_some_and(|g| g.len() > 1);
+    let gpu = if options.backend == BackendChoice::Cpu || cpu_only || ports_split {
         None
     } else {
-        let ask = GpuAsk::of(options, hw);
+        let mut ask = GpuAsk::of(options, hw);
+        if layout.surface_ports.is_some() {
+            ask.one_gpu(&hw.gpus);
+        }
         choose_gpus(&layout, &hw.gpus, &hw.host, &ask)
     };
     let why_no_gpu = || {
-        if layout.surface_ports.is_some() {
+        if ports_split {
             return NoGpu::SurfacePorts;
         }
         if cpu_only {

@@ -358,6 +358,70 @@ pub struct LaunchLayout {
     /// Halo copies even on one slab: a periodic x minimum (H, the last plane wrapped into the
     /// first slab), a PMC x minimum (H, the first plane mirrored), a periodic x maximum (E).
     pub x_face_copies: [bool; 3],
+    /// The surface ports' launches, when the model has any.
+    pub ports: Option<PortLaunches>,
+}
+
+/// The surface ports' launches per step ([`crate::model::SurfacePorts`], on the GPU of every
+/// slab): `port_increment`, one `port_drive` per [`crate::model::PORT_MODELS_PER_LAUNCH`]
+/// models and `port_gather`, counted on the slab of the first edge; and a `dispersive` launch
+/// per model with poles and slab its ports' own edges lie in. They also keep the E half
+/// step from being split into boundary and interior planes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortLaunches {
+    /// The global x plane of the first edge.
+    pub first: usize,
+    /// The launches besides the poles'.
+    pub fixed: u64,
+    /// Per model with poles, the sorted x planes of its ports' own edges.
+    pub pole_planes: Vec<Vec<usize>>,
+}
+
+impl PortLaunches {
+    /// The launches of `model`'s surface ports; None without.
+    fn of(model: &Model) -> Option<PortLaunches> {
+        let ports = model.surface_ports();
+        let first = ports.edges.first()?.cell[0] as usize;
+        let models = ports.model_planes();
+        let table = &model.materials.materials;
+        Some(PortLaunches {
+            first,
+            fixed: 2 + models.len().div_ceil(crate::model::PORT_MODELS_PER_LAUNCH) as u64,
+            pole_planes: models
+                .into_iter()
+                .filter(|(m, _)| table[*m as usize].pole_state_len() > 0)
+                .map(|(_, planes)| planes)
+                .collect(),
+        })
+    }
+
+    /// Launches per step on the slab that owns `range`.
+    fn on(&self, range: SlabRange) -> u64 {
+        let inside = |x: &usize| range.x0 <= *x && *x < range.x1;
+        let poles = self
+            .pole_planes
+            .iter()
+            .filter(|p| p.iter().any(inside))
+            .count();
+        inside(&self.first) as u64 * self.fixed + poles as u64
+    }
+
+    /// The same on a grid of `nx` planes where there were `from`, by `x` (x positions scaled).
+    fn rescaled(&self, x: impl Fn(usize) -> usize) -> PortLaunches {
+        PortLaunches {
+            first: x(self.first),
+            fixed: self.fixed,
+            pole_planes: self
+                .pole_planes
+                .iter()
+                .map(|p| {
+                    let mut p: Vec<usize> = p.iter().map(|&v| x(v)).collect();
+                    p.dedup();
+                    p
+                })
+                .collect(),
+        }
+    }
 }
 
 impl LaunchLayout {
@@ -388,6 +452,7 @@ impl LaunchLayout {
                 model.boundaries.face(Axis::X, false) == BoundaryKind::Pmc,
                 model.boundaries.face(Axis::X, true) == BoundaryKind::Periodic,
             ],
+            ports: PortLaunches::of(model),
         }
     }
 
@@ -399,6 +464,10 @@ impl LaunchLayout {
             sheets: self.sheets.iter().map(span).collect(),
             magnetic_sheets: self.magnetic_sheets.iter().map(span).collect(),
             dispersive: self.dispersive.iter().map(span).collect(),
+            ports: self
+                .ports
+                .as_ref()
+                .map(|p| p.rescaled(|v| x(v).min(nx - 1))),
             ..self.clone()
         }
     }
@@ -837,7 +906,8 @@ impl Layout {
         if mirror_min && range.x0 == 0 && !after_h.contains(&range.x0) {
             after_h.push(range.x0);
         }
-        let after_e: Vec<usize> = (range.x0 > 0 || wrap_max)
+        // The surface ports keep the E half step whole: no plane runs apart.
+        let after_e: Vec<usize> = (l.ports.is_none() && (range.x0 > 0 || wrap_max))
             .then_some(range.x0)
             .into_iter()
             .collect();
@@ -906,7 +976,8 @@ impl Layout {
             + all(&l.dispersive, &after_e)
             + pec;
         let probes = (self.monitors.probe_samples(range) > 0) as u64;
-        h_half + e_half + probes
+        let ports = l.ports.as_ref().map_or(0, |p| p.on(range));
+        h_half + e_half + ports + probes
     }
 
     /// Bytes the passes beyond the curls and the CPML move per step over the slab that owns
@@ -964,19 +1035,24 @@ impl Layout {
     }
 
     /// Bytes of the surface ports' arrays for the slab that owns `range` (the ports are
-    /// part of the dispersive pass).
+    /// part of the dispersive pass), the same on every backend.
     pub fn port_bytes(&self, range: SlabRange) -> u64 {
-        let Some(planes) = &self.surface_ports else {
-            return 0;
-        };
+        self.port_counts(range).bytes(self.precision.bytes())
+    }
+
+    /// What the surface ports hold for the slab that owns `range` (the edges and ports whose
+    /// own edge lies in it).
+    pub fn port_counts(&self, range: SlabRange) -> crate::model::PortCounts {
         let mut counts = crate::model::PortCounts::default();
-        for c in planes
-            .get(range.x0..range.x1.min(planes.len()))
-            .unwrap_or(&[])
-        {
-            counts.add(c);
+        if let Some(planes) = &self.surface_ports {
+            for c in planes
+                .get(range.x0..range.x1.min(planes.len()))
+                .unwrap_or(&[])
+            {
+                counts.add(c);
+            }
         }
-        counts.bytes(self.precision.bytes())
+        counts
     }
 
     /// Bytes of the dispersive pass's arrays for the slab that owns `range`.
@@ -1031,9 +1107,6 @@ impl Layout {
                     * self.shape[2] as u64
                     + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes())),
             passes: sets * self.gpu_cell_pass_values(range) * p,
-            // The CUDA engine has no surface ports (the plan runs a model with them on the
-            // CPU).
-            dispersive: a.dispersive - sets * self.port_bytes(range),
             ..a
         }
     }

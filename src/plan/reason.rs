@@ -21,7 +21,7 @@ fn no_gpu(why: &NoGpu) -> String {
             "some of the scene's cell passes have no CUDA form and run on the CPU only".to_string()
         }
         NoGpu::SurfacePorts => {
-            "the surface ports of the scene's curved metal surfaces run on the CPU only (`conformal = false` on the metal staircases them)"
+            "the surface ports of the scene's curved metal surfaces run on one GPU, and --gpus names several (name one, or put `conformal = false` on the metal to staircase them)"
                 .to_string()
         }
         NoGpu::NoneFound { note } => {

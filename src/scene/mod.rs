@@ -243,6 +243,17 @@ fn staircased_surface_note(model: &Model, pieces: &[&crate::model::Object]) -> S
         return String::new();
     }
     partners.sort_unstable();
+    // A pair of conformal materials (the default) has surface ports at the curved surface
+    // instead (`crate::model::SurfacePorts`); only the planar faces the ports do not reach
+    // are staircased there, which a box's faces on grid planes never are.
+    let table = &model.materials.materials;
+    let conformal = |id: u8| table[id as usize].poles.is_empty() || table[id as usize].conformal;
+    if conformal(m) {
+        partners.retain(|&p| !conformal(p));
+    }
+    if partners.is_empty() {
+        return String::new();
+    }
     let names: Vec<String> = partners
         .iter()
         .map(|&p| format!("`{}`", model.materials.materials[p as usize].name))

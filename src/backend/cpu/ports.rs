@@ -6,31 +6,28 @@
 //! The ports are one list for the whole grid, not one per slab: a port's stencil reaches the
 //! planes on either side of its own, and one list stepped in one order gives the same bits
 //! however the grid is split into slabs. They are few (the surface cells), so the pass is
-//! cheap beside the update of the volume.
+//! cheap beside the update of the volume. The tables are [`PortLayout`]'s, which the CUDA
+//! engine steps in the same order (`kernels/ports.cu`).
 
 use super::{dispersive::Group, Shared, Slab};
+use crate::backend::ports::PortLayout;
 use crate::backend::Spread;
 use crate::model::SurfacePorts;
 use crate::real::{written_zeros, Real};
 use std::sync::Arc;
 
-/// The ports of one model material: their virtual cells, stepped as that material's cells.
-struct ModelPorts<T> {
-    /// The material id.
-    material: u8,
-    /// (ca, cb) of the material.
-    coef: (T, T),
-    /// The ports' values: the drive's E before the material's update, then its output.
-    v: Vec<T>,
-    /// The material's poles over the ports' virtual cells (None for a material without).
-    poles: Option<Group<T>>,
-}
+/// Bits of an edge's packed place that hold the offset into its slab's array (the slab index
+/// is above them).
+const PLACE_BITS: u32 = 48;
 
 /// The port pass's state and tables.
 pub(super) struct PortPass<T> {
     ports: Arc<SurfacePorts>,
-    /// Per edge: (slab, index into the slab's array of its component, halo plane included).
-    at: Vec<(usize, usize)>,
+    /// The tables: models, stencil and gather rows over the virtual cells.
+    layout: PortLayout<T>,
+    /// Per edge: its slab and offset into the slab's array of its component, packed as
+    /// `slab << PLACE_BITS | offset`.
+    place: Vec<u64>,
     /// Per edge: (ca, 1 / cb) of its painted material (what the curl pass used there).
     edge_coef: Vec<(T, T)>,
     /// Per edge: its E at the end of the last step.
@@ -38,25 +35,19 @@ pub(super) struct PortPass<T> {
     /// Per edge: this step's D increment over the painted material's cb, then its new E
     /// (scratch).
     curl: Vec<T>,
-    /// Per port: this step's drive (scratch).
-    drive: Vec<T>,
-    /// Per port: (index into `models`, index of its virtual cell).
-    slot: Vec<(u32, u32)>,
-    /// Per port: the end of its entries in `stencil_edge` and `stencil_weight` (the start is
-    /// the previous port's end).
-    stencil_end: Vec<u32>,
-    /// The ports' stencils, port after port: the edge and its weight in the run's precision.
-    stencil_edge: Vec<u32>,
-    stencil_weight: Vec<T>,
-    /// Per edge: the end of its entries in `gather_port` and `gather_weight`.
-    gather_end: Vec<u32>,
-    /// The edges' gathers, edge after edge: the port and its weight, in port order.
-    gather_port: Vec<u32>,
-    gather_weight: Vec<T>,
+    /// Per virtual cell: the model's E before its update (its output a step ago), then its
+    /// output.
+    v: Vec<T>,
+    /// Per model of the layout: its material's coefficients and poles.
     models: Vec<ModelPorts<T>>,
-    /// Per slab, per model: the range of its virtual cells whose own edge lies in the slab
-    /// (ports are in edge order, edges in x order, so each slab's are one run).
-    slab_ports: Vec<Vec<std::ops::Range<usize>>>,
+}
+
+/// One model of the ports on the CPU.
+struct ModelPorts<T> {
+    /// (ca, cb) of its material.
+    coef: (T, T),
+    /// Its material's poles over its virtual cells (None for a material without).
+    poles: Option<Group<T>>,
 }
 
 impl<T: Real> PortPass<T> {
@@ -65,67 +56,35 @@ impl<T: Real> PortPass<T> {
         if ports.is_empty() {
             return None;
         }
-        let plane = sh.ny * sh.nz;
-        let at: Vec<(usize, usize)> = ports
-            .edges
+        let ranges: Vec<_> = slabs.iter().map(|s| s.range).collect();
+        let layout = PortLayout::new(&ports, &ranges, [sh.ny, sh.nz], |m| {
+            sh.dispersive[m as usize].is_some()
+        });
+        let models = layout
+            .models
             .iter()
-            .map(|e| {
-                let [i, j, k] = e.cell.map(|v| v as usize);
-                let s = slabs
-                    .iter()
-                    .position(|s| s.range.x0 <= i && i < s.range.x1)
-                    .expect("a port edge lies in a slab");
-                (s, (i - slabs[s].range.x0 + 1) * plane + j * sh.nz + k)
-            })
-            .collect();
-        let mut models: Vec<ModelPorts<T>> = Vec::new();
-        let mut ids: Vec<u8> = Vec::new();
-        let mut slot = Vec::with_capacity(ports.ports.len());
-        for port in &ports.ports {
-            let m = match ids.iter().position(|&id| id == port.model) {
-                Some(m) => m,
-                None => {
-                    ids.push(port.model);
-                    models.push(ModelPorts {
-                        material: port.model,
-                        coef: sh.coef[port.model as usize],
-                        v: Vec::new(),
-                        poles: None,
-                    });
-                    models.len() - 1
-                }
-            };
-            slot.push((m as u32, models[m].v.len() as u32));
-            models[m].v.push(T::ZERO);
-        }
-        for (m, &id) in models.iter_mut().zip(&ids) {
-            if let Some(op) = &sh.dispersive[id as usize] {
-                let n = m.v.len();
-                m.poles = Some(Group {
+            .map(|m| {
+                let n = m.cells.len();
+                let poles = sh.dispersive[m.material as usize].as_ref().map(|op| Group {
                     component: 0,
-                    material: id,
+                    material: m.material,
                     cells: (0..n as u32).collect(),
                     e_prev: written_zeros(n),
                     state: written_zeros(n * op.state_len()),
                 });
-            }
-        }
-        let mut slab_ports = vec![vec![0..0; models.len()]; slabs.len()];
-        for (port, &(m, k)) in ports.ports.iter().zip(&slot) {
-            let (m, k) = (m as usize, k as usize);
-            let (s, _) = at[port.stencil[0].0 as usize];
-            let r: &mut std::ops::Range<usize> = &mut slab_ports[s][m];
-            if r.start == r.end {
-                *r = k..k;
-            }
-            debug_assert_eq!(r.end, k, "a slab's ports of a model are one run");
-            r.end = k + 1;
-        }
-        let (stencil_end, stencil_edge, stencil_weight) =
-            csr(ports.ports.iter().map(|p| &p.stencil[..]));
-        let (gather_end, gather_port, gather_weight) = csr(ports.gather.iter().map(|g| &g[..]));
+                ModelPorts {
+                    coef: sh.coef[m.material as usize],
+                    poles,
+                }
+            })
+            .collect();
+        let place = layout
+            .edge_place
+            .iter()
+            .map(|&(s, i)| ((s as u64) << PLACE_BITS) | i as u64)
+            .collect();
+        let edges = ports.edges.len();
         Some(PortPass {
-            at,
             edge_coef: ports
                 .painted
                 .iter()
@@ -134,20 +93,23 @@ impl<T: Real> PortPass<T> {
                     (ca, T::from_f64(1.0 / cb.to_f64()))
                 })
                 .collect(),
-            e_prev: written_zeros(ports.edges.len()),
-            curl: written_zeros(ports.edges.len()),
-            drive: written_zeros(ports.ports.len()),
-            slot,
-            stencil_end,
-            stencil_edge,
-            stencil_weight,
-            gather_end,
-            gather_port,
-            gather_weight,
+            place,
+            e_prev: written_zeros(edges),
+            curl: written_zeros(edges),
+            v: written_zeros(layout.cells()),
             models,
-            slab_ports,
+            layout,
             ports,
         })
+    }
+
+    /// The slab and offset of edge `q`.
+    fn place(&self, q: usize) -> (usize, usize) {
+        let p = self.place[q];
+        (
+            (p >> PLACE_BITS) as usize,
+            (p & ((1 << PLACE_BITS) - 1)) as usize,
+        )
     }
 
     /// One step of the ports over `slabs`' E (after the curl pass and the additive
@@ -158,75 +120,87 @@ impl<T: Real> PortPass<T> {
         // Each edge's increment, in units of its painted material's cb. (Every value below
         // is computed by one thread in a fixed order, so the bits do not depend on threads.)
         {
-            let (at, coef, e_prev) = (&self.at, &self.edge_coef, &self.e_prev);
             let fields: &[Slab<T>] = slabs;
-            self.curl.par_iter_mut().enumerate().for_each(|(q, curl)| {
-                let (s, i) = at[q];
-                let (ca, inv_cb) = coef[q];
+            let mut curl = std::mem::take(&mut self.curl);
+            let this = &*self;
+            curl.par_iter_mut().enumerate().for_each(|(q, curl)| {
+                let (s, i) = this.place(q);
+                let (ca, inv_cb) = this.edge_coef[q];
                 let e = fields[s].e[edges[q].component as usize][i];
-                *curl = (e - ca * e_prev[q]) * inv_cb;
+                *curl = (e - ca * this.e_prev[q]) * inv_cb;
+            });
+            self.curl = curl;
+        }
+        // Each virtual cell's drive, the weighted sum of its stencil's increments, into its
+        // model's update: its E before the poles (then the poles step it).
+        {
+            let (l, curl, models) = (&self.layout, &self.curl, &self.models);
+            self.v.par_iter_mut().enumerate().for_each(|(u, v)| {
+                let start = if u == 0 {
+                    0
+                } else {
+                    l.stencil_end[u - 1] as usize
+                };
+                let row = start..l.stencil_end[u] as usize;
+                let mut drive = T::ZERO;
+                for (w, &q) in l.stencil_weight[row.clone()]
+                    .iter()
+                    .zip(&l.stencil_edge[row])
+                {
+                    drive += *w * curl[q as usize];
+                }
+                let m = l.model[u] as usize;
+                let ModelPorts {
+                    coef: (ca, cb),
+                    poles,
+                } = &models[m];
+                let before = match poles {
+                    Some(g) => g.e_prev[u - l.models[m].cells.start],
+                    None => *v,
+                };
+                *v = *ca * before + *cb * drive;
             });
         }
-        // Each port's drive: the weighted sum of its stencil's increments.
+        // The models' poles, the models in parallel (each is a few thousand cells, less than
+        // one of the dispersive pass's parallel chunks): their cells are consecutive runs.
         {
-            let (ends, index, weight, curl) = (
-                &self.stencil_end,
-                &self.stencil_edge,
-                &self.stencil_weight,
-                &self.curl,
-            );
-            self.drive
-                .par_iter_mut()
-                .enumerate()
-                .for_each(|(p, drive)| {
-                    let start = if p == 0 { 0 } else { ends[p - 1] as usize };
-                    let mut sum = T::ZERO;
-                    for q in start..ends[p] as usize {
-                        sum += weight[q] * curl[index[q] as usize];
-                    }
-                    *drive = sum;
-                });
-        }
-        // Into each model's update: its E before the poles, then the poles.
-        for (p, &(m, k)) in self.slot.iter().enumerate() {
-            let model = &mut self.models[m as usize];
-            let k = k as usize;
-            let (ca, cb) = model.coef;
-            let before = match &model.poles {
-                Some(g) => g.e_prev[k],
-                None => model.v[k],
-            };
-            model.v[k] = ca * before + cb * self.drive[p];
-        }
-        for model in &mut self.models {
-            if let Some(g) = &mut model.poles {
-                g.step(sh, &mut model.v);
+            let mut rest = &mut self.v[..];
+            let mut groups = Vec::with_capacity(self.models.len());
+            for (m, model) in self.layout.models.iter().zip(&mut self.models) {
+                let (cells, tail) = std::mem::take(&mut rest).split_at_mut(m.cells.len());
+                rest = tail;
+                if let Some(g) = &mut model.poles {
+                    groups.push((g, cells));
+                }
             }
+            groups
+                .into_par_iter()
+                .for_each(|(g, cells)| g.step(sh, cells));
         }
         // Each edge's E: the outputs of the ports that touch it, in port order (into `curl`,
         // which is free now, then into the slabs).
         {
-            let (ends, index, weight, slot, models) = (
-                &self.gather_end,
-                &self.gather_port,
-                &self.gather_weight,
-                &self.slot,
-                &self.models,
-            );
+            let (l, v) = (&self.layout, &self.v);
             self.curl.par_iter_mut().enumerate().for_each(|(q, out)| {
-                let start = if q == 0 { 0 } else { ends[q - 1] as usize };
+                let start = if q == 0 {
+                    0
+                } else {
+                    l.gather_end[q - 1] as usize
+                };
+                let row = start..l.gather_end[q] as usize;
                 let mut e = T::ZERO;
-                for g in start..ends[q] as usize {
-                    let (m, k) = slot[index[g] as usize];
-                    e += weight[g] * models[m as usize].v[k as usize];
+                for (w, &u) in l.gather_weight[row.clone()].iter().zip(&l.gather_cell[row]) {
+                    e += *w * v[u as usize];
                 }
                 *out = e;
             });
         }
+        // The new E is next step's E at the last step; the old one's buffer is the next
+        // increments' scratch.
+        std::mem::swap(&mut self.e_prev, &mut self.curl);
         for (q, edge) in edges.iter().enumerate() {
-            let (s, i) = self.at[q];
-            slabs[s].e[edge.component as usize][i] = self.curl[q];
-            self.e_prev[q] = self.curl[q];
+            let (s, i) = self.place(q);
+            slabs[s].e[edge.component as usize][i] = self.e_prev[q];
         }
     }
 
@@ -234,47 +208,18 @@ impl<T: Real> PortPass<T> {
     /// edges, ports and entries whose own edge lies in the slab, counted from its arrays as
     /// [`crate::model::PortCounts::bytes`] counts them from the model's ports.
     pub fn slab_bytes(&self, s: usize) -> u64 {
-        let t = std::mem::size_of::<T>() as u64;
-        let mut counts = crate::model::PortCounts::default();
-        let mut start = 0;
-        for (q, &(slab, _)) in self.at.iter().enumerate() {
-            let end = self.gather_end[q] as usize;
-            if slab == s {
-                counts.edges += 1;
-                counts.gather_entries += (end - start) as u64;
-            }
-            start = end;
-        }
-        let mut start = 0;
-        for (p, &end) in self.stencil_end.iter().enumerate() {
-            let end = end as usize;
-            if self.at[self.stencil_edge[start] as usize].0 == s {
-                counts.ports += 1;
-                counts.stencil_entries += (end - start) as u64;
-                let (m, _) = self.slot[p];
-                if let Some(g) = &self.models[m as usize].poles {
-                    counts.pole_ports += 1;
-                    counts.pole_values += (g.state.len() / g.e_prev.len()) as u64;
-                }
-            }
-            start = end;
-        }
-        counts.bytes(t as usize)
+        let t = std::mem::size_of::<T>();
+        let state_len = |material: u8| {
+            let m = self
+                .layout
+                .models
+                .iter()
+                .position(|m| m.material == material);
+            m.and_then(|m| self.models[m].poles.as_ref())
+                .map_or(0, |g| g.state.len() / g.e_prev.len().max(1))
+        };
+        self.layout.slab_counts(s, state_len).bytes(t)
     }
-}
-
-/// The lists `lists` back to back, in compressed rows: (each list's end, the indices, the
-/// weights in the run's precision).
-fn csr<'a, T: Real>(lists: impl Iterator<Item = &'a [(u32, f64)]>) -> (Vec<u32>, Vec<u32>, Vec<T>) {
-    let (mut ends, mut index, mut weight) = (Vec::new(), Vec::new(), Vec::new());
-    for list in lists {
-        for &(i, w) in list {
-            index.push(i);
-            weight.push(T::from_f64(w));
-        }
-        ends.push(index.len() as u32);
-    }
-    (ends, index, weight)
 }
 
 impl<T: Real> PortPass<T> {
@@ -285,18 +230,19 @@ impl<T: Real> PortPass<T> {
     pub fn slab_arrays(&self, s: usize) -> Vec<(String, Spread, Vec<T>)> {
         use crate::backend::pass::arrays::{port_poles, port_values};
         let mut out = Vec::new();
-        for (m, model) in self.models.iter().enumerate() {
-            let r = self.slab_ports[s][m].clone();
+        for (m, (model, ports)) in self.layout.models.iter().zip(&self.models).enumerate() {
+            let poles = &ports.poles;
+            let r = self.layout.slab_cells[s][m].clone();
             if r.is_empty() {
                 continue;
             }
             let (name, spread) = port_values(model.material);
-            let values = match &model.poles {
+            let values = match poles {
                 Some(g) => g.e_prev[r.clone()].to_vec(),
-                None => model.v[r.clone()].to_vec(),
+                None => self.v[model.cells.start + r.start..model.cells.start + r.end].to_vec(),
             };
             out.push((name, spread, values));
-            if let Some(g) = &model.poles {
+            if let Some(g) = poles {
                 let n = g.e_prev.len();
                 let slots = g.state.len() / n;
                 let (name, spread) = port_poles(model.material, slots);
@@ -317,18 +263,20 @@ impl<T: Real> PortPass<T> {
         read: &dyn Fn(&str) -> Option<Vec<T>>,
     ) -> Result<(), String> {
         use crate::backend::pass::arrays::{port_poles, port_values};
-        for (m, model) in self.models.iter_mut().enumerate() {
-            let r = self.slab_ports[s][m].clone();
+        for (m, (model, ports)) in self.layout.models.iter().zip(&mut self.models).enumerate() {
+            let poles = &mut ports.poles;
+            let r = self.layout.slab_cells[s][m].clone();
             if r.is_empty() {
                 continue;
             }
             let name = port_values(model.material).0;
             let saved = read(&name).ok_or_else(|| format!("the saved state lacks `{name}`"))?;
-            match &mut model.poles {
+            match poles {
                 Some(g) => g.e_prev[r.clone()].copy_from_slice(&saved),
-                None => model.v[r.clone()].copy_from_slice(&saved),
+                None => self.v[model.cells.start + r.start..model.cells.start + r.end]
+                    .copy_from_slice(&saved),
             }
-            if let Some(g) = &mut model.poles {
+            if let Some(g) = poles {
                 let n = g.e_prev.len();
                 let slots = g.state.len() / n;
                 let name = port_poles(model.material, slots).0;
@@ -346,7 +294,7 @@ impl<T: Real> PortPass<T> {
     /// After the fields were replaced: each edge's E at the last step is its field now.
     pub fn after_import(&mut self, slabs: &[Slab<T>]) {
         for (q, e) in self.ports.edges.iter().enumerate() {
-            let (s, i) = self.at[q];
+            let (s, i) = self.place(q);
             self.e_prev[q] = slabs[s].e[e.component as usize][i];
         }
     }

@@ -58,11 +58,17 @@ pub enum Kernel {
     BlochGather,
     /// One Bloch axis's correction of the cells next to its face (kernels/bloch.cu).
     BlochCorrect,
+    /// The surface ports' edges: each edge's increment (kernels/ports.cu).
+    PortIncrement,
+    /// The surface ports' virtual cells: each one's drive into its model's update.
+    PortDrive,
+    /// The surface ports' edges: each edge's E from the ports that touch it.
+    PortGather,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 23] = [
+    pub const ALL: [Kernel; 26] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -86,6 +92,9 @@ impl Kernel {
         Kernel::Lumped,
         Kernel::BlochGather,
         Kernel::BlochCorrect,
+        Kernel::PortIncrement,
+        Kernel::PortDrive,
+        Kernel::PortGather,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -114,6 +123,9 @@ impl Kernel {
             Kernel::Lumped => "lumped",
             Kernel::BlochGather => "bloch_gather",
             Kernel::BlochCorrect => "bloch_correct",
+            Kernel::PortIncrement => "port_increment",
+            Kernel::PortDrive => "port_drive",
+            Kernel::PortGather => "port_gather",
         }
     }
 }
@@ -651,9 +663,63 @@ pub struct BlochArgs<T> {
     pub ch: T,
 }
 
+/// Arguments of `port_increment` and `port_gather`: the surface ports' edges
+/// (`kernels/ports.cu`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PortEdgesArgs {
+    /// Per edge: the address of its E value in its slab.
+    pub place: Ptr,
+    /// Per edge: ca and 1/cb of its painted material.
+    pub coef: Ptr,
+    /// Per edge: E at the last step.
+    pub e_prev: Ptr,
+    /// Per edge: the increment over cb.
+    pub curl: Ptr,
+    /// Per edge: the end of its gather row.
+    pub end: Ptr,
+    /// The gather rows' virtual cells and weights.
+    pub cell: Ptr,
+    pub weight: Ptr,
+    /// Per virtual cell: its output.
+    pub v: Ptr,
+    /// Edges.
+    pub n: i64,
+    /// `port_increment`: 1 takes only E^n = E (after a state import).
+    pub refresh: i32,
+    pub pad_: i32,
+}
+
+/// Models one `port_drive` launch takes (`MAX_PORT_MODELS` in `kernels/common.cuh`).
+pub const MAX_PORT_MODELS: usize = crate::model::PORT_MODELS_PER_LAUNCH;
+
+/// Arguments of `port_drive`: the virtual cells `[u0, u1)` of models
+/// `[m0, m0 + MAX_PORT_MODELS)`, whose (ca, cb) are `ca[m - m0]`, `cb[m - m0]`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct PortDriveArgs<T> {
+    pub v: Ptr,
+    /// Per virtual cell with poles (`u < npole`): E at the last step.
+    pub e_prev: Ptr,
+    pub curl: Ptr,
+    pub model: Ptr,
+    /// Per virtual cell: the end of its stencil row; the rows' edges and weights.
+    pub end: Ptr,
+    pub edge: Ptr,
+    pub weight: Ptr,
+    pub u0: i64,
+    pub u1: i64,
+    /// Virtual cells with poles (the first ones).
+    pub npole: i64,
+    pub m0: i32,
+    pub pad_: i32,
+    pub ca: [T; MAX_PORT_MODELS],
+    pub cb: [T; MAX_PORT_MODELS],
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 16] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 18] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -673,11 +739,13 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 16] {
         128,
         80,
         168 + 4 * real_bytes,
+        80,
+        88 + 2 * MAX_PORT_MODELS * real_bytes,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 16] {
+pub fn rust_arg_sizes<T>() -> [usize; 18] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -696,6 +764,8 @@ pub fn rust_arg_sizes<T>() -> [usize; 16] {
         size_of::<ConformalArgs>(),
         size_of::<LumpedArgs>(),
         size_of::<BlochArgs<T>>(),
+        size_of::<PortEdgesArgs>(),
+        size_of::<PortDriveArgs<T>>(),
     ]
 }
 

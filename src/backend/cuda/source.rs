@@ -7,7 +7,7 @@
 use crate::model::Precision;
 
 /// Every kernel source file: (name, text), in include order.
-pub const FILES: [(&str, &str); 12] = [
+pub const FILES: [(&str, &str); 13] = [
     ("common.cuh", include_str!("../../../kernels/common.cuh")),
     ("update.cu", include_str!("../../../kernels/update.cu")),
     ("cpml.cu", include_str!("../../../kernels/cpml.cu")),
@@ -26,6 +26,7 @@ pub const FILES: [(&str, &str); 12] = [
     ),
     ("lumped.cu", include_str!("../../../kernels/lumped.cu")),
     ("bloch.cu", include_str!("../../../kernels/bloch.cu")),
+    ("ports.cu", include_str!("../../../kernels/ports.cu")),
 ];
 
 /// The host shim and launcher (host-kernel tests only).

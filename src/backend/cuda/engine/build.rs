@@ -74,13 +74,24 @@ pub(super) fn check_cell_passes(model: &Model) -> Result<(), DeviceError> {
 }
 
 /// Refuse a model with surface ports ([`crate::model::SurfacePorts`], the curved surfaces of a
-/// dispersive metal): they have no CUDA form yet, so the plan runs such a model on the CPU.
-pub(super) fn check_surface_ports(model: &Model) -> Result<(), DeviceError> {
+/// dispersive metal) split over several GPUs or processes: the ports' stencils cross the
+/// slabs' boundary planes, and their pass reads and writes every slab's fields from one GPU
+/// (the plan gives such a model one GPU).
+pub(super) fn check_surface_ports(
+    model: &Model,
+    gpu_of: &[usize],
+    halos: &crate::decomp::ProcessHalos,
+) -> Result<(), DeviceError> {
     if model.surface_ports().is_empty() {
         return Ok(());
     }
+    let one_gpu = gpu_of.iter().all(|&g| g == gpu_of[0]);
+    let one_process = halos.sent.iter().all(|v| v.is_empty()) && halos.received == [0, 0];
+    if one_gpu && one_process {
+        return Ok(());
+    }
     Err(DeviceError::Failed(
-        "the surface ports of a dispersive metal's curved surface have no CUDA form yet; use --backend cpu, or `conformal = false` on the metal to staircase it"
+        "the surface ports of a dispersive metal's curved surface run on one GPU in one process; run on one GPU (--gpus 0), or put `conformal = false` on the metal to staircase it"
             .to_string(),
     ))
 }
@@ -296,6 +307,9 @@ pub(super) fn slab<D: Device, T: Real>(
         conformal_faces,
         sheet_weights,
         cell_passes: cell_values,
+        // The surface ports are built over every slab at once (`ports::build`, which counts
+        // them).
+        ports: Default::default(),
         ..sizes
     };
     let slab = Slab {

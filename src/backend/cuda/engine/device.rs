@@ -100,6 +100,10 @@ unsafe impl KernelArgs for ConformalArgs {}
 unsafe impl KernelArgs for LumpedArgs {}
 // SAFETY: mirrors `BlochArgs` of kernels/common.cuh field for field (`arg_sizes`).
 unsafe impl<T: Copy> KernelArgs for BlochArgs<T> {}
+// SAFETY: mirrors `PortEdgesArgs` of kernels/common.cuh field for field (`arg_sizes`).
+unsafe impl KernelArgs for PortEdgesArgs {}
+// SAFETY: mirrors `PortDriveArgs` of kernels/common.cuh field for field (`arg_sizes`).
+unsafe impl<T: Copy> KernelArgs for PortDriveArgs<T> {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

@@ -124,6 +124,10 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             for s in &self.slabs {
                 self.run_planes(s, half, pass, 1, s.range.len() + 1, values)?;
             }
+            // The surface ports are dispersive cells too, stepped over every slab at once.
+            if (half, pass) == (Half::E, Pass::Dispersive) {
+                self.step_ports()?;
+            }
             return Ok(());
         }
         for s in &self.slabs {
@@ -149,7 +153,17 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     pub(super) fn issue_exchange(&mut self) -> Result<(), DeviceError> {
         let (half, pi) = (self.half, self.half.index());
         if !self.defers[pi] {
+            // Every pass ran on every plane (no copies, or surface ports, which keep the E
+            // half step whole): only the copies are left.
             self.in_flight = None;
+            if !self.routes[pi].is_empty() {
+                for gpu in 0..self.dev.gpus() {
+                    self.dev.record(gpu, Stream::Compute, Event::Boundary)?;
+                }
+                self.issue_copies(pi)?;
+                self.in_flight = Some(half);
+                self.clock_switch(Phase::Exchange);
+            }
             return Ok(());
         }
         // Whatever happens below, the deferred passes are consumed (after a failure the

@@ -50,6 +50,7 @@ mod device;
 mod halo;
 mod monitors;
 mod passes;
+mod ports;
 mod slab;
 mod state;
 
@@ -149,6 +150,9 @@ pub struct CudaEngine<D: Device, T: Real> {
     magnetic: bool,
     /// Per material with poles: the dispersive kernel's arguments, without the group's arrays.
     poles: Vec<Option<DispersiveArgs<T>>>,
+    /// The surface ports, on the GPU of every slab ([`ports`]; boxed: their launch arguments
+    /// hold a table of models).
+    ports: Option<Box<ports::DevicePorts<T>>>,
     /// Per axis with a Bloch phase, its rotation and steps ([`bloch`]).
     bloch: [Option<bloch::BlochAxis<T>>; 3],
     /// The TF/SF source's 1-D grid: (nodes, Courant number, index of the drive in the H half
@@ -259,7 +263,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
         build::check_poles(model)?;
         build::check_cell_passes(model)?;
-        build::check_surface_ports(model)?;
+        build::check_surface_ports(model, gpu_of, &halos)?;
         let op = Operator::<T>::new(model);
         let tables = build::tables(&dev, &op)?;
         let magnetic_materials = tables.magnetic;
@@ -284,9 +288,16 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             allocation.add(&allocated);
             slabs.push(slab);
         }
+        let ports = ports::build(&dev, model, &op, &slabs)?;
+        allocation.dispersive += ports.as_ref().map_or(0, |p| p.bytes());
         slab::mark_boundaries(&mut slabs, &plan, &sent);
         let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
-        let defers = [0, 1].map(|pi| !routes[pi].is_empty() || !sent[pi].is_empty());
+        // The ports' stencils cross the slabs' boundary planes: the E half step of a model
+        // with ports runs every pass on every plane before its halo copies.
+        let defers = [Half::H, Half::E].map(|half| {
+            let pi = half.index();
+            (ports.is_none() || half == Half::H) && (!routes[pi].is_empty() || !sent[pi].is_empty())
+        });
         let process_bytes = crate::plan::bytes::staged_halo_bytes(plane, t);
         let (process_out, process_in) =
             build::process_planes(&dev, &sent, &received, process_bytes)?;
@@ -322,6 +333,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             ch: op.ch,
             magnetic: magnetic_materials,
             poles: tables.poles,
+            ports,
             bloch: bloch::axes(&op),
             tfsf: op
                 .tfsf

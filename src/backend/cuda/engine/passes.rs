@@ -630,6 +630,8 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 wall: None,
             });
         }
+        let index = self.slabs.iter().position(|x| x.range == s.range);
+        out.extend(self.port_arrays(index.expect("one of the engine's slabs")));
         out.sort_by(|a, b| a.name.cmp(&b.name));
         out
     }

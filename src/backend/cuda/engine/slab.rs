@@ -37,6 +37,9 @@ pub struct SlabSizes {
     /// The Bloch pass's images of the slab (values, [`crate::plan::Layout::bloch_images`]):
     /// two buffers of this many, the set's own and the other set's.
     pub bloch_images: u64,
+    /// The surface ports whose own edge lies in the slab
+    /// ([`crate::plan::Layout::port_counts`]), counted with the dispersive pass.
+    pub ports: crate::model::PortCounts,
 }
 
 /// The values of the mode sources' weights on the slab's planes, as the plan counts them
@@ -95,6 +98,7 @@ impl SlabSizes {
             sheet_weights: sheet_weight_values(layout, range),
             cell_passes: layout.gpu_cell_pass_values(range),
             bloch_images: layout.bloch_images(range),
+            ports: layout.port_counts(range),
         }
     }
 
@@ -111,7 +115,7 @@ impl SlabSizes {
             materials: 3 * (self.mat_len + self.hmat_len) as u64
                 + self.conformal_faces * crate::plan::bytes::conformal_face_bytes(real),
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
-            dispersive: 4 * d.cells + t * (d.cells + d.state),
+            dispersive: 4 * d.cells + t * (d.cells + d.state) + self.ports.bytes(real),
             monitors: 0,
             sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real)
                 + self.sheet_weights * t,

@@ -335,6 +335,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 bytes_of(&values),
             )?;
         }
+        self.refresh_ports()?;
         self.step = last.step;
         Ok(Ok(()))
     }
