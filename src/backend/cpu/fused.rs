@@ -80,6 +80,11 @@ impl<T: Real> CpuBackend<T> {
             2..self.fused_planes_end(),
         );
         self.fused_first_e(currents);
+        // The surface ports, over every slab once the sweep has left E^{n+1} everywhere (no
+        // pass of the step reads E^{n+1} at their edges; the E halos copy what they leave).
+        if let Some(ports) = &mut self.ports {
+            ports.step(&self.shared, &mut self.slabs);
+        }
         self.exchange(&halos.after_e);
     }
 
@@ -479,7 +484,9 @@ impl<T: Real> CpuBackend<T> {
                 && c.dst_side == HaloSide::Right
                 && c.src_x == slabs[c.src_slab].range.x0
         });
-        h_ok && e_ok && bands(&self.shared, self.band_values).len() == 1
+        // The surface ports step between whole steps (their stencils cross the slabs'
+        // planes), so a sweep holds one step only.
+        h_ok && e_ok && bands(&self.shared, self.band_values).len() == 1 && self.ports.is_none()
     }
 
     /// `steps.len()` whole steps, step k with the magnetic currents `steps[k].0` and the

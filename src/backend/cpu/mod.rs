@@ -801,8 +801,9 @@ impl<T: Real> Backend for CpuBackend<T> {
     }
 
     fn has_fused_step(&self) -> bool {
-        // The ports' stencils reach across slabs, which the per-slab sweep does not see.
-        self.ports.is_none()
+        // With surface ports too: they step after the sweep, one step at a time
+        // (`fused_step`, `can_sweep_steps`).
+        true
     }
 
     fn fused_sweep_is_per_slab(&self) -> bool {
