@@ -364,6 +364,15 @@ struct PortDriveArgs {
 static_assert(sizeof(PortDriveArgs) == 88 + 2 * MAX_PORT_MODELS * sizeof(real),
               "PortDriveArgs layout");
 
+// The surface ports' virtual cells with poles, every run at once (kernels/dispersive.cu
+// port_poles): one thread per cell of [0, n).
+struct PortPolesArgs {
+    const DispersiveArgs* runs;  // per run (a model's cells in one slab): its group's arguments
+    const unsigned* run;         // per virtual cell with poles: its run
+    i64 n;                       // virtual cells with poles
+};
+static_assert(sizeof(PortPolesArgs) == 24, "PortPolesArgs layout");
+
 // Every kernel and its argument struct, in the order of `Kernel` in src/backend/cuda/args.rs.
 #define YEE_KERNELS(K)          \
     K(update_h, UpdateArgs)     \
@@ -391,7 +400,8 @@ static_assert(sizeof(PortDriveArgs) == 88 + 2 * MAX_PORT_MODELS * sizeof(real),
     K(bloch_correct, BlochArgs) \
     K(port_increment, PortEdgesArgs) \
     K(port_drive, PortDriveArgs) \
-    K(port_gather, PortEdgesArgs)
+    K(port_gather, PortEdgesArgs) \
+    K(port_poles, PortPolesArgs)
 
 // The global index of one thread in a 1-D launch.
 __device__ __forceinline__ i64 thread_index() {

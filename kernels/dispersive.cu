@@ -81,10 +81,8 @@ __device__ void dispersive_series(const DispersiveArgs& a, i64 q, i64 cell) {
     a.e_prev[q] = e_new;
 }
 
-extern "C" __global__ void dispersive(const DispersiveArgs a) {
-    const i64 q = a.q0 + thread_index();
-    if (q >= a.q1) return;
-    const i64 cell = a.cells[q];
+// One cell of a group: cell q of its n, at index `cell` of e.
+__device__ __forceinline__ void dispersive_cell(const DispersiveArgs& a, i64 q, i64 cell) {
     if (a.nparts > 0) {
         dispersive_series(a, q, cell);
         return;
@@ -95,4 +93,23 @@ extern "C" __global__ void dispersive(const DispersiveArgs a) {
     const real drive = e_new + a.e_prev[q];
     a.e_prev[q] = e_new;
     pole_advance(a.poles, a.npoles, a.state, 0, a.n, q, drive);
+}
+
+extern "C" __global__ void dispersive(const DispersiveArgs a) {
+    const i64 q = a.q0 + thread_index();
+    if (q >= a.q1) return;
+    dispersive_cell(a, q, a.cells[q]);
+}
+
+// The surface ports' virtual cells with poles (kernels/ports.cu), all their runs in one
+// launch: virtual cell u of [0, n) lies in run run[u], a group whose arguments (in device
+// memory) have e and e_prev pointing at the run's first cell, q0 = that cell's index u0 and
+// n = the run's length; the cell is q = u - q0 of the run, at e[q]. The arithmetic is the
+// group's (dispersive_cell).
+extern "C" __global__ void port_poles(const PortPolesArgs a) {
+    const i64 u = thread_index();
+    if (u >= a.n) return;
+    const DispersiveArgs& run = a.runs[a.run[u]];
+    const i64 q = u - run.q0;
+    dispersive_cell(run, q, q);
 }

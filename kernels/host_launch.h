@@ -60,6 +60,7 @@ extern "C" unsigned long long yee_host_arg_size(int which) {
         case 15: return sizeof(BlochArgs);
         case 16: return sizeof(PortEdgesArgs);
         case 17: return sizeof(PortDriveArgs);
+        case 18: return sizeof(PortPolesArgs);
         default: return sizeof(real);
     }
 }

@@ -363,18 +363,28 @@ pub struct LaunchLayout {
 }
 
 /// The surface ports' launches per step ([`crate::model::SurfacePorts`], on the GPU of every
-/// slab): `port_increment`, one `port_drive` per [`crate::model::PORT_MODELS_PER_LAUNCH`]
-/// models and `port_gather`, counted on the slab of the first edge; and a `dispersive` launch
-/// per model with poles and slab its ports' own edges lie in. They also keep the E half
-/// step from being split into boundary and interior planes.
+/// slab), all on the slab of the first edge: `port_increment`, one `port_drive` per
+/// [`crate::model::PORT_MODELS_PER_LAUNCH`] models, `port_poles` (when some model has poles)
+/// and `port_gather`. They also keep the E half step from being split into boundary and
+/// interior planes. `port_poles` takes each of its runs (a model with poles and a slab its
+/// ports' own edges lie in) as a group's arguments in device memory
+/// ([`gpu_port_run_bytes`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PortLaunches {
     /// The global x plane of the first edge.
     pub first: usize,
-    /// The launches besides the poles'.
+    /// The launches.
     pub fixed: u64,
     /// Per model with poles, the sorted x planes of its ports' own edges.
     pub pole_planes: Vec<Vec<usize>>,
+}
+
+/// Bytes of one run's arguments of `port_poles` on the GPU: the dispersive kernel's argument
+/// struct (`DispersiveArgs` of `kernels/common.cuh`, with 3 series parts and 16 poles), for
+/// values of `real` bytes.
+pub fn gpu_port_run_bytes(real: usize) -> u64 {
+    let r = real as u64;
+    64 + 2 * r + 3 * (8 + 4 * r) + 2 * crate::model::MAX_POLES as u64 * (8 + 6 * r)
 }
 
 impl PortLaunches {
@@ -384,26 +394,32 @@ impl PortLaunches {
         let first = ports.edges.first()?.cell[0] as usize;
         let models = ports.model_planes();
         let table = &model.materials.materials;
+        let pole_planes: Vec<Vec<usize>> = models
+            .iter()
+            .filter(|(m, _)| table[*m as usize].pole_state_len() > 0)
+            .map(|(_, planes)| planes.clone())
+            .collect();
         Some(PortLaunches {
             first,
-            fixed: 2 + models.len().div_ceil(crate::model::PORT_MODELS_PER_LAUNCH) as u64,
-            pole_planes: models
-                .into_iter()
-                .filter(|(m, _)| table[*m as usize].pole_state_len() > 0)
-                .map(|(_, planes)| planes)
-                .collect(),
+            fixed: 2
+                + models.len().div_ceil(crate::model::PORT_MODELS_PER_LAUNCH) as u64
+                + !pole_planes.is_empty() as u64,
+            pole_planes,
         })
     }
 
     /// Launches per step on the slab that owns `range`.
     fn on(&self, range: SlabRange) -> u64 {
+        (range.x0 <= self.first && self.first < range.x1) as u64 * self.fixed
+    }
+
+    /// The runs of `port_poles` whose ports' own edges lie in `range`.
+    pub fn pole_runs(&self, range: SlabRange) -> u64 {
         let inside = |x: &usize| range.x0 <= *x && *x < range.x1;
-        let poles = self
-            .pole_planes
+        self.pole_planes
             .iter()
             .filter(|p| p.iter().any(inside))
-            .count();
-        inside(&self.first) as u64 * self.fixed + poles as u64
+            .count() as u64
     }
 
     /// The same on a grid of `nx` planes where there were `from`, by `x` (x positions scaled).
@@ -1040,6 +1056,15 @@ impl Layout {
         self.port_counts(range).bytes(self.precision.bytes())
     }
 
+    /// The runs of the surface ports' `port_poles` launch on the GPU of the slab that owns
+    /// `range` ([`PortLaunches::pole_runs`]).
+    pub fn gpu_port_runs(&self, range: SlabRange) -> u64 {
+        self.launches
+            .ports
+            .as_ref()
+            .map_or(0, |p| p.pole_runs(range))
+    }
+
     /// What the surface ports hold for the slab that owns `range` (the edges and ports whose
     /// own edge lies in it).
     pub fn port_counts(&self, range: SlabRange) -> crate::model::PortCounts {
@@ -1107,6 +1132,9 @@ impl Layout {
                     * self.shape[2] as u64
                     + self.conformal_faces(range) * conformal_face_bytes(self.precision.bytes())),
             passes: sets * self.gpu_cell_pass_values(range) * p,
+            // The surface ports' runs' arguments beside their arrays.
+            dispersive: a.dispersive
+                + sets * self.gpu_port_runs(range) * gpu_port_run_bytes(p as usize),
             ..a
         }
     }

@@ -64,11 +64,14 @@ pub enum Kernel {
     PortDrive,
     /// The surface ports' edges: each edge's E from the ports that touch it.
     PortGather,
+    /// The surface ports' virtual cells with poles, every run in one launch
+    /// (kernels/dispersive.cu).
+    PortPoles,
 }
 
 impl Kernel {
     /// All kernels, in `YEE_KERNELS` order.
-    pub const ALL: [Kernel; 26] = [
+    pub const ALL: [Kernel; 27] = [
         Kernel::UpdateH,
         Kernel::UpdateE,
         Kernel::CpmlXH,
@@ -95,6 +98,7 @@ impl Kernel {
         Kernel::PortIncrement,
         Kernel::PortDrive,
         Kernel::PortGather,
+        Kernel::PortPoles,
     ];
 
     /// The `extern "C"` name of the kernel.
@@ -126,6 +130,7 @@ impl Kernel {
             Kernel::PortIncrement => "port_increment",
             Kernel::PortDrive => "port_drive",
             Kernel::PortGather => "port_gather",
+            Kernel::PortPoles => "port_poles",
         }
     }
 }
@@ -717,9 +722,20 @@ pub struct PortDriveArgs<T> {
     pub cb: [T; MAX_PORT_MODELS],
 }
 
+/// Arguments of `port_poles`: the surface ports' virtual cells with poles, `[0, n)`, each in
+/// the run `run[u]`, whose group's arguments are `runs[run[u]]` in device memory (`e` and
+/// `e_prev` at the run's first cell, `q0` its index, `n` its length).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PortPolesArgs {
+    pub runs: Ptr,
+    pub run: Ptr,
+    pub n: i64,
+}
+
 /// The argument sizes `kernels/common.cuh` asserts, for `real` of `real_bytes` bytes, in the
 /// order of `yee_host_arg_size` (kernels/host_launch.h).
-pub fn arg_sizes(real_bytes: usize) -> [usize; 18] {
+pub fn arg_sizes(real_bytes: usize) -> [usize; 19] {
     [
         168 + 2 * real_bytes,
         168 + 2 * real_bytes,
@@ -741,11 +757,12 @@ pub fn arg_sizes(real_bytes: usize) -> [usize; 18] {
         168 + 4 * real_bytes,
         80,
         88 + 2 * MAX_PORT_MODELS * real_bytes,
+        24,
     ]
 }
 
 /// The sizes of the Rust mirrors for `T`, in the same order as [`arg_sizes`].
-pub fn rust_arg_sizes<T>() -> [usize; 18] {
+pub fn rust_arg_sizes<T>() -> [usize; 19] {
     use std::mem::size_of;
     [
         size_of::<UpdateArgs<T>>(),
@@ -766,6 +783,7 @@ pub fn rust_arg_sizes<T>() -> [usize; 18] {
         size_of::<BlochArgs<T>>(),
         size_of::<PortEdgesArgs>(),
         size_of::<PortDriveArgs<T>>(),
+        size_of::<PortPolesArgs>(),
     ]
 }
 
@@ -777,6 +795,20 @@ mod tests {
     fn argument_structs_match_the_sizes_the_kernels_assert() {
         assert_eq!(rust_arg_sizes::<f32>(), arg_sizes(4));
         assert_eq!(rust_arg_sizes::<f64>(), arg_sizes(8));
+    }
+
+    #[test]
+    fn the_plan_counts_a_port_run_as_the_dispersive_kernels_arguments() {
+        use crate::plan::bytes::gpu_port_run_bytes;
+        use std::mem::size_of;
+        assert_eq!(
+            size_of::<DispersiveArgs<f32>>() as u64,
+            gpu_port_run_bytes(4)
+        );
+        assert_eq!(
+            size_of::<DispersiveArgs<f64>>() as u64,
+            gpu_port_run_bytes(8)
+        );
     }
 
     #[test]

@@ -310,6 +310,7 @@ pub(super) fn slab<D: Device, T: Real>(
         // The surface ports are built over every slab at once (`ports::build`, which counts
         // them).
         ports: Default::default(),
+        port_runs: 0,
         ..sizes
     };
     let slab = Slab {

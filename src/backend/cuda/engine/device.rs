@@ -104,6 +104,8 @@ unsafe impl<T: Copy> KernelArgs for BlochArgs<T> {}
 unsafe impl KernelArgs for PortEdgesArgs {}
 // SAFETY: mirrors `PortDriveArgs` of kernels/common.cuh field for field (`arg_sizes`).
 unsafe impl<T: Copy> KernelArgs for PortDriveArgs<T> {}
+// SAFETY: mirrors `PortPolesArgs` of kernels/common.cuh field for field (`arg_sizes`).
+unsafe impl KernelArgs for PortPolesArgs {}
 
 /// What the engine needs from the hardware. GPUs are numbered 0.. among those used.
 ///

@@ -5,9 +5,10 @@
 //!
 //! One step, after the dispersive pass of the E half step has run on every plane of every
 //! slab: `port_increment` over the edges, `port_drive` over the virtual cells (one launch per
-//! [`MAX_PORT_MODELS`] models), `dispersive` over each model's cells with poles that belong to
-//! one slab (so that each slab's pole state is one array of the state it registers), and
-//! `port_gather` over the edges. The ports' stencils cross the slabs' boundary planes, so the
+//! [`MAX_PORT_MODELS`] models), `port_poles` over every virtual cell with poles (the
+//! dispersive kernel's arithmetic, each cell in its run: a model's cells whose own edge lies
+//! in one slab, so that each slab's pole state is one array of the state it registers), and
+//! `port_gather` over the edges: four launches. The ports' stencils cross the slabs' boundary planes, so the
 //! E half step of a model with ports is not split into boundary and interior planes
 //! (`CudaEngine::for_process`).
 
@@ -50,8 +51,12 @@ pub(super) struct DevicePorts<T> {
     edge_args: PortEdgesArgs,
     /// The virtual cells' arguments without the launch's models (`port_drive`).
     drive_args: PortDriveArgs<T>,
-    /// Per virtual cell with poles: its index (the dispersive kernel's cell list).
-    identity: Ptr,
+    /// The runs' group arguments (`port_poles`), in device memory.
+    run_args: Ptr,
+    /// Per virtual cell with poles: its run.
+    run_of: Ptr,
+    /// Virtual cells with poles.
+    npole: usize,
     /// Per virtual cell with poles: E at the last step.
     pole_e_prev: Ptr,
     /// Bytes allocated, counted as [`crate::model::PortCounts::bytes`] counts them.
@@ -150,8 +155,28 @@ pub(super) fn build<D: Device, T: Real>(
         pad_: 0,
     };
     let pole_e_prev = dev.alloc(gpu, npole * t)?;
-    let identity: Vec<u32> = (0..npole as u32).collect();
-    let identity = up(dev, gpu, &identity)?;
+    // Each run's group arguments, as the dispersive kernel takes them (`port_poles`), and
+    // each cell's run.
+    let mut run_args = Vec::with_capacity(pole_runs.len());
+    let mut run_of = vec![0u32; npole];
+    for (k, r) in pole_runs.iter().enumerate() {
+        let material = layout.models[r.model].material as usize;
+        let template = DispersiveArgs::of(op.dispersive[material].as_ref().expect("poles"))
+            .expect("check_poles refused what the kernel cannot take");
+        run_args.push(DispersiveArgs {
+            e: v + (r.first * t) as u64,
+            cells: 0,
+            e_prev: pole_e_prev + (r.first * t) as u64,
+            state: r.state,
+            n: r.len as i64,
+            q0: r.first as i64,
+            q1: (r.first + r.len) as i64,
+            ..template
+        });
+        run_of[r.first..r.first + r.len].fill(k as u32);
+    }
+    let run_args = up(dev, gpu, &run_args)?;
+    let run_of = up(dev, gpu, &run_of)?;
     let drive_args = PortDriveArgs {
         v,
         e_prev: pole_e_prev,
@@ -168,7 +193,8 @@ pub(super) fn build<D: Device, T: Real>(
         ca: [T::ZERO; MAX_PORT_MODELS],
         cb: [T::ZERO; MAX_PORT_MODELS],
     };
-    let mut bytes = 0;
+    // The ports' arrays as the plan counts them, and the runs' arguments.
+    let mut bytes = (pole_runs.len() * std::mem::size_of::<DispersiveArgs<T>>()) as u64;
     for s in 0..slabs.len() {
         bytes += layout
             .slab_counts(s, |m| {
@@ -192,7 +218,9 @@ pub(super) fn build<D: Device, T: Real>(
         pole_runs,
         edge_args,
         drive_args,
-        identity,
+        run_args,
+        run_of,
+        npole,
         pole_e_prev,
         bytes,
     })))
@@ -225,23 +253,14 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             let dims = Dims::elements((args.u1 - args.u0) as u64, 1);
             self.launch(p.gpu, Stream::Compute, Kernel::PortDrive, dims, &args)?;
         }
-        let t = std::mem::size_of::<T>() as u64;
-        for run in &p.pole_runs {
-            let template = self.poles[p.models[run.model].material as usize]
-                .as_ref()
-                .expect("a port model with poles has the dispersive kernel's arguments");
-            let args = DispersiveArgs {
-                e: p.edge_args.v + run.first as u64 * t,
-                cells: p.identity,
-                e_prev: p.pole_e_prev + run.first as u64 * t,
-                state: run.state,
-                n: run.len as i64,
-                q0: 0,
-                q1: run.len as i64,
-                ..*template
+        if p.npole > 0 {
+            let args = PortPolesArgs {
+                runs: p.run_args,
+                run: p.run_of,
+                n: p.npole as i64,
             };
-            let dims = Dims::elements(run.len as u64, 1);
-            self.launch(p.gpu, Stream::Compute, Kernel::Dispersive, dims, &args)?;
+            let dims = Dims::elements(p.npole as u64, 1);
+            self.launch(p.gpu, Stream::Compute, Kernel::PortPoles, dims, &args)?;
         }
         self.launch(
             p.gpu,

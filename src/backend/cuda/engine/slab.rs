@@ -40,6 +40,9 @@ pub struct SlabSizes {
     /// The surface ports whose own edge lies in the slab
     /// ([`crate::plan::Layout::port_counts`]), counted with the dispersive pass.
     pub ports: crate::model::PortCounts,
+    /// The surface ports' runs of `port_poles` in the slab, one group's arguments each
+    /// ([`crate::plan::bytes::gpu_port_run_bytes`]).
+    pub port_runs: u64,
 }
 
 /// The values of the mode sources' weights on the slab's planes, as the plan counts them
@@ -99,6 +102,7 @@ impl SlabSizes {
             cell_passes: layout.gpu_cell_pass_values(range),
             bloch_images: layout.bloch_images(range),
             ports: layout.port_counts(range),
+            port_runs: layout.gpu_port_runs(range),
         }
     }
 
@@ -115,7 +119,10 @@ impl SlabSizes {
             materials: 3 * (self.mat_len + self.hmat_len) as u64
                 + self.conformal_faces * crate::plan::bytes::conformal_face_bytes(real),
             pml: 4 * self.psi_len.iter().map(|&l| l as u64).sum::<u64>() * t,
-            dispersive: 4 * d.cells + t * (d.cells + d.state) + self.ports.bytes(real),
+            dispersive: 4 * d.cells
+                + t * (d.cells + d.state)
+                + self.ports.bytes(real)
+                + self.port_runs * crate::plan::bytes::gpu_port_run_bytes(real),
             monitors: 0,
             sources: crate::plan::bytes::tfsf_bytes(self.tfsf.0, self.tfsf.1, real)
                 + self.sheet_weights * t,
