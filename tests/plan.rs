@@ -944,3 +944,28 @@ fn plan_over_ranks_of_a_scan_shares_out_the_traces() {
         .unwrap()
         .contains("--slabs"));
 }
+
+/// A scene with surface ports (the gold nanosphere) is planned on one GPU, the one with the
+/// most memory, and the plan says why; `--gpus` naming two is answered on the CPU with the
+/// reason.
+#[test]
+fn surface_ports_are_planned_on_one_gpu() {
+    let (m, _) = yee::scene::load(&repo("scenes/gold_sphere.toml")).unwrap();
+    assert!(!m.surface_ports().is_empty());
+    let p = plan::plan(&m, &on("1xH100,1xH200", 64 << 30), &auto());
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    assert_eq!(p.slabs.len(), 1);
+    let used: Vec<usize> = (0..p.devices.len())
+        .filter(|&i| p.devices[i].used)
+        .collect();
+    assert_eq!(used, [1], "the H200, with the most memory");
+    assert!(p.assumptions.iter().any(|a| a.starts_with("surface ports")));
+    let two = PlanOptions {
+        gpus: Some(vec![0, 1]),
+        ..auto()
+    };
+    let p = plan::plan(&m, &on("2xH100", 64 << 30), &two);
+    assert_eq!(p.backend, PlanBackend::Cpu);
+    assert!(p.reason.contains("--gpus names several"), "{}", p.reason);
+    one_sentence(&p.reason);
+}

@@ -472,6 +472,9 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
         ),
         "host side: the probe series (kept as f64 by the HDF5 writer) and, on the CPU, the snapshot staging and flux DFT accumulators (monitors) live in host memory; on CUDA the monitor buffers are on the GPU of the slab they read, with pinned host mirrors of the probe ring and snapshot staging".to_string(),
     ];
+    if layout.surface_ports.is_some() {
+        out.push("surface ports: the scene's curved metal surfaces have surface ports, whose pass reads every slab's fields from one GPU, so the model runs on one GPU at most (the one with the most memory, or the one --gpus names); `conformal = false` on the metal staircases them and lifts this".to_string());
+    }
     if hw.gpus.iter().any(|d| d.bandwidth_assumed) {
         out.push(format!(
             "GPUs given by size only: {}/s peak bandwidth assumed (give a model, e.g. 4xH100, for its figure)",
