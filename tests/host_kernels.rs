@@ -497,6 +497,11 @@ fn host_engine_allocates_what_it_counts_from_the_devices_own_allocations() {
             check_engine_allocation::<f64>(scene, l);
         }
     }
+    // The surface ports, on one GPU (their arrays and the `port_poles` runs' arguments).
+    for l in [ONE, THREE_ON_ONE] {
+        check_engine_allocation::<f32>(&ports_scene(), l);
+        check_engine_allocation::<f64>(&ports_scene(), l);
+    }
 }
 
 #[test]
@@ -2180,11 +2185,15 @@ fn host_bloch_pair_matches_the_cpu_pair_bit_for_bit() {
 }
 
 /// [`MATERIALS_SCENE`] with the metal sphere's curved surface placed by the surface ports
-/// (its `conformal = false` dropped): edges on both sides of x planes 16 and 8, where three
-/// slabs of the 24 planes meet.
+/// (its `conformal = false` dropped).
+fn ports_scene() -> String {
+    MATERIALS_SCENE.replace("metal = { conformal = false, ", "metal = { ")
+}
+
+/// [`ports_scene`]'s model: edges on both sides of x planes 16 and 8, where three slabs of the
+/// 24 planes meet.
 fn ports_model(precision: &str, steps: usize) -> Model {
-    let scene = MATERIALS_SCENE.replace("metal = { conformal = false, ", "metal = { ");
-    let m = model(&scene, precision, steps);
+    let m = model(&ports_scene(), precision, steps);
     let ports = m.surface_ports();
     assert!(ports.surface_edges > 50, "{}", ports.surface_edges);
     let planes: Vec<u32> = ports.edges.iter().map(|e| e.cell[0]).collect();

@@ -79,7 +79,8 @@ fn up<D: Device, V: Copy>(dev: &D, gpu: usize, values: &[V]) -> Result<Ptr, Devi
     Ok(p)
 }
 
-/// The model's surface ports on the GPU of `slabs` (all on one); None without ports. The slabs' field arrays must be allocated.
+/// The model's surface ports on the GPU of `slabs` (all on one), whose field arrays are
+/// allocated; None without ports.
 pub(super) fn build<D: Device, T: Real>(
     dev: &D,
     model: &Model,
@@ -119,26 +120,7 @@ pub(super) fn build<D: Device, T: Real>(
         .filter(|m| m.poles)
         .map(|m| m.cells.len())
         .sum();
-    let state_len = |m: &PortModel| {
-        op.dispersive[m.material as usize]
-            .as_ref()
-            .map_or(0, |d| d.state_len())
-    };
-    let mut pole_runs = Vec::new();
-    for (s, runs) in layout.slab_cells.iter().enumerate() {
-        for (m, (model, run)) in layout.models.iter().zip(runs).enumerate() {
-            if model.poles && !run.is_empty() {
-                let len = run.len();
-                pole_runs.push(PoleRun {
-                    model: m,
-                    slab: s,
-                    first: model.cells.start + run.start,
-                    len,
-                    state: dev.alloc(gpu, len * state_len(model) * t)?,
-                });
-            }
-        }
-    }
+    let pole_runs = pole_runs(dev, gpu, op, &layout)?;
     let v = dev.alloc(gpu, cells * t)?;
     let curl = dev.alloc(gpu, edges * t)?;
     let edge_args = PortEdgesArgs {
@@ -155,28 +137,7 @@ pub(super) fn build<D: Device, T: Real>(
         pad_: 0,
     };
     let pole_e_prev = dev.alloc(gpu, npole * t)?;
-    // Each run's group arguments, as the dispersive kernel takes them (`port_poles`), and
-    // each cell's run.
-    let mut run_args = Vec::with_capacity(pole_runs.len());
-    let mut run_of = vec![0u32; npole];
-    for (k, r) in pole_runs.iter().enumerate() {
-        let material = layout.models[r.model].material as usize;
-        let template = DispersiveArgs::of(op.dispersive[material].as_ref().expect("poles"))
-            .expect("check_poles refused what the kernel cannot take");
-        run_args.push(DispersiveArgs {
-            e: v + (r.first * t) as u64,
-            cells: 0,
-            e_prev: pole_e_prev + (r.first * t) as u64,
-            state: r.state,
-            n: r.len as i64,
-            q0: r.first as i64,
-            q1: (r.first + r.len) as i64,
-            ..template
-        });
-        run_of[r.first..r.first + r.len].fill(k as u32);
-    }
-    let run_args = up(dev, gpu, &run_args)?;
-    let run_of = up(dev, gpu, &run_of)?;
+    let (run_args, run_of) = run_arguments(dev, gpu, op, &layout, &pole_runs, [v, pole_e_prev])?;
     let drive_args = PortDriveArgs {
         v,
         e_prev: pole_e_prev,
@@ -224,6 +185,72 @@ pub(super) fn build<D: Device, T: Real>(
         pole_e_prev,
         bytes,
     })))
+}
+
+/// Each model with poles' runs of virtual cells, one per slab its ports' own edges lie in, with
+/// their pole state allocated on `gpu`.
+fn pole_runs<D: Device, T: Real>(
+    dev: &D,
+    gpu: usize,
+    op: &Operator<T>,
+    layout: &PortLayout<T>,
+) -> Result<Vec<PoleRun>, DeviceError> {
+    let t = std::mem::size_of::<T>();
+    let state_len = |m: &PortModel| {
+        op.dispersive[m.material as usize]
+            .as_ref()
+            .map_or(0, |d| d.state_len())
+    };
+    let mut out = Vec::new();
+    for (s, runs) in layout.slab_cells.iter().enumerate() {
+        for (m, (model, run)) in layout.models.iter().zip(runs).enumerate() {
+            if model.poles && !run.is_empty() {
+                let len = run.len();
+                out.push(PoleRun {
+                    model: m,
+                    slab: s,
+                    first: model.cells.start + run.start,
+                    len,
+                    state: dev.alloc(gpu, len * state_len(model) * t)?,
+                });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Each run's group arguments as the dispersive kernel takes them (its cells of `v`, the
+/// ports' values, and of `pole_e_prev`) and each virtual cell with poles' run, uploaded to
+/// `gpu` for `port_poles`: (the arguments, the runs).
+fn run_arguments<D: Device, T: Real>(
+    dev: &D,
+    gpu: usize,
+    op: &Operator<T>,
+    layout: &PortLayout<T>,
+    runs: &[PoleRun],
+    [v, pole_e_prev]: [Ptr; 2],
+) -> Result<(Ptr, Ptr), DeviceError> {
+    let t = std::mem::size_of::<T>();
+    let npole = runs.iter().map(|r| r.len).sum();
+    let mut args = Vec::with_capacity(runs.len());
+    let mut run_of = vec![0u32; npole];
+    for (k, r) in runs.iter().enumerate() {
+        let material = layout.models[r.model].material as usize;
+        let template = DispersiveArgs::of(op.dispersive[material].as_ref().expect("poles"))
+            .expect("check_poles refused what the kernel cannot take");
+        args.push(DispersiveArgs {
+            e: v + (r.first * t) as u64,
+            cells: 0,
+            e_prev: pole_e_prev + (r.first * t) as u64,
+            state: r.state,
+            n: r.len as i64,
+            q0: r.first as i64,
+            q1: (r.first + r.len) as i64,
+            ..template
+        });
+        run_of[r.first..r.first + r.len].fill(k as u32);
+    }
+    Ok((up(dev, gpu, &args)?, up(dev, gpu, &run_of)?))
 }
 
 impl<D: Device, T: Real> CudaEngine<D, T> {
