@@ -1933,9 +1933,24 @@ fn host_kernels_match_cpu_bit_for_bit_with_lumped_ports_and_elements() {
 /// the CPU again to 300, is the CPU all the way, bit for bit.
 #[test]
 fn host_engine_resumes_the_lumped_elements_state_of_the_cpu_and_back() {
-    use yee::run::Stepper;
     let _guard = serial();
     let m = lumped_model("f32", 300);
+    let three = cut_at(m.grid.shape[0], &[10, 14]);
+    let dev = HostDevice::new(Precision::F32, 2, true);
+    assert_cpu_host_cpu_is_the_cpu(&m, [120, 120, 60], &three, &[0, 0, 1], dev);
+}
+
+/// The CPU (one slab) for `legs[0]` steps, the host engine on `dev` (slabs `ranges` on GPUs
+/// `gpu_of`) for `legs[1]`, the CPU on 2 slabs for `legs[2]`, each state moved between them as
+/// a checkpoint moves it: the CPU's state all the way, bit for bit.
+fn assert_cpu_host_cpu_is_the_cpu(
+    m: &Model,
+    legs: [usize; 3],
+    ranges: &[yee::decomp::SlabRange],
+    gpu_of: &[usize],
+    dev: HostDevice,
+) {
+    use yee::run::Stepper;
     let nx = m.grid.shape[0];
     let copies = |ranges: &[yee::decomp::SlabRange]| {
         let h = yee::decomp::HaloPlan::new(ranges, &m.boundaries);
@@ -1946,36 +1961,32 @@ fn host_engine_resumes_the_lumped_elements_state_of_the_cpu_and_back() {
             .collect::<Vec<_>>()
     };
     let one = split_even(nx, 1);
-    let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(&m, &one);
-    let mut s = Stepper::new(&m, &mut cpu, &one);
+    let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(m, &one);
+    let mut s = Stepper::new(m, &mut cpu, &one);
     let mut states = Vec::new();
-    for _ in 0..3 {
-        let n = if states.len() < 2 { 120 } else { 60 };
+    for n in legs {
         for _ in 0..n {
             s.step();
         }
         states.push(s.backend.export_state().unwrap());
     }
-    let three = cut_at(nx, &[10, 14]);
-    let dev = HostDevice::new(Precision::F32, 2, true);
     let mut gpu =
-        CudaEngine::<HostDevice, f32>::new(dev, &m, &three, &[0, 0, 1], Default::default(), "host")
+        CudaEngine::<HostDevice, f32>::new(dev, m, ranges, gpu_of, Default::default(), "host")
             .unwrap();
-    gpu.import_state(&states[0], &copies(&three)).unwrap();
-    let mut s = Stepper::new(&m, &mut gpu, &three);
-    s.resume_after(120);
-    for _ in 0..120 {
+    gpu.import_state(&states[0], &copies(ranges)).unwrap();
+    let mut s = Stepper::new(m, &mut gpu, ranges);
+    s.resume_after(legs[0]);
+    for _ in 0..legs[1] {
         s.step();
     }
     let mid = s.backend.export_state().unwrap();
     assert_same_state(&mid, &states[1], "the host engine after the CPU");
-    let mut cpu2 = yee::backend::cpu::CpuBackend::<f32>::new(&m, &split_even(nx, 2));
-    cpu2.import_state(&mid, &copies(&split_even(nx, 2)))
-        .unwrap();
     let two = split_even(nx, 2);
-    let mut s = Stepper::new(&m, &mut cpu2, &two);
-    s.resume_after(240);
-    for _ in 0..60 {
+    let mut cpu2 = yee::backend::cpu::CpuBackend::<f32>::new(m, &two);
+    cpu2.import_state(&mid, &copies(&two)).unwrap();
+    let mut s = Stepper::new(m, &mut cpu2, &two);
+    s.resume_after(legs[0] + legs[1]);
+    for _ in 0..legs[2] {
         s.step();
     }
     assert_same_state(
@@ -2248,54 +2259,11 @@ fn host_kernels_match_cpu_bit_for_bit_with_surface_ports() {
 /// host engine (3 slabs) to 80, the CPU on 2 slabs to 100, is the CPU all the way, bit for bit.
 #[test]
 fn host_engine_resumes_the_surface_ports_state_of_the_cpu_and_back() {
-    use yee::run::Stepper;
     let _guard = serial();
     let m = ports_model("f32", 100);
-    let nx = m.grid.shape[0];
-    let copies = |ranges: &[yee::decomp::SlabRange]| {
-        let h = yee::decomp::HaloPlan::new(ranges, &m.boundaries);
-        h.after_h
-            .iter()
-            .chain(&h.after_e)
-            .cloned()
-            .collect::<Vec<_>>()
-    };
-    let one = split_even(nx, 1);
-    let mut cpu = yee::backend::cpu::CpuBackend::<f32>::new(&m, &one);
-    let mut s = Stepper::new(&m, &mut cpu, &one);
-    let mut states = Vec::new();
-    for n in [40, 40, 20] {
-        for _ in 0..n {
-            s.step();
-        }
-        states.push(s.backend.export_state().unwrap());
-    }
-    let three = split_even(nx, 3);
+    let three = split_even(m.grid.shape[0], 3);
     let dev = HostDevice::new(Precision::F32, 1, false);
-    let mut gpu =
-        CudaEngine::<HostDevice, f32>::new(dev, &m, &three, &[0, 0, 0], Default::default(), "host")
-            .unwrap();
-    gpu.import_state(&states[0], &copies(&three)).unwrap();
-    let mut s = Stepper::new(&m, &mut gpu, &three);
-    s.resume_after(40);
-    for _ in 0..40 {
-        s.step();
-    }
-    let mid = s.backend.export_state().unwrap();
-    assert_same_state(&mid, &states[1], "the host engine after the CPU");
-    let two = split_even(nx, 2);
-    let mut cpu2 = yee::backend::cpu::CpuBackend::<f32>::new(&m, &two);
-    cpu2.import_state(&mid, &copies(&two)).unwrap();
-    let mut s = Stepper::new(&m, &mut cpu2, &two);
-    s.resume_after(80);
-    for _ in 0..20 {
-        s.step();
-    }
-    assert_same_state(
-        &s.backend.export_state().unwrap(),
-        &states[2],
-        "the CPU after the host engine",
-    );
+    assert_cpu_host_cpu_is_the_cpu(&m, [40, 40, 20], &three, &[0, 0, 0], dev);
 }
 
 /// The ports' pass reads and writes every slab's fields from one GPU: slabs on two GPUs are

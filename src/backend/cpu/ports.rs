@@ -136,19 +136,7 @@ impl<T: Real> PortPass<T> {
         {
             let (l, curl, models) = (&self.layout, &self.curl, &self.models);
             self.v.par_iter_mut().enumerate().for_each(|(u, v)| {
-                let start = if u == 0 {
-                    0
-                } else {
-                    l.stencil_end[u - 1] as usize
-                };
-                let row = start..l.stencil_end[u] as usize;
-                let mut drive = T::ZERO;
-                for (w, &q) in l.stencil_weight[row.clone()]
-                    .iter()
-                    .zip(&l.stencil_edge[row])
-                {
-                    drive += *w * curl[q as usize];
-                }
+                let drive = row_sum(u, &l.stencil_end, &l.stencil_edge, &l.stencil_weight, curl);
                 let m = l.model[u] as usize;
                 let ModelPorts {
                     coef: (ca, cb),
@@ -182,17 +170,7 @@ impl<T: Real> PortPass<T> {
         {
             let (l, v) = (&self.layout, &self.v);
             self.curl.par_iter_mut().enumerate().for_each(|(q, out)| {
-                let start = if q == 0 {
-                    0
-                } else {
-                    l.gather_end[q - 1] as usize
-                };
-                let row = start..l.gather_end[q] as usize;
-                let mut e = T::ZERO;
-                for (w, &u) in l.gather_weight[row.clone()].iter().zip(&l.gather_cell[row]) {
-                    e += *w * v[u as usize];
-                }
-                *out = e;
+                *out = row_sum(q, &l.gather_end, &l.gather_cell, &l.gather_weight, v);
             });
         }
         // The new E is next step's E at the last step; the old one's buffer is the next
@@ -220,6 +198,19 @@ impl<T: Real> PortPass<T> {
         };
         self.layout.slab_counts(s, state_len).bytes(t)
     }
+}
+
+/// Row `r` of compressed rows (`ends`, `index`, `weight`) applied to `values`: the sum, from
+/// zero in the row's order, of each weight times the value it indexes (the order
+/// `kernels/ports.cu` sums in).
+fn row_sum<T: Real>(r: usize, ends: &[u32], index: &[u32], weight: &[T], values: &[T]) -> T {
+    let start = if r == 0 { 0 } else { ends[r - 1] as usize };
+    let row = start..ends[r] as usize;
+    let mut sum = T::ZERO;
+    for (w, &i) in weight[row.clone()].iter().zip(&index[row]) {
+        sum += *w * values[i as usize];
+    }
+    sum
 }
 
 impl<T: Real> PortPass<T> {

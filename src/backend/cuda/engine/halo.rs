@@ -152,26 +152,17 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     /// over MPI ranks, the messages of the planes read before this call).
     pub(super) fn issue_exchange(&mut self) -> Result<(), DeviceError> {
         let (half, pi) = (self.half, self.half.index());
-        if !self.defers[pi] {
-            // Every pass ran on every plane (no copies, or surface ports, which keep the E
-            // half step whole): only the copies are left.
-            self.in_flight = None;
-            if !self.routes[pi].is_empty() {
-                for gpu in 0..self.dev.gpus() {
-                    self.dev.record(gpu, Stream::Compute, Event::Boundary)?;
-                }
-                self.issue_copies(pi)?;
-                self.in_flight = Some(half);
-                self.clock_switch(Phase::Exchange);
-            }
-            return Ok(());
-        }
         // Whatever happens below, the deferred passes are consumed (after a failure the
-        // engine skips everything anyway).
+        // engine skips everything anyway). A phase that does not defer (no copies, or
+        // surface ports, which keep the E half step whole) has none: every pass ran on every
+        // plane, and only its copies are left.
         let pending = std::mem::take(&mut self.deferred_len);
         if self.routes[pi].is_empty() {
-            // Only planes for other processes: no copies here to wait for.
+            // No copies here to wait for (at most planes for other processes).
             self.in_flight = None;
+            if !self.defers[pi] {
+                return Ok(());
+            }
         } else {
             for gpu in 0..self.dev.gpus() {
                 self.dev.record(gpu, Stream::Compute, Event::Boundary)?;
