@@ -74,6 +74,23 @@ box = { center = [0.0, 0.0, 0.0], size = [1.0, 1.0, 1.0] }
 frequencies = { min = 2.0e14, max = 4.0e14, count = 5 }
 "#;
 
+/// [`SCENE`] with a gold sphere (radius 5 cells, x planes 16 to 26) whose curved surface
+/// carries surface ports (`yee::model::SurfacePorts`): their stencils cross the cut between 2
+/// ranks (plane 18) and between 3 (plane 24), and the glass box overlaps it.
+fn ports_scene() -> String {
+    SCENE.replacen(
+        "[[geometry]]",
+        r#"gold = { library = "Au" }
+[[geometry]]
+shape = "sphere"
+material = "gold"
+center = [0.15, 0.0, 0.0]
+radius = 0.25
+[[geometry]]"#,
+        1,
+    )
+}
+
 /// One mpirun at a time: two at once on 2 cores run out of Open MPI's slots.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -231,6 +248,46 @@ fn two_and_three_ranks_write_the_single_process_file_bit_for_bit() {
 }
 
 #[test]
+fn surface_ports_over_ranks_write_the_single_process_file_bit_for_bit() {
+    let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    for precision in ["f32", "f64"] {
+        let text = ports_scene().replace(
+            "precision = \"f32\"",
+            &format!("precision = \"{precision}\""),
+        );
+        let one = dir(&format!("ports-one-{precision}"));
+        std::fs::write(one.join("s.toml"), &text).unwrap();
+        let o = yee(&one, None, &[], &[]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let want = datasets(&open_h5(one.join("out.h5")).unwrap());
+        // Each rank trades its boundary ports' values with the ranks beside it, in the fused
+        // sweep (the default) and the two-pass update; 5 slabs over 3 ranks cut within a
+        // rank too.
+        let cases: &[(usize, &[&str])] = if precision == "f32" {
+            &[(2, &[]), (3, &["--slabs", "5"]), (2, &["--two-pass"])]
+        } else {
+            &[(3, &[])]
+        };
+        for (ranks, extra) in cases {
+            let d = dir(&format!("ports-{precision}-r{ranks}-{}", extra.join("")));
+            std::fs::write(d.join("s.toml"), &text).unwrap();
+            let o = yee(&d, Some(*ranks), extra, &[]);
+            let what = format!("{precision}, {ranks} ranks {extra:?}");
+            assert!(
+                o.status.success(),
+                "{what}: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            let got = datasets(&open_h5(d.join("out.h5")).unwrap());
+            assert_eq!(got.len(), want.len(), "{what}: the same datasets");
+            assert_same_values(&got, &want, &what);
+            let _ = std::fs::remove_dir_all(&d);
+        }
+        let _ = std::fs::remove_dir_all(&one);
+    }
+}
+
+#[test]
 #[cfg_attr(
     not(feature = "fault-injection"),
     ignore = "a test hook: needs --features fault-injection (scripts/test.sh)"
@@ -382,10 +439,13 @@ fn each_rank_allocates_what_the_plan_of_r_ranks_lists() {
     let d = dir("plan");
     // A Bloch cell's ranks each hold both field sets.
     let bloch = BLOCH_SCENE.replace("STEPS", "20");
+    // A rank with surface ports also holds its trades with the ranks beside it.
+    let ports = ports_scene();
     for (text, ranks, slabs) in [
         (SCENE, 2, None),
         (SCENE, 3, Some("5")),
         (&bloch[..], 2, None),
+        (&ports[..], 3, None),
     ] {
         std::fs::write(d.join("s.toml"), text).unwrap();
         let mut run = vec!["run", "s.toml", "-o", "out.h5", "--overwrite"];
@@ -625,12 +685,13 @@ fn ctrl_c_to_mpirun_stops_every_rank_and_leaves_a_valid_file() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
-/// [`SCENE`] with `steps` steps and a Drude metal bar across x (cells 8 to 32 of 36), so a
-/// checkpoint carries dispersive state in every rank's part and, split into 4 slabs over 2
-/// ranks (cuts at 9, 18 and 27), in every slab: each rank's pieces of it lie at an offset
-/// within its part.
+/// [`ports_scene`] with `steps` steps and a Drude metal bar across x (cells 8 to 32 of 36),
+/// so a checkpoint carries dispersive state in every rank's part and, split into 4 slabs
+/// over 2 ranks (cuts at 9, 18 and 27), in every slab: each rank's pieces of it lie at an
+/// offset within its part. The gold sphere's surface ports are cut by the ranks too (their
+/// state is saved per slab and resumed on other cuts).
 fn checkpoint_scene(steps: usize) -> String {
-    SCENE
+    ports_scene()
         .replace("steps = 120", &format!("steps = {steps}"))
         .replacen(
             "[[geometry]]",

@@ -246,6 +246,15 @@ impl<B: Backend> Backend for BlochPair<B> {
         self.im.exchange(copies);
     }
 
+    fn link_ports(
+        &mut self,
+        links: &dyn Fn() -> Box<dyn super::ports::PortLinks<Self::Real>>,
+    ) -> Result<(), String> {
+        // Each set's ports trade on their own, the real set's first (as they step).
+        self.re.link_ports(links)?;
+        self.im.link_ports(links)
+    }
+
     fn x_planes(&self) -> std::ops::Range<usize> {
         self.re.x_planes()
     }

@@ -234,6 +234,21 @@ pub trait Backend {
     fn step_fused_first_e(&mut self, source_values: &[f64]) {
         self.update_e(source_values);
     }
+    /// Trade the surface ports' values ([`crate::model::SurfacePorts`]) with the engines of
+    /// the other parts of the grid through the links `links` makes (one per field set), for
+    /// an engine built on some of the grid's planes (an MPI rank's). Called once, before the
+    /// first step, on a model with surface ports; an engine that cannot says why (by
+    /// default: it cannot).
+    fn link_ports(
+        &mut self,
+        links: &dyn Fn() -> Box<dyn ports::PortLinks<Self::Real>>,
+    ) -> Result<(), String> {
+        let _ = links;
+        Err(format!(
+            "the {} engine runs surface ports in one process only",
+            self.name()
+        ))
+    }
     /// True if this engine runs its half of the Bloch pass ([`Pass::Bloch`]):
     /// [`Backend::bloch_images`] and [`Backend::bloch_correct`]. The plan keeps a Bloch cell
     /// on an engine that does ([`crate::plan`]).

@@ -9,9 +9,23 @@
 //! edge its E, summed over its gather row in order (the ports that touch it, in port order).
 
 use crate::decomp::SlabRange;
-use crate::model::SurfacePorts;
+use crate::model::{Port, PortCrossings, SurfacePorts};
 use crate::real::Real;
 use std::ops::Range;
+
+/// How an engine that holds part of the grid (an MPI rank's x planes) trades its surface
+/// ports' values with the engines of the other parts ([`PortCrossings`]): installed by
+/// [`crate::backend::Backend::link_ports`], called by the ports' pass twice a step.
+pub trait PortLinks<T>: Send + Sync {
+    /// The part that holds x plane `x`.
+    fn part_of_x(&self, x: usize) -> usize;
+
+    /// Trade `phase` (0: the edges' increments, 1: the ports' outputs): send each
+    /// `(part, values)` of `sends` and fill each `(part, values)` of `receives` with what
+    /// that part sends; return once every value has arrived and the sent ones may be reused.
+    /// Every part makes its trades in the same order, at the same point of its step.
+    fn trade(&mut self, phase: usize, sends: &[(usize, &[T])], receives: &mut [(usize, &mut [T])]);
+}
 
 /// One model material of the ports: its virtual cells are one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,11 +64,27 @@ pub struct PortLayout<T> {
     /// counted from the model's first cell (ports are in edge order and edges in x order, so
     /// a slab's cells of a model are one run).
     pub slab_cells: Vec<Vec<Range<usize>>>,
+    /// The model's edges the slabs hold (all of them in one process), in order: local edge
+    /// `e` is the model's `own_edges.start + e`. The edges, and the ports, are the part's own;
+    /// the rows above index the values received from other parts after its own: the k-th
+    /// edge of `crossings.edges_in` is local edge `own_edges.len() + k`, the k-th port of
+    /// `crossings.ports_in` virtual cell `cells() + k`.
+    pub own_edges: Range<usize>,
+    /// What the part trades with the other parts of the grid (nothing in one process).
+    pub crossings: PortCrossings,
+    /// Per edge of `crossings.edges_out` (side 0, then side 1): its local edge.
+    pub send_edges: Vec<u32>,
+    /// Per port of `crossings.ports_out` (side 0, then side 1): its virtual cell.
+    pub send_cells: Vec<u32>,
+    /// The x planes the slabs hold.
+    pub planes: Range<usize>,
 }
 
 impl<T: Real> PortLayout<T> {
-    /// The tables of `ports` over slabs `ranges` (tiling the planes the edges lie in) of a
-    /// grid `ny` x `nz`; `has_poles` says which materials have poles.
+    /// The tables of `ports` over slabs `ranges` (contiguous, in x order) of a grid `ny` x
+    /// `nz`; `has_poles` says which materials have poles. The slabs may hold only some of the
+    /// grid's planes (an MPI rank's): then the part's own edges and ports are those in them,
+    /// and the rows read what it receives from the parts beside it ([`PortCrossings`]).
     pub fn new(
         ports: &SurfacePorts,
         ranges: &[SlabRange],
@@ -62,8 +92,20 @@ impl<T: Real> PortLayout<T> {
         has_poles: impl Fn(u8) -> bool,
     ) -> Self {
         let plane = ny * nz;
-        let edge_place: Vec<(usize, usize)> = ports
-            .edges
+        let (x0, x1) = (
+            ranges.first().map_or(0, |r| r.x0),
+            ranges.last().map_or(0, |r| r.x1),
+        );
+        let own_edges = ports.edges.partition_point(|e| (e.cell[0] as usize) < x0)
+            ..ports.edges.partition_point(|e| (e.cell[0] as usize) < x1);
+        // Ports are in edge order, so the part's own are a run too.
+        let own_edge = |p: &Port| p.stencil[0].0 as usize;
+        let own_ports = ports
+            .ports
+            .partition_point(|p| own_edge(p) < own_edges.start)
+            ..ports.ports.partition_point(|p| own_edge(p) < own_edges.end);
+        let crossings = ports.crossings(x0..x1);
+        let edge_place: Vec<(usize, usize)> = ports.edges[own_edges.clone()]
             .iter()
             .map(|e| {
                 let [i, j, k] = e.cell.map(|v| v as usize);
@@ -74,34 +116,8 @@ impl<T: Real> PortLayout<T> {
                 (s, (i - ranges[s].x0 + 1) * plane + j * nz + k)
             })
             .collect();
-        // The models in order of their first port, then those with poles moved first.
-        let mut ids: Vec<u8> = Vec::new();
-        for port in &ports.ports {
-            if !ids.contains(&port.model) {
-                ids.push(port.model);
-            }
-        }
-        ids.sort_by_key(|&id| !has_poles(id));
-        let mut counts = vec![0usize; ids.len()];
-        let model_of: Vec<usize> = ports
-            .ports
-            .iter()
-            .map(|p| {
-                let m = ids.iter().position(|&id| id == p.model).expect("listed");
-                counts[m] += 1;
-                m
-            })
-            .collect();
-        let mut models = Vec::with_capacity(ids.len());
-        let mut start = 0;
-        for (&material, &n) in ids.iter().zip(&counts) {
-            models.push(PortModel {
-                material,
-                cells: start..start + n,
-                poles: has_poles(material),
-            });
-            start += n;
-        }
+        let own = &ports.ports[own_ports.clone()];
+        let (models, model_of) = models_of(own, &has_poles);
         // Each port's virtual cell: its model's next one, in port order.
         let mut next: Vec<usize> = models.iter().map(|m| m.cells.start).collect();
         let cell_of: Vec<usize> = model_of
@@ -116,18 +132,26 @@ impl<T: Real> PortLayout<T> {
             port_at[u] = p;
         }
         let model = port_at.iter().map(|&p| model_of[p] as u32).collect();
+        let cells = cell_of.len();
+        let local_edge = |q: u32| match (q as usize).checked_sub(own_edges.start) {
+            Some(e) if e < own_edges.len() => e as u32,
+            _ => (own_edges.len() + received(&crossings.edges_in, q)) as u32,
+        };
+        let local_cell = |p: u32| match (p as usize).checked_sub(own_ports.start) {
+            Some(u) if u < own.len() => cell_of[u] as u32,
+            _ => (cells + received(&crossings.ports_in, p)) as u32,
+        };
         let (stencil_end, stencil_edge, stencil_weight) = csr(port_at
             .iter()
-            .map(|&p| ports.ports[p].stencil.iter().copied()));
-        let (gather_end, gather_cell, gather_weight) = csr(ports
-            .gather
+            .map(|&p| own[p].stencil.iter().map(|&(q, w)| (local_edge(q), w))));
+        let (gather_end, gather_cell, gather_weight) = csr(ports.gather[own_edges.clone()]
             .iter()
-            .map(|g| g.iter().map(|&(p, w)| (cell_of[p as usize] as u32, w))));
+            .map(|g| g.iter().map(|&(p, w)| (local_cell(p), w))));
         let mut slab_cells = vec![vec![0..0; models.len()]; ranges.len()];
-        for (p, port) in ports.ports.iter().enumerate() {
+        for (p, port) in own.iter().enumerate() {
             let m = model_of[p];
             let k = cell_of[p] - models[m].cells.start;
-            let (s, _) = edge_place[port.stencil[0].0 as usize];
+            let (s, _) = edge_place[own_edge(port) - own_edges.start];
             let r: &mut Range<usize> = &mut slab_cells[s][m];
             if r.start == r.end {
                 *r = k..k;
@@ -135,6 +159,18 @@ impl<T: Real> PortLayout<T> {
             debug_assert_eq!(r.end, k, "a slab's cells of a model are one run");
             r.end = k + 1;
         }
+        let send_edges = crossings
+            .edges_out
+            .concat()
+            .into_iter()
+            .map(local_edge)
+            .collect();
+        let send_cells = crossings
+            .ports_out
+            .concat()
+            .into_iter()
+            .map(local_cell)
+            .collect();
         PortLayout {
             models,
             model,
@@ -146,6 +182,11 @@ impl<T: Real> PortLayout<T> {
             gather_weight,
             edge_place,
             slab_cells,
+            own_edges,
+            crossings,
+            send_edges,
+            send_cells,
+            planes: x0..x1,
         }
     }
 
@@ -185,6 +226,45 @@ impl<T: Real> PortLayout<T> {
         }
         counts
     }
+}
+
+/// The models of `ports` (those with poles first, then in order of their first port) and
+/// each port's model (an index into them).
+fn models_of(ports: &[Port], has_poles: &impl Fn(u8) -> bool) -> (Vec<PortModel>, Vec<usize>) {
+    let mut ids: Vec<u8> = Vec::new();
+    for port in ports {
+        if !ids.contains(&port.model) {
+            ids.push(port.model);
+        }
+    }
+    ids.sort_by_key(|&id| !has_poles(id));
+    let mut counts = vec![0usize; ids.len()];
+    let model_of: Vec<usize> = ports
+        .iter()
+        .map(|p| {
+            let m = ids.iter().position(|&id| id == p.model).expect("listed");
+            counts[m] += 1;
+            m
+        })
+        .collect();
+    let mut models = Vec::with_capacity(ids.len());
+    let mut start = 0;
+    for (&material, &n) in ids.iter().zip(&counts) {
+        models.push(PortModel {
+            material,
+            cells: start..start + n,
+            poles: has_poles(material),
+        });
+        start += n;
+    }
+    (models, model_of)
+}
+
+/// The place of `index` among the values received (`list`, sorted): an index the part reads
+/// is either its own or one it receives, by construction of [`PortCrossings`].
+fn received(list: &[u32], index: u32) -> usize {
+    list.binary_search(&index)
+        .expect("a value read from another part is received")
 }
 
 /// The rows `rows` back to back, in compressed form: (each row's end, the indices, the weights

@@ -633,7 +633,7 @@ fn ports_line(m: &crate::model::Model) -> Option<String> {
         return None;
     }
     Some(format!(
-        "surface ports: {} edges on metal surfaces off the grid planes, {} with their rings, {} ports (the averaged tensor at the true surface; the CPU or one GPU, one process; `conformal = false` on the metal staircases it)",
+        "surface ports: {} edges on metal surfaces off the grid planes, {} with their rings, {} ports (the averaged tensor at the true surface; on the CPU, over MPI ranks too, or one GPU in one process; `conformal = false` on the metal staircases it)",
         ports.surface_edges,
         ports.edges.len(),
         ports.ports.len()
@@ -1089,12 +1089,6 @@ fn start_run(
     // Over MPI ranks, rank 0 alone speaks and writes the output (the others only hold slabs).
     let world = crate::ranks::world();
     let root = world.is_root();
-    if world.size > 1 && !model.surface_ports().is_empty() {
-        return Err(Refusal::input(
-            "this scene has curved surfaces of a metal with poles, whose surface ports (docs/geometry.md) run in one process only for now; run it without mpirun, or set `conformal = false` on the metal to staircase them"
-                .to_string(),
-        ));
-    }
     if root {
         for note in engine.choice().notes(model) {
             eprintln!("note: {note}");

@@ -49,7 +49,9 @@ pub use monitors::{
     Diffraction, FarField, Flux, Incident, Patch, Probe, ProbeComponent, Region, Snapshot,
 };
 pub use pml::{AxisProfile, Boundaries};
-pub use ports::{Port, PortCounts, PortEdge, PortKind, SurfacePorts, PORT_MODELS_PER_LAUNCH};
+pub use ports::{
+    Port, PortCounts, PortCrossings, PortEdge, PortKind, SurfacePorts, PORT_MODELS_PER_LAUNCH,
+};
 pub use scan::Scan;
 pub use smoothing::Smoothing;
 pub use sources::{lagrange_filters, MagneticSheet, Source, Waveform};

@@ -120,6 +120,51 @@ impl PortCounts {
     }
 }
 
+/// What the ports of a part of the grid (an MPI rank's x planes) trade with the other parts
+/// ([`SurfacePorts::crossings`]), each list of global indices sorted. A port belongs to the
+/// part that holds its own edge (its stencil's first); its stencil and the ports an edge
+/// gathers reach one plane across, so a part trades with the parts beside it only: it
+/// receives from the part that holds a value and sends to the part below its first plane
+/// (side 0) or above its last (side 1). What one part sends another is what the other
+/// receives from it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PortCrossings {
+    /// Other parts' edges whose increments the part's ports read (it receives them).
+    pub edges_in: Vec<u32>,
+    /// The part's edges whose increments the ports of the part on each side read.
+    pub edges_out: [Vec<u32>; 2],
+    /// Other parts' ports whose outputs the part's edges gather (it receives them).
+    pub ports_in: Vec<u32>,
+    /// The part's ports whose outputs the edges of the part on each side gather.
+    pub ports_out: [Vec<u32>; 2],
+}
+
+impl PortCrossings {
+    /// Bytes a backend holds for these in precision `real` (bytes per value): per value
+    /// received its place beside the part's own values (twice for an increment: the edges'
+    /// increments and their E at the last step share two buffers that trade roles every
+    /// step); per value sent its local index (a u32) and its place in the send buffer.
+    pub fn bytes(&self, real: usize) -> u64 {
+        let r = real as u64;
+        let received = (2 * self.edges_in.len() + self.ports_in.len()) as u64;
+        received * r + self.sent() as u64 * (4 + r)
+    }
+
+    /// Values sent, both trades and both sides.
+    pub fn sent(&self) -> usize {
+        self.edges_out
+            .iter()
+            .chain(&self.ports_out)
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// True when the part trades nothing (one process, or ports far from its planes' ends).
+    pub fn is_empty(&self) -> bool {
+        self.edges_in.is_empty() && self.ports_in.is_empty() && self.sent() == 0
+    }
+}
+
 /// Models whose coefficients one GPU launch of the ports' drives takes in its arguments
 /// (`MAX_PORT_MODELS` of `kernels/common.cuh`): a model with more takes more launches.
 pub const PORT_MODELS_PER_LAUNCH: usize = 32;
@@ -265,6 +310,55 @@ impl SurfacePorts {
             planes.dedup();
         }
         out
+    }
+
+    /// The global x plane of edge `q`.
+    pub fn edge_x(&self, q: u32) -> usize {
+        self.edges[q as usize].cell[0] as usize
+    }
+
+    /// The global x plane of port `p`'s own edge (its stencil's first).
+    pub fn port_x(&self, p: u32) -> usize {
+        self.edge_x(self.ports[p as usize].stencil[0].0)
+    }
+
+    /// What the part of the grid holding x planes `planes` trades with the other parts
+    /// ([`PortCrossings`]); nothing when it holds every plane the ports touch.
+    pub fn crossings(&self, planes: std::ops::Range<usize>) -> PortCrossings {
+        let mine = |x: usize| planes.contains(&x);
+        // The side of a reader outside the part (one plane away: see `neighbours`).
+        let side = |x: usize| {
+            debug_assert!(x + 1 == planes.start || x == planes.end, "one plane across");
+            usize::from(x >= planes.end)
+        };
+        let mut c = PortCrossings::default();
+        for port in &self.ports {
+            let x = self.edge_x(port.stencil[0].0);
+            for &(q, _) in &port.stencil {
+                match (mine(x), mine(self.edge_x(q))) {
+                    (true, false) => c.edges_in.push(q),
+                    (false, true) => c.edges_out[side(x)].push(q),
+                    _ => {}
+                }
+            }
+        }
+        for (q, gather) in self.gather.iter().enumerate() {
+            let x = self.edge_x(q as u32);
+            for &(p, _) in gather {
+                match (mine(x), mine(self.port_x(p))) {
+                    (true, false) => c.ports_in.push(p),
+                    (false, true) => c.ports_out[side(x)].push(p),
+                    _ => {}
+                }
+            }
+        }
+        let [a, b] = &mut c.edges_out;
+        let [d, e] = &mut c.ports_out;
+        for list in [&mut c.edges_in, a, b, &mut c.ports_in, d, e] {
+            list.sort_unstable();
+            list.dedup();
+        }
+        c
     }
 
     /// True when the model has no surface ports.
@@ -645,5 +739,58 @@ radius = 0.04
             .ports
             .iter()
             .any(|p| p.kind == PortKind::Normal && table[p.model as usize].series.len() == 2));
+    }
+
+    #[test]
+    fn parts_trade_with_their_neighbours_what_the_neighbours_read() {
+        let model = gold_sphere([0.0, 0.0, 0.0]);
+        let ports = model.surface_ports();
+        let nx = model.grid.shape[0];
+        // Three parts cutting the sphere, the middle one a single plane.
+        let mid = nx / 2;
+        let parts = [0..mid, mid..mid + 1, mid + 1..nx];
+        assert!(ports.crossings(0..nx).is_empty(), "one part trades nothing");
+        let cs: Vec<PortCrossings> = parts.iter().map(|p| ports.crossings(p.clone())).collect();
+        let part_of = |x: usize| parts.iter().position(|p| p.contains(&x)).unwrap();
+        let edge_x = |q: u32| ports.edge_x(q);
+        let port_x = |p: u32| ports.port_x(p);
+        for (a, ca) in cs.iter().enumerate() {
+            assert!(!ca.edges_in.is_empty() && !ca.ports_in.is_empty());
+            // Only neighbours trade.
+            for x in ca.edges_in.iter().map(|&q| edge_x(q)) {
+                let p = &parts[a];
+                assert!(x + 1 == p.start || x == p.end, "edge at {x} for {p:?}");
+            }
+            for b in [a.wrapping_sub(1), a + 1]
+                .into_iter()
+                .filter(|&b| b < parts.len())
+            {
+                let from_b = |list: &[u32], x: &dyn Fn(u32) -> usize| -> Vec<u32> {
+                    list.iter()
+                        .copied()
+                        .filter(|&i| part_of(x(i)) == b)
+                        .collect()
+                };
+                // What b sends to its side where a lies.
+                let side = usize::from(a > b);
+                assert_eq!(from_b(&ca.edges_in, &edge_x), cs[b].edges_out[side]);
+                assert_eq!(from_b(&ca.ports_in, &port_x), cs[b].ports_out[side]);
+                // Each is read there: an edge of b by a port of a, a port of b by an edge
+                // of a.
+                for &q in &cs[b].edges_out[side] {
+                    assert!(ports.ports.iter().enumerate().any(|(p, port)| {
+                        part_of(port_x(p as u32)) == a && port.stencil.iter().any(|e| e.0 == q)
+                    }));
+                }
+                for &p in &cs[b].ports_out[side] {
+                    assert!(ports.gather.iter().enumerate().any(|(q, g)| {
+                        part_of(edge_x(q as u32)) == a && g.iter().any(|e| e.0 == p)
+                    }));
+                }
+            }
+        }
+        // The one-plane part sends both ways.
+        assert!(cs[1].edges_out.iter().all(|side| !side.is_empty()));
+        assert!(cs[1].ports_out.iter().all(|side| !side.is_empty()));
     }
 }

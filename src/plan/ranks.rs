@@ -218,6 +218,12 @@ pub fn plan_ranks(
                 .into(),
         );
     }
+    if cuda && !model.surface_ports().is_empty() {
+        notes.push(
+            "the scene's curved metal surfaces have surface ports, which run on one GPU in one process: `mpirun ... --backend cuda` refuses it; over ranks they run on the CPUs (--backend cpu), trading their boundary values with the ranks beside them"
+                .into(),
+        );
+    }
     if cuda && gpu.is_none() {
         notes.push(
             "no GPU known to size each rank's GPU: give --gpus (e.g. --gpus 1x80GiB, the GPUs of one node)"
@@ -293,6 +299,12 @@ pub fn plan_ranks(
                 let mut a = Allocation::default();
                 for s in &slabs[g.clone()] {
                     a.add(&layout.slab_bytes(*s));
+                }
+                // The surface ports' trades with the ranks beside it, per field set.
+                let ports = model.surface_ports();
+                if !ports.is_empty() {
+                    a.dispersive += ports.crossings(x[0]..x[1]).bytes(layout.precision.bytes())
+                        * layout.field_sets;
                 }
                 let bytes = a.total() + monitors;
                 // The rank's CPU engine sweeps fused with a slab per thread (as one process).

@@ -15,6 +15,9 @@ pub(crate) const DATA_TAG: i32 = 1;
 /// The tag of the messages of a scan over ranks (the run's task farm): finished traces to rank 0,
 /// its orders back.
 pub(crate) const SCAN_TAG: i32 = 2;
+/// The tag of the surface ports' first trade between ranks (the increments; plus one: the
+/// ports' outputs), `crate::ranks::port_links`.
+pub(crate) const PORT_TAG: i32 = 3;
 /// The first tag of halo planes (plus the copy's index in its half step's list, plus
 /// [`HALF_TAGS`] for the E half step).
 pub(crate) const HALO_TAG: i32 = 1000;

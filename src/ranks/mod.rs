@@ -22,7 +22,11 @@ pub use crate::decomp::ranks::{rank_slabs, Crossing, Exchange, RankLayout};
 #[cfg(feature = "mpi")]
 pub(crate) mod driver;
 #[cfg(feature = "mpi")]
+mod port_links;
+#[cfg(feature = "mpi")]
 pub(crate) use comm::{World, SCAN_TAG};
+#[cfg(feature = "mpi")]
+pub(crate) use port_links::MpiPortLinks;
 
 /// Where this process stands among the processes of the run.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -270,7 +270,17 @@ fn go<B: Backend>(
     started: Instant,
 ) -> Result<Summary, RunError> {
     // MPI is called from this thread only (one of the pool's on the CPU: MPI runs serialized).
-    let (local, on) = local;
+    let (mut local, on) = local;
+    // The surface ports of a rank's planes trade with the ranks beside it. Every rank runs
+    // the same engine on the same model, so all link or all refuse.
+    if !model.surface_ports().is_empty() {
+        let links = || -> Box<dyn crate::backend::ports::PortLinks<B::Real>> {
+            Box::new(crate::ranks::MpiPortLinks::new(layout.clone()))
+        };
+        local
+            .link_ports(&links)
+            .map_err(|why| RunError::Backend(StartError::Refused(why)))?;
+    }
     let world = crate::ranks::World::get().expect("MPI runs when there are several ranks");
     // Say which rank runs where and what it holds (rank 0 prints every rank's line).
     let me = layout.rank;

@@ -80,11 +80,6 @@ impl<T: Real> CpuBackend<T> {
             2..self.fused_planes_end(),
         );
         self.fused_first_e(currents);
-        // The surface ports, over every slab once the sweep has left E^{n+1} everywhere (no
-        // pass of the step reads E^{n+1} at their edges; the E halos copy what they leave).
-        if let Some(ports) = &mut self.ports {
-            ports.step(&self.shared, &mut self.slabs);
-        }
         self.exchange(&halos.after_e);
     }
 
@@ -137,9 +132,15 @@ impl<T: Real> CpuBackend<T> {
         sweep_part(self.one_sets([magnetic, currents]), &early, &bands, planes);
     }
 
-    /// The end of the sweep, once the H halos are in: every E pass on each slab's first plane.
+    /// The end of the sweep, once the H halos are in: every E pass on each slab's first plane,
+    /// then the surface ports, over every slab once the sweep has left E^{n+1} everywhere (no pass of the step reads
+    /// E^{n+1} at their edges; the E halos copy what they leave). A driver over MPI ranks
+    /// calls this before its E exchange too ([`Backend::step_fused_first_e`]).
     pub(super) fn fused_first_e(&mut self, currents: &[f64]) {
         first_e_part(self.one_sets([&[], currents]));
+        if let Some(ports) = &mut self.ports {
+            ports.step(&self.shared, &mut self.slabs);
+        }
     }
 
     /// Each slab with the half steps' source values `values` (H, E).

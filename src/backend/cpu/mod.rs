@@ -196,6 +196,8 @@ impl<T: Real> CpuBackend<T> {
         let ports = ports::PortPass::new(model.surface_ports(), &shared, &slabs);
         if let Some(p) = &ports {
             allocation.dispersive += (0..slabs.len()).map(|s| p.slab_bytes(s)).sum::<u64>();
+            // A part of the grid (an MPI rank's) also holds its trades with the others.
+            allocation.dispersive += p.crossing_bytes();
         }
         CpuBackend {
             ports,
@@ -886,6 +888,16 @@ impl<T: Real> Backend for CpuBackend<T> {
 
     fn step_fused_first_e(&mut self, source_values: &[f64]) {
         self.fused_first_e(source_values);
+    }
+
+    fn link_ports(
+        &mut self,
+        links: &dyn Fn() -> Box<dyn super::ports::PortLinks<T>>,
+    ) -> Result<(), String> {
+        if let Some(ports) = &mut self.ports {
+            ports.link(links());
+        }
+        Ok(())
     }
 
     fn has_bloch_pass(&self) -> bool {

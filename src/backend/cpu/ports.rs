@@ -10,7 +10,7 @@
 //! engine steps in the same order (`kernels/ports.cu`).
 
 use super::{dispersive::Group, Shared, Slab};
-use crate::backend::ports::PortLayout;
+use crate::backend::ports::{PortLayout, PortLinks};
 use crate::backend::Spread;
 use crate::model::SurfacePorts;
 use crate::real::{written_zeros, Real};
@@ -25,21 +25,41 @@ pub(super) struct PortPass<T> {
     ports: Arc<SurfacePorts>,
     /// The tables: models, stencil and gather rows over the virtual cells.
     layout: PortLayout<T>,
-    /// Per edge: its slab and offset into the slab's array of its component, packed as
+    /// Per own edge: its slab and offset into the slab's array of its component, packed as
     /// `slab << PLACE_BITS | offset`.
     place: Vec<u64>,
-    /// Per edge: (ca, 1 / cb) of its painted material (what the curl pass used there).
+    /// Per own edge: (ca, 1 / cb) of its painted material (what the curl pass used there).
     edge_coef: Vec<(T, T)>,
-    /// Per edge: its E at the end of the last step.
+    /// Per own edge: its E at the end of the last step; then room for the increments
+    /// received from other parts (this buffer and `curl` trade roles every step).
     e_prev: Vec<T>,
-    /// Per edge: this step's D increment over the painted material's cb, then its new E
-    /// (scratch).
+    /// Per own edge: this step's D increment over the painted material's cb, then its new
+    /// E (scratch); then the increments received from other parts.
     curl: Vec<T>,
     /// Per virtual cell: the model's E before its update (its output a step ago), then its
-    /// output.
+    /// output; then the outputs received from other parts.
     v: Vec<T>,
     /// Per model of the layout: its material's coefficients and poles.
     models: Vec<ModelPorts<T>>,
+    /// The values sent to other parts, packed (increments, outputs): empty in one process.
+    send: [Vec<T>; 2],
+    /// The trades with the other parts, once linked ([`PortPass::link`]).
+    links: Option<Linked<T>>,
+}
+
+/// The trades of a part's ports with the other parts ([`PortPass::link`]).
+struct Linked<T> {
+    links: Box<dyn PortLinks<T>>,
+    /// Per trade (increments, outputs): each other part it trades with, with its run of the
+    /// values sent and of those received (counted from the first received).
+    peers: [Vec<Peer>; 2],
+}
+
+/// One other part a trade sends to or receives from.
+struct Peer {
+    part: usize,
+    send: std::ops::Range<usize>,
+    receive: std::ops::Range<usize>,
 }
 
 /// One model of the ports on the CPU.
@@ -78,15 +98,21 @@ impl<T: Real> PortPass<T> {
                 }
             })
             .collect();
+        let own = layout.own_edges.clone();
+        let c = &layout.crossings;
+        let (edges, received) = (own.len(), c.edges_in.len());
+        let send = [
+            written_zeros(layout.send_edges.len()),
+            written_zeros(layout.send_cells.len()),
+        ];
+        let v = written_zeros(layout.cells() + c.ports_in.len());
         let place = layout
             .edge_place
             .iter()
             .map(|&(s, i)| ((s as u64) << PLACE_BITS) | i as u64)
             .collect();
-        let edges = ports.edges.len();
         Some(PortPass {
-            edge_coef: ports
-                .painted
+            edge_coef: ports.painted[own]
                 .iter()
                 .map(|&m| {
                     let (ca, cb) = sh.coef[m as usize];
@@ -94,10 +120,12 @@ impl<T: Real> PortPass<T> {
                 })
                 .collect(),
             place,
-            e_prev: written_zeros(edges),
-            curl: written_zeros(edges),
-            v: written_zeros(layout.cells()),
+            e_prev: written_zeros(edges + received),
+            curl: written_zeros(edges + received),
+            v,
             models,
+            send,
+            links: None,
             layout,
             ports,
         })
@@ -113,46 +141,60 @@ impl<T: Real> PortPass<T> {
     }
 
     /// One step of the ports over `slabs`' E (after the curl pass and the additive
-    /// corrections of the E half step).
+    /// corrections of the E half step). A part of the grid trades with the parts beside it
+    /// twice: the increments its neighbours' ports read, then the outputs their edges
+    /// gather; every value is still computed once, by the part that owns it, in the order
+    /// one process computes it.
     pub fn step(&mut self, sh: &Shared<T>, slabs: &mut [Slab<T>]) {
         use rayon::prelude::*;
-        let edges = &self.ports.edges;
+        let all_ports = Arc::clone(&self.ports);
+        let edges = &all_ports.edges[self.layout.own_edges.clone()];
+        let own = edges.len();
         // Each edge's increment, in units of its painted material's cb. (Every value below
         // is computed by one thread in a fixed order, so the bits do not depend on threads.)
         {
             let fields: &[Slab<T>] = slabs;
             let mut curl = std::mem::take(&mut self.curl);
             let this = &*self;
-            curl.par_iter_mut().enumerate().for_each(|(q, curl)| {
-                let (s, i) = this.place(q);
-                let (ca, inv_cb) = this.edge_coef[q];
-                let e = fields[s].e[edges[q].component as usize][i];
-                *curl = (e - ca * this.e_prev[q]) * inv_cb;
-            });
+            curl[..own]
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(q, curl)| {
+                    let (s, i) = this.place(q);
+                    let (ca, inv_cb) = this.edge_coef[q];
+                    let e = fields[s].e[edges[q].component as usize][i];
+                    *curl = (e - ca * this.e_prev[q]) * inv_cb;
+                });
             self.curl = curl;
         }
+        self.trade(0);
+        let cells = self.layout.cells();
         // Each virtual cell's drive, the weighted sum of its stencil's increments, into its
         // model's update: its E before the poles (then the poles step it).
         {
             let (l, curl, models) = (&self.layout, &self.curl, &self.models);
-            self.v.par_iter_mut().enumerate().for_each(|(u, v)| {
-                let drive = row_sum(u, &l.stencil_end, &l.stencil_edge, &l.stencil_weight, curl);
-                let m = l.model[u] as usize;
-                let ModelPorts {
-                    coef: (ca, cb),
-                    poles,
-                } = &models[m];
-                let before = match poles {
-                    Some(g) => g.e_prev[u - l.models[m].cells.start],
-                    None => *v,
-                };
-                *v = *ca * before + *cb * drive;
-            });
+            self.v[..cells]
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(u, v)| {
+                    let drive =
+                        row_sum(u, &l.stencil_end, &l.stencil_edge, &l.stencil_weight, curl);
+                    let m = l.model[u] as usize;
+                    let ModelPorts {
+                        coef: (ca, cb),
+                        poles,
+                    } = &models[m];
+                    let before = match poles {
+                        Some(g) => g.e_prev[u - l.models[m].cells.start],
+                        None => *v,
+                    };
+                    *v = *ca * before + *cb * drive;
+                });
         }
         // The models' poles, the models in parallel (each is a few thousand cells, less than
         // one of the dispersive pass's parallel chunks): their cells are consecutive runs.
         {
-            let mut rest = &mut self.v[..];
+            let mut rest = &mut self.v[..cells];
             let mut groups = Vec::with_capacity(self.models.len());
             for (m, model) in self.layout.models.iter().zip(&mut self.models) {
                 let (cells, tail) = std::mem::take(&mut rest).split_at_mut(m.cells.len());
@@ -165,13 +207,17 @@ impl<T: Real> PortPass<T> {
                 .into_par_iter()
                 .for_each(|(g, cells)| g.step(sh, cells));
         }
+        self.trade(1);
         // Each edge's E: the outputs of the ports that touch it, in port order (into `curl`,
         // which is free now, then into the slabs).
         {
             let (l, v) = (&self.layout, &self.v);
-            self.curl.par_iter_mut().enumerate().for_each(|(q, out)| {
-                *out = row_sum(q, &l.gather_end, &l.gather_cell, &l.gather_weight, v);
-            });
+            self.curl[..own]
+                .par_iter_mut()
+                .enumerate()
+                .for_each(|(q, out)| {
+                    *out = row_sum(q, &l.gather_end, &l.gather_cell, &l.gather_weight, v);
+                });
         }
         // The new E is next step's E at the last step; the old one's buffer is the next
         // increments' scratch.
@@ -180,6 +226,89 @@ impl<T: Real> PortPass<T> {
             let (s, i) = self.place(q);
             slabs[s].e[edge.component as usize][i] = self.e_prev[q];
         }
+    }
+
+    /// Trade `phase` with the other parts (0: the increments into `curl` after the own
+    /// edges', 1: the outputs into `v` after the own cells'); nothing in one process.
+    fn trade(&mut self, phase: usize) {
+        let Some(linked) = &mut self.links else {
+            assert!(
+                self.layout.crossings.is_empty(),
+                "a part of the grid whose ports trade with others is linked first"
+            );
+            return;
+        };
+        let (sent, values, start) = if phase == 0 {
+            let own = self.layout.own_edges.len();
+            (&self.layout.send_edges, &mut self.curl, own)
+        } else {
+            (&self.layout.send_cells, &mut self.v, self.layout.cells())
+        };
+        let send = &mut self.send[phase];
+        for (out, &i) in send.iter_mut().zip(sent) {
+            *out = values[i as usize];
+        }
+        let peers = &linked.peers[phase];
+        let sends: Vec<(usize, &[T])> = peers
+            .iter()
+            .filter(|p| !p.send.is_empty())
+            .map(|p| (p.part, &send[p.send.clone()]))
+            .collect();
+        // The received runs are disjoint and in part order.
+        let mut rest = &mut values[start..];
+        let mut at = 0;
+        let mut receives = Vec::with_capacity(peers.len());
+        for p in peers.iter().filter(|p| !p.receive.is_empty()) {
+            let (_, tail) = std::mem::take(&mut rest).split_at_mut(p.receive.start - at);
+            let (run, tail) = tail.split_at_mut(p.receive.len());
+            receives.push((p.part, run));
+            rest = tail;
+            at = p.receive.end;
+        }
+        linked.links.trade(phase, &sends, &mut receives);
+    }
+
+    /// Trade with the other parts of the grid through `links` (an MPI rank's neighbours):
+    /// each part's run of the values received (those it holds, in order), and of the values
+    /// sent (to the part below the first plane, then to the part above the last).
+    pub fn link(&mut self, links: Box<dyn PortLinks<T>>) {
+        let (c, ports, planes) = (
+            &self.layout.crossings,
+            &self.ports,
+            self.layout.planes.clone(),
+        );
+        let received = |list: &[u32], x: &dyn Fn(u32) -> usize| {
+            let mut out: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+            for (k, &i) in list.iter().enumerate() {
+                let part = links.part_of_x(x(i));
+                match out.last_mut() {
+                    Some((p, run)) if *p == part => run.end = k + 1,
+                    _ => out.push((part, k..k + 1)),
+                }
+            }
+            out
+        };
+        let sent = |sides: &[Vec<u32>; 2]| {
+            let below = (sides[0].len(), planes.start.checked_sub(1));
+            let above = (sides[1].len(), Some(planes.end));
+            let mut out = Vec::new();
+            let mut at = 0;
+            for (n, x) in [below, above] {
+                if n > 0 {
+                    let x = x.expect("a part below the first plane reads it");
+                    out.push((links.part_of_x(x), at..at + n));
+                }
+                at += n;
+            }
+            out
+        };
+        let edge_x = |q: u32| ports.edge_x(q);
+        let port_x = |p: u32| ports.port_x(p);
+        let peers = [
+            peers(sent(&c.edges_out), received(&c.edges_in, &edge_x)),
+            peers(sent(&c.ports_out), received(&c.ports_in, &port_x)),
+        ];
+        self.links = Some(Linked { links, peers });
     }
 
     /// Bytes the pass holds for slab `s` (an index into the slabs it was made for): the
@@ -198,6 +327,44 @@ impl<T: Real> PortPass<T> {
         };
         self.layout.slab_counts(s, state_len).bytes(t)
     }
+
+    /// Bytes the pass holds for its trades with other parts (nothing in one process), counted
+    /// from its arrays as [`crate::model::PortCrossings::bytes`] counts them: the room for
+    /// the values received, the packed values sent and their indices.
+    pub fn crossing_bytes(&self) -> u64 {
+        let t = std::mem::size_of::<T>();
+        let own = self.layout.own_edges.len();
+        let received = (self.e_prev.len() - own)
+            + (self.curl.len() - own)
+            + (self.v.len() - self.layout.cells());
+        let sent = self.send[0].len() + self.send[1].len();
+        let indices = self.layout.send_edges.len() + self.layout.send_cells.len();
+        ((received + sent) * t + indices * 4) as u64
+    }
+}
+
+/// The other parts of a trade, in part order, from the runs of the values sent to each and
+/// of those received from each.
+fn peers(
+    sent: Vec<(usize, std::ops::Range<usize>)>,
+    received: Vec<(usize, std::ops::Range<usize>)>,
+) -> Vec<Peer> {
+    let mut parts: Vec<usize> = sent.iter().chain(&received).map(|r| r.0).collect();
+    parts.sort_unstable();
+    parts.dedup();
+    let run = |list: &[(usize, std::ops::Range<usize>)], part: usize| {
+        list.iter()
+            .find(|r| r.0 == part)
+            .map_or(0..0, |r| r.1.clone())
+    };
+    parts
+        .into_iter()
+        .map(|part| Peer {
+            part,
+            send: run(&sent, part),
+            receive: run(&received, part),
+        })
+        .collect()
 }
 
 /// Row `r` of compressed rows (`ends`, `index`, `weight`) applied to `values`: the sum, from
@@ -284,7 +451,8 @@ impl<T: Real> PortPass<T> {
 
     /// After the fields were replaced: each edge's E at the last step is its field now.
     pub fn after_import(&mut self, slabs: &[Slab<T>]) {
-        for (q, e) in self.ports.edges.iter().enumerate() {
+        let own = self.layout.own_edges.clone();
+        for (q, e) in self.ports.edges[own].iter().enumerate() {
             let (s, i) = self.place(q);
             self.e_prev[q] = slabs[s].e[e.component as usize][i];
         }

@@ -91,7 +91,7 @@ pub(super) fn check_surface_ports(
         return Ok(());
     }
     Err(DeviceError::Failed(
-        "the surface ports of a dispersive metal's curved surface run on one GPU in one process; run on one GPU (--gpus 0), or put `conformal = false` on the metal to staircase it"
+        "the surface ports of a dispersive metal's curved surface run on one GPU in one process; run on one GPU (--gpus 0), over MPI ranks on the CPUs (--backend cpu), or put `conformal = false` on the metal to staircase it"
             .to_string(),
     ))
 }
