@@ -969,3 +969,44 @@ fn surface_ports_are_planned_on_one_gpu() {
     assert!(p.reason.contains("--gpus names several"), "{}", p.reason);
     one_sentence(&p.reason);
 }
+
+#[test]
+fn surface_ports_trades_are_planned_over_ranks() {
+    let path = repo("scenes/gold_sphere.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let staircase = text.replace(
+        r#"gold = { library = "Au" }"#,
+        r#"gold = { library = "Au", conformal = false }"#,
+    );
+    let (ports, _) = yee::scene::load_str(&text, "gold_sphere.toml").unwrap();
+    let (plain, _) = yee::scene::load_str(&staircase, "gold_sphere.toml").unwrap();
+    assert!(!ports.surface_ports().is_empty() && plain.surface_ports().is_empty());
+    let hw = on("1xH100", 64 << 30);
+    let opts = PlanOptions {
+        threads: Some(1),
+        ..auto()
+    };
+    let with = yee::plan::ranks::plan_ranks(&ports, &hw, &opts, 3, None);
+    let without = yee::plan::ranks::plan_ranks(&plain, &hw, &opts, 3, None);
+    // The ports' values sent between ranks are those received: each rank's trade bytes (sent
+    // and received) add up to twice the bytes crossing.
+    let crossing = with.halo_bytes_per_step - without.halo_bytes_per_step;
+    let per_rank: u64 = with
+        .parts
+        .iter()
+        .zip(&without.parts)
+        .map(|(a, b)| a.halo_bytes_per_step - b.halo_bytes_per_step)
+        .sum();
+    assert!(crossing > 0);
+    assert_eq!(per_rank, 2 * crossing);
+    // Each rank holds its trade buffers beside its ports (the middle rank trades both ways).
+    let trades: Vec<u64> = with
+        .parts
+        .iter()
+        .map(|p| {
+            let planes = p.x[0]..p.x[1];
+            ports.surface_ports().crossings(planes).bytes(4)
+        })
+        .collect();
+    assert!(trades[1] > trades[0] && trades[1] > trades[2], "{trades:?}");
+}

@@ -44,7 +44,8 @@ pub struct RankPart {
     pub monitors: u64,
     /// `allocation` plus `monitors`.
     pub bytes: u64,
-    /// Bytes it sends plus bytes it receives through halo planes in one step.
+    /// Bytes it sends plus bytes it receives through halo planes (and the surface ports'
+    /// trades) in one step.
     pub halo_bytes_per_step: u64,
     /// Estimated update time of one step on its slabs (s), from the bandwidth model.
     pub update_s_per_step: f64,
@@ -64,7 +65,8 @@ pub struct RankPlan {
     pub slabs: Vec<[usize; 2]>,
     /// Each rank's share.
     pub parts: Vec<RankPart>,
-    /// Halo bytes crossing between ranks in one step (each plane counted once).
+    /// Halo bytes crossing between ranks in one step (each plane counted once), with the
+    /// surface ports' trades.
     pub halo_bytes_per_step: u64,
     /// Time of the busiest rank's halo traffic in one step over the network (s).
     pub halo_s_per_step: f64,
@@ -164,6 +166,31 @@ pub fn parse_network(text: &str) -> Result<f64, String> {
     }
 }
 
+/// The surface ports' trades of the rank holding `planes` in one step, at `value` bytes a
+/// value: (bytes it sends and receives, bytes it sends, messages it sends and receives).
+fn port_trades(
+    ports: &crate::model::SurfacePorts,
+    planes: std::ops::Range<usize>,
+    value: u64,
+) -> (u64, u64, usize) {
+    let c = ports.crossings(planes.clone());
+    let received = (c.edges_in.len() + c.ports_in.len()) as u64;
+    let sent = c.sent() as u64;
+    // A message per non-empty list and side, each way.
+    let sides = |list: &[u32], x: &dyn Fn(u32) -> usize| {
+        usize::from(list.iter().any(|&i| x(i) < planes.start))
+            + usize::from(list.iter().any(|&i| x(i) >= planes.end))
+    };
+    let messages = sides(&c.edges_in, &|q| ports.edge_x(q))
+        + sides(&c.ports_in, &|p| ports.port_x(p))
+        + c.edges_out
+            .iter()
+            .chain(&c.ports_out)
+            .filter(|l| !l.is_empty())
+            .count();
+    ((sent + received) * value, sent * value, messages)
+}
+
 /// Plan `model` over `ranks` ranks, one per node of `hardware`'s host (its memory and
 /// bandwidth), with `options.threads` threads per rank (default: the host's cores) and
 /// `options.slabs` slabs in all if given, over an interconnect of `network` bytes/s (None: the
@@ -254,6 +281,19 @@ pub fn plan_ranks(
             traffic[b] += plane;
             messages[a] += 1;
             messages[b] += 1;
+        }
+    }
+    // The surface ports' two trades per step with the ranks beside (CPU ranks only: the
+    // CUDA engine over ranks refuses them).
+    let ports = model.surface_ports();
+    if !ports.is_empty() && !cuda {
+        let value = layout.precision.bytes() as u64 * layout.field_sets;
+        for (r, g) in groups.iter().enumerate() {
+            let planes = slabs[g.start].x0..slabs[g.end - 1].x1;
+            let (bytes, sent, count) = port_trades(&ports, planes, value);
+            crossing += sent;
+            traffic[r] += bytes;
+            messages[r] += count;
         }
     }
     let net = network.unwrap_or(DEFAULT_NETWORK_BYTES_PER_S);
