@@ -1,7 +1,9 @@
 //! The surface ports' tables as every backend holds them ([`crate::model::SurfacePorts`]): the
 //! ports renumbered as virtual cells, model by model, so that each model's cells are one run
 //! a dispersive update steps like a group of real cells; the stencils and gathers in compressed
-//! rows over that numbering; each edge's slab and place.
+//! rows over that numbering; each edge's slab and place. An engine that holds part of the grid
+//! (an MPI rank's planes) holds its own edges and ports, and its rows also index the values it
+//! receives from the parts beside it ([`PortCrossings`], traded through [`PortLinks`]).
 //!
 //! The CPU pass (`cpu/ports.rs`) and the CUDA engine's (`cuda/engine/ports.rs`) both step
 //! these tables in the same order, so they agree bit for bit: per edge its increment; per

@@ -3,11 +3,13 @@
 //! its model from the weighted sum of its stencil's increments, and each edge's E becomes the
 //! weighted sum of the outputs of the ports that touch it, in port order.
 //!
-//! The ports are one list for the whole grid, not one per slab: a port's stencil reaches the
-//! planes on either side of its own, and one list stepped in one order gives the same bits
-//! however the grid is split into slabs. They are few (the surface cells), so the pass is
-//! cheap beside the update of the volume. The tables are [`PortLayout`]'s, which the CUDA
-//! engine steps in the same order (`kernels/ports.cu`).
+//! The ports are one list for all the engine's slabs, not one per slab: a port's stencil
+//! reaches the planes on either side of its own, and one list stepped in one order gives the
+//! same bits however the grid is split into slabs. An engine that holds part of the grid (an
+//! MPI rank's planes) steps its own edges' ports and trades the values across its ends with
+//! the parts beside it ([`PortLinks`]), twice a step. The ports are few (the surface cells),
+//! so the pass is cheap beside the update of the volume. The tables are [`PortLayout`]'s,
+//! which the CUDA engine steps in the same order (`kernels/ports.cu`).
 
 use super::{dispersive::Group, Shared, Slab};
 use crate::backend::ports::{PortLayout, PortLinks};
