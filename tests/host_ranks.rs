@@ -530,3 +530,34 @@ fn set_fields(
         })
         .collect()
 }
+
+/// A rank's engine of a model with surface ports (`MATERIALS_SCENE`'s metal sphere with its
+/// curved surface in place) is refused with what to do: over MPI ranks the ports run on the
+/// CPUs, which trade their boundary values with the ranks beside them (`tests/mpi.rs`).
+#[test]
+fn a_rank_engine_refuses_surface_ports_and_says_to_run_them_on_the_cpus() {
+    let _guard = serial();
+    let text = MATERIALS_SCENE.replace("metal = { conformal = false, ", "metal = { ");
+    let m = model(&text, "f32", 4);
+    assert!(!m.surface_ports().is_empty());
+    for layout in layouts(&m, 2, 2) {
+        let halos = Exchange::process_halos(&layout.exchanges(&m.boundaries));
+        let err = CudaEngine::<HostDevice, f32>::for_process(
+            HostDevice::new(f32::PRECISION, 1, false),
+            &layout.local_model(&m),
+            &layout.local_ranges(),
+            &[0],
+            EngineOptions::default(),
+            "host",
+            halos,
+        )
+        .err()
+        .expect("ports over processes are refused");
+        let text = err.to_string();
+        assert!(
+            text.contains("one process") && text.contains("--backend cpu"),
+            "rank {}: {text}",
+            layout.rank
+        );
+    }
+}
