@@ -53,13 +53,13 @@ pub struct PortLayout<T> {
     pub stencil_edge: Vec<u32>,
     /// See `stencil_edge`.
     pub stencil_weight: Vec<T>,
-    /// Per edge: the end of its gather row.
+    /// Per own edge: the end of its gather row.
     pub gather_end: Vec<u32>,
     /// The gather rows: the virtual cell and its weight, in port order.
     pub gather_cell: Vec<u32>,
     /// See `gather_cell`.
     pub gather_weight: Vec<T>,
-    /// Per edge: its slab (an index into the slab ranges) and its offset into that slab's
+    /// Per own edge: its slab (an index into the slab ranges) and its offset into that slab's
     /// array of its component (the left halo plane is plane 0).
     pub edge_place: Vec<(usize, usize)>,
     /// Per slab, per model: the run of the model's cells whose own edge lies in the slab,
