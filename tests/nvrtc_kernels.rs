@@ -251,6 +251,32 @@ fn nvrtc_compiles_every_kernel_f64_sm90() {
     compiles_everywhere(Precision::F64, 90);
 }
 
+/// Engines built at once (a B-scan's traces on one GPU) share one compile: NVRTC runs once
+/// per precision and target in a process, and every engine gets the same image.
+#[test]
+fn nvrtc_compiles_each_image_once_however_many_engines_ask_at_once() {
+    if !nvrtc_present() {
+        return;
+    }
+    // sm_86 in f64: a target no other test of this binary compiles, so the count is this
+    // test's alone.
+    let images: Vec<_> = std::thread::scope(|s| {
+        let asks: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| nvrtc::compile(Precision::F64, 86, true)))
+            .collect();
+        asks.into_iter()
+            .map(|a| {
+                a.join()
+                    .expect("no panic")
+                    .unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect()
+    });
+    assert_eq!(nvrtc::programs_compiled(Precision::F64, 86, true), 1);
+    assert!(images.iter().all(|i| i.bytes == images[0].bytes));
+    assert_eq!(&images[0].bytes[..4], b"\x7fELF");
+}
+
 #[test]
 fn nvrtc_reports_a_compile_error_with_its_log_not_a_panic() {
     if !nvrtc_present() {

@@ -19,6 +19,7 @@ use super::NVRTC_NOT_FOUND;
 use crate::model::Precision;
 use cudarc::nvrtc::sys;
 use std::ffi::{c_char, CStr, CString};
+use std::sync::Mutex;
 
 /// What NVRTC produced.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,9 +122,48 @@ pub fn loaded_library(fragment: &str) -> Option<String> {
 
 /// Compile every kernel for `precision`: a CUBIN for `sm_{cc}` when `cubin`, else PTX for
 /// `compute_{cc}` (cc = 10 major + minor, e.g. 90).
+///
+/// Each image is compiled once per process and kept: a B-scan builds an engine per trace
+/// (several at once on a GPU), and NVRTC takes about half a second for the whole program,
+/// longer than a small trace's steps. A failed compile is not kept (the next call tries
+/// again and reports the same log).
 pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, NvrtcError> {
-    compile_with(precision, cc, cubin, &[])
+    let key = (precision, cc, cubin);
+    // The lock is held through the compile: engines built at once wait for one compile
+    // instead of each running NVRTC.
+    let mut kept = KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(k) = kept.iter().find(|k| k.key == key) {
+        return Ok(k.image.clone());
+    }
+    let image = compile_with(precision, cc, cubin, &[])?;
+    kept.push(Kept {
+        key,
+        image: image.clone(),
+    });
+    COMPILES.lock().unwrap_or_else(|p| p.into_inner()).push(key);
+    Ok(image)
 }
+
+/// How many times this process ran NVRTC through [`compile`] for `precision`, `cc` and
+/// `cubin`: once at most, however many engines were built (a check that they share it).
+pub fn programs_compiled(precision: Precision, cc: i32, cubin: bool) -> usize {
+    let compiles = COMPILES.lock().unwrap_or_else(|p| p.into_inner());
+    compiles
+        .iter()
+        .filter(|k| **k == (precision, cc, cubin))
+        .count()
+}
+
+/// A compiled image kept for the rest of the process, by precision, architecture and kind.
+struct Kept {
+    key: (Precision, i32, bool),
+    image: Image,
+}
+
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
+
+/// Every compile [`compile`] ran, by key.
+static COMPILES: Mutex<Vec<(Precision, i32, bool)>> = Mutex::new(Vec::new());
 
 /// What the assembler gave one kernel of a CUBIN (`ptxas -v`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
