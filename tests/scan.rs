@@ -380,6 +380,108 @@ fn the_plan_decides_how_traces_run() {
     assert_eq!(schedule(&large, 2), ScanSchedule::OneAfterAnother);
 }
 
+/// The CUDA plan of `m` on `gpus` (a `--gpus` spec) with `threads` host threads, the GPUs
+/// changed by `edit` (their memory), under `options`.
+fn gpu_scan(
+    m: &yee::model::Model,
+    gpus: &str,
+    threads: usize,
+    edit: impl Fn(&mut [yee::plan::Device]),
+    options: yee::plan::PlanOptions,
+) -> yee::plan::Plan {
+    let mut list = yee::plan::parse_gpus(gpus).unwrap();
+    edit(&mut list);
+    let hardware = yee::plan::Hardware::new(list, 64 << 30, threads);
+    let options = yee::plan::PlanOptions {
+        backend: yee::run::BackendChoice::Cuda,
+        threads: Some(threads),
+        ..options
+    };
+    yee::plan::plan(m, &hardware, &options)
+}
+
+/// On GPUs a small grid's step is its kernel launches, so each GPU runs several traces at
+/// once (each an engine of its own): as many as hide the launches, at most 8, no more than
+/// the GPU's memory holds, the host's threads drive or the traces number, dealt round-robin
+/// over every GPU the run may use (`--gpus`, less those that failed). A trace that takes more
+/// than one slab keeps the traces one after another.
+#[test]
+fn the_plan_runs_small_traces_several_at_once_on_each_gpu() {
+    use yee::plan::scan::{ScanSchedule::*, TRACES_PER_GPU_MAX};
+    let m = model(&scan_scene(10, 100));
+    let none = |_: &mut [yee::plan::Device]| {};
+    let at = |p: &yee::plan::Plan| {
+        let s = p.scan.clone().unwrap();
+        (s.schedule, s.traces_in_parallel, s.gpus)
+    };
+
+    // One GPU, 16 host threads: launch-bound, so the most it may (8) of the 10 traces.
+    let p = gpu_scan(&m, "1x80GiB", 16, none, Default::default());
+    assert_eq!(p.backend, yee::plan::PlanBackend::Cuda);
+    assert_eq!(at(&p), (TracesPerGpu, TRACES_PER_GPU_MAX, vec![0; 8]));
+    let s = p.scan.clone().unwrap();
+    // 10 traces, 8 at a time: two rounds, each as long as one launch-bound trace alone.
+    let (one, all) = (s.seconds_per_trace.unwrap(), s.seconds.unwrap());
+    assert!((all / one - 2.0).abs() < 1e-9, "{one} {all}");
+    assert!((one - p.estimate.seconds.unwrap()).abs() < 1e-9 * one);
+    assert!(
+        p.render().contains("10 traces, 8 at a time"),
+        "{}",
+        p.render()
+    );
+    assert!(p.to_json().contains("\"schedule\": \"traces_per_gpu\""));
+
+    // Four GPUs: all 10 traces at once, dealt round-robin.
+    let p = gpu_scan(&m, "4x80GiB", 16, none, Default::default());
+    assert_eq!(
+        at(&p),
+        (TracesPerGpu, 10, vec![0, 1, 2, 3, 0, 1, 2, 3, 0, 1])
+    );
+    // Three host threads drive three traces.
+    let p = gpu_scan(&m, "4x80GiB", 3, none, Default::default());
+    assert_eq!(at(&p), (TracesPerGpu, 3, vec![0, 1, 2]));
+    // `--gpus 1,3`, and GPU 0 left out after a failed start.
+    let only = yee::plan::PlanOptions {
+        gpus: Some(vec![1, 3]),
+        ..Default::default()
+    };
+    let p = gpu_scan(&m, "4x80GiB", 16, none, only);
+    assert_eq!(at(&p).2, vec![1, 3, 1, 3, 1, 3, 1, 3, 1, 3]);
+    assert!(
+        p.notes.iter().any(|n| n.contains("--gpus 1,3")),
+        "{:?}",
+        p.notes
+    );
+    let failed = yee::plan::PlanOptions {
+        exclude_gpus: vec![0],
+        ..Default::default()
+    };
+    let p = gpu_scan(&m, "4x80GiB", 16, none, failed);
+    assert!(!at(&p).2.contains(&0), "{:?}", at(&p).2);
+
+    // A GPU that holds three traces' engines (beside its context) runs three at once.
+    let per_trace = gpu_scan(&m, "1x80GiB", 16, none, Default::default()).slabs[0].bytes
+        + yee::plan::scan::ENGINE_RESERVE;
+    let small = |d: &mut [yee::plan::Device]| {
+        d[0].memory_bytes = yee::plan::CUDA_CONTEXT_RESERVE + 3 * per_trace + per_trace / 2
+    };
+    let p = gpu_scan(&m, "1x80GiB", 16, small, Default::default());
+    assert_eq!(at(&p), (TracesPerGpu, 3, vec![0; 3]));
+    assert!(p
+        .scan
+        .unwrap()
+        .reason
+        .contains("as many as its memory holds"));
+
+    // Two slabs per GPU split one trace: one after another.
+    let split = yee::plan::PlanOptions {
+        slabs_per_gpu: Some(2),
+        ..Default::default()
+    };
+    let p = gpu_scan(&m, "1x80GiB", 16, none, split);
+    assert_eq!(at(&p), (OneAfterAnother, 1, vec![]));
+}
+
 /// Run `yee run` on `text`; (exit code, stderr, whether an output file appeared).
 fn run_cli(name: &str, text: &str) -> (Option<i32>, String, bool) {
     let dir = tmp(name);

@@ -602,7 +602,59 @@ pub fn plan(model: &Model, hardware: &Hardware, options: &PlanOptions) -> Plan {
     }
     if let Some(s) = &model.scan {
         let threads = options.threads.unwrap_or(hardware.cores).max(1);
-        plan.scan = Some(scan::schedule(&plan, s.traces, threads));
+        // The GPUs a scan's traces may spread over: those `--gpus` names (else every one),
+        // less any that failed to start.
+        let gpus: Vec<usize> = match &options.gpus {
+            Some(only) => only.clone(),
+            None => (0..hardware.gpus.len()).collect(),
+        };
+        let gpus: Vec<usize> = gpus
+            .into_iter()
+            .filter(|g| *g < hardware.gpus.len() && !options.exclude_gpus.contains(g))
+            .collect();
+        plan.scan = Some(scan::schedule(&plan, s.traces, threads, &gpus));
+        if let Some(one) = one_gpu_per_trace(model, hardware, options, &plan, &gpus) {
+            return one;
+        }
     }
     plan
+}
+
+/// A scan on the GPUs `--gpus` lists, whose single-run plan splits each trace over them: the
+/// plan of one trace on the first of them instead, its traces spread over all of them several
+/// at once ([`scan::ScanSchedule::TracesPerGpu`]), when one GPU holds a trace and that
+/// schedule takes it; None otherwise (the traces then run one after another on the split).
+fn one_gpu_per_trace(
+    model: &Model,
+    hardware: &Hardware,
+    options: &PlanOptions,
+    split: &Plan,
+    gpus: &[usize],
+) -> Option<Plan> {
+    let listed = options.gpus.as_ref().filter(|g| g.len() > 1)?;
+    let scan = split.scan.as_ref()?;
+    if scan.schedule == scan::ScanSchedule::TracesPerGpu || split.backend != PlanBackend::Cuda {
+        return None;
+    }
+    let first = *gpus.first()?;
+    let single = PlanOptions {
+        gpus: Some(vec![first]),
+        ..options.clone()
+    };
+    let mut one = plan(model, hardware, &single);
+    let threads = options.threads.unwrap_or(hardware.cores).max(1);
+    let spread = scan::schedule(&one, scan.traces, threads, gpus);
+    if spread.schedule != scan::ScanSchedule::TracesPerGpu {
+        return None;
+    }
+    one.notes.push(format!(
+        "--gpus {}: each trace runs on one of these GPUs rather than split over them",
+        listed
+            .iter()
+            .map(|g| g.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    ));
+    one.scan = Some(spread);
+    Some(one)
 }

@@ -7,9 +7,17 @@
 //! small ([`TRACE_PER_WORKER_MAX_CELLS`]) and there are several traces and several workers,
 //! each worker runs whole traces, each trace on one slab, as many at once as there are workers
 //! (and as host memory holds). A large grid keeps the plan's slab split and runs its traces one
-//! after another. On CUDA the traces run one after another on the plan's GPUs.
+//! after another.
+//!
+//! On CUDA a small grid's step is bound by kernel launches, not memory: each pass launches its
+//! kernels one after another, and the grid's update is over before the next launch lands. So
+//! when one trace fits on one GPU, each GPU runs several traces at once, each an engine of its
+//! own (its own streams) stepped by a host thread of its own: their launches overlap and the
+//! GPU's bandwidth is shared. As many run at once as hide one trace's launches behind the
+//! others' updates ([`traces_per_gpu`]), up to [`TRACES_PER_GPU_MAX`] and as the GPU's memory
+//! and the host's threads hold, on every GPU the run may use.
 
-use super::{DeviceKind, Plan, PlanBackend};
+use super::{DeviceKind, Plan, PlanBackend, CUDA_CONTEXT_RESERVE};
 use serde::Serialize;
 
 /// Grids up to this many cells run one trace per worker thread. Above it, a slab per worker
@@ -18,12 +26,25 @@ use serde::Serialize;
 /// worker would multiply the memory by the worker count for little gain.
 pub const TRACE_PER_WORKER_MAX_CELLS: u64 = 1_000_000;
 
+/// Traces one GPU runs at once at most. Each has a host thread that launches its kernels (a
+/// GPU host has some 8 to 16 cores per GPU) and an engine of its own in the GPU's memory;
+/// eight hide the launches of a grid whose update takes an eighth of a launch's time.
+pub const TRACES_PER_GPU_MAX: usize = 8;
+
+/// Device memory a trace's engine takes beyond the plan's bytes for its grid: its copy of the
+/// kernel module, its streams and events (the context itself is shared, and reserved once per
+/// GPU).
+pub const ENGINE_RESERVE: u64 = 32 << 20;
+
 /// How a scan's traces run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ScanSchedule {
     /// Each worker thread runs whole traces, each on one slab; several traces at once.
     TracePerWorker,
+    /// Each GPU runs whole traces, several at once: each trace an engine of its own on one
+    /// GPU, stepped by a host thread of its own ([`ScanPlan::gpus`]).
+    TracesPerGpu,
     /// Traces one after another, each on the plan's slabs (CPU threads or GPUs).
     OneAfterAnother,
 }
@@ -43,11 +64,19 @@ pub struct ScanPlan {
     pub seconds_per_trace: Option<f64>,
     /// Wall time of the whole scan, seconds.
     pub seconds: Option<f64>,
+    /// With [`ScanSchedule::TracesPerGpu`], the GPU (driver ordinal) of each worker: worker
+    /// w runs its traces on `gpus[w]`. Empty otherwise.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub gpus: Vec<usize>,
 }
 
 /// Schedule `traces` traces of the grid `plan` describes (one trace), with `threads` CPU
-/// worker threads.
-pub fn schedule(plan: &Plan, traces: usize, threads: usize) -> ScanPlan {
+/// worker threads; `gpus`: the GPUs (indices into the plan's devices, which are the driver
+/// ordinals) the run may use, for a CUDA plan.
+pub fn schedule(plan: &Plan, traces: usize, threads: usize, gpus: &[usize]) -> ScanPlan {
+    if let Some(per_gpu) = on_gpus(plan, traces, threads, gpus) {
+        return per_gpu;
+    }
     let host_memory = plan
         .devices
         .iter()
@@ -97,7 +126,14 @@ pub fn schedule(plan: &Plan, traces: usize, threads: usize) -> ScanPlan {
         PlanBackend::Cuda => (
             ScanSchedule::OneAfterAnother,
             1,
-            "the traces run one after another on the plan's GPUs".to_string(),
+            format!(
+                "{}: the traces run one after another on the plan's GPUs",
+                if traces == 1 {
+                    "a single trace"
+                } else {
+                    "one trace takes more than one GPU or slab"
+                }
+            ),
         ),
         PlanBackend::None => (
             ScanSchedule::OneAfterAnother,
@@ -116,5 +152,122 @@ pub fn schedule(plan: &Plan, traces: usize, threads: usize) -> ScanPlan {
         reason,
         seconds_per_trace,
         seconds: seconds_per_trace.map(|s| s * rounds),
+        gpus: Vec::new(),
     }
+}
+
+/// A CUDA plan's traces several at once on each GPU, when one trace takes one slab on one
+/// GPU and more than one trace runs at once; None otherwise.
+fn on_gpus(plan: &Plan, traces: usize, threads: usize, gpus: &[usize]) -> Option<ScanPlan> {
+    if plan.backend != PlanBackend::Cuda || !plan.fits || plan.slabs.len() != 1 || traces < 2 {
+        return None;
+    }
+    let per_trace = plan.slabs[0].bytes + ENGINE_RESERVE;
+    // Every GPU the run may use that holds one trace, with how many it holds.
+    let holding: Vec<(usize, usize)> = gpus
+        .iter()
+        .filter_map(|&g| {
+            let d = plan.devices.get(g)?;
+            let usable = d.memory_bytes.saturating_sub(CUDA_CONTEXT_RESERVE);
+            (d.kind == DeviceKind::Gpu && usable >= per_trace)
+                .then(|| (g, (usable / per_trace) as usize))
+        })
+        .collect();
+    let step = plan.estimate.seconds_per_step?;
+    let launches = plan.estimate.overhead_fraction.unwrap_or(0.0);
+    let wanted = traces_per_gpu(launches);
+    let per_gpu: Vec<(usize, usize)> = holding
+        .iter()
+        .map(|&(g, fit)| (g, wanted.min(fit)))
+        .collect();
+    let host_side = plan.bytes.monitors + plan.bytes.pinned + plan.bytes.probe_series;
+    let host_memory = plan
+        .devices
+        .iter()
+        .find(|d| d.kind == DeviceKind::Host)
+        .map_or(0, |d| d.memory_bytes);
+    let host_fit = if host_side == 0 || host_memory == 0 {
+        usize::MAX
+    } else {
+        (host_memory / host_side).max(1) as usize
+    };
+    let cap = traces.min(threads.max(1)).min(host_fit);
+    let workers = deal(&per_gpu, cap);
+    if workers.len() < 2 {
+        return None;
+    }
+    let parallel = workers.len();
+    let busiest = per_gpu
+        .iter()
+        .map(|(g, _)| workers.iter().filter(|w| *w == g).count())
+        .max()
+        .unwrap_or(1);
+    // Each trace's kernels run one after another on its streams (its update and its launch
+    // latency, as one trace alone), and the traces on a GPU share its bandwidth.
+    let update = step / (1.0 + launches);
+    let seconds_per_step = (busiest as f64 * update).max(step);
+    let seconds_per_trace = seconds_per_step * plan.steps as f64;
+    let used = per_gpu.iter().filter(|(g, _)| workers.contains(g)).count();
+    let fit = per_gpu.iter().map(|(_, n)| *n).min().unwrap_or(1);
+    let limit = if parallel == traces {
+        "every trace at once".to_string()
+    } else if parallel == threads {
+        format!(
+            "as many as the {threads} host thread{} allow",
+            if threads == 1 { "" } else { "s" }
+        )
+    } else if fit < wanted {
+        "as many as its memory holds".to_string()
+    } else if wanted == TRACES_PER_GPU_MAX {
+        format!("at most {TRACES_PER_GPU_MAX}")
+    } else {
+        "enough to hide one trace's launches behind the others' updates".to_string()
+    };
+    let reason = format!(
+        "one trace takes one GPU and its step is {} kernel launches ({} of launches, {} of update), so {} runs up to {busiest} trace{} at once ({limit}), each an engine of its own stepped by a host thread of its own",
+        if launches > 1.0 { "mostly" } else { "partly" },
+        super::report::duration_h(step - update),
+        super::report::duration_h(update),
+        if used == 1 {
+            "the GPU".to_string()
+        } else {
+            format!("each of {used} GPUs")
+        },
+        if busiest == 1 { "" } else { "s" },
+    );
+    Some(ScanPlan {
+        traces,
+        schedule: ScanSchedule::TracesPerGpu,
+        traces_in_parallel: parallel,
+        reason,
+        seconds_per_trace: Some(seconds_per_trace),
+        seconds: Some(seconds_per_trace * traces.div_ceil(parallel) as f64),
+        gpus: workers,
+    })
+}
+
+/// Traces one GPU runs at once for a step whose launches take `launches` times its update:
+/// enough that the others' updates fill one trace's step (update plus launches), so
+/// 1 + launches rounded up, at most [`TRACES_PER_GPU_MAX`].
+pub fn traces_per_gpu(launches: f64) -> usize {
+    let wanted = (1.0 + launches.max(0.0)).ceil();
+    (wanted.min(TRACES_PER_GPU_MAX as f64) as usize).max(1)
+}
+
+/// Up to `cap` workers over the GPUs `per_gpu` (a GPU and how many traces it runs at once),
+/// dealt round-robin so that a cap below the total spreads them: the GPU of each worker.
+fn deal(per_gpu: &[(usize, usize)], cap: usize) -> Vec<usize> {
+    let mut workers = Vec::new();
+    for round in 0.. {
+        let before = workers.len();
+        for &(g, n) in per_gpu {
+            if round < n && workers.len() < cap {
+                workers.push(g);
+            }
+        }
+        if workers.len() == before {
+            break;
+        }
+    }
+    workers
 }

@@ -5,6 +5,9 @@
 //! - one trace per worker: each worker thread has a rayon pool of one thread and builds, for
 //!   each trace it takes, a CPU engine of one slab; workers take the next trace from a shared
 //!   counter, so as many traces run at once as there are workers;
+//! - several traces at once on each GPU: each worker thread builds, for each trace it takes,
+//!   a CUDA engine of one slab on its GPU (its own streams), so that the traces' kernel
+//!   launches overlap;
 //! - one after another: each trace on the plan's engine (CPU slabs across the workers, or the
 //!   GPUs), as a single run would.
 //!
@@ -460,7 +463,7 @@ pub fn run_scan(
         schedule.reason
     ));
     match schedule.schedule {
-        ScanSchedule::TracePerWorker => match model.precision {
+        ScanSchedule::TracePerWorker | ScanSchedule::TracesPerGpu => match model.precision {
             Precision::F32 => per_worker::<f32>(model, scan, opts, &schedule, resumed, obs),
             Precision::F64 => per_worker::<f64>(model, scan, opts, &schedule, resumed, obs),
         },
@@ -480,7 +483,8 @@ pub fn run_scan(
     }
 }
 
-/// Traces several at once, one per worker thread, each on a one-slab CPU engine.
+/// Traces several at once, one per worker thread, each on a one-slab engine: a CPU one, or a
+/// CUDA one on the worker's GPU ([`ScanPlan::gpus`]).
 fn per_worker<T: Real>(
     model: &Model,
     scan: &Scan,
@@ -493,10 +497,15 @@ where
     CpuBackend<T>: Backend<Real = T>,
 {
     let parallel = schedule.traces_in_parallel.max(1);
+    let backend = if schedule.gpus.is_empty() {
+        "cpu"
+    } else {
+        "cuda"
+    };
     let (writer, first) = match resumed {
         Some(r) => r,
         None => (
-            ScanWriter::create::<T>(&opts.output, model, "cpu").map_err(|error| {
+            ScanWriter::create::<T>(&opts.output, model, backend).map_err(|error| {
                 RunError::Output {
                     error,
                     summary: None,
@@ -515,7 +524,7 @@ where
     obs.start_scan(
         &start_info(
             model,
-            "cpu".into(),
+            backend.into(),
             whole.to_vec(),
             parallel,
             Default::default(),
@@ -524,7 +533,11 @@ where
             traces: scan.traces,
             first,
             at_once: parallel,
-            schedule: "one trace per worker".into(),
+            schedule: if schedule.gpus.is_empty() {
+                "one trace per worker".into()
+            } else {
+                "several traces at once per GPU".into()
+            },
         },
     );
     let traces: Vec<usize> = (first..scan.traces).collect();
@@ -539,6 +552,7 @@ where
             traces: &traces,
             next: &next,
             abort: &abort,
+            gpus: &schedule.gpus,
         };
         work.spawn::<T>(s, parallel, tx);
         for (k, end) in rx {
@@ -547,10 +561,11 @@ where
             }
         }
     });
-    collector.end("cpu", (parallel, parallel), obs)
+    collector.end(backend, (parallel, parallel), obs)
 }
 
-/// Worker threads that run traces of a scan, one trace per thread on a one-slab CPU engine.
+/// Worker threads that run traces of a scan, one trace per thread on a one-slab engine (CPU,
+/// or CUDA on the worker's GPU).
 pub(super) struct Workers<'a> {
     pub(super) model: &'a Model,
     pub(super) scan: &'a Scan,
@@ -562,6 +577,9 @@ pub(super) struct Workers<'a> {
     /// Set when the scan must stop (a failure): no worker takes another trace, and the traces
     /// under way stop at the end of their step.
     pub(super) abort: &'a AtomicBool,
+    /// The GPU (driver ordinal) of each worker, whose traces run there; empty: every worker
+    /// runs its traces on the CPU.
+    pub(super) gpus: &'a [usize],
 }
 
 impl<'a> Workers<'a> {
@@ -576,7 +594,7 @@ impl<'a> Workers<'a> {
     ) where
         CpuBackend<T>: Backend<Real = T>,
     {
-        for _ in 0..parallel {
+        for w in 0..parallel {
             let tx = tx.clone();
             let Workers {
                 model,
@@ -585,7 +603,20 @@ impl<'a> Workers<'a> {
                 traces,
                 next,
                 abort,
+                gpus,
             } = *self;
+            if let Some(&gpu) = gpus.get(w) {
+                s.spawn(move || {
+                    while let Some(k) = next_trace(traces, next, &opts.stop, abort) {
+                        let trace = scan.trace(model, k);
+                        let end = on_gpu(&trace, gpu, opts, abort);
+                        if tx.send((k, end)).is_err() {
+                            break;
+                        }
+                    }
+                });
+                continue;
+            }
             s.spawn(move || {
                 let whole = [SlabRange {
                     x0: 0,
@@ -599,13 +630,7 @@ impl<'a> Workers<'a> {
                         return;
                     }
                 };
-                loop {
-                    if opts.stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let Some(&k) = traces.get(next.fetch_add(1, Ordering::SeqCst)) else {
-                        break;
-                    };
+                while let Some(k) = next_trace(traces, next, &opts.stop, abort) {
                     let trace = scan.trace(model, k);
                     let end = pool.install(|| {
                         let mut b = CpuBackend::<T>::new(&trace, &whole);
@@ -627,6 +652,58 @@ impl<'a> Workers<'a> {
             });
         }
     }
+}
+
+/// The next trace of `traces` for a worker to take (`next` counts those taken), or None when
+/// none is left or the scan stops (`stop`: Ctrl-C; `abort`: a failure).
+fn next_trace(
+    traces: &[usize],
+    next: &AtomicUsize,
+    stop: &AtomicBool,
+    abort: &AtomicBool,
+) -> Option<usize> {
+    if stop.load(Ordering::Relaxed) || abort.load(Ordering::Relaxed) {
+        return None;
+    }
+    traces.get(next.fetch_add(1, Ordering::SeqCst)).copied()
+}
+
+/// Trace model `trace` on a CUDA engine of one slab on GPU `gpu` (driver ordinal), built and
+/// stepped on this thread, as [`run_trace`] steps any engine.
+#[cfg(feature = "cuda")]
+fn on_gpu(trace: &Model, gpu: usize, opts: &RunOptions, abort: &AtomicBool) -> TraceEnd {
+    let whole = [SlabRange {
+        x0: 0,
+        x1: trace.grid.shape[0],
+    }];
+    let placement = crate::backend::cuda::placement::Placement {
+        ranges: whole.to_vec(),
+        ordinals: vec![gpu],
+    };
+    let engine = match start::cuda_on(trace, &placement) {
+        Ok(e) => e,
+        Err(e) => return TraceEnd::Start(StartError::Cuda(e)),
+    };
+    // As a single run of one slab on this GPU steps it.
+    let mode = (
+        opts.step,
+        super::step::steps_per_sweep_for(opts.steps_per_sweep, 1, 1),
+    );
+    let every = opts.check_every;
+    let stop = &opts.stop;
+    match engine {
+        Engine::CudaF32(mut b) => run_trace(trace, &mut b, &whole, every, stop, abort, mode),
+        Engine::CudaF64(mut b) => run_trace(trace, &mut b, &whole, every, stop, abort, mode),
+        Engine::BlochCudaF32(mut b) => run_trace(trace, &mut b, &whole, every, stop, abort, mode),
+        Engine::BlochCudaF64(mut b) => run_trace(trace, &mut b, &whole, every, stop, abort, mode),
+        _ => unreachable!("cuda_on builds CUDA engines"),
+    }
+}
+
+/// Without the `cuda` feature no trace runs on a GPU (the plan never schedules one there).
+#[cfg(not(feature = "cuda"))]
+fn on_gpu(_: &Model, _: usize, _: &RunOptions, _: &AtomicBool) -> TraceEnd {
+    TraceEnd::Start(StartError::Cuda(crate::backend::cuda::CudaError::NotBuilt))
 }
 
 /// Traces one after another, each on the engine the plan chooses (as a single run).

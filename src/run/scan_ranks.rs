@@ -336,6 +336,7 @@ where
         traces: mine,
         next: &next,
         abort: &abort,
+        gpus: &[],
     };
     if !ranks.is_root() {
         let started = Instant::now();

@@ -162,7 +162,7 @@ pub(crate) fn cpu_pair<T: crate::real::Real>(
 
 /// The CUDA engine of `model` on `placement`, in the model's precision.
 #[cfg(feature = "cuda")]
-fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
+pub(super) fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
     use crate::backend::cuda::placement::new_backend;
     use crate::backend::cuda::EngineOptions;
     let opts = EngineOptions::default();
@@ -197,7 +197,7 @@ fn cuda_on(model: &Model, placement: &Placement) -> Result<Engine, CudaError> {
 
 /// Without the `cuda` feature there is no CUDA engine.
 #[cfg(not(feature = "cuda"))]
-fn cuda_on(_: &Model, _: &Placement) -> Result<Engine, CudaError> {
+pub(super) fn cuda_on(_: &Model, _: &Placement) -> Result<Engine, CudaError> {
     Err(CudaError::NotBuilt)
 }
 
