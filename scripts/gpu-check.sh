@@ -333,7 +333,8 @@ cpu_gpu_check "lumped port + RLC: CUDA vs CPU bit for bit" "$out/lumped_rlc_f32.
 # CPU's pair: the diffraction orders and the flux spectra bit for bit.
 cpu_gpu_check "Bloch cell: CUDA pair vs CPU bit for bit" "$scenes/grating_oblique.toml" diffraction,flux
 # The surface ports of a gold nanosphere's curved surface (kernels/ports.cu and the dispersive
-# kernel over the ports, in the passes row's dispersive pass) on one GPU against the CPU: the
+# kernel over the ports, in the passes row's dispersive pass) on one GPU against the CPU (over logical
+# GPUs trading their boundary ports: the cuda_backend tests above): the
 # flux spectra bit for bit; then the same sphere staircased (`conformal = false`, no ports),
 # whose throughput beside it is the ports' cost.
 cpu_gpu_check "surface ports (gold sphere): CUDA vs CPU bit for bit" "$scenes/gold_sphere.toml" flux

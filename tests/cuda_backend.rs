@@ -217,6 +217,24 @@ fn cuda_trace_cut<T: Real>(model: &Model, cuts: &[usize]) -> Trace {
     drive_with(model, &mut b, &ranges, Reads::Queued)
 }
 
+/// The surface ports of a metal sphere (`kernels/ports.cu`) over 3 slabs on 3 logical GPUs of
+/// one device, each GPU trading its boundary ports' values with the GPUs beside it peer to peer
+/// and through pinned memory: f32 bit for bit (fields, probes, snapshots), f64 within the
+/// tolerance.
+#[test]
+#[ignore = "needs an NVIDIA GPU: scripts/gpu-check.sh runs it"]
+fn cuda_matches_cpu_with_surface_ports_over_logical_gpus() {
+    let scene = MATERIALS_SCENE.replace("metal = { conformal = false, ", "metal = { ");
+    let m = model(&scene, "f32", 60);
+    assert!(!m.surface_ports().is_empty());
+    let want = cpu_trace::<f32>(&m);
+    for staged in [false, true] {
+        let got = cuda_trace::<f32>(&m, 3, 3, staged);
+        identical(&got, &want, &format!("ports over 3 GPUs, staged {staged}"));
+    }
+    against_cpu::<f64>(&scene, 60, 3, 3, false);
+}
+
 /// Lumped ports and elements (`kernels/lumped.cu`) on the GPU against the CPU on one slab and
 /// on three cut through the elements' planes (the port's and the series element's first in its
 /// slab, the shunt's box split between two): f32 bit for bit (fields, probes with the

@@ -22,7 +22,7 @@ use cuda_support::host::*;
 use cuda_support::*;
 use std::path::PathBuf;
 use yee::backend::cuda::args::{arg_sizes, rust_arg_sizes};
-use yee::backend::cuda::engine::{estimate, probe_ring_rows};
+use yee::backend::cuda::engine::{estimate, probe_ring_rows, staged_trade_bytes, trade_bytes};
 use yee::backend::cuda::{CudaEngine, EngineOptions};
 use yee::backend::{Backend, Half, Pass};
 use yee::decomp::split_even;
@@ -382,7 +382,13 @@ fn uncounted_bytes(model: &Model, l: Layout, real: usize) -> usize {
         .filter(|c| !c.negate)
         .filter(|c| l.staged || (gpu_of[c.src_slab] != gpu_of[c.dst_slab] && !l.peer))
         .count();
-    l.gpus * per_gpu + staged * ny * nz * real
+    let ports = model.surface_ports();
+    let staged_ports = if l.staged || !l.peer {
+        staged_trade_bytes(&ports, &ranges, &gpu_of, real) as usize
+    } else {
+        0
+    };
+    l.gpus * per_gpu + staged * ny * nz * real + staged_ports
 }
 
 /// What the engine allocated on construction, from the device's own count of every `alloc`
@@ -456,12 +462,19 @@ fn check_engine_allocation<T: Real>(scene: &str, l: Layout) {
     );
     // And the engine's count is the estimate the GPU selection and the planner use.
     let ranges = split_even(with.grid.shape[0], l.slabs);
-    assert_eq!(a_with, estimate(&with, &ranges, real), "{what}");
+    let gpu_of: Vec<usize> = (0..ranges.len())
+        .map(|s| s * l.gpus / ranges.len())
+        .collect();
+    let trades = trade_bytes(&with.surface_ports(), &ranges, &gpu_of, real);
+    let mut want = estimate(&with, &ranges, real);
+    want.dispersive += trades;
+    assert_eq!(a_with, want, "{what}");
     let layout = yee::plan::Layout::of(&with).with_precision(T::PRECISION);
     let mut planned = yee::backend::Allocation::default();
     for r in &ranges {
         planned.add(&layout.gpu_slab_bytes(*r));
     }
+    planned.dispersive += trades;
     assert_eq!(slabs_only(a_bare), planned, "{what}: the plan's GPU slabs");
 }
 
@@ -497,8 +510,9 @@ fn host_engine_allocates_what_it_counts_from_the_devices_own_allocations() {
             check_engine_allocation::<f64>(scene, l);
         }
     }
-    // The surface ports, on one GPU (their arrays and the `port_poles` runs' arguments).
-    for l in [ONE, THREE_ON_ONE] {
+    // The surface ports (their arrays and the `port_poles` runs' arguments), and over GPUs
+    // their trades' buffers.
+    for l in [ONE, THREE_ON_ONE, across, staged] {
         check_engine_allocation::<f32>(&ports_scene(), l);
         check_engine_allocation::<f64>(&ports_scene(), l);
     }
@@ -1841,20 +1855,47 @@ fn host_trace_on<T: Real>(
     ranges: &[yee::decomp::SlabRange],
     kernels: &'static HostKernels,
 ) -> (Trace, yee::backend::State<T>, Log) {
-    let dev = HostDevice::with_kernels(kernels, 1, false);
+    let one_gpu = Placed {
+        gpu_of: vec![0; ranges.len()],
+        peer: false,
+        staged: false,
+    };
+    host_trace_placed(model, ranges, kernels, &one_gpu)
+}
+
+/// Where [`host_trace_placed`] puts the slabs: each slab's GPU, whether the GPUs have peer
+/// access, and whether every copy between slabs goes through pinned memory.
+struct Placed {
+    gpu_of: Vec<usize>,
+    peer: bool,
+    staged: bool,
+}
+
+/// [`host_trace_on`] with the slabs on the GPUs `placed` says; the engine allocates what
+/// the estimate counts and, between GPUs, the surface ports' trades.
+fn host_trace_placed<T: Real>(
+    model: &Model,
+    ranges: &[yee::decomp::SlabRange],
+    kernels: &'static HostKernels,
+    placed: &Placed,
+) -> (Trace, yee::backend::State<T>, Log) {
+    let gpus = placed.gpu_of.iter().max().map_or(1, |g| g + 1);
+    let dev = HostDevice::with_kernels(kernels, gpus, placed.peer);
     let mut b = CudaEngine::<HostDevice, T>::new(
         dev,
         model,
         ranges,
-        &vec![0; ranges.len()],
-        EngineOptions::default(),
+        &placed.gpu_of,
+        EngineOptions {
+            staged_halos: placed.staged,
+        },
         "host",
     )
     .expect("host engine");
-    assert_eq!(
-        b.allocation(),
-        estimate(model, ranges, std::mem::size_of::<T>())
-    );
+    let real = std::mem::size_of::<T>();
+    let mut want = estimate(model, ranges, real);
+    want.dispersive += trade_bytes(&model.surface_ports(), ranges, &placed.gpu_of, real);
+    assert_eq!(b.allocation(), want);
     let trace = drive_with(model, &mut b, ranges, Reads::Queued);
     let log = b.device().log.borrow().clone();
     (trace, b.export_state().expect("the state"), log)
@@ -2238,6 +2279,35 @@ fn ports_against_cpu<T: Real>() {
         assert_eq!(log.launches["port_gather"], steps, "{what}");
         assert_eq!(log.launches["port_increment"], steps, "{what}");
     }
+    // Over GPUs, each a part of the planes that trades its ports' boundary values with the
+    // GPUs beside it: peer to peer, through pinned memory, and five GPUs of which the middle
+    // three hold one plane each (each trades with both sides).
+    let over = [
+        (vec![8, 16], vec![0, 0, 1], true, false),
+        (vec![8, 16], vec![0, 0, 1], false, false),
+        (vec![8, 16], vec![0, 1, 2], true, true),
+        (vec![12, 13, 14, 15], vec![0, 1, 2, 3, 4], true, false),
+    ];
+    for (cuts, gpu_of, peer, staged) in over {
+        let ranges = cut_at(nx, &cuts);
+        let what = format!(
+            "ports {} cut at {cuts:?} on GPUs {gpu_of:?}, peer {peer}, staged {staged}",
+            T::PRECISION.name()
+        );
+        let real = std::mem::size_of::<T>();
+        assert!(trade_bytes(&m.surface_ports(), &ranges, &gpu_of, real) > 0);
+        let placed = Placed {
+            gpu_of,
+            peer,
+            staged,
+        };
+        let kernels = host_kernels(T::PRECISION);
+        let (got, state, log) = host_trace_placed::<T>(&m, &ranges, kernels, &placed);
+        assert_identical(&got, &want, &what);
+        assert_same_state(&state, &want_state, &what);
+        let gpus = placed.gpu_of.iter().max().unwrap() + 1;
+        assert_eq!(log.launches["port_gather"], steps * gpus, "{what}");
+    }
     // Blocks and threads in reverse order change nothing.
     let reversed = host_kernels_reversed(T::PRECISION);
     let (got, state, _) = host_trace_on::<T>(&m, &cut_at(nx, &[8, 16]), reversed);
@@ -2247,7 +2317,8 @@ fn ports_against_cpu<T: Real>() {
 
 /// The surface ports on the host engine (`kernels/ports.cu` and the dispersive kernel over the
 /// ports' virtual cells) are the CPU backend's pass bit for bit: fields, probes, snapshots and
-/// the ports' state, f32 and f64, on one slab and on slabs cut through the sphere's surface.
+/// the ports' state, f32 and f64, on one slab, on slabs cut through the sphere's surface, and
+/// on several GPUs trading across the cuts.
 #[test]
 fn host_kernels_match_cpu_bit_for_bit_with_surface_ports() {
     let _guard = serial();
@@ -2266,25 +2337,22 @@ fn host_engine_resumes_the_surface_ports_state_of_the_cpu_and_back() {
     assert_cpu_host_cpu_is_the_cpu(&m, [40, 40, 20], &three, &[0, 0, 0], dev);
 }
 
-/// The ports' pass reads and writes every slab's fields from one GPU: slabs on two GPUs are
-/// refused with a message that says what to do, and the engine allocates what the plan counts
-/// for the ports (the bytes are in `dispersive`: the CPU backend's, and the arguments of the
-/// `port_poles` runs).
+/// The engine allocates what the plan counts for the ports (the bytes are in `dispersive`:
+/// the CPU backend's, and the arguments of the `port_poles` runs); a GPU's slabs that are not
+/// side by side (which the plan never places) are refused, as the GPUs' trades need each
+/// GPU's part of the grid to be a run of planes.
 #[test]
-fn host_engine_runs_surface_ports_on_one_gpu_and_counts_their_bytes() {
+fn host_engine_counts_the_surface_ports_bytes_and_refuses_a_gpus_slabs_apart() {
     let _guard = serial();
     let m = ports_model("f32", 4);
     let three = split_even(m.grid.shape[0], 3);
     let dev = HostDevice::new(Precision::F32, 2, true);
     let err =
-        CudaEngine::<HostDevice, f32>::new(dev, &m, &three, &[0, 0, 1], Default::default(), "host")
+        CudaEngine::<HostDevice, f32>::new(dev, &m, &three, &[0, 1, 0], Default::default(), "host")
             .err()
-            .expect("slabs on two GPUs are refused");
+            .expect("GPU 0's slabs apart are refused");
     let text = err.to_string();
-    assert!(
-        text.contains("one GPU") && text.contains("conformal = false"),
-        "{text}"
-    );
+    assert!(text.contains("side by side"), "{text}");
     for precision in [Precision::F32, Precision::F64] {
         let m = ports_model(precision.name(), 4);
         let layout = yee::plan::Layout::of(&m);

@@ -945,29 +945,52 @@ fn plan_over_ranks_of_a_scan_shares_out_the_traces() {
         .contains("--slabs"));
 }
 
-/// A scene with surface ports (the gold nanosphere) is planned on one GPU, the one with the
-/// most memory, and the plan says why; `--gpus` naming two is answered on the CPU with the
-/// reason.
+/// A scene with surface ports (the gold nanosphere) is planned on the fewest GPUs that hold
+/// it, as any scene; on the two GPUs `--gpus 0,1` names, each GPU's part counts the buffers
+/// of its trades with the other (what the CUDA engine allocates for them), the pinned copies
+/// they stage through without peer access, and their launches.
 #[test]
-fn surface_ports_are_planned_on_one_gpu() {
+fn surface_ports_are_planned_over_several_gpus() {
     let (m, _) = yee::scene::load(&repo("scenes/gold_sphere.toml")).unwrap();
-    assert!(!m.surface_ports().is_empty());
+    let ports = m.surface_ports();
+    assert!(!ports.is_empty());
     let p = plan::plan(&m, &on("1xH100,1xH200", 64 << 30), &auto());
     assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
     assert_eq!(p.slabs.len(), 1);
-    let used: Vec<usize> = (0..p.devices.len())
-        .filter(|&i| p.devices[i].used)
-        .collect();
-    assert_eq!(used, [1], "the H200, with the most memory");
     assert!(p.assumptions.iter().any(|a| a.starts_with("surface ports")));
     let two = PlanOptions {
         gpus: Some(vec![0, 1]),
         ..auto()
     };
-    let p = plan::plan(&m, &on("2xH100", 64 << 30), &two);
-    assert_eq!(p.backend, PlanBackend::Cpu);
-    assert!(p.reason.contains("--gpus names several"), "{}", p.reason);
-    one_sentence(&p.reason);
+    let mut hw = on("2xH100", 64 << 30);
+    let p = plan::plan(&m, &hw, &two);
+    assert_eq!(p.backend, PlanBackend::Cuda, "{}", p.reason);
+    let ranges = p.ranges();
+    let gpu_of: Vec<usize> = p.slabs.iter().map(|s| s.device).collect();
+    assert_eq!(gpu_of, [0, 1]);
+    let trades = yee::backend::cuda::engine::trade_bytes(&ports, &ranges, &gpu_of, 4);
+    assert!(trades > 0);
+    let layout = plan::Layout::of(&m);
+    let slabs: u64 = ranges
+        .iter()
+        .map(|r| layout.gpu_slab_bytes(*r).dispersive)
+        .sum();
+    assert_eq!(
+        p.bytes.dispersive,
+        slabs + trades,
+        "what the engine allocates"
+    );
+    let by_slab: u64 = p.slabs.iter().map(|s| s.allocation.dispersive).sum();
+    assert_eq!(by_slab, p.bytes.dispersive, "each GPU's trades on its slab");
+    // Without peer access each GPU's values sent are staged through a pinned copy.
+    hw.peer_access = false;
+    let staged = plan::plan(&m, &hw, &two);
+    let pinned = yee::backend::cuda::engine::staged_trade_bytes(&ports, &ranges, &gpu_of, 4);
+    assert!(pinned > 0);
+    assert_eq!(
+        staged.bytes.staged_halos - layout.staged_halo_total(&gpu_of),
+        pinned
+    );
 }
 
 #[test]

@@ -35,6 +35,35 @@ impl SlabRange {
     }
 }
 
+/// The runs of slabs each GPU holds: per GPU in x order, the slabs (indices into `gpu_of`,
+/// each slab's GPU) that lie side by side on it; None when a GPU's slabs are apart (a
+/// placement the plan never makes).
+pub fn gpu_runs(gpu_of: &[usize]) -> Option<Vec<std::ops::Range<usize>>> {
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (s, &g) in gpu_of.iter().enumerate() {
+        match runs.last_mut() {
+            Some(r) if gpu_of[r.start] == g => r.end = s + 1,
+            _ => {
+                if runs.iter().any(|r| gpu_of[r.start] == g) {
+                    return None;
+                }
+                runs.push(s..s + 1);
+            }
+        }
+    }
+    Some(runs)
+}
+
+/// The x planes each GPU holds, from [`gpu_runs`] of the slabs `ranges` placed as `gpu_of`.
+pub fn gpu_planes(ranges: &[SlabRange], gpu_of: &[usize]) -> Option<Vec<std::ops::Range<usize>>> {
+    Some(
+        gpu_runs(gpu_of)?
+            .iter()
+            .map(|r| ranges[r.start].x0..ranges[r.end - 1].x1)
+            .collect(),
+    )
+}
+
 /// Split `nx` planes into `n` slabs whose sizes differ by at most one.
 pub fn split_even(nx: usize, n: usize) -> Vec<SlabRange> {
     split_weighted(nx, &vec![1.0; n.max(1)])

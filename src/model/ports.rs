@@ -150,6 +150,15 @@ impl PortCrossings {
         received * r + self.sent() as u64 * (4 + r)
     }
 
+    /// Bytes the CUDA engine holds for these on a part's GPU in precision `real`: per value
+    /// received its place beside the part's own values, per value sent its address (the pack
+    /// kernel reads through a pointer) and its place in the send buffer.
+    pub fn gpu_bytes(&self, real: usize) -> u64 {
+        let r = real as u64;
+        let received = (self.edges_in.len() + self.ports_in.len()) as u64;
+        received * r + self.sent() as u64 * (8 + r)
+    }
+
     /// Values sent, both trades and both sides.
     pub fn sent(&self) -> usize {
         self.edges_out
@@ -162,6 +171,33 @@ impl PortCrossings {
     /// True when the part trades nothing (one process, or ports far from its planes' ends).
     pub fn is_empty(&self) -> bool {
         self.edges_in.is_empty() && self.ports_in.is_empty() && self.sent() == 0
+    }
+}
+
+impl SurfacePorts {
+    /// Bytes the CUDA engine holds on the GPUs for the trades of the ports over GPUs whose
+    /// parts of the grid are the x plane runs `parts` (in x order), in precision `real`
+    /// ([`PortCrossings::gpu_bytes`] of each part): nothing on one GPU.
+    pub fn gpu_trade_bytes(&self, parts: &[std::ops::Range<usize>], real: usize) -> u64 {
+        if parts.len() < 2 {
+            return 0;
+        }
+        parts
+            .iter()
+            .map(|p| self.crossings(p.clone()).gpu_bytes(real))
+            .sum()
+    }
+
+    /// Pinned host bytes those trades stage through between GPUs without peer access: each
+    /// part's values sent, once.
+    pub fn staged_trade_bytes(&self, parts: &[std::ops::Range<usize>], real: usize) -> u64 {
+        if parts.len() < 2 {
+            return 0;
+        }
+        parts
+            .iter()
+            .map(|p| (self.crossings(p.clone()).sent() * real) as u64)
+            .sum()
     }
 }
 

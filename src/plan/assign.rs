@@ -139,6 +139,15 @@ pub(super) fn gpu_candidate(
         traffic[g] += layout.traffic_per_step(*r, false);
         slabs.push((sel[g], *r, a));
     }
+    // The surface ports' trades between GPUs, on each GPU's first slab.
+    let (trades, staged_trades) = layout.gpu_port_trades(&ranges, &gpu_of);
+    for (g, &b) in trades.iter().enumerate() {
+        if let Some(first) = slabs.iter_mut().find(|s| s.0 == sel[g]) {
+            first.2.dispersive += b;
+        }
+        bytes.dispersive += b;
+        need[g] = need[g].saturating_add(b);
+    }
     let mut fits = true;
     let mut update_s: f64 = 0.0;
     let mut interconnect = f64::INFINITY;
@@ -161,7 +170,7 @@ pub(super) fn gpu_candidate(
     bytes.monitors = layout.gpu_host_monitor_bytes();
     bytes.pinned = layout.gpu_pinned_bytes();
     if !peer {
-        bytes.staged_halos = layout.staged_halo_total(&gpu_of);
+        bytes.staged_halos = layout.staged_halo_total(&gpu_of) + staged_trades;
     }
     let device_bytes = bytes.fields
         + bytes.materials
@@ -179,6 +188,13 @@ pub(super) fn gpu_candidate(
     let mut launches = vec![0u64; sel.len()];
     for (r, &g) in ranges.iter().zip(&gpu_of) {
         launches[g] += layout.gpu_launches_per_step(*r);
+    }
+    for (g, n) in layout
+        .gpu_port_extra_launches(&ranges, &gpu_of)
+        .into_iter()
+        .enumerate()
+    {
+        launches[g] += n;
     }
     let mut overhead_s = launches.iter().copied().max().unwrap_or(0) as f64 * LAUNCH_OVERHEAD_S;
     if slabs.len() > 1 {
@@ -273,20 +289,6 @@ impl GpuAsk {
             spg: options.slabs_per_gpu.unwrap_or(1).max(1),
             exclude: options.exclude_gpus.clone(),
             peer: hw.peer_access,
-        }
-    }
-
-    /// Ask for one GPU only (a model with surface ports): the one with the most usable
-    /// memory among those not left out, unless `--gpus` names one.
-    pub(super) fn one_gpu(&mut self, gpus: &[Device]) {
-        if self.only.is_some() {
-            return;
-        }
-        let best = (0..gpus.len())
-            .filter(|i| !self.exclude.contains(i))
-            .max_by_key(|&i| (gpus[i].usable_bytes(), std::cmp::Reverse(i)));
-        if let Some(best) = best {
-            self.exclude = (0..gpus.len()).filter(|&i| i != best).collect();
         }
     }
 }
@@ -473,7 +475,7 @@ fn assumptions(layout: &Layout, hw: &Hardware) -> Vec<String> {
         "host side: the probe series (kept as f64 by the HDF5 writer) and, on the CPU, the snapshot staging and flux DFT accumulators (monitors) live in host memory; on CUDA the monitor buffers are on the GPU of the slab they read, with pinned host mirrors of the probe ring and snapshot staging".to_string(),
     ];
     if layout.surface_ports.is_some() {
-        out.push("surface ports: the scene's curved metal surfaces have surface ports, whose pass reads every slab's fields from one GPU, so the model runs on one GPU at most (the one with the most memory, or the one --gpus names); `conformal = false` on the metal staircases them and lifts this".to_string());
+        out.push("surface ports: the scene's curved metal surfaces have surface ports, stepped by each GPU over its planes' ports (4 launches a step and one per 32 port models) and, over several GPUs, traded with the GPUs beside twice a step (a pack launch and a copy per neighbour each time, counted as launches); each GPU holds the values it receives and its values sent (with their addresses), and without peer access a pinned copy of what it sends (as staged halo planes)".to_string());
     }
     if hw.gpus.iter().any(|d| d.bandwidth_assumed) {
         out.push(format!(
@@ -497,22 +499,12 @@ pub(super) fn plan(model: &Model, hw: &Hardware, options: &PlanOptions) -> (Plan
     );
     // A cell pass without a device form runs on the CPU only, and with it the whole model.
     let cpu_only = layout.cpu_only_cell_passes();
-    // The surface ports run on one GPU: `--gpus` naming several is refused.
-    let ports_split =
-        layout.surface_ports.is_some() && options.gpus.as_ref().is_some_and(|g| g.len() > 1);
-    let gpu = if options.backend == BackendChoice::Cpu || cpu_only || ports_split {
+    let gpu = if options.backend == BackendChoice::Cpu || cpu_only {
         None
     } else {
-        let mut ask = GpuAsk::of(options, hw);
-        if layout.surface_ports.is_some() {
-            ask.one_gpu(&hw.gpus);
-        }
-        choose_gpus(&layout, &hw.gpus, &hw.host, &ask)
+        choose_gpus(&layout, &hw.gpus, &hw.host, &GpuAsk::of(options, hw))
     };
     let why_no_gpu = || {
-        if ports_split {
-            return NoGpu::SurfacePorts;
-        }
         if cpu_only {
             return NoGpu::CellPasses;
         }

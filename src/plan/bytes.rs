@@ -542,6 +542,10 @@ pub struct Layout {
     /// Per global x plane, what the surface ports hold there
     /// ([`crate::model::SurfacePorts::plane_counts`]); None without surface ports.
     pub surface_ports: Option<std::sync::Arc<Vec<crate::model::PortCounts>>>,
+    /// The surface ports themselves, for what they trade between GPUs
+    /// ([`Layout::gpu_port_trades`]); None without, and in a layout rescaled to another grid
+    /// (whose trades are not counted).
+    pub port_surface: Option<std::sync::Arc<crate::model::SurfacePorts>>,
 }
 
 /// [`Layout::surface_ports`] of `model`: None without surface ports.
@@ -664,7 +668,79 @@ impl Layout {
             field_sets: 1 + model.boundaries.has_bloch() as u64,
             bloch_axes: [0, 1, 2].map(|a| model.boundaries.bloch_phase(a).is_some()),
             surface_ports: port_planes(model),
+            port_surface: Some(model.surface_ports()).filter(|p| !p.is_empty()),
         }
+    }
+
+    /// Per GPU (in order of first use by `gpu_of`, each slab's GPU), the surface ports'
+    /// launches a step beyond those [`Layout::gpu_launches_per_step`] counts on the slab of
+    /// the first edge: over several GPUs, each other GPU that holds ports steps its own (the
+    /// same fixed launches), and each GPU that trades packs its values sent twice a step (one
+    /// launch each) and copies in what it receives (one copy per GPU beside it it receives
+    /// from, twice).
+    pub fn gpu_port_extra_launches(&self, ranges: &[SlabRange], gpu_of: &[usize]) -> Vec<u64> {
+        let (Some(ports), Some(parts), Some(l)) = (
+            &self.port_surface,
+            crate::decomp::gpu_planes(ranges, gpu_of),
+            &self.launches.ports,
+        ) else {
+            return Vec::new();
+        };
+        if parts.len() < 2 {
+            return vec![0; parts.len()];
+        }
+        parts
+            .iter()
+            .map(|p| {
+                let has_edges = ports
+                    .edges
+                    .iter()
+                    .any(|e| p.contains(&(e.cell[0] as usize)));
+                let own = if has_edges && !p.contains(&l.first) {
+                    l.fixed
+                } else {
+                    0
+                };
+                let c = ports.crossings(p.clone());
+                let packs = [&c.edges_out, &c.ports_out]
+                    .iter()
+                    .filter(|o| o.iter().any(|side| !side.is_empty()))
+                    .count() as u64;
+                let from = |list: &[u32], x: &dyn Fn(u32) -> usize| {
+                    let below = list.iter().any(|&i| x(i) < p.start) as u64;
+                    let above = list.iter().any(|&i| x(i) >= p.end) as u64;
+                    below + above
+                };
+                let copies = from(&c.edges_in, &|q| ports.edge_x(q))
+                    + from(&c.ports_in, &|q| ports.port_x(q));
+                own + packs + copies
+            })
+            .collect()
+    }
+
+    /// Per GPU (in order of first use by `gpu_of`, each slab's GPU), the bytes the CUDA
+    /// engines' surface ports take on it to trade with the GPUs beside
+    /// ([`crate::model::SurfacePorts::gpu_trade_bytes`], once per field set), and the pinned
+    /// host bytes the trades stage through without peer access; nothing on one GPU.
+    pub fn gpu_port_trades(&self, ranges: &[SlabRange], gpu_of: &[usize]) -> (Vec<u64>, u64) {
+        let (Some(ports), Some(parts)) = (
+            &self.port_surface,
+            crate::decomp::gpu_planes(ranges, gpu_of),
+        ) else {
+            return (Vec::new(), 0);
+        };
+        if parts.len() < 2 {
+            return (vec![0; parts.len()], 0);
+        }
+        let real = self.precision.bytes();
+        let per_gpu = parts
+            .iter()
+            .map(|p| self.field_sets * ports.crossings(p.clone()).gpu_bytes(real))
+            .collect();
+        (
+            per_gpu,
+            self.field_sets * ports.staged_trade_bytes(&parts, real),
+        )
     }
 
     /// The Bloch pass's images of the slab that owns `range` in the half step that has more
@@ -753,6 +829,7 @@ impl Layout {
             shape,
             steps,
             surface_ports,
+            port_surface: None,
             conformal_planes: std::sync::Arc::new(conformal_planes),
             monitors: std::sync::Arc::new(self.monitors.rescaled(self.shape[0], shape[0])),
             launches: std::sync::Arc::new(self.launches.rescaled(self.shape[0], shape[0])),
@@ -1395,6 +1472,7 @@ mod tests {
             field_sets: 1,
             bloch_axes: [false; 3],
             surface_ports: None,
+            port_surface: None,
         }
     }
 

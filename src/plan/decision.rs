@@ -28,9 +28,6 @@ pub enum NoGpu {
     /// The model holds a cell pass ([`crate::model::CellPass`]) without a CUDA form
     /// ([`crate::model::CellPass::kernel`] gives none).
     CellPasses,
-    /// The model has surface ports ([`crate::model::SurfacePorts`]), which run on one GPU,
-    /// and `--gpus` names several.
-    SurfacePorts,
     /// None was found or given.
     NoneFound {
         /// The hardware's note on why (from the driver or the probe).

@@ -247,7 +247,7 @@ pub fn plan_ranks(
     }
     if cuda && !model.surface_ports().is_empty() {
         notes.push(
-            "the scene's curved metal surfaces have surface ports, which run on one GPU in one process: `mpirun ... --backend cuda` refuses it; over ranks they run on the CPUs (--backend cpu), trading their boundary values with the ranks beside them"
+            "the scene's curved metal surfaces have surface ports, which run on the GPUs of one process: `mpirun ... --backend cuda` refuses it; over ranks they run on the CPUs (--backend cpu), trading their boundary values with the ranks beside them"
                 .into(),
         );
     }

@@ -20,10 +20,6 @@ fn no_gpu(why: &NoGpu) -> String {
         NoGpu::CellPasses => {
             "some of the scene's cell passes have no CUDA form and run on the CPU only".to_string()
         }
-        NoGpu::SurfacePorts => {
-            "the surface ports of the scene's curved metal surfaces run on one GPU, and --gpus names several (name one, or put `conformal = false` on the metal to staircase them)"
-                .to_string()
-        }
         NoGpu::NoneFound { note } => {
             let why = note.trim_start_matches("no GPU found: ");
             why.split([':', ';'])

@@ -41,10 +41,15 @@ pub enum Event {
     /// The halo planes from other processes written so far have left pinned memory (compute
     /// stream).
     HaloWritten = 10,
+    /// The surface ports' values for the GPUs beside are packed (and, for one without peer
+    /// access, in pinned memory) (compute stream).
+    PortsPacked = 11,
+    /// The surface ports' values from the GPUs beside have landed (compute stream).
+    PortsReceived = 12,
 }
 
 /// Number of [`Event`] kinds.
-pub const EVENTS: usize = 11;
+pub const EVENTS: usize = 13;
 
 /// Timing marks each GPU holds ([`Device::mark`]): the engine's clock records into them in
 /// turn and reads each pair back once the GPU has passed it, so the host may run this many

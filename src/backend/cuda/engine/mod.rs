@@ -51,6 +51,7 @@ mod halo;
 mod monitors;
 mod passes;
 mod ports;
+pub use ports::{staged_trade_bytes, trade_bytes};
 mod slab;
 mod state;
 
@@ -150,9 +151,8 @@ pub struct CudaEngine<D: Device, T: Real> {
     magnetic: bool,
     /// Per material with poles: the dispersive kernel's arguments, without the group's arrays.
     poles: Vec<Option<DispersiveArgs<T>>>,
-    /// The surface ports, on the GPU of every slab ([`ports`]; boxed: their launch arguments
-    /// hold a table of models).
-    ports: Option<Box<ports::DevicePorts<T>>>,
+    /// The surface ports, one part per GPU that holds slabs ([`ports`]); empty without.
+    ports: Vec<ports::DevicePorts<T>>,
     /// Per axis with a Bloch phase, its rotation and steps ([`bloch`]).
     bloch: [Option<bloch::BlochAxis<T>>; 3],
     /// The TF/SF source's 1-D grid: (nodes, Courant number, index of the drive in the H half
@@ -263,7 +263,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
         build::check_poles(model)?;
         build::check_cell_passes(model)?;
-        build::check_surface_ports(model, gpu_of, &halos)?;
+        build::check_surface_ports(model, &halos)?;
         let op = Operator::<T>::new(model);
         let tables = build::tables(&dev, &op)?;
         let magnetic_materials = tables.magnetic;
@@ -288,15 +288,16 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             allocation.add(&allocated);
             slabs.push(slab);
         }
-        let ports = ports::build(&dev, model, &op, &slabs)?;
-        allocation.dispersive += ports.as_ref().map_or(0, |p| p.bytes());
+        let ports = ports::build(&dev, model, &op, &slabs, opts.staged_halos)?;
+        allocation.dispersive += ports.iter().map(|p| p.bytes()).sum::<u64>();
         slab::mark_boundaries(&mut slabs, &plan, &sent);
         let routes = halo::routes(&dev, &slabs, &plan, plane, t, opts)?;
         // The ports' stencils cross the slabs' boundary planes: the E half step of a model
         // with ports runs every pass on every plane before its halo copies.
         let defers = [Half::H, Half::E].map(|half| {
             let pi = half.index();
-            (ports.is_none() || half == Half::H) && (!routes[pi].is_empty() || !sent[pi].is_empty())
+            (ports.is_empty() || half == Half::H)
+                && (!routes[pi].is_empty() || !sent[pi].is_empty())
         });
         let process_bytes = crate::plan::bytes::staged_halo_bytes(plane, t);
         let (process_out, process_in) =
@@ -308,9 +309,8 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             build::snapshots::<D, T>(&dev, model, &slabs)?;
         let (fluxes, flux_bytes) = build::fluxes::<D, T>(&dev, model, &slabs)?;
         allocation.monitors += probe_bytes + snapshot_bytes + flux_bytes;
-        debug_assert_eq!(
-            allocation,
-            estimate_for_process(
+        debug_assert_eq!(allocation, {
+            let mut estimate = estimate_for_process(
                 model,
                 ranges,
                 t,
@@ -319,8 +319,10 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                     sent: sent.clone(),
                     received,
                 },
-            )
-        );
+            );
+            estimate.dispersive += ports::trade_bytes(&model.surface_ports(), ranges, gpu_of, t);
+            estimate
+        });
 
         let clock = RefCell::new(clock::Clock::new(ngpu, dev.has_marks()));
         Ok(CudaEngine {

@@ -1,24 +1,30 @@
-//! The surface ports on the GPU ([`crate::model::SurfacePorts`]): the tables of
-//! [`PortLayout`] on the one GPU that holds every slab, stepped by `kernels/ports.cu` and the
+//! The surface ports on the GPUs ([`crate::model::SurfacePorts`]): the tables of
+//! [`PortLayout`] on each GPU for the slabs it holds, stepped by `kernels/ports.cu` and the
 //! dispersive kernel in the CPU pass's order (`src/backend/cpu/ports.rs`), so the fields are
 //! the CPU backend's bit for bit.
 //!
 //! One step, after the dispersive pass of the E half step has run on every plane of every
-//! slab: `port_increment` over the edges, `port_drive` over the virtual cells (one launch per
-//! [`MAX_PORT_MODELS`] models), `port_poles` over every virtual cell with poles (the
-//! dispersive kernel's arithmetic, each cell in its run: a model's cells whose own edge lies
-//! in one slab, so that each slab's pole state is one array of the state it registers), and
-//! `port_gather` over the edges: four launches. The ports' stencils cross the slabs' boundary planes, so the
-//! E half step of a model with ports is not split into boundary and interior planes
-//! (`CudaEngine::for_process`).
+//! slab: on each GPU `port_increment` over its edges; the trade of the increments the GPUs
+//! beside read; `port_drive` over its virtual cells (one launch per [`MAX_PORT_MODELS`]
+//! models), `port_poles` over every virtual cell with poles (the dispersive kernel's
+//! arithmetic, each cell in its run: a model's cells whose own edge lies in one slab, so that
+//! each slab's pole state is one array of the state it registers); the trade of the outputs
+//! the GPUs beside gather; `port_gather` over its edges. A GPU's part of the grid is a run of
+//! x planes, so as over MPI ranks ([`crate::model::PortCrossings`]) it trades with the GPUs
+//! beside it only: each packs what they read into a send buffer (`probe_gather`, through
+//! each value's address), and each receiver copies its runs of the senders' buffers after
+//! its own values, peer to peer or through pinned memory. One GPU trades nothing. The ports'
+//! stencils cross the slabs' boundary planes, so the E half step of a model with ports is not
+//! split into boundary and interior planes (`CudaEngine::for_process`).
 
 use super::super::args::*;
-use super::device::{bytes_of, Device, DeviceError};
+use super::device::{bytes_of, Device, DeviceError, Event};
 use super::passes::DeviceArray;
 use super::slab::Slab;
 use super::{CudaEngine, Stream};
 use crate::backend::ports::{PortLayout, PortModel};
-use crate::model::Model;
+use crate::decomp::SlabRange;
+use crate::model::{Model, PortCrossings, SurfacePorts};
 use crate::operator::Operator;
 use crate::real::Real;
 
@@ -36,9 +42,17 @@ pub(super) struct PoleRun {
     state: Ptr,
 }
 
-/// The surface ports' arrays on their GPU.
+/// The surface ports' arrays of one GPU's slabs, on that GPU.
 pub(super) struct DevicePorts<T> {
     gpu: usize,
+    /// Its slabs (indices into the engine's slabs, consecutive).
+    slabs: std::ops::Range<usize>,
+    /// The x planes its slabs hold.
+    planes: std::ops::Range<usize>,
+    /// What it trades with the GPUs beside (nothing on one GPU).
+    crossings: PortCrossings,
+    /// Its trades: 0, the increments; 1, the outputs.
+    trades: [Trade; 2],
     edges: usize,
     models: Vec<PortModel>,
     /// Per model: (ca, cb) of its material.
@@ -59,8 +73,37 @@ pub(super) struct DevicePorts<T> {
     npole: usize,
     /// Per virtual cell with poles: E at the last step.
     pole_e_prev: Ptr,
-    /// Bytes allocated, counted as [`crate::model::PortCounts::bytes`] counts them.
+    /// Bytes allocated, counted as [`crate::model::PortCounts::bytes`] counts them, with its
+    /// trades' ([`PortCrossings::gpu_bytes`]).
     bytes: u64,
+}
+
+/// One of a GPU's two trades a step with the GPUs beside it.
+#[derive(Default)]
+struct Trade {
+    /// Its values the GPUs beside read, packed into the send buffer (below, then above):
+    /// `probe_gather` through each value's address. `n` = 0 when it sends nothing.
+    pack: ProbeArgs,
+    /// A pinned copy of the send buffer, for a receiver without peer access (0: none).
+    pinned: Ptr,
+    /// Where its first received value goes (after its own values).
+    receive_at: Ptr,
+    /// Its runs of received values, by sender.
+    from: Vec<Incoming>,
+    /// The GPUs (indices into the parts) that receive from it.
+    to: Vec<usize>,
+}
+
+/// A run of the values a GPU receives in a trade.
+struct Incoming {
+    /// The sender (an index into the parts).
+    sender: usize,
+    /// The run of the sender's send buffer.
+    send: std::ops::Range<usize>,
+    /// The run of the receiver's received values.
+    receive: std::ops::Range<usize>,
+    /// Through the sender's pinned copy (no peer access between the two).
+    staged: bool,
 }
 
 impl<T> DevicePorts<T> {
@@ -79,41 +122,92 @@ fn up<D: Device, V: Copy>(dev: &D, gpu: usize, values: &[V]) -> Result<Ptr, Devi
     Ok(p)
 }
 
-/// The model's surface ports on the GPU of `slabs` (all on one), whose field arrays are
-/// allocated; None without ports.
+/// Bytes the GPUs' trades of `ports` take on the GPUs for slabs `ranges` placed as `gpu_of`
+/// ([`SurfacePorts::gpu_trade_bytes`] of each GPU's planes), in precision `real`: 0 on one
+/// GPU.
+pub fn trade_bytes(
+    ports: &SurfacePorts,
+    ranges: &[SlabRange],
+    gpu_of: &[usize],
+    real: usize,
+) -> u64 {
+    crate::decomp::gpu_planes(ranges, gpu_of).map_or(0, |p| ports.gpu_trade_bytes(&p, real))
+}
+
+/// Pinned host bytes the GPUs' trades of `ports` stage through when the GPUs have no peer
+/// access ([`SurfacePorts::staged_trade_bytes`]).
+pub fn staged_trade_bytes(
+    ports: &SurfacePorts,
+    ranges: &[SlabRange],
+    gpu_of: &[usize],
+    real: usize,
+) -> u64 {
+    crate::decomp::gpu_planes(ranges, gpu_of).map_or(0, |p| ports.staged_trade_bytes(&p, real))
+}
+
+/// The model's surface ports on the GPUs of `slabs` (whose field arrays are allocated), one
+/// [`DevicePorts`] per GPU, linked to trade with each other; empty without ports. `staged`:
+/// trade through pinned memory even between GPUs with peer access (the halo copies' option).
 pub(super) fn build<D: Device, T: Real>(
     dev: &D,
     model: &Model,
     op: &Operator<T>,
     slabs: &[Slab],
-) -> Result<Option<Box<DevicePorts<T>>>, DeviceError> {
+    staged: bool,
+) -> Result<Vec<DevicePorts<T>>, DeviceError> {
     let ports = model.surface_ports();
     if ports.is_empty() {
-        return Ok(None);
+        return Ok(Vec::new());
     }
-    let gpu = slabs[0].gpu;
+    let gpu_of: Vec<usize> = slabs.iter().map(|s| s.gpu).collect();
+    let parts = crate::decomp::gpu_runs(&gpu_of).ok_or_else(|| {
+        DeviceError::Failed(
+            "the surface ports need each GPU's slabs side by side, and a GPU holds slabs apart"
+                .into(),
+        )
+    })?;
+    let mut out = parts
+        .into_iter()
+        .map(|part| build_part(dev, model, op, &ports, slabs, part))
+        .collect::<Result<Vec<_>, _>>()?;
+    if out.len() > 1 {
+        link(dev, &ports, &mut out, staged)?;
+    }
+    Ok(out)
+}
+
+/// The surface ports of the slabs `part` (consecutive, on one GPU) of `slabs`.
+fn build_part<D: Device, T: Real>(
+    dev: &D,
+    model: &Model,
+    op: &Operator<T>,
+    ports: &SurfacePorts,
+    slabs: &[Slab],
+    part: std::ops::Range<usize>,
+) -> Result<DevicePorts<T>, DeviceError> {
+    let mine = &slabs[part.clone()];
+    let gpu = mine[0].gpu;
     let [_, ny, nz] = model.grid.shape;
-    let ranges: Vec<_> = slabs.iter().map(|s| s.range).collect();
-    let layout = PortLayout::<T>::new(&ports, &ranges, [ny, nz], |m| {
+    let ranges: Vec<_> = mine.iter().map(|s| s.range).collect();
+    let layout = PortLayout::<T>::new(ports, &ranges, [ny, nz], |m| {
         op.dispersive[m as usize].is_some()
     });
     let t = std::mem::size_of::<T>();
-    let place: Vec<u64> = ports
-        .edges
+    let place: Vec<u64> = ports.edges[layout.own_edges.clone()]
         .iter()
         .zip(&layout.edge_place)
-        .map(|(e, &(s, i))| slabs[s].f[e.component as usize] + (i * t) as u64)
+        .map(|(e, &(s, i))| mine[s].f[e.component as usize] + (i * t) as u64)
         .collect();
-    let edge_coef: Vec<T> = ports
-        .painted
+    let edge_coef: Vec<T> = ports.painted[layout.own_edges.clone()]
         .iter()
         .flat_map(|&m| {
             let (ca, cb) = op.coef[m as usize];
             [ca, T::from_f64(1.0 / cb.to_f64())]
         })
         .collect();
-    let edges = ports.edges.len();
+    let edges = layout.own_edges.len();
     let cells = layout.cells();
+    let c = &layout.crossings;
     let npole: usize = layout
         .models
         .iter()
@@ -121,8 +215,10 @@ pub(super) fn build<D: Device, T: Real>(
         .map(|m| m.cells.len())
         .sum();
     let pole_runs = pole_runs(dev, gpu, op, &layout)?;
-    let v = dev.alloc(gpu, cells * t)?;
-    let curl = dev.alloc(gpu, edges * t)?;
+    // Received values after the own ones: outputs after the virtual cells, increments after
+    // the edges.
+    let v = dev.alloc(gpu, (cells + c.ports_in.len()) * t)?;
+    let curl = dev.alloc(gpu, (edges + c.edges_in.len()) * t)?;
     let edge_args = PortEdgesArgs {
         place: up(dev, gpu, &place)?,
         coef: up(dev, gpu, &edge_coef)?,
@@ -156,7 +252,7 @@ pub(super) fn build<D: Device, T: Real>(
     };
     // The ports' arrays as the plan counts them, and the runs' arguments.
     let mut bytes = (pole_runs.len() * std::mem::size_of::<DispersiveArgs<T>>()) as u64;
-    for s in 0..slabs.len() {
+    for s in 0..mine.len() {
         bytes += layout
             .slab_counts(s, |m| {
                 op.dispersive[m as usize]
@@ -170,8 +266,35 @@ pub(super) fn build<D: Device, T: Real>(
         .iter()
         .map(|m| op.coef[m.material as usize])
         .collect();
-    Ok(Some(Box::new(DevicePorts {
+    // Each trade's packing: the addresses of the values sent, into a send buffer.
+    let mut trades: [Trade; 2] = Default::default();
+    for (phase, (sent, base)) in [(&layout.send_edges, curl), (&layout.send_cells, v)]
+        .into_iter()
+        .enumerate()
+    {
+        let own = if phase == 0 { edges } else { cells };
+        trades[phase].receive_at = base + (own * t) as u64;
+        if sent.is_empty() {
+            continue;
+        }
+        let src: Vec<u64> = sent
+            .iter()
+            .map(|&i| base + (i as usize * t) as u64)
+            .collect();
+        trades[phase].pack = ProbeArgs {
+            src: up(dev, gpu, &src)?,
+            out: dev.alloc(gpu, sent.len() * t)?,
+            n: sent.len() as i32,
+            pad: 0,
+        };
+    }
+    bytes += c.gpu_bytes(t);
+    Ok(DevicePorts {
         gpu,
+        slabs: part,
+        planes: layout.planes.clone(),
+        crossings: layout.crossings.clone(),
+        trades,
         edges,
         coef,
         slab_cells: layout.slab_cells,
@@ -184,7 +307,76 @@ pub(super) fn build<D: Device, T: Real>(
         npole,
         pole_e_prev,
         bytes,
-    })))
+    })
+}
+
+/// Pair each GPU's received runs with the senders' send buffers (a part sends to the part
+/// below its first plane, then to the part above its last, each list in global order, which
+/// is the order the receiver holds them in), and give each sender whose receiver has no peer
+/// access (or every sender, `staged`) a pinned copy of its send buffer.
+fn link<D: Device, T: Real>(
+    dev: &D,
+    ports: &SurfacePorts,
+    parts: &mut [DevicePorts<T>],
+    staged: bool,
+) -> Result<(), DeviceError> {
+    let t = std::mem::size_of::<T>();
+    let planes: Vec<_> = parts.iter().map(|p| p.planes.clone()).collect();
+    let part_of_x = |x: usize| {
+        planes
+            .iter()
+            .position(|p| p.contains(&x))
+            .expect("every plane is some GPU's")
+    };
+    for phase in 0..2 {
+        for r in 0..parts.len() {
+            let c = &parts[r].crossings;
+            let (list, x_of): (&[u32], &dyn Fn(u32) -> usize) = if phase == 0 {
+                (&c.edges_in, &|q| ports.edge_x(q))
+            } else {
+                (&c.ports_in, &|p| ports.port_x(p))
+            };
+            let mut runs: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+            for (k, &i) in list.iter().enumerate() {
+                let q = part_of_x(x_of(i));
+                match runs.last_mut() {
+                    Some((p, run)) if *p == q => run.end = k + 1,
+                    _ => runs.push((q, k..k + 1)),
+                }
+            }
+            for (q, receive) in runs {
+                let out = if phase == 0 {
+                    &parts[q].crossings.edges_out
+                } else {
+                    &parts[q].crossings.ports_out
+                };
+                // The receiver is below the sender (the sender's side 0) or above (side 1).
+                let send = if planes[r].start < planes[q].start {
+                    0..out[0].len()
+                } else {
+                    out[0].len()..out[0].len() + out[1].len()
+                };
+                assert_eq!(
+                    send.len(),
+                    receive.len(),
+                    "a GPU sends a neighbour what it reads from it"
+                );
+                let through_host = staged || !dev.peer(parts[q].gpu, parts[r].gpu);
+                parts[r].trades[phase].from.push(Incoming {
+                    sender: q,
+                    send,
+                    receive,
+                    staged: through_host,
+                });
+                parts[q].trades[phase].to.push(r);
+                if through_host && parts[q].trades[phase].pinned == 0 {
+                    let n = parts[q].trades[phase].pack.n as usize;
+                    parts[q].trades[phase].pinned = dev.alloc_pinned(parts[q].gpu, n * t)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Each model with poles' runs of virtual cells, one per slab its ports' own edges lie in, with
@@ -254,19 +446,39 @@ fn run_arguments<D: Device, T: Real>(
 }
 
 impl<D: Device, T: Real> CudaEngine<D, T> {
-    /// One step of the surface ports (after the dispersive pass on every plane).
+    /// One step of the surface ports (after the dispersive pass on every plane), every GPU's
+    /// part in turn at each stage, with the two trades between.
     pub(super) fn step_ports(&self) -> Result<(), DeviceError> {
-        let Some(p) = &self.ports else {
-            return Ok(());
-        };
-        let edges = Dims::elements(p.edges as u64, 1);
-        self.launch(
-            p.gpu,
-            Stream::Compute,
-            Kernel::PortIncrement,
-            edges,
-            &p.edge_args,
-        )?;
+        for p in &self.ports {
+            let edges = Dims::elements(p.edges as u64, 1);
+            self.launch(
+                p.gpu,
+                Stream::Compute,
+                Kernel::PortIncrement,
+                edges,
+                &p.edge_args,
+            )?;
+        }
+        self.trade_ports(0)?;
+        for p in &self.ports {
+            self.drive_ports(p)?;
+        }
+        self.trade_ports(1)?;
+        for p in &self.ports {
+            let edges = Dims::elements(p.edges as u64, 1);
+            self.launch(
+                p.gpu,
+                Stream::Compute,
+                Kernel::PortGather,
+                edges,
+                &p.edge_args,
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The drives and poles of the virtual cells of `p`.
+    fn drive_ports(&self, p: &DevicePorts<T>) -> Result<(), DeviceError> {
         for (w, window) in p.models.chunks(MAX_PORT_MODELS).enumerate() {
             let m0 = w * MAX_PORT_MODELS;
             let mut args = p.drive_args;
@@ -289,27 +501,88 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             let dims = Dims::elements(p.npole as u64, 1);
             self.launch(p.gpu, Stream::Compute, Kernel::PortPoles, dims, &args)?;
         }
-        self.launch(
-            p.gpu,
-            Stream::Compute,
-            Kernel::PortGather,
-            edges,
-            &p.edge_args,
-        )
+        Ok(())
+    }
+
+    /// Trade `phase` (0: the increments, 1: the outputs) between the GPUs: each sender packs
+    /// what the GPUs beside read (once they have copied its last trade out of the buffer) and
+    /// records `PortsPacked`; each receiver waits for its senders, copies its runs after its
+    /// own values and records `PortsReceived`. Nothing on one GPU.
+    fn trade_ports(&self, phase: usize) -> Result<(), DeviceError> {
+        if self.ports.len() < 2 {
+            return Ok(());
+        }
+        let t = std::mem::size_of::<T>();
+        for p in &self.ports {
+            let trade = &p.trades[phase];
+            if trade.pack.n == 0 {
+                continue;
+            }
+            for &r in &trade.to {
+                let receiver = self.ports[r].gpu;
+                self.dev
+                    .wait(p.gpu, Stream::Compute, receiver, Event::PortsReceived)?;
+            }
+            let dims = Dims::elements(trade.pack.n as u64, 1);
+            self.launch(
+                p.gpu,
+                Stream::Compute,
+                Kernel::ProbeGather,
+                dims,
+                &trade.pack,
+            )?;
+            if trade.pinned != 0 {
+                let bytes = trade.pack.n as usize * t;
+                self.dev
+                    .copy_dtoh(p.gpu, Stream::Compute, trade.pinned, trade.pack.out, bytes)?;
+            }
+            self.dev
+                .record(p.gpu, Stream::Compute, Event::PortsPacked)?;
+        }
+        for p in &self.ports {
+            let trade = &p.trades[phase];
+            if trade.from.is_empty() {
+                continue;
+            }
+            for inc in &trade.from {
+                let sender = &self.ports[inc.sender];
+                let sent = &sender.trades[phase];
+                self.dev
+                    .wait(p.gpu, Stream::Compute, sender.gpu, Event::PortsPacked)?;
+                let dst = trade.receive_at + (inc.receive.start * t) as u64;
+                let offset = (inc.send.start * t) as u64;
+                let bytes = inc.send.len() * t;
+                if inc.staged {
+                    self.dev
+                        .copy_htod(p.gpu, Stream::Compute, dst, sent.pinned + offset, bytes)?;
+                } else {
+                    self.dev.copy_dtod(
+                        p.gpu,
+                        Stream::Compute,
+                        (p.gpu, dst),
+                        (sender.gpu, sent.pack.out + offset),
+                        bytes,
+                    )?;
+                }
+            }
+            self.dev
+                .record(p.gpu, Stream::Compute, Event::PortsReceived)?;
+        }
+        Ok(())
     }
 
     /// After the fields were replaced: each edge's E at the last step is its field now (the
     /// CPU pass's `after_import`).
     pub(super) fn refresh_ports(&self) -> Result<(), DeviceError> {
-        let Some(p) = &self.ports else {
-            return Ok(());
-        };
-        let args = PortEdgesArgs {
-            refresh: 1,
-            ..p.edge_args
-        };
-        let dims = Dims::elements(p.edges as u64, 1);
-        self.launch(p.gpu, Stream::Compute, Kernel::PortIncrement, dims, &args)
+        for p in &self.ports {
+            let args = PortEdgesArgs {
+                refresh: 1,
+                ..p.edge_args
+            };
+            let dims = Dims::elements(p.edges as u64, 1);
+            self.launch(p.gpu, Stream::Compute, Kernel::PortIncrement, dims, &args)?;
+        }
+        Ok(())
     }
 
     /// The ports' state arrays of slab `s` (an index into the slabs), as the CPU pass
@@ -318,12 +591,13 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     /// own edge lies in the slab.
     pub(super) fn port_arrays(&self, s: usize) -> Vec<DeviceArray> {
         use crate::backend::pass::arrays::{port_poles, port_values};
-        let Some(p) = &self.ports else {
+        let Some(p) = self.ports.iter().find(|p| p.slabs.contains(&s)) else {
             return Vec::new();
         };
+        let local = s - p.slabs.start;
         let t = std::mem::size_of::<T>() as u64;
         let mut out = Vec::new();
-        for (m, (model, run)) in p.models.iter().zip(&p.slab_cells[s]).enumerate() {
+        for (m, (model, run)) in p.models.iter().zip(&p.slab_cells[local]).enumerate() {
             if run.is_empty() {
                 continue;
             }
@@ -344,7 +618,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 let r = p
                     .pole_runs
                     .iter()
-                    .find(|r| r.model == m && r.slab == s)
+                    .find(|r| r.model == m && r.slab == local)
                     .expect("a run per slab and model with poles");
                 let (name, spread) = port_poles(model.material, self.state_len(model.material));
                 out.push(DeviceArray {
