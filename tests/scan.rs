@@ -473,6 +473,11 @@ fn the_plan_runs_small_traces_several_at_once_on_each_gpu() {
         .reason
         .contains("as many as its memory holds"));
 
+    // One host thread drives one trace at a time, and says so.
+    let p = gpu_scan(&m, "1x80GiB", 1, none, Default::default());
+    assert_eq!(at(&p), (OneAfterAnother, 1, vec![]));
+    assert!(p.scan.unwrap().reason.starts_with("one host thread"));
+
     // Two slabs per GPU split one trace: one after another.
     let split = yee::plan::PlanOptions {
         slabs_per_gpu: Some(2),

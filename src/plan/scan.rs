@@ -194,7 +194,16 @@ fn on_gpus(plan: &Plan, traces: usize, threads: usize, gpus: &[usize]) -> Option
     let cap = traces.min(threads.max(1)).min(host_fit);
     let workers = deal(&per_gpu, cap);
     if workers.len() < 2 {
-        return None;
+        let why = if threads <= 1 {
+            "one host thread"
+        } else if host_fit < 2 {
+            "host memory holds one trace's buffers at a time"
+        } else if per_gpu.len() == 1 && wanted < 2 {
+            "one trace's update fills its step (few launches)"
+        } else {
+            "the GPU's memory holds one trace at a time"
+        };
+        return Some(one_at_a_time_on_gpus(plan, traces, why));
     }
     let parallel = workers.len();
     let busiest = per_gpu
@@ -244,6 +253,20 @@ fn on_gpus(plan: &Plan, traces: usize, threads: usize, gpus: &[usize]) -> Option
         seconds: Some(seconds_per_trace * traces.div_ceil(parallel) as f64),
         gpus: workers,
     })
+}
+
+/// A CUDA plan's traces one after another on the plan's GPU, for the reason `why`.
+fn one_at_a_time_on_gpus(plan: &Plan, traces: usize, why: &str) -> ScanPlan {
+    let seconds_per_trace = plan.estimate.seconds;
+    ScanPlan {
+        traces,
+        schedule: ScanSchedule::OneAfterAnother,
+        traces_in_parallel: 1,
+        reason: format!("{why}: the traces run one after another on the plan's GPU"),
+        seconds_per_trace,
+        seconds: seconds_per_trace.map(|s| s * traces as f64),
+        gpus: Vec::new(),
+    }
 }
 
 /// Traces one GPU runs at once for a step whose launches take `launches` times its update:
