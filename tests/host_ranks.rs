@@ -57,7 +57,7 @@ struct RankPart<B> {
 
 /// Step the ranks' backends through the model as the MPI driver steps them and record what
 /// rank 0 would write.
-fn drive_ranks<B: Backend>(model: &Model, parts: &mut [RankPart<B>]) -> Trace {
+fn drive_ranks<B: Backend + Send>(model: &Model, parts: &mut [RankPart<B>]) -> Trace {
     let all_samples: Vec<(Component, [usize; 3])> = model
         .probes
         .iter()
@@ -77,12 +77,18 @@ fn drive_ranks<B: Backend>(model: &Model, parts: &mut [RankPart<B>]) -> Trace {
         source_values(model, (n as f64 + 0.5) * model.grid.dt, &mut j);
         for (half, values) in [(Half::H, &m), (Half::E, &j)] {
             let h = half as usize;
-            for p in parts.iter_mut() {
-                p.local.begin_half(half);
-                for &pass in half.passes() {
-                    p.local.run_pass(half, pass, values);
+            // Each rank's passes on a thread of its own, as each rank runs in a process of its
+            // own: the surface ports trade with the ranks beside within the E half step.
+            std::thread::scope(|s| {
+                for p in parts.iter_mut() {
+                    s.spawn(move || {
+                        p.local.begin_half(half);
+                        for &pass in half.passes() {
+                            p.local.run_pass(half, pass, values);
+                        }
+                    });
                 }
-            }
+            });
             exchange_ranks(parts, h, plane);
         }
         let step = n + 1;
@@ -531,33 +537,132 @@ fn set_fields(
         .collect()
 }
 
-/// A rank's engine of a model with surface ports (`MATERIALS_SCENE`'s metal sphere with its
-/// curved surface in place) is refused with what to do: over MPI ranks the ports run on the
-/// CPUs, which trade their boundary values with the ranks beside them (`tests/mpi.rs`).
+/// The values sent and not yet received, by (sender, receiver, trade), in order.
+type Slots<T> = std::collections::HashMap<(usize, usize, usize), Vec<Vec<T>>>;
+
+/// The ranks' mailboxes for the surface ports' trades between the threads that stand for
+/// the ranks: per (sender, receiver, trade) the values sent, in order.
+#[derive(Default)]
+struct Mailbox<T> {
+    slots: std::sync::Mutex<Slots<T>>,
+    arrived: std::sync::Condvar,
+}
+
+/// [`yee::backend::ports::PortLinks`] between threads, as `MpiPortLinks` between processes.
+struct ThreadLinks<T> {
+    layout: RankLayout,
+    mail: std::sync::Arc<Mailbox<T>>,
+}
+
+impl<T: Copy + Send + Sync> yee::backend::ports::PortLinks<T> for ThreadLinks<T> {
+    fn part_of_x(&self, x: usize) -> usize {
+        self.layout.owner_of_x(x)
+    }
+
+    fn trade(&mut self, phase: usize, sends: &[(usize, &[T])], receives: &mut [(usize, &mut [T])]) {
+        let me = self.layout.rank;
+        let mut slots = self.mail.slots.lock().unwrap();
+        for (to, values) in sends {
+            slots
+                .entry((me, *to, phase))
+                .or_default()
+                .push(values.to_vec());
+        }
+        self.mail.arrived.notify_all();
+        for (from, out) in receives.iter_mut() {
+            loop {
+                if let Some(v) = slots.get_mut(&(*from, me, phase)).filter(|q| !q.is_empty()) {
+                    out.copy_from_slice(&v.remove(0));
+                    break;
+                }
+                slots = self.mail.arrived.wait(slots).unwrap();
+            }
+        }
+    }
+}
+
+/// The surface ports of `MATERIALS_SCENE`'s metal sphere over 2 and 3 ranks: each rank's
+/// engine (host-compiled) steps the ports of its own planes and trades the boundary values
+/// with the ranks beside it twice a step through `Backend::link_ports`, as a rank does over
+/// MPI: the fields, probes and snapshots are the single CPU backend's bit for bit, as are the
+/// CPU ranks' over the same links; each engine allocates what its estimate and the plan of
+/// `yee plan --ranks R --backend cuda` list, its trades included. An engine that was not
+/// linked fails at its first step rather than read values that never came.
 #[test]
-fn a_rank_engine_refuses_surface_ports_and_says_to_run_them_on_the_cpus() {
+fn rank_engines_trade_their_surface_ports_and_give_the_single_process_fields() {
     let _guard = serial();
     let text = MATERIALS_SCENE.replace("metal = { conformal = false, ", "metal = { ");
-    let m = model(&text, "f32", 4);
-    assert!(!m.surface_ports().is_empty());
-    for layout in layouts(&m, 2, 2) {
-        let halos = Exchange::process_halos(&layout.exchanges(&m.boundaries));
-        let err = CudaEngine::<HostDevice, f32>::for_process(
-            HostDevice::new(f32::PRECISION, 1, false),
-            &layout.local_model(&m),
-            &layout.local_ranges(),
-            &[0],
-            EngineOptions::default(),
-            "host",
-            halos,
-        )
-        .err()
-        .expect("ports over processes are refused");
-        let text = err.to_string();
-        assert!(
-            text.contains("one process") && text.contains("--backend cpu"),
-            "rank {}: {text}",
-            layout.rank
-        );
+    for precision in ["f32", "f64"] {
+        let m = model(&text, precision, 30);
+        assert!(!m.surface_ports().is_empty());
+        match precision {
+            "f32" => ports_over_ranks::<f32>(&m),
+            _ => ports_over_ranks::<f64>(&m),
+        }
     }
+}
+
+fn ports_over_ranks<T: Real>(m: &Model) {
+    let want = cpu_trace::<T>(m);
+    for (slabs, ranks) in [(2, 2), (3, 3), (4, 2)] {
+        let what = format!(
+            "{} ports on {ranks} ranks of {slabs} slabs",
+            T::PRECISION.name()
+        );
+        let mail = std::sync::Arc::new(Mailbox::<T>::default());
+        let link = |layout: &RankLayout| {
+            let (layout, mail) = (layout.clone(), std::sync::Arc::clone(&mail));
+            move || -> Box<dyn yee::backend::ports::PortLinks<T>> {
+                Box::new(ThreadLinks {
+                    layout: layout.clone(),
+                    mail: std::sync::Arc::clone(&mail),
+                })
+            }
+        };
+        let mut cpu = rank_parts(m, slabs, ranks, |local, layout, _| {
+            let mut b = CpuBackend::<T>::new(local, &layout.local_ranges());
+            b.link_ports(&link(layout)).unwrap();
+            b
+        });
+        assert_identical(&drive_ranks(m, &mut cpu), &want, &format!("cpu, {what}"));
+        let mut host = rank_parts(m, slabs, ranks, |local, layout, exchanges| {
+            let ranges = layout.local_ranges();
+            let halos = Exchange::process_halos(exchanges);
+            let mut e = rank_engine::<T>(local, &ranges, halos.clone());
+            let real = std::mem::size_of::<T>();
+            let mut estimate = estimate_for_process(local, &ranges, real, &halos);
+            let planes = layout.planes(layout.rank);
+            estimate.dispersive += local.surface_ports().crossings(planes).gpu_bytes(real);
+            assert_eq!(e.allocation(), estimate, "rank {}", layout.rank);
+            e.link_ports(&link(layout)).unwrap();
+            e
+        });
+        if slabs % ranks == 0 {
+            let options = PlanOptions {
+                backend: BackendChoice::Cuda,
+                slabs_per_gpu: Some(slabs / ranks),
+                ..PlanOptions::default()
+            };
+            let hardware = Hardware::new(parse_gpus("1x80GiB").unwrap(), 64 << 30, 2);
+            let plan = plan_ranks(m, &hardware, &options, ranks, None);
+            for (part, engine) in plan.parts.iter().zip(&host) {
+                assert_eq!(part.allocation, engine.local.allocation(), "{what}");
+            }
+        }
+        assert_identical(&drive_ranks(m, &mut host), &want, &format!("host, {what}"));
+    }
+    // Not linked: the first step fails, saying why.
+    let layout = layouts(m, 2, 2).remove(0);
+    let halos = Exchange::process_halos(&layout.exchanges(&m.boundaries));
+    let mut e = rank_engine::<T>(&layout.local_model(m), &layout.local_ranges(), halos);
+    e.begin_half(Half::H);
+    for &pass in Half::H.passes() {
+        e.run_pass(Half::H, pass, &[]);
+    }
+    e.begin_half(Half::E);
+    for &pass in Half::E.passes() {
+        e.run_pass(Half::E, pass, &[]);
+    }
+    let failure = e.failure().expect("an engine not linked fails");
+    assert!(failure.contains("link them first"), "{failure}");
 }

@@ -314,13 +314,16 @@ fn a_failing_rank_stops_every_rank_with_exit_1_and_a_valid_file() {
 #[test]
 fn ranks_on_gpus_run_or_every_rank_says_why_its_gpu_cannot() {
     // `--backend cuda` over ranks: each rank builds the CUDA engine of its own slabs on one
-    // GPU of its host (a Bloch cell: the pair of engines of its part's two field sets). Where
+    // GPU of its host (a Bloch cell: the pair of engines of its part's two field sets; surface
+    // ports: each rank's part of them, trading with the rank beside). Where
     // there is no GPU (CI), every rank must stop at the start, naming itself and CUDA, rather
     // than one rank waiting in a collective call for another that has gone; where there is
     // one, the file must be the single-process CPU run's, bit for bit.
     let _one_at_a_time = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     gpu_ranks_check("cuda", SCENE);
     gpu_ranks_check("cuda-bloch", &BLOCH_SCENE.replace("STEPS", "200"));
+    // A gold sphere's surface ports, cut by the ranks' boundary: each rank's GPU trades them.
+    gpu_ranks_check("cuda-ports", &ports_scene());
 }
 
 /// [`ranks_on_gpus_run_or_every_rank_says_why_its_gpu_cannot`] on the scene `text`.

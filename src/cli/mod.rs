@@ -633,7 +633,7 @@ fn ports_line(m: &crate::model::Model) -> Option<String> {
         return None;
     }
     Some(format!(
-        "surface ports: {} edges on metal surfaces off the grid planes, {} with their rings, {} ports (the averaged tensor at the true surface; on the CPU, over MPI ranks too, or on the GPUs of one process; `conformal = false` on the metal staircases it)",
+        "surface ports: {} edges on metal surfaces off the grid planes, {} with their rings, {} ports (the averaged tensor at the true surface; on the CPU or the GPUs, over MPI ranks too; `conformal = false` on the metal staircases it)",
         ports.surface_edges,
         ports.edges.len(),
         ports.ports.len()

@@ -159,6 +159,16 @@ impl PortCrossings {
         received * r + self.sent() as u64 * (8 + r)
     }
 
+    /// Edges' increments sent, both sides.
+    pub fn sent_edges(&self) -> usize {
+        self.edges_out.iter().map(Vec::len).sum()
+    }
+
+    /// Ports' outputs sent, both sides.
+    pub fn sent_ports(&self) -> usize {
+        self.ports_out.iter().map(Vec::len).sum()
+    }
+
     /// Values sent, both trades and both sides.
     pub fn sent(&self) -> usize {
         self.edges_out
@@ -177,11 +187,9 @@ impl PortCrossings {
 impl SurfacePorts {
     /// Bytes the CUDA engine holds on the GPUs for the trades of the ports over GPUs whose
     /// parts of the grid are the x plane runs `parts` (in x order), in precision `real`
-    /// ([`PortCrossings::gpu_bytes`] of each part): nothing on one GPU.
+    /// ([`PortCrossings::gpu_bytes`] of each part, which trades with the parts beside it in
+    /// this process or in others): nothing on one GPU that holds the whole grid.
     pub fn gpu_trade_bytes(&self, parts: &[std::ops::Range<usize>], real: usize) -> u64 {
-        if parts.len() < 2 {
-            return 0;
-        }
         parts
             .iter()
             .map(|p| self.crossings(p.clone()).gpu_bytes(real))

@@ -247,7 +247,7 @@ pub fn plan_ranks(
     }
     if cuda && !model.surface_ports().is_empty() {
         notes.push(
-            "the scene's curved metal surfaces have surface ports, which run on the GPUs of one process: `mpirun ... --backend cuda` refuses it; over ranks they run on the CPUs (--backend cpu), trading their boundary values with the ranks beside them"
+            "the scene's curved metal surfaces have surface ports: each rank's GPU packs the values its neighbours' ports read, and they travel through the host twice a step (each trade waits for the rank's GPU)"
                 .into(),
         );
     }
@@ -283,10 +283,9 @@ pub fn plan_ranks(
             messages[b] += 1;
         }
     }
-    // The surface ports' two trades per step with the ranks beside (CPU ranks only: the
-    // CUDA engine over ranks refuses them).
+    // The surface ports' two trades per step with the ranks beside.
     let ports = model.surface_ports();
-    if !ports.is_empty() && !cuda {
+    if !ports.is_empty() {
         let value = layout.precision.bytes() as u64 * layout.field_sets;
         for (r, g) in groups.iter().enumerate() {
             let planes = slabs[g.start].x0..slabs[g.end - 1].x1;
@@ -585,6 +584,14 @@ pub fn rank_gpu_allocation(
     let mirrors = local.gpu_pinned_bytes();
     a.monitors += mirrors;
     a.halos += staging;
+    // The surface ports' trades with the ranks beside, on the rank's GPU (each engine of a
+    // pair its own).
+    let ports = model.surface_ports();
+    if !ports.is_empty() {
+        let planes = layout.planes(layout.rank);
+        a.dispersive +=
+            ports.crossings(planes).gpu_bytes(model.precision.bytes()) * local.field_sets;
+    }
     (a, mirrors + staging)
 }
 

@@ -73,27 +73,6 @@ pub(super) fn check_cell_passes(model: &Model) -> Result<(), DeviceError> {
     }
 }
 
-/// Refuse a model with surface ports ([`crate::model::SurfacePorts`], the curved surfaces of a
-/// dispersive metal) split over processes: the GPUs of one process trade the ports' values
-/// across their parts' ends (`ports.rs`), but an engine over processes has no such link (the
-/// CPU's ranks have, `crate::ranks::port_links`).
-pub(super) fn check_surface_ports(
-    model: &Model,
-    halos: &crate::decomp::ProcessHalos,
-) -> Result<(), DeviceError> {
-    if model.surface_ports().is_empty() {
-        return Ok(());
-    }
-    let one_process = halos.sent.iter().all(|v| v.is_empty()) && halos.received == [0, 0];
-    if one_process {
-        return Ok(());
-    }
-    Err(DeviceError::Failed(
-        "the surface ports of a dispersive metal's curved surface run on the GPUs of one process; run them over MPI ranks on the CPUs (--backend cpu), in one process on the GPUs, or put `conformal = false` on the metal to staircase it"
-            .to_string(),
-    ))
-}
-
 /// Upload the coefficient tables of `op` to every GPU of `dev` ([`Tables`]).
 pub(super) fn tables<D: Device, T: Real>(
     dev: &D,

@@ -263,7 +263,6 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         assert!(model.materials.materials.len() <= crate::model::MAX_MATERIALS);
         build::check_poles(model)?;
         build::check_cell_passes(model)?;
-        build::check_surface_ports(model, &halos)?;
         let op = Operator::<T>::new(model);
         let tables = build::tables(&dev, &op)?;
         let magnetic_materials = tables.magnetic;
@@ -495,6 +494,13 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
 
 impl<D: Device, T: Real> Backend for CudaEngine<D, T> {
     type Real = T;
+
+    fn link_ports(
+        &mut self,
+        links: &dyn Fn() -> Box<dyn crate::backend::ports::PortLinks<T>>,
+    ) -> Result<(), String> {
+        self.link_process_ports(links)
+    }
 
     fn begin_half(&mut self, half: Half) {
         if half == Half::H {

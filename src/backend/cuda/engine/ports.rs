@@ -19,10 +19,16 @@
 
 use super::super::args::*;
 use super::device::{bytes_of, Device, DeviceError, Event};
+
+/// The bytes of `v`, writable (any bit pattern is a valid float).
+fn bytes_of_mut<V: Copy>(v: &mut [V]) -> &mut [u8] {
+    // SAFETY: the slice's own memory, its size in bytes; f32 and f64 accept any bits.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}
 use super::passes::DeviceArray;
 use super::slab::Slab;
 use super::{CudaEngine, Stream};
-use crate::backend::ports::{PortLayout, PortModel};
+use crate::backend::ports::{PortLayout, PortLinks, PortModel};
 use crate::decomp::SlabRange;
 use crate::model::{Model, PortCrossings, SurfacePorts};
 use crate::operator::Operator;
@@ -51,8 +57,13 @@ pub(super) struct DevicePorts<T> {
     planes: std::ops::Range<usize>,
     /// What it trades with the GPUs beside (nothing on one GPU).
     crossings: PortCrossings,
+    /// The model's ports (the global numbering its crossings index).
+    all: std::sync::Arc<SurfacePorts>,
     /// Its trades: 0, the increments; 1, the outputs.
     trades: [Trade; 2],
+    /// Its trades with the parts of other processes (an MPI rank's neighbours), once linked
+    /// ([`CudaEngine::link_process_ports`]).
+    process: std::cell::RefCell<Option<ProcessTrades<T>>>,
     edges: usize,
     models: Vec<PortModel>,
     /// Per model: (ca, cb) of its material.
@@ -93,6 +104,24 @@ struct Trade {
     /// The GPUs (indices into the parts) that receive from it.
     to: Vec<usize>,
 }
+
+/// A GPU part's trades with the parts of other processes: what it sends is packed on the GPU
+/// and downloaded, traded on the host through `links` (MPI between ranks), and what it
+/// receives uploaded after its own values.
+pub(super) struct ProcessTrades<T> {
+    links: Box<dyn PortLinks<T>>,
+    /// Per trade, each other part it trades with: (part, run of the values sent, run of the
+    /// values received).
+    peers: [Vec<ProcessPeer>; 2],
+    /// Per trade, the values sent (downloaded from the send buffer).
+    sent: [Vec<T>; 2],
+    /// Per trade, the values received.
+    received: [Vec<T>; 2],
+}
+
+/// Another process's part a trade goes to and comes from: (its part, the run of the values
+/// sent to it, the run of those received from it).
+type ProcessPeer = (usize, std::ops::Range<usize>, std::ops::Range<usize>);
 
 /// A run of the values a GPU receives in a trade.
 struct Incoming {
@@ -166,6 +195,13 @@ pub(super) fn build<D: Device, T: Real>(
                 .into(),
         )
     })?;
+    let whole = slabs[0].range.x0 == 0 && slabs[slabs.len() - 1].range.x1 == model.grid.shape[0];
+    if parts.len() > 1 && !whole {
+        return Err(DeviceError::Failed(
+            "the surface ports of a process's part of the grid run on one GPU: give each rank one GPU"
+                .into(),
+        ));
+    }
     let mut out = parts
         .into_iter()
         .map(|part| build_part(dev, model, op, &ports, slabs, part))
@@ -181,7 +217,7 @@ fn build_part<D: Device, T: Real>(
     dev: &D,
     model: &Model,
     op: &Operator<T>,
-    ports: &SurfacePorts,
+    ports: &std::sync::Arc<SurfacePorts>,
     slabs: &[Slab],
     part: std::ops::Range<usize>,
 ) -> Result<DevicePorts<T>, DeviceError> {
@@ -294,7 +330,9 @@ fn build_part<D: Device, T: Real>(
         slabs: part,
         planes: layout.planes.clone(),
         crossings: layout.crossings.clone(),
+        all: std::sync::Arc::clone(ports),
         trades,
+        process: std::cell::RefCell::new(None),
         edges,
         coef,
         slab_cells: layout.slab_cells,
@@ -460,10 +498,12 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             )?;
         }
         self.trade_ports(0)?;
+        self.trade_process_ports(0)?;
         for p in &self.ports {
             self.drive_ports(p)?;
         }
         self.trade_ports(1)?;
+        self.trade_process_ports(1)?;
         for p in &self.ports {
             let edges = Dims::elements(p.edges as u64, 1);
             self.launch(
@@ -567,6 +607,147 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
             }
             self.dev
                 .record(p.gpu, Stream::Compute, Event::PortsReceived)?;
+        }
+        Ok(())
+    }
+
+    /// Link the ports to trade with the parts of other processes through `links` (one per
+    /// GPU part; an MPI rank's engine has one): each part's runs of the values it receives
+    /// (those a part holds, in order) and of those it sends (to the part below its first
+    /// plane, then to the part above its last), as the CPU pass links them.
+    pub(super) fn link_process_ports(
+        &mut self,
+        links: &dyn Fn() -> Box<dyn PortLinks<T>>,
+    ) -> Result<(), String> {
+        for p in &mut self.ports {
+            let ports = std::sync::Arc::clone(&p.all);
+            let links = links();
+            let c = &p.crossings;
+            let received = |list: &[u32], x: &dyn Fn(u32) -> usize| {
+                let mut out: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
+                for (k, &i) in list.iter().enumerate() {
+                    let part = links.part_of_x(x(i));
+                    match out.last_mut() {
+                        Some((q, run)) if *q == part => run.end = k + 1,
+                        _ => out.push((part, k..k + 1)),
+                    }
+                }
+                out
+            };
+            let sent =
+                |sides: &[Vec<u32>; 2]| -> Result<Vec<(usize, std::ops::Range<usize>)>, String> {
+                    let mut out = Vec::new();
+                    let below = (sides[0].len(), p.planes.start.checked_sub(1));
+                    let above = (sides[1].len(), Some(p.planes.end));
+                    let mut at = 0;
+                    for (n, x) in [below, above] {
+                        if n > 0 {
+                            let x = x.ok_or("a part below the first plane reads it")?;
+                            out.push((links.part_of_x(x), at..at + n));
+                            at += n;
+                        }
+                    }
+                    Ok(out)
+                };
+            let mut peers: [Vec<ProcessPeer>; 2] = Default::default();
+            let lists = [
+                (
+                    received(&c.edges_in, &|q| ports.edge_x(q)),
+                    sent(&c.edges_out)?,
+                ),
+                (
+                    received(&c.ports_in, &|q| ports.port_x(q)),
+                    sent(&c.ports_out)?,
+                ),
+            ];
+            for (phase, (ins, outs)) in lists.into_iter().enumerate() {
+                let mut parts: Vec<usize> = ins.iter().chain(&outs).map(|(q, _)| *q).collect();
+                parts.sort_unstable();
+                parts.dedup();
+                for q in parts {
+                    let find = |v: &[(usize, std::ops::Range<usize>)]| {
+                        v.iter()
+                            .find(|(o, _)| *o == q)
+                            .map_or(0..0, |(_, r)| r.clone())
+                    };
+                    peers[phase].push((q, find(&outs), find(&ins)));
+                }
+            }
+            let sent_len = [c.sent_edges(), c.sent_ports()];
+            let received_len = [c.edges_in.len(), c.ports_in.len()];
+            *p.process.get_mut() = Some(ProcessTrades {
+                links,
+                peers,
+                sent: sent_len.map(|n| vec![T::ZERO; n]),
+                received: received_len.map(|n| vec![T::ZERO; n]),
+            });
+        }
+        Ok(())
+    }
+
+    /// Trade `phase` with the parts of other processes, once linked: wait for the GPU's work
+    /// queued so far, pack and download what the neighbours read, trade through the links,
+    /// upload what arrived after the part's own values. A part that trades with another
+    /// process and is not linked is an error (its received values would be missing).
+    fn trade_process_ports(&self, phase: usize) -> Result<(), DeviceError> {
+        let t = std::mem::size_of::<T>();
+        for p in &self.ports {
+            let mut process = p.process.borrow_mut();
+            let Some(pt) = process.as_mut() else {
+                if self.ports.len() == 1 && !p.crossings.is_empty() {
+                    return Err(DeviceError::Failed(
+                        "the surface ports of a part of the grid trade with the parts beside it: link them first (Backend::link_ports)"
+                            .into(),
+                    ));
+                }
+                continue;
+            };
+            let trade = &p.trades[phase];
+            if trade.pack.n > 0 {
+                let dims = Dims::elements(trade.pack.n as u64, 1);
+                self.launch(
+                    p.gpu,
+                    Stream::Compute,
+                    Kernel::ProbeGather,
+                    dims,
+                    &trade.pack,
+                )?;
+            }
+            // The received values overwrite what the last step's kernels read: let them finish.
+            self.dev
+                .record(p.gpu, Stream::Compute, Event::PortsPacked)?;
+            self.dev.sync_event(p.gpu, Event::PortsPacked)?;
+            let ProcessTrades {
+                links,
+                peers,
+                sent,
+                received,
+            } = pt;
+            if trade.pack.n > 0 {
+                self.dev
+                    .download(p.gpu, trade.pack.out, bytes_of_mut(&mut sent[phase]))?;
+            }
+            let sends: Vec<(usize, &[T])> = peers[phase]
+                .iter()
+                .filter(|(_, s, _)| !s.is_empty())
+                .map(|(q, s, _)| (*q, &sent[phase][s.clone()]))
+                .collect();
+            let mut rest = &mut received[phase][..];
+            let mut at = 0;
+            let mut receives = Vec::with_capacity(peers[phase].len());
+            for (q, _, r) in peers[phase].iter().filter(|(_, _, r)| !r.is_empty()) {
+                let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
+                let (run, tail) = tail.split_at_mut(r.len());
+                receives.push((*q, run));
+                rest = tail;
+                at = r.end;
+            }
+            links.trade(phase, &sends, &mut receives);
+            if !received[phase].is_empty() {
+                debug_assert_eq!(received[phase].len() * t, bytes_of(&received[phase]).len());
+                self.dev
+                    .upload(p.gpu, trade.receive_at, bytes_of(&received[phase]))?;
+            }
         }
         Ok(())
     }
