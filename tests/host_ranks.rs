@@ -300,13 +300,7 @@ fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
     // `yee plan --ranks R --backend cuda` lists what each rank's engine allocates, for the
     // split `mpirun -n R yee run --backend cuda --slabs-per-gpu S/R` makes (S/R slabs each).
     if slabs % ranks == 0 {
-        let options = PlanOptions {
-            backend: BackendChoice::Cuda,
-            slabs_per_gpu: Some(slabs / ranks),
-            ..PlanOptions::default()
-        };
-        let hardware = Hardware::new(parse_gpus("1x80GiB").unwrap(), 64 << 30, 2);
-        let plan = plan_ranks(model, &hardware, &options, ranks, None);
+        let plan = cuda_rank_plan(model, slabs, ranks);
         assert_eq!(plan.parts.len(), ranks);
         for (part, engine) in plan.parts.iter().zip(&host) {
             let ranges = engine.layout.local_ranges();
@@ -329,6 +323,18 @@ fn check<T: Real>(model: &Model, slabs: usize, ranks: usize) {
         &want,
         &format!("host engines, {what}"),
     );
+}
+
+/// `yee plan --ranks R --backend cuda` of `model` on one 80 GiB GPU per rank, for the split
+/// `mpirun -n R yee run --backend cuda --slabs-per-gpu S/R` makes (S/R slabs each).
+fn cuda_rank_plan(model: &Model, slabs: usize, ranks: usize) -> yee::plan::ranks::RankPlan {
+    let options = PlanOptions {
+        backend: BackendChoice::Cuda,
+        slabs_per_gpu: Some(slabs / ranks),
+        ..PlanOptions::default()
+    };
+    let hardware = Hardware::new(parse_gpus("1x80GiB").unwrap(), 64 << 30, 2);
+    plan_ranks(model, &hardware, &options, ranks, None)
 }
 
 #[test]
@@ -638,13 +644,7 @@ fn ports_over_ranks<T: Real>(m: &Model) {
             e
         });
         if slabs % ranks == 0 {
-            let options = PlanOptions {
-                backend: BackendChoice::Cuda,
-                slabs_per_gpu: Some(slabs / ranks),
-                ..PlanOptions::default()
-            };
-            let hardware = Hardware::new(parse_gpus("1x80GiB").unwrap(), 64 << 30, 2);
-            let plan = plan_ranks(m, &hardware, &options, ranks, None);
+            let plan = cuda_rank_plan(m, slabs, ranks);
             for (part, engine) in plan.parts.iter().zip(&host) {
                 assert_eq!(part.allocation, engine.local.allocation(), "{what}");
             }

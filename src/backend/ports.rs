@@ -29,6 +29,107 @@ pub trait PortLinks<T>: Send + Sync {
     fn trade(&mut self, phase: usize, sends: &[(usize, &[T])], receives: &mut [(usize, &mut [T])]);
 }
 
+/// One other part a part's trade sends to or receives from ([`trade_peers`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Peer {
+    /// The other part.
+    pub part: usize,
+    /// The run of the values sent to it (of the part's values sent, below then above).
+    pub send: Range<usize>,
+    /// The run of the values received from it (of the part's values received).
+    pub receive: Range<usize>,
+}
+
+/// Per trade (0: the increments, 1: the outputs), the other parts the part holding x planes
+/// `planes` trades with, in part order (`part_of_x` names the part of a plane): each part's
+/// run of the values received (the crossings' lists hold them in global order, so each
+/// part's are one run) and of the values sent (to the part below the first plane, then to
+/// the part above the last).
+pub fn trade_peers(
+    crossings: &PortCrossings,
+    ports: &SurfacePorts,
+    planes: Range<usize>,
+    part_of_x: &dyn Fn(usize) -> usize,
+) -> [Vec<Peer>; 2] {
+    let received = |list: &[u32], x: &dyn Fn(u32) -> usize| {
+        let mut out: Vec<(usize, Range<usize>)> = Vec::new();
+        for (k, &i) in list.iter().enumerate() {
+            let part = part_of_x(x(i));
+            match out.last_mut() {
+                Some((p, run)) if *p == part => run.end = k + 1,
+                _ => out.push((part, k..k + 1)),
+            }
+        }
+        out
+    };
+    let sent = |sides: &[Vec<u32>; 2]| {
+        let below = (sides[0].len(), planes.start.checked_sub(1));
+        let above = (sides[1].len(), Some(planes.end));
+        let mut out = Vec::new();
+        let mut at = 0;
+        for (n, x) in [below, above] {
+            if n > 0 {
+                let x = x.expect("a part below the first plane reads it");
+                out.push((part_of_x(x), at..at + n));
+            }
+            at += n;
+        }
+        out
+    };
+    let c = crossings;
+    let edge_x = |q: u32| ports.edge_x(q);
+    let port_x = |p: u32| ports.port_x(p);
+    [
+        peers(sent(&c.edges_out), received(&c.edges_in, &edge_x)),
+        peers(sent(&c.ports_out), received(&c.ports_in, &port_x)),
+    ]
+}
+
+/// The peers of the runs `sent` and `received` (each a part and its run), in part order.
+fn peers(sent: Vec<(usize, Range<usize>)>, received: Vec<(usize, Range<usize>)>) -> Vec<Peer> {
+    let mut parts: Vec<usize> = sent.iter().chain(&received).map(|r| r.0).collect();
+    parts.sort_unstable();
+    parts.dedup();
+    let run = |list: &[(usize, Range<usize>)], part: usize| {
+        list.iter()
+            .find(|r| r.0 == part)
+            .map_or(0..0, |r| r.1.clone())
+    };
+    parts
+        .into_iter()
+        .map(|part| Peer {
+            part,
+            send: run(&sent, part),
+            receive: run(&received, part),
+        })
+        .collect()
+}
+
+/// Each peer's run of `sent` (the values sent), for [`PortLinks::trade`].
+pub fn send_runs<'a, T>(sent: &'a [T], peers: &[Peer]) -> Vec<(usize, &'a [T])> {
+    peers
+        .iter()
+        .filter(|p| !p.send.is_empty())
+        .map(|p| (p.part, &sent[p.send.clone()]))
+        .collect()
+}
+
+/// Each peer's run of `received` (the room for the values received), for
+/// [`PortLinks::trade`]: the runs are disjoint and in part order.
+pub fn receive_runs<'a, T>(received: &'a mut [T], peers: &[Peer]) -> Vec<(usize, &'a mut [T])> {
+    let mut rest = received;
+    let mut at = 0;
+    let mut out = Vec::with_capacity(peers.len());
+    for p in peers.iter().filter(|p| !p.receive.is_empty()) {
+        let (_, tail) = std::mem::take(&mut rest).split_at_mut(p.receive.start - at);
+        let (run, tail) = tail.split_at_mut(p.receive.len());
+        out.push((p.part, run));
+        rest = tail;
+        at = p.receive.end;
+    }
+    out
+}
+
 /// One model material of the ports: its virtual cells are one run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PortModel {

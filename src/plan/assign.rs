@@ -88,7 +88,7 @@ fn finish_bytes(bytes: &mut Bytes, layout: &Layout) {
 
 /// Host-side bytes of a plan: host monitor buffers, pinned mirrors, staged halo planes and
 /// the probe series.
-fn host_side_bytes(bytes: &Bytes) -> u64 {
+pub(super) fn host_side_bytes(bytes: &Bytes) -> u64 {
     bytes
         .monitors
         .saturating_add(bytes.pinned)

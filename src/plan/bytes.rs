@@ -692,10 +692,9 @@ impl Layout {
         parts
             .iter()
             .map(|p| {
-                let has_edges = ports
-                    .edges
-                    .iter()
-                    .any(|e| p.contains(&(e.cell[0] as usize)));
+                // The edges are in x order.
+                let before = |x: usize| ports.edges.partition_point(|e| (e.cell[0] as usize) < x);
+                let has_edges = before(p.start) < before(p.end);
                 let own = if has_edges && !p.contains(&l.first) {
                     l.fixed
                 } else {

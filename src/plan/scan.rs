@@ -77,11 +77,7 @@ pub fn schedule(plan: &Plan, traces: usize, threads: usize, gpus: &[usize]) -> S
     if let Some(per_gpu) = on_gpus(plan, traces, threads, gpus) {
         return per_gpu;
     }
-    let host_memory = plan
-        .devices
-        .iter()
-        .find(|d| d.kind == DeviceKind::Host)
-        .map_or(0, |d| d.memory_bytes);
+    let host_memory = host_memory(plan);
     let per_trace = plan.bytes.total.max(1);
     let fit_in_memory = if host_memory == 0 {
         1
@@ -180,12 +176,8 @@ fn on_gpus(plan: &Plan, traces: usize, threads: usize, gpus: &[usize]) -> Option
         .iter()
         .map(|&(g, fit)| (g, wanted.min(fit)))
         .collect();
-    let host_side = plan.bytes.monitors + plan.bytes.pinned + plan.bytes.probe_series;
-    let host_memory = plan
-        .devices
-        .iter()
-        .find(|d| d.kind == DeviceKind::Host)
-        .map_or(0, |d| d.memory_bytes);
+    let host_side = super::assign::host_side_bytes(&plan.bytes);
+    let host_memory = host_memory(plan);
     let host_fit = if host_side == 0 || host_memory == 0 {
         usize::MAX
     } else {
@@ -253,6 +245,14 @@ fn on_gpus(plan: &Plan, traces: usize, threads: usize, gpus: &[usize]) -> Option
         seconds: Some(seconds_per_trace * traces.div_ceil(parallel) as f64),
         gpus: workers,
     })
+}
+
+/// The host memory available to the run `plan` describes (0 when unknown).
+fn host_memory(plan: &Plan) -> u64 {
+    plan.devices
+        .iter()
+        .find(|d| d.kind == DeviceKind::Host)
+        .map_or(0, |d| d.memory_bytes)
 }
 
 /// A CUDA plan's traces one after another on the plan's GPU, for the reason `why`.

@@ -12,7 +12,7 @@
 //! which the CUDA engine steps in the same order (`kernels/ports.cu`).
 
 use super::{dispersive::Group, Shared, Slab};
-use crate::backend::ports::{PortLayout, PortLinks};
+use crate::backend::ports::{receive_runs, send_runs, trade_peers, Peer, PortLayout, PortLinks};
 use crate::backend::Spread;
 use crate::model::SurfacePorts;
 use crate::real::{written_zeros, Real};
@@ -55,13 +55,6 @@ struct Linked<T> {
     /// Per trade (increments, outputs): each other part it trades with, with its run of the
     /// values sent and of those received (counted from the first received).
     peers: [Vec<Peer>; 2],
-}
-
-/// One other part a trade sends to or receives from.
-struct Peer {
-    part: usize,
-    send: std::ops::Range<usize>,
-    receive: std::ops::Range<usize>,
 }
 
 /// One model of the ports on the CPU.
@@ -251,22 +244,8 @@ impl<T: Real> PortPass<T> {
             *out = values[i as usize];
         }
         let peers = &linked.peers[phase];
-        let sends: Vec<(usize, &[T])> = peers
-            .iter()
-            .filter(|p| !p.send.is_empty())
-            .map(|p| (p.part, &send[p.send.clone()]))
-            .collect();
-        // The received runs are disjoint and in part order.
-        let mut rest = &mut values[start..];
-        let mut at = 0;
-        let mut receives = Vec::with_capacity(peers.len());
-        for p in peers.iter().filter(|p| !p.receive.is_empty()) {
-            let (_, tail) = std::mem::take(&mut rest).split_at_mut(p.receive.start - at);
-            let (run, tail) = tail.split_at_mut(p.receive.len());
-            receives.push((p.part, run));
-            rest = tail;
-            at = p.receive.end;
-        }
+        let sends = send_runs(send, peers);
+        let mut receives = receive_runs(&mut values[start..], peers);
         linked.links.trade(phase, &sends, &mut receives);
     }
 
@@ -274,42 +253,9 @@ impl<T: Real> PortPass<T> {
     /// each part's run of the values received (those it holds, in order), and of the values
     /// sent (to the part below the first plane, then to the part above the last).
     pub fn link(&mut self, links: Box<dyn PortLinks<T>>) {
-        let (c, ports, planes) = (
-            &self.layout.crossings,
-            &self.ports,
-            self.layout.planes.clone(),
-        );
-        let received = |list: &[u32], x: &dyn Fn(u32) -> usize| {
-            let mut out: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
-            for (k, &i) in list.iter().enumerate() {
-                let part = links.part_of_x(x(i));
-                match out.last_mut() {
-                    Some((p, run)) if *p == part => run.end = k + 1,
-                    _ => out.push((part, k..k + 1)),
-                }
-            }
-            out
-        };
-        let sent = |sides: &[Vec<u32>; 2]| {
-            let below = (sides[0].len(), planes.start.checked_sub(1));
-            let above = (sides[1].len(), Some(planes.end));
-            let mut out = Vec::new();
-            let mut at = 0;
-            for (n, x) in [below, above] {
-                if n > 0 {
-                    let x = x.expect("a part below the first plane reads it");
-                    out.push((links.part_of_x(x), at..at + n));
-                }
-                at += n;
-            }
-            out
-        };
-        let edge_x = |q: u32| ports.edge_x(q);
-        let port_x = |p: u32| ports.port_x(p);
-        let peers = [
-            peers(sent(&c.edges_out), received(&c.edges_in, &edge_x)),
-            peers(sent(&c.ports_out), received(&c.ports_in, &port_x)),
-        ];
+        let l = &self.layout;
+        let part_of_x = |x: usize| links.part_of_x(x);
+        let peers = trade_peers(&l.crossings, &self.ports, l.planes.clone(), &part_of_x);
         self.links = Some(Linked { links, peers });
     }
 
@@ -347,28 +293,6 @@ impl<T: Real> PortPass<T> {
 
 /// The other parts of a trade, in part order, from the runs of the values sent to each and
 /// of those received from each.
-fn peers(
-    sent: Vec<(usize, std::ops::Range<usize>)>,
-    received: Vec<(usize, std::ops::Range<usize>)>,
-) -> Vec<Peer> {
-    let mut parts: Vec<usize> = sent.iter().chain(&received).map(|r| r.0).collect();
-    parts.sort_unstable();
-    parts.dedup();
-    let run = |list: &[(usize, std::ops::Range<usize>)], part: usize| {
-        list.iter()
-            .find(|r| r.0 == part)
-            .map_or(0..0, |r| r.1.clone())
-    };
-    parts
-        .into_iter()
-        .map(|part| Peer {
-            part,
-            send: run(&sent, part),
-            receive: run(&received, part),
-        })
-        .collect()
-}
-
 /// Row `r` of compressed rows (`ends`, `index`, `weight`) applied to `values`: the sum, from
 /// zero in the row's order, of each weight times the value it indexes (the order
 /// `kernels/ports.cu` sums in).

@@ -140,17 +140,16 @@ pub fn compile(precision: Precision, cc: i32, cubin: bool) -> Result<Image, Nvrt
         key,
         image: image.clone(),
     });
-    COMPILES.lock().unwrap_or_else(|p| p.into_inner()).push(key);
     Ok(image)
 }
 
 /// How many times this process ran NVRTC through [`compile`] for `precision`, `cc` and
-/// `cubin`: once at most, however many engines were built (a check that they share it).
+/// `cubin` (each compile's image is kept): once at most, however many engines were built (a
+/// check that they share it).
 pub fn programs_compiled(precision: Precision, cc: i32, cubin: bool) -> usize {
-    let compiles = COMPILES.lock().unwrap_or_else(|p| p.into_inner());
-    compiles
-        .iter()
-        .filter(|k| **k == (precision, cc, cubin))
+    let kept = KEPT.lock().unwrap_or_else(|p| p.into_inner());
+    kept.iter()
+        .filter(|k| k.key == (precision, cc, cubin))
         .count()
 }
 
@@ -161,9 +160,6 @@ struct Kept {
 }
 
 static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
-
-/// Every compile [`compile`] ran, by key.
-static COMPILES: Mutex<Vec<(Precision, i32, bool)>> = Mutex::new(Vec::new());
 
 /// What the assembler gave one kernel of a CUBIN (`ptxas -v`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -217,3 +217,10 @@ pub(super) fn bytes_of<T: Copy>(v: &[T]) -> &[u8] {
     // SAFETY: any initialised memory may be read as bytes; the length is the slice's size.
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
 }
+
+/// The bytes of `v`, writable: for plain numbers (f32, f64 and integers), which take any bits.
+pub(super) fn bytes_of_mut<T: Copy>(v: &mut [T]) -> &mut [u8] {
+    // SAFETY: the slice's own memory, its size in bytes; the callers' element types accept
+    // any bit pattern.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
+}

@@ -499,7 +499,8 @@ impl<D: Device, T: Real> Backend for CudaEngine<D, T> {
         &mut self,
         links: &dyn Fn() -> Box<dyn crate::backend::ports::PortLinks<T>>,
     ) -> Result<(), String> {
-        self.link_process_ports(links)
+        self.link_process_ports(links);
+        Ok(())
     }
 
     fn begin_half(&mut self, half: Half) {

@@ -13,22 +13,19 @@
 //! x planes, so as over MPI ranks ([`crate::model::PortCrossings`]) it trades with the GPUs
 //! beside it only: each packs what they read into a send buffer (`probe_gather`, through
 //! each value's address), and each receiver copies its runs of the senders' buffers after
-//! its own values, peer to peer or through pinned memory. One GPU trades nothing. The ports'
+//! its own values, peer to peer or through pinned memory. One GPU trades nothing; an MPI
+//! rank's GPU trades with the ranks beside it through the host (`link_process_ports`). The ports'
 //! stencils cross the slabs' boundary planes, so the E half step of a model with ports is not
 //! split into boundary and interior planes (`CudaEngine::for_process`).
 
 use super::super::args::*;
-use super::device::{bytes_of, Device, DeviceError, Event};
-
-/// The bytes of `v`, writable (any bit pattern is a valid float).
-fn bytes_of_mut<V: Copy>(v: &mut [V]) -> &mut [u8] {
-    // SAFETY: the slice's own memory, its size in bytes; f32 and f64 accept any bits.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), std::mem::size_of_val(v)) }
-}
+use super::device::{bytes_of, bytes_of_mut, Device, DeviceError, Event};
 use super::passes::DeviceArray;
 use super::slab::Slab;
 use super::{CudaEngine, Stream};
-use crate::backend::ports::{PortLayout, PortLinks, PortModel};
+use crate::backend::ports::{
+    receive_runs, send_runs, trade_peers, Peer, PortLayout, PortLinks, PortModel,
+};
 use crate::decomp::SlabRange;
 use crate::model::{Model, PortCrossings, SurfacePorts};
 use crate::operator::Operator;
@@ -110,18 +107,13 @@ struct Trade {
 /// receives uploaded after its own values.
 pub(super) struct ProcessTrades<T> {
     links: Box<dyn PortLinks<T>>,
-    /// Per trade, each other part it trades with: (part, run of the values sent, run of the
-    /// values received).
-    peers: [Vec<ProcessPeer>; 2],
+    /// Per trade, each other part it trades with.
+    peers: [Vec<Peer>; 2],
     /// Per trade, the values sent (downloaded from the send buffer).
     sent: [Vec<T>; 2],
     /// Per trade, the values received.
     received: [Vec<T>; 2],
 }
-
-/// Another process's part a trade goes to and comes from: (its part, the run of the values
-/// sent to it, the run of those received from it).
-type ProcessPeer = (usize, std::ops::Range<usize>, std::ops::Range<usize>);
 
 /// A run of the values a GPU receives in a trade.
 struct Incoming {
@@ -366,34 +358,18 @@ fn link<D: Device, T: Real>(
             .position(|p| p.contains(&x))
             .expect("every plane is some GPU's")
     };
-    for phase in 0..2 {
-        for r in 0..parts.len() {
-            let c = &parts[r].crossings;
-            let (list, x_of): (&[u32], &dyn Fn(u32) -> usize) = if phase == 0 {
-                (&c.edges_in, &|q| ports.edge_x(q))
-            } else {
-                (&c.ports_in, &|p| ports.port_x(p))
-            };
-            let mut runs: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
-            for (k, &i) in list.iter().enumerate() {
-                let q = part_of_x(x_of(i));
-                match runs.last_mut() {
-                    Some((p, run)) if *p == q => run.end = k + 1,
-                    _ => runs.push((q, k..k + 1)),
-                }
-            }
-            for (q, receive) in runs {
-                let out = if phase == 0 {
-                    &parts[q].crossings.edges_out
-                } else {
-                    &parts[q].crossings.ports_out
-                };
-                // The receiver is below the sender (the sender's side 0) or above (side 1).
-                let send = if planes[r].start < planes[q].start {
-                    0..out[0].len()
-                } else {
-                    out[0].len()..out[0].len() + out[1].len()
-                };
+    let peers: Vec<[Vec<Peer>; 2]> = parts
+        .iter()
+        .map(|p| trade_peers(&p.crossings, ports, p.planes.clone(), &part_of_x))
+        .collect();
+    for (r, mine) in peers.iter().enumerate() {
+        for (phase, list) in mine.iter().enumerate() {
+            for peer in list.iter().filter(|p| !p.receive.is_empty()) {
+                let (q, receive) = (peer.part, peer.receive.clone());
+                let send = peers[q][phase]
+                    .iter()
+                    .find(|p| p.part == r)
+                    .map_or(0..0, |p| p.send.clone());
                 assert_eq!(
                     send.len(),
                     receive.len(),
@@ -563,14 +539,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 self.dev
                     .wait(p.gpu, Stream::Compute, receiver, Event::PortsReceived)?;
             }
-            let dims = Dims::elements(trade.pack.n as u64, 1);
-            self.launch(
-                p.gpu,
-                Stream::Compute,
-                Kernel::ProbeGather,
-                dims,
-                &trade.pack,
-            )?;
+            self.pack_ports(p, phase)?;
             if trade.pinned != 0 {
                 let bytes = trade.pack.n as usize * t;
                 self.dev
@@ -611,68 +580,27 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
         Ok(())
     }
 
+    /// Pack trade `phase`'s values sent of `p` into its send buffer (nothing when it sends
+    /// none).
+    fn pack_ports(&self, p: &DevicePorts<T>, phase: usize) -> Result<(), DeviceError> {
+        let pack = &p.trades[phase].pack;
+        if pack.n == 0 {
+            return Ok(());
+        }
+        let dims = Dims::elements(pack.n as u64, 1);
+        self.launch(p.gpu, Stream::Compute, Kernel::ProbeGather, dims, pack)
+    }
+
     /// Link the ports to trade with the parts of other processes through `links` (one per
     /// GPU part; an MPI rank's engine has one): each part's runs of the values it receives
     /// (those a part holds, in order) and of those it sends (to the part below its first
     /// plane, then to the part above its last), as the CPU pass links them.
-    pub(super) fn link_process_ports(
-        &mut self,
-        links: &dyn Fn() -> Box<dyn PortLinks<T>>,
-    ) -> Result<(), String> {
+    pub(super) fn link_process_ports(&mut self, links: &dyn Fn() -> Box<dyn PortLinks<T>>) {
         for p in &mut self.ports {
-            let ports = std::sync::Arc::clone(&p.all);
             let links = links();
             let c = &p.crossings;
-            let received = |list: &[u32], x: &dyn Fn(u32) -> usize| {
-                let mut out: Vec<(usize, std::ops::Range<usize>)> = Vec::new();
-                for (k, &i) in list.iter().enumerate() {
-                    let part = links.part_of_x(x(i));
-                    match out.last_mut() {
-                        Some((q, run)) if *q == part => run.end = k + 1,
-                        _ => out.push((part, k..k + 1)),
-                    }
-                }
-                out
-            };
-            let sent =
-                |sides: &[Vec<u32>; 2]| -> Result<Vec<(usize, std::ops::Range<usize>)>, String> {
-                    let mut out = Vec::new();
-                    let below = (sides[0].len(), p.planes.start.checked_sub(1));
-                    let above = (sides[1].len(), Some(p.planes.end));
-                    let mut at = 0;
-                    for (n, x) in [below, above] {
-                        if n > 0 {
-                            let x = x.ok_or("a part below the first plane reads it")?;
-                            out.push((links.part_of_x(x), at..at + n));
-                            at += n;
-                        }
-                    }
-                    Ok(out)
-                };
-            let mut peers: [Vec<ProcessPeer>; 2] = Default::default();
-            let lists = [
-                (
-                    received(&c.edges_in, &|q| ports.edge_x(q)),
-                    sent(&c.edges_out)?,
-                ),
-                (
-                    received(&c.ports_in, &|q| ports.port_x(q)),
-                    sent(&c.ports_out)?,
-                ),
-            ];
-            for (phase, (ins, outs)) in lists.into_iter().enumerate() {
-                let mut parts: Vec<usize> = ins.iter().chain(&outs).map(|(q, _)| *q).collect();
-                parts.sort_unstable();
-                parts.dedup();
-                for q in parts {
-                    let find = |v: &[(usize, std::ops::Range<usize>)]| {
-                        v.iter()
-                            .find(|(o, _)| *o == q)
-                            .map_or(0..0, |(_, r)| r.clone())
-                    };
-                    peers[phase].push((q, find(&outs), find(&ins)));
-                }
-            }
+            let part_of_x = |x: usize| links.part_of_x(x);
+            let peers = trade_peers(c, &p.all, p.planes.clone(), &part_of_x);
             let sent_len = [c.sent_edges(), c.sent_ports()];
             let received_len = [c.edges_in.len(), c.ports_in.len()];
             *p.process.get_mut() = Some(ProcessTrades {
@@ -682,7 +610,6 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 received: received_len.map(|n| vec![T::ZERO; n]),
             });
         }
-        Ok(())
     }
 
     /// Trade `phase` with the parts of other processes, once linked: wait for the GPU's work
@@ -690,7 +617,6 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
     /// upload what arrived after the part's own values. A part that trades with another
     /// process and is not linked is an error (its received values would be missing).
     fn trade_process_ports(&self, phase: usize) -> Result<(), DeviceError> {
-        let t = std::mem::size_of::<T>();
         for p in &self.ports {
             let mut process = p.process.borrow_mut();
             let Some(pt) = process.as_mut() else {
@@ -703,16 +629,7 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 continue;
             };
             let trade = &p.trades[phase];
-            if trade.pack.n > 0 {
-                let dims = Dims::elements(trade.pack.n as u64, 1);
-                self.launch(
-                    p.gpu,
-                    Stream::Compute,
-                    Kernel::ProbeGather,
-                    dims,
-                    &trade.pack,
-                )?;
-            }
+            self.pack_ports(p, phase)?;
             // The received values overwrite what the last step's kernels read: let them finish.
             self.dev
                 .record(p.gpu, Stream::Compute, Event::PortsPacked)?;
@@ -727,24 +644,10 @@ impl<D: Device, T: Real> CudaEngine<D, T> {
                 self.dev
                     .download(p.gpu, trade.pack.out, bytes_of_mut(&mut sent[phase]))?;
             }
-            let sends: Vec<(usize, &[T])> = peers[phase]
-                .iter()
-                .filter(|(_, s, _)| !s.is_empty())
-                .map(|(q, s, _)| (*q, &sent[phase][s.clone()]))
-                .collect();
-            let mut rest = &mut received[phase][..];
-            let mut at = 0;
-            let mut receives = Vec::with_capacity(peers[phase].len());
-            for (q, _, r) in peers[phase].iter().filter(|(_, _, r)| !r.is_empty()) {
-                let (_, tail) = std::mem::take(&mut rest).split_at_mut(r.start - at);
-                let (run, tail) = tail.split_at_mut(r.len());
-                receives.push((*q, run));
-                rest = tail;
-                at = r.end;
-            }
+            let sends = send_runs(&sent[phase], &peers[phase]);
+            let mut receives = receive_runs(&mut received[phase], &peers[phase]);
             links.trade(phase, &sends, &mut receives);
             if !received[phase].is_empty() {
-                debug_assert_eq!(received[phase].len() * t, bytes_of(&received[phase]).len());
                 self.dev
                     .upload(p.gpu, trade.receive_at, bytes_of(&received[phase]))?;
             }
